@@ -1,0 +1,37 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_BER_COUNTER_H
+#define INCLUDED_MIMO_GPU_BER_COUNTER_H
+
+#include <gnuradio/mimo_gpu/api.h>
+#include <gnuradio/sync_block.h>
+
+namespace gr {
+namespace mimo_gpu {
+
+/*!
+ * \brief Counts bit errors of LLR hard decisions against the transmitted bits.
+ * \ingroup mimo_gpu
+ *
+ * Input 0: transmitted bits (bytes 0/1, vlen bits_per_item).
+ * Input 1: LLRs (float, vlen bits_per_item); decision is 1 when LLR < 0.
+ */
+class MIMO_GPU_API ber_counter : virtual public gr::sync_block
+{
+public:
+    typedef std::shared_ptr<ber_counter> sptr;
+
+    static sptr make(int bits_per_item);
+
+    virtual uint64_t bits() const = 0;
+    virtual uint64_t errors() const = 0;
+    virtual double ber() const = 0; ///< errors/bits, 0 before any bit
+    virtual void reset() = 0;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

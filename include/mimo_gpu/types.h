@@ -1,0 +1,29 @@
+// Data conventions shared by every core class (see docs and DESIGN.md).
+#pragma once
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+
+namespace mimo_gpu {
+
+using cfloat = std::complex<float>; // interleaved re/im, identical to gr_complex
+
+/// Opaque CUDA stream handle: identical to cudaStream_t, without including CUDA headers.
+using cuda_stream_t = struct CUstream_st*;
+
+/// Size of one MIMO problem (one resource element): y = H s + n, H is nr x nt
+/// row-major (H[r*nt + t]), nt <= nr.
+struct mimo_shape {
+    int nr = 0;
+    int nt = 0;
+    /// Throws std::invalid_argument unless 1 <= nt <= nr <= k_max_antennas.
+    void validate() const;
+    int real_rows() const { return 2 * nr; }
+    int real_cols() const { return 2 * nt; }
+};
+
+/// Largest antenna count per side the detectors are compiled for.
+constexpr int k_max_antennas = 8;
+
+} // namespace mimo_gpu
