@@ -1,0 +1,128 @@
+# ctest driver for the programs in apps/ (cmake -P): runs one CASE and checks its
+# exit code and output. Variables: CASE, WORK (scratch folder), DETECT
+# (mimo_gpu_detect_file), GENERATE (mimo_gpu_channel_file), SIMULATE, PLOT, PYTHON.
+cmake_minimum_required(VERSION 3.18)
+
+set(dir ${WORK}/${CASE})
+file(REMOVE_RECURSE ${dir})
+file(MAKE_DIRECTORY ${dir})
+
+# expect(RC REGEX cmd args...): runs the command; fails unless its exit code is RC
+# and its stdout+stderr match REGEX.
+function(expect rc regex)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE got OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    message("$ ${ARGN}\n${out}${err}exit code ${got}")
+    if(NOT "${got}" STREQUAL "${rc}")
+        message(FATAL_ERROR "expected exit code ${rc}, got ${got}")
+    endif()
+    if(NOT "${out}${err}" MATCHES "${regex}")
+        message(FATAL_ERROR "output does not match '${regex}'")
+    endif()
+endfunction()
+
+# generate(NAME PROBLEMS args...): a simulated recording NAME.H/.y/.bits in ${dir}.
+function(generate name problems)
+    expect(0 "wrote" ${GENERATE} --H ${dir}/${name}.H --y ${dir}/${name}.y --bits ${dir}/${name}.bits
+           --problems ${problems} ${ARGN})
+endfunction()
+
+function(expect_file_size path bytes)
+    file(SIZE ${path} size)
+    if(NOT size EQUAL bytes)
+        message(FATAL_ERROR "${path}: ${size} bytes, expected ${bytes}")
+    endif()
+endfunction()
+
+set(shape --nr 2 --nt 2 --modulation qpsk)
+
+if(CASE STREQUAL "help")
+    expect(0 "complex64.*float32.*positive means bit 0" ${DETECT} --help)
+elseif(CASE STREQUAL "bad_option")
+    expect(2 "unknown option --frobnicate" ${DETECT} --frobnicate)
+    expect(2 "--nr NR is required" ${DETECT} --nt 2)
+    generate(rec 10 ${shape})
+    expect(2 "invalid|unknown|modulation" ${DETECT} --nr 2 --nt 2 --modulation 8psk --snr 10
+           --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
+    expect(2 "exactly one of --noise-var" ${DETECT} ${shape} --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
+    expect(2 "outside 1..2" ${DETECT} ${shape} --passes 3 --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y
+           --out ${dir}/llr)
+elseif(CASE STREQUAL "missing")
+    expect(1 "cannot open H file '${dir}/nothing.H': no such file" ${DETECT} ${shape} --snr 10
+           --H ${dir}/nothing.H --y ${dir}/nothing.y --out ${dir}/llr)
+elseif(CASE STREQUAL "truncated")
+    generate(rec 10 ${shape})
+    # 2x2 H items are 32 bytes: 33 bytes is one item and one byte over.
+    file(WRITE ${dir}/short.H "0123456789abcdef0123456789abcdef!")
+    expect(1 "H file '${dir}/short.H' has 33 bytes, not a whole number of 32-byte items \\(1 items and 1 bytes over\\)"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/short.H --y ${dir}/rec.y --out ${dir}/llr)
+    # A 2x2 recording read as 3x3 (72-byte H items): 320 bytes.
+    expect(1 "H file '${dir}/rec.H' has 320 bytes, not a whole number of 72-byte items"
+           ${DETECT} --nr 3 --nt 3 --modulation qpsk --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
+elseif(CASE STREQUAL "mismatch")
+    generate(a 10 ${shape})
+    generate(b 12 ${shape})
+    expect(1 "item counts differ: H file '${dir}/a.H' \\(320 bytes, 10 items of 32 bytes\\) but y file '${dir}/b.y' \\(192 bytes, 12 items of 16 bytes\\)"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/a.H --y ${dir}/b.y --out ${dir}/llr)
+elseif(CASE STREQUAL "bits_mismatch")
+    generate(a 10 ${shape})
+    generate(b 12 ${shape})
+    expect(1 "item counts differ: .*bits file '${dir}/b.bits'"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/a.H --y ${dir}/a.y --bits ${dir}/b.bits --out ${dir}/llr)
+elseif(CASE STREQUAL "unwritable")
+    generate(rec 10 ${shape})
+    expect(1 "cannot write LLR output file '${dir}/no/such/folder/llr'"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/no/such/folder/llr)
+elseif(CASE STREQUAL "roundtrip_nway")
+    # 4x4 16-QAM at 40 dB: N = 4 decides every bit right. 1001 problems with
+    # batches of 100: the last batch is short.
+    set(shape4 --nr 4 --nt 4 --modulation 16qam)
+    generate(rec 1001 ${shape4} --snr 40 --seed 7)
+    expect(0 "problems: 1001.*bit errors: 0 of 16016 "
+           ${DETECT} ${shape4} --passes 4 --snr 40 --batch 100 --H ${dir}/rec.H --y ${dir}/rec.y
+           --bits ${dir}/rec.bits --out ${dir}/llr.f32)
+    expect_file_size(${dir}/llr.f32 64064) # 1001 * 16 LLRs * 4 bytes
+    # N = 1 at 10 dB makes errors: the BER check is not vacuous.
+    generate(noisy 1000 ${shape4} --snr 10 --seed 7)
+    expect(0 "bit errors: [1-9][0-9]* of 16000 "
+           ${DETECT} ${shape4} --passes 1 --snr 10 --H ${dir}/noisy.H --y ${dir}/noisy.y
+           --bits ${dir}/noisy.bits --out ${dir}/noisy.f32)
+elseif(CASE STREQUAL "roundtrip_ml")
+    set(shape3 --nr 3 --nt 2 --modulation 16qam)
+    generate(rec 500 ${shape3} --snr 40 --seed 3)
+    expect(0 "exhaustive max-log ML.*bit errors: 0 of 8000 "
+           ${DETECT} ${shape3} --detector ml --noise-var 1e-4 --batch 64 --H ${dir}/rec.H --y ${dir}/rec.y
+           --bits ${dir}/rec.bits --out ${dir}/llr.f32)
+    expect_file_size(${dir}/llr.f32 32000) # 500 * 16 LLRs * 4 bytes
+elseif(CASE STREQUAL "simulate_help")
+    expect(0 "mimo_channel.*--snr A:B:STEP" ${SIMULATE} --help)
+elseif(CASE STREQUAL "simulate_bad_option")
+    expect(2 "unknown option --snrr" ${SIMULATE} --snrr 3)
+    expect(2 "--snr: expected START:STOP:STEP" ${SIMULATE} --snr 1:2)
+    expect(2 "invalid|modulation" ${SIMULATE} --modulation 8psk)
+elseif(CASE STREQUAL "simulate_bad_passes")
+    expect(2 "--passes: 5 is outside 1..4" ${SIMULATE} --passes 1,5)
+    expect(2 "more than the ML detector accepts" ${SIMULATE} --modulation 256qam --ml)
+elseif(CASE STREQUAL "simulate_run_and_plot")
+    # 2x2 QPSK, every N and ML, a noisy and a clean point; 999 problems is no
+    # multiple of any batch. At 40 dB no detector may make an error.
+    expect(0 "40\\.00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00"
+           ${SIMULATE} --nr 2 --nt 2 --modulation qpsk --snr 0:40:40 --problems 999 --max-batch 100
+           --json ${dir}/ber.json)
+    file(READ ${dir}/ber.json json)
+    string(JSON nt GET "${json}" config nt)
+    string(JSON points LENGTH "${json}" points)
+    string(JSON detectors LENGTH "${json}" points 0 detectors)
+    string(JSON bits GET "${json}" points 1 detectors 2 bits)
+    string(JSON name GET "${json}" points 1 detectors 2 name)
+    if(NOT nt EQUAL 2 OR NOT points EQUAL 2 OR NOT detectors EQUAL 3 OR NOT bits EQUAL 3996 OR NOT name STREQUAL "ML")
+        message(FATAL_ERROR "unexpected JSON: nt ${nt}, ${points} points, ${detectors} detectors, ${bits} bits, ${name}")
+    endif()
+    separate_arguments(python UNIX_COMMAND "${PYTHON}")
+    expect(0 "wrote" ${python} ${PLOT} ${dir}/ber.json -o ${dir}/ber.png)
+    file(SIZE ${dir}/ber.png png_size)
+    if(png_size LESS 1000)
+        message(FATAL_ERROR "ber.png is only ${png_size} bytes")
+    endif()
+else()
+    message(FATAL_ERROR "unknown CASE '${CASE}'")
+endif()

@@ -1,0 +1,100 @@
+#include "raw_item_file.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace mimo_gpu_apps {
+
+namespace {
+std::string in_quotes(const std::string& path) { return "'" + path + "'"; }
+} // namespace
+
+raw_item_reader::raw_item_reader(const std::string& path, size_t item_size, const std::string& role)
+    : m_path(path), m_role(role), m_item_size(item_size)
+{
+    if (item_size == 0)
+        throw std::invalid_argument("raw_item_reader: item size 0");
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status))
+        throw file_error("cannot open " + role + " " + in_quotes(path) + ": no such file");
+    if (std::filesystem::is_directory(status))
+        throw file_error("cannot read " + role + " " + in_quotes(path) + ": it is a directory");
+    m_in.open(path, std::ios::binary);
+    if (!m_in)
+        throw file_error("cannot open " + role + " " + in_quotes(path) + ": " + std::strerror(errno));
+    m_in.seekg(0, std::ios::end);
+    const std::streamoff end = m_in.tellg();
+    m_in.seekg(0, std::ios::beg);
+    if (end < 0 || !m_in)
+        throw file_error("cannot determine the size of " + role + " " + in_quotes(path) +
+                         " (it must be a regular file)");
+    m_size = uint64_t(end);
+    if (m_size % m_item_size != 0)
+        throw file_error(role + " " + in_quotes(path) + " has " + std::to_string(m_size) +
+                         " bytes, not a whole number of " + std::to_string(m_item_size) +
+                         "-byte items (" + std::to_string(items()) + " items and " +
+                         std::to_string(m_size % m_item_size) +
+                         " bytes over): truncated, or written with other dimensions");
+}
+
+size_t raw_item_reader::read(void* dst, size_t max_items)
+{
+    const uint64_t left = items() - m_items_read;
+    const size_t want = size_t(std::min<uint64_t>(left, max_items));
+    if (want == 0)
+        return 0;
+    m_in.read(static_cast<char*>(dst), std::streamsize(want * m_item_size));
+    if (size_t(m_in.gcount()) != want * m_item_size)
+        throw file_error("read error in " + describe() + " at item " + std::to_string(m_items_read) +
+                         " (did the file change while it was read?)");
+    m_items_read += want;
+    return want;
+}
+
+std::string raw_item_reader::describe() const
+{
+    return m_role + " " + in_quotes(m_path) + " (" + std::to_string(m_size) + " bytes, " +
+           std::to_string(items()) + " items of " + std::to_string(m_item_size) + " bytes)";
+}
+
+void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
+{
+    if (a.items() != b.items())
+        throw file_error("item counts differ: " + a.describe() + " but " + b.describe() +
+                         "; both must hold one item per problem");
+}
+
+raw_item_writer::raw_item_writer(const std::string& path, size_t item_size, const std::string& role)
+    : m_path(path), m_role(role), m_item_size(item_size)
+{
+    if (item_size == 0)
+        throw std::invalid_argument("raw_item_writer: item size 0");
+    m_out.open(path, std::ios::binary | std::ios::trunc);
+    if (!m_out)
+        throw file_error("cannot write " + role + " " + in_quotes(path) + ": " + std::strerror(errno));
+}
+
+void raw_item_writer::write(const void* src, size_t items)
+{
+    m_out.write(static_cast<const char*>(src), std::streamsize(items * m_item_size));
+    if (!m_out)
+        throw file_error("write error in " + m_role + " " + in_quotes(m_path) + " after " +
+                         std::to_string(m_items_written) + " items (disk full?)");
+    m_items_written += items;
+}
+
+void raw_item_writer::close()
+{
+    if (!m_out.is_open())
+        return;
+    m_out.flush();
+    m_out.close();
+    if (m_out.fail())
+        throw file_error("cannot finish " + m_role + " " + in_quotes(m_path) + " (disk full?)");
+}
+
+} // namespace mimo_gpu_apps

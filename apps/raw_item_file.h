@@ -1,0 +1,68 @@
+// Raw binary item files as GNU Radio's file_source/file_sink use them: a file is
+// a plain concatenation of fixed-size items, no header (e.g. complex64 H items of
+// nr*nt*8 bytes). Reading is batched, so a file of any size streams through a
+// fixed buffer; a size that is not a whole number of items is refused up front.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace mimo_gpu_apps {
+
+/// Any problem with a file: missing, unreadable, truncated, mismatched, unwritable.
+struct file_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class raw_item_reader
+{
+public:
+    /// role names the file in messages ("H file"). Throws file_error when the file
+    /// cannot be opened or its size is not a multiple of item_size.
+    raw_item_reader(const std::string& path, size_t item_size, const std::string& role);
+
+    const std::string& path() const { return m_path; }
+    const std::string& role() const { return m_role; }
+    size_t item_size() const { return m_item_size; }
+    uint64_t size_bytes() const { return m_size; }
+    uint64_t items() const { return m_size / m_item_size; }
+    uint64_t items_read() const { return m_items_read; }
+
+    /// Reads up to max_items whole items into dst; returns how many (0 at the end).
+    /// Throws file_error on a read error or a file that shrank while being read.
+    size_t read(void* dst, size_t max_items);
+
+    /// "H file 'h.bin' (4096 bytes, 128 items of 32 bytes)": for messages.
+    std::string describe() const;
+
+private:
+    std::string m_path, m_role;
+    size_t m_item_size;
+    uint64_t m_size = 0, m_items_read = 0;
+    std::ifstream m_in;
+};
+
+/// Throws file_error unless both files hold the same number of items.
+void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b);
+
+class raw_item_writer
+{
+public:
+    /// Creates or truncates the file; throws file_error naming it when that fails.
+    raw_item_writer(const std::string& path, size_t item_size, const std::string& role);
+
+    void write(const void* src, size_t items); ///< throws file_error on a write error
+    void close();                              ///< flushes; throws file_error on failure
+    uint64_t items_written() const { return m_items_written; }
+    const std::string& path() const { return m_path; }
+
+private:
+    std::string m_path, m_role;
+    size_t m_item_size;
+    uint64_t m_items_written = 0;
+    std::ofstream m_out;
+};
+
+} // namespace mimo_gpu_apps
