@@ -59,7 +59,6 @@ public:
 private:
     nway_config m_config;
     std::unique_ptr<nway_engine> m_engine;
-    std::unique_ptr<qr_decomposition> m_qr; // for detect(H, y)
 };
 
 } // namespace mimo_gpu

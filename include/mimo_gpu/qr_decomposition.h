@@ -34,7 +34,7 @@ class qr_engine; // implementation interface (CPU or CUDA), lib/core/qr/
 
 /// Computes the QR items of a batch of (H, y) problems.
 /// Inputs are checked: a non-finite H or y, or a rank-deficient H, throws
-/// std::invalid_argument naming the first bad problem; nothing is written then.
+/// std::invalid_argument naming the first bad problem; the batch output is then not valid.
 class qr_decomposition
 {
 public:

@@ -1,0 +1,24 @@
+// The interface behind mimo_gpu::ml_detector: one CPU and one CUDA implementation.
+#pragma once
+
+#include <mimo_gpu/ml_detector.h>
+
+#include <memory>
+
+namespace mimo_gpu {
+
+class ml_engine
+{
+public:
+    virtual ~ml_engine() = default;
+    virtual backend kind() const = 0;
+    virtual void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) = 0;
+};
+
+namespace detail {
+std::unique_ptr<ml_engine> make_cpu_ml_engine(mimo_shape shape, modulation mod);
+#ifdef MIMO_GPU_HAVE_CUDA
+std::unique_ptr<ml_engine> make_cuda_ml_engine(mimo_shape shape, modulation mod);
+#endif
+} // namespace detail
+} // namespace mimo_gpu

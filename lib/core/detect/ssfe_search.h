@@ -1,0 +1,57 @@
+// One candidate of one SSFE search pass (paper: nway-mimo-detector-gpu,
+// Algorithm 2): the last complex symbol of the detection order is fixed to
+// constellation point `candidate` (both of its real levels fully expanded),
+// every earlier real level keeps only its best child (round and clamp).
+// Shared by the CPU engine and the CUDA kernel.
+#pragma once
+
+#include "../runtime/host_device.h"
+#include "pam_table.h"
+
+namespace mimo_gpu {
+namespace detail {
+
+/// E: one order's block [R | y^] (2NT rows of 2NT+1 floats).
+/// Writes the chosen PAM level of every real level into `level` and returns the
+/// squared Euclidean distance |y^ - R s|^2 of the completed path.
+template <int NT>
+MIMO_HD float ssfe_candidate(const float* E, int candidate, const pam_table& pam, int (&level)[2 * NT])
+{
+    constexpr int COLS = 2 * NT, W = COLS + 1;
+    float p[COLS];
+    level[COLS - 2] = candidate / pam.levels; // I level of the last symbol
+    level[COLS - 1] = candidate % pam.levels; // Q level of the last symbol
+    p[COLS - 2] = pam.amplitude(level[COLS - 2]);
+    p[COLS - 1] = pam.amplitude(level[COLS - 1]);
+
+    // The two fully expanded levels (R[COLS-2][COLS-1] is zero for MRVD, kept for generality).
+    float e = E[(COLS - 1) * W + COLS] - E[(COLS - 1) * W + COLS - 1] * p[COLS - 1];
+    float d = e * e;
+    e = E[(COLS - 2) * W + COLS] - E[(COLS - 2) * W + COLS - 1] * p[COLS - 1] -
+        E[(COLS - 2) * W + COLS - 2] * p[COLS - 2];
+    d += e * e;
+
+MIMO_UNROLL
+    for (int i = COLS - 3; i >= 0; --i) {
+        float b = E[i * W + COLS];
+MIMO_UNROLL
+        for (int j = COLS - 1; j > i; --j)
+            b -= E[i * W + j] * p[j];
+        const float rii = E[i * W + i];
+        level[i] = pam.slice(b / rii);
+        p[i] = pam.amplitude(level[i]);
+        e = b - rii * p[i];
+        d += e * e;
+    }
+    return d;
+}
+
+/// Index of the symbol at permuted position j within a stream's minima table.
+template <int NT>
+MIMO_HD int symbol_index(const int (&level)[2 * NT], int j, const pam_table& pam)
+{
+    return level[2 * j] * pam.levels + level[2 * j + 1];
+}
+
+} // namespace detail
+} // namespace mimo_gpu

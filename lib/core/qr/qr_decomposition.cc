@@ -1,0 +1,104 @@
+#include <mimo_gpu/qr_decomposition.h>
+
+#include "../runtime/parallel_for.h"
+#include "../runtime/shape_dispatch.h"
+#include "mgs_qr.h"
+#include "qr_engine.h"
+
+#include <string>
+
+namespace mimo_gpu {
+
+namespace detail {
+
+/// Computes every order of every problem on the CPU, spread over the cores.
+void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y, size_t batch, float* items)
+{
+    const qr_layout layout{shape.nt, orders};
+    status_collector status;
+    dispatch_shape(shape.nr, shape.nt, [&](auto nr_c, auto nt_c) {
+        constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+        parallel_for(batch, 512, [&](size_t begin, size_t end) {
+            for (size_t p = begin; p < end; ++p) {
+                const float* h = reinterpret_cast<const float*>(H + p * NR * NT);
+                const float* yy = reinterpret_cast<const float*>(y + p * NR);
+                for (int o = 0; o < orders; ++o) {
+                    float* E = items + p * layout.floats_per_item() + o * layout.floats_per_order();
+                    const problem_fault f = mgs_qr_order<NR, NT>(h, yy, o, E);
+                    if (f != problem_fault::none) {
+                        status.report(make_status(p, f));
+                        break;
+                    }
+                }
+            }
+        });
+    });
+    throw_if_bad("qr_decomposition", status.get());
+}
+
+namespace {
+
+class cpu_qr_engine final : public qr_engine
+{
+public:
+    cpu_qr_engine(mimo_shape shape, int orders) : m_shape(shape), m_orders(orders) {}
+    backend kind() const override { return backend::cpu; }
+    void run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
+    {
+        cpu_qr_batch(m_shape, m_orders, H, y, batch, items);
+    }
+
+private:
+    mimo_shape m_shape;
+    int m_orders;
+};
+
+} // namespace
+
+std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders)
+{
+    return std::make_unique<cpu_qr_engine>(shape, orders);
+}
+
+} // namespace detail
+
+qr_decomposition::qr_decomposition(mimo_shape shape, int orders, backend requested)
+    : m_shape(shape), m_layout{shape.nt, orders}
+{
+    m_shape.validate();
+    if (orders < 1 || orders > shape.nt)
+        throw std::invalid_argument("mimo_gpu::qr_decomposition: orders must be 1..nt (" +
+                                    std::to_string(shape.nt) + "), got " + std::to_string(orders));
+#ifdef MIMO_GPU_HAVE_CUDA
+    m_engine = resolve_backend(requested) == backend::cuda ? detail::make_cuda_qr_engine(shape, orders)
+                                                           : detail::make_cpu_qr_engine(shape, orders);
+#else
+    resolve_backend(requested); // a CUDA request to a CPU-only build throws here
+    m_engine = detail::make_cpu_qr_engine(shape, orders);
+#endif
+}
+
+qr_decomposition::~qr_decomposition() = default;
+qr_decomposition::qr_decomposition(qr_decomposition&&) noexcept = default;
+qr_decomposition& qr_decomposition::operator=(qr_decomposition&&) noexcept = default;
+
+backend qr_decomposition::active_backend() const { return m_engine->kind(); }
+
+void qr_decomposition::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
+{
+    if (batch == 0)
+        return;
+    if (!H || !y || !items)
+        throw std::invalid_argument("mimo_gpu::qr_decomposition::run: null buffer");
+    m_engine->run(H, y, batch, items);
+}
+
+void qr_decomposition::run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items,
+                                  cuda_stream_t stream)
+{
+    m_engine->run_device(d_H, d_y, batch, d_items, stream);
+}
+
+void qr_decomposition::check_device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
+
+} // namespace mimo_gpu

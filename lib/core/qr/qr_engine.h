@@ -1,0 +1,34 @@
+// The interface behind mimo_gpu::qr_decomposition: one CPU and one CUDA implementation.
+#pragma once
+
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/qr_decomposition.h>
+
+#include <memory>
+#include <stdexcept>
+
+namespace mimo_gpu {
+
+class qr_engine
+{
+public:
+    virtual ~qr_engine() = default;
+    virtual backend kind() const = 0;
+    virtual void run(const cfloat* H, const cfloat* y, size_t batch, float* items) = 0;
+    virtual void run_device(const cfloat*, const cfloat*, size_t, float*, cuda_stream_t)
+    {
+        throw std::logic_error("mimo_gpu::qr_decomposition::run_device needs the CUDA backend");
+    }
+    virtual void check_device_status(cuda_stream_t)
+    {
+        throw std::logic_error("mimo_gpu::qr_decomposition::check_device_status needs the CUDA backend");
+    }
+};
+
+namespace detail {
+std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders);
+#ifdef MIMO_GPU_HAVE_CUDA
+std::unique_ptr<qr_engine> make_cuda_qr_engine(mimo_shape shape, int orders);
+#endif
+} // namespace detail
+} // namespace mimo_gpu

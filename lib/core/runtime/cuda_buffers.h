@@ -1,0 +1,95 @@
+// Device and pinned host buffers that grow on demand and are then reused, so
+// no allocation happens in the steady-state hot path.
+#pragma once
+
+#include "cuda_check.h"
+
+#include <cstddef>
+#include <utility>
+
+namespace mimo_gpu {
+namespace detail {
+
+enum class memory_kind { device, pinned_host };
+
+template <typename T, memory_kind Kind>
+class cuda_buffer
+{
+public:
+    cuda_buffer() = default;
+    cuda_buffer(const cuda_buffer&) = delete;
+    cuda_buffer& operator=(const cuda_buffer&) = delete;
+    cuda_buffer(cuda_buffer&& o) noexcept { swap(o); }
+    cuda_buffer& operator=(cuda_buffer&& o) noexcept
+    {
+        swap(o);
+        return *this;
+    }
+    ~cuda_buffer() { release(); }
+
+    /// Makes room for `count` elements; keeps the allocation if it is big enough.
+    /// Contents are not preserved across growth.
+    T* reserve(size_t count)
+    {
+        if (count > m_capacity) {
+            release();
+            void* p = nullptr;
+            if (Kind == memory_kind::device)
+                MIMO_CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+            else
+                MIMO_CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
+            m_data = static_cast<T*>(p);
+            m_capacity = count;
+        }
+        return m_data;
+    }
+    T* data() const { return m_data; }
+    size_t capacity() const { return m_capacity; }
+
+private:
+    void release() noexcept
+    {
+        if (m_data) {
+            if (Kind == memory_kind::device)
+                cudaFree(m_data);
+            else
+                cudaFreeHost(m_data);
+        }
+        m_data = nullptr;
+        m_capacity = 0;
+    }
+    void swap(cuda_buffer& o) noexcept
+    {
+        std::swap(m_data, o.m_data);
+        std::swap(m_capacity, o.m_capacity);
+    }
+    T* m_data = nullptr;
+    size_t m_capacity = 0;
+};
+
+template <typename T>
+using device_buffer = cuda_buffer<T, memory_kind::device>;
+template <typename T>
+using pinned_buffer = cuda_buffer<T, memory_kind::pinned_host>;
+
+/// An owned, non-blocking CUDA stream.
+class cuda_stream
+{
+public:
+    cuda_stream() { MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking)); }
+    ~cuda_stream()
+    {
+        if (m_stream)
+            cudaStreamDestroy(m_stream);
+    }
+    cuda_stream(const cuda_stream&) = delete;
+    cuda_stream& operator=(const cuda_stream&) = delete;
+    cudaStream_t get() const { return m_stream; }
+    void synchronize() const { MIMO_CUDA_CHECK(cudaStreamSynchronize(m_stream)); }
+
+private:
+    cudaStream_t m_stream = nullptr;
+};
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,168 @@
+// The CUDA backend against the CPU reference on fresh random inputs: every
+// output element is checked, and outputs are poisoned with NaN first so an
+// element the GPU never wrote cannot pass. Skips where no GPU is usable.
+#include "test_support.h"
+
+#include <mimo_gpu/ml_detector.h>
+#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/qr_decomposition.h>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_test;
+
+namespace {
+
+#define REQUIRE_CUDA()                                                        \
+    if (!cuda_available())                                                    \
+    GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason()
+
+/// Relative agreement demanded of CUDA against CPU (the 1e-3); the two
+/// run the same float operations, so in practice they agree to the bit.
+void expect_close(const std::vector<float>& cuda, const std::vector<float>& cpu, const std::string& what)
+{
+    ASSERT_EQ(cuda.size(), cpu.size());
+    size_t bitwise = 0;
+    double worst = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) {
+        ASSERT_FALSE(std::isnan(cuda[i])) << what << ": element " << i << " not written";
+        const double diff = std::abs(double(cuda[i]) - cpu[i]);
+        const double rel = diff / std::max(1e-6, std::abs(double(cpu[i])));
+        worst = std::max(worst, std::min(rel, diff));
+        ASSERT_TRUE(diff <= 1e-3 * std::abs(cpu[i]) || diff <= 1e-5)
+            << what << ": element " << i << " cuda " << cuda[i] << " cpu " << cpu[i];
+        bitwise += cuda[i] == cpu[i];
+    }
+    std::printf("[ compared ] %s: %zu elements, %zu bit-identical, worst difference %.3g\n", what.c_str(),
+                cpu.size(), bitwise, worst);
+}
+
+struct config {
+    mimo_shape shape;
+    modulation mod;
+    int passes;
+    size_t batch;
+};
+
+const config configs[] = {
+    {{2, 2}, modulation::qam16, 2, 8400}, {{4, 4}, modulation::qam16, 1, 8400},
+    {{4, 4}, modulation::qam16, 4, 8400}, {{4, 4}, modulation::qam64, 3, 3001},
+    {{4, 2}, modulation::qpsk, 2, 1000},  {{8, 8}, modulation::qam256, 2, 500},
+    {{3, 3}, modulation::qam1024, 1, 97}, {{1, 1}, modulation::qpsk, 1, 5},
+};
+
+std::string name(const config& c)
+{
+    return std::to_string(c.shape.nr) + "x" + std::to_string(c.shape.nt) + " " + to_string(c.mod) +
+           " N=" + std::to_string(c.passes);
+}
+
+} // namespace
+
+TEST(cuda_backend, qr_items_match_cpu)
+{
+    REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (const config& c : configs) {
+        problem_batch pb(c.shape, c.mod, c.batch, 12.0, seed);
+        qr_decomposition cpu(c.shape, c.passes, backend::cpu), gpu(c.shape, c.passes, backend::cuda);
+        ASSERT_EQ(gpu.active_backend(), backend::cuda);
+        std::vector<float> a(c.batch * cpu.layout().floats_per_item(), NAN), b(a.size(), NAN);
+        cpu.run(pb.H.data(), pb.y.data(), c.batch, a.data());
+        gpu.run(pb.H.data(), pb.y.data(), c.batch, b.data());
+        expect_close(b, a, "qr " + name(c));
+    }
+}
+
+TEST(cuda_backend, nway_llrs_match_cpu)
+{
+    REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (const config& c : configs) {
+        for (float clip : {0.0f, 8.0f}) {
+            problem_batch pb(c.shape, c.mod, c.batch, 15.0, seed + 1);
+            nway_detector cpu({c.shape, c.mod, c.passes, clip}, backend::cpu),
+                gpu({c.shape, c.mod, c.passes, clip}, backend::cuda);
+            std::vector<float> a(c.batch * cpu.llrs_per_problem(), NAN), b(a.size(), NAN), d(a.size(), NAN);
+            cpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, a.data());
+            gpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, b.data());
+            expect_close(b, a, "nway " + name(c) + " clip " + std::to_string(clip));
+            // The QR-item entry point (the GNU Radio block's path) too.
+            qr_decomposition qr(c.shape, c.passes, backend::cpu);
+            std::vector<float> items(c.batch * qr.layout().floats_per_item());
+            qr.run(pb.H.data(), pb.y.data(), c.batch, items.data());
+            gpu.detect_qr(items.data(), c.batch, pb.n0, d.data());
+            expect_close(d, a, "nway from items " + name(c));
+        }
+    }
+}
+
+TEST(cuda_backend, ml_llrs_match_cpu)
+{
+    REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    struct ml_config {
+        mimo_shape shape;
+        modulation mod;
+        size_t batch;
+    };
+    for (const ml_config& c : {ml_config{{2, 2}, modulation::qam16, 2000}, ml_config{{4, 4}, modulation::qam16, 300},
+                               ml_config{{4, 2}, modulation::qam64, 500}, ml_config{{4, 4}, modulation::qpsk, 1001},
+                               ml_config{{2, 1}, modulation::qam1024, 50}}) {
+        problem_batch pb(c.shape, c.mod, c.batch, 10.0, seed + 2);
+        ml_detector cpu(c.shape, c.mod, backend::cpu), gpu(c.shape, c.mod, backend::cuda);
+        std::vector<float> a(c.batch * cpu.llrs_per_problem(), NAN), b(a.size(), NAN);
+        cpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, a.data());
+        gpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, b.data());
+        expect_close(b, a, "ml " + std::to_string(c.shape.nr) + "x" + std::to_string(c.shape.nt) + " " +
+                               to_string(c.mod));
+    }
+}
+
+TEST(cuda_backend, repeated_calls_with_changing_batch_sizes_reuse_buffers_correctly)
+{
+    REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    nway_detector cpu({{4, 4}, modulation::qam16, 2, 0.0f}, backend::cpu),
+        gpu({{4, 4}, modulation::qam16, 2, 0.0f}, backend::cuda);
+    for (size_t batch : {size_t(1), size_t(5000), size_t(33), size_t(12000), size_t(7)}) {
+        problem_batch pb({4, 4}, modulation::qam16, batch, 14.0, seed + batch);
+        std::vector<float> a(batch * 16, NAN), b(a.size(), NAN);
+        cpu.detect(pb.H.data(), pb.y.data(), batch, pb.n0, a.data());
+        gpu.detect(pb.H.data(), pb.y.data(), batch, pb.n0, b.data());
+        expect_close(b, a, "batch " + std::to_string(batch));
+    }
+}
+
+TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
+{
+    REQUIRE_CUDA();
+    problem_batch pb({4, 4}, modulation::qam16, 500, 14.0, fresh_seed());
+    nway_detector gpu({{4, 4}, modulation::qam16, 4, 0.0f}, backend::cuda);
+    ml_detector ml({4, 4}, modulation::qpsk, backend::cuda);
+    std::vector<float> llr(500 * 16);
+    auto bad = pb;
+    bad.y[4 * 321 + 2] = cfloat(0, NAN);
+    bad.y[4 * 400] = cfloat(INFINITY, 0);
+    for (int round = 0; round < 2; ++round) { // the error must not stick to the next call
+        try {
+            gpu.detect(bad.H.data(), bad.y.data(), 500, pb.n0, llr.data());
+            FAIL() << "NaN accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("problem 321"), std::string::npos) << e.what();
+        }
+        EXPECT_NO_THROW(gpu.detect(pb.H.data(), pb.y.data(), 500, pb.n0, llr.data()));
+    }
+    bad = pb;
+    for (int r = 0; r < 4; ++r)
+        bad.H[16 * 77 + r * 4 + 3] = bad.H[16 * 77 + r * 4 + 1] * 2.0f;
+    try {
+        gpu.detect(bad.H.data(), bad.y.data(), 500, pb.n0, llr.data());
+        FAIL() << "singular H accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("problem 77"), std::string::npos) << e.what();
+    }
+    problem_batch q({4, 4}, modulation::qpsk, 50, 14.0, 3);
+    q.H[16 * 9] = cfloat(NAN, 0);
+    std::vector<float> mllr(50 * 8);
+    EXPECT_THROW(ml.detect(q.H.data(), q.y.data(), 50, q.n0, mllr.data()), std::invalid_argument);
+}

@@ -1,0 +1,127 @@
+#include "test_support.h"
+
+#include <mimo_gpu/ml_detector.h>
+#include <mimo_gpu/nway_detector.h>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_test;
+
+namespace {
+
+std::vector<float> run_nway(const problem_batch& pb, int passes, float clip = 0.0f)
+{
+    nway_detector det({pb.shape, pb.mod, passes, clip}, backend::cpu);
+    std::vector<float> llr(pb.batch * det.llrs_per_problem(), NAN);
+    det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, llr.data());
+    return llr;
+}
+
+std::vector<float> run_ml(const problem_batch& pb)
+{
+    ml_detector ml(pb.shape, pb.mod, backend::cpu);
+    std::vector<float> llr(pb.batch * ml.llrs_per_problem(), NAN);
+    ml.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, llr.data());
+    return llr;
+}
+
+} // namespace
+
+// With two streams, pass o fully expands one stream and slices the other, which
+// (MRVD decouples I and Q) is that stream's exact conditional best: N = nt = 2
+// finds every bit's ML hypothesis and counter-hypothesis, so it equals ML.
+TEST(nway_detector, two_streams_with_two_passes_is_exact_max_log_ml)
+{
+    const uint64_t seed = fresh_seed();
+    for (modulation m : {modulation::qpsk, modulation::qam16, modulation::qam64}) {
+        for (mimo_shape shape : {mimo_shape{2, 2}, mimo_shape{4, 2}}) {
+            problem_batch pb(shape, m, 300, 12.0, seed);
+            const auto nway = run_nway(pb, 2), ml = run_ml(pb);
+            for (size_t i = 0; i < ml.size(); ++i)
+                ASSERT_NEAR(nway[i], ml[i], 2e-3 * (1 + std::abs(ml[i])))
+                    << to_string(m) << " " << shape.nr << "x" << shape.nt << " llr " << i;
+        }
+    }
+}
+
+TEST(nway_detector, single_stream_is_exact_max_log_ml)
+{
+    problem_batch pb({3, 1}, modulation::qam256, 300, 20.0, fresh_seed());
+    const auto nway = run_nway(pb, 1), ml = run_ml(pb);
+    for (size_t i = 0; i < ml.size(); ++i)
+        ASSERT_NEAR(nway[i], ml[i], 2e-3 * (1 + std::abs(ml[i])));
+}
+
+// Every candidate is a real vector, so each hypothesis is an upper bound of the
+// ML one: the more passes, the closer (never further) each bit's minima get.
+TEST(nway_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
+{
+    problem_batch pb({4, 4}, modulation::qam16, 3000, 16.0, fresh_seed());
+    const auto ml = run_ml(pb);
+    std::vector<double> ber;
+    for (int n = 1; n <= 4; ++n)
+        ber.push_back(bit_error_rate(pb.bits, run_nway(pb, n)));
+    const double ber_ml = bit_error_rate(pb.bits, ml);
+    std::printf("[ measured ] 4x4 16QAM 16 dB: BER ML %.4g, N=1 %.4g, N=2 %.4g, N=3 %.4g, N=4 %.4g\n", ber_ml,
+                ber[0], ber[1], ber[2], ber[3]);
+    EXPECT_GT(ber[0], 1.3 * ber[3]);
+    EXPECT_LE(ber[3], 1.25 * ber_ml + 1e-3);
+    EXPECT_GE(ber[0], ber_ml);
+}
+
+TEST(nway_detector, hard_decisions_are_exact_at_high_snr)
+{
+    for (modulation m : {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+                         modulation::qam1024}) {
+        problem_batch pb({4, 4}, m, 200, 60.0, fresh_seed());
+        EXPECT_EQ(bit_error_rate(pb.bits, run_nway(pb, 4)), 0.0) << to_string(m);
+    }
+}
+
+TEST(nway_detector, clipping_bounds_every_llr_and_unreached_bits_get_the_limit)
+{
+    problem_batch pb({4, 4}, modulation::qam64, 200, 25.0, fresh_seed());
+    const auto clipped = run_nway(pb, 1, 8.0f);
+    const auto plain = run_nway(pb, 1);
+    size_t at_limit = 0;
+    for (size_t i = 0; i < plain.size(); ++i) {
+        ASSERT_LE(std::abs(clipped[i]), 8.0f);
+        ASSERT_EQ(clipped[i], std::max(-8.0f, std::min(8.0f, plain[i])));
+        at_limit += std::abs(plain[i]) == k_unreached_llr;
+    }
+    EXPECT_GT(at_limit, 0u); // N = 1 on 4x4 leaves some counter-hypotheses unreached: they get the fixed magnitude
+}
+
+TEST(nway_detector, detect_from_channel_equals_qr_then_detect)
+{
+    problem_batch pb({4, 3}, modulation::qam16, 257, 14.0, fresh_seed());
+    qr_decomposition qr(pb.shape, 3, backend::cpu);
+    std::vector<float> items(pb.batch * qr.layout().floats_per_item());
+    qr.run(pb.H.data(), pb.y.data(), pb.batch, items.data());
+    nway_detector det({pb.shape, pb.mod, 3, 0.0f}, backend::cpu);
+    std::vector<float> a(pb.batch * det.llrs_per_problem()), b(a.size());
+    det.detect_qr(items.data(), pb.batch, pb.n0, a.data());
+    det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, b.data());
+    EXPECT_EQ(a, b);
+}
+
+TEST(nway_detector, bad_input_is_rejected)
+{
+    EXPECT_THROW(nway_detector({{4, 4}, modulation::qam16, 5, 0.0f}, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(nway_detector({{4, 4}, modulation::qam16, 0, 0.0f}, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(nway_detector({{4, 4}, modulation::qam16, 1, -1.0f}, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(nway_detector({{2, 4}, modulation::qam16, 1, 0.0f}, backend::cpu), std::invalid_argument);
+    nway_detector det({{2, 2}, modulation::qpsk, 2, 0.0f}, backend::cpu);
+    EXPECT_THROW(det.set_llr_clip(NAN), std::invalid_argument);
+    problem_batch pb({2, 2}, modulation::qpsk, 8, 10.0, 5);
+    qr_decomposition qr(pb.shape, 2, backend::cpu);
+    std::vector<float> items(8 * qr.layout().floats_per_item()), llr(8 * 4);
+    qr.run(pb.H.data(), pb.y.data(), 8, items.data());
+    EXPECT_THROW(det.detect_qr(items.data(), 8, 0.0f, llr.data()), std::invalid_argument);
+    items[6 * qr.layout().floats_per_item() + 4] = NAN;
+    try {
+        det.detect_qr(items.data(), 8, pb.n0, llr.data());
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("problem 6"), std::string::npos) << e.what();
+    }
+}

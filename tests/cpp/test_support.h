@@ -1,0 +1,99 @@
+// Shared by the core tests: random problems and a double-precision brute force.
+#pragma once
+
+#include <mimo_gpu/channel_simulator.h>
+#include <mimo_gpu/constellation.h>
+#include <mimo_gpu/types.h>
+
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace mimo_gpu_test {
+
+using mimo_gpu::cfloat;
+
+/// A fresh seed per run (printed so a failure can be reproduced) unless MIMO_GPU_TEST_SEED is set.
+inline uint64_t fresh_seed()
+{
+    if (const char* s = std::getenv("MIMO_GPU_TEST_SEED"))
+        return std::strtoull(s, nullptr, 10);
+    const uint64_t seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::printf("[ seed     ] MIMO_GPU_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
+    return seed;
+}
+
+/// A batch of simulated problems (random bits, Rayleigh H, AWGN).
+struct problem_batch {
+    mimo_gpu::mimo_shape shape;
+    mimo_gpu::modulation mod;
+    size_t batch = 0;
+    float n0 = 0;
+    std::vector<uint8_t> bits;
+    std::vector<cfloat> H, y;
+
+    problem_batch(mimo_gpu::mimo_shape s, mimo_gpu::modulation m, size_t b, double snr_db, uint64_t seed)
+        : shape(s), mod(m), batch(b)
+    {
+        mimo_gpu::channel_simulator sim(s, m, seed);
+        n0 = mimo_gpu::noise_variance_from_snr_db(snr_db);
+        bits.resize(b * sim.bits_per_problem());
+        H.resize(b * s.nr * s.nt);
+        y.resize(b * s.nr);
+        sim.random_bits(bits.data(), bits.size());
+        sim.run(bits.data(), b, n0, H.data(), y.data());
+    }
+    int bits_per_problem() const { return shape.nt * mimo_gpu::constellation(mod).bits_per_symbol(); }
+};
+
+/// Exhaustive max-log LLRs of one problem in double precision, written plainly
+/// (no shared code with the library): enumerate every s, every bit.
+inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c, int nr, int nt,
+                                           const cfloat* H, const cfloat* y, double n0)
+{
+    const int M = c.order(), Q = c.bits_per_symbol();
+    std::vector<double> min0(nt * Q, std::numeric_limits<double>::infinity()), min1 = min0;
+    std::vector<int> idx(nt, 0);
+    uint64_t total = 1;
+    for (int t = 0; t < nt; ++t)
+        total *= M;
+    for (uint64_t n = 0; n < total; ++n) {
+        uint64_t rest = n;
+        for (int t = 0; t < nt; ++t) {
+            idx[t] = int(rest % M);
+            rest /= M;
+        }
+        double d = 0;
+        for (int r = 0; r < nr; ++r) {
+            std::complex<double> e(y[r]);
+            for (int t = 0; t < nt; ++t)
+                e -= std::complex<double>(H[r * nt + t]) * std::complex<double>(c.point(idx[t]));
+            d += std::norm(e);
+        }
+        for (int t = 0; t < nt; ++t)
+            for (int k = 0; k < Q; ++k) {
+                const int bit = (idx[t] >> (Q - 1 - k)) & 1;
+                double& m = bit ? min1[t * Q + k] : min0[t * Q + k];
+                m = std::min(m, d);
+            }
+    }
+    std::vector<double> llr(nt * Q);
+    for (int i = 0; i < nt * Q; ++i)
+        llr[i] = (min1[i] - min0[i]) / n0;
+    return llr;
+}
+
+/// Fraction of bits whose LLR sign disagrees with the transmitted bit (LLR < 0 means 1).
+inline double bit_error_rate(const std::vector<uint8_t>& bits, const std::vector<float>& llr)
+{
+    size_t errors = 0;
+    for (size_t i = 0; i < bits.size(); ++i)
+        errors += uint8_t(llr[i] < 0.0f) != bits[i];
+    return double(errors) / double(bits.size());
+}
+
+} // namespace mimo_gpu_test
