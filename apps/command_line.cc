@@ -76,9 +76,11 @@ void command_line::parse(int argc, char** argv)
         }
         m_values[name] = *value;
     }
-    for (const auto& [name, opt] : m_options)
+    for (const auto& name : m_order) {
+        const option& opt = m_options.at(name);
         if (opt.required && !m_values.count(name))
             throw usage_error("option --" + name + " " + opt.value_name + " is required");
+    }
 }
 
 std::string command_line::usage() const
