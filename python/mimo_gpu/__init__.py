@@ -7,8 +7,9 @@
 # The presence of this file turns this directory into a Python package
 
 '''
-This is the GNU Radio MIMO_GPU module. Place your Python package
-description here (python/__init__.py).
+GPU (CUDA) MIMO receiver blocks for GNU Radio: mimo_channel, qr_decomposition,
+nway_detector, ml_detector, nway_receiver, ber_counter. Each runs on the CPU
+where no GPU is usable. mimo_gpu.core runs the same algorithms on numpy arrays.
 '''
 import os
 
@@ -16,6 +17,7 @@ import os
 try:
     # this might fail if the module is python-only
     from .mimo_gpu_python import *
+    from .mimo_gpu_python import core
 except ModuleNotFoundError:
     pass
 

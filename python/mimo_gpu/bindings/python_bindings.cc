@@ -21,6 +21,12 @@ namespace py = pybind11;
 // Please do not delete
 /**************************************/
 // BINDING_FUNCTION_PROTOTYPES(
+void bind_mimo_channel(py::module& m);
+void bind_qr_decomposition(py::module& m);
+void bind_nway_detector(py::module& m);
+void bind_ml_detector(py::module& m);
+void bind_nway_receiver(py::module& m);
+void bind_ber_counter(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 
@@ -33,6 +39,9 @@ void* init_numpy()
     import_array();
     return NULL;
 }
+
+// The core library on numpy arrays (core_python.cc), without a flowgraph.
+void bind_core(py::module core);
 
 PYBIND11_MODULE(mimo_gpu_python, m)
 {
@@ -49,5 +58,13 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     // Please do not delete
     /**************************************/
     // BINDING_FUNCTION_CALLS(
+    bind_mimo_channel(m);
+    bind_qr_decomposition(m);
+    bind_nway_detector(m);
+    bind_ml_detector(m);
+    bind_nway_receiver(m);
+    bind_ber_counter(m);
     // ) END BINDING_FUNCTION_CALLS
+
+    bind_core(m.def_submodule("core", "The mimo_gpu core library on numpy arrays"));
 }

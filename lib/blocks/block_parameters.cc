@@ -1,0 +1,58 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "block_parameters.h"
+
+#include <mimo_gpu/constellation.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace gr {
+namespace mimo_gpu {
+
+::mimo_gpu::mimo_shape checked_shape(int nr, int nt)
+{
+    ::mimo_gpu::mimo_shape shape;
+    shape.nr = nr;
+    shape.nt = nt;
+    shape.validate();
+    return shape;
+}
+
+float checked_noise_var(double noise_var)
+{
+    if (!std::isfinite(noise_var) || noise_var <= 0.0)
+        throw std::invalid_argument("noise_var must be a finite number > 0, got " +
+                                    std::to_string(noise_var));
+    return static_cast<float>(noise_var);
+}
+
+size_t checked_max_batch(int max_batch)
+{
+    if (max_batch <= 0)
+        throw std::invalid_argument("max_batch must be > 0, got " + std::to_string(max_batch));
+    return static_cast<size_t>(max_batch);
+}
+
+gr::io_signature::sptr channel_signature(int nr, int nt)
+{
+    checked_shape(nr, nt);
+    return gr::io_signature::make2(2, 2, nr * nt * sizeof(gr_complex), nr * sizeof(gr_complex));
+}
+
+gr::io_signature::sptr llr_signature(int nr, int nt, const std::string& modulation)
+{
+    checked_shape(nr, nt);
+    return gr::io_signature::make(1, 1, nt * bits_per_symbol(modulation) * sizeof(float));
+}
+
+int bits_per_symbol(const std::string& modulation)
+{
+    return ::mimo_gpu::constellation(::mimo_gpu::modulation_from_string(modulation))
+        .bits_per_symbol();
+}
+
+} // namespace mimo_gpu
+} // namespace gr

@@ -1,0 +1,34 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+// Checks of block constructor and setter arguments shared by the blocks; each
+// throws std::invalid_argument with a message naming the parameter.
+#ifndef INCLUDED_MIMO_GPU_BLOCK_PARAMETERS_H
+#define INCLUDED_MIMO_GPU_BLOCK_PARAMETERS_H
+
+#include <gnuradio/io_signature.h>
+#include <mimo_gpu/types.h>
+
+#include <string>
+
+namespace gr {
+namespace mimo_gpu {
+
+/// Validated shape: 1 <= nt <= nr <= 8.
+::mimo_gpu::mimo_shape checked_shape(int nr, int nt);
+/// noise_var finite and > 0.
+float checked_noise_var(double noise_var);
+/// max_batch > 0.
+size_t checked_max_batch(int max_batch);
+/// The (H, y) stream pair: gr_complex vlen nr*nt and nr (shape checked first).
+gr::io_signature::sptr channel_signature(int nr, int nt);
+/// The LLR stream: float vlen nt*Q (shape and modulation checked first).
+gr::io_signature::sptr llr_signature(int nr, int nt, const std::string& modulation);
+/// Bits per symbol Q of a modulation name (throws on an unknown name).
+int bits_per_symbol(const std::string& modulation);
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

@@ -1,0 +1,43 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_ML_DETECTOR_IMPL_H
+#define INCLUDED_MIMO_GPU_ML_DETECTOR_IMPL_H
+
+#include <gnuradio/mimo_gpu/ml_detector.h>
+#include <gnuradio/thread/thread.h>
+#include <mimo_gpu/ml_detector.h>
+
+namespace gr {
+namespace mimo_gpu {
+
+class ml_detector_impl : public ml_detector
+{
+public:
+    ml_detector_impl(int nr,
+                     int nt,
+                     const std::string& modulation,
+                     double noise_var,
+                     const std::string& backend,
+                     int max_batch);
+
+    void set_noise_var(double noise_var) override;
+    double noise_var() const override;
+    std::string active_backend() const override;
+
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
+
+private:
+    ::mimo_gpu::ml_detector d_detector;
+    const size_t d_max_batch;
+    mutable gr::thread::mutex d_mutex; // guards N0, set from other threads
+    float d_noise_var;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

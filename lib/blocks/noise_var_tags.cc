@@ -1,0 +1,46 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "noise_var_tags.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gr {
+namespace mimo_gpu {
+
+const pmt::pmt_t k_noise_var_key = pmt::string_to_symbol("noise_var");
+
+std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> tags,
+                                                       uint64_t first_item,
+                                                       int nitems,
+                                                       float& noise_var,
+                                                       const gr::logger_ptr& logger)
+{
+    std::stable_sort(tags.begin(), tags.end(), gr::tag_t::offset_compare);
+
+    std::vector<noise_var_segment> segments;
+    int begin = 0;
+    for (const auto& tag : tags) {
+        if (!pmt::eq(tag.key, k_noise_var_key))
+            continue;
+        const double value = pmt::is_number(tag.value) ? pmt::to_double(tag.value) : NAN;
+        if (!std::isfinite(value) || value <= 0.0) {
+            logger->warn("ignoring noise_var tag at item {}: not a finite number > 0",
+                         tag.offset);
+            continue;
+        }
+        const int at = static_cast<int>(tag.offset - first_item);
+        if (at > begin)
+            segments.push_back({ begin, at, noise_var });
+        begin = at;
+        noise_var = static_cast<float>(value);
+    }
+    if (nitems > begin)
+        segments.push_back({ begin, nitems, noise_var });
+    return segments;
+}
+
+} // namespace mimo_gpu
+} // namespace gr

@@ -1,0 +1,133 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "nway_detector_impl.h"
+#include "batched_work.h"
+#include "block_parameters.h"
+#include "noise_var_tags.h"
+
+#include <gnuradio/io_signature.h>
+
+namespace gr {
+namespace mimo_gpu {
+
+namespace {
+::mimo_gpu::nway_config
+make_config(int nr, int nt, const std::string& modulation, int passes, double llr_clip)
+{
+    ::mimo_gpu::nway_config config;
+    config.shape = checked_shape(nr, nt);
+    config.mod = ::mimo_gpu::modulation_from_string(modulation);
+    config.passes = passes;
+    config.llr_clip = static_cast<float>(llr_clip);
+    config.validate();
+    return config;
+}
+
+gr::io_signature::sptr items_signature(const ::mimo_gpu::nway_config& config)
+{
+    ::mimo_gpu::qr_layout layout;
+    layout.nt = config.shape.nt;
+    layout.orders = config.passes;
+    return gr::io_signature::make(1, 1, layout.floats_per_item() * sizeof(float));
+}
+} // namespace
+
+nway_detector::sptr nway_detector::make(int nr,
+                                        int nt,
+                                        const std::string& modulation,
+                                        int passes,
+                                        double noise_var,
+                                        double llr_clip,
+                                        const std::string& backend,
+                                        int max_batch)
+{
+    return gnuradio::make_block_sptr<nway_detector_impl>(
+        nr, nt, modulation, passes, noise_var, llr_clip, backend, max_batch);
+}
+
+nway_detector_impl::nway_detector_impl(int nr,
+                                       int nt,
+                                       const std::string& modulation,
+                                       int passes,
+                                       double noise_var,
+                                       double llr_clip,
+                                       const std::string& backend,
+                                       int max_batch)
+    : gr::sync_block("nway_detector",
+                     items_signature(make_config(nr, nt, modulation, passes, llr_clip)),
+                     llr_signature(nr, nt, modulation)),
+      d_detector(make_config(nr, nt, modulation, passes, llr_clip),
+                 ::mimo_gpu::backend_from_string(backend)),
+      d_max_batch(checked_max_batch(max_batch)),
+      d_noise_var(checked_noise_var(noise_var)),
+      d_llr_clip(llr_clip)
+{
+    d_logger->info("{}x{} {} detector, {} pass(es), on backend {}",
+                   nr,
+                   nt,
+                   ::mimo_gpu::to_string(d_detector.config().mod),
+                   passes,
+                   active_backend());
+}
+
+void nway_detector_impl::set_noise_var(double noise_var)
+{
+    const float checked = checked_noise_var(noise_var);
+    gr::thread::scoped_lock lock(d_mutex);
+    d_noise_var = checked;
+}
+
+double nway_detector_impl::noise_var() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_noise_var;
+}
+
+void nway_detector_impl::set_llr_clip(double llr_clip)
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    d_detector.set_llr_clip(static_cast<float>(llr_clip)); // throws on a bad value
+    d_llr_clip = llr_clip;
+}
+
+double nway_detector_impl::llr_clip() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_llr_clip;
+}
+
+std::string nway_detector_impl::active_backend() const
+{
+    return ::mimo_gpu::to_string(d_detector.active_backend());
+}
+
+int nway_detector_impl::work(int noutput_items,
+                             gr_vector_const_void_star& input_items,
+                             gr_vector_void_star& output_items)
+{
+    const auto items = static_cast<const float*>(input_items[0]);
+    auto llr = static_cast<float*>(output_items[0]);
+    const size_t floats_per_item = d_detector.input_layout().floats_per_item();
+    const size_t llrs_per_item = d_detector.llrs_per_problem();
+
+    gr::thread::scoped_lock lock(d_mutex);
+    std::vector<gr::tag_t> tags;
+    get_tags_in_window(tags, 0, 0, noutput_items, k_noise_var_key);
+    const auto segments =
+        split_at_noise_var_tags(tags, nitems_read(0), noutput_items, d_noise_var, d_logger);
+    return guarded_work(d_logger, noutput_items, [&] {
+        for (const auto& segment : segments) {
+            for_each_batch(segment.begin, segment.end, d_max_batch, [&](int first, int count) {
+                d_detector.detect_qr(items + first * floats_per_item,
+                                     count,
+                                     segment.noise_var,
+                                     llr + first * llrs_per_item);
+            });
+        }
+    });
+}
+
+} // namespace mimo_gpu
+} // namespace gr

@@ -1,0 +1,33 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_QR_DECOMPOSITION_IMPL_H
+#define INCLUDED_MIMO_GPU_QR_DECOMPOSITION_IMPL_H
+
+#include <gnuradio/mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/qr_decomposition.h>
+
+namespace gr {
+namespace mimo_gpu {
+
+class qr_decomposition_impl : public qr_decomposition
+{
+public:
+    qr_decomposition_impl(int nr, int nt, int orders, const std::string& backend, int max_batch);
+
+    std::string active_backend() const override;
+
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
+
+private:
+    ::mimo_gpu::qr_decomposition d_qr;
+    const size_t d_max_batch;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif
