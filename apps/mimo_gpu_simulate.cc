@@ -8,6 +8,7 @@
 #include <gnuradio/analog/random_uniform_source.h>
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/blocks/stream_to_vector.h>
+#include <gnuradio/logger.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel.h>
 #include <gnuradio/mimo_gpu/ml_detector.h>
@@ -294,6 +295,10 @@ void write_json(const simulation_config& c, const std::string& active_backend,
 int run(const command_line& cli)
 {
     const simulation_config c = simulation_config::from(cli);
+    // The blocks log their configuration at info level once per flowgraph, i.e.
+    // once per SNR point: keep that for --verbose.
+    if (!cli.flag("verbose").value_or(false))
+        gr::logging::singleton().set_default_level(gr::log_level::warn);
     std::vector<detector_spec> detectors;
     for (int n : c.passes)
         detectors.push_back({ n });
@@ -367,5 +372,6 @@ int main(int argc, char** argv)
     cli.add_option("llr-clip", "C", "clip N-way LLRs to [-C, C]; 0 disables clipping", "0");
     cli.add_option("max-batch", "B", "most problems a block hands to the core per call", "8400");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");
+    cli.add_flag("verbose", "show the blocks' information messages (one set per SNR point)");
     return run_program(cli, argc, argv, [&] { return run(cli); });
 }
