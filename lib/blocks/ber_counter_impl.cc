@@ -28,12 +28,13 @@ ber_counter::sptr ber_counter::make(int bits_per_item)
 }
 
 ber_counter_impl::ber_counter_impl(int bits_per_item)
-    : gr::sync_block("ber_counter",
-                     gr::io_signature::make2(2,
-                                             2,
-                                             checked_bits_per_item(bits_per_item) * sizeof(uint8_t),
-                                             bits_per_item * sizeof(float)),
-                     gr::io_signature::make(0, 0, 0)),
+    : gr::sync_block(
+          "ber_counter",
+          gr::io_signature::make2(2,
+                                  2,
+                                  checked_bits_per_item(bits_per_item) * sizeof(uint8_t),
+                                  bits_per_item * sizeof(float)),
+          gr::io_signature::make(0, 0, 0)),
       d_bits_per_item(bits_per_item)
 {
 }

@@ -32,14 +32,16 @@ float checked_noise_var(double noise_var)
 size_t checked_max_batch(int max_batch)
 {
     if (max_batch <= 0)
-        throw std::invalid_argument("max_batch must be > 0, got " + std::to_string(max_batch));
+        throw std::invalid_argument("max_batch must be > 0, got " +
+                                    std::to_string(max_batch));
     return static_cast<size_t>(max_batch);
 }
 
 gr::io_signature::sptr channel_signature(int nr, int nt)
 {
     checked_shape(nr, nt);
-    return gr::io_signature::make2(2, 2, nr * nt * sizeof(gr_complex), nr * sizeof(gr_complex));
+    return gr::io_signature::make2(
+        2, 2, nr * nt * sizeof(gr_complex), nr * sizeof(gr_complex));
 }
 
 gr::io_signature::sptr llr_signature(int nr, int nt, const std::string& modulation)

@@ -9,13 +9,16 @@
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/channel_simulator.h>
 
+#include "batch_runner.h"
+
 namespace gr {
 namespace mimo_gpu {
 
 class mimo_channel_impl : public mimo_channel
 {
 public:
-    mimo_channel_impl(int nr, int nt, const std::string& modulation, double snr_db, uint64_t seed);
+    mimo_channel_impl(
+        int nr, int nt, const std::string& modulation, double snr_db, uint64_t seed);
 
     void set_snr_db(double snr_db) override;
     double snr_db() const override;
@@ -27,6 +30,7 @@ public:
 
 private:
     ::mimo_gpu::channel_simulator d_simulator;
+    batch_runner d_batches;
     mutable gr::thread::mutex d_mutex; // guards the SNR, changed from other threads
     double d_snr_db;
     float d_noise_var;

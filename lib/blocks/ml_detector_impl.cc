@@ -2,9 +2,9 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "ml_detector_impl.h"
-#include "batched_work.h"
+#include "batch_runner.h"
 #include "block_parameters.h"
+#include "ml_detector_impl.h"
 #include "noise_var_tags.h"
 
 #include <gnuradio/io_signature.h>
@@ -29,13 +29,12 @@ ml_detector_impl::ml_detector_impl(int nr,
                                    double noise_var,
                                    const std::string& backend,
                                    int max_batch)
-    : gr::sync_block("ml_detector",
-                     channel_signature(nr, nt),
-                     llr_signature(nr, nt, modulation)),
+    : gr::sync_block(
+          "ml_detector", channel_signature(nr, nt), llr_signature(nr, nt, modulation)),
       d_detector(checked_shape(nr, nt),
                  ::mimo_gpu::modulation_from_string(modulation),
                  ::mimo_gpu::backend_from_string(backend)),
-      d_max_batch(checked_max_batch(max_batch)),
+      d_batches(checked_max_batch(max_batch), d_logger),
       d_noise_var(checked_noise_var(noise_var))
 {
     d_logger->info("{}x{} {} ML detector on backend {}",
@@ -73,23 +72,24 @@ int ml_detector_impl::work(int noutput_items,
     const auto shape = d_detector.shape();
     const size_t llrs_per_item = d_detector.llrs_per_problem();
 
+    if (!d_batches.start(nitems_read(0)))
+        return WORK_DONE;
     gr::thread::scoped_lock lock(d_mutex);
     // The channel tags H and y alike; y (input 1) is the documented tag input.
     std::vector<gr::tag_t> tags;
     get_tags_in_window(tags, 1, 0, noutput_items, k_noise_var_key);
-    const auto segments =
-        split_at_noise_var_tags(tags, nitems_read(1), noutput_items, d_noise_var, d_logger);
-    return guarded_work(d_logger, noutput_items, [&] {
-        for (const auto& segment : segments) {
-            for_each_batch(segment.begin, segment.end, d_max_batch, [&](int first, int count) {
-                d_detector.detect(H + size_t(first) * shape.nr * shape.nt,
-                                  y + size_t(first) * shape.nr,
-                                  count,
-                                  segment.noise_var,
-                                  llr + size_t(first) * llrs_per_item);
-            });
-        }
-    });
+    const auto segments = split_at_noise_var_tags(
+        tags, nitems_read(1), noutput_items, d_noise_var, d_logger);
+    for (const auto& segment : segments) {
+        d_batches.run(segment.begin, segment.end, [&](int first, int count) {
+            d_detector.detect(H + size_t(first) * shape.nr * shape.nt,
+                              y + size_t(first) * shape.nr,
+                              count,
+                              segment.noise_var,
+                              llr + size_t(first) * llrs_per_item);
+        });
+    }
+    return d_batches.finish(noutput_items);
 }
 
 } // namespace mimo_gpu

@@ -26,9 +26,9 @@ struct noise_var_segment {
 };
 
 /// Splits [0, nitems) at the "noise_var" tags among `tags`, the tags of the
-/// window whose first item has absolute offset `first_item`. `noise_var` holds the value in force before the first item and is updated to
-/// the value in force after the last one. A tag whose value is not a finite
-/// number > 0 is logged and ignored.
+/// window whose first item has absolute offset `first_item`. `noise_var` holds the value
+/// in force before the first item and is updated to the value in force after the last
+/// one. A tag whose value is not a finite number > 0 is logged and ignored.
 std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> tags,
                                                        uint64_t first_item,
                                                        int nitems,

@@ -2,10 +2,10 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "nway_detector_impl.h"
-#include "batched_work.h"
+#include "batch_runner.h"
 #include "block_parameters.h"
 #include "noise_var_tags.h"
+#include "nway_detector_impl.h"
 
 #include <gnuradio/io_signature.h>
 
@@ -60,7 +60,7 @@ nway_detector_impl::nway_detector_impl(int nr,
                      llr_signature(nr, nt, modulation)),
       d_detector(make_config(nr, nt, modulation, passes, llr_clip),
                  ::mimo_gpu::backend_from_string(backend)),
-      d_max_batch(checked_max_batch(max_batch)),
+      d_batches(checked_max_batch(max_batch), d_logger),
       d_noise_var(checked_noise_var(noise_var)),
       d_llr_clip(llr_clip)
 {
@@ -112,21 +112,22 @@ int nway_detector_impl::work(int noutput_items,
     const size_t floats_per_item = d_detector.input_layout().floats_per_item();
     const size_t llrs_per_item = d_detector.llrs_per_problem();
 
+    if (!d_batches.start(nitems_read(0)))
+        return WORK_DONE;
     gr::thread::scoped_lock lock(d_mutex);
     std::vector<gr::tag_t> tags;
     get_tags_in_window(tags, 0, 0, noutput_items, k_noise_var_key);
-    const auto segments =
-        split_at_noise_var_tags(tags, nitems_read(0), noutput_items, d_noise_var, d_logger);
-    return guarded_work(d_logger, noutput_items, [&] {
-        for (const auto& segment : segments) {
-            for_each_batch(segment.begin, segment.end, d_max_batch, [&](int first, int count) {
-                d_detector.detect_qr(items + first * floats_per_item,
-                                     count,
-                                     segment.noise_var,
-                                     llr + first * llrs_per_item);
-            });
-        }
-    });
+    const auto segments = split_at_noise_var_tags(
+        tags, nitems_read(0), noutput_items, d_noise_var, d_logger);
+    for (const auto& segment : segments) {
+        d_batches.run(segment.begin, segment.end, [&](int first, int count) {
+            d_detector.detect_qr(items + first * floats_per_item,
+                                 count,
+                                 segment.noise_var,
+                                 llr + first * llrs_per_item);
+        });
+    }
+    return d_batches.finish(noutput_items);
 }
 
 } // namespace mimo_gpu

@@ -9,6 +9,8 @@
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/nway_detector.h>
 
+#include "batch_runner.h"
+
 namespace gr {
 namespace mimo_gpu {
 
@@ -36,7 +38,7 @@ public:
 
 private:
     ::mimo_gpu::nway_detector d_detector;
-    const size_t d_max_batch;
+    batch_runner d_batches;
     mutable gr::thread::mutex d_mutex; // guards N0 and the clip, set from other threads
     float d_noise_var;
     double d_llr_clip;

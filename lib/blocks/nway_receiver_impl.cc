@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "nway_receiver_impl.h"
 #include "block_parameters.h"
+#include "nway_receiver_impl.h"
 
 #include <gnuradio/io_signature.h>
 
@@ -31,9 +31,8 @@ nway_receiver_impl::nway_receiver_impl(int nr,
                                        double llr_clip,
                                        const std::string& backend,
                                        int max_batch)
-    : gr::hier_block2("nway_receiver",
-                      channel_signature(nr, nt),
-                      llr_signature(nr, nt, modulation)),
+    : gr::hier_block2(
+          "nway_receiver", channel_signature(nr, nt), llr_signature(nr, nt, modulation)),
       d_detector(nway_detector::make(
           nr, nt, modulation, passes, noise_var, llr_clip, backend, max_batch)),
       d_qr(qr_decomposition::make(nr, nt, passes, backend, max_batch))
@@ -44,9 +43,15 @@ nway_receiver_impl::nway_receiver_impl(int nr,
     connect(d_detector, 0, self(), 0);
 }
 
-void nway_receiver_impl::set_noise_var(double noise_var) { d_detector->set_noise_var(noise_var); }
+void nway_receiver_impl::set_noise_var(double noise_var)
+{
+    d_detector->set_noise_var(noise_var);
+}
 
-void nway_receiver_impl::set_llr_clip(double llr_clip) { d_detector->set_llr_clip(llr_clip); }
+void nway_receiver_impl::set_llr_clip(double llr_clip)
+{
+    d_detector->set_llr_clip(llr_clip);
+}
 
 } // namespace mimo_gpu
 } // namespace gr

@@ -2,9 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "qr_decomposition_impl.h"
-#include "batched_work.h"
 #include "block_parameters.h"
+#include "qr_decomposition_impl.h"
 
 #include <gnuradio/io_signature.h>
 
@@ -30,16 +29,16 @@ gr::io_signature::sptr items_signature(int nr, int nt, int orders)
 qr_decomposition::sptr qr_decomposition::make(
     int nr, int nt, int orders, const std::string& backend, int max_batch)
 {
-    return gnuradio::make_block_sptr<qr_decomposition_impl>(nr, nt, orders, backend, max_batch);
+    return gnuradio::make_block_sptr<qr_decomposition_impl>(
+        nr, nt, orders, backend, max_batch);
 }
 
 qr_decomposition_impl::qr_decomposition_impl(
     int nr, int nt, int orders, const std::string& backend, int max_batch)
-    : gr::sync_block("qr_decomposition",
-                     channel_signature(nr, nt),
-                     items_signature(nr, nt, orders)),
+    : gr::sync_block(
+          "qr_decomposition", channel_signature(nr, nt), items_signature(nr, nt, orders)),
       d_qr(checked_shape(nr, nt), orders, ::mimo_gpu::backend_from_string(backend)),
-      d_max_batch(checked_max_batch(max_batch))
+      d_batches(checked_max_batch(max_batch), d_logger)
 {
     d_logger->info("{}x{} QR for {} detection order(s) on backend {}",
                    nr,
@@ -63,14 +62,15 @@ int qr_decomposition_impl::work(int noutput_items,
     const auto shape = d_qr.shape();
     const size_t floats_per_item = d_qr.layout().floats_per_item();
 
-    return guarded_work(d_logger, noutput_items, [&] {
-        for_each_batch(0, noutput_items, d_max_batch, [&](int first, int count) {
-            d_qr.run(H + size_t(first) * shape.nr * shape.nt,
-                     y + size_t(first) * shape.nr,
-                     count,
-                     items + size_t(first) * floats_per_item);
-        });
+    if (!d_batches.start(nitems_read(0)))
+        return WORK_DONE;
+    d_batches.run(0, noutput_items, [&](int first, int count) {
+        d_qr.run(H + size_t(first) * shape.nr * shape.nt,
+                 y + size_t(first) * shape.nr,
+                 count,
+                 items + size_t(first) * floats_per_item);
     });
+    return d_batches.finish(noutput_items);
 }
 
 } // namespace mimo_gpu

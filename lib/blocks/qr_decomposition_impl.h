@@ -8,13 +8,16 @@
 #include <gnuradio/mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/qr_decomposition.h>
 
+#include "batch_runner.h"
+
 namespace gr {
 namespace mimo_gpu {
 
 class qr_decomposition_impl : public qr_decomposition
 {
 public:
-    qr_decomposition_impl(int nr, int nt, int orders, const std::string& backend, int max_batch);
+    qr_decomposition_impl(
+        int nr, int nt, int orders, const std::string& backend, int max_batch);
 
     std::string active_backend() const override;
 
@@ -24,7 +27,7 @@ public:
 
 private:
     ::mimo_gpu::qr_decomposition d_qr;
-    const size_t d_max_batch;
+    batch_runner d_batches;
 };
 
 } // namespace mimo_gpu
