@@ -27,7 +27,7 @@ struct qr_layout {
     int floats_per_order() const { return rows() * cols(); }
     int floats_per_item() const { return orders * floats_per_order(); }
     /// Original stream at permuted position j for order o.
-    static int stream_at(int position, int order, int nt) { return (position + order) % nt; }
+    static constexpr int stream_at(int position, int order, int nt) { return (position + order) % nt; }
 };
 
 class qr_engine; // implementation interface (CPU or CUDA), lib/core/qr/

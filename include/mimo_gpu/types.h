@@ -5,12 +5,15 @@
 #include <cstddef>
 #include <cstdint>
 
+// CUDA's stream type, declared here so the API needs no CUDA header.
+struct CUstream_st;
+
 namespace mimo_gpu {
 
 using cfloat = std::complex<float>; // interleaved re/im, identical to gr_complex
 
 /// Opaque CUDA stream handle: identical to cudaStream_t, without including CUDA headers.
-using cuda_stream_t = struct CUstream_st*;
+using cuda_stream_t = ::CUstream_st*;
 
 /// Size of one MIMO problem (one resource element): y = H s + n, H is nr x nt
 /// row-major (H[r*nt + t]), nt <= nr.

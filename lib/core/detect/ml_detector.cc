@@ -36,7 +36,7 @@ public:
             for (size_t p = begin; p < end; ++p) {
                 const float* h = reinterpret_cast<const float*>(H + p * nr * nt);
                 const float* yy = reinterpret_cast<const float*>(y + p * nr);
-                std::fill(dmin.begin(), dmin.end(), __builtin_huge_valf());
+                std::fill(dmin.begin(), dmin.end(), k_infinity);
                 auto keep_min = [&](int t, int s, float d) {
                     float& slot = dmin[size_t(t) * M + s];
                     slot = d < slot ? d : slot;

@@ -41,7 +41,7 @@ MIMO_HD bool ml_scan_slice(const float* H, const float* y, int nr, int nt, const
         res_im[r] = im;
     }
     const int last = nt - 1;
-    float best = __builtin_huge_valf();
+    float best = k_infinity;
     for (int v = 0; v < M; ++v) {
         const float sr = pam.amplitude(v / L), si = pam.amplitude(v % L);
         float d = 0.0f;
@@ -56,7 +56,7 @@ MIMO_HD bool ml_scan_slice(const float* H, const float* y, int nr, int nt, const
     }
     for (int t = 0; t < nt - 1; ++t)
         update(t, sym[t], best);
-    return best < __builtin_huge_valf();
+    return best < k_infinity;
 }
 
 } // namespace detail

@@ -40,14 +40,14 @@ bool nway_problem(const float* item, int passes, const pam_table& pam, float n0,
     const int M = pam.order(), Q = pam.bits_per_symbol();
     const qr_layout layout{NT, passes};
     for (int i = 0; i < NT * M; ++i)
-        dmin[i] = __builtin_huge_valf();
+        dmin[i] = k_infinity;
     bool finite = true;
     for (int o = 0; o < passes; ++o) {
         const float* E = item + o * layout.floats_per_order();
         for (int c = 0; c < M; ++c) {
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(E, c, pam, level);
-            finite &= d < __builtin_huge_valf();
+            finite &= d < k_infinity;
             for (int j = 0; j < NT; ++j) {
                 float& slot = dmin[qr_layout::stream_at(j, o, NT) * M + symbol_index<NT>(level, j, pam)];
                 slot = d < slot ? d : slot;

@@ -51,7 +51,7 @@ pam_table make_pam_table(const constellation& c);
 MIMO_HD float llr_from_symbol_minima(const float* dmin, const pam_table& pam, int k, float n0, float clip,
                                      float unreached)
 {
-    const float inf = __builtin_huge_valf();
+    const float inf = k_infinity;
     float min0 = inf, min1 = inf;
     const int L = pam.levels;
     for (int li = 0; li < L; ++li)

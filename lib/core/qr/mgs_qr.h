@@ -51,7 +51,7 @@ MIMO_UNROLL
             max_norm2 = n2 > max_norm2 ? n2 : max_norm2;
         total += n2;
     }
-    if (!(total < __builtin_huge_valf())) // NaN or Inf anywhere in H or y
+    if (!(total < k_infinity)) // NaN or Inf anywhere in H or y
         return problem_fault::non_finite;
 
     bool singular = false;

@@ -15,3 +15,12 @@
 #else
 #define MIMO_UNROLL _Pragma("GCC unroll 16")
 #endif
+
+#include <limits>
+
+namespace mimo_gpu {
+namespace detail {
+/// +Inf, usable in host and device code alike (constexpr).
+constexpr float k_infinity = std::numeric_limits<float>::infinity();
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,349 @@
+// mimo_gpu_bench: QR kernel, detection kernel and end-to-end (host memory to
+// host memory) times of the N-way detector for the configurations of the
+// paper's Tables I-III (2x2 and 4x4, 16- and 64-QAM, N = 1..nt, 8400 problems),
+// with the paper's GTX 560 Ti numbers beside them. Core library only, so it
+// runs on a GPU machine without GNU Radio.
+//
+// Method (docs/benchmarks.md): floors first (the measured pinned copy bandwidth
+// for the bytes that must cross PCIe); kernels timed with CUDA events around
+// `reps` back-to-back launches over rotating input sets, median of `trials`;
+// end to end timed on the host clock around whole detect() calls, median.
+#include "command_line.h"
+#include "json_writer.h"
+
+#include <mimo_gpu/channel_simulator.h>
+#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/qr_decomposition.h>
+
+#ifdef MIMO_GPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_apps;
+
+namespace {
+
+struct paper_times { // milliseconds for 8400 problems, GTX 560 Ti (Tables I, II, III); 0 = not given
+    double qr, detect, total;
+};
+
+struct bench_case {
+    mimo_shape shape;
+    modulation mod;
+    int passes;
+    paper_times paper;
+};
+
+std::vector<bench_case> paper_cases()
+{
+    const double qr2[] = {0.030, 0.052}, qr4[] = {0.137, 0.257, 0.399, 0.501};
+    const double d2_16[] = {0.0768, 0.159}, d4_16[] = {0.164, 0.332, 0.500, 0.665};
+    const double d2_64[] = {0.524, 1.040}, d4_64[] = {0.833, 1.658, 2.474, 3.297};
+    const double t2_16[] = {0.342, 0.462}, t4_16[] = {0.739, 1.048, 1.349, 1.629};
+    const double t2_64[] = {0.818, 1.363}, t4_64[] = {1.457, 2.415, 3.390, 4.30};
+    std::vector<bench_case> cases;
+    for (int n = 1; n <= 2; ++n)
+        cases.push_back({{2, 2}, modulation::qam16, n, {qr2[n - 1], d2_16[n - 1], t2_16[n - 1]}});
+    for (int n = 1; n <= 4; ++n)
+        cases.push_back({{4, 4}, modulation::qam16, n, {qr4[n - 1], d4_16[n - 1], t4_16[n - 1]}});
+    for (int n = 1; n <= 2; ++n)
+        cases.push_back({{2, 2}, modulation::qam64, n, {qr2[n - 1], d2_64[n - 1], t2_64[n - 1]}});
+    for (int n = 1; n <= 4; ++n)
+        cases.push_back({{4, 4}, modulation::qam64, n, {qr4[n - 1], d4_64[n - 1], t4_64[n - 1]}});
+    return cases;
+}
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+struct result {
+    bench_case c;
+    double qr_ms = -1, detect_ms = -1, end_to_end_ms = -1, end_to_end_pageable_ms = -1;
+    double floor_ms = -1;
+    size_t bits = 0;
+};
+
+/// Input sets rotated between runs so that caches do not flatter the numbers.
+struct input_sets {
+    std::vector<std::vector<cfloat>> H, y;
+    input_sets(const bench_case& c, size_t batch, int count, uint64_t seed)
+    {
+        channel_simulator sim(c.shape, c.mod, seed);
+        std::vector<uint8_t> bits(batch * sim.bits_per_problem());
+        for (int k = 0; k < count; ++k) {
+            sim.random_bits(bits.data(), bits.size());
+            H.emplace_back(batch * c.shape.nr * c.shape.nt);
+            y.emplace_back(batch * c.shape.nr);
+            sim.run(bits.data(), batch, noise_variance_from_snr_db(15.0), H.back().data(), y.back().data());
+        }
+    }
+};
+
+template <typename F>
+double host_median_ms(int trials, F&& call)
+{
+    call(0); // warm-up: buffers are allocated on first use
+    std::vector<double> ms;
+    for (int t = 0; t < trials; ++t) {
+        const auto start = std::chrono::steady_clock::now();
+        call(t + 1);
+        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    return median(ms);
+}
+
+#ifdef MIMO_GPU_HAVE_CUDA
+
+#define BENCH_CHECK(call)                                                                        \
+    do {                                                                                         \
+        const cudaError_t e_ = (call);                                                           \
+        if (e_ != cudaSuccess)                                                                   \
+            throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_));       \
+    } while (0)
+
+template <typename T>
+struct cuda_array { // plain owner for the benchmark's own device and pinned arrays
+    T* p = nullptr;
+    bool pinned = false;
+    cuda_array(size_t n, bool host_pinned) : pinned(host_pinned)
+    {
+        if (pinned)
+            BENCH_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(T)));
+        else
+            BENCH_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T)));
+    }
+    ~cuda_array() { pinned ? cudaFreeHost(p) : cudaFree(p); }
+    cuda_array(const cuda_array&) = delete;
+};
+
+/// Pinned host-to-device copy bandwidth in bytes/s (the ceiling for end to end).
+double measure_h2d_bandwidth()
+{
+    const size_t bytes = size_t(64) << 20;
+    cuda_array<char> host(bytes, true), dev(bytes, false);
+    std::vector<double> ms;
+    cudaEvent_t a, b;
+    BENCH_CHECK(cudaEventCreate(&a));
+    BENCH_CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < 11; ++i) {
+        BENCH_CHECK(cudaEventRecord(a));
+        BENCH_CHECK(cudaMemcpyAsync(dev.p, host.p, bytes, cudaMemcpyHostToDevice));
+        BENCH_CHECK(cudaEventRecord(b));
+        BENCH_CHECK(cudaEventSynchronize(b));
+        float t = 0;
+        BENCH_CHECK(cudaEventElapsedTime(&t, a, b));
+        ms.push_back(t);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return bytes / (median(ms) * 1e-3);
+}
+
+/// Median over trials of the mean time of `reps` back-to-back launches, by CUDA events.
+template <typename F>
+double kernel_median_ms(cudaStream_t s, int trials, int reps, F&& launch)
+{
+    cudaEvent_t a, b;
+    BENCH_CHECK(cudaEventCreate(&a));
+    BENCH_CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < reps; ++i)
+        launch(i); // warm-up
+    std::vector<double> ms;
+    for (int t = 0; t < trials; ++t) {
+        BENCH_CHECK(cudaEventRecord(a, s));
+        for (int i = 0; i < reps; ++i)
+            launch(i);
+        BENCH_CHECK(cudaEventRecord(b, s));
+        BENCH_CHECK(cudaEventSynchronize(b));
+        float total = 0;
+        BENCH_CHECK(cudaEventElapsedTime(&total, a, b));
+        ms.push_back(total / reps);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return median(ms);
+}
+
+void bench_cuda(result& r, size_t batch, int trials, int reps, double h2d_bandwidth, uint64_t seed)
+{
+    const bench_case& c = r.c;
+    constexpr int sets = 8;
+    input_sets in(c, batch, sets, seed);
+    const size_t nH = batch * c.shape.nr * c.shape.nt, ny = batch * c.shape.nr;
+    qr_decomposition qr(c.shape, c.passes, backend::cuda);
+    nway_detector det({c.shape, c.mod, c.passes, 0.0f}, backend::cuda);
+    const size_t n_items = batch * qr.layout().floats_per_item(), n_llr = batch * det.llrs_per_problem();
+    const float n0 = noise_variance_from_snr_db(15.0);
+
+    std::vector<std::unique_ptr<cuda_array<cfloat>>> dH, dy, hH, hy;
+    for (int k = 0; k < sets; ++k) {
+        dH.emplace_back(new cuda_array<cfloat>(nH, false));
+        dy.emplace_back(new cuda_array<cfloat>(ny, false));
+        hH.emplace_back(new cuda_array<cfloat>(nH, true));
+        hy.emplace_back(new cuda_array<cfloat>(ny, true));
+        std::copy(in.H[k].begin(), in.H[k].end(), hH[k]->p);
+        std::copy(in.y[k].begin(), in.y[k].end(), hy[k]->p);
+        BENCH_CHECK(cudaMemcpy(dH[k]->p, hH[k]->p, nH * sizeof(cfloat), cudaMemcpyHostToDevice));
+        BENCH_CHECK(cudaMemcpy(dy[k]->p, hy[k]->p, ny * sizeof(cfloat), cudaMemcpyHostToDevice));
+    }
+    cuda_array<float> d_items(n_items * sets, false), d_llr(n_llr, false), h_llr(n_llr, true);
+    cudaStream_t s;
+    BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+    r.qr_ms = kernel_median_ms(s, trials, reps, [&](int i) {
+        qr.run_device(dH[i % sets]->p, dy[i % sets]->p, batch, d_items.p + (i % sets) * n_items, s);
+    });
+    qr.check_device_status(s);
+    r.detect_ms = kernel_median_ms(s, trials, reps, [&](int i) {
+        det.detect_qr_device(d_items.p + (i % sets) * n_items, batch, n0, d_llr.p, s);
+    });
+    det.check_device_status(s);
+    r.end_to_end_ms = host_median_ms(trials * 4, [&](int i) {
+        det.detect(hH[i % sets]->p, hy[i % sets]->p, batch, n0, h_llr.p);
+    });
+    std::vector<float> llr(n_llr);
+    r.end_to_end_pageable_ms = host_median_ms(trials * 4, [&](int i) {
+        det.detect(in.H[i % sets].data(), in.y[i % sets].data(), batch, n0, llr.data());
+    });
+    cudaStreamDestroy(s);
+    const double bytes_in = double(nH + ny) * sizeof(cfloat), bytes_out = double(n_llr) * sizeof(float);
+    r.floor_ms = (bytes_in + bytes_out) / h2d_bandwidth * 1e3; // copies in and out, not overlapped
+}
+#endif
+
+void bench_cpu(result& r, size_t batch, int trials, uint64_t seed)
+{
+    input_sets in(r.c, batch, 2, seed);
+    nway_detector det({r.c.shape, r.c.mod, r.c.passes, 0.0f}, backend::cpu);
+    std::vector<float> llr(batch * det.llrs_per_problem());
+    const float n0 = noise_variance_from_snr_db(15.0);
+    r.end_to_end_pageable_ms = r.end_to_end_ms = host_median_ms(trials, [&](int i) {
+        det.detect(in.H[i % 2].data(), in.y[i % 2].data(), batch, n0, llr.data());
+    });
+}
+
+double mbps(size_t bits, double ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e6 : 0.0; }
+
+std::string fmt(double v, const char* f = "%.4f")
+{
+    if (v < 0)
+        return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    command_line cli("mimo_gpu_bench",
+                     "Times QR, N-way detection and end to end for the paper's Tables I-III.",
+                     "Kernel times use CUDA events over back-to-back launches (median of trials); end-to-end "
+                     "times are whole detect() calls from pinned host memory to pinned host memory (and from "
+                     "pageable memory), median. The 'floor' column is the bytes that must cross PCIe over the "
+                     "measured pinned bandwidth.");
+    cli.add_option("batch", "N", "problems per batch (the paper: 8400, one LTE 20 MHz slot)", "8400");
+    cli.add_option("trials", "N", "timed trials per measurement (the median is reported)", "25");
+    cli.add_option("reps", "N", "kernel launches per timed trial", "50");
+    cli.add_option("backend", "NAME", "auto, cpu or cuda", "auto");
+    cli.add_option("json", "FILE", "also write the results as JSON to FILE");
+    cli.add_option("seed", "N", "seed of the random inputs", "1");
+    return run_program(cli, argc, argv, [&]() -> int {
+        const size_t batch = size_t(cli.integer("batch", 1, 1 << 22));
+        const int trials = int(cli.integer("trials", 1, 100000)), reps = int(cli.integer("reps", 1, 100000));
+        const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
+        const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
+
+        std::string device = "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
+        double h2d = 0;
+#ifdef MIMO_GPU_HAVE_CUDA
+        if (b == backend::cuda) {
+            cudaDeviceProp prop{};
+            BENCH_CHECK(cudaGetDeviceProperties(&prop, 0));
+            device = prop.name;
+            h2d = measure_h2d_bandwidth();
+            std::fprintf(stderr, "device %s, %d SMs; pinned host-to-device %.1f GB/s\n", prop.name,
+                         prop.multiProcessorCount, h2d / 1e9);
+        }
+#endif
+        std::vector<result> results;
+        for (const bench_case& c : paper_cases()) {
+            result r;
+            r.c = c;
+            r.bits = batch * c.shape.nt * constellation(c.mod).bits_per_symbol();
+            std::fprintf(stderr, "  %dx%d %s N=%d ...\n", c.shape.nr, c.shape.nt, to_string(c.mod).c_str(), c.passes);
+#ifdef MIMO_GPU_HAVE_CUDA
+            if (b == backend::cuda)
+                bench_cuda(r, batch, trials, reps, h2d, seed);
+            else
+#endif
+                bench_cpu(r, batch, std::max(3, trials / 5), seed);
+            results.push_back(r);
+        }
+
+        std::printf("\nmimo_gpu_bench: %s, backend %s, %zu problems per batch (times in ms, Mbps of detected bits)\n",
+                    device.c_str(), to_string(b).c_str(), batch);
+        std::printf("%-14s %2s | %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", "config", "N", "QR", "detect",
+                    "sum", "x paper", "e2e", "e2e-page", "floor", "Mbps", "x paper", "paperQR+D", "paperE2E");
+        for (const result& r : results) {
+            const double sum = r.qr_ms >= 0 ? r.qr_ms + r.detect_ms : -1;
+            const double paper_sum = r.c.paper.qr + r.c.paper.detect;
+            char cfg[32];
+            std::snprintf(cfg, sizeof cfg, "%dx%d %s", r.c.shape.nr, r.c.shape.nt, to_string(r.c.mod).c_str());
+            std::printf("%-14s %2d | %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", cfg, r.c.passes,
+                        fmt(r.qr_ms).c_str(), fmt(r.detect_ms).c_str(), fmt(sum).c_str(),
+                        fmt(sum > 0 ? paper_sum / sum : -1, "%.1fx").c_str(), fmt(r.end_to_end_ms).c_str(),
+                        fmt(r.end_to_end_pageable_ms).c_str(), fmt(r.floor_ms).c_str(),
+                        fmt(mbps(r.bits, r.end_to_end_ms), "%.0f").c_str(),
+                        fmt(r.c.paper.total / r.end_to_end_ms, "%.1fx").c_str(), fmt(paper_sum).c_str(),
+                        fmt(r.c.paper.total).c_str());
+        }
+
+        if (cli.is_set("json") && !cli.text("json").empty()) {
+            std::ofstream out(cli.text("json"));
+            if (!out)
+                throw std::runtime_error("cannot write " + cli.text("json"));
+            json_writer j(out);
+            const std::time_t now = std::time(nullptr);
+            char date[32];
+            std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+            j.begin_object();
+            j.value("program", "mimo_gpu_bench").value("device", device).value("backend", to_string(b));
+            j.value("date", date).value("batch", (unsigned long)batch).value("trials", trials).value("reps", reps);
+            j.value("pinned_h2d_GBps", h2d / 1e9);
+            j.begin_array("results");
+            for (const result& r : results) {
+                j.begin_object();
+                j.value("nr", r.c.shape.nr).value("nt", r.c.shape.nt).value("modulation", to_string(r.c.mod));
+                j.value("passes", r.c.passes).value("bits", (unsigned long)r.bits);
+                j.value("qr_kernel_ms", r.qr_ms).value("detect_kernel_ms", r.detect_ms);
+                j.value("end_to_end_pinned_ms", r.end_to_end_ms).value("end_to_end_pageable_ms", r.end_to_end_pageable_ms);
+                j.value("transfer_floor_ms", r.floor_ms).value("end_to_end_Mbps", mbps(r.bits, r.end_to_end_ms));
+                j.value("paper_qr_ms", r.c.paper.qr).value("paper_detect_ms", r.c.paper.detect);
+                j.value("paper_total_ms", r.c.paper.total);
+                j.end_object();
+            }
+            j.end_array();
+            j.end_object();
+            out << "\n";
+            std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());
+        }
+        return 0;
+    });
+}

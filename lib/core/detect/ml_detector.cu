@@ -1,0 +1,96 @@
+// CUDA engine of ml_detector: one block per problem, its threads sharing out the
+// M^(nt-1) slices of the exhaustive search (ml_scan_slice, as on the CPU) and
+// meeting in shared memory as per-symbol minima.
+#include "../runtime/cuda_staging.h"
+#include "ml_engine.h"
+#include "ml_search.h"
+#include "pam_table.h"
+
+#include <algorithm>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+constexpr int k_ml_threads = 256;
+
+__global__ void ml_search_kernel(const float* __restrict__ H, const float* __restrict__ y, int nr, int nt,
+                                 pam_table pam, uint64_t slices, float n0, size_t first,
+                                 float* __restrict__ llr, problem_status* status)
+{
+    extern __shared__ float dmin[]; // [nt][M]
+    const int M = pam.order(), Q = pam.bits_per_symbol();
+    const size_t p = first + blockIdx.x;
+    const float inf = __int_as_float(0x7f800000);
+    for (int i = threadIdx.x; i < nt * M; i += blockDim.x)
+        dmin[i] = inf;
+    __syncthreads();
+
+    int* mins = reinterpret_cast<int*>(dmin);
+    auto keep_min = [&](int t, int s, float d) {
+        if (d < inf)
+            atomicMin(mins + t * M + s, __float_as_int(d));
+    };
+    bool finite = true;
+    for (uint64_t s = threadIdx.x; s < slices; s += blockDim.x)
+        finite &= ml_scan_slice(H + p * 2 * nr * nt, y + p * 2 * nr, nr, nt, pam, s, keep_min);
+    if (!finite)
+        atomicMin(status, make_status(p, problem_fault::non_finite));
+    __syncthreads();
+
+    for (int i = threadIdx.x; i < nt * Q; i += blockDim.x)
+        llr[p * nt * Q + i] = llr_from_symbol_minima(dmin + (i / Q) * M, pam, i % Q, n0, 0.0f, 0.0f);
+}
+
+class cuda_ml_engine final : public ml_engine
+{
+public:
+    cuda_ml_engine(mimo_shape shape, modulation mod) : m_shape(shape), m_pam(make_pam_table(constellation(mod))) {}
+    backend kind() const override { return backend::cuda; }
+
+    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) override
+    {
+        const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order();
+        uint64_t slices = 1;
+        for (int t = 0; t < nt - 1; ++t)
+            slices *= uint64_t(M);
+        const cudaStream_t s = m_stream.get();
+        const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
+        const float* dH = reinterpret_cast<const float*>(m_H.upload(H, batch * nr * nt, s));
+        const float* dy = reinterpret_cast<const float*>(m_y.upload(y, batch * nr, s));
+        problem_status* st = m_status.reset(s);
+        // One launch per chunk keeps each grid within limits for any batch.
+        constexpr size_t chunk = 1u << 20;
+        float* d_llr = m_llr.device_output(n_llr);
+        for (size_t first = 0; first < batch; first += chunk) {
+            const size_t n = std::min(chunk, batch - first);
+            ml_search_kernel<<<unsigned(n), k_ml_threads, size_t(nt) * M * sizeof(float), s>>>(
+                dH, dy, nr, nt, m_pam, slices, n0, first, d_llr, st);
+            MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
+        }
+        m_llr.download(llr, n_llr, s);
+        m_status.fetch(s);
+        m_stream.synchronize();
+        throw_if_bad("ml_detector", m_status.value());
+        m_llr.finish(llr, n_llr);
+    }
+
+private:
+    mimo_shape m_shape;
+    pam_table m_pam;
+    cuda_stream m_stream;
+    upload_lane<cfloat> m_H, m_y;
+    download_lane<float> m_llr;
+    device_status m_status;
+};
+
+} // namespace
+
+std::unique_ptr<ml_engine> make_cuda_ml_engine(mimo_shape shape, modulation mod)
+{
+    return std::make_unique<cuda_ml_engine>(shape, mod);
+}
+
+} // namespace detail
+} // namespace mimo_gpu
