@@ -161,6 +161,16 @@ TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("problem 77"), std::string::npos) << e.what();
     }
+    // A large batch is pipelined in chunks: the index must still be the batch's.
+    problem_batch big({4, 4}, modulation::qam16, 9000, 14.0, 11);
+    std::vector<float> big_llr(9000 * 16);
+    big.H[16 * 8765 + 5] = cfloat(NAN, 0);
+    try {
+        gpu.detect(big.H.data(), big.y.data(), 9000, big.n0, big_llr.data());
+        FAIL() << "NaN accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("problem 8765"), std::string::npos) << e.what();
+    }
     problem_batch q({4, 4}, modulation::qpsk, 50, 14.0, 3);
     q.H[16 * 9] = cfloat(NAN, 0);
     std::vector<float> mllr(50 * 8);

@@ -16,7 +16,7 @@ namespace {
 constexpr int k_ml_threads = 256;
 
 __global__ void ml_search_kernel(const float* __restrict__ H, const float* __restrict__ y, int nr, int nt,
-                                 pam_table pam, uint64_t slices, float n0, size_t first,
+                                 const __grid_constant__ pam_table pam, uint64_t slices, float n0, size_t first,
                                  float* __restrict__ llr, problem_status* status)
 {
     extern __shared__ float dmin[]; // [nt][M]
@@ -59,21 +59,19 @@ public:
         const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
         const float* dH = reinterpret_cast<const float*>(m_H.upload(H, batch * nr * nt, s));
         const float* dy = reinterpret_cast<const float*>(m_y.upload(y, batch * nr, s));
-        problem_status* st = m_status.reset(s);
+        problem_status* st = m_status.word();
         // One launch per chunk keeps each grid within limits for any batch.
         constexpr size_t chunk = 1u << 20;
-        float* d_llr = m_llr.device_output(n_llr);
+        float* d_llr = m_llr.begin(llr, n_llr);
         for (size_t first = 0; first < batch; first += chunk) {
             const size_t n = std::min(chunk, batch - first);
             ml_search_kernel<<<unsigned(n), k_ml_threads, size_t(nt) * M * sizeof(float), s>>>(
                 dH, dy, nr, nt, m_pam, slices, n0, first, d_llr, st);
             MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
         }
-        m_llr.download(llr, n_llr, s);
-        m_status.fetch(s);
-        m_stream.synchronize();
-        throw_if_bad("ml_detector", m_status.value());
-        m_llr.finish(llr, n_llr);
+        m_llr.copy(0, n_llr, s);
+        m_status.check("ml_detector", s);
+        m_llr.finish();
     }
 
 private:

@@ -30,8 +30,10 @@ struct search_shape {
 };
 
 template <int NT>
-__global__ void ssfe_search_kernel(const float* __restrict__ items, size_t batch, int passes, pam_table pam,
-                                   float n0, float clip, float* __restrict__ llr, problem_status* status)
+__global__ void ssfe_search_kernel(const float* __restrict__ items, size_t batch, int passes,
+                                   const __grid_constant__ pam_table pam,
+                                   float n0, float clip, float* __restrict__ llr, problem_status* status,
+                                   size_t index_base)
 {
     extern __shared__ float dmin[]; // [problems][NT][M]
     constexpr int per_order = 2 * NT * (2 * NT + 1);
@@ -54,7 +56,7 @@ __global__ void ssfe_search_kernel(const float* __restrict__ items, size_t batch
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(item + o * per_order, c, pam, level);
             if (!(d < inf)) {
-                atomicMin(status, make_status(p, problem_fault::non_finite));
+                atomicMin(status, make_status(index_base + p, problem_fault::non_finite));
                 continue;
             }
             MIMO_UNROLL
@@ -76,7 +78,8 @@ __global__ void ssfe_search_kernel(const float* __restrict__ items, size_t batch
 }
 
 void launch_ssfe_search(const nway_config& cfg, const pam_table& pam, const float* d_items, size_t batch, float n0,
-                        float clip, float* d_llr, problem_status* d_status, cudaStream_t stream)
+                        float clip, float* d_llr, problem_status* d_status, cudaStream_t stream,
+                        size_t index_base = 0)
 {
     if (batch == 0)
         return;
@@ -86,7 +89,7 @@ void launch_ssfe_search(const nway_config& cfg, const pam_table& pam, const floa
     dispatch_nt(cfg.shape.nt, [&](auto nt_c) {
         constexpr int NT = decltype(nt_c)::value;
         ssfe_search_kernel<NT><<<blocks, k_search_threads, shared, stream>>>(d_items, batch, cfg.passes, pam, n0,
-                                                                            clip, d_llr, d_status);
+                                                                            clip, d_llr, d_status, index_base);
     });
     MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
 }
@@ -100,57 +103,64 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
+    // Both host entry points pipeline their batch over two streams in chunks.
     void detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
     {
-        const cudaStream_t s = m_stream.get();
-        const float* d_items = m_items_in.upload(items, batch * item_floats(), s);
-        problem_status* st = m_status.reset(s);
-        launch_ssfe_search(m_config, m_pam, d_items, batch, n0, clip, m_llr.device_output(llr_count(batch)), st, s);
-        finish(llr, batch);
+        m_items_in.begin(items, batch * item_floats());
+        float* d_llr = m_llr.begin(llr, llr_count(batch));
+        m_pipeline.run(batch, [&](size_t first, size_t n, cudaStream_t s) {
+            const float* d_items = m_items_in.copy(first * item_floats(), n * item_floats(), s);
+            launch_ssfe_search(m_config, m_pam, d_items, n, n0, clip, d_llr + llr_count(first), m_status.word(), s,
+                               first);
+            m_llr.copy(llr_count(first), llr_count(n), s);
+        });
+        finish();
     }
 
     void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
     {
-        const cudaStream_t s = m_stream.get();
-        const cfloat* dH = m_H.upload(H, batch * m_config.shape.nr * m_config.shape.nt, s);
-        const cfloat* dy = m_y.upload(y, batch * m_config.shape.nr, s);
+        const int nr = m_config.shape.nr, nt = m_config.shape.nt;
+        m_H.begin(H, batch * nr * nt);
+        m_y.begin(y, batch * nr);
         float* d_items = m_items.reserve(batch * item_floats());
-        problem_status* st = m_status.reset(s);
-        launch_mgs_qr(m_config.shape, m_config.passes, dH, dy, batch, d_items, st, s);
-        launch_ssfe_search(m_config, m_pam, d_items, batch, n0, clip, m_llr.device_output(llr_count(batch)), st, s);
-        finish(llr, batch);
+        float* d_llr = m_llr.begin(llr, llr_count(batch));
+        m_pipeline.run(batch, [&](size_t first, size_t n, cudaStream_t s) {
+            const cfloat* dH = m_H.copy(first * nr * nt, n * nr * nt, s);
+            const cfloat* dy = m_y.copy(first * nr, n * nr, s);
+            float* chunk_items = d_items + first * item_floats();
+            launch_mgs_qr(m_config.shape, m_config.passes, dH, dy, n, chunk_items, m_status.word(), s, first);
+            launch_ssfe_search(m_config, m_pam, chunk_items, n, n0, clip, d_llr + llr_count(first), m_status.word(), s,
+                               first);
+            m_llr.copy(llr_count(first), llr_count(n), s);
+        });
+        finish();
     }
 
     void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
                           cuda_stream_t stream) override
     {
-        launch_ssfe_search(m_config, m_pam, d_items, batch, n0, clip, d_llr, m_status.reset(stream), stream);
+        launch_ssfe_search(m_config, m_pam, d_items, batch, n0, clip, d_llr, m_status.word(), stream);
     }
 
     void check_device_status(cuda_stream_t stream) override
     {
-        m_status.fetch(stream);
-        MIMO_CUDA_CHECK(cudaStreamSynchronize(stream));
-        throw_if_bad("nway_detector", m_status.value());
+        m_status.check("nway_detector", stream);
     }
 
 private:
     size_t item_floats() const { return qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item(); }
     size_t llr_count(size_t batch) const { return batch * m_config.shape.nt * m_pam.bits_per_symbol(); }
 
-    void finish(float* llr, size_t batch)
+    /// Waits for the batch, reports bad problems, and hands the LLRs over.
+    void finish()
     {
-        const cudaStream_t s = m_stream.get();
-        m_llr.download(llr, llr_count(batch), s);
-        m_status.fetch(s);
-        m_stream.synchronize();
-        throw_if_bad("nway_detector", m_status.value());
-        m_llr.finish(llr, llr_count(batch));
+        m_status.check("nway_detector", m_pipeline.main_stream());
+        m_llr.finish();
     }
 
     nway_config m_config;
     pam_table m_pam;
-    cuda_stream m_stream;
+    two_stream_pipeline m_pipeline;
     upload_lane<float> m_items_in;
     upload_lane<cfloat> m_H, m_y;
     device_buffer<float> m_items; // QR items of detect(H, y): they never leave the device

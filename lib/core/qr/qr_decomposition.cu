@@ -13,26 +13,56 @@ namespace {
 
 constexpr int k_qr_threads = 64; // 8400 problems fill 132 SMs with one block each
 
+/// One thread per (problem, order). The block's inputs and outputs are
+/// contiguous in global memory, so they pass through shared memory to make
+/// every global access coalesced (a thread's own item is 288 bytes for 4x4,
+/// which would otherwise scatter each warp store over 32 segments).
 template <int NR, int NT>
-__global__ void mgs_qr_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
-                              int orders, float* __restrict__ items, problem_status* status)
+__global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __restrict__ H, const float* __restrict__ y,
+                                                             size_t batch, int orders, float* __restrict__ items,
+                                                             problem_status* status, size_t index_base)
 {
-    constexpr int per_order = 2 * NT * (2 * NT + 1);
-    const size_t idx = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (idx >= batch * orders)
-        return;
-    const size_t p = idx / orders;
-    const int o = int(idx % orders);
-    const problem_fault fault =
-        mgs_qr_order<NR, NT>(H + p * 2 * NR * NT, y + p * 2 * NR, o, items + idx * per_order);
-    if (fault != problem_fault::none)
-        atomicMin(status, make_status(p, fault));
+    constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, per_order = 2 * NT * (2 * NT + 1);
+    extern __shared__ float stage[];
+    const size_t first_idx = size_t(blockIdx.x) * k_qr_threads;
+    const size_t idx_end = min(first_idx + k_qr_threads, batch * orders);
+    const size_t first_p = first_idx / orders, end_p = (idx_end - 1) / orders + 1;
+    const int n_problems = int(end_p - first_p);
+    float* sH = stage;
+    float* sy = sH + (k_qr_threads + 1) * h_floats;
+    float* sE = sy + (k_qr_threads + 1) * y_floats;
+
+    for (int i = threadIdx.x; i < n_problems * h_floats; i += k_qr_threads)
+        sH[i] = H[first_p * h_floats + i];
+    for (int i = threadIdx.x; i < n_problems * y_floats; i += k_qr_threads)
+        sy[i] = y[first_p * y_floats + i];
+    __syncthreads();
+
+    const size_t idx = first_idx + threadIdx.x;
+    if (idx < idx_end) {
+        const size_t p = idx / orders;
+        const int local = int(p - first_p);
+        const problem_fault fault = mgs_qr_order<NR, NT>(sH + local * h_floats, sy + local * y_floats,
+                                                         int(idx % orders), sE + threadIdx.x * per_order);
+        if (fault != problem_fault::none)
+            atomicMin(status, make_status(index_base + p, fault));
+    }
+    __syncthreads();
+    const int n_out = int(idx_end - first_idx) * per_order;
+    for (int i = threadIdx.x; i < n_out; i += k_qr_threads)
+        items[first_idx * per_order + i] = sE[i];
+}
+
+template <int NR, int NT>
+constexpr size_t qr_shared_bytes()
+{
+    return sizeof(float) * ((k_qr_threads + 1) * (2 * NR * NT + 2 * NR) + k_qr_threads * 2 * NT * (2 * NT + 1));
 }
 
 } // namespace
 
 void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat* d_y, size_t batch,
-                   float* d_items, problem_status* d_status, cudaStream_t stream)
+                   float* d_items, problem_status* d_status, cudaStream_t stream, size_t index_base)
 {
     if (batch == 0)
         return;
@@ -40,9 +70,13 @@ void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat
     const unsigned blocks = unsigned((threads + k_qr_threads - 1) / k_qr_threads);
     dispatch_shape(shape.nr, shape.nt, [&](auto nr_c, auto nt_c) {
         constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-        mgs_qr_kernel<NR, NT><<<blocks, k_qr_threads, 0, stream>>>(reinterpret_cast<const float*>(d_H),
+        constexpr size_t shared = qr_shared_bytes<NR, NT>();
+        if constexpr (shared > 48 * 1024) // 8x8: opt in to more than the default 48 KB
+            MIMO_CUDA_CHECK(cudaFuncSetAttribute(mgs_qr_kernel<NR, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                 int(shared)));
+        mgs_qr_kernel<NR, NT><<<blocks, k_qr_threads, shared, stream>>>(reinterpret_cast<const float*>(d_H),
                                                                  reinterpret_cast<const float*>(d_y), batch,
-                                                                 orders, d_items, d_status);
+                                                                 orders, d_items, d_status, index_base);
     });
     MIMO_CUDA_CHECK_LAUNCH("mgs_qr_kernel");
 }
@@ -61,24 +95,20 @@ public:
         const cfloat* dH = m_H.upload(H, batch * m_shape.nr * m_shape.nt, s);
         const cfloat* dy = m_y.upload(y, batch * m_shape.nr, s);
         const size_t n_out = batch * m_layout.floats_per_item();
-        launch_mgs_qr(m_shape, m_layout.orders, dH, dy, batch, m_items.device_output(n_out), m_status.reset(s), s);
-        m_items.download(items, n_out, s);
-        m_status.fetch(s);
-        m_stream.synchronize();
-        throw_if_bad("qr_decomposition", m_status.value());
-        m_items.finish(items, n_out);
+        launch_mgs_qr(m_shape, m_layout.orders, dH, dy, batch, m_items.begin(items, n_out), m_status.word(), s);
+        m_items.copy(0, n_out, s);
+        m_status.check("qr_decomposition", s);
+        m_items.finish();
     }
 
     void run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items, cuda_stream_t stream) override
     {
-        launch_mgs_qr(m_shape, m_layout.orders, d_H, d_y, batch, d_items, m_status.reset(stream), stream);
+        launch_mgs_qr(m_shape, m_layout.orders, d_H, d_y, batch, d_items, m_status.word(), stream);
     }
 
     void check_device_status(cuda_stream_t stream) override
     {
-        m_status.fetch(stream);
-        MIMO_CUDA_CHECK(cudaStreamSynchronize(stream));
-        throw_if_bad("qr_decomposition", m_status.value());
+        m_status.check("qr_decomposition", stream);
     }
 
 private:
