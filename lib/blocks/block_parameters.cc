@@ -6,6 +6,7 @@
 
 #include <mimo_gpu/constellation.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -48,6 +49,17 @@ gr::io_signature::sptr llr_signature(int nr, int nt, const std::string& modulati
 {
     checked_shape(nr, nt);
     return gr::io_signature::make(1, 1, nt * bits_per_symbol(modulation) * sizeof(float));
+}
+
+void request_batch_sized_output_buffers(gr::block& block, size_t max_batch)
+{
+    constexpr size_t max_buffer_bytes = size_t(64) << 20;
+    const auto outputs = block.output_signature();
+    for (int port = 0; port < outputs->max_streams(); ++port) {
+        const size_t item_bytes = outputs->sizeof_stream_item(port);
+        const size_t items = std::min(max_batch, max_buffer_bytes / item_bytes);
+        block.set_min_output_buffer(port, static_cast<long>(items));
+    }
 }
 
 int bits_per_symbol(const std::string& modulation)

@@ -7,6 +7,7 @@
 #ifndef INCLUDED_MIMO_GPU_BLOCK_PARAMETERS_H
 #define INCLUDED_MIMO_GPU_BLOCK_PARAMETERS_H
 
+#include <gnuradio/block.h>
 #include <gnuradio/io_signature.h>
 #include <mimo_gpu/types.h>
 
@@ -25,6 +26,11 @@ size_t checked_max_batch(int max_batch);
 gr::io_signature::sptr channel_signature(int nr, int nt);
 /// The LLR stream: float vlen nt*Q (shape and modulation checked first).
 gr::io_signature::sptr llr_signature(int nr, int nt, const std::string& modulation);
+/// Asks GNU Radio for output buffers of at least max_batch items (capped at
+/// 64 MiB a buffer), so that the next block's core calls get full batches:
+/// the default buffers (about 64 KiB) hold only tens of QR items, and a GPU
+/// batch that small costs mostly launch and copy overhead.
+void request_batch_sized_output_buffers(gr::block& block, size_t max_batch);
 /// Bits per symbol Q of a modulation name (throws on an unknown name).
 int bits_per_symbol(const std::string& modulation);
 

@@ -50,6 +50,7 @@ mimo_channel_impl::mimo_channel_impl(
       d_snr_db(checked_snr_db(snr_db)),
       d_noise_var(::mimo_gpu::noise_variance_from_snr_db(snr_db))
 {
+    request_batch_sized_output_buffers(*this, k_max_batch);
     d_logger->info("{}x{} {} channel, SNR {} dB (N0 {}), runs on the CPU",
                    nr,
                    nt,

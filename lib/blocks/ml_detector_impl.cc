@@ -37,6 +37,7 @@ ml_detector_impl::ml_detector_impl(int nr,
       d_batches(checked_max_batch(max_batch), d_logger),
       d_noise_var(checked_noise_var(noise_var))
 {
+    request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{}x{} {} ML detector on backend {}",
                    nr,
                    nt,

@@ -64,6 +64,7 @@ nway_detector_impl::nway_detector_impl(int nr,
       d_noise_var(checked_noise_var(noise_var)),
       d_llr_clip(llr_clip)
 {
+    request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{}x{} {} detector, {} pass(es), on backend {}",
                    nr,
                    nt,

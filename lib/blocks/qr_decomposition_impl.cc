@@ -40,6 +40,7 @@ qr_decomposition_impl::qr_decomposition_impl(
       d_qr(checked_shape(nr, nt), orders, ::mimo_gpu::backend_from_string(backend)),
       d_batches(checked_max_batch(max_batch), d_logger)
 {
+    request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{}x{} QR for {} detection order(s) on backend {}",
                    nr,
                    nt,

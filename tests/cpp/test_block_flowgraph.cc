@@ -52,12 +52,14 @@ protected:
     void SetUp() override
     {
         if (backend() == "cuda" && !::mimo_gpu::cuda_available())
-            GTEST_SKIP() << "no usable CUDA device: " << ::mimo_gpu::cuda_unavailable_reason();
+            GTEST_SKIP() << "no usable CUDA device: "
+                         << ::mimo_gpu::cuda_unavailable_reason();
     }
     std::string backend() const { return GetParam(); }
 };
 
-// 1001 items: not a multiple of the batch sizes, so a lost tail would show as missing bits.
+// 1001 items: not a multiple of the batch sizes, so a lost tail would show as missing
+// bits.
 constexpr size_t k_items = 1001;
 constexpr int k_max_batch = 128;
 
@@ -70,11 +72,13 @@ TEST_P(block_flowgraph, nway_and_ml_chains_have_no_bit_errors_at_30_db)
     auto tb = gr::make_top_block("block_flowgraph");
     auto source = gr::blocks::vector_source_b::make(bits, false, bits_per_item);
     auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, 30.0, 2);
-    auto qr = gr::mimo_gpu::qr_decomposition::make(c.nr, c.nt, c.passes, backend(), k_max_batch);
+    auto qr = gr::mimo_gpu::qr_decomposition::make(
+        c.nr, c.nt, c.passes, backend(), k_max_batch);
     // N0 = 1 on purpose: the channel's noise_var tag sets the true one.
     auto nway = gr::mimo_gpu::nway_detector::make(
         c.nr, c.nt, c.modulation, c.passes, 1.0, 0.0, backend(), k_max_batch);
-    auto ml = gr::mimo_gpu::ml_detector::make(c.nr, c.nt, c.modulation, 1.0, backend(), k_max_batch);
+    auto ml = gr::mimo_gpu::ml_detector::make(
+        c.nr, c.nt, c.modulation, 1.0, backend(), k_max_batch);
     auto nway_errors = ber_counter::make(bits_per_item);
     auto ml_errors = ber_counter::make(bits_per_item);
 
@@ -153,11 +157,16 @@ TEST_P(block_flowgraph, non_finite_h_ends_the_stream_instead_of_hanging)
 
 TEST(block_parameters, bad_parameters_throw_invalid_argument)
 {
-    EXPECT_THROW(gr::mimo_gpu::nway_detector::make(4, 2, "qpsk", 3, 0.1), std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::nway_detector::make(2, 4, "qpsk", 1, 0.1), std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::ml_detector::make(2, 2, "8psk", 0.1), std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::qr_decomposition::make(2, 2, 1, "auto", 0), std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::mimo_channel::make(2, 2, "qpsk", NAN, 0), std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::nway_detector::make(4, 2, "qpsk", 3, 0.1),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::nway_detector::make(2, 4, "qpsk", 1, 0.1),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::ml_detector::make(2, 2, "8psk", 0.1),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::qr_decomposition::make(2, 2, 1, "auto", 0),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::mimo_channel::make(2, 2, "qpsk", NAN, 0),
+                 std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(backends,
