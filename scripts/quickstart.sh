@@ -74,7 +74,7 @@ run_tests() {
 
     step "checking the installed module"
     local pydir libdirs
-    pydir=$(dirname "$(dirname "$(find "$stage" -path '*/gnuradio/mimo_gpu/__init__.py' | head -n1)")")
+    pydir=$(dirname "$(dirname "$(dirname "$(find "$stage" -path '*/gnuradio/mimo_gpu/__init__.py' | head -n1)")")")
     libdirs=$(find "$stage" -name 'lib*mimo_gpu*.so*' -printf '%h\n' | sort -u | paste -sd:)
     if [[ -z "$pydir" || "$pydir" == . ]]; then
         echo "no gnuradio/mimo_gpu Python package under $stage" >&2
@@ -100,6 +100,14 @@ print('from gnuradio import mimo_gpu: OK,', mimo_gpu.__file__)
         exit 1
     fi
     echo "GRC: $n block files in $grc"
+    local flowgraph=$build/stage-check
+    rm -rf "$flowgraph"
+    mkdir -p "$flowgraph"
+    GRC_BLOCKS_PATH=$grc grcc -o "$flowgraph" "$root/examples/mimo_gpu_loopback.grc"
+    PYTHONPATH=$pydir LD_LIBRARY_PATH=$libdirs "$python" "$flowgraph/mimo_gpu_loopback.py" \
+        --snr-db 40 --problems 500 | tee "$flowgraph/output.txt"
+    grep -q "0 errors in 8000 bits" "$flowgraph/output.txt"
+    echo "examples/mimo_gpu_loopback.grc: compiled with the installed GRC files, ran with the installed module"
     for program in mimo_gpu_simulate mimo_gpu_detect_file mimo_gpu_plot.py; do
         if [[ ! -x "$stage/bin/$program" ]]; then
             echo "$program was not installed to $stage/bin" >&2
