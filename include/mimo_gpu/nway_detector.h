@@ -52,8 +52,12 @@ public:
     /// for CUDA, with no host round trip between them).
     void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr);
 
-    /// Device memory, asynchronous on `stream` (CUDA backend only).
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error).
+    /// Input errors are reported by the next check_device_status.
     void detect_qr_device(const float* d_items, size_t batch, float n0, float* d_llr, cuda_stream_t stream);
+    /// (H, y) in device memory: QR and search fused in one kernel.
+    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
+                       cuda_stream_t stream);
     void check_device_status(cuda_stream_t stream);
 
 private:

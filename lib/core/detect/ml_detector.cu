@@ -19,12 +19,20 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
                                  const __grid_constant__ pam_table pam, uint64_t slices, float n0, size_t first,
                                  float* __restrict__ llr, problem_status* status)
 {
-    extern __shared__ float dmin[]; // [nt][M]
+    extern __shared__ float smem[]; // dmin [nt][M], then the problem's H and y
     const int M = pam.order(), Q = pam.bits_per_symbol();
     const size_t p = first + blockIdx.x;
-    const float inf = __int_as_float(0x7f800000);
+    const float inf = k_infinity;
+    float* dmin = smem;
+    float* sH = dmin + nt * M;
+    float* sy = sH + 2 * nr * nt;
     for (int i = threadIdx.x; i < nt * M; i += blockDim.x)
         dmin[i] = inf;
+    // Every slice reads the whole problem: keep it on chip (the input may be host memory).
+    for (int i = threadIdx.x; i < 2 * nr * nt; i += blockDim.x)
+        sH[i] = H[p * 2 * nr * nt + i];
+    for (int i = threadIdx.x; i < 2 * nr; i += blockDim.x)
+        sy[i] = y[p * 2 * nr + i];
     __syncthreads();
 
     int* mins = reinterpret_cast<int*>(dmin);
@@ -34,7 +42,7 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
     };
     bool finite = true;
     for (uint64_t s = threadIdx.x; s < slices; s += blockDim.x)
-        finite &= ml_scan_slice(H + p * 2 * nr * nt, y + p * 2 * nr, nr, nt, pam, s, keep_min);
+        finite &= ml_scan_slice(sH, sy, nr, nt, pam, s, keep_min);
     if (!finite)
         atomicMin(status, make_status(p, problem_fault::non_finite));
     __syncthreads();
@@ -57,19 +65,19 @@ public:
             slices *= uint64_t(M);
         const cudaStream_t s = m_stream.get();
         const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
-        const float* dH = reinterpret_cast<const float*>(m_H.upload(H, batch * nr * nt, s));
-        const float* dy = reinterpret_cast<const float*>(m_y.upload(y, batch * nr, s));
+        const float* dH = reinterpret_cast<const float*>(m_H.device_view(H, batch * nr * nt));
+        const float* dy = reinterpret_cast<const float*>(m_y.device_view(y, batch * nr));
         problem_status* st = m_status.word();
         // One launch per chunk keeps each grid within limits for any batch.
         constexpr size_t chunk = 1u << 20;
-        float* d_llr = m_llr.begin(llr, n_llr);
+        float* d_llr = m_llr.device_view(llr, n_llr);
         for (size_t first = 0; first < batch; first += chunk) {
             const size_t n = std::min(chunk, batch - first);
-            ml_search_kernel<<<unsigned(n), k_ml_threads, size_t(nt) * M * sizeof(float), s>>>(
+            const size_t shared = sizeof(float) * (size_t(nt) * M + 2 * nr * nt + 2 * nr);
+            ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(
                 dH, dy, nr, nt, m_pam, slices, n0, first, d_llr, st);
             MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
         }
-        m_llr.copy(0, n_llr, s);
         m_status.check("ml_detector", s);
         m_llr.finish();
     }
@@ -78,8 +86,8 @@ private:
     mimo_shape m_shape;
     pam_table m_pam;
     cuda_stream m_stream;
-    upload_lane<cfloat> m_H, m_y;
-    download_lane<float> m_llr;
+    host_input<cfloat> m_H, m_y;
+    host_output<float> m_llr;
     device_status m_status;
 };
 

@@ -177,6 +177,13 @@ void nway_detector::detect_qr_device(const float* d_items, size_t batch, float n
     m_engine->detect_qr_device(d_items, batch, n0, m_config.llr_clip, d_llr, stream);
 }
 
+void nway_detector::detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
+                                  cuda_stream_t stream)
+{
+    check_n0(n0);
+    m_engine->detect_device(d_H, d_y, batch, n0, m_config.llr_clip, d_llr, stream);
+}
+
 void nway_detector::check_device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
 
 } // namespace mimo_gpu

@@ -1,16 +1,24 @@
-// CUDA engine of nway_detector. The search kernel gives each (problem, pass,
-// candidate) a thread running the same ssfe_candidate as the CPU engine; the
-// candidates of a problem meet in shared memory as per-symbol minima (an
-// atomicMin on the float's bits, valid for the non-negative distances), and a
-// second phase turns them into LLRs with one thread per bit.
+// CUDA engine of nway_detector. Each (problem, pass, candidate) gets a thread
+// running the same ssfe_candidate as the CPU engine; the candidates of a
+// problem meet in shared memory as per-symbol minima (an atomicMin on the
+// float's bits, valid for the non-negative distances), and a last phase turns
+// them into LLRs with one thread per bit.
+//
+// detect(H, y) runs the QR kernel and then the search kernel, the QR items
+// staying on the device. (A single fused kernel, QR items in shared memory, was
+// measured slower on the H100: only one thread per problem-order is busy in its
+// QR phase; docs/benchmarks.md.)
+//
+// Host memory is used in place when it is pinned (zero copy): the kernels read
+// H and y and write the LLRs over PCIe with coalesced accesses, which saves the
+// separate copy operations; pageable memory goes through pinned staging first.
 #include "../qr/qr_kernels.h"
+#include "../runtime/block_copy.cuh"
 #include "../runtime/cuda_staging.h"
 #include "../runtime/shape_dispatch.h"
 #include "nway_engine.h"
 #include "pam_table.h"
 #include "ssfe_search.h"
-
-#include <algorithm>
 
 namespace mimo_gpu {
 namespace detail {
@@ -30,33 +38,37 @@ struct search_shape {
 };
 
 template <int NT>
-__global__ void ssfe_search_kernel(const float* __restrict__ items, size_t batch, int passes,
-                                   const __grid_constant__ pam_table pam,
-                                   float n0, float clip, float* __restrict__ llr, problem_status* status,
-                                   size_t index_base)
+constexpr int floats_per_order()
 {
-    extern __shared__ float dmin[]; // [problems][NT][M]
-    constexpr int per_order = 2 * NT * (2 * NT + 1);
+    return 2 * NT * (2 * NT + 1);
+}
+
+/// The search and LLR phases for the block's problems [first, first + problems),
+/// whose QR items lie contiguously at `items` (global or shared memory).
+/// `dmin` is shared scratch of problems * NT * M floats.
+template <int NT>
+__device__ void search_block(const float* items, size_t first, size_t batch, int passes, const pam_table& pam,
+                             float n0, float clip, float* __restrict__ llr, problem_status* status, float* dmin)
+{
+    constexpr int per_order = floats_per_order<NT>();
     const int M = pam.order(), slots = passes * M;
     const search_shape sh = search_shape::of(slots);
     const int local = threadIdx.x / sh.lanes, lane = threadIdx.x % sh.lanes;
-    const size_t first = size_t(blockIdx.x) * sh.problems;
-    const float inf = __int_as_float(0x7f800000);
+    const float inf = k_infinity;
 
     for (int i = threadIdx.x; i < sh.problems * NT * M; i += blockDim.x)
         dmin[i] = inf;
     __syncthreads();
 
-    const size_t p = first + local;
-    if (local < sh.problems && p < batch) {
-        const float* item = items + p * passes * per_order;
+    if (local < sh.problems && first + local < batch) {
+        const float* item = items + size_t(local) * passes * per_order;
         int* mine = reinterpret_cast<int*>(dmin + local * NT * M);
         for (int s = lane; s < slots; s += sh.lanes) {
             const int o = s / M, c = s % M;
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(item + o * per_order, c, pam, level);
             if (!(d < inf)) {
-                atomicMin(status, make_status(index_base + p, problem_fault::non_finite));
+                atomicMin(status, make_status(first + local, problem_fault::non_finite));
                 continue;
             }
             MIMO_UNROLL
@@ -77,21 +89,44 @@ __global__ void ssfe_search_kernel(const float* __restrict__ items, size_t batch
     }
 }
 
-void launch_ssfe_search(const nway_config& cfg, const pam_table& pam, const float* d_items, size_t batch, float n0,
-                        float clip, float* d_llr, problem_status* d_status, cudaStream_t stream,
-                        size_t index_base = 0)
+template <int NT>
+__global__ void __launch_bounds__(k_search_threads)
+    ssfe_search_kernel(const float* __restrict__ items, size_t batch, int passes, const __grid_constant__ pam_table pam,
+                       float n0, float clip, float* __restrict__ llr, problem_status* status)
 {
-    if (batch == 0)
-        return;
+    extern __shared__ float smem[]; // the block's QR items, then dmin [problems][NT][M]
+    const search_shape sh = search_shape::of(passes * pam.order());
+    const size_t first = size_t(blockIdx.x) * sh.problems;
+    const int n_problems = int(first + sh.problems <= batch ? sh.problems : batch - first);
+    const int item_floats = passes * floats_per_order<NT>();
+    // Every candidate thread reads its problem's whole item: load it once, coalesced
+    // (the items may be host memory read over PCIe).
+    float* s_items = smem;
+    block_copy_to_shared(s_items, items + first * item_floats, n_problems * item_floats);
+    // search_block's first barrier orders these stores before the search reads them.
+    search_block<NT>(s_items, first, batch, passes, pam, n0, clip, llr, status,
+                     s_items + sh.problems * item_floats);
+}
+
+size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
+{
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
-    const unsigned blocks = unsigned((batch + sh.problems - 1) / sh.problems);
-    const size_t shared = size_t(sh.problems) * cfg.shape.nt * pam.order() * sizeof(float);
-    dispatch_nt(cfg.shape.nt, [&](auto nt_c) {
-        constexpr int NT = decltype(nt_c)::value;
-        ssfe_search_kernel<NT><<<blocks, k_search_threads, shared, stream>>>(d_items, batch, cfg.passes, pam, n0,
-                                                                            clip, d_llr, d_status, index_base);
-    });
-    MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
+    const size_t item_floats = qr_layout{cfg.shape.nt, cfg.passes}.floats_per_item();
+    return sizeof(float) * sh.problems * (cfg.shape.nt * pam.order() + item_floats);
+}
+
+unsigned search_blocks(const nway_config& cfg, const pam_table& pam, size_t batch)
+{
+    const search_shape sh = search_shape::of(cfg.passes * pam.order());
+    return unsigned((batch + sh.problems - 1) / sh.problems);
+}
+
+/// Raises a kernel's dynamic shared memory limit when it needs more than 48 KB.
+template <typename Kernel>
+void allow_shared(Kernel kernel, size_t bytes)
+{
+    if (bytes > 48 * 1024)
+        MIMO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
 class cuda_nway_engine final : public nway_engine
@@ -103,68 +138,71 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
-    // Both host entry points pipeline their batch over two streams in chunks.
     void detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
     {
-        m_items_in.begin(items, batch * item_floats());
-        float* d_llr = m_llr.begin(llr, llr_count(batch));
-        m_pipeline.run(batch, [&](size_t first, size_t n, cudaStream_t s) {
-            const float* d_items = m_items_in.copy(first * item_floats(), n * item_floats(), s);
-            launch_ssfe_search(m_config, m_pam, d_items, n, n0, clip, d_llr + llr_count(first), m_status.word(), s,
-                               first);
-            m_llr.copy(llr_count(first), llr_count(n), s);
-        });
+        const cudaStream_t s = m_stream.get();
+        launch_search(m_items_in.device_view(items, batch * item_floats()), batch, n0, clip,
+                      m_llr.device_view(llr, llr_count(batch)), s);
         finish();
     }
 
     void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
     {
+        const cudaStream_t s = m_stream.get();
         const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        m_H.begin(H, batch * nr * nt);
-        m_y.begin(y, batch * nr);
-        float* d_items = m_items.reserve(batch * item_floats());
-        float* d_llr = m_llr.begin(llr, llr_count(batch));
-        m_pipeline.run(batch, [&](size_t first, size_t n, cudaStream_t s) {
-            const cfloat* dH = m_H.copy(first * nr * nt, n * nr * nt, s);
-            const cfloat* dy = m_y.copy(first * nr, n * nr, s);
-            float* chunk_items = d_items + first * item_floats();
-            launch_mgs_qr(m_config.shape, m_config.passes, dH, dy, n, chunk_items, m_status.word(), s, first);
-            launch_ssfe_search(m_config, m_pam, chunk_items, n, n0, clip, d_llr + llr_count(first), m_status.word(), s,
-                               first);
-            m_llr.copy(llr_count(first), llr_count(n), s);
-        });
+        detect_device(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
+                      m_llr.device_view(llr, llr_count(batch)), s);
         finish();
+    }
+
+    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
+                       cuda_stream_t stream) override
+    {
+        float* d_items = m_items.reserve(batch * item_floats());
+        launch_mgs_qr(m_config.shape, m_config.passes, d_H, d_y, batch, d_items, m_status.word(), stream);
+        launch_search(d_items, batch, n0, clip, d_llr, stream);
     }
 
     void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
                           cuda_stream_t stream) override
     {
-        launch_ssfe_search(m_config, m_pam, d_items, batch, n0, clip, d_llr, m_status.word(), stream);
+        launch_search(d_items, batch, n0, clip, d_llr, stream);
     }
 
-    void check_device_status(cuda_stream_t stream) override
-    {
-        m_status.check("nway_detector", stream);
-    }
+    void check_device_status(cuda_stream_t stream) override { m_status.check("nway_detector", stream); }
 
 private:
     size_t item_floats() const { return qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item(); }
     size_t llr_count(size_t batch) const { return batch * m_config.shape.nt * m_pam.bits_per_symbol(); }
 
-    /// Waits for the batch, reports bad problems, and hands the LLRs over.
+    void launch_search(const float* d_items, size_t batch, float n0, float clip, float* d_llr, cudaStream_t s)
+    {
+        if (batch == 0)
+            return;
+        const size_t shared = search_shared_bytes(m_config, m_pam);
+        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
+            constexpr int NT = decltype(nt_c)::value;
+            allow_shared(ssfe_search_kernel<NT>, shared);
+            ssfe_search_kernel<NT><<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, s>>>(
+                d_items, batch, m_config.passes, m_pam, n0, clip, d_llr, m_status.word());
+        });
+        MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
+    }
+
+    /// Waits, reports bad problems, and hands the LLRs over.
     void finish()
     {
-        m_status.check("nway_detector", m_pipeline.main_stream());
+        m_status.check("nway_detector", m_stream.get());
         m_llr.finish();
     }
 
     nway_config m_config;
     pam_table m_pam;
-    two_stream_pipeline m_pipeline;
-    upload_lane<float> m_items_in;
-    upload_lane<cfloat> m_H, m_y;
+    cuda_stream m_stream;
+    host_input<float> m_items_in;
+    host_input<cfloat> m_H, m_y;
     device_buffer<float> m_items; // QR items of detect(H, y): they never leave the device
-    download_lane<float> m_llr;
+    host_output<float> m_llr;
     device_status m_status;
 };
 

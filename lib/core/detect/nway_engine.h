@@ -20,6 +20,10 @@ public:
     {
         throw std::logic_error("mimo_gpu::nway_detector::detect_qr_device needs the CUDA backend");
     }
+    virtual void detect_device(const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
+    {
+        throw std::logic_error("mimo_gpu::nway_detector::detect_device needs the CUDA backend");
+    }
     virtual void check_device_status(cuda_stream_t)
     {
         throw std::logic_error("mimo_gpu::nway_detector::check_device_status needs the CUDA backend");

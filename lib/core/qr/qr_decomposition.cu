@@ -1,5 +1,7 @@
 // CUDA engine of qr_decomposition: one thread per (problem, order), running the
-// same mgs_qr_order as the CPU engine.
+// same mgs_qr_order as the CPU engine. Host memory is read and written in place
+// when pinned (cuda_staging.h).
+#include "../runtime/block_copy.cuh"
 #include "../runtime/cuda_staging.h"
 #include "../runtime/shape_dispatch.h"
 #include "mgs_qr.h"
@@ -13,6 +15,8 @@ namespace {
 
 constexpr int k_qr_threads = 64; // 8400 problems fill 132 SMs with one block each
 
+__host__ __device__ constexpr int round_up4(int n) { return (n + 3) / 4 * 4; }
+
 /// One thread per (problem, order). The block's inputs and outputs are
 /// contiguous in global memory, so they pass through shared memory to make
 /// every global access coalesced (a thread's own item is 288 bytes for 4x4,
@@ -20,7 +24,7 @@ constexpr int k_qr_threads = 64; // 8400 problems fill 132 SMs with one block ea
 template <int NR, int NT>
 __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __restrict__ H, const float* __restrict__ y,
                                                              size_t batch, int orders, float* __restrict__ items,
-                                                             problem_status* status, size_t index_base)
+                                                             problem_status* status)
 {
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, per_order = 2 * NT * (2 * NT + 1);
     extern __shared__ float stage[];
@@ -28,14 +32,13 @@ __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __res
     const size_t idx_end = min(first_idx + k_qr_threads, batch * orders);
     const size_t first_p = first_idx / orders, end_p = (idx_end - 1) / orders + 1;
     const int n_problems = int(end_p - first_p);
+    // Each part starts 16-byte aligned, for block_copy_to_shared's vector loads.
     float* sH = stage;
-    float* sy = sH + (k_qr_threads + 1) * h_floats;
-    float* sE = sy + (k_qr_threads + 1) * y_floats;
+    float* sy = sH + round_up4((k_qr_threads + 1) * h_floats);
+    float* sE = sy + round_up4((k_qr_threads + 1) * y_floats);
 
-    for (int i = threadIdx.x; i < n_problems * h_floats; i += k_qr_threads)
-        sH[i] = H[first_p * h_floats + i];
-    for (int i = threadIdx.x; i < n_problems * y_floats; i += k_qr_threads)
-        sy[i] = y[first_p * y_floats + i];
+    block_copy_to_shared(sH, H + first_p * h_floats, n_problems * h_floats);
+    block_copy_to_shared(sy, y + first_p * y_floats, n_problems * y_floats);
     __syncthreads();
 
     const size_t idx = first_idx + threadIdx.x;
@@ -45,7 +48,7 @@ __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __res
         const problem_fault fault = mgs_qr_order<NR, NT>(sH + local * h_floats, sy + local * y_floats,
                                                          int(idx % orders), sE + threadIdx.x * per_order);
         if (fault != problem_fault::none)
-            atomicMin(status, make_status(index_base + p, fault));
+            atomicMin(status, make_status(p, fault));
     }
     __syncthreads();
     const int n_out = int(idx_end - first_idx) * per_order;
@@ -56,13 +59,14 @@ __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __res
 template <int NR, int NT>
 constexpr size_t qr_shared_bytes()
 {
-    return sizeof(float) * ((k_qr_threads + 1) * (2 * NR * NT + 2 * NR) + k_qr_threads * 2 * NT * (2 * NT + 1));
+    return sizeof(float) * (round_up4((k_qr_threads + 1) * 2 * NR * NT) + round_up4((k_qr_threads + 1) * 2 * NR) +
+                            k_qr_threads * 2 * NT * (2 * NT + 1));
 }
 
 } // namespace
 
 void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat* d_y, size_t batch,
-                   float* d_items, problem_status* d_status, cudaStream_t stream, size_t index_base)
+                   float* d_items, problem_status* d_status, cudaStream_t stream)
 {
     if (batch == 0)
         return;
@@ -76,7 +80,7 @@ void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat
                                                  int(shared)));
         mgs_qr_kernel<NR, NT><<<blocks, k_qr_threads, shared, stream>>>(reinterpret_cast<const float*>(d_H),
                                                                  reinterpret_cast<const float*>(d_y), batch,
-                                                                 orders, d_items, d_status, index_base);
+                                                                 orders, d_items, d_status);
     });
     MIMO_CUDA_CHECK_LAUNCH("mgs_qr_kernel");
 }
@@ -92,11 +96,9 @@ public:
     void run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
     {
         const cudaStream_t s = m_stream.get();
-        const cfloat* dH = m_H.upload(H, batch * m_shape.nr * m_shape.nt, s);
-        const cfloat* dy = m_y.upload(y, batch * m_shape.nr, s);
-        const size_t n_out = batch * m_layout.floats_per_item();
-        launch_mgs_qr(m_shape, m_layout.orders, dH, dy, batch, m_items.begin(items, n_out), m_status.word(), s);
-        m_items.copy(0, n_out, s);
+        launch_mgs_qr(m_shape, m_layout.orders, m_H.device_view(H, batch * m_shape.nr * m_shape.nt),
+                      m_y.device_view(y, batch * m_shape.nr), batch,
+                      m_items.device_view(items, batch * m_layout.floats_per_item()), m_status.word(), s);
         m_status.check("qr_decomposition", s);
         m_items.finish();
     }
@@ -115,8 +117,8 @@ private:
     mimo_shape m_shape;
     qr_layout m_layout;
     cuda_stream m_stream;
-    upload_lane<cfloat> m_H, m_y;
-    download_lane<float> m_items;
+    host_input<cfloat> m_H, m_y;
+    host_output<float> m_items;
     device_status m_status;
 };
 

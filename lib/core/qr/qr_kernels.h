@@ -11,9 +11,8 @@ namespace mimo_gpu {
 namespace detail {
 
 /// Enqueues the MGS QR of `batch` problems for `orders` orders on `stream`.
-/// Bad problems are reported as index_base + their index in this launch.
 void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat* d_y, size_t batch,
-                   float* d_items, problem_status* d_status, cudaStream_t stream, size_t index_base = 0);
+                   float* d_items, problem_status* d_status, cudaStream_t stream);
 
 } // namespace detail
 } // namespace mimo_gpu

@@ -10,7 +10,9 @@
 namespace mimo_gpu {
 namespace detail {
 
-enum class problem_fault : unsigned int { none = 0, non_finite = 1, singular = 2 };
+/// Lower codes win when one problem is reported twice: a singular H also makes
+/// the search's distances non-finite, and "singular" is the cause to name.
+enum class problem_fault : unsigned int { none = 0, singular = 1, non_finite = 2 };
 
 /// One word per batch: (problem index << 8) | fault, so the minimum over all
 /// reports (atomicMin on the device, std::min on the CPU) is the first bad problem.
@@ -29,7 +31,7 @@ inline constexpr problem_status make_status(unsigned long long index, problem_fa
     const auto fault = static_cast<problem_fault>(status & 0xff);
     const char* what = fault == problem_fault::singular
                            ? "has a rank-deficient (singular) channel matrix"
-                           : "contains a non-finite value (NaN or Inf) in H, y or the QR item";
+                           : "contains a non-finite value (NaN or Inf) in its input (H and y, or the QR item)";
     throw std::invalid_argument(std::string("mimo_gpu::") + who + ": problem " +
                                 std::to_string(index) + " of the batch " + what +
                                 "; the batch's output is not valid");
