@@ -4,16 +4,16 @@
 // float's bits, valid for the non-negative distances), and a last phase turns
 // them into LLRs with one thread per bit.
 //
-// detect(H, y) runs the QR kernel and then the search kernel, the QR items
-// staying on the device. (A single fused kernel, QR items in shared memory, was
-// measured slower on the H100: only one thread per problem-order is busy in its
-// QR phase; docs/benchmarks.md.)
+// detect(H, y) runs, for light searches, one fused kernel with the QR items in
+// shared memory (with the input in host memory its blocks overlap PCIe reads,
+// arithmetic and writes), else the QR kernel and the search kernel with the
+// items kept on the device (see fused_pays; measured in docs/benchmarks.md).
 //
 // Host memory is used in place when it is pinned (zero copy): the kernels read
 // H and y and write the LLRs over PCIe with coalesced accesses, which saves the
 // separate copy operations; pageable memory goes through pinned staging first.
+#include "../qr/mgs_qr.h"
 #include "../qr/qr_kernels.h"
-#include "../runtime/block_copy.cuh"
 #include "../runtime/cuda_staging.h"
 #include "../runtime/shape_dispatch.h"
 #include "nway_engine.h"
@@ -102,10 +102,54 @@ __global__ void __launch_bounds__(k_search_threads)
     // Every candidate thread reads its problem's whole item: load it once, coalesced
     // (the items may be host memory read over PCIe).
     float* s_items = smem;
-    block_copy_to_shared(s_items, items + first * item_floats, n_problems * item_floats);
+    for (int i = threadIdx.x; i < n_problems * item_floats; i += blockDim.x)
+        s_items[i] = items[first * item_floats + i];
     // search_block's first barrier orders these stores before the search reads them.
     search_block<NT>(s_items, first, batch, passes, pam, n0, clip, llr, status,
                      s_items + sh.problems * item_floats);
+}
+
+/// QR and search of a block's problems in one kernel, the QR items in shared
+/// memory. Used where (H, y) may be host memory read over PCIe: the blocks
+/// then overlap their reads, arithmetic and LLR writes.
+template <int NR, int NT>
+__global__ void __launch_bounds__(k_search_threads)
+    fused_nway_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, int passes,
+                      const __grid_constant__ pam_table pam, float n0, float clip, float* __restrict__ llr,
+                      problem_status* status)
+{
+    constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, per_order = floats_per_order<NT>();
+    extern __shared__ float smem[];
+    const search_shape sh = search_shape::of(passes * pam.order());
+    const size_t first = size_t(blockIdx.x) * sh.problems;
+    const int n_problems = int(first + sh.problems <= batch ? sh.problems : batch - first);
+    float* sE = smem;
+    float* dmin = sE + sh.problems * passes * per_order;
+    float* sH = dmin + sh.problems * NT * pam.order();
+    float* sy = sH + sh.problems * h_floats;
+
+    for (int i = threadIdx.x; i < n_problems * h_floats; i += blockDim.x) // coalesced
+        sH[i] = H[first * h_floats + i];
+    for (int i = threadIdx.x; i < n_problems * y_floats; i += blockDim.x)
+        sy[i] = y[first * y_floats + i];
+    __syncthreads();
+    if (int(threadIdx.x) < n_problems * passes) {
+        const int lp = threadIdx.x / passes, o = threadIdx.x % passes;
+        const problem_fault fault =
+            mgs_qr_order<NR, NT>(sH + lp * h_floats, sy + lp * y_floats, o, sE + threadIdx.x * per_order);
+        if (fault != problem_fault::none)
+            atomicMin(status, make_status(first + lp, fault));
+    }
+    // search_block's first barrier orders the QR items before the search reads them.
+    search_block<NT>(sE, first, batch, passes, pam, n0, clip, llr, status, dmin);
+}
+
+size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
+{
+    const search_shape sh = search_shape::of(cfg.passes * pam.order());
+    const size_t item_floats = qr_layout{cfg.shape.nt, cfg.passes}.floats_per_item();
+    return sizeof(float) * sh.problems *
+           (item_floats + cfg.shape.nt * pam.order() + 2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
 }
 
 size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
@@ -158,9 +202,23 @@ public:
     void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
                        cuda_stream_t stream) override
     {
-        float* d_items = m_items.reserve(batch * item_floats());
-        launch_mgs_qr(m_config.shape, m_config.passes, d_H, d_y, batch, d_items, m_status.word(), stream);
-        launch_search(d_items, batch, n0, clip, d_llr, stream);
+        if (batch == 0)
+            return;
+        if (!fused_pays()) {
+            float* d_items = m_items.reserve(batch * item_floats());
+            launch_mgs_qr(m_config.shape, m_config.passes, d_H, d_y, batch, d_items, m_status.word(), stream);
+            launch_search(d_items, batch, n0, clip, d_llr, stream);
+            return;
+        }
+        const size_t shared = fused_shared_bytes(m_config, m_pam);
+        dispatch_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+            allow_shared(fused_nway_kernel<NR, NT>, shared);
+            fused_nway_kernel<NR, NT><<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, stream>>>(
+                reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, m_config.passes,
+                m_pam, n0, clip, d_llr, m_status.word());
+        });
+        MIMO_CUDA_CHECK_LAUNCH("fused_nway_kernel");
     }
 
     void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
@@ -172,6 +230,11 @@ public:
     void check_device_status(cuda_stream_t stream) override { m_status.check("nway_detector", stream); }
 
 private:
+    /// The fused kernel wins while a block holds at least 8 problems (passes * M <= 32),
+    /// e.g. 16-QAM with N <= 2; beyond that its QR phase keeps too few threads
+    /// busy and the two kernels win (H100 measurements, docs/benchmarks.md).
+    bool fused_pays() const { return search_shape::of(m_config.passes * m_pam.order()).problems >= 8; }
+
     size_t item_floats() const { return qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item(); }
     size_t llr_count(size_t batch) const { return batch * m_config.shape.nt * m_pam.bits_per_symbol(); }
 
@@ -201,7 +264,7 @@ private:
     cuda_stream m_stream;
     host_input<float> m_items_in;
     host_input<cfloat> m_H, m_y;
-    device_buffer<float> m_items; // QR items of detect(H, y): they never leave the device
+    device_buffer<float> m_items; // QR items between the two kernels: they never leave the device
     host_output<float> m_llr;
     device_status m_status;
 };

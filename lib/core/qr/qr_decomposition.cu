@@ -1,7 +1,6 @@
 // CUDA engine of qr_decomposition: one thread per (problem, order), running the
 // same mgs_qr_order as the CPU engine. Host memory is read and written in place
 // when pinned (cuda_staging.h).
-#include "../runtime/block_copy.cuh"
 #include "../runtime/cuda_staging.h"
 #include "../runtime/shape_dispatch.h"
 #include "mgs_qr.h"
@@ -14,8 +13,6 @@ namespace detail {
 namespace {
 
 constexpr int k_qr_threads = 64; // 8400 problems fill 132 SMs with one block each
-
-__host__ __device__ constexpr int round_up4(int n) { return (n + 3) / 4 * 4; }
 
 /// One thread per (problem, order). The block's inputs and outputs are
 /// contiguous in global memory, so they pass through shared memory to make
@@ -32,13 +29,14 @@ __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __res
     const size_t idx_end = min(first_idx + k_qr_threads, batch * orders);
     const size_t first_p = first_idx / orders, end_p = (idx_end - 1) / orders + 1;
     const int n_problems = int(end_p - first_p);
-    // Each part starts 16-byte aligned, for block_copy_to_shared's vector loads.
     float* sH = stage;
-    float* sy = sH + round_up4((k_qr_threads + 1) * h_floats);
-    float* sE = sy + round_up4((k_qr_threads + 1) * y_floats);
+    float* sy = sH + (k_qr_threads + 1) * h_floats;
+    float* sE = sy + (k_qr_threads + 1) * y_floats;
 
-    block_copy_to_shared(sH, H + first_p * h_floats, n_problems * h_floats);
-    block_copy_to_shared(sy, y + first_p * y_floats, n_problems * y_floats);
+    for (int i = threadIdx.x; i < n_problems * h_floats; i += k_qr_threads)
+        sH[i] = H[first_p * h_floats + i];
+    for (int i = threadIdx.x; i < n_problems * y_floats; i += k_qr_threads)
+        sy[i] = y[first_p * y_floats + i];
     __syncthreads();
 
     const size_t idx = first_idx + threadIdx.x;
@@ -59,8 +57,7 @@ __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __res
 template <int NR, int NT>
 constexpr size_t qr_shared_bytes()
 {
-    return sizeof(float) * (round_up4((k_qr_threads + 1) * 2 * NR * NT) + round_up4((k_qr_threads + 1) * 2 * NR) +
-                            k_qr_threads * 2 * NT * (2 * NT + 1));
+    return sizeof(float) * ((k_qr_threads + 1) * (2 * NR * NT + 2 * NR) + k_qr_threads * 2 * NT * (2 * NT + 1));
 }
 
 } // namespace
