@@ -8,6 +8,7 @@ log-scale BER. Points where a detector made no error are left out of its curve
 """
 
 import argparse
+import math
 import json
 import sys
 
@@ -35,6 +36,29 @@ def curves(data):
         for d in point["detectors"]:
             out.setdefault(d["name"], []).append((point["snr_db"], d["ber"], d["bits"], d["errors"]))
     return out
+
+
+def snr_at_ber(pts, target):
+    """SNR where the curve first falls to `target`, interpolated linearly in
+    log10(BER) between the two points around it; None if it never does."""
+    for (s0, b0, _, _), (s1, b1, _, _) in zip(pts, pts[1:]):
+        if b0 > target >= b1 and b1 > 0:
+            t = (math.log10(target) - math.log10(b0)) / (math.log10(b1) - math.log10(b0))
+            return s0 + t * (s1 - s0)
+    return None
+
+
+def print_snr_table(data, target):
+    print(f"SNR [dB] at which each detector reaches BER {target:g}:")
+    found = {}
+    for name, pts in curves(data).items():
+        found[name] = snr_at_ber(pts, target)
+        where = f"{found[name]:.2f}" if found[name] is not None else "not reached"
+        print(f"  {name:>5}: {where}")
+    if found.get("ML") is not None:
+        for name, snr in found.items():
+            if name != "ML" and snr is not None:
+                print(f"  {name} needs {snr - found['ML']:+.2f} dB relative to ML")
 
 
 def plot(data, png, title=None):
@@ -72,10 +96,13 @@ def main(argv=None):
     parser.add_argument("json", help="result file of mimo_gpu_simulate --json")
     parser.add_argument("-o", "--output", help="PNG to write (default: the JSON name with .png)")
     parser.add_argument("--title", help="plot title (default: the configuration)")
+    parser.add_argument("--target-ber", type=float, default=1e-2,
+                        help="also print the SNR at which each curve reaches this BER (default 1e-2)")
     args = parser.parse_args(argv)
     png = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
     plot(load(args.json), png, args.title)
     print(f"mimo_gpu_plot.py: wrote {png}")
+    print_snr_table(load(args.json), args.target_ber)
 
 
 if __name__ == "__main__":
