@@ -61,8 +61,7 @@ nway_detector_impl::nway_detector_impl(int nr,
       d_detector(make_config(nr, nt, modulation, passes, llr_clip),
                  ::mimo_gpu::backend_from_string(backend)),
       d_batches(checked_max_batch(max_batch), d_logger),
-      d_noise_var(checked_noise_var(noise_var)),
-      d_llr_clip(llr_clip)
+      d_noise_var(checked_noise_var(noise_var))
 {
     request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{}x{} {} detector, {} pass(es), on backend {}",
@@ -90,13 +89,12 @@ void nway_detector_impl::set_llr_clip(double llr_clip)
 {
     gr::thread::scoped_lock lock(d_mutex);
     d_detector.set_llr_clip(static_cast<float>(llr_clip)); // throws on a bad value
-    d_llr_clip = llr_clip;
 }
 
 double nway_detector_impl::llr_clip() const
 {
     gr::thread::scoped_lock lock(d_mutex);
-    return d_llr_clip;
+    return d_detector.config().llr_clip;
 }
 
 std::string nway_detector_impl::active_backend() const

@@ -41,7 +41,6 @@ private:
     batch_runner d_batches;
     mutable gr::thread::mutex d_mutex; // guards N0 and the clip, set from other threads
     float d_noise_var;
-    double d_llr_clip;
 };
 
 } // namespace mimo_gpu
