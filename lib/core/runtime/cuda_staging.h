@@ -108,13 +108,13 @@ public:
 
     /// Fetches and clears the word on `stream`, waits for the stream, and throws
     /// std::invalid_argument naming the first bad problem if there was one.
-    void check(const char* who, cudaStream_t stream)
+    void check(const char* who, cudaStream_t stream, const char* unit = "problem")
     {
         MIMO_CUDA_CHECK(cudaMemcpyAsync(m_host.data(), m_device.data(), sizeof(problem_status),
                                         cudaMemcpyDeviceToHost, stream));
         MIMO_CUDA_CHECK(cudaMemsetAsync(m_device.data(), 0xff, sizeof(problem_status), stream));
         MIMO_CUDA_CHECK(cudaStreamSynchronize(stream));
-        throw_if_bad(who, *m_host.data());
+        throw_if_bad(who, *m_host.data(), unit);
     }
 
 private:

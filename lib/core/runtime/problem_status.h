@@ -25,14 +25,14 @@ inline constexpr problem_status make_status(unsigned long long index, problem_fa
 }
 
 /// Throws std::invalid_argument describing the bad problem of `status`.
-[[noreturn]] inline void throw_bad_problem(const char* who, problem_status status)
+[[noreturn]] inline void throw_bad_problem(const char* who, problem_status status, const char* unit)
 {
     const unsigned long long index = status >> 8;
     const auto fault = static_cast<problem_fault>(status & 0xff);
     const char* what = fault == problem_fault::singular
                            ? "has a rank-deficient (singular) channel matrix"
-                           : "contains a non-finite value (NaN or Inf) in its input (H and y, or the QR item)";
-    throw std::invalid_argument(std::string("mimo_gpu::") + who + ": problem " +
+                           : "contains a non-finite value (NaN or Inf) in its input";
+    throw std::invalid_argument(std::string("mimo_gpu::") + who + ": " + unit + " " +
                                 std::to_string(index) + " of the batch " + what +
                                 "; the batch's output is not valid");
 }
@@ -42,10 +42,11 @@ inline constexpr problem_status make_status(unsigned long long index, problem_fa
 
 namespace mimo_gpu {
 namespace detail {
-inline void throw_if_bad(const char* who, problem_status status)
+/// `unit` names what the batch is made of ("problem", "code block").
+inline void throw_if_bad(const char* who, problem_status status, const char* unit = "problem")
 {
     if (status != k_status_ok)
-        throw_bad_problem(who, status);
+        throw_bad_problem(who, status, unit);
 }
 } // namespace detail
 } // namespace mimo_gpu

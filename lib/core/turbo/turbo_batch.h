@@ -1,0 +1,116 @@
+// How a batch of code blocks is laid out for decoding (CPU and CUDA alike):
+// per-block and per-window descriptors, and the flat buffers every half
+// iteration reads and writes. decode_window() is the unit of parallel work.
+#pragma once
+
+#include "../runtime/host_device.h"
+#include "turbo_trellis.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mimo_gpu {
+namespace detail {
+
+struct turbo_block_desc {
+    int K;
+    int windows;
+    size_t llr_offset;    ///< into the input: 3 (K + 4) floats [d0 | d1 | d2]
+    size_t bit_offset;    ///< into per-bit buffers (extrinsics, APP, alpha scratch / 8)
+    size_t window_offset; ///< first window of the block in the window list
+    size_t pi_offset;     ///< the block's QPP permutation in the permutation table
+};
+
+struct turbo_window_desc {
+    int block;
+    int start, len;
+};
+
+/// Boundary state metrics of one window, for each constituent decoder and
+/// each of two buffers (read one, write the other, alternating per
+/// iteration, so windows decoded at once never race).
+constexpr int k_boundary_floats = 2 /*decoders*/ * 2 /*buffers*/ * 2 /*alpha, beta*/ * k_states;
+
+struct turbo_batch_view {
+    const turbo_block_desc* blocks;
+    const turbo_window_desc* windows;
+    size_t n_windows;
+    const float* llr;
+    const int32_t* permutations;
+    float* extrinsic1;    ///< per bit: decoder 1's output, decoder 2's a-priori
+    float* extrinsic2;    ///< per bit: decoder 2's output, decoder 1's a-priori
+    float* app;           ///< per bit: a-posteriori LLR after decoder 2
+    float* alpha_scratch; ///< 8 floats per bit
+    float* boundaries;    ///< k_boundary_floats per window
+    const uint8_t* done;  ///< per block: early termination reached, skip it
+    float extrinsic_scale;
+};
+
+/// Decoder `decoder` (0 or 1) of iteration `iteration` over window w.
+template <bool LogMap>
+MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int iteration)
+{
+    const turbo_window_desc win = v.windows[w];
+    const turbo_block_desc blk = v.blocks[win.block];
+    if (v.done[win.block])
+        return;
+    const int K = blk.K, D = K + 4;
+    const float* d0 = v.llr + blk.llr_offset;
+    const float* d1 = d0 + D;
+    const float* d2 = d1 + D;
+
+    half_iteration_io io;
+    io.K = K;
+    io.systematic = d0;
+    io.extrinsic_scale = v.extrinsic_scale;
+    if (decoder == 0) {
+        io.parity = d1;
+        io.apriori = v.extrinsic2 + blk.bit_offset;
+        io.extrinsic = v.extrinsic1 + blk.bit_offset;
+        io.app = nullptr;
+        io.pi = nullptr;
+        const float t[6] = {d0[K], d1[K], d2[K], d0[K + 1], d1[K + 1], d2[K + 1]};
+        for (int i = 0; i < 6; ++i)
+            io.tail[i] = t[i];
+    } else {
+        io.parity = d2;
+        io.apriori = v.extrinsic1 + blk.bit_offset;
+        io.extrinsic = v.extrinsic2 + blk.bit_offset;
+        io.app = v.app + blk.bit_offset;
+        io.pi = v.permutations + blk.pi_offset;
+        const float t[6] = {d0[K + 2], d1[K + 2], d2[K + 2], d0[K + 3], d1[K + 3], d2[K + 3]};
+        for (int i = 0; i < 6; ++i)
+            io.tail[i] = t[i];
+    }
+
+    const int read = iteration & 1, write = read ^ 1;
+    const size_t first = blk.window_offset, index = w - first;
+    auto slot = [&](size_t window, int buffer, int beta) {
+        return v.boundaries + window * k_boundary_floats + ((decoder * 2 + buffer) * 2 + beta) * k_states;
+    };
+
+    float alpha_start[k_states], beta_end[k_states];
+    if (index == 0) {
+        for (int s = 0; s < k_states; ++s)
+            alpha_start[s] = s == 0 ? 0.0f : k_impossible; // the encoder starts in state 0
+    } else {
+        const float* a = slot(w - 1, read, 0);
+        for (int s = 0; s < k_states; ++s)
+            alpha_start[s] = a[s];
+    }
+    if (index + 1 == size_t(blk.windows)) {
+        if (LogMap)
+            tail_beta<true>(io.tail, beta_end);
+        else
+            tail_beta<false>(io.tail, beta_end);
+    } else {
+        const float* b = slot(w + 1, read, 1);
+        for (int s = 0; s < k_states; ++s)
+            beta_end[s] = b[s];
+    }
+    map_window<LogMap>(io, win.start, win.len, alpha_start, beta_end, slot(w, write, 0), slot(w, write, 1),
+                       v.alpha_scratch + (blk.bit_offset + win.start) * k_states);
+}
+
+} // namespace detail
+} // namespace mimo_gpu

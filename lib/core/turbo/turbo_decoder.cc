@@ -1,0 +1,216 @@
+#include <mimo_gpu/turbo_decoder.h>
+
+#include "../runtime/parallel_for.h"
+#include "../runtime/problem_status.h"
+#include "turbo_engine.h"
+
+#include <cmath>
+#include <string>
+
+namespace mimo_gpu {
+
+void turbo_decoder_config::validate() const
+{
+    if (algorithm != map_algorithm::max_log_map && algorithm != map_algorithm::log_map)
+        throw std::invalid_argument("mimo_gpu::turbo_decoder: unknown MAP algorithm");
+    if (iterations < 1 || iterations > 32)
+        throw std::invalid_argument("mimo_gpu::turbo_decoder: iterations must be 1..32, got " +
+                                    std::to_string(iterations));
+    if (!(extrinsic_scale > 0.0f && extrinsic_scale <= 1.0f))
+        throw std::invalid_argument("mimo_gpu::turbo_decoder: extrinsic_scale must be in (0, 1], got " +
+                                    std::to_string(extrinsic_scale));
+    if (window < 8)
+        throw std::invalid_argument("mimo_gpu::turbo_decoder: window must be >= 8 trellis stages, got " +
+                                    std::to_string(window));
+    crc_length(early_termination); // validates the enum
+}
+
+namespace detail {
+
+void turbo_batch_plan::build(const std::vector<int>& K, int window)
+{
+    blocks.clear();
+    windows.clear();
+    permutations.clear();
+    total_bits = total_llr = 0;
+    std::map<int, size_t> pi_offset;
+    for (size_t b = 0; b < K.size(); ++b) {
+        if (!qpp_interleaver::is_block_size(K[b]))
+            throw std::invalid_argument("mimo_gpu::turbo_decoder: code block " + std::to_string(b) + " has K = " +
+                                        std::to_string(K[b]) +
+                                        ", not a size of TS 36.212 table 5.1.3-3 (40..6144)");
+        auto it = pi_offset.find(K[b]);
+        if (it == pi_offset.end()) {
+            auto il = m_interleavers.find(K[b]);
+            if (il == m_interleavers.end())
+                il = m_interleavers.emplace(K[b], qpp_interleaver(K[b])).first;
+            it = pi_offset.emplace(K[b], permutations.size()).first;
+            permutations.insert(permutations.end(), il->second.permutation().begin(),
+                                il->second.permutation().end());
+        }
+        turbo_block_desc d;
+        d.K = K[b];
+        d.windows = (K[b] + window - 1) / window;
+        d.llr_offset = total_llr;
+        d.bit_offset = total_bits;
+        d.window_offset = windows.size();
+        d.pi_offset = it->second;
+        for (int w = 0; w < d.windows; ++w) {
+            const int start = w * K[b] / d.windows, end = (w + 1) * K[b] / d.windows; // near-equal windows
+            windows.push_back({int(b), start, end - start});
+        }
+        blocks.push_back(d);
+        total_bits += size_t(K[b]);
+        total_llr += 3 * size_t(K[b] + 4);
+    }
+}
+
+uint32_t crc_generator(crc_type t)
+{
+    switch (t) {
+    case crc_type::crc24a:
+        return 0x1864CFBu;
+    case crc_type::crc24b:
+        return 0x1800063u;
+    case crc_type::crc16:
+        return 0x11021u;
+    case crc_type::crc8:
+        return 0x19Bu;
+    default:
+        return 0;
+    }
+}
+
+namespace {
+
+/// First non-finite input LLR's block, or k_status_ok.
+problem_status first_non_finite_block(const turbo_batch_plan& plan, const float* llr)
+{
+    for (size_t b = 0; b < plan.blocks.size(); ++b) {
+        const turbo_block_desc& d = plan.blocks[b];
+        const float* x = llr + d.llr_offset;
+        for (int i = 0; i < 3 * (d.K + 4); ++i)
+            if (!std::isfinite(x[i]))
+                return make_status(b, problem_fault::non_finite);
+    }
+    return k_status_ok;
+}
+
+class cpu_turbo_engine final : public turbo_engine
+{
+public:
+    explicit cpu_turbo_engine(const turbo_decoder_config& config) : m_config(config) {}
+    backend kind() const override { return backend::cpu; }
+
+    std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) override
+    {
+        throw_if_bad("turbo_decoder", first_non_finite_block(plan, llr), "code block");
+        const size_t nb = plan.blocks.size();
+        m_extrinsic1.assign(plan.total_bits, 0.0f);
+        m_extrinsic2.assign(plan.total_bits, 0.0f);
+        m_app.assign(plan.total_bits, 0.0f);
+        m_alpha.resize(plan.total_bits * k_states);
+        m_boundaries.assign(plan.windows.size() * k_boundary_floats, 0.0f);
+        m_done.assign(nb, 0);
+        std::vector<turbo_block_result> results(nb);
+
+        const bool log_map = m_config.algorithm == map_algorithm::log_map;
+        turbo_batch_view v{plan.blocks.data(), plan.windows.data(), plan.windows.size(), llr,
+                           plan.permutations.data(), m_extrinsic1.data(), m_extrinsic2.data(), m_app.data(),
+                           m_alpha.data(), m_boundaries.data(), m_done.data(),
+                           log_map ? 1.0f : m_config.extrinsic_scale};
+        for (int it = 0; it < m_config.iterations; ++it) {
+            for (int decoder = 0; decoder < 2; ++decoder)
+                parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
+                    for (size_t w = begin; w < end; ++w)
+                        if (log_map)
+                            decode_window<true>(v, w, decoder, it);
+                        else
+                            decode_window<false>(v, w, decoder, it);
+                });
+            for (size_t b = 0; b < nb; ++b) {
+                if (m_done[b])
+                    continue;
+                results[b].iterations = it + 1;
+                if (m_config.early_termination != crc_type::none && crc_passes(plan.blocks[b])) {
+                    results[b].crc_ok = true;
+                    m_done[b] = 1;
+                }
+            }
+        }
+        for (size_t i = 0; i < plan.total_bits; ++i)
+            bits[i] = m_app[i] < 0.0f ? 1 : 0;
+        if (app_llr)
+            std::copy(m_app.begin(), m_app.end(), app_llr);
+        return results;
+    }
+
+private:
+    bool crc_passes(const turbo_block_desc& d)
+    {
+        m_block_bits.resize(size_t(d.K));
+        for (int i = 0; i < d.K; ++i)
+            m_block_bits[i] = m_app[d.bit_offset + i] < 0.0f ? 1 : 0;
+        return crc_check(m_config.early_termination, m_block_bits.data(), size_t(d.K));
+    }
+
+    turbo_decoder_config m_config;
+    std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_alpha, m_boundaries;
+    std::vector<uint8_t> m_done, m_block_bits;
+};
+
+} // namespace
+
+std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& config)
+{
+    return std::make_unique<cpu_turbo_engine>(config);
+}
+
+} // namespace detail
+
+turbo_decoder::turbo_decoder(const turbo_decoder_config& config, backend requested) : m_config(config)
+{
+    m_config.validate();
+#ifdef MIMO_GPU_HAVE_CUDA
+    m_engine = resolve_backend(requested) == backend::cuda ? detail::make_cuda_turbo_engine(m_config)
+                                                           : detail::make_cpu_turbo_engine(m_config);
+#else
+    resolve_backend(requested); // a CUDA request to a CPU-only build throws here
+    m_engine = detail::make_cpu_turbo_engine(m_config);
+#endif
+}
+
+turbo_decoder::~turbo_decoder() = default;
+turbo_decoder::turbo_decoder(turbo_decoder&&) noexcept = default;
+turbo_decoder& turbo_decoder::operator=(turbo_decoder&&) noexcept = default;
+
+backend turbo_decoder::active_backend() const { return m_engine->kind(); }
+
+size_t turbo_decoder::input_floats(const std::vector<int>& K)
+{
+    size_t n = 0;
+    for (int k : K)
+        n += 3 * size_t(k + 4);
+    return n;
+}
+
+size_t turbo_decoder::output_bits(const std::vector<int>& K)
+{
+    size_t n = 0;
+    for (int k : K)
+        n += size_t(k);
+    return n;
+}
+
+std::vector<turbo_block_result> turbo_decoder::decode(const std::vector<int>& K, const float* llr, uint8_t* bits,
+                                                      float* app_llr)
+{
+    if (K.empty())
+        return {};
+    if (!llr || !bits)
+        throw std::invalid_argument("mimo_gpu::turbo_decoder::decode: null buffer");
+    m_engine->plan.build(K, m_config.window);
+    return m_engine->decode(llr, bits, app_llr);
+}
+
+} // namespace mimo_gpu

@@ -1,0 +1,217 @@
+// CUDA engine of turbo_decoder: one thread per window runs decode_window (the
+// same code as the CPU engine) for all windows of all code blocks of the batch,
+// one launch per half iteration; after each iteration one thread block per code
+// block checks its CRC for early termination.
+#include "../runtime/cuda_staging.h"
+#include "turbo_engine.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+constexpr int k_window_threads = 64;
+constexpr int k_block_threads = 256;
+
+__global__ void check_finite_kernel(const float* __restrict__ llr, const turbo_block_desc* blocks,
+                                    problem_status* status)
+{
+    const turbo_block_desc d = blocks[blockIdx.x];
+    const float* x = llr + d.llr_offset;
+    for (int i = threadIdx.x; i < 3 * (d.K + 4); i += blockDim.x)
+        if (!isfinite(x[i])) {
+            atomicMin(status, make_status(blockIdx.x, problem_fault::non_finite));
+            return;
+        }
+}
+
+template <bool LogMap>
+__global__ void __launch_bounds__(k_window_threads)
+    half_iteration_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration)
+{
+    const size_t w = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (w < v.n_windows)
+        decode_window<LogMap>(v, w, decoder, iteration);
+}
+
+/// Remainder of the block's hard decisions divided by the CRC generator, from
+/// the table x^n mod g (n = K - 1 - i for bit i): zero when the CRC passes.
+__global__ void crc_kernel(const turbo_block_desc* blocks, const float* __restrict__ app,
+                           const uint32_t* __restrict__ powers, uint8_t* done, int* iterations, uint8_t* crc_ok,
+                           int iteration)
+{
+    __shared__ uint32_t partial[k_block_threads / 32];
+    const int b = blockIdx.x;
+    if (done[b])
+        return;
+    const turbo_block_desc d = blocks[b];
+    uint32_t r = 0;
+    for (int i = threadIdx.x; i < d.K; i += blockDim.x)
+        if (app[d.bit_offset + i] < 0.0f)
+            r ^= powers[d.K - 1 - i];
+    for (int offset = 16; offset > 0; offset /= 2)
+        r ^= __shfl_xor_sync(0xffffffffu, r, offset);
+    if (threadIdx.x % 32 == 0)
+        partial[threadIdx.x / 32] = r;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t total = 0;
+        for (int i = 0; i < k_block_threads / 32; ++i)
+            total ^= partial[i];
+        iterations[b] = iteration + 1;
+        if (total == 0) {
+            crc_ok[b] = 1;
+            done[b] = 1;
+        }
+    }
+}
+
+__global__ void hard_decision_kernel(const float* __restrict__ app, size_t n, uint8_t* bits, float* app_out)
+{
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+        const float x = app[i];
+        bits[i] = x < 0.0f ? 1 : 0;
+        if (app_out)
+            app_out[i] = x;
+    }
+}
+
+/// x^n mod g for n = 0..6143 (the largest K).
+std::vector<uint32_t> crc_powers(crc_type t)
+{
+    const uint32_t g = crc_generator(t);
+    const int L = crc_length(t);
+    std::vector<uint32_t> powers(6144);
+    uint32_t r = 1;
+    for (auto& p : powers) {
+        p = r;
+        r <<= 1;
+        if (r & (1u << L))
+            r ^= g;
+    }
+    return powers;
+}
+
+template <typename T>
+const T* to_device(device_buffer<T>& dev, host_input<T>& staging, const T* host, size_t n, cudaStream_t s)
+{
+    T* d = dev.reserve(n);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(d, staging.device_view(host, n), n * sizeof(T), cudaMemcpyHostToDevice, s));
+    return d;
+}
+
+class cuda_turbo_engine final : public turbo_engine
+{
+public:
+    explicit cuda_turbo_engine(const turbo_decoder_config& config) : m_config(config)
+    {
+        if (config.early_termination != crc_type::none) {
+            const std::vector<uint32_t> powers = crc_powers(config.early_termination);
+            MIMO_CUDA_CHECK(cudaMemcpy(m_crc_powers.reserve(powers.size()), powers.data(),
+                                       powers.size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
+        }
+    }
+    backend kind() const override { return backend::cuda; }
+
+    std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) override
+    {
+        const cudaStream_t s = m_stream.get();
+        const size_t nb = plan.blocks.size(), nw = plan.windows.size(), nbits = plan.total_bits;
+        const turbo_block_desc* blocks = to_device(m_blocks, m_blocks_in, plan.blocks.data(), nb, s);
+        const turbo_window_desc* windows = to_device(m_windows, m_windows_in, plan.windows.data(), nw, s);
+        const int32_t* pi = to_device(m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
+        const float* d_llr = to_device(m_llr, m_llr_in, llr, plan.total_llr, s);
+
+        check_finite_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(d_llr, blocks, m_status.word());
+        MIMO_CUDA_CHECK_LAUNCH("check_finite_kernel");
+
+        float* e1 = m_extrinsic1.reserve(nbits);
+        float* e2 = m_extrinsic2.reserve(nbits);
+        float* app = m_app.reserve(nbits);
+        float* boundaries = m_boundaries.reserve(nw * k_boundary_floats);
+        uint8_t* done = m_done.reserve(nb);
+        uint8_t* crc_ok = m_crc_ok.reserve(nb);
+        int* iterations = m_iterations.reserve(nb);
+        MIMO_CUDA_CHECK(cudaMemsetAsync(e2, 0, nbits * sizeof(float), s));
+        MIMO_CUDA_CHECK(cudaMemsetAsync(boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
+        MIMO_CUDA_CHECK(cudaMemsetAsync(done, 0, nb, s));
+        MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
+
+        const bool log_map = m_config.algorithm == map_algorithm::log_map;
+        const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app,
+                                 m_alpha.reserve(nbits * k_states), boundaries, done,
+                                 log_map ? 1.0f : m_config.extrinsic_scale};
+        const unsigned window_blocks = unsigned((nw + k_window_threads - 1) / k_window_threads);
+        const bool early = m_config.early_termination != crc_type::none;
+        for (int it = 0; it < m_config.iterations; ++it) {
+            for (int decoder = 0; decoder < 2; ++decoder) {
+                if (log_map)
+                    half_iteration_kernel<true><<<window_blocks, k_window_threads, 0, s>>>(v, decoder, it);
+                else
+                    half_iteration_kernel<false><<<window_blocks, k_window_threads, 0, s>>>(v, decoder, it);
+                MIMO_CUDA_CHECK_LAUNCH("half_iteration_kernel");
+            }
+            if (early) {
+                crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(blocks, app, m_crc_powers.data(), done,
+                                                                    iterations, crc_ok, it);
+                MIMO_CUDA_CHECK_LAUNCH("crc_kernel");
+            }
+        }
+        uint8_t* d_bits = m_bits.device_view(bits, nbits);
+        float* d_app_out = app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr;
+        const unsigned out_blocks = unsigned(std::min<size_t>((nbits + 255) / 256, 4096));
+        hard_decision_kernel<<<out_blocks, 256, 0, s>>>(app, nbits, d_bits, d_app_out);
+        MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
+
+        m_iterations_host.resize(nb);
+        m_crc_ok_host.resize(nb);
+        if (early) {
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_iterations_host.data(), iterations, nb * sizeof(int),
+                                            cudaMemcpyDeviceToHost, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_crc_ok_host.data(), crc_ok, nb, cudaMemcpyDeviceToHost, s));
+        }
+        m_status.check("turbo_decoder", s, "code block");
+        m_bits.finish();
+        if (app_llr)
+            m_app_out.finish();
+        std::vector<turbo_block_result> results(nb);
+        for (size_t b = 0; b < nb; ++b) {
+            results[b].iterations = early ? m_iterations_host[b] : m_config.iterations;
+            results[b].crc_ok = early && m_crc_ok_host[b];
+        }
+        return results;
+    }
+
+private:
+    turbo_decoder_config m_config;
+    cuda_stream m_stream;
+    device_status m_status;
+    host_input<turbo_block_desc> m_blocks_in;
+    host_input<turbo_window_desc> m_windows_in;
+    host_input<int32_t> m_pi_in;
+    host_input<float> m_llr_in;
+    device_buffer<turbo_block_desc> m_blocks;
+    device_buffer<turbo_window_desc> m_windows;
+    device_buffer<int32_t> m_pi;
+    device_buffer<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_alpha, m_boundaries;
+    device_buffer<uint8_t> m_done, m_crc_ok;
+    device_buffer<int> m_iterations;
+    device_buffer<uint32_t> m_crc_powers;
+    host_output<uint8_t> m_bits;
+    host_output<float> m_app_out;
+    std::vector<int> m_iterations_host;
+    std::vector<uint8_t> m_crc_ok_host;
+};
+
+} // namespace
+
+std::unique_ptr<turbo_engine> make_cuda_turbo_engine(const turbo_decoder_config& config)
+{
+    return std::make_unique<cuda_turbo_engine>(config);
+}
+
+} // namespace detail
+} // namespace mimo_gpu

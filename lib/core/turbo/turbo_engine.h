@@ -1,0 +1,56 @@
+// The interface behind mimo_gpu::turbo_decoder (CPU and CUDA), and the host
+// side planning of a batch that both share.
+#pragma once
+
+#include "turbo_batch.h"
+
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace mimo_gpu {
+
+namespace detail {
+
+/// Descriptors of one batch: blocks, windows, and the QPP permutations of the
+/// block sizes in it (interleavers are kept across calls).
+class turbo_batch_plan
+{
+public:
+    /// Throws std::invalid_argument naming the first K that is not a table size.
+    void build(const std::vector<int>& K, int window);
+
+    std::vector<turbo_block_desc> blocks;
+    std::vector<turbo_window_desc> windows;
+    std::vector<int32_t> permutations;
+    size_t total_bits = 0, total_llr = 0;
+
+private:
+    std::map<int, qpp_interleaver> m_interleavers;
+};
+
+/// CRC generator polynomial with its x^L term, and L.
+uint32_t crc_generator(crc_type t);
+
+} // namespace detail
+
+class turbo_engine
+{
+public:
+    virtual ~turbo_engine() = default;
+    virtual backend kind() const = 0;
+    /// Decodes the batch that `plan` describes.
+    virtual std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) = 0;
+
+    detail::turbo_batch_plan plan; ///< built by turbo_decoder before each decode
+};
+
+namespace detail {
+std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& config);
+#ifdef MIMO_GPU_HAVE_CUDA
+std::unique_ptr<turbo_engine> make_cuda_turbo_engine(const turbo_decoder_config& config);
+#endif
+} // namespace detail
+} // namespace mimo_gpu

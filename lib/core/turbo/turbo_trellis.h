@@ -1,0 +1,170 @@
+// The LTE constituent code's trellis and one MAP window of a half iteration,
+// shared by the CPU engine (a loop over windows) and the CUDA kernel (a thread
+// per window), so both compute the same float operations in the same order.
+//
+// Encoder (TS 36.212 5.1.3.2.1): registers r1 r2 r3, feedback a = u ^ r2 ^ r3,
+// parity z = a ^ r1 ^ r3, next state (a, r1, r2); state index 4 r1 + 2 r2 + r3.
+// LLRs are ln P(0)/P(1); a branch with bit b adds (1 - 2b) L / 2.
+#pragma once
+
+#include "../runtime/host_device.h"
+
+#include <cstdint>
+
+namespace mimo_gpu {
+namespace detail {
+
+constexpr int k_states = 8;
+/// A state metric that is "impossible" but finite, so normalising never gives Inf - Inf.
+constexpr float k_impossible = -1.0e30f;
+
+MIMO_HD int next_state(int s, int u)
+{
+    const int r1 = (s >> 2) & 1, r2 = (s >> 1) & 1, r3 = s & 1;
+    const int a = u ^ r2 ^ r3;
+    return (a << 2) | (r1 << 1) | r2;
+}
+MIMO_HD int parity_bit(int s, int u)
+{
+    const int r1 = (s >> 2) & 1, r2 = (s >> 1) & 1, r3 = s & 1;
+    return (u ^ r2 ^ r3) ^ r1 ^ r3;
+}
+/// The state that input u leads from into state t (each state has one per input).
+MIMO_HD int previous_state(int t, int u)
+{
+    const int a = (t >> 2) & 1, r1 = (t >> 1) & 1, r2 = t & 1;
+    return (r1 << 2) | (r2 << 1) | (a ^ u ^ r2);
+}
+/// The input that drives the feedback to 0 (trellis termination).
+MIMO_HD int tail_input(int s) { return ((s >> 1) & 1) ^ (s & 1); }
+
+/// ln(1 + e^-x) for x >= 0, from plain float operations (no library exp/log),
+/// so CPU and GPU agree to the bit; absolute error below 1e-6.
+MIMO_HD float log_map_correction(float x)
+{
+    if (!(x < 17.0f)) // e^-17 < 4.2e-8: below float resolution of the metrics
+        return 0.0f;
+    // e^-x = 2^-t, t = x log2(e) = n + f with 0 <= f < 1.
+    const float t = x * 1.44269504f;
+    const int n = int(t);
+    const float f = t - float(n);
+    // 2^-f on [0, 1): Taylor of e^(-f ln2) to degree 7 (error < 2e-7).
+    const float g = f * 0.693147181f;
+    const float p =
+        1.0f - g * (1.0f - g * (0.5f - g * (0.166666667f - g * (0.0416666667f - g * (0.00833333333f - g * (0.00138888889f - g * 0.000198412698f))))));
+    const float e = p / float(1 << n); // exact scaling by a power of two
+    // ln(1 + e) = 2 atanh(e / (2 + e)), e / (2 + e) <= 1/3.
+    const float q = e / (2.0f + e), q2 = q * q;
+    return 2.0f * q * (1.0f + q2 * (0.333333333f + q2 * (0.2f + q2 * (0.142857143f + q2 * (0.111111111f + q2 * 0.0909090909f)))));
+}
+
+template <bool LogMap>
+MIMO_HD float max_star(float a, float b)
+{
+    const float m = a > b ? a : b;
+    if (!LogMap)
+        return m;
+    const float d = a > b ? a - b : b - a;
+    return m + log_map_correction(d);
+}
+
+/// Everything one constituent decoder reads and writes in a half iteration,
+/// for one code block. Indices k are trellis stages 0..K-1.
+struct half_iteration_io {
+    int K;
+    const float* systematic;  ///< d0, natural order (read at interleaved index for decoder 2)
+    const float* parity;      ///< d1 (decoder 1) or d2 (decoder 2), trellis order
+    float tail[6];            ///< x_K, z_K, x_K+1, z_K+1, x_K+2, z_K+2 of this constituent
+    const float* apriori;     ///< extrinsic of the other decoder, natural order
+    float* extrinsic;         ///< written, natural order, scaled
+    float* app;               ///< written when not null, natural order
+    const int32_t* pi;        ///< stage -> natural index (nullptr: identity, decoder 1)
+    float extrinsic_scale;
+};
+
+/// Backward metrics at stage K from the three termination stages (the encoder
+/// ends in state 0), with no a-priori information.
+template <bool LogMap>
+MIMO_HD void tail_beta(const float (&tail)[6], float (&beta)[k_states])
+{
+    float next[k_states];
+    for (int s = 0; s < k_states; ++s)
+        next[s] = s == 0 ? 0.0f : k_impossible;
+    for (int j = 2; j >= 0; --j) {
+        const float gx = 0.5f * tail[2 * j], gz = 0.5f * tail[2 * j + 1];
+        for (int s = 0; s < k_states; ++s) {
+            const int u = tail_input(s), z = parity_bit(s, u);
+            beta[s] = next[next_state(s, u)] + (u ? -gx : gx) + (z ? -gz : gz);
+        }
+        const float norm = beta[0];
+        for (int s = 0; s < k_states; ++s)
+            next[s] = beta[s] - norm;
+    }
+    for (int s = 0; s < k_states; ++s)
+        beta[s] = next[s];
+}
+
+/// One window [start, start + len) of one half iteration: forward recursion
+/// from alpha_start, backward recursion from beta_end, extrinsic (and APP)
+/// outputs. Writes the window's last alpha to alpha_out and first beta to
+/// beta_out: the neighbours' starting points in the next iteration.
+/// alpha_scratch holds len * 8 floats.
+template <bool LogMap>
+MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const float* alpha_start,
+                        const float* beta_end, float* alpha_out, float* beta_out, float* alpha_scratch)
+{
+    float alpha[k_states];
+    for (int s = 0; s < k_states; ++s)
+        alpha[s] = alpha_start[s];
+    for (int i = 0; i < len; ++i) {
+        const int k = start + i;
+        const int n = io.pi ? io.pi[k] : k;
+        const float gs = 0.5f * (io.systematic[n] + io.apriori[n]), gp = 0.5f * io.parity[k];
+        float* stored = alpha_scratch + i * k_states;
+        for (int s = 0; s < k_states; ++s)
+            stored[s] = alpha[s];
+        float next[k_states];
+        for (int t = 0; t < k_states; ++t) {
+            const int s0 = previous_state(t, 0), s1 = previous_state(t, 1);
+            const float m0 = alpha[s0] + gs + (parity_bit(s0, 0) ? -gp : gp);
+            const float m1 = alpha[s1] - gs + (parity_bit(s1, 1) ? -gp : gp);
+            next[t] = max_star<LogMap>(m0, m1);
+        }
+        const float norm = next[0];
+        for (int s = 0; s < k_states; ++s)
+            alpha[s] = next[s] - norm;
+    }
+    for (int s = 0; s < k_states; ++s)
+        alpha_out[s] = alpha[s];
+
+    float beta[k_states];
+    for (int s = 0; s < k_states; ++s)
+        beta[s] = beta_end[s];
+    for (int i = len - 1; i >= 0; --i) {
+        const int k = start + i;
+        const int n = io.pi ? io.pi[k] : k;
+        const float ls = io.systematic[n], la = io.apriori[n];
+        const float gs = 0.5f * (ls + la), gp = 0.5f * io.parity[k];
+        const float* a = alpha_scratch + i * k_states;
+        float metric[2], prev[k_states];
+        for (int s = 0; s < k_states; ++s) {
+            const float to0 = gs + (parity_bit(s, 0) ? -gp : gp) + beta[next_state(s, 0)];
+            const float to1 = -gs + (parity_bit(s, 1) ? -gp : gp) + beta[next_state(s, 1)];
+            prev[s] = max_star<LogMap>(to0, to1);
+            metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
+            metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
+        }
+        const float app = metric[0] - metric[1];
+        io.extrinsic[n] = io.extrinsic_scale * (app - ls - la);
+        if (io.app)
+            io.app[n] = app;
+        const float norm = prev[0];
+        for (int s = 0; s < k_states; ++s)
+            beta[s] = prev[s] - norm;
+    }
+    for (int s = 0; s < k_states; ++s)
+        beta_out[s] = beta[s];
+}
+
+} // namespace detail
+} // namespace mimo_gpu
