@@ -14,6 +14,7 @@
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/nway_detector.h>
 #include <mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/turbo_decoder.h>
 
 #ifdef MIMO_GPU_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -21,10 +22,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -266,7 +269,102 @@ void bench_cpu(result& r, size_t batch, int trials, uint64_t seed)
     });
 }
 
-double mbps(size_t bits, double ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e6 : 0.0; }
+// ---- turbo decoder (thesis Table 5.3 style) ---------------------------------
+
+struct turbo_case {
+    std::string name; // "K=6144" or "K=40..6144"
+    std::vector<int> K;
+    map_algorithm algorithm;
+    int iterations;
+    int window;
+};
+
+struct turbo_result {
+    turbo_case c;
+    size_t info_bits = 0;
+    double kernel_ms = -1, end_to_end_ms = -1, floor_ms = -1;
+};
+
+/// BPSK LLRs at 1.5 dB Eb/N0 of random code blocks (the decoder's work does not depend on the values,
+/// but realistic inputs keep any data-dependent path honest).
+std::vector<float> turbo_input(const std::vector<int>& K, uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> llr;
+    llr.reserve(turbo_decoder::input_floats(K));
+    for (int k : K) {
+        std::vector<uint8_t> c(k), d0(k + 4), d1(k + 4), d2(k + 4);
+        for (auto& b : c)
+            b = uint8_t(rng() >> 63);
+        turbo_encode(c.data(), k, d0.data(), d1.data(), d2.data());
+        const float sigma2 = float(1.0 / (2.0 / 3.0 * std::pow(10.0, 0.15)));
+        for (const auto* d : {&d0, &d1, &d2})
+            for (uint8_t b : *d)
+                llr.push_back(2.0f * ((b ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) / sigma2);
+    }
+    return llr;
+}
+
+std::vector<turbo_case> turbo_cases(size_t blocks, uint64_t seed)
+{
+    std::vector<turbo_case> cases;
+    const std::vector<int> k6144(blocks, 6144);
+    std::vector<int> mixed;
+    std::mt19937_64 rng(seed);
+    const auto& sizes = qpp_interleaver::block_sizes();
+    size_t bits = 0;
+    while (bits < blocks * 6144) {
+        mixed.push_back(sizes[rng() % sizes.size()]);
+        bits += size_t(mixed.back());
+    }
+    for (map_algorithm a : {map_algorithm::max_log_map, map_algorithm::log_map}) {
+        for (int it : {1, 2, 4, 6, 8})
+            cases.push_back({"K=6144", k6144, a, it, 64});
+        for (int w : {32, 128, 6144})
+            cases.push_back({"K=6144", k6144, a, 6, w});
+        cases.push_back({"K=40..6144", mixed, a, 6, 64});
+    }
+    return cases;
+}
+
+#ifdef MIMO_GPU_HAVE_CUDA
+void bench_turbo_cuda(turbo_result& r, int trials, double h2d_bandwidth, uint64_t seed)
+{
+    const std::vector<float> llr = turbo_input(r.c.K, seed);
+    const size_t n_llr = llr.size(), n_bits = turbo_decoder::output_bits(r.c.K);
+    turbo_decoder_config cfg;
+    cfg.algorithm = r.c.algorithm;
+    cfg.iterations = r.c.iterations;
+    cfg.window = r.c.window;
+    turbo_decoder dec(cfg, backend::cuda);
+    cuda_array<float> h_llr(n_llr, true), d_llr(n_llr, false);
+    cuda_array<uint8_t> h_bits(n_bits, true), d_bits(n_bits, false);
+    std::copy(llr.begin(), llr.end(), h_llr.p);
+    BENCH_CHECK(cudaMemcpy(d_llr.p, h_llr.p, n_llr * sizeof(float), cudaMemcpyHostToDevice));
+    cudaStream_t s;
+    BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    r.kernel_ms = kernel_median_ms(s, trials, 1, false, [&](int) { dec.decode_device(r.c.K, d_llr.p, d_bits.p, nullptr, s); });
+    dec.check_device_status(s);
+    r.end_to_end_ms = host_median_ms(trials, [&](int) { dec.decode(r.c.K, h_llr.p, h_bits.p); });
+    cudaStreamDestroy(s);
+    r.floor_ms = double(n_llr * sizeof(float) + n_bits) / h2d_bandwidth * 1e3;
+}
+#endif
+
+void bench_turbo_cpu(turbo_result& r, int trials, uint64_t seed)
+{
+    const std::vector<float> llr = turbo_input(r.c.K, seed);
+    turbo_decoder_config cfg;
+    cfg.algorithm = r.c.algorithm;
+    cfg.iterations = r.c.iterations;
+    cfg.window = r.c.window;
+    turbo_decoder dec(cfg, backend::cpu);
+    std::vector<uint8_t> bits(turbo_decoder::output_bits(r.c.K));
+    r.end_to_end_ms = host_median_ms(trials, [&](int) { dec.decode(r.c.K, llr.data(), bits.data()); });
+}
+
+double mbps(size_t bits, double ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e6 : -1.0; }
 
 std::string fmt(double v, const char* f = "%.4f")
 {
@@ -294,6 +392,8 @@ int main(int argc, char** argv)
     cli.add_option("backend", "NAME", "auto, cpu or cuda", "auto");
     cli.add_option("json", "FILE", "also write the results as JSON to FILE");
     cli.add_option("seed", "N", "seed of the random inputs", "1");
+    cli.add_option("turbo-blocks", "N", "code blocks of K = 6144 per decoder batch (0: skip the decoder)", "256");
+    cli.add_flag("skip-detector", "skip the N-way detector tables");
     return run_program(cli, argc, argv, [&]() -> int {
         const size_t batch = size_t(cli.integer("batch", 1, 1 << 22));
         const int trials = int(cli.integer("trials", 1, 100000)), reps = int(cli.integer("reps", 1, 100000));
@@ -312,8 +412,9 @@ int main(int argc, char** argv)
                          prop.multiProcessorCount, h2d / 1e9);
         }
 #endif
+        const bool run_detector = !cli.flag("skip-detector").value_or(false);
         std::vector<result> results;
-        for (const bench_case& c : paper_cases()) {
+        for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
             r.c = c;
             r.bits = batch * c.shape.nt * constellation(c.mod).bits_per_symbol();
@@ -345,6 +446,39 @@ int main(int argc, char** argv)
                         fmt(r.c.paper.total).c_str());
         }
 
+        const size_t turbo_blocks = size_t(cli.integer("turbo-blocks", 0, 100000));
+        std::vector<turbo_result> turbo;
+        for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed) : std::vector<turbo_case>{}) {
+            turbo_result r;
+            r.c = c;
+            r.info_bits = turbo_decoder::output_bits(c.K);
+            std::fprintf(stderr, "  turbo %s %s %d it W=%d ...\n", c.name.c_str(),
+                         c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", c.iterations, c.window);
+#ifdef MIMO_GPU_HAVE_CUDA
+            if (b == backend::cuda)
+                bench_turbo_cuda(r, std::max(3, trials / 3), h2d, seed);
+            else
+#endif
+                bench_turbo_cpu(r, 3, seed);
+            turbo.push_back(r);
+        }
+        if (!turbo.empty()) {
+            std::printf("\nturbo decoder: %s, backend %s, %zu code blocks of K = 6144 per batch (or the same bits in "
+                        "mixed K); Mbit/s of information bits\n",
+                        device.c_str(), to_string(b).c_str(), turbo_blocks);
+            std::printf("%-11s %-12s %4s %6s %4s | %9s %9s | %9s %9s | %8s\n", "K", "algorithm", "iter", "W", "P",
+                        "kernel ms", "Mbit/s", "e2e ms", "Mbit/s", "floor ms");
+            for (const turbo_result& r : turbo) {
+                const int P = (6144 + r.c.window - 1) / r.c.window;
+                std::printf("%-11s %-12s %4d %6d %4s | %9s %9s | %9s %9s | %8s\n", r.c.name.c_str(),
+                            r.c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", r.c.iterations,
+                            r.c.window, r.c.name == "K=6144" ? std::to_string(P).c_str() : "-",
+                            fmt(r.kernel_ms, "%.3f").c_str(), fmt(mbps(r.info_bits, r.kernel_ms), "%.1f").c_str(),
+                            fmt(r.end_to_end_ms, "%.3f").c_str(), fmt(mbps(r.info_bits, r.end_to_end_ms), "%.1f").c_str(),
+                            fmt(r.floor_ms, "%.3f").c_str());
+            }
+        }
+
         if (cli.is_set("json") && !cli.text("json").empty()) {
             std::ofstream out(cli.text("json"));
             if (!out)
@@ -369,6 +503,17 @@ int main(int argc, char** argv)
                 j.value("transfer_floor_ms", r.floor_ms).value("end_to_end_Mbps", mbps(r.bits, r.end_to_end_ms));
                 j.value("paper_qr_ms", r.c.paper.qr).value("paper_detect_ms", r.c.paper.detect);
                 j.value("paper_total_ms", r.c.paper.total);
+                j.end_object();
+            }
+            j.end_array();
+            j.begin_array("turbo_decoder");
+            for (const turbo_result& r : turbo) {
+                j.begin_object();
+                j.value("K", r.c.name).value("blocks", (unsigned long)r.c.K.size()).value("info_bits", (unsigned long)r.info_bits);
+                j.value("algorithm", r.c.algorithm == map_algorithm::log_map ? "log-map" : "max-log-map");
+                j.value("iterations", r.c.iterations).value("window", r.c.window);
+                j.value("kernel_ms", r.kernel_ms).value("end_to_end_ms", r.end_to_end_ms).value("transfer_floor_ms", r.floor_ms);
+                j.value("kernel_Mbps", mbps(r.info_bits, r.kernel_ms)).value("end_to_end_Mbps", mbps(r.info_bits, r.end_to_end_ms));
                 j.end_object();
             }
             j.end_array();

@@ -58,6 +58,14 @@ public:
     std::vector<turbo_block_result> decode(const std::vector<int>& K, const float* llr, uint8_t* bits,
                                            float* app_llr = nullptr);
 
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error):
+    /// the same decoding with llr, bits and app_llr (may be nullptr) on the device.
+    /// Per-block results are not returned; an input error is reported by the
+    /// next check_device_status.
+    void decode_device(const std::vector<int>& K, const float* d_llr, uint8_t* d_bits, float* d_app_llr,
+                       cuda_stream_t stream);
+    void check_device_status(cuda_stream_t stream);
+
     /// Floats of input for blocks of sizes K.
     static size_t input_floats(const std::vector<int>& K);
     static size_t output_bits(const std::vector<int>& K);

@@ -186,6 +186,17 @@ turbo_decoder& turbo_decoder::operator=(turbo_decoder&&) noexcept = default;
 
 backend turbo_decoder::active_backend() const { return m_engine->kind(); }
 
+void turbo_decoder::decode_device(const std::vector<int>& K, const float* d_llr, uint8_t* d_bits, float* d_app_llr,
+                                  cuda_stream_t stream)
+{
+    if (K.empty())
+        return;
+    m_engine->plan.build(K, m_config.window);
+    m_engine->decode_device(d_llr, d_bits, d_app_llr, stream);
+}
+
+void turbo_decoder::check_device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
+
 size_t turbo_decoder::input_floats(const std::vector<int>& K)
 {
     size_t n = 0;

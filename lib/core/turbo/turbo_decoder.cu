@@ -119,11 +119,45 @@ public:
     std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) override
     {
         const cudaStream_t s = m_stream.get();
+        const size_t nb = plan.blocks.size(), nbits = plan.total_bits;
+        const float* d_llr = to_device(m_llr, m_llr_in, llr, plan.total_llr, s);
+        enqueue(d_llr, m_bits.device_view(bits, nbits), app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr, s);
+
+        const bool early = m_config.early_termination != crc_type::none;
+        m_iterations_host.resize(nb);
+        m_crc_ok_host.resize(nb);
+        if (early) {
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_iterations_host.data(), m_iterations.data(), nb * sizeof(int),
+                                            cudaMemcpyDeviceToHost, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_crc_ok_host.data(), m_crc_ok.data(), nb, cudaMemcpyDeviceToHost, s));
+        }
+        m_status.check("turbo_decoder", s, "code block");
+        m_bits.finish();
+        if (app_llr)
+            m_app_out.finish();
+        std::vector<turbo_block_result> results(nb);
+        for (size_t b = 0; b < nb; ++b) {
+            results[b].iterations = early ? m_iterations_host[b] : m_config.iterations;
+            results[b].crc_ok = early && m_crc_ok_host[b];
+        }
+        return results;
+    }
+
+    void decode_device(const float* d_llr, uint8_t* d_bits, float* d_app_llr, cuda_stream_t stream) override
+    {
+        enqueue(d_llr, d_bits, d_app_llr, stream);
+    }
+
+    void check_device_status(cuda_stream_t stream) override { m_status.check("turbo_decoder", stream, "code block"); }
+
+private:
+    /// Uploads the plan and enqueues every kernel of the batch on `s`.
+    void enqueue(const float* d_llr, uint8_t* d_bits, float* d_app_out, cudaStream_t s)
+    {
         const size_t nb = plan.blocks.size(), nw = plan.windows.size(), nbits = plan.total_bits;
         const turbo_block_desc* blocks = to_device(m_blocks, m_blocks_in, plan.blocks.data(), nb, s);
         const turbo_window_desc* windows = to_device(m_windows, m_windows_in, plan.windows.data(), nw, s);
         const int32_t* pi = to_device(m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
-        const float* d_llr = to_device(m_llr, m_llr_in, llr, plan.total_llr, s);
 
         check_finite_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(d_llr, blocks, m_status.word());
         MIMO_CUDA_CHECK_LAUNCH("check_finite_kernel");
@@ -160,32 +194,11 @@ public:
                 MIMO_CUDA_CHECK_LAUNCH("crc_kernel");
             }
         }
-        uint8_t* d_bits = m_bits.device_view(bits, nbits);
-        float* d_app_out = app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr;
         const unsigned out_blocks = unsigned(std::min<size_t>((nbits + 255) / 256, 4096));
         hard_decision_kernel<<<out_blocks, 256, 0, s>>>(app, nbits, d_bits, d_app_out);
         MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
-
-        m_iterations_host.resize(nb);
-        m_crc_ok_host.resize(nb);
-        if (early) {
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_iterations_host.data(), iterations, nb * sizeof(int),
-                                            cudaMemcpyDeviceToHost, s));
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_crc_ok_host.data(), crc_ok, nb, cudaMemcpyDeviceToHost, s));
-        }
-        m_status.check("turbo_decoder", s, "code block");
-        m_bits.finish();
-        if (app_llr)
-            m_app_out.finish();
-        std::vector<turbo_block_result> results(nb);
-        for (size_t b = 0; b < nb; ++b) {
-            results[b].iterations = early ? m_iterations_host[b] : m_config.iterations;
-            results[b].crc_ok = early && m_crc_ok_host[b];
-        }
-        return results;
     }
 
-private:
     turbo_decoder_config m_config;
     cuda_stream m_stream;
     device_status m_status;

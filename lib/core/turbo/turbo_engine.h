@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace mimo_gpu {
@@ -43,6 +44,14 @@ public:
     virtual backend kind() const = 0;
     /// Decodes the batch that `plan` describes.
     virtual std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) = 0;
+    virtual void decode_device(const float*, uint8_t*, float*, cuda_stream_t)
+    {
+        throw std::logic_error("mimo_gpu::turbo_decoder::decode_device needs the CUDA backend");
+    }
+    virtual void check_device_status(cuda_stream_t)
+    {
+        throw std::logic_error("mimo_gpu::turbo_decoder::check_device_status needs the CUDA backend");
+    }
 
     detail::turbo_batch_plan plan; ///< built by turbo_decoder before each decode
 };
