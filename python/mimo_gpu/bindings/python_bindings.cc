@@ -27,6 +27,10 @@ void bind_nway_detector(py::module& m);
 void bind_ml_detector(py::module& m);
 void bind_nway_receiver(py::module& m);
 void bind_ber_counter(py::module& m);
+void bind_turbo_encoder(py::module& m);
+void bind_turbo_decoder(py::module& m);
+void bind_tb_encoder(py::module& m);
+void bind_tb_decoder(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 
@@ -64,6 +68,10 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     bind_ml_detector(m);
     bind_nway_receiver(m);
     bind_ber_counter(m);
+    bind_turbo_encoder(m);
+    bind_turbo_decoder(m);
+    bind_tb_encoder(m);
+    bind_tb_decoder(m);
     // ) END BINDING_FUNCTION_CALLS
 
     bind_core(m.def_submodule("core", "The mimo_gpu core library on numpy arrays"));
