@@ -40,7 +40,7 @@ struct turbo_batch_view {
     float* extrinsic1;    ///< per bit: decoder 1's output, decoder 2's a-priori
     float* extrinsic2;    ///< per bit: decoder 2's output, decoder 1's a-priori
     float* app;           ///< per bit: a-posteriori LLR after decoder 2
-    float* alpha_scratch; ///< 8 floats per bit
+    float* scratch;       ///< k_stage_words * max_window * n_windows floats (stage_scratch layout)
     float* boundaries;    ///< k_boundary_floats per window
     const uint8_t* done;  ///< per block: early termination reached, skip it
     float extrinsic_scale;
@@ -109,7 +109,7 @@ MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int
             beta_end[s] = b[s];
     }
     map_window<LogMap>(io, win.start, win.len, alpha_start, beta_end, slot(w, write, 0), slot(w, write, 1),
-                       v.alpha_scratch + (blk.bit_offset + win.start) * k_states);
+                       stage_scratch{v.scratch + w, v.n_windows});
 }
 
 } // namespace detail

@@ -4,6 +4,7 @@
 #include "../runtime/problem_status.h"
 #include "turbo_engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -33,6 +34,7 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window)
     windows.clear();
     permutations.clear();
     total_bits = total_llr = 0;
+    max_window = 0;
     std::map<int, size_t> pi_offset;
     for (size_t b = 0; b < K.size(); ++b) {
         if (!qpp_interleaver::is_block_size(K[b]))
@@ -58,6 +60,7 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window)
         for (int w = 0; w < d.windows; ++w) {
             const int start = w * K[b] / d.windows, end = (w + 1) * K[b] / d.windows; // near-equal windows
             windows.push_back({int(b), start, end - start});
+            max_window = std::max(max_window, end - start);
         }
         blocks.push_back(d);
         total_bits += size_t(K[b]);
@@ -109,7 +112,7 @@ public:
         m_extrinsic1.assign(plan.total_bits, 0.0f);
         m_extrinsic2.assign(plan.total_bits, 0.0f);
         m_app.assign(plan.total_bits, 0.0f);
-        m_alpha.resize(plan.total_bits * k_states);
+        m_scratch.resize(plan.scratch_floats());
         m_boundaries.assign(plan.windows.size() * k_boundary_floats, 0.0f);
         m_done.assign(nb, 0);
         std::vector<turbo_block_result> results(nb);
@@ -117,7 +120,7 @@ public:
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
         turbo_batch_view v{plan.blocks.data(), plan.windows.data(), plan.windows.size(), llr,
                            plan.permutations.data(), m_extrinsic1.data(), m_extrinsic2.data(), m_app.data(),
-                           m_alpha.data(), m_boundaries.data(), m_done.data(),
+                           m_scratch.data(), m_boundaries.data(), m_done.data(),
                            log_map ? 1.0f : m_config.extrinsic_scale};
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder)
@@ -155,7 +158,7 @@ private:
     }
 
     turbo_decoder_config m_config;
-    std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_alpha, m_boundaries;
+    std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
     std::vector<uint8_t> m_done, m_block_bits;
 };
 

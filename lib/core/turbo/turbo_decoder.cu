@@ -176,7 +176,7 @@ private:
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
         const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app,
-                                 m_alpha.reserve(nbits * k_states), boundaries, done,
+                                 m_scratch.reserve(plan.scratch_floats()), boundaries, done,
                                  log_map ? 1.0f : m_config.extrinsic_scale};
         const unsigned window_blocks = unsigned((nw + k_window_threads - 1) / k_window_threads);
         const bool early = m_config.early_termination != crc_type::none;
@@ -209,7 +209,7 @@ private:
     device_buffer<turbo_block_desc> m_blocks;
     device_buffer<turbo_window_desc> m_windows;
     device_buffer<int32_t> m_pi;
-    device_buffer<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_alpha, m_boundaries;
+    device_buffer<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
     device_buffer<uint8_t> m_done, m_crc_ok;
     device_buffer<int> m_iterations;
     device_buffer<uint32_t> m_crc_powers;

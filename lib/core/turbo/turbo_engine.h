@@ -27,6 +27,8 @@ public:
     std::vector<turbo_window_desc> windows;
     std::vector<int32_t> permutations;
     size_t total_bits = 0, total_llr = 0;
+    int max_window = 0; ///< longest window: the scratch holds this many stages per window
+    size_t scratch_floats() const { return size_t(k_stage_words) * size_t(max_window) * windows.size(); }
 
 private:
     std::map<int, qpp_interleaver> m_interleavers;

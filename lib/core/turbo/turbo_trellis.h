@@ -10,6 +10,7 @@
 #include "../runtime/host_device.h"
 
 #include <cstdint>
+#include <cstring>
 
 namespace mimo_gpu {
 namespace detail {
@@ -58,6 +59,20 @@ MIMO_HD float log_map_correction(float x)
     return 2.0f * q * (1.0f + q2 * (0.333333333f + q2 * (0.2f + q2 * (0.142857143f + q2 * (0.111111111f + q2 * 0.0909090909f)))));
 }
 
+/// Bit-exact int <-> float reinterpretation on both sides (the scratch keeps an index among floats).
+MIMO_HD float int_bits_as_float(int i)
+{
+    float f;
+    memcpy(&f, &i, sizeof f);
+    return f;
+}
+MIMO_HD int float_bits_as_int(float f)
+{
+    int i;
+    memcpy(&i, &f, sizeof i);
+    return i;
+}
+
 template <bool LogMap>
 MIMO_HD float max_star(float a, float b)
 {
@@ -104,14 +119,26 @@ MIMO_HD void tail_beta(const float (&tail)[6], float (&beta)[k_states])
         beta[s] = next[s];
 }
 
+/// Per-stage values the forward pass keeps for the backward pass: the 8
+/// forward metrics, the two branch inputs and the natural index. Element e of
+/// stage i lives at base[(i * k_stage_words + e) * stride]: with consecutive
+/// windows at consecutive bases (stride = number of windows), a warp's threads
+/// touch consecutive words (coalesced on the GPU); the CPU uses the same layout.
+constexpr int k_stage_words = k_states + 3;
+
+struct stage_scratch {
+    float* base;
+    size_t stride;
+    MIMO_HD float& at(int stage, int element) const { return base[(size_t(stage) * k_stage_words + element) * stride]; }
+};
+
 /// One window [start, start + len) of one half iteration: forward recursion
 /// from alpha_start, backward recursion from beta_end, extrinsic (and APP)
 /// outputs. Writes the window's last alpha to alpha_out and first beta to
 /// beta_out: the neighbours' starting points in the next iteration.
-/// alpha_scratch holds len * 8 floats.
 template <bool LogMap>
 MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const float* alpha_start,
-                        const float* beta_end, float* alpha_out, float* beta_out, float* alpha_scratch)
+                        const float* beta_end, float* alpha_out, float* beta_out, const stage_scratch& scratch)
 {
     float alpha[k_states];
     for (int s = 0; s < k_states; ++s)
@@ -120,9 +147,11 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
         const int k = start + i;
         const int n = io.pi ? io.pi[k] : k;
         const float gs = 0.5f * (io.systematic[n] + io.apriori[n]), gp = 0.5f * io.parity[k];
-        float* stored = alpha_scratch + i * k_states;
         for (int s = 0; s < k_states; ++s)
-            stored[s] = alpha[s];
+            scratch.at(i, s) = alpha[s];
+        scratch.at(i, k_states) = gs;
+        scratch.at(i, k_states + 1) = gp;
+        scratch.at(i, k_states + 2) = int_bits_as_float(n);
         float next[k_states];
         for (int t = 0; t < k_states; ++t) {
             const int s0 = previous_state(t, 0), s1 = previous_state(t, 1);
@@ -141,11 +170,11 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
     for (int s = 0; s < k_states; ++s)
         beta[s] = beta_end[s];
     for (int i = len - 1; i >= 0; --i) {
-        const int k = start + i;
-        const int n = io.pi ? io.pi[k] : k;
-        const float ls = io.systematic[n], la = io.apriori[n];
-        const float gs = 0.5f * (ls + la), gp = 0.5f * io.parity[k];
-        const float* a = alpha_scratch + i * k_states;
+        const float gs = scratch.at(i, k_states), gp = scratch.at(i, k_states + 1);
+        const int n = float_bits_as_int(scratch.at(i, k_states + 2));
+        float a[k_states];
+        for (int s = 0; s < k_states; ++s)
+            a[s] = scratch.at(i, s);
         float metric[2], prev[k_states];
         for (int s = 0; s < k_states; ++s) {
             const float to0 = gs + (parity_bit(s, 0) ? -gp : gp) + beta[next_state(s, 0)];
@@ -155,7 +184,8 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
             metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
         }
         const float app = metric[0] - metric[1];
-        io.extrinsic[n] = io.extrinsic_scale * (app - ls - la);
+        // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
+        io.extrinsic[n] = io.extrinsic_scale * (app - 2.0f * gs);
         if (io.app)
             io.app[n] = app;
         const float norm = prev[0];
