@@ -5,6 +5,10 @@
 One curve per detector (N-way with N = 1..nt search passes, and exhaustive ML),
 log-scale BER. Points where a detector made no error are left out of its curve
 (log scale) and listed below the plot instead.
+
+A result of `mimo_gpu_simulate --coded` gets three panels: the detectors' BER
+before decoding (on the coded bits), the coded BER after the turbo decoder, and
+the block error rate (BLER) of the transport blocks.
 """
 
 import argparse
@@ -38,6 +42,17 @@ def curves(data):
     return out
 
 
+def coded_curves(data, key):
+    """{detector name: [(snr, rate, count, errors), ...]} of the coded link, where
+    key is "ber" (decoded bits) or "bler" (transport blocks)."""
+    count, errors = ("bits", "bit_errors") if key == "ber" else ("blocks", "block_errors")
+    out = {}
+    for point in data["coded"]["points"]:
+        for d in point["detectors"]:
+            out.setdefault(d["name"], []).append((point["snr_db"], d[key], d[count], d[errors]))
+    return out
+
+
 def snr_at_ber(pts, target):
     """SNR where the curve first falls to `target`, interpolated linearly in
     log10(BER) between the two points around it; None if it never does."""
@@ -48,10 +63,10 @@ def snr_at_ber(pts, target):
     return None
 
 
-def print_snr_table(data, target):
-    print(f"SNR [dB] at which each detector reaches BER {target:g}:")
+def print_snr_table(data, target, what="BER", table=None):
+    print(f"SNR [dB] at which each detector reaches {what} {target:g}:")
     found = {}
-    for name, pts in curves(data).items():
+    for name, pts in (table or curves(data)).items():
         found[name] = snr_at_ber(pts, target)
         where = f"{found[name]:.2f}" if found[name] is not None else "not reached"
         print(f"  {name:>5}: {where}")
@@ -61,11 +76,9 @@ def print_snr_table(data, target):
                 print(f"  {name} needs {snr - found['ML']:+.2f} dB relative to ML")
 
 
-def plot(data, png, title=None):
-    cfg, backend = data["config"], data.get("backend", {})
-    fig, ax = plt.subplots(figsize=(7, 5))
-    zero_notes = []
-    for name, pts in curves(data).items():
+def draw(ax, table, ylabel, title, zero_notes, zero_what="errors"):
+    """One log-scale panel, a curve per detector; error-free points go to zero_notes."""
+    for name, pts in table.items():
         shown = [(s, b) for s, b, _, e in pts if e > 0]
         zero = [s for s, _, _, e in pts if e == 0]
         style = dict(color="black", linestyle="--", marker="s") if name == "ML" else dict(marker="o")
@@ -73,19 +86,52 @@ def plot(data, png, title=None):
         if shown:
             ax.semilogy([s for s, _ in shown], [b for _, b in shown], label=label, **style)
         if zero:
-            zero_notes.append(f"{name}: 0 errors at {', '.join(f'{s:g}' for s in zero)} dB")
-    bits = cfg["problems_per_point"] * cfg["nt"] * cfg["bits_per_symbol"]
+            zero_notes.append(f"{name}: 0 {zero_what} at {', '.join(f'{s:g}' for s in zero)} dB")
     ax.set_yscale("log")
     ax.set_xlabel("SNR, Es/N0 per receive antenna [dB]")
-    ax.set_ylabel("uncoded bit error rate")
-    ax.set_title(title or f"{cfg['nr']}x{cfg['nt']} MIMO, {cfg['modulation']}, i.i.d. Rayleigh, "
-                 f"{bits} bits/point ({backend.get('active', '?')} backend)")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend()
+        ax.legend(fontsize=8)
+
+
+def plot(data, png, title=None):
+    cfg, backend = data["config"], data.get("backend", {})
+    coded = data.get("coded")
+    bits = cfg["problems_per_point"] * cfg["nt"] * cfg["bits_per_symbol"]
+    system = f"{cfg['nr']}x{cfg['nt']} MIMO, {cfg['modulation']}, i.i.d. Rayleigh"
+    zero_notes = []
+    if not coded:
+        fig, ax = plt.subplots(figsize=(7, 5))
+        draw(ax, curves(data), "uncoded bit error rate",
+             title or f"{system}, {bits} bits/point ({backend.get('active', '?')} backend)", zero_notes)
+    else:
+        fig, axes = plt.subplots(1, 3, figsize=(17, 5.5), sharex=True)
+        draw(axes[0], curves(data), "bit error rate before decoding",
+             f"detector, {bits} coded bits/point", zero_notes)
+        notes = []
+        draw(axes[1], coded_curves(data, "ber"), "coded bit error rate (after turbo decoding)",
+             f"decoded, {coded['blocks_per_point'] * coded['A']} bits/point", notes)
+        zero_notes += [f"coded {n}" for n in notes]
+        notes = []
+        draw(axes[2], coded_curves(data, "bler"), "block error rate (transport blocks)",
+             f"BLER, {coded['blocks_per_point']} blocks/point", notes, "block errors")
+        zero_notes += [f"BLER {n}" for n in notes]
+        fig.suptitle(title or f"{system}; LTE turbo code A = {coded['A']}, G = {coded['G']} "
+                     f"(rate {coded['code_rate']:.3f}, {coded['code_blocks']} code block(s)), "
+                     f"{coded['algorithm']}, {coded['iterations']} iterations "
+                     f"({backend.get('active', '?')} detectors, {coded.get('decoder_backend', '?')} decoder)",
+                     fontsize=11)
+    if coded:
+        snrs = [p["snr_db"] for p in data["points"]]
+        pad = max(0.5, 0.05 * (max(snrs) - min(snrs)))
+        axes[0].set_xlim(min(snrs) - pad, max(snrs) + pad)
+        fig.tight_layout(rect=(0, 0.05 if zero_notes else 0, 1, 0.95))
     if zero_notes:
-        fig.text(0.01, 0.01, "; ".join(zero_notes), fontsize=7, va="bottom")
-        fig.subplots_adjust(bottom=0.16)
+        fig.text(0.01, 0.01, "; ".join(zero_notes), fontsize=7, va="bottom", wrap=True)
+        if not coded:
+            fig.subplots_adjust(bottom=0.16)
     fig.savefig(png, dpi=120)
     plt.close(fig)
 
@@ -98,11 +144,19 @@ def main(argv=None):
     parser.add_argument("--title", help="plot title (default: the configuration)")
     parser.add_argument("--target-ber", type=float, default=1e-2,
                         help="also print the SNR at which each curve reaches this BER (default 1e-2)")
+    parser.add_argument("--target-bler", type=float, default=1e-1,
+                        help="coded results: also print the SNR at which each detector's BLER "
+                             "reaches this value (default 1e-1)")
     args = parser.parse_args(argv)
     png = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
-    plot(load(args.json), png, args.title)
+    data = load(args.json)
+    plot(data, png, args.title)
     print(f"mimo_gpu_plot.py: wrote {png}")
-    print_snr_table(load(args.json), args.target_ber)
+    if data.get("coded"):
+        print_snr_table(data, args.target_ber, "BER before decoding")
+        print_snr_table(data, args.target_bler, "BLER", coded_curves(data, "bler"))
+    else:
+        print_snr_table(data, args.target_ber)
 
 
 if __name__ == "__main__":

@@ -2,24 +2,37 @@
 // flowgraph (random bits -> mimo_channel -> qr_decomposition -> nway_detector ->
 // ber_counter, one chain per N, plus ml_detector -> ber_counter), shows progress,
 // then prints a BER and throughput table and writes JSON for mimo_gpu_plot.py.
+// With --coded the bits are LTE transport blocks: tb_encoder before the channel,
+// and per detector the LLRs go as PDUs to tb_decoder and a block error counter,
+// giving the coded BER and the block error rate as well.
 #include "command_line.h"
 #include "json_writer.h"
+#include "transport_block_error_counter.h"
 
 #include <gnuradio/analog/random_uniform_source.h>
 #include <gnuradio/blocks/head.h>
+#include <gnuradio/blocks/stream_to_tagged_stream.h>
 #include <gnuradio/blocks/stream_to_vector.h>
+#include <gnuradio/blocks/vector_to_stream.h>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel.h>
 #include <gnuradio/mimo_gpu/ml_detector.h>
 #include <gnuradio/mimo_gpu/nway_detector.h>
 #include <gnuradio/mimo_gpu/qr_decomposition.h>
+#include <gnuradio/mimo_gpu/tb_decoder.h>
+#include <gnuradio/mimo_gpu/tb_encoder.h>
+#include <gnuradio/pdu/pdu_to_tagged_stream.h>
+#include <gnuradio/pdu/tagged_stream_to_pdu.h>
+#include <gnuradio/prefs.h>
 #include <gnuradio/top_block.h>
 
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
+#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/ml_detector.h>
+#include <mimo_gpu/turbo_decoder.h>
 
 #include <unistd.h>
 
@@ -29,6 +42,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -36,6 +50,34 @@ using namespace mimo_gpu_apps;
 namespace core = ::mimo_gpu;
 
 namespace {
+
+/// The coded link (--coded): transport blocks of A bits, each coded onto G bits
+/// (CRC24A, segmentation, turbo code, rate matching), which fill whole MIMO vectors.
+struct coded_config {
+    int A = 0;                      ///< transport block bits (--tb-size)
+    int G = 0;                      ///< coded bits per transport block, a multiple of nt*Q
+    double requested_rate = 0;      ///< --code-rate
+    core::code_block_segmentation segmentation;
+    std::string algorithm;          ///< max-log-map or log-map
+    int iterations = 0;
+    double extrinsic_scale = 0.75;  ///< max-log-MAP only
+    int window = 64;                ///< trellis stages per parallel window
+    int max_blocks = 64;            ///< transport blocks per decoder call
+    uint64_t blocks = 0;            ///< transport blocks per SNR point
+    double rate() const { return double(A) / double(G); }
+};
+
+/// G for A bits at code rate R: round((A + 24) / R), rounded up to a whole
+/// number of MIMO vectors of `unit` = nt*Q bits (one transport block never
+/// shares a vector with the next).
+int coded_bits_for(int A, double rate, int unit)
+{
+    const double raw = std::round(double(A + 24) / rate);
+    const double vectors = std::max(1.0, std::ceil(raw / double(unit)));
+    if (vectors * unit > double(1 << 30))
+        throw usage_error("--tb-size / --code-rate: more than 2^30 coded bits per transport block");
+    return int(vectors) * unit;
+}
 
 /// Everything the options decide, checked.
 struct simulation_config {
@@ -51,6 +93,7 @@ struct simulation_config {
     double llr_clip = 0;
     int max_batch = 0;
     std::string json_path;
+    std::optional<coded_config> coded; ///< set with --coded
 
     int bits_per_problem() const { return nt * bits_per_symbol; }
 
@@ -84,8 +127,40 @@ struct simulation_config {
             c.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
             if (cli.is_set("json"))
                 c.json_path = cli.text("json");
+            if (cli.flag("coded").value_or(false))
+                c.coded = coded_from(cli, c);
             return c;
         });
+    }
+
+    /// The coded link's settings; sets c.problems to blocks * G / (nt*Q).
+    static coded_config coded_from(const command_line& cli, simulation_config& c)
+    {
+        coded_config k;
+        k.A = int(cli.integer("tb-size", 1, 1 << 20));
+        k.requested_rate = cli.real("code-rate");
+        if (!(k.requested_rate > 0 && k.requested_rate < 1))
+            throw usage_error("--code-rate must be between 0 and 1 (exclusive), got " + cli.text("code-rate"));
+        const int unit = c.bits_per_problem();
+        k.G = coded_bits_for(k.A, k.requested_rate, unit);
+        // NL = nt layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
+        const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, c.nt, 0 };
+        format.validate();
+        k.segmentation = format.segmentation();
+        k.algorithm = cli.text("algorithm");
+        if (k.algorithm != "max-log-map" && k.algorithm != "log-map")
+            throw usage_error("--algorithm must be max-log-map or log-map, got '" + k.algorithm + "'");
+        k.iterations = int(cli.integer("iterations", 1, 32));
+        k.blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
+        k.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
+        // The decoder's parameters are checked now, not in the first flowgraph.
+        core::turbo_decoder_config decoder;
+        decoder.iterations = k.iterations;
+        decoder.extrinsic_scale = float(k.extrinsic_scale);
+        decoder.window = k.window;
+        decoder.validate();
+        c.problems = k.blocks * uint64_t(k.G / unit);
+        return k;
     }
 };
 
@@ -189,49 +264,202 @@ private:
     std::string m_backend;
 };
 
+/// Coded-link results of one detector at one SNR point.
+struct coded_detector_result {
+    detector_spec spec;
+    transport_block_error_counter::counts counts;
+};
+
+struct coded_point_result {
+    point_result detected; ///< the detectors' hard decisions on the coded bits (before decoding)
+    std::vector<coded_detector_result> decoded;
+};
+
+/// The coded flowgraph of one SNR point:
+///   random bits -> head(blocks*A) -> stream_to_tagged_stream(A) -> tagged_stream_to_pdu
+///     => tb_encoder => pdu_to_tagged_stream -> stream_to_vector(nt*Q) -> mimo_channel
+///     -> {qr_decomposition(N) -> nway_detector(N) for each N, ml_detector}
+///     -> vector_to_stream -> stream_to_tagged_stream(G) -> tagged_stream_to_pdu
+///     => tb_decoder => transport_block_error_counter
+/// (=> message connections). The transmitted transport block PDUs also go to a
+/// transmitted_block_recorder, whose list the error counters compare against,
+/// and the coded bits with each detector's LLRs to a ber_counter (the BER
+/// before decoding).
+class coded_flowgraph
+{
+public:
+    coded_flowgraph(const simulation_config& c, const std::vector<detector_spec>& detectors, double snr_db)
+        : m_top(gr::make_top_block("mimo_gpu_simulate_coded")), m_detectors(detectors)
+    {
+        const coded_config& k = *c.coded;
+        const int unit = c.bits_per_problem();
+        const double n0 = core::noise_variance_from_snr_db(snr_db);
+        auto source = gr::analog::random_uniform_source_b::make(0, 2, c.seed);
+        auto head = gr::blocks::head::make(sizeof(char), k.blocks * uint64_t(k.A));
+        auto tb_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(char), 1, k.A, "tb_len");
+        auto tb_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::byte_t, "tb_len");
+        auto encoder = gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, c.nt, 0);
+        auto coded_stream = gr::pdu::pdu_to_tagged_stream::make(gr::types::byte_t, "coded_len");
+        auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), unit);
+        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1);
+        m_top->connect(source, 0, head, 0);
+        m_top->connect(head, 0, tb_tags, 0);
+        m_top->connect(tb_tags, 0, tb_pdus, 0);
+        m_top->msg_connect(tb_pdus, "pdus", encoder, "in");
+        m_top->msg_connect(encoder, "out", coded_stream, "pdus");
+        m_top->connect(coded_stream, 0, to_vector, 0);
+        m_top->connect(to_vector, 0, channel, 0);
+        auto sent = std::make_shared<transmitted_blocks>(k.A);
+        m_recorder = transmitted_block_recorder::make(sent);
+        m_top->msg_connect(tb_pdus, "pdus", m_recorder, "in");
+
+        for (const auto& spec : detectors) {
+            gr::basic_block_sptr det;
+            if (spec.passes > 0) {
+                auto qr = gr::mimo_gpu::qr_decomposition::make(c.nr, c.nt, spec.passes, c.backend, c.max_batch);
+                auto nway = gr::mimo_gpu::nway_detector::make(
+                    c.nr, c.nt, c.modulation, spec.passes, n0, c.llr_clip, c.backend, c.max_batch);
+                m_top->connect(channel, 0, qr, 0);
+                m_top->connect(channel, 1, qr, 1);
+                m_top->connect(qr, 0, nway, 0);
+                m_backend = nway->active_backend();
+                det = nway;
+            } else {
+                auto ml = gr::mimo_gpu::ml_detector::make(c.nr, c.nt, c.modulation, n0, c.backend, c.max_batch);
+                m_top->connect(channel, 0, ml, 0);
+                m_top->connect(channel, 1, ml, 1);
+                m_backend = ml->active_backend();
+                det = ml;
+            }
+            auto detected = gr::mimo_gpu::ber_counter::make(unit);
+            m_top->connect(to_vector, 0, detected, 0);
+            m_top->connect(det, 0, detected, 1);
+
+            auto llr_stream = gr::blocks::vector_to_stream::make(sizeof(float), unit);
+            auto llr_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(float), 1, k.G, "llr_len");
+            auto llr_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::float_t, "llr_len");
+            auto decoder = gr::mimo_gpu::tb_decoder::make(k.A, k.G, c.bits_per_symbol, c.nt, 0, k.algorithm,
+                                                          k.iterations, k.extrinsic_scale, k.window,
+                                                          c.backend, k.max_blocks);
+            auto errors = transport_block_error_counter::make(sent);
+            m_top->connect(det, 0, llr_stream, 0);
+            m_top->connect(llr_stream, 0, llr_tags, 0);
+            m_top->connect(llr_tags, 0, llr_pdus, 0);
+            m_top->msg_connect(llr_pdus, "pdus", decoder, "in");
+            m_top->msg_connect(decoder, "out", errors, "in");
+            m_decoder_backend = decoder->active_backend();
+            m_detected.push_back(detected);
+            m_errors.push_back(errors);
+        }
+    }
+
+    const std::string& active_backend() const { return m_backend; }
+    const std::string& decoder_backend() const { return m_decoder_backend; }
+    uint64_t bad_transmitted_pdus() const { return m_recorder->bad_pdus(); }
+
+    /// Runs the flowgraph to its end, calling progress(results so far) about every `period`.
+    coded_point_result run(double snr_db, std::chrono::milliseconds period,
+                           const std::function<void(const coded_point_result&)>& progress)
+    {
+        const auto start = std::chrono::steady_clock::now();
+        m_top->start();
+        auto finished = std::async(std::launch::async, [this] { m_top->wait(); });
+        coded_point_result r;
+        r.detected.snr_db = snr_db;
+        r.detected.noise_var = core::noise_variance_from_snr_db(snr_db);
+        while (finished.wait_for(period) != std::future_status::ready) {
+            collect(r, start);
+            progress(r);
+        }
+        finished.get();
+        collect(r, start);
+        return r;
+    }
+
+private:
+    void collect(coded_point_result& r, std::chrono::steady_clock::time_point start) const
+    {
+        r.detected.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        r.detected.detectors.clear();
+        r.decoded.clear();
+        for (size_t i = 0; i < m_detected.size(); ++i) {
+            r.detected.detectors.push_back({ m_detectors[i], m_detected[i]->bits(), m_detected[i]->errors() });
+            r.decoded.push_back({ m_detectors[i], m_errors[i]->snapshot() });
+        }
+    }
+
+    gr::top_block_sptr m_top;
+    std::vector<detector_spec> m_detectors;
+    std::vector<gr::mimo_gpu::ber_counter::sptr> m_detected;
+    std::vector<transport_block_error_counter::sptr> m_errors;
+    transmitted_block_recorder::sptr m_recorder;
+    std::string m_backend, m_decoder_backend;
+};
+
 /// The per-SNR progress line on stderr: rewritten in place on a terminal,
 /// printed once per point otherwise (logs of CI runs stay short).
 class progress_line
 {
 public:
-    explicit progress_line(uint64_t bits_per_detector)
-        : m_total(bits_per_detector), m_tty(isatty(fileno(stderr)))
-    {
-    }
-    void update(const point_result& r) const
+    progress_line() : m_tty(isatty(fileno(stderr))) {}
+    void update(const std::string& text) const
     {
         if (m_tty)
-            std::fprintf(stderr, "\r%s\033[K", text(r).c_str());
+            std::fprintf(stderr, "\r%s\033[K", text.c_str());
     }
-    void finish(const point_result& r) const
+    void finish(const std::string& text) const
     {
-        std::fprintf(stderr, m_tty ? "\r%s\033[K\n" : "%s\n", text(r).c_str());
+        std::fprintf(stderr, m_tty ? "\r%s\033[K\n" : "%s\n", text.c_str());
     }
 
 private:
-    std::string text(const point_result& r) const
-    {
-        uint64_t done = m_total;
-        for (const auto& d : r.detectors)
-            done = std::min(done, d.bits);
-        char buf[128];
-        std::snprintf(buf, sizeof buf, "SNR %6.2f dB: %5.1f%% %7.1f s |", r.snr_db,
-                      m_total ? 100.0 * double(done) / double(m_total) : 100.0, r.seconds);
-        std::string line = buf;
-        for (const auto& d : r.detectors) {
-            std::snprintf(buf, sizeof buf, " %s %.3e", d.spec.name().c_str(), d.ber());
-            line += buf;
-        }
-        return line;
-    }
-    uint64_t m_total;
     bool m_tty;
 };
 
+std::string progress_head(double snr_db, double fraction, double seconds)
+{
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "SNR %6.2f dB: %5.1f%% %7.1f s |", snr_db, 100.0 * fraction, seconds);
+    return buf;
+}
+
+/// "SNR ... | N=1 1.234e-02 ..." : each detector's BER so far.
+std::string progress_text(const point_result& r, uint64_t bits_per_detector)
+{
+    uint64_t done = bits_per_detector;
+    for (const auto& d : r.detectors)
+        done = std::min(done, d.bits);
+    std::string line = progress_head(
+        r.snr_db, bits_per_detector ? double(done) / double(bits_per_detector) : 1.0, r.seconds);
+    char buf[64];
+    for (const auto& d : r.detectors) {
+        std::snprintf(buf, sizeof buf, " %s %.3e", d.spec.name().c_str(), d.ber());
+        line += buf;
+    }
+    return line;
+}
+
+/// "SNR ... | N=1 BLER 1.000e-01 ..." : each detector's block error rate after decoding so far.
+std::string progress_text(const coded_point_result& r, uint64_t blocks)
+{
+    uint64_t done = blocks;
+    for (const auto& d : r.decoded)
+        done = std::min(done, d.counts.blocks);
+    std::string line =
+        progress_head(r.detected.snr_db, blocks ? double(done) / double(blocks) : 1.0, r.detected.seconds);
+    char buf[64];
+    for (const auto& d : r.decoded) {
+        std::snprintf(buf, sizeof buf, " %s BLER %.3e", d.spec.name().c_str(), d.counts.bler());
+        line += buf;
+    }
+    return line;
+}
+
 void print_table(const simulation_config& c, const std::vector<point_result>& points)
 {
-    std::printf("\nBER, %d x %d %s, %llu problems (%llu bits per detector) per SNR point\n", c.nr, c.nt,
-                c.modulation.c_str(), (unsigned long long)c.problems,
+    std::printf("\n%s, %d x %d %s, %llu problems (%llu bits per detector) per SNR point\n",
+                c.coded ? "BER before decoding (detectors' hard decisions on the coded bits)" : "BER", c.nr,
+                c.nt, c.modulation.c_str(), (unsigned long long)c.problems,
                 (unsigned long long)(c.problems * uint64_t(c.bits_per_problem())));
     std::printf("%9s", "SNR [dB]");
     for (const auto& d : points.front().detectors)
@@ -244,12 +472,47 @@ void print_table(const simulation_config& c, const std::vector<point_result>& po
         std::printf(" %9.3f %12.3f\n", p.seconds, p.detected_mbps());
     }
     std::printf("Mbit/s: bits detected by all %zu detectors of the flowgraph over its wall time\n"
-                "(end to end: bit source and channel simulation included).\n",
-                points.front().detectors.size());
+                "(end to end: bit source and channel simulation included%s).\n",
+                points.front().detectors.size(), c.coded ? ", and turbo coding and decoding" : "");
+}
+
+std::string describe(const coded_config& k)
+{
+    char buf[256];
+    const auto& seg = k.segmentation;
+    std::string sizes = "K = " + std::to_string(seg.K.front());
+    if (seg.K.back() != seg.K.front())
+        sizes += " and " + std::to_string(seg.K.back());
+    std::snprintf(buf, sizeof buf,
+                  "A = %d -> G = %d coded bits (code rate %.4f, asked %.4f), %d code block%s of %s, "
+                  "%s, up to %d iterations",
+                  k.A, k.G, k.rate(), k.requested_rate, seg.C, seg.C == 1 ? "" : "s", sizes.c_str(),
+                  k.algorithm.c_str(), k.iterations);
+    return buf;
+}
+
+void print_coded_table(const simulation_config& c, const std::vector<coded_point_result>& points)
+{
+    const coded_config& k = *c.coded;
+    std::printf("\nCoded BER and BLER, %d x %d %s, transport blocks of %s; %llu transport blocks per SNR point\n",
+                c.nr, c.nt, c.modulation.c_str(), describe(k).c_str(), (unsigned long long)k.blocks);
+    std::printf("%9s %8s %11s %11s %8s %8s %8s %10s %10s\n", "SNR [dB]", "detector", "coded BER", "BLER",
+                "blocks", "errors", "CRC fail", "undetected", "iterations");
+    for (const auto& p : points)
+        for (const auto& d : p.decoded) {
+            const auto& n = d.counts;
+            std::printf("%9.2f %8s %11.4e %11.4e %8llu %8llu %8llu %10llu %10.2f\n", p.detected.snr_db,
+                        d.spec.name().c_str(), n.ber(), n.bler(), (unsigned long long)n.blocks,
+                        (unsigned long long)n.block_errors, (unsigned long long)n.crc_failures,
+                        (unsigned long long)n.undetected_errors, n.mean_iterations());
+        }
+    std::printf("coded BER: decoded information bits in error; BLER: transport blocks whose CRC24A failed\n"
+                "or whose bits are wrong (undetected: CRC passed, bits wrong); iterations: mean per block.\n");
 }
 
 void write_json(const simulation_config& c, const std::string& active_backend,
-                const std::vector<point_result>& points, double total_seconds)
+                const std::vector<point_result>& points, double total_seconds,
+                const std::vector<coded_point_result>& coded_points, const std::string& decoder_backend)
 {
     std::ofstream out(c.json_path);
     if (!out)
@@ -263,12 +526,14 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     j.values("snr_db", c.snr_db).value("snr_definition", "Es/N0 per receive antenna, N0 = 10^(-snr/10)");
     j.value("problems_per_point", (unsigned long long)c.problems).value("seed", c.seed);
     j.value("llr_clip", c.llr_clip).value("max_batch", c.max_batch);
+    j.value("coded", bool(c.coded));
     j.end_object();
     j.begin_object("backend");
     j.value("requested", c.backend).value("active", active_backend);
     j.value("cuda_available", core::cuda_available());
     j.value("cuda_unavailable_reason", core::cuda_unavailable_reason());
     j.end_object();
+    // With --coded these are the detectors' hard decisions on the coded bits.
     j.begin_array("points");
     for (const auto& p : points) {
         j.begin_object();
@@ -286,10 +551,68 @@ void write_json(const simulation_config& c, const std::string& active_backend,
         j.end_object();
     }
     j.end_array();
+    if (c.coded) {
+        const coded_config& k = *c.coded;
+        j.begin_object("coded");
+        j.value("A", k.A).value("G", k.G).value("Qm", c.bits_per_symbol).value("NL", c.nt).value("rv", 0);
+        j.value("code_rate", k.rate()).value("requested_code_rate", k.requested_rate);
+        j.value("code_blocks", k.segmentation.C).values("K", k.segmentation.K);
+        j.value("algorithm", k.algorithm).value("iterations", k.iterations);
+        j.value("extrinsic_scale", k.extrinsic_scale).value("window", k.window);
+        j.value("max_blocks", k.max_blocks);
+        j.value("blocks_per_point", (unsigned long long)k.blocks);
+        j.value("decoder_backend", decoder_backend);
+        j.begin_array("points");
+        for (const auto& p : coded_points) {
+            j.begin_object();
+            j.value("snr_db", p.detected.snr_db).value("noise_var", p.detected.noise_var);
+            j.value("seconds", p.detected.seconds);
+            j.begin_array("detectors");
+            for (const auto& d : p.decoded) {
+                const auto& n = d.counts;
+                j.begin_object();
+                j.value("name", d.spec.name()).value("passes", d.spec.passes);
+                j.value("blocks", (unsigned long long)n.blocks);
+                j.value("block_errors", (unsigned long long)n.block_errors).value("bler", n.bler());
+                j.value("crc_failures", (unsigned long long)n.crc_failures);
+                j.value("undetected_errors", (unsigned long long)n.undetected_errors);
+                j.value("bits", (unsigned long long)n.bits).value("bit_errors", (unsigned long long)n.bit_errors);
+                j.value("ber", n.ber()).value("mean_iterations", n.mean_iterations());
+                j.end_object();
+            }
+            j.end_array();
+            j.end_object();
+        }
+        j.end_array();
+        j.end_object();
+    }
     j.value("total_seconds", total_seconds);
     j.end_object();
     if (!out)
         throw std::runtime_error("error writing the JSON file '" + c.json_path + "'");
+}
+
+/// Throws unless every detector saw all the bits (and, coded, every transport block).
+void check_complete(const simulation_config& c, const point_result& p, const coded_point_result* coded)
+{
+    const uint64_t bits = c.problems * uint64_t(c.bits_per_problem());
+    for (const auto& d : p.detectors)
+        if (d.bits != bits)
+            throw std::runtime_error("detector " + d.spec.name() + " counted " + std::to_string(d.bits) +
+                                     " bits instead of " + std::to_string(bits) +
+                                     " (a block stopped early; see the messages above)");
+    if (!coded)
+        return;
+    for (const auto& d : coded->decoded) {
+        if (d.counts.bad_pdus)
+            throw std::runtime_error("detector " + d.spec.name() + ": " + std::to_string(d.counts.bad_pdus) +
+                                     " malformed PDUs reached the error counter (see the messages above)");
+        if (d.counts.blocks != c.coded->blocks)
+            throw std::runtime_error("detector " + d.spec.name() + ": " + std::to_string(d.counts.blocks) +
+                                     " transport blocks decoded instead of " +
+                                     std::to_string(c.coded->blocks) +
+                                     " (a PDU was dropped; see the messages above)");
+    }
 }
 
 int run(const command_line& cli)
@@ -310,32 +633,59 @@ int run(const command_line& cli)
         std::fprintf(stderr, " %s", d.name().c_str());
     std::fprintf(stderr, ", %zu SNR points x %llu problems, backend %s\n", c.snr_db.size(),
                  (unsigned long long)c.problems, c.backend.c_str());
+    if (c.coded) {
+        std::fprintf(stderr, "coded link: %llu transport blocks per SNR point, %s\n",
+                     (unsigned long long)c.coded->blocks, describe(*c.coded).c_str());
+        // pdu_to_tagged_stream reads its message queue without a handler; the
+        // scheduler prunes such a queue beyond [DEFAULT] max_messages (100 by
+        // default, 8192 in Debian's config), and tb_encoder can run that far
+        // ahead of the channel. Room for every transport block of a point:
+        auto* prefs = gr::prefs::singleton();
+        const long needed = long(std::min<uint64_t>(c.coded->blocks + 1024, 1LL << 40));
+        if (prefs->get_long("DEFAULT", "max_messages", 100) < needed)
+            prefs->set_long("DEFAULT", "max_messages", needed);
+    }
 
-    const progress_line progress(c.problems * uint64_t(c.bits_per_problem()));
+    const progress_line progress;
+    const uint64_t bits_per_detector = c.problems * uint64_t(c.bits_per_problem());
     std::vector<point_result> points;
-    std::string active_backend;
+    std::vector<coded_point_result> coded_points;
+    std::string active_backend, decoder_backend;
     const auto start = std::chrono::steady_clock::now();
     for (double snr : c.snr_db) {
-        ber_flowgraph fg = checked_setup([&] { return ber_flowgraph(c, detectors, snr); });
-        active_backend = fg.active_backend();
-        points.push_back(fg.run(snr, std::chrono::milliseconds(250),
-                                [&](const point_result& r) { progress.update(r); }));
-        progress.finish(points.back());
-        for (const auto& d : points.back().detectors)
-            if (d.bits != c.problems * uint64_t(c.bits_per_problem()))
-                throw std::runtime_error("detector " + d.spec.name() + " counted " + std::to_string(d.bits) +
-                                         " bits instead of " +
-                                         std::to_string(c.problems * uint64_t(c.bits_per_problem())) +
-                                         " (a block stopped early; see the messages above)");
+        if (c.coded) {
+            coded_flowgraph fg = checked_setup([&] { return coded_flowgraph(c, detectors, snr); });
+            active_backend = fg.active_backend();
+            decoder_backend = fg.decoder_backend();
+            coded_points.push_back(
+                fg.run(snr, std::chrono::milliseconds(250), [&](const coded_point_result& r) {
+                    progress.update(progress_text(r, c.coded->blocks));
+                }));
+            progress.finish(progress_text(coded_points.back(), c.coded->blocks));
+            points.push_back(coded_points.back().detected);
+            check_complete(c, points.back(), &coded_points.back());
+        } else {
+            ber_flowgraph fg = checked_setup([&] { return ber_flowgraph(c, detectors, snr); });
+            active_backend = fg.active_backend();
+            points.push_back(fg.run(snr, std::chrono::milliseconds(250), [&](const point_result& r) {
+                progress.update(progress_text(r, bits_per_detector));
+            }));
+            progress.finish(progress_text(points.back(), bits_per_detector));
+            check_complete(c, points.back(), nullptr);
+        }
     }
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     print_table(c, points);
+    if (c.coded)
+        print_coded_table(c, coded_points);
     std::printf("backend: %s (requested %s)%s%s; total %.2f s\n", active_backend.c_str(), c.backend.c_str(),
                 core::cuda_available() ? "" : "; CUDA unavailable: ",
                 core::cuda_available() ? "" : core::cuda_unavailable_reason().c_str(), total);
+    if (c.coded)
+        std::printf("turbo decoder backend: %s\n", decoder_backend.c_str());
     if (!c.json_path.empty()) {
-        write_json(c, active_backend, points, total);
+        write_json(c, active_backend, points, total, coded_points, decoder_backend);
         std::printf("wrote %s (plot it with mimo_gpu_plot.py %s)\n", c.json_path.c_str(), c.json_path.c_str());
     }
     return 0;
@@ -352,14 +702,28 @@ int main(int argc, char** argv)
         "  random bits -> head -> stream_to_vector(nt*Q) -> mimo_channel\n"
         "    -> qr_decomposition(N) -> nway_detector(N) -> ber_counter   (one chain per N)\n"
         "    -> ml_detector -> ber_counter                                (with --ml)\n"
-        "The detectors run on the GPU when one is usable (--backend auto), else on the CPU.",
+        "With --coded, the coded link: the bits are LTE transport blocks (PDUs of A bits)\n"
+        "  -> tb_encoder (CRC24A, segmentation, turbo code, rate matching to G bits)\n"
+        "  -> pdu_to_tagged_stream -> stream_to_vector(nt*Q) -> mimo_channel -> detectors\n"
+        "  -> vector_to_stream -> tagged_stream_to_pdu (G LLRs) -> tb_decoder\n"
+        "  -> transport block error counter (against the transmitted blocks),\n"
+        "giving the coded BER and the block error rate (BLER) of every detector next to\n"
+        "its BER before decoding.\n"
+        "The detectors and the turbo decoder run on the GPU when one is usable\n"
+        "(--backend auto), else on the CPU.",
         "SNR is Es/N0 per receive antenna (unit-energy symbols, i.i.d. CN(0,1) channel\n"
         "taps), N0 = 10^(-SNR/10). Every SNR point reuses the same seed: the same bits,\n"
         "channels and noise shape, only the noise power changes.\n"
         "Progress goes to stderr, the table to stdout. Exit code 2: bad option; 1: run-time error.\n"
         "Example:\n"
         "  mimo_gpu_simulate --nr 4 --nt 4 --modulation 16qam --snr 0:24:2 --json ber.json\n"
-        "  mimo_gpu_plot.py ber.json -o ber.png\n");
+        "  mimo_gpu_plot.py ber.json -o ber.png\n"
+        "  mimo_gpu_simulate --nr 2 --nt 2 --modulation 16qam --snr 0:16:2 --coded --tb-size 1000 \\\n"
+        "      --code-rate 0.5 --blocks 500 --json coded.json\n"
+        "Coded link: G = round((A + 24) / R) rounded up to a multiple of nt*Q, so that every\n"
+        "transport block fills whole MIMO vectors (NL = nt layers of Qm = Q bits, rv 0);\n"
+        "the code rate actually used, A/G, is printed. --problems is ignored: a point\n"
+        "has --blocks transport blocks, G/(nt*Q) problems each.\n");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "transmitted streams (NT <= NR)", "4");
     cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
@@ -372,6 +736,14 @@ int main(int argc, char** argv)
     cli.add_option("llr-clip", "C", "clip N-way LLRs to [-C, C]; 0 disables clipping", "0");
     cli.add_option("max-batch", "B", "most problems a block hands to the core per call", "8400");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");
+    cli.add_flag("coded", "simulate the coded link: LTE turbo-coded transport blocks (see below)");
+    cli.add_option("tb-size", "A", "--coded: transport block bits", "1000");
+    cli.add_option("code-rate", "R", "--coded: code rate, 0 < R < 1 (sets G, see below)", "0.5");
+    cli.add_option("blocks", "COUNT", "--coded: transport blocks per SNR point", "200");
+    cli.add_option("iterations", "I", "--coded: most turbo decoder iterations, 1..32", "6");
+    cli.add_option("algorithm", "NAME", "--coded: max-log-map (extrinsic scaling 0.75) or log-map",
+                   "max-log-map");
+    cli.add_option("max-blocks", "B", "--coded: most transport blocks per decoder call", "64");
     cli.add_flag("verbose", "show the blocks' information messages (one set per SNR point)");
     return run_program(cli, argc, argv, [&] { return run(cli); });
 }
