@@ -94,13 +94,16 @@ code_block_framing::plan(std::vector<gr::tag_t> length_tags,
             if (in >= ninput_items)
                 break;
             // The first length tag at or after item `in` (tags are sorted by offset).
-            while (next_tag < length_tags.size() && length_tags[next_tag].offset < first + in)
+            while (next_tag < length_tags.size() &&
+                   length_tags[next_tag].offset < first + in)
                 ++next_tag;
-            if (next_tag == length_tags.size() || length_tags[next_tag].offset != first + in) {
+            if (next_tag == length_tags.size() ||
+                length_tags[next_tag].offset != first + in) {
                 // No packet starts here: skip to the next length tag (or all we have).
-                const int next = next_tag == length_tags.size()
-                                     ? ninput_items
-                                     : static_cast<int>(length_tags[next_tag].offset - first);
+                const int next =
+                    next_tag == length_tags.size()
+                        ? ninput_items
+                        : static_cast<int>(length_tags[next_tag].offset - first);
                 m_logger->error("no \"{}\" length tag at item {}: skipping {} items to "
                                 "the next packet",
                                 m_key_string,
@@ -120,7 +123,8 @@ code_block_framing::plan(std::vector<gr::tag_t> length_tags,
                     length,
                     m_input == code_block_input::bits ? "K bits" : "3(K+4) LLRs",
                     m_K_max);
-                // Skip its items (possibly over several calls); a length < 1 only this item.
+                // Skip its items (possibly over several calls); a length < 1 only this
+                // item.
                 m_skip_items = std::max<int64_t>(length, 1);
                 continue;
             }
@@ -162,7 +166,8 @@ code_block_framing::output_length_tags(const std::vector<code_block_span>& block
 }
 
 std::vector<std::pair<size_t, size_t>>
-contiguous_runs(const std::vector<code_block_span>& blocks, const code_block_framing& framing)
+contiguous_runs(const std::vector<code_block_span>& blocks,
+                const code_block_framing& framing)
 {
     std::vector<std::pair<size_t, size_t>> runs; // [begin, end) indices into blocks
     for (size_t b = 0; b < blocks.size(); ++b) {

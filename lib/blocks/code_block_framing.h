@@ -74,7 +74,8 @@ public:
 
     /// With a key: the length tags (items_out(K)) for each block's first output
     /// item, for general_work() to add.
-    std::vector<gr::tag_t> output_length_tags(const std::vector<code_block_span>& blocks) const;
+    std::vector<gr::tag_t>
+    output_length_tags(const std::vector<code_block_span>& blocks) const;
 
 private:
     /// The code block size of a packet of `length` input items, or 0.
@@ -86,13 +87,15 @@ private:
     std::string m_key_string;
     pmt::pmt_t m_key;
     gr::logger_ptr m_logger;
-    int m_next_packet_items = 0; ///< tagged: input items the next packet needs (0: unknown)
-    int64_t m_skip_items = 0;    ///< tagged: items of a dropped packet still to skip
+    int m_next_packet_items =
+        0;                    ///< tagged: input items the next packet needs (0: unknown)
+    int64_t m_skip_items = 0; ///< tagged: items of a dropped packet still to skip
 };
 
 /// Consecutive runs of `blocks` whose input items are back to back (one core call each).
 std::vector<std::pair<size_t, size_t>>
-contiguous_runs(const std::vector<code_block_span>& blocks, const code_block_framing& framing);
+contiguous_runs(const std::vector<code_block_span>& blocks,
+                const code_block_framing& framing);
 
 } // namespace mimo_gpu
 } // namespace gr

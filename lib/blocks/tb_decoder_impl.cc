@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "tb_decoder_impl.h"
 #include "block_parameters.h"
+#include "tb_decoder_impl.h"
 #include "transport_block_pdu.h"
 #include "turbo_parameters.h"
 
@@ -50,7 +50,8 @@ tb_decoder_impl::tb_decoder_impl(int A,
                                  int window,
                                  const std::string& backend,
                                  int max_blocks)
-    : gr::block("tb_decoder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+    : gr::block(
+          "tb_decoder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_backend(::mimo_gpu::backend_from_string(backend)),
       d_max_blocks(checked_max_batch(max_blocks)),
       d_config(turbo_config(algorithm, iterations, extrinsic_scale, window))
@@ -141,7 +142,8 @@ void tb_decoder_impl::handle_pdu(const pmt::pmt_t& first_pdu)
     // This PDU, then whatever queued up behind it while the last batch decoded.
     for (pmt::pmt_t pdu = first_pdu; pdu;) {
         if (const float* llr = pdu_llrs(pdu, format.G, *d_logger)) {
-            d_meta.push_back(pmt::is_dict(pmt::car(pdu)) ? pmt::car(pdu) : pmt::make_dict());
+            d_meta.push_back(pmt::is_dict(pmt::car(pdu)) ? pmt::car(pdu)
+                                                         : pmt::make_dict());
             d_llr.insert(d_llr.end(), llr, llr + format.G);
         }
         if (d_meta.size() >= d_max_blocks)
@@ -157,17 +159,21 @@ void tb_decoder_impl::handle_pdu(const pmt::pmt_t& first_pdu)
     try {
         results = d_decoder->decode(d_llr.data(), count, d_bits.data());
     } catch (const std::exception& e) {
-        d_logger->error("{} transport block(s) not decoded: {}; dropped", count, e.what());
+        d_logger->error(
+            "{} transport block(s) not decoded: {}; dropped", count, e.what());
         return;
     }
     for (size_t t = 0; t < count; ++t) {
         const auto& result = results[t];
         pmt::pmt_t meta = d_meta[t];
         meta = pmt::dict_add(meta, pmt::mp("crc_ok"), pmt::from_bool(result.crc_ok));
-        meta = pmt::dict_add(meta, pmt::mp("code_blocks"), pmt::from_long(result.code_blocks));
         meta = pmt::dict_add(
-            meta, pmt::mp("code_blocks_crc_ok"), pmt::from_long(result.code_blocks_crc_ok));
-        meta = pmt::dict_add(meta, pmt::mp("iterations"), pmt::from_long(result.max_iterations));
+            meta, pmt::mp("code_blocks"), pmt::from_long(result.code_blocks));
+        meta = pmt::dict_add(meta,
+                             pmt::mp("code_blocks_crc_ok"),
+                             pmt::from_long(result.code_blocks_crc_ok));
+        meta = pmt::dict_add(
+            meta, pmt::mp("iterations"), pmt::from_long(result.max_iterations));
         message_port_pub(
             k_pdu_out_port,
             pmt::cons(meta, pmt::init_u8vector(format.A, d_bits.data() + t * format.A)));

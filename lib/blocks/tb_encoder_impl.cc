@@ -18,7 +18,8 @@ tb_encoder::sptr tb_encoder::make(int A, int G, int Qm, int NL, int rv)
 }
 
 tb_encoder_impl::tb_encoder_impl(int A, int G, int Qm, int NL, int rv)
-    : gr::block("tb_encoder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+    : gr::block(
+          "tb_encoder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_encoder(transport_block_format_of(A, G, Qm, NL, rv))
 {
     message_port_register_in(k_pdu_in_port);

@@ -13,7 +13,8 @@ namespace mimo_gpu {
 const pmt::pmt_t k_pdu_in_port = pmt::mp("in");
 const pmt::pmt_t k_pdu_out_port = pmt::mp("out");
 
-::mimo_gpu::transport_block_format transport_block_format_of(int A, int G, int Qm, int NL, int rv)
+::mimo_gpu::transport_block_format
+transport_block_format_of(int A, int G, int Qm, int NL, int rv)
 {
     ::mimo_gpu::transport_block_format format;
     format.A = A;
@@ -30,7 +31,8 @@ namespace {
 std::optional<pmt::pmt_t>
 pdu_vector(const pmt::pmt_t& pdu, const char* expected, gr::logger& logger)
 {
-    if (!pmt::is_pair(pdu) || !(pmt::is_dict(pmt::car(pdu)) || pmt::is_null(pmt::car(pdu)))) {
+    if (!pmt::is_pair(pdu) ||
+        !(pmt::is_dict(pmt::car(pdu)) || pmt::is_null(pmt::car(pdu)))) {
         logger.error("message is not a PDU (meta dict . {}); dropped", expected);
         return std::nullopt;
     }

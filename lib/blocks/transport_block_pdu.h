@@ -21,9 +21,11 @@ extern const pmt::pmt_t k_pdu_in_port;  ///< "in"
 extern const pmt::pmt_t k_pdu_out_port; ///< "out"
 
 /// The validated format (throws std::invalid_argument naming the parameter).
-::mimo_gpu::transport_block_format transport_block_format_of(int A, int G, int Qm, int NL, int rv);
+::mimo_gpu::transport_block_format
+transport_block_format_of(int A, int G, int Qm, int NL, int rv);
 
-/// The A bits of a PDU (meta . u8vector of A bytes 0/1), or nullptr after logging why not.
+/// The A bits of a PDU (meta . u8vector of A bytes 0/1), or nullptr after logging why
+/// not.
 const uint8_t* pdu_bits(const pmt::pmt_t& pdu, int A, gr::logger& logger);
 /// The G finite LLRs of a PDU (meta . f32vector of G), or nullptr after logging why not.
 const float* pdu_llrs(const pmt::pmt_t& pdu, int G, gr::logger& logger);

@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "turbo_decoder_impl.h"
 #include "block_parameters.h"
+#include "turbo_decoder_impl.h"
 #include "turbo_parameters.h"
 
 #include <gnuradio/io_signature.h>
@@ -56,7 +56,8 @@ turbo_decoder_impl::turbo_decoder_impl(int K,
       d_backend(::mimo_gpu::backend_from_string(backend)),
       d_max_blocks(checked_max_batch(max_blocks)),
       d_framing(*this, code_block_input::llrs, K, length_tag_key, d_logger),
-      d_decoder(turbo_config(algorithm, iterations, extrinsic_scale, window, crc), d_backend)
+      d_decoder(turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
+                d_backend)
 {
     request_batch_sized_output_buffers(*this, d_max_blocks * size_t(K));
     d_logger->info("K {}{} {} decoder, {} iterations, up to {} code blocks a call, on "
@@ -151,21 +152,25 @@ int turbo_decoder_impl::general_work(int noutput_items,
         const int count = d_framing.items_in(block.K);
         for (int i = 0; i < count; ++i) {
             if (!std::isfinite(first[i])) {
-                d_logger->error("code block at LLR item {} (K {}): LLR {} of its {} is not "
-                                "finite; dropped",
-                                nitems_read(0) + block.in_offset,
-                                block.K,
-                                i,
-                                count);
+                d_logger->error(
+                    "code block at LLR item {} (K {}): LLR {} of its {} is not "
+                    "finite; dropped",
+                    nitems_read(0) + block.in_offset,
+                    block.K,
+                    i,
+                    count);
                 return false;
             }
         }
         return true;
     };
     int consumed = 0;
-    auto blocks =
-        d_framing.plan(length_tags(ninput_items[0]),
-                                 ninput_items[0], noutput_items, d_max_blocks, finite, consumed);
+    auto blocks = d_framing.plan(length_tags(ninput_items[0]),
+                                 ninput_items[0],
+                                 noutput_items,
+                                 d_max_blocks,
+                                 finite,
+                                 consumed);
 
     // One decoder call per run of back-to-back blocks: all of them, unless a
     // dropped packet sits in between.

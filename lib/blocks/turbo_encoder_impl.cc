@@ -56,7 +56,11 @@ int turbo_encoder_impl::general_work(int noutput_items,
 
     int consumed = 0;
     auto blocks = d_framing.plan(length_tags(ninput_items[0]),
-                                 ninput_items[0], noutput_items, SIZE_MAX, nullptr, consumed);
+                                 ninput_items[0],
+                                 noutput_items,
+                                 SIZE_MAX,
+                                 nullptr,
+                                 consumed);
     int produced = 0;
     for (size_t b = 0; b < blocks.size(); ++b) {
         const auto& block = blocks[b];

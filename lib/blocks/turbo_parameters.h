@@ -25,8 +25,8 @@ inline ::mimo_gpu::map_algorithm map_algorithm_from_string(const std::string& na
         return ::mimo_gpu::map_algorithm::max_log_map;
     if (name == "log-map" || name == "log_map")
         return ::mimo_gpu::map_algorithm::log_map;
-    throw std::invalid_argument("algorithm must be \"max-log-map\" or \"log-map\", got \"" +
-                                name + "\"");
+    throw std::invalid_argument(
+        "algorithm must be \"max-log-map\" or \"log-map\", got \"" + name + "\"");
 }
 
 inline std::string to_string(::mimo_gpu::map_algorithm algorithm)
@@ -48,8 +48,8 @@ inline ::mimo_gpu::crc_type crc_type_from_string(const std::string& name)
     if (name == "crc8")
         return ::mimo_gpu::crc_type::crc8;
     throw std::invalid_argument(
-        "crc must be \"none\", \"crc24a\", \"crc24b\", \"crc16\" or \"crc8\", got \"" + name +
-        "\"");
+        "crc must be \"none\", \"crc24a\", \"crc24b\", \"crc16\" or \"crc8\", got \"" +
+        name + "\"");
 }
 
 /// A validated decoder configuration from the block parameters.

@@ -58,12 +58,13 @@ protected:
     std::string backend() const { return GetParam(); }
 
     /// bits -> turbo_encoder -> LLRs -> turbo_decoder (K, key) -> returned sink.
-    gr::blocks::vector_sink_b::sptr run_chain(const std::vector<uint8_t>& bits,
-                                              const std::vector<gr::tag_t>& tags,
-                                              int K,
-                                              const std::string& key,
-                                              const std::string& crc,
-                                              gr::mimo_gpu::turbo_decoder::sptr* decoder_out)
+    gr::blocks::vector_sink_b::sptr
+    run_chain(const std::vector<uint8_t>& bits,
+              const std::vector<gr::tag_t>& tags,
+              int K,
+              const std::string& key,
+              const std::string& crc,
+              gr::mimo_gpu::turbo_decoder::sptr* decoder_out)
     {
         auto tb = gr::make_top_block("turbo_flowgraph");
         auto source = gr::blocks::vector_source_b::make(bits, false, 1, tags);
@@ -88,7 +89,8 @@ protected:
     }
 };
 
-std::vector<gr::tag_t> length_tags(const std::vector<int>& lengths, const std::string& key)
+std::vector<gr::tag_t> length_tags(const std::vector<int>& lengths,
+                                   const std::string& key)
 {
     std::vector<gr::tag_t> tags;
     uint64_t offset = 0;
@@ -152,7 +154,8 @@ TEST_P(turbo_flowgraph, tagged_mixed_k_returns_every_bit)
     sizes.push_back(40);
     const size_t total = std::accumulate(sizes.begin(), sizes.end(), size_t(0));
     const auto bits = random_bits(total, 3);
-    const auto sink = run_chain(bits, length_tags(sizes, key), 6144, key, "none", nullptr);
+    const auto sink =
+        run_chain(bits, length_tags(sizes, key), 6144, key, "none", nullptr);
 
     EXPECT_EQ(sink->data(), bits);
     const auto lengths = tags_of(sink, key);
@@ -185,8 +188,9 @@ public:
             std::vector<float> llr(bits.size());
             for (size_t i = 0; i < bits.size(); ++i)
                 llr[i] = sign * (bits[i] ? -8.0f : 8.0f);
-            message_port_pub(pmt::mp("out"),
-                             pmt::cons(pmt::car(pdu), pmt::init_f32vector(llr.size(), llr)));
+            message_port_pub(
+                pmt::mp("out"),
+                pmt::cons(pmt::car(pdu), pmt::init_f32vector(llr.size(), llr)));
         });
     }
 
@@ -238,12 +242,15 @@ TEST_P(turbo_flowgraph, transport_block_pdus_round_trip_and_report_crc)
     std::vector<std::vector<uint8_t>> data;
     for (int n = 0; n < count; ++n) {
         data.push_back(random_bits(A, 100 + n));
-        const auto meta = pmt::dict_add(pmt::make_dict(), pmt::mp("seq"), pmt::from_long(n));
-        encoder->_post(pmt::mp("in"), pmt::cons(meta, pmt::init_u8vector(A, data.back())));
+        const auto meta =
+            pmt::dict_add(pmt::make_dict(), pmt::mp("seq"), pmt::from_long(n));
+        encoder->_post(pmt::mp("in"),
+                       pmt::cons(meta, pmt::init_u8vector(A, data.back())));
     }
     tb->start();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (collector->pdus().size() < size_t(count) && std::chrono::steady_clock::now() < deadline)
+    while (collector->pdus().size() < size_t(count) &&
+           std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     tb->stop();
     tb->wait();
@@ -253,8 +260,10 @@ TEST_P(turbo_flowgraph, transport_block_pdus_round_trip_and_report_crc)
     for (const auto& pdu : pdus) {
         const auto meta = pmt::car(pdu);
         const long n = pmt::to_long(pmt::dict_ref(meta, pmt::mp("seq"), pmt::PMT_NIL));
-        const bool crc_ok = pmt::to_bool(pmt::dict_ref(meta, pmt::mp("crc_ok"), pmt::PMT_NIL));
-        EXPECT_EQ(pmt::to_long(pmt::dict_ref(meta, pmt::mp("code_blocks"), pmt::PMT_NIL)), 2);
+        const bool crc_ok =
+            pmt::to_bool(pmt::dict_ref(meta, pmt::mp("crc_ok"), pmt::PMT_NIL));
+        EXPECT_EQ(pmt::to_long(pmt::dict_ref(meta, pmt::mp("code_blocks"), pmt::PMT_NIL)),
+                  2);
         if ((n + 1) % flip == 0) {
             EXPECT_FALSE(crc_ok) << "transport block " << n << " had its LLRs flipped";
         } else {
@@ -270,8 +279,9 @@ TEST(turbo_block_parameters, bad_parameters_throw_invalid_argument)
     EXPECT_THROW(gr::mimo_gpu::turbo_decoder::make(40, "", "map"), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::turbo_decoder::make(40, "", "log-map", 0),
                  std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::turbo_decoder::make(40, "", "log-map", 6, 0.75, 64, "crc32"),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        gr::mimo_gpu::turbo_decoder::make(40, "", "log-map", 6, 0.75, 64, "crc32"),
+        std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::tb_encoder::make(100, 601, 2), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::tb_decoder::make(100, 600, 3), std::invalid_argument);
 }

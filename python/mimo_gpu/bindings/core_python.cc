@@ -17,9 +17,9 @@
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
+#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/ml_detector.h>
 #include <mimo_gpu/nway_detector.h>
-#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/turbo_decoder.h>
 #include <turbo_parameters.h> // lib/blocks: the turbo parameter names, as the blocks take them
@@ -299,8 +299,8 @@ bool crc_check(const carray<uint8_t>& bits, const std::string& crc)
     const auto type = crc_type_from_string(crc);
     if (bits.shape(0) < ::mimo_gpu::crc_length(type))
         shape_error("bits",
-                    "(N,) with N >= " + std::to_string(::mimo_gpu::crc_length(type)) + " for " +
-                        crc,
+                    "(N,) with N >= " + std::to_string(::mimo_gpu::crc_length(type)) +
+                        " for " + crc,
                     bits);
     return ::mimo_gpu::crc_check(type, bits.data(), bits.shape(0));
 }
@@ -347,7 +347,8 @@ py::array_t<uint8_t> rate_match(const carray<uint8_t>& d, int E, int rv, int Ncb
     return e;
 }
 
-py::array_t<float> rate_dematch(const carray<float>& llr, int K, int rv, int filler, int Ncb)
+py::array_t<float>
+rate_dematch(const carray<float>& llr, int K, int rv, int filler, int Ncb)
 {
     if (llr.ndim() != 1)
         shape_error("llr", "(E,)", llr);
@@ -397,8 +398,7 @@ struct turbo_input {
     {
         if (!::mimo_gpu::qpp_interleaver::is_block_size(k))
             throw py::value_error("llr[" + std::to_string(b) + "] has shape (3, " +
-                                  std::to_string(k + 4) +
-                                  "): K = " + std::to_string(k) +
+                                  std::to_string(k + 4) + "): K = " + std::to_string(k) +
                                   " is no code block size of TS 36.212 table 5.1.3-3");
         K.push_back(k);
         llr.insert(llr.end(), a.data(), a.data() + a.size());
@@ -423,7 +423,8 @@ py::tuple turbo_decode(const py::object& llr_in,
     std::vector<::mimo_gpu::turbo_block_result> results;
     if (!in.K.empty()) {
         py::gil_scoped_release release;
-        results = decoder.decode(in.K, in.llr.data(), bits.data(), app_llr ? app.data() : nullptr);
+        results = decoder.decode(
+            in.K, in.llr.data(), bits.data(), app_llr ? app.data() : nullptr);
     }
 
     py::list result_list;
@@ -479,7 +480,8 @@ py::tuple turbo_decode(const py::object& llr_in,
 }
 
 /// (count, n) or (n,) -> count; raises naming the expected shape otherwise.
-size_t rows_of(const py::array& a, const std::string& name, int n, const std::string& n_name)
+size_t
+rows_of(const py::array& a, const std::string& name, int n, const std::string& n_name)
 {
     const std::string nn = n_name + " = " + std::to_string(n);
     if (a.ndim() == 1 && a.shape(0) == n)
@@ -489,14 +491,16 @@ size_t rows_of(const py::array& a, const std::string& name, int n, const std::st
     shape_error(name, "(" + nn + ",) or (count, " + nn + ")", a);
 }
 
-py::array_t<uint8_t> tb_encode(const carray<uint8_t>& a, int A, int G, int Qm, int NL, int rv)
+py::array_t<uint8_t>
+tb_encode(const carray<uint8_t>& a, int A, int G, int Qm, int NL, int rv)
 {
     const ::mimo_gpu::transport_block_encoder encoder(tb_format(A, G, Qm, NL, rv));
     const size_t count = rows_of(a, "a", A, "A");
     for (py::ssize_t i = 0; i < a.size(); ++i)
         if (a.data()[i] > 1)
-            throw py::value_error("a must hold bits 0/1, got " + std::to_string(a.data()[i]) +
-                                  " at flat index " + std::to_string(i));
+            throw py::value_error("a must hold bits 0/1, got " +
+                                  std::to_string(a.data()[i]) + " at flat index " +
+                                  std::to_string(i));
     std::vector<py::ssize_t> shape{ py::ssize_t(count), G };
     if (a.ndim() == 1)
         shape = { G };
@@ -642,12 +646,13 @@ void bind_core(py::module m)
           &qpp_permutation,
           py::arg("K"),
           "The QPP interleaver of K (int32, shape (K,)): c'_i = c_pi(i).");
-    m.def("crc_attach",
-          &crc_attach,
-          py::arg("bits"),
-          py::arg("crc") = "crc24a",
-          "bits (N,) uint8 followed by their CRC parity bits: crc24a, crc24b, crc16, crc8 "
-          "or none.");
+    m.def(
+        "crc_attach",
+        &crc_attach,
+        py::arg("bits"),
+        py::arg("crc") = "crc24a",
+        "bits (N,) uint8 followed by their CRC parity bits: crc24a, crc24b, crc16, crc8 "
+        "or none.");
     m.def("crc_check",
           &crc_check,
           py::arg("bits"),
