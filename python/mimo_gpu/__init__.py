@@ -8,8 +8,10 @@
 
 '''
 GPU (CUDA) MIMO receiver blocks for GNU Radio: mimo_channel, qr_decomposition,
-nway_detector, ml_detector, nway_receiver, ber_counter. Each runs on the CPU
-where no GPU is usable. mimo_gpu.core runs the same algorithms on numpy arrays.
+nway_detector, ml_detector, nway_receiver, ber_counter, and the LTE turbo code:
+turbo_encoder, turbo_decoder (code blocks on streams), tb_encoder, tb_decoder
+(transport blocks on PDUs). Each runs on the CPU where no GPU is usable.
+mimo_gpu.core runs the same algorithms on numpy arrays.
 '''
 import os
 
