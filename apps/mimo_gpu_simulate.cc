@@ -7,6 +7,7 @@
 // giving the coded BER and the block error rate as well.
 #include "command_line.h"
 #include "json_writer.h"
+#include "pdu_stream_source.h"
 #include "transport_block_error_counter.h"
 
 #include <gnuradio/analog/random_uniform_source.h>
@@ -22,9 +23,7 @@
 #include <gnuradio/mimo_gpu/qr_decomposition.h>
 #include <gnuradio/mimo_gpu/tb_decoder.h>
 #include <gnuradio/mimo_gpu/tb_encoder.h>
-#include <gnuradio/pdu/pdu_to_tagged_stream.h>
 #include <gnuradio/pdu/tagged_stream_to_pdu.h>
-#include <gnuradio/prefs.h>
 #include <gnuradio/top_block.h>
 
 #include <mimo_gpu/backend.h>
@@ -276,14 +275,13 @@ struct coded_point_result {
 };
 
 /// The coded flowgraph of one SNR point:
-///   random bits -> head(blocks*A) -> stream_to_tagged_stream(A) -> tagged_stream_to_pdu
-///     => tb_encoder => pdu_to_tagged_stream -> stream_to_vector(nt*Q) -> mimo_channel
+///   random bits -> head(blocks*A) -> transmitted_block_tap -> stream_to_tagged_stream(A)
+///     -> tagged_stream_to_pdu => tb_encoder => pdu_stream_source -> stream_to_vector(nt*Q) -> mimo_channel
 ///     -> {qr_decomposition(N) -> nway_detector(N) for each N, ml_detector}
 ///     -> vector_to_stream -> stream_to_tagged_stream(G) -> tagged_stream_to_pdu
 ///     => tb_decoder => transport_block_error_counter
-/// (=> message connections). The transmitted transport block PDUs also go to a
-/// transmitted_block_recorder, whose list the error counters compare against,
-/// and the coded bits with each detector's LLRs to a ber_counter (the BER
+/// (=> message connections). transmitted_block_tap records the transmitted
+/// transport blocks for the error counters, and the coded bits with each detector's LLRs to a ber_counter (the BER
 /// before decoding).
 class coded_flowgraph
 {
@@ -296,22 +294,22 @@ public:
         const double n0 = core::noise_variance_from_snr_db(snr_db);
         auto source = gr::analog::random_uniform_source_b::make(0, 2, c.seed);
         auto head = gr::blocks::head::make(sizeof(char), k.blocks * uint64_t(k.A));
+        auto sent = std::make_shared<transmitted_blocks>(k.A);
+        auto tap = transmitted_block_tap::make(sent);
         auto tb_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(char), 1, k.A, "tb_len");
         auto tb_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::byte_t, "tb_len");
         auto encoder = gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, c.nt, 0);
-        auto coded_stream = gr::pdu::pdu_to_tagged_stream::make(gr::types::byte_t, "coded_len");
+        m_coded_stream = pdu_stream_source::make(k.G);
         auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), unit);
         auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1);
         m_top->connect(source, 0, head, 0);
-        m_top->connect(head, 0, tb_tags, 0);
+        m_top->connect(head, 0, tap, 0);
+        m_top->connect(tap, 0, tb_tags, 0);
         m_top->connect(tb_tags, 0, tb_pdus, 0);
         m_top->msg_connect(tb_pdus, "pdus", encoder, "in");
-        m_top->msg_connect(encoder, "out", coded_stream, "pdus");
-        m_top->connect(coded_stream, 0, to_vector, 0);
+        m_top->msg_connect(encoder, "out", m_coded_stream, "in");
+        m_top->connect(m_coded_stream, 0, to_vector, 0);
         m_top->connect(to_vector, 0, channel, 0);
-        auto sent = std::make_shared<transmitted_blocks>(k.A);
-        m_recorder = transmitted_block_recorder::make(sent);
-        m_top->msg_connect(tb_pdus, "pdus", m_recorder, "in");
 
         for (const auto& spec : detectors) {
             gr::basic_block_sptr det;
@@ -355,7 +353,7 @@ public:
 
     const std::string& active_backend() const { return m_backend; }
     const std::string& decoder_backend() const { return m_decoder_backend; }
-    uint64_t bad_transmitted_pdus() const { return m_recorder->bad_pdus(); }
+    uint64_t bad_coded_pdus() const { return m_coded_stream->bad_pdus(); }
 
     /// Runs the flowgraph to its end, calling progress(results so far) about every `period`.
     coded_point_result run(double snr_db, std::chrono::milliseconds period,
@@ -392,7 +390,7 @@ private:
     std::vector<detector_spec> m_detectors;
     std::vector<gr::mimo_gpu::ber_counter::sptr> m_detected;
     std::vector<transport_block_error_counter::sptr> m_errors;
-    transmitted_block_recorder::sptr m_recorder;
+    pdu_stream_source::sptr m_coded_stream;
     std::string m_backend, m_decoder_backend;
 };
 
@@ -636,14 +634,6 @@ int run(const command_line& cli)
     if (c.coded) {
         std::fprintf(stderr, "coded link: %llu transport blocks per SNR point, %s\n",
                      (unsigned long long)c.coded->blocks, describe(*c.coded).c_str());
-        // pdu_to_tagged_stream reads its message queue without a handler; the
-        // scheduler prunes such a queue beyond [DEFAULT] max_messages (100 by
-        // default, 8192 in Debian's config), and tb_encoder can run that far
-        // ahead of the channel. Room for every transport block of a point:
-        auto* prefs = gr::prefs::singleton();
-        const long needed = long(std::min<uint64_t>(c.coded->blocks + 1024, 1LL << 40));
-        if (prefs->get_long("DEFAULT", "max_messages", 100) < needed)
-            prefs->set_long("DEFAULT", "max_messages", needed);
     }
 
     const progress_line progress;
@@ -663,6 +653,9 @@ int run(const command_line& cli)
                 }));
             progress.finish(progress_text(coded_points.back(), c.coded->blocks));
             points.push_back(coded_points.back().detected);
+            if (fg.bad_coded_pdus())
+                throw std::runtime_error(std::to_string(fg.bad_coded_pdus()) +
+                                         " coded transport blocks of the wrong length (see the messages above)");
             check_complete(c, points.back(), &coded_points.back());
         } else {
             ber_flowgraph fg = checked_setup([&] { return ber_flowgraph(c, detectors, snr); });

@@ -2,14 +2,16 @@
 
 #include <gnuradio/io_signature.h>
 
+#include <algorithm>
+
 namespace mimo_gpu_apps {
 
 // ---- transmitted_blocks --------------------------------------------------------
 
-void transmitted_blocks::append(const uint8_t* bits)
+void transmitted_blocks::append(const uint8_t* bits, size_t count)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
-    m_bits.insert(m_bits.end(), bits, bits + m_A);
+    m_bits.insert(m_bits.end(), bits, bits + count);
 }
 
 size_t transmitted_blocks::size() const
@@ -40,24 +42,27 @@ const uint8_t* transport_block_bits(const pmt::pmt_t& pdu, int A, gr::logger& lo
     return pmt::u8vector_elements(pmt::cdr(pdu), n);
 }
 
-// ---- transmitted_block_recorder --------------------------------------------------
+// ---- transmitted_block_tap -----------------------------------------------------
 
-transmitted_block_recorder::sptr transmitted_block_recorder::make(std::shared_ptr<transmitted_blocks> blocks)
+transmitted_block_tap::sptr transmitted_block_tap::make(std::shared_ptr<transmitted_blocks> blocks)
 {
-    return gnuradio::make_block_sptr<transmitted_block_recorder>(std::move(blocks));
+    return gnuradio::make_block_sptr<transmitted_block_tap>(std::move(blocks));
 }
 
-transmitted_block_recorder::transmitted_block_recorder(std::shared_ptr<transmitted_blocks> blocks)
-    : gr::block("transmitted_block_recorder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
+transmitted_block_tap::transmitted_block_tap(std::shared_ptr<transmitted_blocks> blocks)
+    : gr::sync_block("transmitted_block_tap", gr::io_signature::make(1, 1, sizeof(uint8_t)),
+                     gr::io_signature::make(1, 1, sizeof(uint8_t))),
       m_blocks(std::move(blocks))
 {
-    message_port_register_in(pmt::mp("in"));
-    set_msg_handler(pmt::mp("in"), [this](const pmt::pmt_t& pdu) {
-        if (const uint8_t* bits = transport_block_bits(pdu, m_blocks->A(), *d_logger))
-            m_blocks->append(bits);
-        else
-            ++m_bad_pdus;
-    });
+}
+
+int transmitted_block_tap::work(int noutput_items, gr_vector_const_void_star& input_items,
+                                gr_vector_void_star& output_items)
+{
+    const auto* in = static_cast<const uint8_t*>(input_items[0]);
+    std::copy(in, in + noutput_items, static_cast<uint8_t*>(output_items[0]));
+    m_blocks->append(in, size_t(noutput_items));
+    return noutput_items;
 }
 
 // ---- transport_block_error_counter -----------------------------------------------

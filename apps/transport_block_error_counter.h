@@ -4,11 +4,11 @@
 // in order with the transmitted ones, and counts bit errors and block errors.
 //
 // The transmitted blocks reach it through a transmitted_blocks list, which a
-// transmitted_block_recorder (a message-only block on the PDUs that enter
-// tb_encoder) fills. They cannot come over a second message port: a block whose
-// message inputs have several upstream blocks is stopped by GNU Radio 3.10 when
-// the first of them finishes (block::system_handler), and the transmitter side
-// finishes long before the decoder.
+// transmitted_block_tap (a pass-through stream block on the bits that enter the
+// transport block PDUs) fills. They cannot come over a second message port: a
+// block whose message inputs have several upstream blocks is stopped by GNU
+// Radio 3.10 when the first of them finishes (block::system_handler), and the
+// transmitter side finishes long before the decoder.
 //
 // A block error is a transport block whose CRC24A failed or whose decoded bits
 // differ from the transmitted ones (an undetected error: the CRC passed on wrong
@@ -16,10 +16,10 @@
 #pragma once
 
 #include <gnuradio/block.h>
+#include <gnuradio/sync_block.h>
 #include <gnuradio/logger.h>
 #include <pmt/pmt.h>
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,8 +34,8 @@ class transmitted_blocks
 public:
     explicit transmitted_blocks(int A) : m_A(A) {}
     int A() const { return m_A; }
-    void append(const uint8_t* bits);
-    size_t size() const;
+    void append(const uint8_t* bits, size_t count);
+    size_t size() const; ///< whole transport blocks recorded
     /// Bits of `bits` (A of them) that differ from transmitted block `index`;
     /// -1 if that block has not been recorded yet.
     long long errors(size_t index, const uint8_t* bits) const;
@@ -49,18 +49,19 @@ private:
 /// The A bits of a PDU (meta . u8vector of A bytes), or nullptr after logging why not.
 const uint8_t* transport_block_bits(const pmt::pmt_t& pdu, int A, gr::logger& logger);
 
-/// Appends every PDU at "in" (A bits) to a transmitted_blocks list.
-class transmitted_block_recorder : public gr::block
+/// A pass-through byte stream block that appends every bit it passes to a
+/// transmitted_blocks list (put it on the transmitted bits before they become
+/// transport block PDUs).
+class transmitted_block_tap : public gr::sync_block
 {
 public:
-    using sptr = std::shared_ptr<transmitted_block_recorder>;
+    using sptr = std::shared_ptr<transmitted_block_tap>;
     static sptr make(std::shared_ptr<transmitted_blocks> blocks);
-    explicit transmitted_block_recorder(std::shared_ptr<transmitted_blocks> blocks);
-    uint64_t bad_pdus() const { return m_bad_pdus; }
+    explicit transmitted_block_tap(std::shared_ptr<transmitted_blocks> blocks);
+    int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star& output_items) override;
 
 private:
     std::shared_ptr<transmitted_blocks> m_blocks;
-    std::atomic<uint64_t> m_bad_pdus{ 0 };
 };
 
 class transport_block_error_counter : public gr::block
