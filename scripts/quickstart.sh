@@ -2,13 +2,15 @@
 # gr-mimo_gpu quick start on Debian 12 (or Ubuntu 24.04), from a fresh clone.
 #
 #   scripts/quickstart.sh run    install dependencies, build, run the main job:
-#                                a BER-vs-SNR simulation (GNU Radio flowgraphs) and its plot
+#                                a BER-vs-SNR simulation (GNU Radio flowgraphs) and its plot,
+#                                then the coded link (LTE turbo code): coded BER and BLER
 #   scripts/quickstart.sh test   install dependencies, build, run every test (ctest), then
 #                                install into a staging prefix and check the installed module
 #
 # Environment: BUILD_DIR (default ./build), CMAKE_ARGS (extra configure options, e.g.
 # "-DENABLE_CUDA=OFF" or "-DCMAKE_CUDA_ARCHITECTURES=90"), SKIP_APT=1 (dependencies
-# already installed), PROBLEMS (problems per SNR point for `run`, default 20000).
+# already installed), PROBLEMS (problems per SNR point for `run`, default 20000),
+# BLOCKS (transport blocks per SNR point of the coded run, default 200).
 # CUDA is used when /usr/local/cuda/bin/nvcc exists; without a GPU everything runs on the CPU.
 set -euo pipefail
 
@@ -61,6 +63,10 @@ run_main_job() {
     "$build/apps/mimo_gpu_simulate" --nr 4 --nt 4 --modulation 16qam --snr 0:24:2 \
         --problems "${PROBLEMS:-20000}" --json "$out/ber_4x4_16qam.json"
     "$python" "$build/apps/mimo_gpu_plot.py" "$out/ber_4x4_16qam.json" -o "$out/ber_4x4_16qam.png"
+    step "coded link: 4x4 16-QAM, LTE turbo code A = 1000 bits at rate 1/2, N = 1..4 and ML (results in $out)"
+    "$build/apps/mimo_gpu_simulate" --nr 4 --nt 4 --modulation 16qam --snr 4:14:1 --coded \
+        --tb-size 1000 --code-rate 0.5 --blocks "${BLOCKS:-200}" --json "$out/coded_4x4_16qam.json"
+    "$python" "$build/apps/mimo_gpu_plot.py" "$out/coded_4x4_16qam.json" -o "$out/coded_4x4_16qam.png"
 }
 
 run_tests() {
