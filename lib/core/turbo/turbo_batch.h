@@ -41,14 +41,18 @@ struct turbo_batch_view {
     float* extrinsic2;    ///< per bit: decoder 2's output, decoder 1's a-priori
     float* app;           ///< per bit: a-posteriori LLR after decoder 2
     float* scratch;       ///< k_stage_words * max_window * n_windows floats (stage_scratch layout)
+    /// Window w's part of `scratch`.
+    MIMO_HD stage_scratch scratch_of(size_t w) const { return stage_scratch{scratch + w, n_windows}; }
     float* boundaries;    ///< k_boundary_floats per window
     const uint8_t* done;  ///< per block: early termination reached, skip it
     float extrinsic_scale;
 };
 
-/// Decoder `decoder` (0 or 1) of iteration `iteration` over window w.
+/// Decoder `decoder` (0 or 1) of iteration `iteration` over window w, keeping
+/// its per-stage values in `scratch` (the batch's own scratch, or on-chip memory).
 template <bool LogMap>
-MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int iteration)
+MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int iteration,
+                           const stage_scratch& scratch)
 {
     const turbo_window_desc win = v.windows[w];
     const turbo_block_desc blk = v.blocks[win.block];
@@ -108,8 +112,7 @@ MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int
         for (int s = 0; s < k_states; ++s)
             beta_end[s] = b[s];
     }
-    map_window<LogMap>(io, win.start, win.len, alpha_start, beta_end, slot(w, write, 0), slot(w, write, 1),
-                       stage_scratch{v.scratch + w, v.n_windows});
+    map_window<LogMap>(io, win.start, win.len, alpha_start, beta_end, slot(w, write, 0), slot(w, write, 1), scratch);
 }
 
 } // namespace detail

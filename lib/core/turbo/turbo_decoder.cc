@@ -127,9 +127,9 @@ public:
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
                     for (size_t w = begin; w < end; ++w)
                         if (log_map)
-                            decode_window<true>(v, w, decoder, it);
+                            decode_window<true>(v, w, decoder, it, v.scratch_of(w));
                         else
-                            decode_window<false>(v, w, decoder, it);
+                            decode_window<false>(v, w, decoder, it, v.scratch_of(w));
                 });
             for (size_t b = 0; b < nb; ++b) {
                 if (m_done[b])

@@ -13,7 +13,7 @@ namespace detail {
 
 namespace {
 
-constexpr int k_window_threads = 64;
+constexpr int k_window_threads = 32;
 constexpr int k_block_threads = 256;
 
 __global__ void check_finite_kernel(const float* __restrict__ llr, const turbo_block_desc* blocks,
@@ -28,13 +28,35 @@ __global__ void check_finite_kernel(const float* __restrict__ llr, const turbo_b
         }
 }
 
-template <bool LogMap>
+/// A thread per window. With OnChip, the per-stage scratch lives in shared
+/// memory (consecutive threads in consecutive banks); else in the batch's
+/// device buffer (windows too long for shared memory, e.g. one window per block).
+template <bool LogMap, bool OnChip>
 __global__ void __launch_bounds__(k_window_threads)
     half_iteration_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration)
 {
+    extern __shared__ float on_chip[];
     const size_t w = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (w < v.n_windows)
-        decode_window<LogMap>(v, w, decoder, iteration);
+        decode_window<LogMap>(v, w, decoder, iteration,
+                              OnChip ? stage_scratch{on_chip + threadIdx.x, blockDim.x} : v.scratch_of(w));
+}
+
+/// Shared memory for the on-chip variant: at most this much per block (windows
+/// of up to 32 stages), so that several blocks fit on an SM.
+constexpr size_t k_max_on_chip_bytes = 48 * 1024;
+
+template <bool LogMap>
+void launch_half_iteration(const turbo_batch_view& v, int max_window, int decoder, int iteration, cudaStream_t s)
+{
+    const unsigned blocks = unsigned((v.n_windows + k_window_threads - 1) / k_window_threads);
+    const size_t on_chip = sizeof(float) * k_stage_words * size_t(max_window) * k_window_threads;
+    if (on_chip <= k_max_on_chip_bytes) {
+        half_iteration_kernel<LogMap, true><<<blocks, k_window_threads, on_chip, s>>>(v, decoder, iteration);
+    } else {
+        half_iteration_kernel<LogMap, false><<<blocks, k_window_threads, 0, s>>>(v, decoder, iteration);
+    }
+    MIMO_CUDA_CHECK_LAUNCH("half_iteration_kernel");
 }
 
 /// Remainder of the block's hard decisions divided by the CRC generator, from
@@ -175,18 +197,17 @@ private:
         MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app,
-                                 m_scratch.reserve(plan.scratch_floats()), boundaries, done,
+        const size_t on_chip = sizeof(float) * k_stage_words * size_t(plan.max_window) * k_window_threads;
+        float* scratch = on_chip <= k_max_on_chip_bytes ? nullptr : m_scratch.reserve(plan.scratch_floats());
+        const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app, scratch, boundaries, done,
                                  log_map ? 1.0f : m_config.extrinsic_scale};
-        const unsigned window_blocks = unsigned((nw + k_window_threads - 1) / k_window_threads);
         const bool early = m_config.early_termination != crc_type::none;
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder) {
                 if (log_map)
-                    half_iteration_kernel<true><<<window_blocks, k_window_threads, 0, s>>>(v, decoder, it);
+                    launch_half_iteration<true>(v, plan.max_window, decoder, it, s);
                 else
-                    half_iteration_kernel<false><<<window_blocks, k_window_threads, 0, s>>>(v, decoder, it);
-                MIMO_CUDA_CHECK_LAUNCH("half_iteration_kernel");
+                    launch_half_iteration<false>(v, plan.max_window, decoder, it, s);
             }
             if (early) {
                 crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(blocks, app, m_crc_powers.data(), done,
