@@ -48,22 +48,32 @@ struct turbo_batch_view {
     float extrinsic_scale;
 };
 
-/// Decoder `decoder` (0 or 1) of iteration `iteration` over window w, keeping
-/// its per-stage values in `scratch` (the batch's own scratch, or on-chip memory).
+/// What one window of one half iteration reads and writes: its inputs and
+/// outputs, its starting metrics (from the neighbours' previous iteration, the
+/// encoder's start state or the tail) and where its own end metrics go.
+struct window_job {
+    half_iteration_io io;
+    int start, len;
+    float alpha_start[k_states], beta_end[k_states];
+    float* alpha_out;
+    float* beta_out;
+};
+
+/// Sets up window w for decoder `decoder` (0 or 1) of iteration `iteration`;
+/// false when its code block has already passed its CRC (nothing to do).
 template <bool LogMap>
-MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int iteration,
-                           const stage_scratch& scratch)
+MIMO_HD bool prepare_window(const turbo_batch_view& v, size_t w, int decoder, int iteration, window_job& job)
 {
     const turbo_window_desc win = v.windows[w];
     const turbo_block_desc blk = v.blocks[win.block];
     if (v.done[win.block])
-        return;
+        return false;
     const int K = blk.K, D = K + 4;
     const float* d0 = v.llr + blk.llr_offset;
     const float* d1 = d0 + D;
     const float* d2 = d1 + D;
 
-    half_iteration_io io;
+    half_iteration_io& io = job.io;
     io.K = K;
     io.systematic = d0;
     io.extrinsic_scale = v.extrinsic_scale;
@@ -86,33 +96,44 @@ MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int
         for (int i = 0; i < 6; ++i)
             io.tail[i] = t[i];
     }
+    job.start = win.start;
+    job.len = win.len;
 
     const int read = iteration & 1, write = read ^ 1;
     const size_t first = blk.window_offset, index = w - first;
     auto slot = [&](size_t window, int buffer, int beta) {
         return v.boundaries + window * k_boundary_floats + ((decoder * 2 + buffer) * 2 + beta) * k_states;
     };
-
-    float alpha_start[k_states], beta_end[k_states];
     if (index == 0) {
         for (int s = 0; s < k_states; ++s)
-            alpha_start[s] = s == 0 ? 0.0f : k_impossible; // the encoder starts in state 0
+            job.alpha_start[s] = s == 0 ? 0.0f : k_impossible; // the encoder starts in state 0
     } else {
         const float* a = slot(w - 1, read, 0);
         for (int s = 0; s < k_states; ++s)
-            alpha_start[s] = a[s];
+            job.alpha_start[s] = a[s];
     }
     if (index + 1 == size_t(blk.windows)) {
-        if (LogMap)
-            tail_beta<true>(io.tail, beta_end);
-        else
-            tail_beta<false>(io.tail, beta_end);
+        tail_beta<LogMap>(io.tail, job.beta_end);
     } else {
         const float* b = slot(w + 1, read, 1);
         for (int s = 0; s < k_states; ++s)
-            beta_end[s] = b[s];
+            job.beta_end[s] = b[s];
     }
-    map_window<LogMap>(io, win.start, win.len, alpha_start, beta_end, slot(w, write, 0), slot(w, write, 1), scratch);
+    job.alpha_out = slot(w, write, 0);
+    job.beta_out = slot(w, write, 1);
+    return true;
+}
+
+/// Window w of a half iteration by one thread (the CPU engine; the CUDA engine
+/// for windows too long for its state-parallel kernel).
+template <bool LogMap>
+MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int iteration,
+                           const stage_scratch& scratch)
+{
+    window_job job;
+    if (prepare_window<LogMap>(v, w, decoder, iteration, job))
+        map_window<LogMap>(job.io, job.start, job.len, job.alpha_start, job.beta_end, job.alpha_out, job.beta_out,
+                           scratch);
 }
 
 } // namespace detail

@@ -1,7 +1,7 @@
-// CUDA engine of turbo_decoder: one thread per window runs decode_window (the
-// same code as the CPU engine) for all windows of all code blocks of the batch,
-// one launch per half iteration; after each iteration one thread block per code
-// block checks its CRC for early termination.
+// CUDA engine of turbo_decoder: all windows of all code blocks of the batch in
+// one launch per half iteration (8 lanes per window, or one thread per window
+// running the CPU's decode_window for very long windows); after each iteration
+// one thread block per code block checks its CRC for early termination.
 #include "../runtime/cuda_staging.h"
 #include "turbo_engine.h"
 
@@ -13,7 +13,6 @@ namespace detail {
 
 namespace {
 
-constexpr int k_window_threads = 32;
 constexpr int k_block_threads = 256;
 
 __global__ void check_finite_kernel(const float* __restrict__ llr, const turbo_block_desc* blocks,
@@ -28,35 +27,134 @@ __global__ void check_finite_kernel(const float* __restrict__ llr, const turbo_b
         }
 }
 
-/// A thread per window. With OnChip, the per-stage scratch lives in shared
-/// memory (consecutive threads in consecutive banks); else in the batch's
-/// device buffer (windows too long for shared memory, e.g. one window per block).
-template <bool LogMap, bool OnChip>
-__global__ void __launch_bounds__(k_window_threads)
-    half_iteration_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration)
+/// A thread per window, its per-stage values in the batch's device scratch: for
+/// windows too long for the state-parallel kernel's shared memory (e.g. P = 1).
+template <bool LogMap>
+__global__ void __launch_bounds__(64)
+    window_per_thread_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration)
 {
-    extern __shared__ float on_chip[];
     const size_t w = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (w < v.n_windows)
-        decode_window<LogMap>(v, w, decoder, iteration,
-                              OnChip ? stage_scratch{on_chip + threadIdx.x, blockDim.x} : v.scratch_of(w));
+        decode_window<LogMap>(v, w, decoder, iteration, v.scratch_of(w));
 }
 
-/// Shared memory for the on-chip variant: at most this much per block (windows
-/// of up to 32 stages), so that several blocks fit on an SM.
-constexpr size_t k_max_on_chip_bytes = 48 * 1024;
+// ---- state-parallel kernel (thesis 5.1.2-5.1.3) ------------------------------
+// Eight lanes per window, lane s holding state s; the window's per-stage values
+// live in shared memory. It performs, state by state, the same operations in
+// the same order as map_window (so results stay bit-identical to the CPU): the
+// predecessor and successor metrics come by shuffles, and the per-stage APP
+// reduction over the 8 states runs sequentially, one stage per lane, over a
+// ring of the last 8 stages (thesis Algorithm 6).
+
+constexpr int k_windows_per_block = 8;
+constexpr int k_state_parallel_threads = k_windows_per_block * k_states;
+constexpr int k_ring_floats = k_states /*stages*/ * 2 /*u*/ * k_states;
+
+size_t state_parallel_shared_floats(int max_window)
+{
+    return size_t(k_windows_per_block) * (size_t(max_window) * k_stage_words + k_ring_floats);
+}
+constexpr size_t k_state_parallel_max_shared = 48 * 1024; // no opt-in needed: windows up to ~130 stages
+
+template <bool LogMap>
+__global__ void __launch_bounds__(k_state_parallel_threads)
+    state_parallel_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration, int max_window)
+{
+    extern __shared__ float smem[];
+    const int group = threadIdx.x / k_states, s = threadIdx.x % k_states;
+    const size_t w = size_t(blockIdx.x) * k_windows_per_block + group;
+    window_job job;
+    if (w >= v.n_windows || !prepare_window<LogMap>(v, w, decoder, iteration, job))
+        return; // the whole group of 8 leaves together
+    const unsigned mask = 0xffu << ((threadIdx.x % 32) / k_states * k_states);
+    float* sc = smem + size_t(group) * (size_t(max_window) * k_stage_words + k_ring_floats);
+    float* ring = sc + size_t(max_window) * k_stage_words;
+    const half_iteration_io& io = job.io;
+    const int len = job.len;
+
+    for (int i = s; i < len; i += k_states) { // branch inputs, lanes sharing the stages
+        const int k = job.start + i;
+        const int n = io.pi ? io.pi[k] : k;
+        sc[i * k_stage_words + k_states] = 0.5f * (io.systematic[n] + io.apriori[n]);
+        sc[i * k_stage_words + k_states + 1] = 0.5f * io.parity[k];
+        sc[i * k_stage_words + k_states + 2] = int_bits_as_float(n);
+    }
+    __syncwarp(mask);
+
+    const int s0 = previous_state(s, 0), s1 = previous_state(s, 1);
+    const float p0 = parity_bit(s0, 0) ? -1.0f : 1.0f, p1 = parity_bit(s1, 1) ? -1.0f : 1.0f;
+    float alpha = job.alpha_start[s];
+    for (int i = 0; i < len; ++i) {
+        const float gs = sc[i * k_stage_words + k_states], gp = sc[i * k_stage_words + k_states + 1];
+        sc[i * k_stage_words + s] = alpha;
+        const float a0 = __shfl_sync(mask, alpha, s0, k_states), a1 = __shfl_sync(mask, alpha, s1, k_states);
+        const float m0 = a0 + gs + (p0 < 0.0f ? -gp : gp);
+        const float m1 = a1 - gs + (p1 < 0.0f ? -gp : gp);
+        const float next = max_star<LogMap>(m0, m1);
+        alpha = next - __shfl_sync(mask, next, 0, k_states);
+    }
+    job.alpha_out[s] = alpha;
+    __syncwarp(mask);
+
+    const int t0 = next_state(s, 0), t1 = next_state(s, 1);
+    const bool q0 = parity_bit(s, 0), q1 = parity_bit(s, 1);
+    float beta = job.beta_end[s];
+    for (int i = len - 1; i >= 0; --i) {
+        const float gs = sc[i * k_stage_words + k_states], gp = sc[i * k_stage_words + k_states + 1];
+        const float a = sc[i * k_stage_words + s];
+        const float b0 = __shfl_sync(mask, beta, t0, k_states), b1 = __shfl_sync(mask, beta, t1, k_states);
+        const float to0 = gs + (q0 ? -gp : gp) + b0;
+        const float to1 = -gs + (q1 ? -gp : gp) + b1;
+        const float prev = max_star<LogMap>(to0, to1);
+        ring[((i % k_states) * 2 + 0) * k_states + s] = a + to0;
+        ring[((i % k_states) * 2 + 1) * k_states + s] = a + to1;
+        if (i % k_states == 0) { // stages i .. i+7 are in the ring: lane s finishes stage i + s
+            __syncwarp(mask);
+            const int stage = i + s;
+            if (stage < len) {
+                const float* r0 = ring + (s * 2 + 0) * k_states;
+                const float* r1 = ring + (s * 2 + 1) * k_states;
+                float metric0 = r0[0], metric1 = r1[0];
+                for (int t = 1; t < k_states; ++t) {
+                    metric0 = max_star<LogMap>(metric0, r0[t]);
+                    metric1 = max_star<LogMap>(metric1, r1[t]);
+                }
+                const float app = metric0 - metric1;
+                const int n = float_bits_as_int(sc[stage * k_stage_words + k_states + 2]);
+                io.extrinsic[n] = io.extrinsic_scale * (app - 2.0f * sc[stage * k_stage_words + k_states]);
+                if (io.app)
+                    io.app[n] = app;
+            }
+            __syncwarp(mask);
+        }
+        beta = prev - __shfl_sync(mask, prev, 0, k_states);
+    }
+    job.beta_out[s] = beta;
+}
+
+/// Which kernel a half iteration runs. Measured on the H100 (docs/benchmarks.md,
+/// K = 6144, 6 iterations, W = 64): max-log-MAP 727 Mbit/s with a thread per
+/// window against 589 state-parallel (whose shuffles and shared-memory traffic
+/// saturate the MIO pipe); log-MAP 430 state-parallel against 280 (more
+/// arithmetic per shuffle). Both give bit-identical results.
+bool use_state_parallel(bool log_map, int max_window)
+{
+    return log_map && sizeof(float) * state_parallel_shared_floats(max_window) <= k_state_parallel_max_shared;
+}
 
 template <bool LogMap>
 void launch_half_iteration(const turbo_batch_view& v, int max_window, int decoder, int iteration, cudaStream_t s)
 {
-    const unsigned blocks = unsigned((v.n_windows + k_window_threads - 1) / k_window_threads);
-    const size_t on_chip = sizeof(float) * k_stage_words * size_t(max_window) * k_window_threads;
-    if (on_chip <= k_max_on_chip_bytes) {
-        half_iteration_kernel<LogMap, true><<<blocks, k_window_threads, on_chip, s>>>(v, decoder, iteration);
+    if (use_state_parallel(LogMap, max_window)) {
+        const size_t shared = sizeof(float) * state_parallel_shared_floats(max_window);
+        const unsigned blocks = unsigned((v.n_windows + k_windows_per_block - 1) / k_windows_per_block);
+        state_parallel_kernel<LogMap><<<blocks, k_state_parallel_threads, shared, s>>>(v, decoder, iteration,
+                                                                                       max_window);
     } else {
-        half_iteration_kernel<LogMap, false><<<blocks, k_window_threads, 0, s>>>(v, decoder, iteration);
+        const unsigned blocks = unsigned((v.n_windows + 63) / 64);
+        window_per_thread_kernel<LogMap><<<blocks, 64, 0, s>>>(v, decoder, iteration);
     }
-    MIMO_CUDA_CHECK_LAUNCH("half_iteration_kernel");
+    MIMO_CUDA_CHECK_LAUNCH("half_iteration kernel");
 }
 
 /// Remainder of the block's hard decisions divided by the CRC generator, from
@@ -197,8 +295,9 @@ private:
         MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        const size_t on_chip = sizeof(float) * k_stage_words * size_t(plan.max_window) * k_window_threads;
-        float* scratch = on_chip <= k_max_on_chip_bytes ? nullptr : m_scratch.reserve(plan.scratch_floats());
+        const bool log_map = m_config.algorithm == map_algorithm::log_map;
+        float* scratch =
+            use_state_parallel(log_map, plan.max_window) ? nullptr : m_scratch.reserve(plan.scratch_floats());
         const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app, scratch, boundaries, done,
                                  log_map ? 1.0f : m_config.extrinsic_scale};
         const bool early = m_config.early_termination != crc_type::none;
