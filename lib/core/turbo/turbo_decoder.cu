@@ -295,7 +295,6 @@ private:
         MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        const bool log_map = m_config.algorithm == map_algorithm::log_map;
         float* scratch =
             use_state_parallel(log_map, plan.max_window) ? nullptr : m_scratch.reserve(plan.scratch_floats());
         const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app, scratch, boundaries, done,
