@@ -253,3 +253,25 @@ TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
     coded_batch ok({40, 6144, 56}, 3.0, 5);
     EXPECT_NO_THROW(gpu.decode(ok.K, ok.llr.data(), out.data()));
 }
+
+// Small enough for compute-sanitizer's racecheck: log-MAP with windows that fit
+// the state-parallel (shared memory) kernel, mixed K, against the CPU.
+TEST(turbo_cuda, state_parallel_log_map_small_batch)
+{
+    if (!cuda_available())
+        GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
+    coded_batch cb({40, 1056, 6144, 104}, 0.8, fresh_seed(), true);
+    for (int window : {32, 64, 100}) {
+        auto cfg = config(map_algorithm::log_map, 3, window);
+        cfg.early_termination = crc_type::crc24b;
+        turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);
+        const size_t n = turbo_decoder::output_bits(cb.K);
+        std::vector<uint8_t> a(n), b(n, 7);
+        std::vector<float> la(n), lb(n, NAN);
+        cpu.decode(cb.K, cb.llr.data(), a.data(), la.data());
+        gpu.decode(cb.K, cb.llr.data(), b.data(), lb.data());
+        ASSERT_EQ(a, b) << "window " << window;
+        for (size_t i = 0; i < n; ++i)
+            ASSERT_EQ(la[i], lb[i]) << "window " << window << " bit " << i;
+    }
+}
