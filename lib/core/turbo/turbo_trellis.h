@@ -140,24 +140,18 @@ template <bool LogMap>
 MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const float* alpha_start,
                         const float* beta_end, float* alpha_out, float* beta_out, const stage_scratch& scratch)
 {
-    // Gather the branch inputs of the whole window first: these loads do not
-    // depend on each other (the recursion below does), so the GPU keeps many in
-    // flight instead of waiting for two dependent loads at every stage.
-    MIMO_UNROLL_8
-    for (int i = 0; i < len; ++i) {
-        const int k = start + i;
-        const int n = io.pi ? io.pi[k] : k;
-        scratch.at(i, k_states) = 0.5f * (io.systematic[n] + io.apriori[n]);
-        scratch.at(i, k_states + 1) = 0.5f * io.parity[k];
-        scratch.at(i, k_states + 2) = int_bits_as_float(n);
-    }
     float alpha[k_states];
     for (int s = 0; s < k_states; ++s)
         alpha[s] = alpha_start[s];
     for (int i = 0; i < len; ++i) {
-        const float gs = scratch.at(i, k_states), gp = scratch.at(i, k_states + 1);
+        const int k = start + i;
+        const int n = io.pi ? io.pi[k] : k;
+        const float gs = 0.5f * (io.systematic[n] + io.apriori[n]), gp = 0.5f * io.parity[k];
         for (int s = 0; s < k_states; ++s)
             scratch.at(i, s) = alpha[s];
+        scratch.at(i, k_states) = gs;
+        scratch.at(i, k_states + 1) = gp;
+        scratch.at(i, k_states + 2) = int_bits_as_float(n);
         float next[k_states];
         for (int t = 0; t < k_states; ++t) {
             const int s0 = previous_state(t, 0), s1 = previous_state(t, 1);
