@@ -12,10 +12,8 @@
 // arrays in registers on the GPU and lets the CPU compiler vectorise.
 #if defined(__CUDACC__)
 #define MIMO_UNROLL _Pragma("unroll")
-#define MIMO_UNROLL_8 _Pragma("unroll 8")
 #else
 #define MIMO_UNROLL _Pragma("GCC unroll 16")
-#define MIMO_UNROLL_8 _Pragma("GCC unroll 8")
 #endif
 
 #include <limits>

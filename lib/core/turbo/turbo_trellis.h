@@ -132,10 +132,32 @@ struct stage_scratch {
     MIMO_HD float& at(int stage, int element) const { return base[(size_t(stage) * k_stage_words + element) * stride]; }
 };
 
+/// One forward trellis step: alpha of stage i + 1 from alpha of stage i,
+/// normalised so that state 0 is 0.
+template <bool LogMap>
+MIMO_HD void forward_step(const float (&alpha)[k_states], float gs, float gp, float (&next_alpha)[k_states])
+{
+    float next[k_states];
+    for (int t = 0; t < k_states; ++t) {
+        const int s0 = previous_state(t, 0), s1 = previous_state(t, 1);
+        const float m0 = alpha[s0] + gs + (parity_bit(s0, 0) ? -gp : gp);
+        const float m1 = alpha[s1] - gs + (parity_bit(s1, 1) ? -gp : gp);
+        next[t] = max_star<LogMap>(m0, m1);
+    }
+    const float norm = next[0];
+    for (int s = 0; s < k_states; ++s)
+        next_alpha[s] = next[s] - norm;
+}
+
 /// One window [start, start + len) of one half iteration: forward recursion
 /// from alpha_start, backward recursion from beta_end, extrinsic (and APP)
 /// outputs. Writes the window's last alpha to alpha_out and first beta to
 /// beta_out: the neighbours' starting points in the next iteration.
+///
+/// To halve the scratch traffic, the forward metrics are kept for even stages
+/// only (and without state 0's, which normalisation makes 0; window starts are
+/// normalised too); the backward pass recomputes an odd stage's metrics from
+/// the even one before it with the same forward_step, so nothing changes.
 template <bool LogMap>
 MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const float* alpha_start,
                         const float* beta_end, float* alpha_out, float* beta_out, const stage_scratch& scratch)
@@ -147,21 +169,13 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
         const int k = start + i;
         const int n = io.pi ? io.pi[k] : k;
         const float gs = 0.5f * (io.systematic[n] + io.apriori[n]), gp = 0.5f * io.parity[k];
-        for (int s = 0; s < k_states; ++s)
-            scratch.at(i, s) = alpha[s];
+        if (i % 2 == 0)
+            for (int s = 1; s < k_states; ++s)
+                scratch.at(i, s) = alpha[s];
         scratch.at(i, k_states) = gs;
         scratch.at(i, k_states + 1) = gp;
         scratch.at(i, k_states + 2) = int_bits_as_float(n);
-        float next[k_states];
-        for (int t = 0; t < k_states; ++t) {
-            const int s0 = previous_state(t, 0), s1 = previous_state(t, 1);
-            const float m0 = alpha[s0] + gs + (parity_bit(s0, 0) ? -gp : gp);
-            const float m1 = alpha[s1] - gs + (parity_bit(s1, 1) ? -gp : gp);
-            next[t] = max_star<LogMap>(m0, m1);
-        }
-        const float norm = next[0];
-        for (int s = 0; s < k_states; ++s)
-            alpha[s] = next[s] - norm;
+        forward_step<LogMap>(alpha, gs, gp, alpha);
     }
     for (int s = 0; s < k_states; ++s)
         alpha_out[s] = alpha[s];
@@ -172,9 +186,13 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
     for (int i = len - 1; i >= 0; --i) {
         const float gs = scratch.at(i, k_states), gp = scratch.at(i, k_states + 1);
         const int n = float_bits_as_int(scratch.at(i, k_states + 2));
+        const int even = i - i % 2;
         float a[k_states];
-        for (int s = 0; s < k_states; ++s)
-            a[s] = scratch.at(i, s);
+        a[0] = 0.0f;
+        for (int s = 1; s < k_states; ++s)
+            a[s] = scratch.at(even, s);
+        if (even != i)
+            forward_step<LogMap>(a, scratch.at(even, k_states), scratch.at(even, k_states + 1), a);
         float metric[2] = {0.0f, 0.0f}, prev[k_states];
         for (int s = 0; s < k_states; ++s) {
             const float to0 = gs + (parity_bit(s, 0) ? -gp : gp) + beta[next_state(s, 0)];
