@@ -1,5 +1,6 @@
 #include <mimo_gpu/ml_detector.h>
 
+#include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/problem_status.h"
 #include "ml_engine.h"
@@ -82,13 +83,8 @@ ml_detector::ml_detector(mimo_shape shape, modulation mod, backend requested) : 
                                     " candidate vectors, more than the " +
                                     std::to_string(k_ml_max_candidates) +
                                     " an exhaustive search is allowed; use nway_detector");
-#ifdef MIMO_GPU_HAVE_CUDA
-    m_engine = resolve_backend(requested) == backend::cuda ? detail::make_cuda_ml_engine(shape, mod)
-                                                           : detail::make_cpu_ml_engine(shape, mod);
-#else
-    resolve_backend(requested); // a CUDA request to a CPU-only build throws here
-    m_engine = detail::make_cpu_ml_engine(shape, mod);
-#endif
+    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_ml_engine(shape, mod); },
+                                     [&] { return detail::make_cuda_ml_engine(shape, mod); });
 }
 
 ml_detector::~ml_detector() = default;

@@ -17,8 +17,6 @@ public:
 
 namespace detail {
 std::unique_ptr<ml_engine> make_cpu_ml_engine(mimo_shape shape, modulation mod);
-#ifdef MIMO_GPU_HAVE_CUDA
-std::unique_ptr<ml_engine> make_cuda_ml_engine(mimo_shape shape, modulation mod);
-#endif
+std::unique_ptr<ml_engine> make_cuda_ml_engine(mimo_shape shape, modulation mod); // defined in the .cu (CUDA builds only)
 } // namespace detail
 } // namespace mimo_gpu

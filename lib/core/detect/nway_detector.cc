@@ -1,6 +1,7 @@
 #include <mimo_gpu/nway_detector.h>
 
 #include "../qr/qr_engine.h"
+#include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/problem_status.h"
 #include "../runtime/shape_dispatch.h"
@@ -122,13 +123,8 @@ void check_n0(float n0)
 nway_detector::nway_detector(const nway_config& config, backend requested) : m_config(config)
 {
     m_config.validate();
-#ifdef MIMO_GPU_HAVE_CUDA
-    m_engine = resolve_backend(requested) == backend::cuda ? detail::make_cuda_nway_engine(m_config)
-                                                           : detail::make_cpu_nway_engine(m_config);
-#else
-    resolve_backend(requested); // a CUDA request to a CPU-only build throws here
-    m_engine = detail::make_cpu_nway_engine(m_config);
-#endif
+    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_nway_engine(m_config); },
+                                     [&] { return detail::make_cuda_nway_engine(m_config); });
 }
 
 nway_detector::~nway_detector() = default;

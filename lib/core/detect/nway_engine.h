@@ -32,8 +32,6 @@ public:
 
 namespace detail {
 std::unique_ptr<nway_engine> make_cpu_nway_engine(const nway_config& config);
-#ifdef MIMO_GPU_HAVE_CUDA
-std::unique_ptr<nway_engine> make_cuda_nway_engine(const nway_config& config);
-#endif
+std::unique_ptr<nway_engine> make_cuda_nway_engine(const nway_config& config); // defined in the .cu (CUDA builds only)
 } // namespace detail
 } // namespace mimo_gpu

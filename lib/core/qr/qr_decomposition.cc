@@ -1,5 +1,6 @@
 #include <mimo_gpu/qr_decomposition.h>
 
+#include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/shape_dispatch.h"
 #include "mgs_qr.h"
@@ -69,13 +70,8 @@ qr_decomposition::qr_decomposition(mimo_shape shape, int orders, backend request
     if (orders < 1 || orders > shape.nt)
         throw std::invalid_argument("mimo_gpu::qr_decomposition: orders must be 1..nt (" +
                                     std::to_string(shape.nt) + "), got " + std::to_string(orders));
-#ifdef MIMO_GPU_HAVE_CUDA
-    m_engine = resolve_backend(requested) == backend::cuda ? detail::make_cuda_qr_engine(shape, orders)
-                                                           : detail::make_cpu_qr_engine(shape, orders);
-#else
-    resolve_backend(requested); // a CUDA request to a CPU-only build throws here
-    m_engine = detail::make_cpu_qr_engine(shape, orders);
-#endif
+    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_qr_engine(shape, orders); },
+                                     [&] { return detail::make_cuda_qr_engine(shape, orders); });
 }
 
 qr_decomposition::~qr_decomposition() = default;

@@ -27,8 +27,6 @@ public:
 
 namespace detail {
 std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders);
-#ifdef MIMO_GPU_HAVE_CUDA
-std::unique_ptr<qr_engine> make_cuda_qr_engine(mimo_shape shape, int orders);
-#endif
+std::unique_ptr<qr_engine> make_cuda_qr_engine(mimo_shape shape, int orders); // defined in the .cu (CUDA builds only)
 } // namespace detail
 } // namespace mimo_gpu

@@ -1,5 +1,6 @@
 #include <mimo_gpu/turbo_decoder.h>
 
+#include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/problem_status.h"
 #include "turbo_engine.h"
@@ -174,13 +175,8 @@ std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& 
 turbo_decoder::turbo_decoder(const turbo_decoder_config& config, backend requested) : m_config(config)
 {
     m_config.validate();
-#ifdef MIMO_GPU_HAVE_CUDA
-    m_engine = resolve_backend(requested) == backend::cuda ? detail::make_cuda_turbo_engine(m_config)
-                                                           : detail::make_cpu_turbo_engine(m_config);
-#else
-    resolve_backend(requested); // a CUDA request to a CPU-only build throws here
-    m_engine = detail::make_cpu_turbo_engine(m_config);
-#endif
+    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_turbo_engine(m_config); },
+                                     [&] { return detail::make_cuda_turbo_engine(m_config); });
 }
 
 turbo_decoder::~turbo_decoder() = default;

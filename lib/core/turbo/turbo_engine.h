@@ -60,8 +60,6 @@ public:
 
 namespace detail {
 std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& config);
-#ifdef MIMO_GPU_HAVE_CUDA
-std::unique_ptr<turbo_engine> make_cuda_turbo_engine(const turbo_decoder_config& config);
-#endif
+std::unique_ptr<turbo_engine> make_cuda_turbo_engine(const turbo_decoder_config& config); // defined in the .cu (CUDA builds only)
 } // namespace detail
 } // namespace mimo_gpu
