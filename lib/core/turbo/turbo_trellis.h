@@ -149,6 +149,12 @@ MIMO_HD void forward_step(const float (&alpha)[k_states], float gs, float gp, fl
         next_alpha[s] = next[s] - norm;
 }
 
+/// Stages per chunk: map_window issues a chunk's independent loads before the
+/// recursion uses them, so the GPU has up to this many in flight per thread
+/// instead of waiting for two dependent loads at every stage. Values stay in
+/// registers (arrays indexed by unrolled constants).
+constexpr int k_chunk = 8;
+
 /// One window [start, start + len) of one half iteration: forward recursion
 /// from alpha_start, backward recursion from beta_end, extrinsic (and APP)
 /// outputs. Writes the window's last alpha to alpha_out and first beta to
@@ -165,17 +171,31 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
     float alpha[k_states];
     for (int s = 0; s < k_states; ++s)
         alpha[s] = alpha_start[s];
-    for (int i = 0; i < len; ++i) {
-        const int k = start + i;
-        const int n = io.pi ? io.pi[k] : k;
-        const float gs = 0.5f * (io.systematic[n] + io.apriori[n]), gp = 0.5f * io.parity[k];
-        if (i % 2 == 0)
-            for (int s = 1; s < k_states; ++s)
-                scratch.at(i, s) = alpha[s];
-        scratch.at(i, k_states) = gs;
-        scratch.at(i, k_states + 1) = gp;
-        scratch.at(i, k_states + 2) = int_bits_as_float(n);
-        forward_step<LogMap>(alpha, gs, gp, alpha);
+    for (int c = 0; c < len; c += k_chunk) {
+        int n[k_chunk];
+        float gs[k_chunk], gp[k_chunk];
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < len)
+                n[j] = io.pi ? io.pi[start + c + j] : start + c + j;
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < len) {
+                gs[j] = 0.5f * (io.systematic[n[j]] + io.apriori[n[j]]);
+                gp[j] = 0.5f * io.parity[start + c + j];
+            }
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < len) {
+                const int i = c + j;
+                if (j % 2 == 0) // c is even, so i is even exactly when j is
+                    for (int s = 1; s < k_states; ++s)
+                        scratch.at(i, s) = alpha[s];
+                scratch.at(i, k_states) = gs[j];
+                scratch.at(i, k_states + 1) = gp[j];
+                scratch.at(i, k_states + 2) = int_bits_as_float(n[j]);
+                forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
+            }
     }
     for (int s = 0; s < k_states; ++s)
         alpha_out[s] = alpha[s];
@@ -183,32 +203,48 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
     float beta[k_states];
     for (int s = 0; s < k_states; ++s)
         beta[s] = beta_end[s];
-    for (int i = len - 1; i >= 0; --i) {
-        const float gs = scratch.at(i, k_states), gp = scratch.at(i, k_states + 1);
-        const int n = float_bits_as_int(scratch.at(i, k_states + 2));
-        const int even = i - i % 2;
-        float a[k_states];
-        a[0] = 0.0f;
-        for (int s = 1; s < k_states; ++s)
-            a[s] = scratch.at(even, s);
-        if (even != i)
-            forward_step<LogMap>(a, scratch.at(even, k_states), scratch.at(even, k_states + 1), a);
-        float metric[2] = {0.0f, 0.0f}, prev[k_states];
-        for (int s = 0; s < k_states; ++s) {
-            const float to0 = gs + (parity_bit(s, 0) ? -gp : gp) + beta[next_state(s, 0)];
-            const float to1 = -gs + (parity_bit(s, 1) ? -gp : gp) + beta[next_state(s, 1)];
-            prev[s] = max_star<LogMap>(to0, to1);
-            metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
-            metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
+    for (int c = (len - 1) / k_chunk * k_chunk; c >= 0; c -= k_chunk) {
+        int n[k_chunk];
+        float gs[k_chunk], gp[k_chunk], even_alpha[k_chunk / 2][k_states];
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < len) {
+                gs[j] = scratch.at(c + j, k_states);
+                gp[j] = scratch.at(c + j, k_states + 1);
+                n[j] = float_bits_as_int(scratch.at(c + j, k_states + 2));
+                if (j % 2 == 0) {
+                    even_alpha[j / 2][0] = 0.0f;
+                    for (int s = 1; s < k_states; ++s)
+                        even_alpha[j / 2][s] = scratch.at(c + j, s);
+                }
+            }
+        MIMO_UNROLL
+        for (int j = k_chunk - 1; j >= 0; --j) {
+            if (c + j >= len)
+                continue;
+            float a[k_states];
+            if (j % 2 == 0)
+                for (int s = 0; s < k_states; ++s)
+                    a[s] = even_alpha[j / 2][s];
+            else
+                forward_step<LogMap>(even_alpha[j / 2], gs[j - 1], gp[j - 1], a);
+            float metric[2] = {0.0f, 0.0f}, prev[k_states];
+            for (int s = 0; s < k_states; ++s) {
+                const float to0 = gs[j] + (parity_bit(s, 0) ? -gp[j] : gp[j]) + beta[next_state(s, 0)];
+                const float to1 = -gs[j] + (parity_bit(s, 1) ? -gp[j] : gp[j]) + beta[next_state(s, 1)];
+                prev[s] = max_star<LogMap>(to0, to1);
+                metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
+                metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
+            }
+            const float app = metric[0] - metric[1];
+            // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
+            io.extrinsic[n[j]] = io.extrinsic_scale * (app - 2.0f * gs[j]);
+            if (io.app)
+                io.app[n[j]] = app;
+            const float norm = prev[0];
+            for (int s = 0; s < k_states; ++s)
+                beta[s] = prev[s] - norm;
         }
-        const float app = metric[0] - metric[1];
-        // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
-        io.extrinsic[n] = io.extrinsic_scale * (app - 2.0f * gs);
-        if (io.app)
-            io.app[n] = app;
-        const float norm = prev[0];
-        for (int s = 0; s < k_states; ++s)
-            beta[s] = prev[s] - norm;
     }
     for (int s = 0; s < k_states; ++s)
         beta_out[s] = beta[s];
