@@ -201,7 +201,7 @@ TEST(turbo_cuda, decodes_like_the_cpu)
     std::vector<int> K;
     std::mt19937_64 rng(seed);
     const auto& sizes = qpp_interleaver::block_sizes();
-    for (int i = 0; i < 60; ++i)
+    for (int i = 0; i < 68; ++i)
         K.push_back(sizes[rng() % sizes.size()]);
     K.push_back(6144);
     K.push_back(40);
@@ -252,6 +252,18 @@ TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
     }
     coded_batch ok({40, 6144, 56}, 3.0, 5);
     EXPECT_NO_THROW(gpu.decode(ok.K, ok.llr.data(), out.data()));
+    // A larger batch: the block is named by its place in the batch.
+    coded_batch big(std::vector<int>(70, 40), 3.0, 9);
+    big.llr[66 * 3 * 44 + 5] = NAN;
+    std::vector<uint8_t> big_out(70 * 40);
+    try {
+        gpu.decode(big.K, big.llr.data(), big_out.data());
+        FAIL() << "NaN accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("code block 66 "), std::string::npos) << e.what();
+    }
+    coded_batch big_ok(std::vector<int>(70, 40), 3.0, 9);
+    EXPECT_NO_THROW(gpu.decode(big_ok.K, big_ok.llr.data(), big_out.data()));
 }
 
 // Small enough for compute-sanitizer's racecheck: log-MAP with windows that fit

@@ -172,8 +172,8 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
     for (int s = 0; s < k_states; ++s)
         alpha[s] = alpha_start[s];
     for (int c = 0; c < len; c += k_chunk) {
-        int n[k_chunk];
-        float gs[k_chunk], gp[k_chunk];
+        int n[k_chunk] = {};
+        float gs[k_chunk] = {}, gp[k_chunk] = {};
         MIMO_UNROLL
         for (int j = 0; j < k_chunk; ++j)
             if (c + j < len)
@@ -204,8 +204,8 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
     for (int s = 0; s < k_states; ++s)
         beta[s] = beta_end[s];
     for (int c = (len - 1) / k_chunk * k_chunk; c >= 0; c -= k_chunk) {
-        int n[k_chunk];
-        float gs[k_chunk], gp[k_chunk], even_alpha[k_chunk / 2][k_states];
+        int n[k_chunk] = {};
+        float gs[k_chunk] = {}, gp[k_chunk] = {}, even_alpha[k_chunk / 2][k_states] = {};
         MIMO_UNROLL
         for (int j = 0; j < k_chunk; ++j)
             if (c + j < len) {
