@@ -191,6 +191,49 @@ TEST(transport_block, encode_then_decode_with_crc_report)
     }
 }
 
+// A decoder keeps its batch plan (and the CUDA engine its uploaded descriptors)
+// while K stays the same: a reused decoder must follow changes of K, of the
+// LLRs under an unchanged K, and recover after a rejected batch.
+TEST(turbo_decoder, reused_across_changing_batches)
+{
+    const uint64_t seed = fresh_seed();
+    const std::vector<coded_batch> batches = {
+        coded_batch({6144, 40, 1056}, 0.9, seed, true),      coded_batch({6144, 40, 1056}, 0.9, seed + 1, true),
+        coded_batch({512, 512, 3200, 104}, 0.9, seed + 2, true), coded_batch({6144, 40, 1056}, 0.9, seed + 3, true),
+        coded_batch({6144}, 0.9, seed + 4, true)};
+    std::vector<backend> backends = {backend::cpu};
+    if (cuda_available())
+        backends.push_back(backend::cuda);
+    for (crc_type et : {crc_type::none, crc_type::crc24b}) {
+        auto cfg = config(map_algorithm::max_log_map, 4, 64);
+        cfg.early_termination = et;
+        for (backend be : backends) {
+            turbo_decoder reused(cfg, be);
+            for (size_t i = 0; i < batches.size(); ++i) {
+                const coded_batch& cb = batches[i];
+                const size_t n = turbo_decoder::output_bits(cb.K);
+                std::vector<uint8_t> expected(n), got(n, 7);
+                std::vector<float> expected_app(n), got_app(n, NAN);
+                std::vector<turbo_block_result> r_expected =
+                    turbo_decoder(cfg, backend::cpu).decode(cb.K, cb.llr.data(), expected.data(), expected_app.data());
+                std::vector<turbo_block_result> r_got = reused.decode(cb.K, cb.llr.data(), got.data(), got_app.data());
+                ASSERT_EQ(got, expected) << to_string(be) << " batch " << i << " crc " << int(et);
+                ASSERT_EQ(got_app, expected_app) << to_string(be) << " batch " << i;
+                for (size_t b = 0; b < cb.K.size(); ++b) {
+                    ASSERT_EQ(r_got[b].iterations, r_expected[b].iterations) << to_string(be) << " batch " << i;
+                    ASSERT_EQ(r_got[b].crc_ok, r_expected[b].crc_ok) << to_string(be) << " batch " << i;
+                }
+                if (i == 2) { // a rejected batch in between (an unsupported K) changes nothing
+                    const std::vector<int> bad_K = {6144, 41};
+                    std::vector<float> llr(turbo_decoder::input_floats({6144, 44}), 1.0f);
+                    std::vector<uint8_t> out(6144 + 41);
+                    EXPECT_THROW(reused.decode(bad_K, llr.data(), out.data()), std::invalid_argument);
+                }
+            }
+        }
+    }
+}
+
 // ---- CUDA against CPU --------------------------------------------------------
 
 TEST(turbo_cuda, decodes_like_the_cpu)

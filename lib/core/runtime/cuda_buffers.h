@@ -91,5 +91,23 @@ private:
     cudaStream_t m_stream = nullptr;
 };
 
+/// An event without timing, marking how far a stream's work has got.
+class cuda_event
+{
+public:
+    cuda_event() { MIMO_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, cudaEventDisableTiming)); }
+    ~cuda_event()
+    {
+        if (m_event)
+            cudaEventDestroy(m_event);
+    }
+    cuda_event(const cuda_event&) = delete;
+    cuda_event& operator=(const cuda_event&) = delete;
+    cudaEvent_t get() const { return m_event; }
+
+private:
+    cudaEvent_t m_event = nullptr;
+};
+
 } // namespace detail
 } // namespace mimo_gpu

@@ -46,6 +46,11 @@ struct turbo_batch_view {
     float* boundaries;    ///< k_boundary_floats per window
     const uint8_t* done;  ///< per block: early termination reached, skip it
     float extrinsic_scale;
+    /// Iteration whose APP LLRs are the output; earlier iterations write them
+    /// only for the early-termination CRC (decoder 2's APP writes are scattered,
+    /// so skipping them saves memory traffic).
+    int final_iteration;
+    bool app_every_iteration;
 };
 
 /// What one window of one half iteration reads and writes: its inputs and
@@ -90,7 +95,7 @@ MIMO_HD bool prepare_window(const turbo_batch_view& v, size_t w, int decoder, in
         io.parity = d2;
         io.apriori = v.extrinsic1 + blk.bit_offset;
         io.extrinsic = v.extrinsic2 + blk.bit_offset;
-        io.app = v.app + blk.bit_offset;
+        io.app = iteration == v.final_iteration || v.app_every_iteration ? v.app + blk.bit_offset : nullptr;
         io.pi = v.permutations + blk.pi_offset;
         const float t[6] = {d0[K + 2], d1[K + 2], d2[K + 2], d0[K + 3], d1[K + 3], d2[K + 3]};
         for (int i = 0; i < 6; ++i)

@@ -31,6 +31,9 @@ namespace detail {
 
 void turbo_batch_plan::build(const std::vector<int>& K, int window)
 {
+    if (m_generation != 0 && K == m_K && window == m_window)
+        return; // a stream of equal batches plans once
+    m_K.clear(); // until the new plan is complete
     blocks.clear();
     windows.clear();
     permutations.clear();
@@ -67,6 +70,9 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window)
         total_bits += size_t(K[b]);
         total_llr += 3 * size_t(K[b] + 4);
     }
+    m_K = K;
+    m_window = window;
+    ++m_generation;
 }
 
 uint32_t crc_generator(crc_type t)
@@ -122,7 +128,8 @@ public:
         turbo_batch_view v{plan.blocks.data(), plan.windows.data(), plan.windows.size(), llr,
                            plan.permutations.data(), m_extrinsic1.data(), m_extrinsic2.data(), m_app.data(),
                            m_scratch.data(), m_boundaries.data(), m_done.data(),
-                           log_map ? 1.0f : m_config.extrinsic_scale};
+                           log_map ? 1.0f : m_config.extrinsic_scale, m_config.iterations - 1,
+                           m_config.early_termination != crc_type::none};
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder)
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {

@@ -49,10 +49,12 @@ __global__ void __launch_bounds__(64)
 constexpr int k_windows_per_block = 8;
 constexpr int k_state_parallel_threads = k_windows_per_block * k_states;
 constexpr int k_ring_floats = k_states /*stages*/ * 2 /*u*/ * k_states;
+/// Per stage in shared memory: the 8 forward metrics, gs, gp and the natural index.
+constexpr int k_shared_stage_words = k_states + 3;
 
 size_t state_parallel_shared_floats(int max_window)
 {
-    return size_t(k_windows_per_block) * (size_t(max_window) * k_stage_words + k_ring_floats);
+    return size_t(k_windows_per_block) * (size_t(max_window) * k_shared_stage_words + k_ring_floats);
 }
 constexpr size_t k_state_parallel_max_shared = 48 * 1024; // no opt-in needed: windows up to ~130 stages
 
@@ -67,17 +69,17 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     if (w >= v.n_windows || !prepare_window<LogMap>(v, w, decoder, iteration, job))
         return; // the whole group of 8 leaves together
     const unsigned mask = 0xffu << ((threadIdx.x % 32) / k_states * k_states);
-    float* sc = smem + size_t(group) * (size_t(max_window) * k_stage_words + k_ring_floats);
-    float* ring = sc + size_t(max_window) * k_stage_words;
+    float* sc = smem + size_t(group) * (size_t(max_window) * k_shared_stage_words + k_ring_floats);
+    float* ring = sc + size_t(max_window) * k_shared_stage_words;
     const half_iteration_io& io = job.io;
     const int len = job.len;
 
     for (int i = s; i < len; i += k_states) { // branch inputs, lanes sharing the stages
         const int k = job.start + i;
         const int n = io.pi ? io.pi[k] : k;
-        sc[i * k_stage_words + k_states] = 0.5f * (io.systematic[n] + io.apriori[n]);
-        sc[i * k_stage_words + k_states + 1] = 0.5f * io.parity[k];
-        sc[i * k_stage_words + k_states + 2] = int_bits_as_float(n);
+        sc[i * k_shared_stage_words + k_states] = 0.5f * (io.systematic[n] + io.apriori[n]);
+        sc[i * k_shared_stage_words + k_states + 1] = 0.5f * io.parity[k];
+        sc[i * k_shared_stage_words + k_states + 2] = int_bits_as_float(n);
     }
     __syncwarp(mask);
 
@@ -85,8 +87,8 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     const float p0 = parity_bit(s0, 0) ? -1.0f : 1.0f, p1 = parity_bit(s1, 1) ? -1.0f : 1.0f;
     float alpha = job.alpha_start[s];
     for (int i = 0; i < len; ++i) {
-        const float gs = sc[i * k_stage_words + k_states], gp = sc[i * k_stage_words + k_states + 1];
-        sc[i * k_stage_words + s] = alpha;
+        const float gs = sc[i * k_shared_stage_words + k_states], gp = sc[i * k_shared_stage_words + k_states + 1];
+        sc[i * k_shared_stage_words + s] = alpha;
         const float a0 = __shfl_sync(mask, alpha, s0, k_states), a1 = __shfl_sync(mask, alpha, s1, k_states);
         const float m0 = a0 + gs + (p0 < 0.0f ? -gp : gp);
         const float m1 = a1 - gs + (p1 < 0.0f ? -gp : gp);
@@ -100,8 +102,8 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     const bool q0 = parity_bit(s, 0), q1 = parity_bit(s, 1);
     float beta = job.beta_end[s];
     for (int i = len - 1; i >= 0; --i) {
-        const float gs = sc[i * k_stage_words + k_states], gp = sc[i * k_stage_words + k_states + 1];
-        const float a = sc[i * k_stage_words + s];
+        const float gs = sc[i * k_shared_stage_words + k_states], gp = sc[i * k_shared_stage_words + k_states + 1];
+        const float a = sc[i * k_shared_stage_words + s];
         const float b0 = __shfl_sync(mask, beta, t0, k_states), b1 = __shfl_sync(mask, beta, t1, k_states);
         const float to0 = gs + (q0 ? -gp : gp) + b0;
         const float to1 = -gs + (q1 ? -gp : gp) + b1;
@@ -120,8 +122,8 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
                     metric1 = max_star<LogMap>(metric1, r1[t]);
                 }
                 const float app = metric0 - metric1;
-                const int n = float_bits_as_int(sc[stage * k_stage_words + k_states + 2]);
-                io.extrinsic[n] = io.extrinsic_scale * (app - 2.0f * sc[stage * k_stage_words + k_states]);
+                const int n = float_bits_as_int(sc[stage * k_shared_stage_words + k_states + 2]);
+                io.extrinsic[n] = io.extrinsic_scale * (app - 2.0f * sc[stage * k_shared_stage_words + k_states]);
                 if (io.app)
                     io.app[n] = app;
             }
@@ -240,6 +242,7 @@ public:
     {
         const cudaStream_t s = m_stream.get();
         const size_t nb = plan.blocks.size(), nbits = plan.total_bits;
+        MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous_batch.get(), 0)); // m_llr may be in use
         const float* d_llr = to_device(m_llr, m_llr_in, llr, plan.total_llr, s);
         enqueue(d_llr, m_bits.device_view(bits, nbits), app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr, s);
 
@@ -271,13 +274,24 @@ public:
     void check_device_status(cuda_stream_t stream) override { m_status.check("turbo_decoder", stream, "code block"); }
 
 private:
-    /// Uploads the plan and enqueues every kernel of the batch on `s`.
+    /// Enqueues every kernel of the batch on `s`, after uploading the plan's
+    /// descriptors if they changed since the last batch.
     void enqueue(const float* d_llr, uint8_t* d_bits, float* d_app_out, cudaStream_t s)
     {
         const size_t nb = plan.blocks.size(), nw = plan.windows.size(), nbits = plan.total_bits;
-        const turbo_block_desc* blocks = to_device(m_blocks, m_blocks_in, plan.blocks.data(), nb, s);
-        const turbo_window_desc* windows = to_device(m_windows, m_windows_in, plan.windows.data(), nw, s);
-        const int32_t* pi = to_device(m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
+        // A batch on another stream must not overlap the previous one: they share the work buffers.
+        MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous_batch.get(), 0));
+        if (plan.generation() != m_uploaded_generation) {
+            // The previous batch may still read the descriptors and their staging buffers.
+            MIMO_CUDA_CHECK(cudaEventSynchronize(m_previous_batch.get()));
+            to_device(m_blocks, m_blocks_in, plan.blocks.data(), nb, s);
+            to_device(m_windows, m_windows_in, plan.windows.data(), nw, s);
+            to_device(m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
+            m_uploaded_generation = plan.generation();
+        }
+        const turbo_block_desc* blocks = m_blocks.data();
+        const turbo_window_desc* windows = m_windows.data();
+        const int32_t* pi = m_pi.data();
 
         check_finite_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(d_llr, blocks, m_status.word());
         MIMO_CUDA_CHECK_LAUNCH("check_finite_kernel");
@@ -297,9 +311,9 @@ private:
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
         float* scratch =
             use_state_parallel(log_map, plan.max_window) ? nullptr : m_scratch.reserve(plan.scratch_floats());
-        const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app, scratch, boundaries, done,
-                                 log_map ? 1.0f : m_config.extrinsic_scale};
         const bool early = m_config.early_termination != crc_type::none;
+        const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app, scratch, boundaries, done,
+                                 log_map ? 1.0f : m_config.extrinsic_scale, m_config.iterations - 1, early};
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder) {
                 if (log_map)
@@ -316,11 +330,14 @@ private:
         const unsigned out_blocks = unsigned(std::min<size_t>((nbits + 255) / 256, 4096));
         hard_decision_kernel<<<out_blocks, 256, 0, s>>>(app, nbits, d_bits, d_app_out);
         MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
+        MIMO_CUDA_CHECK(cudaEventRecord(m_previous_batch.get(), s));
     }
 
     turbo_decoder_config m_config;
     cuda_stream m_stream;
     device_status m_status;
+    cuda_event m_previous_batch;
+    uint64_t m_uploaded_generation = 0; ///< the plan generation now in m_blocks, m_windows, m_pi
     host_input<turbo_block_desc> m_blocks_in;
     host_input<turbo_window_desc> m_windows_in;
     host_input<int32_t> m_pi_in;

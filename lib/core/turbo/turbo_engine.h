@@ -21,7 +21,10 @@ class turbo_batch_plan
 {
 public:
     /// Throws std::invalid_argument naming the first K that is not a table size.
+    /// Keeps the plan (and its generation) when K and window are those of the last build.
     void build(const std::vector<int>& K, int window);
+    /// Changes whenever the plan does: engines re-upload descriptors only then.
+    uint64_t generation() const { return m_generation; }
 
     std::vector<turbo_block_desc> blocks;
     std::vector<turbo_window_desc> windows;
@@ -32,6 +35,9 @@ public:
 
 private:
     std::map<int, qpp_interleaver> m_interleavers;
+    std::vector<int> m_K; ///< what the current plan was built for (empty while building)
+    int m_window = 0;
+    uint64_t m_generation = 0;
 };
 
 /// CRC generator polynomial with its x^L term, and L.
