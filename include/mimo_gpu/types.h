@@ -20,13 +20,18 @@ using cuda_stream_t = ::CUstream_st*;
 struct mimo_shape {
     int nr = 0;
     int nt = 0;
-    /// Throws std::invalid_argument unless 1 <= nt <= nr <= k_max_antennas.
+    /// Throws std::invalid_argument unless 1 <= nt <= nr <= k_largest_shape. Each
+    /// detector family states its own, smaller limits (detector_capabilities).
     void validate() const;
+    /// Also nr <= k_max_antennas: for the register-resident small-MIMO kernels (QR, N-way, ML, MTT).
+    void validate_small() const;
     int real_rows() const { return 2 * nr; }
     int real_cols() const { return 2 * nt; }
 };
 
-/// Largest antenna count per side the detectors are compiled for.
+/// Largest antenna count per side of the small-MIMO kernels (compiled sizes).
 constexpr int k_max_antennas = 8;
+/// Largest antenna count per side any shape may have (large-MIMO families size at run time).
+constexpr int k_largest_shape = 1024;
 
 } // namespace mimo_gpu

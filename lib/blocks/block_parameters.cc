@@ -5,6 +5,7 @@
 #include "block_parameters.h"
 
 #include <mimo_gpu/constellation.h>
+#include <mimo_gpu/detector.h>
 
 #include <algorithm>
 #include <cmath>
@@ -24,9 +25,7 @@ namespace mimo_gpu {
 
 float checked_noise_var(double noise_var)
 {
-    if (!std::isfinite(noise_var) || noise_var <= 0.0)
-        throw std::invalid_argument("noise_var must be a finite number > 0, got " +
-                                    std::to_string(noise_var));
+    ::mimo_gpu::check_noise_variance(noise_var); // finite and > 0 in float, where it is used
     return static_cast<float>(noise_var);
 }
 

@@ -4,6 +4,10 @@
  */
 #include "noise_var_tags.h"
 
+#include <mimo_gpu/detector.h>
+
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 
@@ -26,9 +30,13 @@ std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> ta
         if (!pmt::eq(tag.key, k_noise_var_key))
             continue;
         const double value = pmt::is_number(tag.value) ? pmt::to_double(tag.value) : NAN;
-        if (!std::isfinite(value) || value <= 0.0) {
-            logger->warn("ignoring noise_var tag at item {}: not a finite number > 0",
-                         tag.offset);
+        try {
+            ::mimo_gpu::check_noise_variance(value); // as float, where it is used
+        } catch (const std::invalid_argument&) {
+            logger->warn("ignoring noise_var tag at item {}: {} is not a finite number > 0 "
+                         "in single precision",
+                         tag.offset,
+                         value);
             continue;
         }
         const int at = static_cast<int>(tag.offset - first_item);

@@ -1,13 +1,16 @@
 // Shared by the core tests: random problems and a double-precision brute force.
 #pragma once
 
+#include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/types.h>
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <complex>
+#include <string>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -94,6 +97,26 @@ inline double bit_error_rate(const std::vector<uint8_t>& bits, const std::vector
     for (size_t i = 0; i < bits.size(); ++i)
         errors += uint8_t(llr[i] < 0.0f) != bits[i];
     return double(errors) / double(bits.size());
+}
+
+/// Skips a test where no GPU is usable, with the reason.
+#define MIMO_GPU_REQUIRE_CUDA()                                                           \
+    if (!mimo_gpu::cuda_available())                                                      \
+    GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason()
+
+/// Every element of `got` equals `want` to the bit (the CPU and CUDA engines
+/// run the same float operations); NaN poisoning shows an element never written.
+inline void expect_bit_identical(const std::vector<float>& got, const std::vector<float>& want,
+                                 const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    size_t equal = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written";
+        ASSERT_EQ(got[i], want[i]) << what << ": element " << i;
+        ++equal;
+    }
+    std::printf("[ compared ] %s: %zu elements, %zu bit-identical\n", what.c_str(), want.size(), equal);
 }
 
 } // namespace mimo_gpu_test

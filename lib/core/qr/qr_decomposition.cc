@@ -66,7 +66,7 @@ std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders)
 qr_decomposition::qr_decomposition(mimo_shape shape, int orders, backend requested)
     : m_shape(shape), m_layout{shape.nt, orders}
 {
-    m_shape.validate();
+    m_shape.validate_small();
     if (orders < 1 || orders > shape.nt)
         throw std::invalid_argument("mimo_gpu::qr_decomposition: orders must be 1..nt (" +
                                     std::to_string(shape.nt) + "), got " + std::to_string(orders));

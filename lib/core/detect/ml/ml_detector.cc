@@ -1,11 +1,12 @@
+#include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/ml_detector.h>
 
-#include "../runtime/engine_choice.h"
-#include "../runtime/parallel_for.h"
-#include "../runtime/problem_status.h"
+#include "../../runtime/engine_choice.h"
+#include "../../runtime/parallel_for.h"
+#include "../../runtime/problem_status.h"
 #include "ml_engine.h"
 #include "ml_search.h"
-#include "pam_table.h"
+#include "../pam_table.h"
 
 #include <cmath>
 #include <string>
@@ -72,9 +73,19 @@ std::unique_ptr<ml_engine> make_cpu_ml_engine(mimo_shape shape, modulation mod)
 
 } // namespace detail
 
-ml_detector::ml_detector(mimo_shape shape, modulation mod, backend requested) : m_shape(shape), m_mod(mod)
+detector_capabilities ml_capabilities()
 {
-    m_shape.validate();
+    detector_capabilities c;
+    c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+                     modulation::qam1024};
+    c.exact_max_log = true;
+    return c;
+}
+
+namespace {
+detector_config checked_ml_config(mimo_shape shape, modulation mod)
+{
+    shape.validate_small();
     const constellation c(mod);
     const double candidates = std::pow(double(c.order()), double(shape.nt));
     if (candidates > double(k_ml_max_candidates))
@@ -82,29 +93,35 @@ ml_detector::ml_detector(mimo_shape shape, modulation mod, backend requested) : 
                                     std::to_string(shape.nt) + " has " + std::to_string(candidates) +
                                     " candidate vectors, more than the " +
                                     std::to_string(k_ml_max_candidates) +
-                                    " an exhaustive search is allowed; use nway_detector");
+                                    " an exhaustive search is allowed; use another detector");
+    return {shape, mod, {}};
+}
+} // namespace
+
+ml_detector::ml_detector(mimo_shape shape, modulation mod, backend requested)
+    : detector("ml", checked_ml_config(shape, mod), ml_capabilities(), {})
+{
     m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_ml_engine(shape, mod); },
                                      [&] { return detail::make_cuda_ml_engine(shape, mod); });
 }
 
 ml_detector::~ml_detector() = default;
-ml_detector::ml_detector(ml_detector&&) noexcept = default;
-ml_detector& ml_detector::operator=(ml_detector&&) noexcept = default;
 
 backend ml_detector::active_backend() const { return m_engine->kind(); }
 
-int ml_detector::llrs_per_problem() const { return m_shape.nt * constellation(m_mod).bits_per_symbol(); }
-
-void ml_detector::detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr)
+void ml_detector::run(const detector_input& in, float* llr)
 {
-    if (!(n0 > 0.0f) || !std::isfinite(n0))
-        throw std::invalid_argument("mimo_gpu::ml_detector: noise variance N0 must be finite and > 0, got " +
-                                    std::to_string(n0));
-    if (batch == 0)
-        return;
-    if (!H || !y || !llr)
-        throw std::invalid_argument("mimo_gpu::ml_detector::detect: null buffer");
-    m_engine->detect(H, y, batch, n0, llr);
+    m_engine->detect(in.H, in.y, in.channels, in.n0, llr);
 }
+
+namespace detail {
+std::vector<detector_family> ml_families()
+{
+    return {{"ml", "exhaustive max-log ML soft detector (the exact reference; M^nt <= 2^24)", ml_capabilities(),
+             {}, [](const detector_config& c, backend b) {
+                 return std::unique_ptr<detector>(new ml_detector(c.shape, c.mod, b));
+             }}};
+}
+} // namespace detail
 
 } // namespace mimo_gpu

@@ -1,12 +1,13 @@
+#include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/nway_detector.h>
 
-#include "../qr/qr_engine.h"
-#include "../runtime/engine_choice.h"
-#include "../runtime/parallel_for.h"
-#include "../runtime/problem_status.h"
-#include "../runtime/shape_dispatch.h"
+#include "../../qr/qr_engine.h"
+#include "../../runtime/engine_choice.h"
+#include "../../runtime/parallel_for.h"
+#include "../../runtime/problem_status.h"
+#include "../../runtime/shape_dispatch.h"
 #include "nway_engine.h"
-#include "pam_table.h"
+#include "../pam_table.h"
 #include "ssfe_search.h"
 
 #include <cmath>
@@ -17,7 +18,7 @@ namespace mimo_gpu {
 
 void nway_config::validate() const
 {
-    shape.validate();
+    shape.validate_small();
     if (passes < 1 || passes > shape.nt)
         throw std::invalid_argument("mimo_gpu::nway_detector: passes must be 1..nt (" +
                                     std::to_string(shape.nt) + "), got " + std::to_string(passes));
@@ -111,75 +112,99 @@ std::unique_ptr<nway_engine> make_cpu_nway_engine(const nway_config& config)
 
 } // namespace detail
 
-namespace {
-void check_n0(float n0)
+detector_capabilities nway_capabilities()
 {
-    if (!(n0 > 0.0f) || !std::isfinite(n0))
-        throw std::invalid_argument("mimo_gpu: noise variance N0 must be finite and > 0, got " +
-                                    std::to_string(n0));
+    detector_capabilities c;
+    c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+                     modulation::qam1024};
+    c.exact_max_log = false; // exact only with passes = nt (then it equals ML)
+    return c;
+}
+
+std::vector<parameter_spec> nway_parameters()
+{
+    return {
+        {"passes", 1, 1, k_max_antennas, true, false, "N search passes, each with its own detection order (1..nt)"},
+        {"llr_clip", k_default_llr_clip, 0, 1e4, false, true,
+         "LLRs clipped to [-clip, clip]; an unreached counter-hypothesis gets +-clip; 0: no clipping (+-1000)"},
+    };
+}
+
+namespace {
+detector_config as_detector_config(const nway_config& config)
+{
+    config.validate();
+    return {config.shape, config.mod, {{"passes", config.passes}, {"llr_clip", config.llr_clip}}};
 }
 } // namespace
 
-nway_detector::nway_detector(const nway_config& config, backend requested) : m_config(config)
+nway_detector::nway_detector(const nway_config& config, backend requested)
+    : detector("nway", as_detector_config(config), nway_capabilities(), nway_parameters()),
+      m_passes(config.passes)
 {
-    m_config.validate();
-    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_nway_engine(m_config); },
-                                     [&] { return detail::make_cuda_nway_engine(m_config); });
+    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_nway_engine(config); },
+                                     [&] { return detail::make_cuda_nway_engine(config); });
 }
 
 nway_detector::~nway_detector() = default;
-nway_detector::nway_detector(nway_detector&&) noexcept = default;
-nway_detector& nway_detector::operator=(nway_detector&&) noexcept = default;
 
 backend nway_detector::active_backend() const { return m_engine->kind(); }
 
-int nway_detector::llrs_per_problem() const
+nway_config nway_detector::config() const { return {shape(), mod(), m_passes, clip()}; }
+
+void nway_detector::run(const detector_input& in, float* llr)
 {
-    return m_config.shape.nt * constellation(m_config.mod).bits_per_symbol();
+    m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
 }
 
-void nway_detector::set_llr_clip(float clip)
+void nway_detector::run_device(const detector_input& in, float* d_llr, cuda_stream_t stream)
 {
-    nway_config c = m_config;
-    c.llr_clip = clip;
-    c.validate();
-    m_config.llr_clip = clip;
+    m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
 }
+
+void nway_detector::device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
 
 void nway_detector::detect_qr(const float* items, size_t batch, float n0, float* llr)
 {
-    check_n0(n0);
+    check_noise_variance(n0);
     if (batch == 0)
         return;
     if (!items || !llr)
         throw std::invalid_argument("mimo_gpu::nway_detector::detect_qr: null buffer");
-    m_engine->detect_qr(items, batch, n0, m_config.llr_clip, llr);
-}
-
-void nway_detector::detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr)
-{
-    check_n0(n0);
-    if (batch == 0)
-        return;
-    if (!H || !y || !llr)
-        throw std::invalid_argument("mimo_gpu::nway_detector::detect: null buffer");
-    m_engine->detect(H, y, batch, n0, m_config.llr_clip, llr);
+    m_engine->detect_qr(items, batch, n0, clip(), llr);
 }
 
 void nway_detector::detect_qr_device(const float* d_items, size_t batch, float n0, float* d_llr,
                                      cuda_stream_t stream)
 {
-    check_n0(n0);
-    m_engine->detect_qr_device(d_items, batch, n0, m_config.llr_clip, d_llr, stream);
+    check_noise_variance(n0);
+    m_engine->detect_qr_device(d_items, batch, n0, clip(), d_llr, stream);
 }
 
 void nway_detector::detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
                                   cuda_stream_t stream)
 {
-    check_n0(n0);
-    m_engine->detect_device(d_H, d_y, batch, n0, m_config.llr_clip, d_llr, stream);
+    detector_input in;
+    in.H = d_H;
+    in.y = d_y;
+    in.channels = batch;
+    in.n0 = n0;
+    detect_device(in, d_llr, stream);
 }
 
-void nway_detector::check_device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
+namespace detail {
+std::vector<detector_family> nway_families()
+{
+    return {{"nway", "N-way parallel SSFE soft detector (N passes, each its own detection order)",
+             nway_capabilities(), nway_parameters(), [](const detector_config& c, backend b) {
+                 nway_config config;
+                 config.shape = c.shape;
+                 config.mod = c.mod;
+                 config.passes = int(c.parameters.at("passes"));
+                 config.llr_clip = float(c.parameters.at("llr_clip"));
+                 return std::unique_ptr<detector>(new nway_detector(config, b));
+             }}};
+}
+} // namespace detail
 
 } // namespace mimo_gpu

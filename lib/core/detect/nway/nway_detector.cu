@@ -12,12 +12,12 @@
 // Host memory is used in place when it is pinned (zero copy): the kernels read
 // H and y and write the LLRs over PCIe with coalesced accesses, which saves the
 // separate copy operations; pageable memory goes through pinned staging first.
-#include "../qr/mgs_qr.h"
-#include "../qr/qr_kernels.h"
-#include "../runtime/cuda_staging.h"
-#include "../runtime/shape_dispatch.h"
+#include "../../qr/mgs_qr.h"
+#include "../../qr/qr_kernels.h"
+#include "../../runtime/cuda_staging.h"
+#include "../../runtime/shape_dispatch.h"
 #include "nway_engine.h"
-#include "pam_table.h"
+#include "../pam_table.h"
 #include "ssfe_search.h"
 
 namespace mimo_gpu {

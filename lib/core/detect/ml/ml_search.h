@@ -4,8 +4,8 @@
 // symbols. Shared by the CPU engine and the CUDA kernel.
 #pragma once
 
-#include "../runtime/host_device.h"
-#include "pam_table.h"
+#include "../../runtime/host_device.h"
+#include "../pam_table.h"
 
 #include <mimo_gpu/types.h>
 

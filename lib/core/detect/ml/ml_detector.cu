@@ -1,10 +1,10 @@
 // CUDA engine of ml_detector: one block per problem, its threads sharing out the
 // M^(nt-1) slices of the exhaustive search (ml_scan_slice, as on the CPU) and
 // meeting in shared memory as per-symbol minima.
-#include "../runtime/cuda_staging.h"
+#include "../../runtime/cuda_staging.h"
 #include "ml_engine.h"
 #include "ml_search.h"
-#include "pam_table.h"
+#include "../pam_table.h"
 
 #include <algorithm>
 

@@ -5,8 +5,8 @@
 // Shared by the CPU engine and the CUDA kernel.
 #pragma once
 
-#include "../runtime/host_device.h"
-#include "pam_table.h"
+#include "../../runtime/host_device.h"
+#include "../pam_table.h"
 
 namespace mimo_gpu {
 namespace detail {

@@ -1,0 +1,54 @@
+// Detector families by name: make_detector("mtt", config, backend).
+#pragma once
+
+#include <mimo_gpu/detector.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mimo_gpu {
+
+/// One registered family: its name, what it can do, its parameters and its factory.
+struct detector_family {
+    std::string name;
+    std::string summary; ///< one line for help texts and the GRC dropdown
+    detector_capabilities capabilities;
+    /// The first parameter is the family's primary one: "nway:4" sets it.
+    std::vector<parameter_spec> parameters;
+    std::function<std::unique_ptr<detector>(const detector_config&, backend)> make;
+
+    /// The config with defaults filled in, checked: shape and modulation within
+    /// the capabilities, every parameter known and in range (throws std::invalid_argument).
+    detector_config checked(const detector_config& config) const;
+    const parameter_spec* find(const std::string& parameter) const;
+};
+
+/// Every family, in registration order.
+const std::vector<detector_family>& detector_families();
+std::vector<std::string> detector_names();
+/// Throws std::invalid_argument listing the registered names for an unknown one.
+const detector_family& find_detector_family(const std::string& name);
+
+/// Makes a detector of family `name` (config checked first).
+std::unique_ptr<detector> make_detector(const std::string& name, const detector_config& config,
+                                        backend requested = backend::automatic);
+
+/// A detector named as the programs and blocks take it: "nway:4",
+/// "nway:passes=2:llr_clip=8", "mtt", "ml". A bare value sets the family's
+/// primary parameter.
+struct detector_spec {
+    std::string name;
+    detector_parameters parameters;
+    /// "nway:4" style label for tables: the name and the non-default values given.
+    std::string label() const;
+};
+/// Throws std::invalid_argument for an unknown family, parameter or a value that is not a number.
+detector_spec parse_detector_spec(const std::string& text);
+/// "nway:1,nway:4,mtt,ml" -> the specs, in order.
+std::vector<detector_spec> parse_detector_list(const std::string& text);
+/// "passes=2,llr_clip=8" (or ':' / ';' / space separated) -> values; "" -> none.
+detector_parameters parse_parameter_list(const std::string& text);
+
+} // namespace mimo_gpu

@@ -1,0 +1,198 @@
+#include <mimo_gpu/detector_registry.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+// The registered families: one line each. A family's folder (lib/core/detect/<name>/)
+// defines detail::<name>_families(), which returns its detector_family entries.
+#define MIMO_GPU_DETECTOR_FAMILIES(X) \
+    X(nway)                           \
+    X(ml)
+
+namespace mimo_gpu {
+
+namespace detail {
+#define MIMO_GPU_DECLARE_FAMILY(name) std::vector<detector_family> name##_families();
+MIMO_GPU_DETECTOR_FAMILIES(MIMO_GPU_DECLARE_FAMILY)
+#undef MIMO_GPU_DECLARE_FAMILY
+} // namespace detail
+
+const std::vector<detector_family>& detector_families()
+{
+    static const std::vector<detector_family> all = [] {
+        std::vector<detector_family> v;
+#define MIMO_GPU_ADD_FAMILY(name)                           \
+    for (auto& f : detail::name##_families())               \
+        v.push_back(std::move(f));
+        MIMO_GPU_DETECTOR_FAMILIES(MIMO_GPU_ADD_FAMILY)
+#undef MIMO_GPU_ADD_FAMILY
+        return v;
+    }();
+    return all;
+}
+
+std::vector<std::string> detector_names()
+{
+    std::vector<std::string> names;
+    for (const auto& f : detector_families())
+        names.push_back(f.name);
+    return names;
+}
+
+namespace {
+std::string joined_names()
+{
+    std::string list;
+    for (const auto& n : detector_names())
+        list += (list.empty() ? "" : ", ") + n;
+    return list;
+}
+
+std::string number(double v)
+{
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+} // namespace
+
+const detector_family& find_detector_family(const std::string& name)
+{
+    for (const auto& f : detector_families())
+        if (f.name == name)
+            return f;
+    throw std::invalid_argument("mimo_gpu: unknown detector '" + name + "' (registered: " + joined_names() + ")");
+}
+
+const parameter_spec* detector_family::find(const std::string& parameter) const
+{
+    for (const auto& p : parameters)
+        if (p.name == parameter)
+            return &p;
+    return nullptr;
+}
+
+detector_config detector_family::checked(const detector_config& config) const
+{
+    capabilities.check(name, config.shape, config.mod);
+    detector_config out = config;
+    for (const auto& [key, value] : config.parameters) {
+        const parameter_spec* spec = find(key);
+        if (!spec) {
+            std::string known;
+            for (const auto& p : parameters)
+                known += (known.empty() ? "" : ", ") + p.name;
+            throw std::invalid_argument("mimo_gpu: detector '" + name + "' has no parameter '" + key + "' (" +
+                                        (known.empty() ? "it has none" : "it has " + known) + ")");
+        }
+        if (!(value >= spec->min && value <= spec->max) || (spec->integer && value != std::floor(value)))
+            throw std::invalid_argument("mimo_gpu: parameter '" + key + "' of detector '" + name + "' must be " +
+                                        (spec->integer ? "an integer " : "") + "in [" + number(spec->min) +
+                                        ", " + number(spec->max) + "], got " + number(value));
+    }
+    for (const auto& p : parameters)
+        out.parameters.emplace(p.name, p.default_value); // keeps given values
+    return out;
+}
+
+std::unique_ptr<detector> make_detector(const std::string& name, const detector_config& config, backend requested)
+{
+    const detector_family& family = find_detector_family(name);
+    return family.make(family.checked(config), requested);
+}
+
+std::string detector_spec::label() const
+{
+    const detector_family& family = find_detector_family(name);
+    std::string out = name;
+    for (size_t i = 0; i < family.parameters.size(); ++i) {
+        const auto it = parameters.find(family.parameters[i].name);
+        if (it == parameters.end())
+            continue;
+        out += ":" + (i == 0 ? "" : it->first + "=") + number(it->second);
+    }
+    return out;
+}
+
+namespace {
+double parse_number(const std::string& text, const std::string& what)
+{
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v))
+        throw std::invalid_argument("mimo_gpu: " + what + ": '" + text + "' is not a finite number");
+    return v;
+}
+
+std::vector<std::string> split(const std::string& text, const std::string& separators)
+{
+    std::vector<std::string> parts;
+    std::string cur;
+    for (char ch : text) {
+        if (separators.find(ch) != std::string::npos) {
+            parts.push_back(cur);
+            cur.clear();
+        } else {
+            cur += ch;
+        }
+    }
+    parts.push_back(cur);
+    return parts;
+}
+} // namespace
+
+detector_parameters parse_parameter_list(const std::string& text)
+{
+    detector_parameters out;
+    for (const auto& part : split(text, ",:; ")) {
+        if (part.empty())
+            continue;
+        const auto eq = part.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw std::invalid_argument("mimo_gpu: detector parameter '" + part + "' is not NAME=VALUE");
+        out[part.substr(0, eq)] = parse_number(part.substr(eq + 1), "parameter '" + part.substr(0, eq) + "'");
+    }
+    return out;
+}
+
+detector_spec parse_detector_spec(const std::string& text)
+{
+    const auto parts = split(text, ":");
+    detector_spec spec;
+    spec.name = parts[0];
+    const detector_family& family = find_detector_family(spec.name);
+    for (size_t i = 1; i < parts.size(); ++i) {
+        const std::string& part = parts[i];
+        if (part.find('=') == std::string::npos) {
+            if (family.parameters.empty())
+                throw std::invalid_argument("mimo_gpu: detector '" + spec.name + "' has no parameters, got '" +
+                                            part + "' in '" + text + "'");
+            spec.parameters[family.parameters.front().name] =
+                parse_number(part, "detector '" + text + "'");
+        } else {
+            for (const auto& [k, v] : parse_parameter_list(part))
+                spec.parameters[k] = v;
+        }
+    }
+    // Unknown names are reported now, not when a detector is made.
+    for (const auto& kv : spec.parameters)
+        if (!family.find(kv.first))
+            family.checked({{1, 1}, family.capabilities.modulations.front(), {kv}});
+    return spec;
+}
+
+std::vector<detector_spec> parse_detector_list(const std::string& text)
+{
+    std::vector<detector_spec> specs;
+    for (const auto& part : split(text, ", ")) {
+        if (!part.empty())
+            specs.push_back(parse_detector_spec(part));
+    }
+    if (specs.empty())
+        throw std::invalid_argument("mimo_gpu: no detector named in '" + text + "'");
+    return specs;
+}
+
+} // namespace mimo_gpu
