@@ -9,7 +9,8 @@
 // defines detail::<name>_families(), which returns its detector_family entries.
 #define MIMO_GPU_DETECTOR_FAMILIES(X) \
     X(nway)                           \
-    X(ml)
+    X(ml)                             \
+    X(mtt)
 
 namespace mimo_gpu {
 
