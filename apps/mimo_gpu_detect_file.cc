@@ -4,9 +4,9 @@
 #include "raw_item_file.h"
 
 #include <mimo_gpu/channel_simulator.h>
-#include <mimo_gpu/ml_detector.h>
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/detector_registry.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -21,57 +21,23 @@ namespace {
 const char* k_formats = R"(File formats (raw, no header, native little-endian, as GNU Radio's
 file_sink and file_source read and write them):
   --H    complex64 (gr_complex: float32 re, float32 im), one item of nr*nt values
-         per problem, the matrix row-major: H[r*nt + t]. A file_sink on an
-         H stream with vlen nr*nt writes exactly this.
+         per channel, the matrix row-major: H[r*nt + t]. A file_sink on an
+         H stream with vlen nr*nt writes exactly this. Each H item serves
+         --symbols-per-channel S consecutive y items (default 1).
   --y    complex64, one item of nr values per problem (y = H s + n).
   --out  float32 LLRs, nt*Q per problem (Q = bits per symbol): stream t's bits
          at [t*Q, t*Q+Q) in 3GPP TS 36.211/38.211 label order;
          L = ln P(b=0|y)/P(b=1|y), positive means bit 0.
   --bits optional, uint8 one bit (0/1) per byte, nt*Q per problem, same order
          as the LLRs: the transmitted bits; the hard-decision BER is printed.
-H and y must hold the same number of items. A file whose size is not a whole
+y must hold S times as many items as H. A file whose size is not a whole
 number of items is refused (exit 1) with its size and item size.
 SNR convention: Es/N0 per receive antenna, N0 = 10^(-SNR/10), unit-energy symbols.
 
 Example (record with GNU Radio file_sinks on the H and y streams of a 4x4 system):
-  mimo_gpu_detect_file --nr 4 --nt 4 --modulation 16qam --passes 4 \
+  mimo_gpu_detect_file --nr 4 --nt 4 --modulation 16qam --detector nway:4 \
       --noise-var 0.05 --H h.c64 --y y.c64 --out llr.f32
 )";
-
-/// The configured detector, N-way or ML, behind one detect call.
-class file_detector
-{
-public:
-    file_detector(core::mimo_shape shape, core::modulation mod, const std::string& kind, int passes,
-                  float clip, core::backend requested)
-    {
-        if (kind == "nway")
-            m_nway = std::make_unique<core::nway_detector>(core::nway_config{ shape, mod, passes, clip },
-                                                           requested);
-        else if (kind == "ml")
-            m_ml = std::make_unique<core::ml_detector>(shape, mod, requested);
-        else
-            throw usage_error("--detector must be nway or ml, not '" + kind + "'");
-        m_description = kind == "nway" ? "N-way SSFE, N=" + std::to_string(passes) : "exhaustive max-log ML";
-    }
-
-    int llrs_per_problem() const { return m_nway ? m_nway->llrs_per_problem() : m_ml->llrs_per_problem(); }
-    core::backend active_backend() const { return m_nway ? m_nway->active_backend() : m_ml->active_backend(); }
-    const std::string& description() const { return m_description; }
-
-    void detect(const core::cfloat* H, const core::cfloat* y, size_t batch, float n0, float* llr)
-    {
-        if (m_nway)
-            m_nway->detect(H, y, batch, n0, llr);
-        else
-            m_ml->detect(H, y, batch, n0, llr);
-    }
-
-private:
-    std::unique_ptr<core::nway_detector> m_nway;
-    std::unique_ptr<core::ml_detector> m_ml;
-    std::string m_description;
-};
 
 /// Hard-decision error count of LLRs against transmitted bits.
 struct bit_error_count {
@@ -89,39 +55,40 @@ int run(const command_line& cli)
     struct settings {
         core::mimo_shape shape;
         core::modulation mod;
-        int passes;
-        float n0, clip;
+        core::detector_spec detector;
+        int symbols_per_channel;
+        float n0;
         core::backend backend;
-        size_t batch;
+        size_t batch; // channels per detector call
     };
     const settings s = checked_setup([&] {
         settings v;
-        v.shape = { int(cli.integer("nr", 1, core::k_max_antennas)),
-                    int(cli.integer("nt", 1, core::k_max_antennas)) };
+        v.shape = { int(cli.integer("nr", 1, core::k_largest_shape)),
+                    int(cli.integer("nt", 1, core::k_largest_shape)) };
         v.shape.validate();
         v.mod = core::modulation_from_string(cli.text("modulation"));
-        v.passes = int(cli.is_set("passes") ? cli.integer("passes", 1, v.shape.nt) : v.shape.nt);
+        v.detector = core::parse_detector_spec(cli.text("detector"));
+        v.symbols_per_channel = int(cli.integer("symbols-per-channel", 1, 1 << 16));
         if (cli.is_set("noise-var") == cli.is_set("snr"))
             throw usage_error("give exactly one of --noise-var N0 and --snr DB");
         v.n0 = cli.is_set("noise-var") ? float(cli.real("noise-var"))
                                        : core::noise_variance_from_snr_db(cli.real("snr"));
-        if (!(v.n0 > 0))
-            throw usage_error("the noise variance must be > 0");
-        v.clip = float(cli.real("llr-clip"));
-        if (v.clip < 0)
-            throw usage_error("--llr-clip must be >= 0");
+        core::check_noise_variance(v.n0);
         v.backend = core::backend_from_string(cli.text("backend"));
         v.batch = size_t(cli.integer("batch", 1, 1 << 24));
         return v;
     });
-    file_detector detector = checked_setup([&] {
-        return file_detector(s.shape, s.mod, cli.text("detector"), s.passes, s.clip, s.backend);
+    std::unique_ptr<core::detector> detector = checked_setup([&] {
+        return core::make_detector(s.detector.name, { s.shape, s.mod, s.detector.parameters }, s.backend);
     });
 
-    const size_t h_len = size_t(s.shape.nr) * s.shape.nt, y_len = size_t(s.shape.nr);
-    const size_t llr_len = size_t(detector.llrs_per_problem());
+    const int S = s.symbols_per_channel;
+    const size_t h_len = size_t(s.shape.nr) * s.shape.nt, y_len = size_t(s.shape.nr) * S;
+    const size_t llr_len = size_t(detector->llrs_per_problem()) * S;
+    // One reader item is one channel: its H, its S received vectors, their bits and LLRs.
     raw_item_reader h_file(cli.text("H"), h_len * sizeof(core::cfloat), "H file");
-    raw_item_reader y_file(cli.text("y"), y_len * sizeof(core::cfloat), "y file");
+    raw_item_reader y_file(cli.text("y"), y_len * sizeof(core::cfloat),
+                           S == 1 ? "y file" : "y file (S = " + std::to_string(S) + " vectors per item)");
     require_same_item_count(h_file, y_file);
     std::unique_ptr<raw_item_reader> bits_file;
     if (cli.is_set("bits")) {
@@ -130,16 +97,23 @@ int run(const command_line& cli)
     }
     raw_item_writer out_file(cli.text("out"), llr_len * sizeof(float), "LLR output file");
 
-    std::vector<core::cfloat> H(s.batch * h_len), y(s.batch * y_len);
-    std::vector<float> llr(s.batch * llr_len);
-    std::vector<uint8_t> tx(bits_file ? s.batch * llr_len : 0);
+    const size_t batch = std::max<size_t>(1, s.batch / size_t(S));
+    std::vector<core::cfloat> H(batch * h_len), y(batch * y_len);
+    std::vector<float> llr(batch * llr_len);
+    std::vector<uint8_t> tx(bits_file ? batch * llr_len : 0);
     bit_error_count count;
     double detect_seconds = 0;
     const auto start = std::chrono::steady_clock::now();
-    while (size_t n = h_file.read(H.data(), s.batch)) {
+    while (size_t n = h_file.read(H.data(), batch)) {
         y_file.read(y.data(), n);
         const auto t0 = std::chrono::steady_clock::now();
-        detector.detect(H.data(), y.data(), n, s.n0, llr.data());
+        core::detector_input in;
+        in.H = H.data();
+        in.y = y.data();
+        in.channels = n;
+        in.symbols_per_channel = S;
+        in.n0 = s.n0;
+        detector->detect(in, llr.data());
         detect_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         out_file.write(llr.data(), n);
         if (bits_file) {
@@ -150,14 +124,15 @@ int run(const command_line& cli)
     out_file.close();
     const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-    const uint64_t problems = out_file.items_written();
-    const double bits = double(problems) * double(llr_len);
-    std::printf("%s: %d x %d %s, %s, backend %s, N0 %.6g\n", cli.program().c_str(), s.shape.nr,
-                s.shape.nt, core::to_string(s.mod).c_str(), detector.description().c_str(),
-                core::to_string(detector.active_backend()).c_str(), double(s.n0));
+    const uint64_t problems = out_file.items_written() * uint64_t(S);
+    const double bits = double(out_file.items_written()) * double(llr_len);
+    std::printf("%s: %d x %d %s, detector %s (%s), S = %d, backend %s, N0 %.6g\n", cli.program().c_str(),
+                s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(), s.detector.label().c_str(),
+                core::format_parameter_list(detector->parameters()).c_str(), S,
+                core::to_string(detector->active_backend()).c_str(), double(s.n0));
     std::printf("problems: %llu, LLRs written: %llu to '%s' (%llu bytes)\n", (unsigned long long)problems,
-                (unsigned long long)(problems * llr_len), out_file.path().c_str(),
-                (unsigned long long)(problems * llr_len * sizeof(float)));
+                (unsigned long long)(out_file.items_written() * llr_len), out_file.path().c_str(),
+                (unsigned long long)(out_file.items_written() * llr_len * sizeof(float)));
     std::printf("time: detection %.3f s (%.2f Mbit/s), total with file I/O %.3f s (%.2f Mbit/s)\n",
                 detect_seconds, detect_seconds > 0 ? bits / detect_seconds / 1e6 : 0.0, total,
                 total > 0 ? bits / total / 1e6 : 0.0);
@@ -179,13 +154,14 @@ int main(int argc, char** argv)
     cli.add_option("nr", "NR", "receive antennas", "", true);
     cli.add_option("nt", "NT", "transmitted streams (NT <= NR)", "", true);
     cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
-    cli.add_option("detector", "KIND", "nway (N-way SSFE) or ml (exhaustive max-log ML)", "nway");
-    cli.add_option("passes", "N", "N-way search passes, 1..NT (default NT)");
+    cli.add_option("detector", "SPEC",
+                   "a registered detector, FAMILY[:VALUE][:NAME=VALUE...], e.g. nway:4, mtt, ot:llr_clip=4, ml",
+                   "nway:1");
+    cli.add_option("symbols-per-channel", "S", "received vectors (y items) per H item", "1");
     cli.add_option("noise-var", "N0", "noise variance per complex receive sample");
     cli.add_option("snr", "DB", "instead of --noise-var: Es/N0 in dB, N0 = 10^(-DB/10)");
-    cli.add_option("llr-clip", "C", "clip LLRs to [-C, C]; 0 disables clipping", "0");
     cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
-    cli.add_option("batch", "B", "problems per detector call", "8400");
+    cli.add_option("batch", "B", "problems per detector call (rounded down to whole channels)", "8400");
     cli.add_option("H", "FILE", "channel matrices, complex64", "", true);
     cli.add_option("y", "FILE", "received vectors, complex64", "", true);
     cli.add_option("out", "FILE", "LLR output, float32", "", true);

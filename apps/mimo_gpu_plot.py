@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Plots the BER-vs-SNR curves of a mimo_gpu_simulate JSON file into a PNG.
 
-One curve per detector (N-way with N = 1..nt search passes, and exhaustive ML),
+One curve per detector (any registered family: N-way, MTT, OT, exhaustive ML, ...),
 log-scale BER. Points where a detector made no error are left out of its curve
 (log scale) and listed below the plot instead.
 
@@ -69,20 +69,30 @@ def print_snr_table(data, target, what="BER", table=None):
     for name, pts in (table or curves(data)).items():
         found[name] = snr_at_ber(pts, target)
         where = f"{found[name]:.2f}" if found[name] is not None else "not reached"
-        print(f"  {name:>5}: {where}")
-    if found.get("ML") is not None:
+        print(f"  {name:>10}: {where}")
+    ref = next((n for n in found if is_ml(n)), None)
+    if ref is not None and found[ref] is not None:
         for name, snr in found.items():
-            if name != "ML" and snr is not None:
-                print(f"  {name} needs {snr - found['ML']:+.2f} dB relative to ML")
+            if name != ref and snr is not None:
+                print(f"  {name} needs {snr - found[ref]:+.2f} dB relative to ML")
 
 
-def draw(ax, table, ylabel, title, zero_notes, zero_what="errors"):
-    """One log-scale panel, a curve per detector; error-free points go to zero_notes."""
+def is_ml(name):
+    """The exact reference: 'ml' (older files: 'ML')."""
+    return name in ("ml", "ML")
+
+
+def draw(ax, table, ylabel, title, zero_notes, zero_what="errors", target=None):
+    """One log-scale panel, a curve per detector; error-free points go to zero_notes.
+    With a target, each legend entry gives the SNR at which the curve reaches it."""
     for name, pts in table.items():
         shown = [(s, b) for s, b, _, e in pts if e > 0]
         zero = [s for s, _, _, e in pts if e == 0]
-        style = dict(color="black", linestyle="--", marker="s") if name == "ML" else dict(marker="o")
-        label = "max-log ML" if name == "ML" else f"N-way, {name}"
+        style = dict(color="black", linestyle="--", marker="s") if is_ml(name) else dict(marker="o")
+        label = "max-log ML" if is_ml(name) else name
+        if target is not None:
+            at = snr_at_ber(pts, target)
+            label += f" ({at:.2f} dB at {target:g})" if at is not None else f" (not {target:g})"
         if shown:
             ax.semilogy([s for s, _ in shown], [b for _, b in shown], label=label, **style)
         if zero:
@@ -105,18 +115,19 @@ def plot(data, png, title=None):
     if not coded:
         fig, ax = plt.subplots(figsize=(7, 5))
         draw(ax, curves(data), "uncoded bit error rate",
-             title or f"{system}, {bits} bits/point ({backend.get('active', '?')} backend)", zero_notes)
+             title or f"{system}, {bits} bits/point ({backend.get('active', '?')} backend)", zero_notes,
+             target=1e-2)
     else:
         fig, axes = plt.subplots(1, 3, figsize=(17, 5.5), sharex=True)
         draw(axes[0], curves(data), "bit error rate before decoding",
-             f"detector, {bits} coded bits/point", zero_notes)
+             f"detector, {bits} coded bits/point", zero_notes, target=1e-2)
         notes = []
         draw(axes[1], coded_curves(data, "ber"), "coded bit error rate (after turbo decoding)",
              f"decoded, {coded['blocks_per_point'] * coded['A']} bits/point", notes)
         zero_notes += [f"coded {n}" for n in notes]
         notes = []
         draw(axes[2], coded_curves(data, "bler"), "block error rate (transport blocks)",
-             f"BLER, {coded['blocks_per_point']} blocks/point", notes, "block errors")
+             f"BLER, {coded['blocks_per_point']} blocks/point", notes, "block errors", target=0.1)
         zero_notes += [f"BLER {n}" for n in notes]
         fig.suptitle(title or f"{system}; LTE turbo code A = {coded['A']}, G = {coded['G']} "
                      f"(rate {coded['code_rate']:.3f}, {coded['code_blocks']} code block(s)), "

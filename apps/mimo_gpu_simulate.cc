@@ -1,7 +1,7 @@
 // mimo_gpu_simulate: the main job. For each SNR point it builds and runs a GNU Radio
-// flowgraph (random bits -> mimo_channel -> qr_decomposition -> nway_detector ->
-// ber_counter, one chain per N, plus ml_detector -> ber_counter), shows progress,
-// then prints a BER and throughput table and writes JSON for mimo_gpu_plot.py.
+// flowgraph (random bits -> mimo_channel -> mimo_detector -> ber_counter, one
+// detector per --detectors entry, any registered family), shows progress, then
+// prints a BER and throughput table and writes JSON for mimo_gpu_plot.py.
 // With --coded the bits are LTE transport blocks: tb_encoder before the channel,
 // and per detector the LLRs go as PDUs to tb_decoder and a block error counter,
 // giving the coded BER and the block error rate as well.
@@ -18,9 +18,7 @@
 #include <gnuradio/logger.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel.h>
-#include <gnuradio/mimo_gpu/ml_detector.h>
-#include <gnuradio/mimo_gpu/nway_detector.h>
-#include <gnuradio/mimo_gpu/qr_decomposition.h>
+#include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/mimo_gpu/tb_decoder.h>
 #include <gnuradio/mimo_gpu/tb_encoder.h>
 #include <gnuradio/pdu/tagged_stream_to_pdu.h>
@@ -30,7 +28,7 @@
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/ml_detector.h>
+#include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/turbo_decoder.h>
 
 #include <unistd.h>
@@ -78,18 +76,31 @@ int coded_bits_for(int A, double rate, int unit)
     return int(vectors) * unit;
 }
 
+/// Without --detectors: N-way with 1..nt passes, MTT and OT where they take the
+/// modulation, and exhaustive ML while M^nt <= 65536 (beyond, ML is too slow for a default).
+std::string default_detectors(int nt, const core::constellation& constel)
+{
+    std::string list;
+    for (int n = 1; n <= std::min(nt, core::k_max_antennas); ++n)
+        list += "nway:" + std::to_string(n) + ",";
+    for (const char* family : { "mtt", "ot" })
+        if (core::find_detector_family(family).capabilities.supports(constel.kind()))
+            list += std::string(family) + ",";
+    if (std::pow(double(constel.order()), nt) <= 65536.0)
+        list += "ml";
+    return list;
+}
+
 /// Everything the options decide, checked.
 struct simulation_config {
     int nr = 4, nt = 4;
     std::string modulation;
     int bits_per_symbol = 0;
-    std::vector<int> passes; ///< one N-way chain per entry
-    bool ml = false;
+    std::vector<core::detector_spec> detectors; ///< one detector chain per entry
     std::vector<double> snr_db;
     uint64_t problems = 0; ///< per SNR point
     std::string backend;
     int seed = 0;
-    double llr_clip = 0;
     int max_batch = 0;
     std::string json_path;
     std::optional<coded_config> coded; ///< set with --coded
@@ -100,29 +111,22 @@ struct simulation_config {
     {
         return checked_setup([&] {
             simulation_config c;
-            c.nr = int(cli.integer("nr", 1, core::k_max_antennas));
-            c.nt = int(cli.integer("nt", 1, core::k_max_antennas));
+            c.nr = int(cli.integer("nr", 1, core::k_largest_shape));
+            c.nt = int(cli.integer("nt", 1, core::k_largest_shape));
             core::mimo_shape{ c.nr, c.nt }.validate();
             const core::constellation constel(core::modulation_from_string(cli.text("modulation")));
             c.modulation = core::to_string(constel.kind());
             c.bits_per_symbol = constel.bits_per_symbol();
-            if (cli.is_set("passes"))
-                c.passes = cli.integer_list("passes", 1, c.nt);
-            else
-                for (int n = 1; n <= c.nt; ++n)
-                    c.passes.push_back(n);
-            const double candidates = std::pow(double(constel.order()), c.nt);
-            c.ml = cli.flag("ml").value_or(candidates <= 65536.0);
-            if (c.ml && candidates > double(core::k_ml_max_candidates))
-                throw usage_error("--ml: M^nt = " + std::to_string((long long)candidates) +
-                                  " candidates is more than the ML detector accepts (2^24)");
+            c.detectors = core::parse_detector_list(
+                cli.is_set("detectors") ? cli.text("detectors") : default_detectors(c.nt, constel));
+            // Every detector is checked against its family (shape, modulation, parameters) now,
+            // not in the first flowgraph.
+            for (const auto& d : c.detectors)
+                core::find_detector_family(d.name).checked({ { c.nr, c.nt }, constel.kind(), d.parameters });
             c.snr_db = cli.real_range("snr");
             c.problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
             c.backend = core::to_string(core::backend_from_string(cli.text("backend")));
             c.seed = int(cli.integer("seed", 0, 0x7fffffff));
-            c.llr_clip = cli.real("llr-clip");
-            if (c.llr_clip < 0)
-                throw usage_error("--llr-clip must be >= 0");
             c.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
             if (cli.is_set("json"))
                 c.json_path = cli.text("json");
@@ -163,11 +167,7 @@ struct simulation_config {
     }
 };
 
-/// One detector under test: an N-way chain (passes = N) or ML (passes = 0).
-struct detector_spec {
-    int passes;
-    std::string name() const { return passes ? "N=" + std::to_string(passes) : "ML"; }
-};
+using core::detector_spec;
 
 struct detector_result {
     detector_spec spec;
@@ -186,6 +186,15 @@ struct point_result {
         return seconds > 0 ? bits / seconds / 1e6 : 0.0;
     }
 };
+
+/// The detector block of one --detectors entry: (H, y) -> LLRs.
+gr::mimo_gpu::mimo_detector::sptr
+make_detector_block(const simulation_config& c, const detector_spec& spec, double n0)
+{
+    return gr::mimo_gpu::mimo_detector::make(spec.name, c.nr, c.nt, c.modulation,
+                                             core::format_parameter_list(spec.parameters), n0, 1,
+                                             c.backend, c.max_batch);
+}
 
 /// The flowgraph of one SNR point. The transmitted bits fan out to every ber_counter.
 class ber_flowgraph
@@ -207,22 +216,11 @@ public:
         for (const auto& spec : detectors) {
             auto counter = gr::mimo_gpu::ber_counter::make(bits);
             m_top->connect(to_vector, 0, counter, 0);
-            if (spec.passes > 0) {
-                auto qr = gr::mimo_gpu::qr_decomposition::make(c.nr, c.nt, spec.passes, c.backend, c.max_batch);
-                auto det = gr::mimo_gpu::nway_detector::make(
-                    c.nr, c.nt, c.modulation, spec.passes, n0, c.llr_clip, c.backend, c.max_batch);
-                m_top->connect(channel, 0, qr, 0);
-                m_top->connect(channel, 1, qr, 1);
-                m_top->connect(qr, 0, det, 0);
-                m_top->connect(det, 0, counter, 1);
-                m_backend = det->active_backend();
-            } else {
-                auto det = gr::mimo_gpu::ml_detector::make(c.nr, c.nt, c.modulation, n0, c.backend, c.max_batch);
-                m_top->connect(channel, 0, det, 0);
-                m_top->connect(channel, 1, det, 1);
-                m_top->connect(det, 0, counter, 1);
-                m_backend = det->active_backend();
-            }
+            auto det = make_detector_block(c, spec, n0);
+            m_top->connect(channel, 0, det, 0);
+            m_top->connect(channel, 1, det, 1);
+            m_top->connect(det, 0, counter, 1);
+            m_backend = det->active_backend();
             m_counters.push_back(counter);
         }
     }
@@ -277,7 +275,7 @@ struct coded_point_result {
 /// The coded flowgraph of one SNR point:
 ///   random bits -> head(blocks*A) -> transmitted_block_tap -> stream_to_tagged_stream(A)
 ///     -> tagged_stream_to_pdu => tb_encoder => pdu_stream_source -> stream_to_vector(nt*Q) -> mimo_channel
-///     -> {qr_decomposition(N) -> nway_detector(N) for each N, ml_detector}
+///     -> mimo_detector (one per --detectors entry)
 ///     -> vector_to_stream -> stream_to_tagged_stream(G) -> tagged_stream_to_pdu
 ///     => tb_decoder => transport_block_error_counter
 /// (=> message connections). transmitted_block_tap records the transmitted
@@ -312,23 +310,10 @@ public:
         m_top->connect(to_vector, 0, channel, 0);
 
         for (const auto& spec : detectors) {
-            gr::basic_block_sptr det;
-            if (spec.passes > 0) {
-                auto qr = gr::mimo_gpu::qr_decomposition::make(c.nr, c.nt, spec.passes, c.backend, c.max_batch);
-                auto nway = gr::mimo_gpu::nway_detector::make(
-                    c.nr, c.nt, c.modulation, spec.passes, n0, c.llr_clip, c.backend, c.max_batch);
-                m_top->connect(channel, 0, qr, 0);
-                m_top->connect(channel, 1, qr, 1);
-                m_top->connect(qr, 0, nway, 0);
-                m_backend = nway->active_backend();
-                det = nway;
-            } else {
-                auto ml = gr::mimo_gpu::ml_detector::make(c.nr, c.nt, c.modulation, n0, c.backend, c.max_batch);
-                m_top->connect(channel, 0, ml, 0);
-                m_top->connect(channel, 1, ml, 1);
-                m_backend = ml->active_backend();
-                det = ml;
-            }
+            auto det = make_detector_block(c, spec, n0);
+            m_top->connect(channel, 0, det, 0);
+            m_top->connect(channel, 1, det, 1);
+            m_backend = det->active_backend();
             auto detected = gr::mimo_gpu::ber_counter::make(unit);
             m_top->connect(to_vector, 0, detected, 0);
             m_top->connect(det, 0, detected, 1);
@@ -431,7 +416,7 @@ std::string progress_text(const point_result& r, uint64_t bits_per_detector)
         r.snr_db, bits_per_detector ? double(done) / double(bits_per_detector) : 1.0, r.seconds);
     char buf[64];
     for (const auto& d : r.detectors) {
-        std::snprintf(buf, sizeof buf, " %s %.3e", d.spec.name().c_str(), d.ber());
+        std::snprintf(buf, sizeof buf, " %s %.3e", d.spec.label().c_str(), d.ber());
         line += buf;
     }
     return line;
@@ -447,7 +432,7 @@ std::string progress_text(const coded_point_result& r, uint64_t blocks)
         progress_head(r.detected.snr_db, blocks ? double(done) / double(blocks) : 1.0, r.detected.seconds);
     char buf[64];
     for (const auto& d : r.decoded) {
-        std::snprintf(buf, sizeof buf, " %s BLER %.3e", d.spec.name().c_str(), d.counts.bler());
+        std::snprintf(buf, sizeof buf, " %s BLER %.3e", d.spec.label().c_str(), d.counts.bler());
         line += buf;
     }
     return line;
@@ -461,7 +446,7 @@ void print_table(const simulation_config& c, const std::vector<point_result>& po
                 (unsigned long long)(c.problems * uint64_t(c.bits_per_problem())));
     std::printf("%9s", "SNR [dB]");
     for (const auto& d : points.front().detectors)
-        std::printf(" %11s", d.spec.name().c_str());
+        std::printf(" %11s", d.spec.label().c_str());
     std::printf(" %9s %12s\n", "wall [s]", "Mbit/s");
     for (const auto& p : points) {
         std::printf("%9.2f", p.snr_db);
@@ -500,7 +485,7 @@ void print_coded_table(const simulation_config& c, const std::vector<coded_point
         for (const auto& d : p.decoded) {
             const auto& n = d.counts;
             std::printf("%9.2f %8s %11.4e %11.4e %8llu %8llu %8llu %10llu %10.2f\n", p.detected.snr_db,
-                        d.spec.name().c_str(), n.ber(), n.bler(), (unsigned long long)n.blocks,
+                        d.spec.label().c_str(), n.ber(), n.bler(), (unsigned long long)n.blocks,
                         (unsigned long long)n.block_errors, (unsigned long long)n.crc_failures,
                         (unsigned long long)n.undetected_errors, n.mean_iterations());
         }
@@ -520,10 +505,14 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     j.value("program", "mimo_gpu_simulate");
     j.begin_object("config");
     j.value("nr", c.nr).value("nt", c.nt).value("modulation", c.modulation);
-    j.value("bits_per_symbol", c.bits_per_symbol).values("passes", c.passes).value("ml", c.ml);
+    j.value("bits_per_symbol", c.bits_per_symbol);
+    std::vector<std::string> labels;
+    for (const auto& d : c.detectors)
+        labels.push_back(d.label());
+    j.values("detectors", labels);
     j.values("snr_db", c.snr_db).value("snr_definition", "Es/N0 per receive antenna, N0 = 10^(-snr/10)");
     j.value("problems_per_point", (unsigned long long)c.problems).value("seed", c.seed);
-    j.value("llr_clip", c.llr_clip).value("max_batch", c.max_batch);
+    j.value("max_batch", c.max_batch);
     j.value("coded", bool(c.coded));
     j.end_object();
     j.begin_object("backend");
@@ -540,7 +529,7 @@ void write_json(const simulation_config& c, const std::string& active_backend,
         j.begin_array("detectors");
         for (const auto& d : p.detectors) {
             j.begin_object();
-            j.value("name", d.spec.name()).value("passes", d.spec.passes);
+            j.value("name", d.spec.label()).value("algorithm", d.spec.name);
             j.value("bits", (unsigned long long)d.bits).value("errors", (unsigned long long)d.errors);
             j.value("ber", d.ber());
             j.end_object();
@@ -569,7 +558,7 @@ void write_json(const simulation_config& c, const std::string& active_backend,
             for (const auto& d : p.decoded) {
                 const auto& n = d.counts;
                 j.begin_object();
-                j.value("name", d.spec.name()).value("passes", d.spec.passes);
+                j.value("name", d.spec.label()).value("algorithm", d.spec.name);
                 j.value("blocks", (unsigned long long)n.blocks);
                 j.value("block_errors", (unsigned long long)n.block_errors).value("bler", n.bler());
                 j.value("crc_failures", (unsigned long long)n.crc_failures);
@@ -596,17 +585,17 @@ void check_complete(const simulation_config& c, const point_result& p, const cod
     const uint64_t bits = c.problems * uint64_t(c.bits_per_problem());
     for (const auto& d : p.detectors)
         if (d.bits != bits)
-            throw std::runtime_error("detector " + d.spec.name() + " counted " + std::to_string(d.bits) +
+            throw std::runtime_error("detector " + d.spec.label() + " counted " + std::to_string(d.bits) +
                                      " bits instead of " + std::to_string(bits) +
                                      " (a block stopped early; see the messages above)");
     if (!coded)
         return;
     for (const auto& d : coded->decoded) {
         if (d.counts.bad_pdus)
-            throw std::runtime_error("detector " + d.spec.name() + ": " + std::to_string(d.counts.bad_pdus) +
+            throw std::runtime_error("detector " + d.spec.label() + ": " + std::to_string(d.counts.bad_pdus) +
                                      " malformed PDUs reached the error counter (see the messages above)");
         if (d.counts.blocks != c.coded->blocks)
-            throw std::runtime_error("detector " + d.spec.name() + ": " + std::to_string(d.counts.blocks) +
+            throw std::runtime_error("detector " + d.spec.label() + ": " + std::to_string(d.counts.blocks) +
                                      " transport blocks decoded instead of " +
                                      std::to_string(c.coded->blocks) +
                                      " (a PDU was dropped; see the messages above)");
@@ -620,15 +609,11 @@ int run(const command_line& cli)
     // once per SNR point: keep that for --verbose.
     if (!cli.flag("verbose").value_or(false))
         gr::logging::singleton().set_default_level(gr::log_level::warn);
-    std::vector<detector_spec> detectors;
-    for (int n : c.passes)
-        detectors.push_back({ n });
-    if (c.ml)
-        detectors.push_back({ 0 });
+    const std::vector<detector_spec>& detectors = c.detectors;
 
     std::fprintf(stderr, "mimo_gpu_simulate: %d x %d %s, detectors", c.nr, c.nt, c.modulation.c_str());
     for (const auto& d : detectors)
-        std::fprintf(stderr, " %s", d.name().c_str());
+        std::fprintf(stderr, " %s", d.label().c_str());
     std::fprintf(stderr, ", %zu SNR points x %llu problems, backend %s\n", c.snr_db.size(),
                  (unsigned long long)c.problems, c.backend.c_str());
     if (c.coded) {
@@ -690,11 +675,10 @@ int main(int argc, char** argv)
 {
     command_line cli(
         "mimo_gpu_simulate",
-        "Bit error rate of the N-way MIMO detector (N = 1..nt search passes) and of\n"
-        "exhaustive ML over a range of SNRs, each point a GNU Radio flowgraph:\n"
+        "Bit error rate of MIMO detectors (any registered family, --detectors) over a\n"
+        "range of SNRs, each point a GNU Radio flowgraph:\n"
         "  random bits -> head -> stream_to_vector(nt*Q) -> mimo_channel\n"
-        "    -> qr_decomposition(N) -> nway_detector(N) -> ber_counter   (one chain per N)\n"
-        "    -> ml_detector -> ber_counter                                (with --ml)\n"
+        "    -> mimo_detector -> ber_counter   (one chain per --detectors entry)\n"
         "With --coded, the coded link: the bits are LTE transport blocks (PDUs of A bits)\n"
         "  -> tb_encoder (CRC24A, segmentation, turbo code, rate matching to G bits)\n"
         "  -> pdu_to_tagged_stream -> stream_to_vector(nt*Q) -> mimo_channel -> detectors\n"
@@ -720,13 +704,20 @@ int main(int argc, char** argv)
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "transmitted streams (NT <= NR)", "4");
     cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
-    cli.add_option("passes", "LIST", "N-way pass counts to compare, e.g. 1,2,4 (default 1..NT)");
-    cli.add_flag("ml", "also run exhaustive ML (default: on when M^NT <= 65536)", true);
+    cli.add_option("detectors", "LIST",
+                   "detectors to compare, FAMILY[:VALUE][:NAME=VALUE...] each, e.g. nway:1,nway:4,mtt,"
+                   "ot:llr_clip=4,ml (a bare VALUE sets the family's first parameter). Families: " +
+                       [] {
+                           std::string names;
+                           for (const auto& n : core::detector_names())
+                               names += (names.empty() ? "" : ", ") + n;
+                           return names;
+                       }() +
+                       ". Default: nway:1..NT, mtt and ot where they take the modulation, ml while M^NT <= 65536"),
     cli.add_option("snr", "A:B:STEP", "SNR points in dB, STOP included, or one value", "0:24:3");
     cli.add_option("problems", "COUNT", "problems (resource elements) per SNR point", "10000");
     cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
     cli.add_option("seed", "S", "seed of the bits and of the channel", "1");
-    cli.add_option("llr-clip", "C", "clip N-way LLRs to [-C, C]; 0 disables clipping", "0");
     cli.add_option("max-batch", "B", "most problems a block hands to the core per call", "8400");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");
     cli.add_flag("coded", "simulate the coded link: LTE turbo-coded transport blocks (see below)");

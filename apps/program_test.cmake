@@ -45,8 +45,14 @@ elseif(CASE STREQUAL "bad_option")
     expect(2 "invalid|unknown|modulation" ${DETECT} --nr 2 --nt 2 --modulation 8psk --snr 10
            --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
     expect(2 "exactly one of --noise-var" ${DETECT} ${shape} --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
-    expect(2 "outside 1..2" ${DETECT} ${shape} --passes 3 --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y
+    expect(2 "passes.*1\\.\\.nt" ${DETECT} ${shape} --detector nway:3 --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y
            --out ${dir}/llr)
+    expect(2 "unknown detector 'sphere' \\(registered: nway, ml, mtt, ot" ${DETECT} ${shape} --detector sphere
+           --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
+    expect(2 "detector 'ml' has no parameter 'passes'" ${DETECT} ${shape} --detector ml:passes=2
+           --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
+    expect(2 "noise variance N0 must be finite and > 0" ${DETECT} ${shape} --noise-var 1e-50
+           --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/llr)
 elseif(CASE STREQUAL "missing")
     expect(1 "cannot open H file '${dir}/nothing.H': no such file" ${DETECT} ${shape} --snr 10
            --H ${dir}/nothing.H --y ${dir}/nothing.y --out ${dir}/llr)
@@ -79,43 +85,56 @@ elseif(CASE STREQUAL "roundtrip_nway")
     set(shape4 --nr 4 --nt 4 --modulation 16qam)
     generate(rec 1001 ${shape4} --snr 40 --seed 7)
     expect(0 "problems: 1001.*bit errors: 0 of 16016 "
-           ${DETECT} ${shape4} --passes 4 --snr 40 --batch 100 --H ${dir}/rec.H --y ${dir}/rec.y
+           ${DETECT} ${shape4} --detector nway:4 --snr 40 --batch 100 --H ${dir}/rec.H --y ${dir}/rec.y
            --bits ${dir}/rec.bits --out ${dir}/llr.f32)
     expect_file_size(${dir}/llr.f32 64064) # 1001 * 16 LLRs * 4 bytes
     # N = 1 at 10 dB makes errors: the BER check is not vacuous.
     generate(noisy 1000 ${shape4} --snr 10 --seed 7)
     expect(0 "bit errors: [1-9][0-9]* of 16000 "
-           ${DETECT} ${shape4} --passes 1 --snr 10 --H ${dir}/noisy.H --y ${dir}/noisy.y
+           ${DETECT} ${shape4} --detector nway:1 --snr 10 --H ${dir}/noisy.H --y ${dir}/noisy.y
            --bits ${dir}/noisy.bits --out ${dir}/noisy.f32)
 elseif(CASE STREQUAL "roundtrip_ml")
     set(shape3 --nr 3 --nt 2 --modulation 16qam)
     generate(rec 500 ${shape3} --snr 40 --seed 3)
-    expect(0 "exhaustive max-log ML.*bit errors: 0 of 4000 "
+    expect(0 "detector ml.*bit errors: 0 of 4000 "
            ${DETECT} ${shape3} --detector ml --noise-var 1e-4 --batch 64 --H ${dir}/rec.H --y ${dir}/rec.y
            --bits ${dir}/rec.bits --out ${dir}/llr.f32)
     expect_file_size(${dir}/llr.f32 16000) # 500 * 8 LLRs * 4 bytes
+elseif(CASE STREQUAL "roundtrip_mtt_shared_channels")
+    # MTT from a recording; then S = 5 vectors per H item: 100 channels of y but 500 H items.
+    set(shape2 --nr 2 --nt 2 --modulation 16qam)
+    generate(rec 500 ${shape2} --snr 40 --seed 5)
+    expect(0 "detector mtt.*S = 1.*bit errors: 0 of 4000 "
+           ${DETECT} ${shape2} --detector mtt --noise-var 1e-4 --batch 64 --H ${dir}/rec.H --y ${dir}/rec.y
+           --bits ${dir}/rec.bits --out ${dir}/llr.f32)
+    expect(1 "item counts differ"
+           ${DETECT} ${shape2} --detector mtt --noise-var 1e-4 --symbols-per-channel 5 --H ${dir}/rec.H
+           --y ${dir}/rec.y --out ${dir}/llr3.f32)
 elseif(CASE STREQUAL "simulate_help")
     expect(0 "mimo_channel.*--snr A:B:STEP" ${SIMULATE} --help)
 elseif(CASE STREQUAL "simulate_bad_option")
     expect(2 "unknown option --snrr" ${SIMULATE} --snrr 3)
     expect(2 "--snr: expected START:STOP:STEP" ${SIMULATE} --snr 1:2)
     expect(2 "invalid|modulation" ${SIMULATE} --modulation 8psk)
-elseif(CASE STREQUAL "simulate_bad_passes")
-    expect(2 "--passes: 5 is outside 1..4" ${SIMULATE} --passes 1,5)
-    expect(2 "more than the ML detector accepts" ${SIMULATE} --modulation 256qam --ml)
+elseif(CASE STREQUAL "simulate_bad_detectors")
+    expect(2 "parameter 'passes' of detector 'nway' must be" ${SIMULATE} --detectors nway:1,nway:9)
+    expect(2 "passes must be 1..nt" ${SIMULATE} --detectors nway:5)
+    expect(2 "unknown detector 'kbest' \\(registered: nway, ml, mtt, ot" ${SIMULATE} --detectors nway,kbest)
+    expect(2 "candidate vectors, more than" ${SIMULATE} --modulation 256qam --detectors ml)
+    expect(2 "detector 'mtt' does not take 256qam" ${SIMULATE} --modulation 256qam --detectors mtt)
 elseif(CASE STREQUAL "simulate_run_and_plot")
-    # 2x2 QPSK, every N and ML, a noisy and a clean point; 999 problems is no
-    # multiple of any batch. At 40 dB no detector may make an error.
-    expect(0 "40\\.00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00"
+    # 2x2 QPSK, every default detector (N-way N = 1, 2, MTT, OT, ML), a noisy and a
+    # clean point; 999 problems is no multiple of any batch. At 40 dB no detector may make an error.
+    expect(0 "40\\.00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00"
            ${SIMULATE} --nr 2 --nt 2 --modulation qpsk --snr 0:40:40 --problems 999 --max-batch 100
            --json ${dir}/ber.json)
     file(READ ${dir}/ber.json json)
     string(JSON nt GET "${json}" config nt)
     string(JSON points LENGTH "${json}" points)
     string(JSON detectors LENGTH "${json}" points 0 detectors)
-    string(JSON bits GET "${json}" points 1 detectors 2 bits)
-    string(JSON name GET "${json}" points 1 detectors 2 name)
-    if(NOT nt EQUAL 2 OR NOT points EQUAL 2 OR NOT detectors EQUAL 3 OR NOT bits EQUAL 3996 OR NOT name STREQUAL "ML")
+    string(JSON bits GET "${json}" points 1 detectors 4 bits)
+    string(JSON name GET "${json}" points 1 detectors 4 name)
+    if(NOT nt EQUAL 2 OR NOT points EQUAL 2 OR NOT detectors EQUAL 5 OR NOT bits EQUAL 3996 OR NOT name STREQUAL "ml")
         message(FATAL_ERROR "unexpected JSON: nt ${nt}, ${points} points, ${detectors} detectors, ${bits} bits, ${name}")
     endif()
     separate_arguments(python UNIX_COMMAND "${PYTHON}")
@@ -134,8 +153,9 @@ elseif(CASE STREQUAL "simulate_coded_run_and_plot")
     # The coded link, 2x2 QPSK, N = 1, 2 and ML, transport blocks of A = 200 bits
     # at rate 1/2: G = round(224 / 0.5) = 448 bits (112 MIMO vectors). At -6 dB
     # every detector loses blocks; at 20 dB none may.
-    expect(0 "Coded BER and BLER.*A = 200 -> G = 448 coded bits.*20\\.00 +N=1 +0\\.0000e\\+00 +0\\.0000e\\+00 +30 +0 "
+    expect(0 "Coded BER and BLER.*A = 200 -> G = 448 coded bits.*20\\.00 +nway:1 +0\\.0000e\\+00 +0\\.0000e\\+00 +30 +0 "
            ${SIMULATE} --nr 2 --nt 2 --modulation qpsk --snr -6:20:26 --coded --tb-size 200 --code-rate 0.5
+           --detectors nway:1,mtt,ml
            --blocks 30 --iterations 4 --max-batch 100 --json ${dir}/coded.json)
     file(READ ${dir}/coded.json json)
     string(JSON G GET "${json}" coded G)

@@ -50,5 +50,7 @@ detector_spec parse_detector_spec(const std::string& text);
 std::vector<detector_spec> parse_detector_list(const std::string& text);
 /// "passes=2,llr_clip=8" (or ':' / ';' / space separated) -> values; "" -> none.
 detector_parameters parse_parameter_list(const std::string& text);
+/// The inverse: "llr_clip=8,passes=2" (what the GNU Radio detector block takes).
+std::string format_parameter_list(const detector_parameters& parameters);
 
 } // namespace mimo_gpu

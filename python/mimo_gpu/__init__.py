@@ -7,11 +7,12 @@
 # The presence of this file turns this directory into a Python package
 
 '''
-GPU (CUDA) MIMO receiver blocks for GNU Radio: mimo_channel, qr_decomposition,
-nway_detector, ml_detector, nway_receiver, ber_counter, and the LTE turbo code:
+GPU (CUDA) MIMO receiver blocks for GNU Radio: mimo_channel, mimo_detector (every
+detector family by name: nway, ml, mtt, ot, ...), qr_decomposition and nway_detector
+(the N-way detector on QR items), ber_counter, and the LTE turbo code:
 turbo_encoder, turbo_decoder (code blocks on streams), tb_encoder, tb_decoder
 (transport blocks on PDUs). Each runs on the CPU where no GPU is usable.
-mimo_gpu.core runs the same algorithms on numpy arrays.
+mimo_gpu.core runs the same algorithms on numpy arrays (core.detector(name, nr, nt, ...)).
 '''
 import os
 

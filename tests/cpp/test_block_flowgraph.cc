@@ -4,19 +4,21 @@
  */
 // The GNU Radio blocks in a real top_block, on each backend: random bits ->
 // mimo_channel (30 dB) -> qr_decomposition -> nway_detector -> ber_counter, and
-// the same channel -> ml_detector -> ber_counter. At 30 dB every bit must come
-// back. The CUDA case is what runs on the GPU machine; it skips without a GPU.
+// the same channel -> mimo_detector (every registered family) -> ber_counter.
+// At 30 dB every bit must come back. The CUDA case is what runs on the GPU
+// machine; it skips without a GPU.
 
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel.h>
-#include <gnuradio/mimo_gpu/ml_detector.h>
+#include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/mimo_gpu/nway_detector.h>
-#include <gnuradio/mimo_gpu/nway_receiver.h>
 #include <gnuradio/mimo_gpu/qr_decomposition.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/constellation.h>
+#include <mimo_gpu/detector_registry.h>
 
 #include <gtest/gtest.h>
 
@@ -77,8 +79,8 @@ TEST_P(block_flowgraph, nway_and_ml_chains_have_no_bit_errors_at_30_db)
     // N0 = 1 on purpose: the channel's noise_var tag sets the true one.
     auto nway = gr::mimo_gpu::nway_detector::make(
         c.nr, c.nt, c.modulation, c.passes, 1.0, 0.0, backend(), k_max_batch);
-    auto ml = gr::mimo_gpu::ml_detector::make(
-        c.nr, c.nt, c.modulation, 1.0, backend(), k_max_batch);
+    auto ml = gr::mimo_gpu::mimo_detector::make(
+        "ml", c.nr, c.nt, c.modulation, "", 1.0, 1, backend(), k_max_batch);
     auto nway_errors = ber_counter::make(bits_per_item);
     auto ml_errors = ber_counter::make(bits_per_item);
 
@@ -105,27 +107,80 @@ TEST_P(block_flowgraph, nway_and_ml_chains_have_no_bit_errors_at_30_db)
     EXPECT_NEAR(nway->noise_var(), 1e-3, 1e-9);
 }
 
-TEST_P(block_flowgraph, nway_receiver_hierarchy_has_no_bit_errors_at_30_db)
+TEST_P(block_flowgraph, every_registered_family_has_no_bit_errors_at_30_db)
 {
-    const loopback_case c{ 4, 2, "64qam", 6, 2 };
+    const loopback_case c{ 4, 2, "16qam", 4, 2 };
     const int bits_per_item = c.nt * c.bits_per_symbol;
     const auto bits = random_bits(k_items * bits_per_item, 3);
 
-    auto tb = gr::make_top_block("nway_receiver_flowgraph");
+    auto tb = gr::make_top_block("mimo_detector_flowgraph");
     auto source = gr::blocks::vector_source_b::make(bits, false, bits_per_item);
     auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, 30.0, 4);
-    auto receiver = gr::mimo_gpu::nway_receiver::make(
-        c.nr, c.nt, c.modulation, c.passes, 1.0, 0.0, backend(), k_max_batch);
-    auto errors = ber_counter::make(bits_per_item);
     tb->connect(source, 0, channel, 0);
-    tb->connect(channel, 0, receiver, 0);
-    tb->connect(channel, 1, receiver, 1);
-    tb->connect(receiver, 0, errors, 1);
-    tb->connect(source, 0, errors, 0);
+    std::vector<ber_counter::sptr> counters;
+    const auto names = gr::mimo_gpu::mimo_detector::algorithms();
+    for (const auto& name : names) {
+        auto det = gr::mimo_gpu::mimo_detector::make(
+            name, c.nr, c.nt, c.modulation, "", 1.0, 1, backend(), k_max_batch);
+        EXPECT_EQ(det->algorithm(), name);
+        EXPECT_EQ(det->active_backend(), backend());
+        auto errors = ber_counter::make(bits_per_item);
+        tb->connect(channel, 0, det, 0);
+        tb->connect(channel, 1, det, 1);
+        tb->connect(det, 0, errors, 1);
+        tb->connect(source, 0, errors, 0);
+        counters.push_back(errors);
+    }
     tb->run();
+    for (size_t i = 0; i < names.size(); ++i) {
+        EXPECT_EQ(counters[i]->bits(), bits.size()) << names[i];
+        EXPECT_EQ(counters[i]->errors(), 0u) << names[i];
+    }
+}
 
-    EXPECT_EQ(errors->bits(), bits.size());
-    EXPECT_EQ(errors->errors(), 0u);
+TEST_P(block_flowgraph, symbols_sharing_a_channel_come_out_in_order_and_a_tail_is_not_invented)
+{
+    // C channel matrices, S = 7 received vectors each, plus 3 vectors that do
+    // not fill a channel: C*S LLR items come out, every bit right at high SNR.
+    const int nr = 2, nt = 2, S = 7, C = 150, Q = 4;
+    const ::mimo_gpu::constellation con(::mimo_gpu::modulation::qam16);
+    std::mt19937 rng(9);
+    std::normal_distribution<float> normal;
+    const auto bits = random_bits(size_t(C) * S * nt * Q, 10);
+    std::vector<gr_complex> H(size_t(C) * nr * nt), y;
+    for (auto& h : H)
+        h = gr_complex(normal(rng), normal(rng));
+    std::vector<gr_complex> s(nt);
+    for (int p = 0; p < C * S; ++p) {
+        con.map(bits.data() + size_t(p) * nt * Q, s.data(), nt);
+        for (int r = 0; r < nr; ++r) {
+            gr_complex acc(0.001f * normal(rng), 0.001f * normal(rng));
+            for (int t = 0; t < nt; ++t)
+                acc += H[size_t(p / S) * nr * nt + r * nt + t] * s[t];
+            y.push_back(acc);
+        }
+    }
+    for (int extra = 0; extra < 3 * nr; ++extra)
+        y.push_back(gr_complex(normal(rng), normal(rng)));
+
+    for (const std::string name : { "mtt", "nway" }) {
+        auto tb = gr::make_top_block("channel_reuse_flowgraph");
+        auto H_source = gr::blocks::vector_source_c::make(H, false, nr * nt);
+        auto y_source = gr::blocks::vector_source_c::make(y, false, nr);
+        auto det = gr::mimo_gpu::mimo_detector::make(
+            name, nr, nt, "16qam", "", 1e-4, S, backend(), 40);
+        auto sink = gr::blocks::vector_sink_f::make(nt * Q);
+        tb->connect(H_source, 0, det, 0);
+        tb->connect(y_source, 0, det, 1);
+        tb->connect(det, 0, sink, 0);
+        tb->run();
+        const auto& llr = sink->data();
+        ASSERT_EQ(llr.size(), bits.size()) << name;
+        size_t errors = 0;
+        for (size_t i = 0; i < bits.size(); ++i)
+            errors += uint8_t(llr[i] < 0.0f) != bits[i];
+        EXPECT_EQ(errors, 0u) << name;
+    }
 }
 
 TEST_P(block_flowgraph, non_finite_h_ends_the_stream_instead_of_hanging)
@@ -143,7 +198,7 @@ TEST_P(block_flowgraph, non_finite_h_ends_the_stream_instead_of_hanging)
     auto tb = gr::make_top_block("non_finite_flowgraph");
     auto H_source = gr::blocks::vector_source_c::make(H, false, nr * nt);
     auto y_source = gr::blocks::vector_source_c::make(y, false, nr);
-    auto ml = gr::mimo_gpu::ml_detector::make(nr, nt, "qpsk", 0.1, backend(), 64);
+    auto ml = gr::mimo_gpu::mimo_detector::make("ml", nr, nt, "qpsk", "", 0.1, 1, backend(), 64);
     auto sink = gr::blocks::vector_sink_f::make(nt * 2);
     tb->connect(H_source, 0, ml, 0);
     tb->connect(y_source, 0, ml, 1);
@@ -161,8 +216,28 @@ TEST(block_parameters, bad_parameters_throw_invalid_argument)
                  std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::nway_detector::make(2, 4, "qpsk", 1, 0.1),
                  std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::ml_detector::make(2, 2, "8psk", 0.1),
-                 std::invalid_argument);
+    using gr::mimo_gpu::mimo_detector;
+    EXPECT_THROW(mimo_detector::make("ml", 2, 2, "8psk"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("sphere", 2, 2, "qpsk"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("ml", 2, 2, "qpsk", "passes=2"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("nway", 2, 2, "qpsk", "passes=3"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("nway", 2, 2, "qpsk", "passes"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "256qam"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 16, 16, "qpsk"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1.0, 0), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e-50), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e300), std::invalid_argument);
+    try {
+        mimo_detector::make("sphere", 2, 2, "qpsk");
+    } catch (const std::invalid_argument& e) {
+        for (const auto& name : mimo_detector::algorithms())
+            EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+    }
+    auto det = mimo_detector::make("ot", 2, 2, "qpsk");
+    det->set_parameter("llr_clip", 3.0);
+    EXPECT_EQ(det->parameter("llr_clip"), 3.0);
+    EXPECT_THROW(det->set_parameter("llr_clip", -3.0), std::invalid_argument);
+    EXPECT_THROW(det->set_parameter("passes", 1.0), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::qr_decomposition::make(2, 2, 1, "auto", 0),
                  std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::mimo_channel::make(2, 2, "qpsk", NAN, 0),

@@ -51,9 +51,10 @@ std::string joined_names()
     return list;
 }
 
-std::string number(double v)
+std::string number(double v, int precision = 6)
 {
     std::ostringstream out;
+    out.precision(precision);
     out << v;
     return out.str();
 }
@@ -155,6 +156,14 @@ detector_parameters parse_parameter_list(const std::string& text)
             throw std::invalid_argument("mimo_gpu: detector parameter '" + part + "' is not NAME=VALUE");
         out[part.substr(0, eq)] = parse_number(part.substr(eq + 1), "parameter '" + part.substr(0, eq) + "'");
     }
+    return out;
+}
+
+std::string format_parameter_list(const detector_parameters& parameters)
+{
+    std::string out;
+    for (const auto& [name, value] : parameters)
+        out += (out.empty() ? "" : ",") + name + "=" + number(value, 17); // exact round trip
     return out;
 }
 

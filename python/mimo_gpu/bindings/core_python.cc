@@ -18,7 +18,7 @@
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/ml_detector.h>
+#include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/nway_detector.h>
 #include <mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/turbo_decoder.h>
@@ -194,6 +194,27 @@ qr_decompose(carray<cfloat> H, carray<cfloat> y, int orders, const std::string& 
     return config;
 }
 
+/// The one-shot detector functions: a detector of the registry, used once.
+py::array_t<float> detect_once(const std::string& algorithm,
+                               carray<cfloat> H,
+                               carray<cfloat> y,
+                               const std::string& modulation,
+                               ::mimo_gpu::detector_parameters parameters,
+                               float noise_var,
+                               const std::string& backend)
+{
+    const channel_arrays in(std::move(H), std::move(y));
+    auto detector = ::mimo_gpu::make_detector(algorithm,
+                                              { in.shape, modulation_of(modulation), parameters },
+                                              ::mimo_gpu::backend_from_string(backend));
+    auto llr = new_array<float>({ py::ssize_t(in.batch), detector->llrs_per_problem() });
+    {
+        py::gil_scoped_release release;
+        detector->detect(in.H.data(), in.y.data(), in.batch, noise_var, llr.mutable_data());
+    }
+    return llr;
+}
+
 py::array_t<float> nway_detect(carray<cfloat> H,
                                carray<cfloat> y,
                                const std::string& modulation,
@@ -202,17 +223,8 @@ py::array_t<float> nway_detect(carray<cfloat> H,
                                float llr_clip,
                                const std::string& backend)
 {
-    const channel_arrays in(std::move(H), std::move(y));
-    ::mimo_gpu::nway_detector detector(
-        nway_config_of(in.shape, modulation, passes, llr_clip),
-        ::mimo_gpu::backend_from_string(backend));
-    auto llr = new_array<float>({ py::ssize_t(in.batch), detector.llrs_per_problem() });
-    if (in.batch > 0) {
-        py::gil_scoped_release release;
-        detector.detect(
-            in.H.data(), in.y.data(), in.batch, noise_var, llr.mutable_data());
-    }
-    return llr;
+    return detect_once("nway", std::move(H), std::move(y), modulation,
+                       { { "passes", passes }, { "llr_clip", llr_clip } }, noise_var, backend);
 }
 
 py::array_t<float> nway_detect_qr(const carray<float>& items,
@@ -248,16 +260,7 @@ py::array_t<float> ml_detect(carray<cfloat> H,
                              float noise_var,
                              const std::string& backend)
 {
-    const channel_arrays in(std::move(H), std::move(y));
-    ::mimo_gpu::ml_detector detector(
-        in.shape, modulation_of(modulation), ::mimo_gpu::backend_from_string(backend));
-    auto llr = new_array<float>({ py::ssize_t(in.batch), detector.llrs_per_problem() });
-    if (in.batch > 0) {
-        py::gil_scoped_release release;
-        detector.detect(
-            in.H.data(), in.y.data(), in.batch, noise_var, llr.mutable_data());
-    }
-    return llr;
+    return detect_once("ml", std::move(H), std::move(y), modulation, {}, noise_var, backend);
 }
 
 std::string resolve_backend(const std::string& name)
@@ -553,8 +556,11 @@ py::tuple tb_decode(const carray<float>& llr,
 
 } // namespace
 
+void bind_core_detectors(py::module m); // core_detector_python.cc
+
 void bind_core(py::module m)
 {
+    bind_core_detectors(m);
     m.def("cuda_available",
           &::mimo_gpu::cuda_available,
           "True when the library was built with CUDA and a usable GPU is present.");

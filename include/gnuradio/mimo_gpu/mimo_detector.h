@@ -1,0 +1,69 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+
+#ifndef INCLUDED_MIMO_GPU_MIMO_DETECTOR_H
+#define INCLUDED_MIMO_GPU_MIMO_DETECTOR_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimo_gpu/api.h>
+
+#include <string>
+#include <vector>
+
+namespace gr {
+namespace mimo_gpu {
+
+/*!
+ * \brief Soft MIMO detector of any registered family: H and y in, LLRs out.
+ * \ingroup mimo_gpu
+ *
+ * Input 0: channel matrices H (gr_complex, vlen nr*nt, row-major), one per
+ * symbols_per_channel (S) received vectors. Input 1: received vectors y
+ * (gr_complex, vlen nr). Output 0: LLRs (float, vlen nt*Q), one item per y
+ * item, positive means bit 0.
+ * A "noise_var" tag on y sets N0 from the first symbol of the channel it falls in.
+ */
+class MIMO_GPU_API mimo_detector : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<mimo_detector> sptr;
+
+    /*!
+     * \param algorithm a registered detector family: nway, ml, mtt, ot, ...
+     *        (algorithms() lists them)
+     * \param parameters the family's parameters, "name=value" separated by
+     *        commas, e.g. "passes=2,llr_clip=8"; those not given take the
+     *        family's defaults
+     * \param noise_var N0 (> 0) until a noise_var tag says otherwise
+     * \param symbols_per_channel S: received vectors per H item (>= 1)
+     * \param backend auto, cpu or cuda
+     * \param max_batch most received vectors per core call
+     */
+    static sptr make(const std::string& algorithm,
+                     int nr,
+                     int nt,
+                     const std::string& modulation,
+                     const std::string& parameters = "",
+                     double noise_var = 1.0,
+                     int symbols_per_channel = 1,
+                     const std::string& backend = "auto",
+                     int max_batch = 8400);
+
+    /// The registered detector families.
+    static std::vector<std::string> algorithms();
+
+    virtual std::string algorithm() const = 0;
+    virtual void set_noise_var(double noise_var) = 0;
+    virtual double noise_var() const = 0;
+    /// Changes a parameter that the family allows to change while running (e.g. llr_clip).
+    virtual void set_parameter(const std::string& name, double value) = 0;
+    virtual double parameter(const std::string& name) const = 0;
+    virtual std::string active_backend() const = 0;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif /* INCLUDED_MIMO_GPU_MIMO_DETECTOR_H */

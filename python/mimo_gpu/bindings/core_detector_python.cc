@@ -1,0 +1,214 @@
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+// mimo_gpu.core.detector: every registered detector family as an object that
+// keeps its state (CUDA stream, device and pinned buffers) across calls:
+//   det = core.detector("mtt", nr=2, nt=2, modulation="16qam")
+//   llr = det.detect(H, y, noise_var)
+// and core.detector_families() describing each family.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <mimo_gpu/detector_registry.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+using ::mimo_gpu::cfloat;
+
+namespace {
+
+template <typename T>
+using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
+
+std::string shape_of(const py::array& a)
+{
+    std::ostringstream out;
+    out << "(";
+    for (py::ssize_t d = 0; d < a.ndim(); ++d)
+        out << (d ? ", " : "") << a.shape(d);
+    out << (a.ndim() == 1 ? ",)" : ")");
+    return out.str();
+}
+
+[[noreturn]] void bad_shape(const std::string& name, const std::string& expected, const py::array& got)
+{
+    throw py::value_error(name + " must have shape " + expected + ", got " + shape_of(got));
+}
+
+py::dict capabilities_of(const ::mimo_gpu::detector_capabilities& c)
+{
+    py::dict d;
+    d["max_nr"] = c.max_nr;
+    d["max_nt"] = c.max_nt;
+    std::vector<std::string> mods;
+    for (auto m : c.modulations)
+        mods.push_back(::mimo_gpu::to_string(m));
+    d["modulations"] = mods;
+    d["soft_output"] = c.soft_output;
+    d["exact_max_log"] = c.exact_max_log;
+    d["accepts_priors"] = c.accepts_priors;
+    d["reuses_channels"] = c.reuses_channels;
+    return d;
+}
+
+std::unique_ptr<::mimo_gpu::detector> make(const std::string& algorithm,
+                                           int nr,
+                                           int nt,
+                                           const std::string& modulation,
+                                           const std::string& backend,
+                                           const py::kwargs& parameters)
+{
+    ::mimo_gpu::detector_config config;
+    config.shape.nr = nr;
+    config.shape.nt = nt;
+    config.mod = ::mimo_gpu::modulation_from_string(modulation);
+    for (const auto& [key, value] : parameters)
+        config.parameters[py::cast<std::string>(key)] = py::cast<double>(value);
+    return ::mimo_gpu::make_detector(
+        algorithm, config, ::mimo_gpu::backend_from_string(backend));
+}
+
+/// H (C, nr, nt); y (C, nr) or (C, S, nr); priors and the result shaped like y
+/// with nt*Q in place of nr. Float LLRs, or int8 when int8_scale is given.
+py::array detect(::mimo_gpu::detector& det,
+                 carray<cfloat> H,
+                 carray<cfloat> y,
+                 double noise_var,
+                 const py::object& priors,
+                 const py::object& int8_scale)
+{
+    const int nr = det.shape().nr, nt = det.shape().nt, L = det.llrs_per_problem();
+    const std::string hs = "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")";
+    if (H.ndim() != 3 || H.shape(1) != nr || H.shape(2) != nt)
+        bad_shape("H", hs, H);
+    const py::ssize_t C = H.shape(0);
+    const bool shared = y.ndim() == 3;
+    if (!(y.ndim() == 2 || shared) || y.shape(0) != C || y.shape(y.ndim() - 1) != nr)
+        bad_shape("y",
+                  "(C, nr) or (C, S, nr) with C = " + std::to_string(C) + ", nr = " + std::to_string(nr),
+                  y);
+    const py::ssize_t S = shared ? y.shape(1) : 1;
+    if (S < 1)
+        bad_shape("y", "(C, S, nr) with S >= 1", y);
+    std::vector<py::ssize_t> out_shape = shared ? std::vector<py::ssize_t>{ C, S, L }
+                                                : std::vector<py::ssize_t>{ C, L };
+    ::mimo_gpu::detector_input in;
+    in.H = H.data();
+    in.y = y.data();
+    in.channels = size_t(C);
+    in.symbols_per_channel = int(S);
+    in.n0 = float(noise_var);
+    ::mimo_gpu::check_noise_variance(noise_var);
+    carray<float> prior_array;
+    if (!priors.is_none()) {
+        prior_array = py::cast<carray<float>>(priors);
+        std::vector<py::ssize_t> got(prior_array.shape(), prior_array.shape() + prior_array.ndim());
+        if (got != out_shape)
+            bad_shape("priors", "the output's shape (" + std::to_string(C) + ", ...)", prior_array);
+        in.priors = prior_array.data();
+    }
+    if (!int8_scale.is_none()) {
+        const float scale = py::cast<float>(int8_scale);
+        py::array_t<int8_t> out(out_shape);
+        {
+            py::gil_scoped_release release;
+            det.detect(in, out.mutable_data(), scale);
+        }
+        return std::move(out);
+    }
+    py::array_t<float> out(out_shape);
+    {
+        py::gil_scoped_release release;
+        det.detect(in, out.mutable_data());
+    }
+    return std::move(out);
+}
+
+} // namespace
+
+void bind_core_detectors(py::module m)
+{
+    using ::mimo_gpu::detector;
+    py::class_<detector>(m,
+                         "detector",
+                         "A MIMO detector of a registered family, made once and used for many "
+                         "batches (its buffers and CUDA stream are kept). Not for concurrent use "
+                         "from several threads.")
+        .def(py::init(&make),
+             py::arg("algorithm"),
+             py::arg("nr"),
+             py::arg("nt"),
+             py::arg("modulation") = "16qam",
+             py::arg("backend") = "auto",
+             "detector(algorithm, nr, nt, modulation='16qam', backend='auto', **parameters), "
+             "e.g. detector('nway', 4, 4, '16qam', passes=2). Unknown names, parameters, or "
+             "shapes and modulations the family does not take raise ValueError.")
+        .def("detect",
+             &detect,
+             py::arg("H"),
+             py::arg("y"),
+             py::arg("noise_var"),
+             py::arg("priors") = py::none(),
+             py::arg("int8_scale") = py::none(),
+             "LLRs of H (C, nr, nt) complex64 and y (C, nr), or y (C, S, nr) for S received "
+             "vectors per channel: float32 (C, nt*Q) or (C, S, nt*Q), positive means bit 0; "
+             "int8 (q = round(L * int8_scale), saturated at +-127) when int8_scale is given. "
+             "priors: a-priori LLRs shaped like the output, for families that take them.")
+        .def_property_readonly("name", &detector::name)
+        .def_property_readonly("nr", [](const detector& d) { return d.shape().nr; })
+        .def_property_readonly("nt", [](const detector& d) { return d.shape().nt; })
+        .def_property_readonly("modulation",
+                               [](const detector& d) { return ::mimo_gpu::to_string(d.mod()); })
+        .def_property_readonly(
+            "backend", [](const detector& d) { return ::mimo_gpu::to_string(d.active_backend()); })
+        .def_property_readonly("llrs_per_problem", &detector::llrs_per_problem)
+        .def_property_readonly("parameters", &detector::parameters)
+        .def_property_readonly(
+            "capabilities", [](const detector& d) { return capabilities_of(d.capabilities()); })
+        .def("parameter", &detector::parameter, py::arg("name"))
+        .def("set_parameter",
+             &detector::set_parameter,
+             py::arg("name"),
+             py::arg("value"),
+             "Change a parameter the family lets change (e.g. llr_clip).")
+        .def("__repr__", [](const detector& d) {
+            return "<mimo_gpu.core.detector " + d.name() + " " + std::to_string(d.shape().nr) +
+                   "x" + std::to_string(d.shape().nt) + " " + ::mimo_gpu::to_string(d.mod()) +
+                   " (" + ::mimo_gpu::format_parameter_list(d.parameters()) + ") on " +
+                   ::mimo_gpu::to_string(d.active_backend()) + ">";
+        });
+
+    m.def("detector_names", &::mimo_gpu::detector_names, "The registered detector families.");
+    m.def(
+        "detector_families",
+        [] {
+            py::list out;
+            for (const auto& f : ::mimo_gpu::detector_families()) {
+                py::dict d;
+                d["name"] = f.name;
+                d["summary"] = f.summary;
+                d["capabilities"] = capabilities_of(f.capabilities);
+                py::list params;
+                for (const auto& p : f.parameters) {
+                    py::dict q;
+                    q["name"] = p.name;
+                    q["default"] = p.default_value;
+                    q["min"] = p.min;
+                    q["max"] = p.max;
+                    q["integer"] = p.integer;
+                    q["settable"] = p.settable;
+                    q["help"] = p.help;
+                    params.append(q);
+                }
+                d["parameters"] = params;
+                out.append(d);
+            }
+            return out;
+        },
+        "Each registered family: name, summary, capabilities and parameters.");
+}
