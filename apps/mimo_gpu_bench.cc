@@ -1,13 +1,18 @@
 // mimo_gpu_bench: QR kernel, detection kernel and end-to-end (host memory to
 // host memory) times of the N-way detector for the configurations of the
 // paper's Tables I-III (2x2 and 4x4, 16- and 64-QAM, N = 1..nt, 8400 problems),
-// with the paper's GTX 560 Ti numbers beside them. Core library only, so it
-// runs on a GPU machine without GNU Radio.
+// with the paper's GTX 560 Ti numbers beside them; the MTT and OT detectors on
+// the MTT thesis' Tables 4.1-4.2 workloads, with its C1060 numbers beside them;
+// with --detectors, any registered detector family by name (bench_detectors.cc);
+// and the turbo decoder. Core library only, so it runs on a GPU machine without
+// GNU Radio.
 //
 // Method (docs/benchmarks.md): floors first (the measured pinned copy bandwidth
 // for the bytes that must cross PCIe); kernels timed with CUDA events around
 // `reps` back-to-back launches over rotating input sets, median of `trials`;
 // end to end timed on the host clock around whole detect() calls, median.
+#include "bench_detectors.h"
+#include "bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
 
@@ -68,12 +73,6 @@ std::vector<bench_case> paper_cases()
     return cases;
 }
 
-double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 struct result {
     bench_case c;
     double qr_ms = -1, detect_ms = -1, fused_ms = -1, qr_stream_ms = -1, detect_stream_ms = -1, end_to_end_ms = -1, end_to_end_pageable_ms = -1;
@@ -97,112 +96,7 @@ struct input_sets {
     }
 };
 
-template <typename F>
-double host_median_ms(int trials, F&& call)
-{
-    call(0); // warm-up: buffers are allocated on first use
-    std::vector<double> ms;
-    for (int t = 0; t < trials; ++t) {
-        const auto start = std::chrono::steady_clock::now();
-        call(t + 1);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    return median(ms);
-}
-
 #ifdef MIMO_GPU_HAVE_CUDA
-
-#define BENCH_CHECK(call)                                                                        \
-    do {                                                                                         \
-        const cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess)                                                                   \
-            throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_));       \
-    } while (0)
-
-template <typename T>
-struct cuda_array { // plain owner for the benchmark's own device and pinned arrays
-    T* p = nullptr;
-    bool pinned = false;
-    cuda_array(size_t n, bool host_pinned) : pinned(host_pinned)
-    {
-        if (pinned)
-            BENCH_CHECK(cudaMallocHost(reinterpret_cast<void**>(&p), n * sizeof(T)));
-        else
-            BENCH_CHECK(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T)));
-    }
-    ~cuda_array() { pinned ? cudaFreeHost(p) : cudaFree(p); }
-    cuda_array(const cuda_array&) = delete;
-};
-
-/// Pinned host-to-device copy bandwidth in bytes/s (the ceiling for end to end).
-double measure_h2d_bandwidth()
-{
-    const size_t bytes = size_t(64) << 20;
-    cuda_array<char> host(bytes, true), dev(bytes, false);
-    std::vector<double> ms;
-    cudaEvent_t a, b;
-    BENCH_CHECK(cudaEventCreate(&a));
-    BENCH_CHECK(cudaEventCreate(&b));
-    for (int i = 0; i < 11; ++i) {
-        BENCH_CHECK(cudaEventRecord(a));
-        BENCH_CHECK(cudaMemcpyAsync(dev.p, host.p, bytes, cudaMemcpyHostToDevice));
-        BENCH_CHECK(cudaEventRecord(b));
-        BENCH_CHECK(cudaEventSynchronize(b));
-        float t = 0;
-        BENCH_CHECK(cudaEventElapsedTime(&t, a, b));
-        ms.push_back(t);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return bytes / (median(ms) * 1e-3);
-}
-
-/// Median over trials of the mean time of `reps` back-to-back launches, by CUDA
-/// events. With `as_graph` the launches are captured once into a CUDA graph and
-/// the graph is replayed, which removes most of the per-launch gap (METHOD:
-/// "for many small launches, capture a graph and time its replays").
-template <typename F>
-double kernel_median_ms(cudaStream_t s, int trials, int reps, bool as_graph, F&& launch)
-{
-    cudaEvent_t a, b;
-    BENCH_CHECK(cudaEventCreate(&a));
-    BENCH_CHECK(cudaEventCreate(&b));
-    launch(0); // first use allocates the core's buffers, which a graph capture may not do
-    BENCH_CHECK(cudaStreamSynchronize(s));
-    cudaGraphExec_t exec = nullptr;
-    if (as_graph) {
-        cudaGraph_t graph;
-        BENCH_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        for (int i = 0; i < reps; ++i)
-            launch(i);
-        BENCH_CHECK(cudaStreamEndCapture(s, &graph));
-        BENCH_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-        BENCH_CHECK(cudaGraphDestroy(graph));
-    }
-    auto run_all = [&] {
-        if (exec)
-            BENCH_CHECK(cudaGraphLaunch(exec, s));
-        else
-            for (int i = 0; i < reps; ++i)
-                launch(i);
-    };
-    run_all(); // warm-up
-    std::vector<double> ms;
-    for (int t = 0; t < trials; ++t) {
-        BENCH_CHECK(cudaEventRecord(a, s));
-        run_all();
-        BENCH_CHECK(cudaEventRecord(b, s));
-        BENCH_CHECK(cudaEventSynchronize(b));
-        float total = 0;
-        BENCH_CHECK(cudaEventElapsedTime(&total, a, b));
-        ms.push_back(total / reps);
-    }
-    if (exec)
-        cudaGraphExecDestroy(exec);
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return median(ms);
-}
 
 void bench_cuda(result& r, size_t batch, int trials, int reps, double h2d_bandwidth, uint64_t seed)
 {
@@ -364,15 +258,37 @@ void bench_turbo_cpu(turbo_result& r, int trials, uint64_t seed)
     r.end_to_end_ms = host_median_ms(trials, [&](int) { dec.decode(r.c.K, llr.data(), bits.data()); });
 }
 
-double mbps(size_t bits, double ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e6 : -1.0; }
+// ---- detector tables by name (bench_detectors.cc) ---------------------------
 
-std::string fmt(double v, const char* f = "%.4f")
+/// What the detector section runs: the MTT thesis table by default, the --detectors list when given.
+struct detector_plan {
+    bool run = false;
+    std::string table; // "mtt_thesis" or "detectors"
+    std::vector<detector_spec> specs;
+    std::vector<detector_workload> workloads;
+};
+
+detector_plan plan_detectors(const command_line& cli, bool skip_detector)
 {
-    if (v < 0)
-        return "-";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
+    detector_plan plan;
+    const bool listed = cli.is_set("detectors");
+    if (listed && skip_detector)
+        throw usage_error("--detectors and --skip-detector exclude each other");
+    plan.run = !skip_detector;
+    plan.table = listed ? "detectors" : "mtt_thesis";
+    plan.specs = checked_setup([&] { return parse_bench_detectors(listed ? cli.text("detectors") : "mtt,ot"); });
+    const size_t problems = size_t(cli.integer("problems", 0, 1 << 24));
+    plan.workloads = cli.is_set("shapes") ? parse_workloads(cli.text("shapes"), problems) : thesis_workloads(problems);
+    return plan;
+}
+
+std::string detector_table_title(const detector_plan& plan, const std::string& device, backend b)
+{
+    const std::string where = device + ", backend " + to_string(b) + ", one H per problem";
+    if (plan.table == "mtt_thesis")
+        return "MTT and OT detectors, the MTT thesis' Tables 4.1-4.2 workloads (2x2: 8 x 16384 problems, 4x4: "
+               "8 x 8192): " + where + " (times in ms)";
+    return "detectors by name: " + where + " (times in ms)";
 }
 
 } // namespace
@@ -380,39 +296,70 @@ std::string fmt(double v, const char* f = "%.4f")
 int main(int argc, char** argv)
 {
     command_line cli("mimo_gpu_bench",
-                     "Times QR, N-way detection and end to end for the paper's Tables I-III.",
-                     "Kernel times use CUDA events over a CUDA graph of back-to-back launches (median of trials; the JSON "
-                     "also has plain stream launches); end-to-end "
-                     "times are whole detect() calls from pinned host memory to pinned host memory (and from "
-                     "pageable memory), median. The 'floor' column is the bytes that must cross PCIe over the "
-                     "measured pinned bandwidth.");
+                     "Times QR, N-way detection and end to end for the N-way paper's Tables I-III, the MTT and OT "
+                     "detectors for the MTT thesis' Tables 4.1-4.2, and the turbo decoder; or, with --detectors, any "
+                     "registered detector by name.",
+                     "N-way tables: kernel times use CUDA events over a CUDA graph of back-to-back launches (median "
+                     "of trials; the JSON also has plain stream launches); end-to-end times are whole detect() calls "
+                     "from pinned host memory to pinned host memory (and from pageable memory), median. The 'floor' "
+                     "column is the bytes that must cross PCIe over the measured pinned bandwidth.\n\n"
+                     "Detector tables (the MTT/OT table by default, --detectors LIST instead): each detector on each "
+                     "--shapes workload through the detector interface only: kernel time of detect_device() on device "
+                     "buffers (CUDA only; '-' for a family without a device path), end to end of detect() from pinned "
+                     "and from pageable host memory, Mbit/s = problems * nt * log2 M / time, and the PCIe floor both "
+                     "ways (in and out overlapping: max(in, out) / bandwidth; one after the other: (in + out) / "
+                     "bandwidth). A workload a family refuses is skipped with a note. With --detectors the N-way "
+                     "tables are not run; the turbo decoder runs unless --turbo-blocks 0.\n"
+                     "Registered detectors:" + [] {
+                         std::string names;
+                         for (const auto& f : detector_families())
+                             names += "\n  " + f.name + ": " + f.summary;
+                         return names;
+                     }() + "\n");
     cli.add_option("batch", "N", "problems per batch (the paper: 8400, one LTE 20 MHz slot)", "8400");
     cli.add_option("trials", "N", "timed trials per measurement (the median is reported)", "25");
-    cli.add_option("reps", "N", "kernel launches per timed trial", "50");
+    cli.add_option("reps", "N",
+                   "kernel launches per timed trial (the detector tables: about 20 ms of launches, at most N)", "50");
     cli.add_option("backend", "NAME", "auto, cpu or cuda", "auto");
     cli.add_option("json", "FILE", "also write the results as JSON to FILE");
     cli.add_option("seed", "N", "seed of the random inputs", "1");
     cli.add_option("turbo-blocks", "N", "code blocks of K = 6144 per decoder batch (0: skip the decoder)", "256");
-    cli.add_flag("skip-detector", "skip the N-way detector tables");
+    cli.add_flag("skip-detector", "skip the detector tables (N-way and MTT/OT): only the turbo decoder");
+    cli.add_option("detectors", "LIST",
+                   "time these detectors instead of the N-way and MTT/OT tables, e.g. nway:1,nway:4,mtt,ot,ml "
+                   "(NAME[:VALUE][:PARAM=VALUE...], the first parameter unnamed)");
+    cli.add_option("shapes", "LIST",
+                   "detector-table workloads NRxNT[:MODULATION[:PROBLEMS]], e.g. 2x2:qpsk:131072,4x4:64qam:65536; "
+                   "no modulation: qpsk, 16qam and 64qam (default: the MTT thesis' 2x2 with 131072 problems and 4x4 "
+                   "with 65536, each qpsk, 16qam, 64qam)");
+    cli.add_option("problems", "N",
+                   "problems per detector-table workload whose --shapes entry gives none (0: the thesis' 131072 for "
+                   "2x2, 65536 otherwise)", "0");
+    cli.add_option("max-exhaustive", "N",
+                   "skip a family with exact max-log LLRs (an exhaustive search, e.g. ml) where M^nt > N", "65536");
     return run_program(cli, argc, argv, [&]() -> int {
         const size_t batch = size_t(cli.integer("batch", 1, 1 << 22));
         const int trials = int(cli.integer("trials", 1, 100000)), reps = int(cli.integer("reps", 1, 100000));
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
         const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
+        const bool skip_detector = cli.flag("skip-detector").value_or(false);
+        const detector_plan plan = plan_detectors(cli, skip_detector);
+        const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
         std::string device = "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
-        double h2d = 0;
+        double h2d = 0, d2h = 0;
 #ifdef MIMO_GPU_HAVE_CUDA
         if (b == backend::cuda) {
             cudaDeviceProp prop{};
             BENCH_CHECK(cudaGetDeviceProperties(&prop, 0));
             device = prop.name;
             h2d = measure_h2d_bandwidth();
-            std::fprintf(stderr, "device %s, %d SMs; pinned host-to-device %.1f GB/s\n", prop.name,
-                         prop.multiProcessorCount, h2d / 1e9);
+            d2h = measure_pinned_bandwidth(cudaMemcpyDeviceToHost);
+            std::fprintf(stderr, "device %s, %d SMs; pinned host-to-device %.1f GB/s, device-to-host %.1f GB/s\n",
+                         prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
         }
 #endif
-        const bool run_detector = !cli.flag("skip-detector").value_or(false);
+        const bool run_detector = !skip_detector && plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
         for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
@@ -428,22 +375,38 @@ int main(int argc, char** argv)
             results.push_back(r);
         }
 
-        std::printf("\nmimo_gpu_bench: %s, backend %s, %zu problems per batch (times in ms, Mbps of detected bits)\n",
-                    device.c_str(), to_string(b).c_str(), batch);
-        std::printf("%-14s %2s | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", "config", "N", "QR", "detect",
-                    "sum", "H,y->L", "x paper", "e2e", "e2e-page", "floor", "Mbps", "x paper", "paperQR+D", "paperE2E");
-        for (const result& r : results) {
-            const double sum = r.qr_ms >= 0 ? r.qr_ms + r.detect_ms : -1;
-            const double paper_sum = r.c.paper.qr + r.c.paper.detect;
-            char cfg[32];
-            std::snprintf(cfg, sizeof cfg, "%dx%d %s", r.c.shape.nr, r.c.shape.nt, to_string(r.c.mod).c_str());
-            std::printf("%-14s %2d | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", cfg, r.c.passes,
-                        fmt(r.qr_ms).c_str(), fmt(r.detect_ms).c_str(), fmt(sum).c_str(), fmt(r.fused_ms).c_str(),
-                        fmt(sum > 0 ? paper_sum / sum : -1, "%.1fx").c_str(), fmt(r.end_to_end_ms).c_str(),
-                        fmt(r.end_to_end_pageable_ms).c_str(), fmt(r.floor_ms).c_str(),
-                        fmt(mbps(r.bits, r.end_to_end_ms), "%.0f").c_str(),
-                        fmt(r.c.paper.total / r.end_to_end_ms, "%.1fx").c_str(), fmt(paper_sum).c_str(),
-                        fmt(r.c.paper.total).c_str());
+        if (plan.table == "mtt_thesis") { // the N-way paper tables (not with --detectors)
+            std::printf("\nmimo_gpu_bench: %s, backend %s, %zu problems per batch (times in ms, Mbps of detected bits)\n",
+                        device.c_str(), to_string(b).c_str(), batch);
+            std::printf("%-14s %2s | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", "config", "N", "QR", "detect",
+                        "sum", "H,y->L", "x paper", "e2e", "e2e-page", "floor", "Mbps", "x paper", "paperQR+D", "paperE2E");
+            for (const result& r : results) {
+                const double sum = r.qr_ms >= 0 ? r.qr_ms + r.detect_ms : -1;
+                const double paper_sum = r.c.paper.qr + r.c.paper.detect;
+                char cfg[32];
+                std::snprintf(cfg, sizeof cfg, "%dx%d %s", r.c.shape.nr, r.c.shape.nt, to_string(r.c.mod).c_str());
+                std::printf("%-14s %2d | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", cfg, r.c.passes,
+                            fmt(r.qr_ms).c_str(), fmt(r.detect_ms).c_str(), fmt(sum).c_str(), fmt(r.fused_ms).c_str(),
+                            fmt(sum > 0 ? paper_sum / sum : -1, "%.1fx").c_str(), fmt(r.end_to_end_ms).c_str(),
+                            fmt(r.end_to_end_pageable_ms).c_str(), fmt(r.floor_ms).c_str(),
+                            fmt(mbps(r.bits, r.end_to_end_ms), "%.0f").c_str(),
+                            fmt(r.c.paper.total / r.end_to_end_ms, "%.1fx").c_str(), fmt(paper_sum).c_str(),
+                            fmt(r.c.paper.total).c_str());
+            }
+        }
+
+        std::vector<detector_row> detector_rows;
+        if (plan.run) {
+            detector_bench_options options;
+            options.backend = b;
+            options.trials = trials;
+            options.max_reps = reps;
+            options.seed = seed;
+            options.h2d_bandwidth = h2d;
+            options.d2h_bandwidth = d2h;
+            options.max_exhaustive = max_exhaustive;
+            detector_rows = bench_detectors(plan.specs, plan.workloads, options);
+            print_detector_table(detector_table_title(plan, device, b), detector_rows, options);
         }
 
         const size_t turbo_blocks = size_t(cli.integer("turbo-blocks", 0, 100000));
@@ -490,7 +453,7 @@ int main(int argc, char** argv)
             j.begin_object();
             j.value("program", "mimo_gpu_bench").value("device", device).value("backend", to_string(b));
             j.value("date", date).value("batch", (unsigned long)batch).value("trials", trials).value("reps", reps);
-            j.value("pinned_h2d_GBps", h2d / 1e9);
+            j.value("pinned_h2d_GBps", h2d / 1e9).value("pinned_d2h_GBps", d2h / 1e9);
             j.begin_array("results");
             for (const result& r : results) {
                 j.begin_object();
@@ -517,6 +480,7 @@ int main(int argc, char** argv)
                 j.end_object();
             }
             j.end_array();
+            write_detector_json(j, plan.table, detector_rows);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

@@ -32,13 +32,20 @@ done
 
 step "compute-sanitizer memcheck (CUDA tests)"
 run timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (CUDA tests)"
 run timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:detector_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
 
 step "benchmark"
-run "$bundle/mimo_gpu_bench" --json "$out/bench_h100.json" 2>&1 | tail -45
+run "$bundle/mimo_gpu_bench" ${BENCH_ARGS:-} --json "$out/bench_h100.json" 2>&1 | tail -${BENCH_TAIL:-60}
+# The N-way tables of an earlier build, when the bundle holds one, for a before/after comparison.
+if [ -x "$bundle/mimo_gpu_bench_before" ]; then
+  step "benchmark of the earlier build (N-way tables only)"
+  # Its own core library (same soname) comes first on the library path.
+  run env LD_LIBRARY_PATH="$PWD/$bundle/before:$LD_LIBRARY_PATH" "$bundle/mimo_gpu_bench_before" --turbo-blocks 0 \
+    --json "$out/bench_before_h100.json" 2>&1 | tail -20
+fi
 
 if [ -x "$bundle/mimo_gpu_simulate" ]; then
   step "simulation on the CUDA backend (GNU Radio C++ flowgraph)"

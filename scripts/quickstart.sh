@@ -59,11 +59,11 @@ configure_and_build() {
 run_main_job() {
     local out=$build/results
     mkdir -p "$out"
-    step "simulating 4x4 16-QAM, N-way N = 1..4 and ML (results in $out)"
+    step "simulating 4x4 16-QAM: N-way N = 1..4, MTT, OT and ML (results in $out)"
     "$build/apps/mimo_gpu_simulate" --nr 4 --nt 4 --modulation 16qam --snr 0:24:2 \
         --problems "${PROBLEMS:-20000}" --json "$out/ber_4x4_16qam.json"
     "$python" "$build/apps/mimo_gpu_plot.py" "$out/ber_4x4_16qam.json" -o "$out/ber_4x4_16qam.png"
-    step "coded link: 4x4 16-QAM, LTE turbo code A = 1000 bits at rate 1/2, N = 1..4 and ML (results in $out)"
+    step "coded link: 4x4 16-QAM, LTE turbo code A = 1000 bits at rate 1/2, N-way N = 1..4, MTT, OT and ML (results in $out)"
     "$build/apps/mimo_gpu_simulate" --nr 4 --nt 4 --modulation 16qam --snr 4:14:1 --coded \
         --tb-size 1000 --code-rate 0.5 --blocks "${BLOCKS:-200}" --json "$out/coded_4x4_16qam.json"
     "$python" "$build/apps/mimo_gpu_plot.py" "$out/coded_4x4_16qam.json" -o "$out/coded_4x4_16qam.png"
@@ -93,15 +93,17 @@ run_tests() {
 import os, sys
 from gnuradio import mimo_gpu
 assert os.path.realpath(mimo_gpu.__file__).startswith(os.path.realpath('$stage')), mimo_gpu.__file__
-for name in ('mimo_channel', 'qr_decomposition', 'nway_detector', 'ml_detector', 'nway_receiver', 'ber_counter'):
+for name in ('mimo_channel', 'qr_decomposition', 'nway_detector', 'mimo_detector', 'ber_counter'):
     assert hasattr(mimo_gpu, name), name
+for family in ('nway', 'ml', 'mtt', 'ot'):
+    assert family in mimo_gpu.mimo_detector.algorithms(), family
 print('from gnuradio import mimo_gpu: OK,', mimo_gpu.__file__)
 "
     )
     local grc=$stage/share/gnuradio/grc/blocks
     local n
     n=$(find "$grc" -name 'mimo_gpu_*.block.yml' 2>/dev/null | wc -l)
-    if [[ "$n" -lt 6 ]]; then
+    if [[ "$n" -lt 9 || ! -f "$grc/mimo_gpu_mimo_detector.block.yml" ]]; then
         echo "expected the GRC block files in $grc, found $n" >&2
         exit 1
     fi

@@ -11,80 +11,12 @@
 #include "mtt_engine.h"
 #include "mtt_search.h"
 
-#include <array>
 #include <vector>
 
 namespace mimo_gpu {
 namespace detail {
 
 namespace {
-
-/// The M lanes (one per trellis vertex) of one problem's search, as the CUDA
-/// kernel's threads hold them: each lane's path (points and amplitudes) and
-/// distance, and the residuals the reduction reads.
-template <int NT>
-struct mtt_lanes {
-    std::vector<float> d, b0, b1, next_d;
-    std::vector<int> from;
-    std::vector<std::array<int, NT>> sym, next_sym;
-    std::vector<std::array<float, 2 * NT>> p;
-    explicit mtt_lanes(int M)
-        : d(M), b0(M), b1(M), next_d(M), from(M), sym(M), next_sym(M), p(M)
-    {
-    }
-};
-
-/// Completes lane v's path (it holds streams a_last..NT-1) and folds the full
-/// path into the per-stream symbol minima.
-template <int NT>
-void record_candidate(const float* E, const pam_table& pam, int a_last, const std::array<int, NT>& sym,
-                      const std::array<float, 2 * NT>& p, float d, float* dmin)
-{
-    std::array<int, NT> s = sym;
-    std::array<float, 2 * NT> q = p;
-    const float full = mtt_extend<NT>(E, a_last, pam, q.data(), s.data(), d);
-    const int M = pam.order();
-    for (int t = 0; t < NT; ++t) {
-        float& slot = dmin[t * M + s[t]];
-        slot = full < slot ? full : slot;
-    }
-}
-
-/// The trellis search of one problem, lane by lane in the kernel's order.
-template <int NT>
-void mtt_problem(const float* E, const pam_table& pam, bool multipass, float* dmin, mtt_lanes<NT>& L)
-{
-    const int M = pam.order();
-    for (int i = 0; i < NT * M; ++i)
-        dmin[i] = k_infinity;
-    // Stage 0: stream NT-1 alone, one path per point.
-    for (int v = 0; v < M; ++v) {
-        float b0, b1;
-        mtt_residual<NT>(E, NT - 1, L.p[v].data(), b0, b1);
-        mtt_assign<NT>(NT - 1, v, pam, L.p[v].data(), L.sym[v].data());
-        L.d[v] = mtt_weight<NT>(E, NT - 1, b0, b1, L.p[v][2 * (NT - 1)], L.p[v][2 * (NT - 1) + 1]);
-        if (multipass || NT == 1)
-            record_candidate<NT>(E, pam, NT - 1, L.sym[v], L.p[v], L.d[v], dmin);
-    }
-    for (int t = 1; t < NT; ++t) {
-        const int a = NT - 1 - t;
-        for (int k = 0; k < M; ++k)
-            mtt_residual<NT>(E, a, L.p[k].data(), L.b0[k], L.b1[k]);
-        for (int v = 0; v < M; ++v)
-            L.from[v] = mtt_best_incoming<NT>(E, a, pam, v, L.d.data(), L.b0.data(), L.b1.data(), L.next_d[v]);
-        for (int v = 0; v < M; ++v)
-            L.next_sym[v] = L.sym[L.from[v]];
-        for (int v = 0; v < M; ++v) {
-            L.sym[v] = L.next_sym[v];
-            for (int s = a + 1; s < NT; ++s)
-                mtt_assign<NT>(s, L.sym[v][s], pam, L.p[v].data(), L.sym[v].data());
-            mtt_assign<NT>(a, v, pam, L.p[v].data(), L.sym[v].data());
-            L.d[v] = L.next_d[v];
-            if (multipass || t == NT - 1)
-                record_candidate<NT>(E, pam, a, L.sym[v], L.p[v], L.d[v], dmin);
-        }
-    }
-}
 
 class cpu_mtt_engine final : public mtt_engine
 {
@@ -99,25 +31,28 @@ public:
     {
         const int M = m_pam.order(), Q = m_pam.bits_per_symbol();
         status_collector status;
-        dispatch_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+        dispatch_mtt_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
             constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            parallel_for(batch, 64, [&](size_t begin, size_t end) {
-                mtt_lanes<NT> lanes(M);
-                std::vector<float> E(2 * NT * mtt_width<NT>()), dmin(size_t(NT) * M);
-                for (size_t p = begin; p < end; ++p) {
-                    const auto* h = reinterpret_cast<const float*>(H + p * NR * NT);
-                    const auto* yy = reinterpret_cast<const float*>(y + p * NR);
-                    const problem_fault fault = mgs_qr_order<NR, NT>(h, yy, 0, E.data());
-                    if (fault != problem_fault::none) {
-                        status.report(make_status(p, fault));
-                        continue;
+            dispatch_levels(m_pam.levels, [&](auto l_c) {
+                constexpr int L = decltype(l_c)::value;
+                const mtt_levels<L> levels(m_pam);
+                parallel_for(batch, 64, [&](size_t begin, size_t end) {
+                    std::vector<float> E(2 * NT * mtt_width<NT>()), dmin(size_t(NT) * M);
+                    for (size_t p = begin; p < end; ++p) {
+                        const auto* h = reinterpret_cast<const float*>(H + p * NR * NT);
+                        const auto* yy = reinterpret_cast<const float*>(y + p * NR);
+                        const problem_fault fault = mgs_qr_order<NR, NT>(h, yy, 0, E.data());
+                        if (fault != problem_fault::none) {
+                            status.report(make_status(p, fault));
+                            continue;
+                        }
+                        mtt_search_serial<NT, L>(E.data(), levels, m_config.multipass, dmin.data());
+                        for (int t = 0; t < NT; ++t)
+                            for (int k = 0; k < Q; ++k)
+                                llr[(p * NT + t) * Q + k] = llr_from_symbol_minima(
+                                    dmin.data() + t * M, m_pam, k, n0, clip, k_unreached_llr);
                     }
-                    mtt_problem<NT>(E.data(), m_pam, m_config.multipass, dmin.data(), lanes);
-                    for (int t = 0; t < NT; ++t)
-                        for (int k = 0; k < Q; ++k)
-                            llr[(p * NT + t) * Q + k] =
-                                llr_from_symbol_minima(dmin.data() + t * M, m_pam, k, n0, clip, k_unreached_llr);
-                }
+                });
             });
         });
         throw_if_bad(m_config.multipass ? "mtt_detector" : "ot_detector", status.get());
@@ -137,13 +72,13 @@ std::unique_ptr<mtt_engine> make_cpu_mtt_engine(const mtt_config& config)
 
 namespace {
 
-detector_capabilities mtt_capabilities(bool multipass)
+detector_capabilities mtt_capabilities()
 {
     detector_capabilities c;
+    c.max_nt = k_mtt_max_streams;
     c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64};
     // MTT enumerates every path through each vertex for nt <= 2: exact there only.
     c.exact_max_log = false;
-    (void)multipass;
     return c;
 }
 
@@ -160,7 +95,7 @@ class mtt_detector final : public detector
 {
 public:
     mtt_detector(const detector_config& config, bool multipass, backend requested)
-        : detector(multipass ? "mtt" : "ot", checked(config), mtt_capabilities(multipass),
+        : detector(multipass ? "mtt" : "ot", checked(config), mtt_capabilities(),
                    mtt_parameters(multipass))
     {
         const mtt_config engine_config{config.shape, config.mod, multipass};
@@ -201,7 +136,7 @@ std::vector<detector_family> mtt_families()
             {multipass ? "mtt" : "ot",
              multipass ? "multi-pass trellis traversal soft detector (exact max-log ML for nt <= 2)"
                        : "one-pass trellis traversal soft detector (the last stage's candidate list)",
-             mtt_capabilities(multipass), mtt_parameters(multipass),
+             mtt_capabilities(), mtt_parameters(multipass),
              [multipass](const detector_config& c, backend b) {
                  return std::unique_ptr<detector>(new mtt_detector(c, multipass, b));
              }});

@@ -1,14 +1,19 @@
-// CUDA engine of the MTT/OT detector (thesis section 4.1): a thread per trellis
-// vertex, M threads per problem and 256/M problems per block. A block loads
-// its problems' H and y (coalesced: the input may be pinned host memory read
-// over PCIe), one thread per problem computes the QR into shared memory, then
-// the lanes run the same steps as the CPU engine (mtt_search.h): the
-// reductions meet in shared memory, each lane extends its own path in
-// registers, and full paths fold into per-symbol minima (atomicMin on the
-// float bits, valid for non-negative distances) that give the LLRs.
+// CUDA engine of the MTT/OT detector (thesis section 4.1). Two kernels run the
+// steps of mtt_search.h, the CPU engine's steps, so the results are the same
+// to the bit:
+//   - mtt_lanes_kernel (16- and 64-QAM): a thread per trellis vertex, M
+//     threads per problem, 256/M problems per block. The reductions meet in
+//     shared memory (one 16-byte load per incoming path), each lane extends its
+//     own path in registers, and full paths fold into per-symbol minima
+//     (atomicMin on the float bits, valid for non-negative distances).
+//   - mtt_serial_kernel (QPSK): a thread per problem running the CPU engine's
+//     mtt_search_serial; with M = 4 a thread per vertex would leave most of a
+//     block waiting at barriers.
+// Both load their problems' H and y into shared memory with coalesced reads
+// (the input may be pinned host memory read over PCIe), and one thread per
+// problem computes the QR.
 #include "../../qr/mgs_qr.h"
 #include "../../runtime/cuda_staging.h"
-#include "../../runtime/shape_dispatch.h"
 #include "../pam_table.h"
 #include "mtt_engine.h"
 #include "mtt_search.h"
@@ -20,140 +25,160 @@ namespace detail {
 
 namespace {
 
-constexpr int k_mtt_threads = 256;
+constexpr int k_lanes_threads = 256;
+constexpr int k_serial_threads = 128;
 
-template <int NR, int NT>
-struct mtt_smem {
-    int problems, M;
-    __host__ __device__ size_t h_floats() const { return size_t(problems) * 2 * NR * NT; }
-    __host__ __device__ size_t y_floats() const { return size_t(problems) * 2 * NR; }
-    __host__ __device__ size_t e_floats() const { return size_t(problems) * 2 * NT * mtt_width<NT>(); }
-    __host__ __device__ size_t lane_floats() const { return size_t(problems) * M; }
-    __host__ __device__ size_t bytes() const
-    {
-        return sizeof(float) * (h_floats() + y_floats() + e_floats() + 3 * lane_floats() + NT * lane_floats()) +
-               sizeof(int) * NT * lane_floats();
-    }
-};
-
-/// Folds a full path (after extension from a_last) into the symbol minima.
-template <int NT>
-__device__ __forceinline__ void record_candidate(const float* E, const pam_table& pam, int a_last, const int (&sym)[NT],
-                                                 const float (&p)[2 * NT], float d, int* dmin)
+/// Coalesced copy of `count` floats from global (or mapped host) memory to shared memory.
+__device__ __forceinline__ void load_block(float* dst, const float* __restrict__ src, int count)
 {
-    int s[NT];
-    float q[2 * NT];
-    MIMO_UNROLL
-    for (int i = 0; i < NT; ++i)
-        s[i] = sym[i];
-    MIMO_UNROLL
-    for (int i = 0; i < 2 * NT; ++i)
-        q[i] = p[i];
-    const float full = mtt_extend<NT>(E, a_last, pam, q, s, d);
-    const int M = pam.order();
-    MIMO_UNROLL
-    for (int t = 0; t < NT; ++t)
-        atomicMin(dmin + t * M + s[t], __float_as_int(full));
+    for (int i = threadIdx.x; i < count; i += blockDim.x)
+        dst[i] = src[i];
 }
 
-template <int NR, int NT>
-__global__ void __launch_bounds__(k_mtt_threads)
-    mtt_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, const __grid_constant__ pam_table pam,
-               bool multipass, float n0, float clip, float* __restrict__ llr, problem_status* status)
+template <int NR, int NT, int L>
+__global__ void __launch_bounds__(k_lanes_threads)
+    mtt_lanes_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
+                     const __grid_constant__ pam_table pam, bool multipass, float n0, float clip,
+                     float* __restrict__ llr, problem_status* status)
 {
-    constexpr int W = mtt_width<NT>(), h_floats = 2 * NR * NT, y_floats = 2 * NR, e_floats = 2 * NT * W;
-    const int M = pam.order(), P = blockDim.x / M;
-    const mtt_smem<NR, NT> layout{P, M};
-    extern __shared__ float smem[];
-    float* sH = smem;
-    float* sy = sH + layout.h_floats();
-    float* sE = sy + layout.y_floats();
-    float* sd = sE + layout.e_floats();
-    float* sb0 = sd + layout.lane_floats();
-    float* sb1 = sb0 + layout.lane_floats();
-    int* dmin = reinterpret_cast<int*>(sb1 + layout.lane_floats()); // [P][NT][M]
-    int* ssym = dmin + NT * layout.lane_floats();                     // [P][M][NT]
+    constexpr int M = L * L, P = k_lanes_threads / M, W = mtt_width<NT>();
+    constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, e_floats = 2 * NT * W;
+    __shared__ float sH[P * h_floats], sy[P * y_floats], sE[P * e_floats];
+    __shared__ float4 s_lane[P * M]; // (distance, residual 0, residual 1, -) of each lane's path
+    __shared__ int s_sym[P * M * NT];
+    __shared__ int s_dmin[P * NT * M];
 
     const size_t first = size_t(blockIdx.x) * P;
     const int n_problems = int(first + P <= batch ? P : batch - first);
-    for (int i = threadIdx.x; i < n_problems * h_floats; i += blockDim.x)
-        sH[i] = H[first * h_floats + i];
-    for (int i = threadIdx.x; i < n_problems * y_floats; i += blockDim.x)
-        sy[i] = y[first * y_floats + i];
+    load_block(sH, H + first * h_floats, n_problems * h_floats);
+    load_block(sy, y + first * y_floats, n_problems * y_floats);
     for (int i = threadIdx.x; i < P * NT * M; i += blockDim.x)
-        dmin[i] = __float_as_int(k_infinity);
+        s_dmin[i] = __float_as_int(k_infinity);
     __syncthreads();
     if (int(threadIdx.x) < n_problems) {
-        const problem_fault fault =
-            mgs_qr_order<NR, NT>(sH + threadIdx.x * h_floats, sy + threadIdx.x * y_floats, 0, sE + threadIdx.x * e_floats);
+        const problem_fault fault = mgs_qr_order<NR, NT>(sH + threadIdx.x * h_floats, sy + threadIdx.x * y_floats,
+                                                         0, sE + threadIdx.x * e_floats);
         if (fault != problem_fault::none)
             atomicMin(status, make_status(first + threadIdx.x, fault));
     }
     __syncthreads();
 
+    const mtt_levels<L> lv(pam);
     const int local = threadIdx.x / M, lane = threadIdx.x % M;
     const bool valid = local < n_problems;
     const float* E = sE + local * e_floats;
-    int* my_dmin = dmin + local * NT * M;
-    float* pd = sd + local * M;
-    float* pb0 = sb0 + local * M;
-    float* pb1 = sb1 + local * M;
-    int* psym = ssym + local * M * NT;
+    int* dmin = s_dmin + local * NT * M;
+    float4* lanes = s_lane + local * M;
+    int* syms = s_sym + local * M * NT;
+    auto keep_min = [dmin](int i, float d) { atomicMin(dmin + i, __float_as_int(d)); };
+    auto record = [&](const mtt_path<NT>& path, int a_last) {
+        mtt_path<NT> full = path;
+        full.d = mtt_extend<NT, L>(E, a_last, lv, full.p, full.sym, path.d);
+        mtt_record<NT, M>(full.sym, full.d, keep_min);
+    };
 
-    int sym[NT];
-    float p[2 * NT];
-    float d = 0.0f;
+    mtt_path<NT> path;
     if (valid) { // stage 0: stream NT-1 alone
         float b0, b1;
-        mtt_residual<NT>(E, NT - 1, p, b0, b1);
-        mtt_assign<NT>(NT - 1, lane, pam, p, sym);
-        d = mtt_weight<NT>(E, NT - 1, b0, b1, p[2 * (NT - 1)], p[2 * (NT - 1) + 1]);
-        psym[lane * NT + NT - 1] = lane;
+        mtt_residual<NT>(E, NT - 1, path.p, b0, b1);
+        mtt_assign<NT, L>(NT - 1, lane, lv, path.p, path.sym);
+        path.d = mtt_vertex<NT, L>(E, NT - 1, lv, lane).total(0.0f, b0, b1);
+        syms[lane * NT + NT - 1] = lane;
         if (multipass || NT == 1)
-            record_candidate<NT>(E, pam, NT - 1, sym, p, d, my_dmin);
+            record(path, NT - 1);
     }
     MIMO_UNROLL
     for (int t = 1; t < NT; ++t) {
         const int a = NT - 1 - t;
         if (valid) {
             float b0, b1;
-            mtt_residual<NT>(E, a, p, b0, b1);
-            pb0[lane] = b0;
-            pb1[lane] = b1;
-            pd[lane] = d;
+            mtt_residual<NT>(E, a, path.p, b0, b1);
+            lanes[lane] = make_float4(path.d, b0, b1, 0.0f);
         }
         __syncthreads();
-        int from_sym[NT];
-        float next_d = 0.0f;
+        int from[NT];
+        float best = k_infinity;
         if (valid) {
-            const int k = mtt_best_incoming<NT>(E, a, pam, lane, pd, pb0, pb1, next_d);
+            const mtt_vertex<NT, L> vertex(E, a, lv, lane);
+            int best_k = 0;
+            for (int k = 0; k < M; ++k) {
+                const float4 in = lanes[k];
+                const float total = vertex.total(in.x, in.y, in.z);
+                if (total < best) {
+                    best = total;
+                    best_k = k;
+                }
+            }
             MIMO_UNROLL
             for (int s = a + 1; s < NT; ++s)
-                from_sym[s] = psym[k * NT + s];
+                from[s] = syms[best_k * NT + s];
         }
         __syncthreads();
         if (valid) {
             MIMO_UNROLL
             for (int s = a + 1; s < NT; ++s) {
-                mtt_assign<NT>(s, from_sym[s], pam, p, sym);
-                psym[lane * NT + s] = from_sym[s];
+                mtt_assign<NT, L>(s, from[s], lv, path.p, path.sym);
+                syms[lane * NT + s] = from[s];
             }
-            mtt_assign<NT>(a, lane, pam, p, sym);
-            psym[lane * NT + a] = lane;
-            d = next_d;
+            mtt_assign<NT, L>(a, lane, lv, path.p, path.sym);
+            syms[lane * NT + a] = lane;
+            path.d = best;
             if (multipass || t == NT - 1)
-                record_candidate<NT>(E, pam, a, sym, p, d, my_dmin);
+                record(path, a);
         }
     }
     __syncthreads();
 
-    const int Q = pam.bits_per_symbol(), per_problem = NT * Q;
+    constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3)), per_problem = NT * Q;
     for (int i = threadIdx.x; i < n_problems * per_problem; i += blockDim.x) {
         const int lp = i / per_problem, b = i % per_problem;
-        llr[(first + lp) * per_problem + b] =
-            llr_from_symbol_minima(reinterpret_cast<const float*>(dmin) + (lp * NT + b / Q) * M, pam, b % Q, n0,
-                                   clip, k_unreached_llr);
+        llr[(first + lp) * per_problem + b] = llr_from_symbol_minima(
+            reinterpret_cast<const float*>(s_dmin) + (lp * NT + b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr);
     }
+}
+
+template <int NR, int NT, int L>
+__global__ void __launch_bounds__(k_serial_threads)
+    mtt_serial_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
+                      const __grid_constant__ pam_table pam, bool multipass, float n0, float clip,
+                      float* __restrict__ llr, problem_status* status)
+{
+    constexpr int M = L * L, P = k_serial_threads, W = mtt_width<NT>();
+    constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR;
+    constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3)), per_problem = NT * Q;
+    // H and y in, then (after the QR) the block's LLRs out, through the same shared memory.
+    constexpr int in_floats = P * (h_floats + y_floats), out_floats = P * per_problem;
+    __shared__ float s_io[in_floats > out_floats ? in_floats : out_floats];
+
+    const size_t first = size_t(blockIdx.x) * P;
+    const int n_problems = int(first + P <= batch ? P : batch - first);
+    float* sH = s_io;
+    float* sy = s_io + P * h_floats;
+    load_block(sH, H + first * h_floats, n_problems * h_floats);
+    load_block(sy, y + first * y_floats, n_problems * y_floats);
+    __syncthreads();
+
+    const bool valid = int(threadIdx.x) < n_problems;
+    float E[2 * NT * W];
+    bool good = false;
+    if (valid) {
+        const problem_fault fault =
+            mgs_qr_order<NR, NT>(sH + threadIdx.x * h_floats, sy + threadIdx.x * y_floats, 0, E);
+        if (fault != problem_fault::none)
+            atomicMin(status, make_status(first + threadIdx.x, fault));
+        good = fault == problem_fault::none;
+    }
+    float dmin[NT * M];
+    if (good)
+        mtt_search_serial<NT, L>(E, mtt_levels<L>(pam), multipass, dmin);
+    __syncthreads(); // everyone is done reading H and y
+    if (valid)
+        for (int b = 0; b < per_problem; ++b)
+            s_io[threadIdx.x * per_problem + b] =
+                good ? llr_from_symbol_minima(dmin + (b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr) : 0.0f;
+    __syncthreads();
+    for (int i = threadIdx.x; i < n_problems * per_problem; i += blockDim.x)
+        llr[first * per_problem + i] = s_io[i];
 }
 
 class cuda_mtt_engine final : public mtt_engine
@@ -180,18 +205,24 @@ public:
     {
         if (batch == 0)
             return;
-        const int M = m_pam.order(), P = k_mtt_threads / M;
-        dispatch_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+        const auto* h = reinterpret_cast<const float*>(d_H);
+        const auto* yy = reinterpret_cast<const float*>(d_y);
+        dispatch_mtt_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
             constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            const size_t shared = mtt_smem<NR, NT>{P, M}.bytes();
-            if (shared > 48 * 1024)
-                MIMO_CUDA_CHECK(cudaFuncSetAttribute(mtt_kernel<NR, NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                     int(shared)));
-            mtt_kernel<NR, NT><<<unsigned((batch + P - 1) / P), P * M, shared, stream>>>(
-                reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, m_pam,
-                m_config.multipass, n0, clip, d_llr, m_status.word());
+            dispatch_levels(m_pam.levels, [&](auto l_c) {
+                constexpr int L = decltype(l_c)::value;
+                if constexpr (L == 2) {
+                    mtt_serial_kernel<NR, NT, L>
+                        <<<unsigned((batch + k_serial_threads - 1) / k_serial_threads), k_serial_threads, 0, stream>>>(
+                            h, yy, batch, m_pam, m_config.multipass, n0, clip, d_llr, m_status.word());
+                } else {
+                    constexpr int P = k_lanes_threads / (L * L);
+                    mtt_lanes_kernel<NR, NT, L><<<unsigned((batch + P - 1) / P), k_lanes_threads, 0, stream>>>(
+                        h, yy, batch, m_pam, m_config.multipass, n0, clip, d_llr, m_status.word());
+                }
+            });
         });
-        MIMO_CUDA_CHECK_LAUNCH("mtt_kernel");
+        MIMO_CUDA_CHECK_LAUNCH("mtt kernel");
     }
 
     void check_device_status(cuda_stream_t stream) override { m_status.check(name(), stream); }
