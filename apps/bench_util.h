@@ -77,7 +77,9 @@ struct cuda_array { // plain owner for the benchmark's own device and pinned arr
 };
 
 /// Pinned copy bandwidth in bytes/s for `kind` (cudaMemcpyHostToDevice or
-/// cudaMemcpyDeviceToHost): 64 MiB copies, median of 11.
+/// cudaMemcpyDeviceToHost): 64 MiB copies, median of 11, after 20 untimed ones
+/// (an idle GPU's PCIe link needs a moment of traffic to reach full speed: a
+/// run without them once measured 31 GB/s instead of 54).
 inline double measure_pinned_bandwidth(cudaMemcpyKind kind)
 {
     const size_t bytes = size_t(64) << 20;
@@ -87,6 +89,9 @@ inline double measure_pinned_bandwidth(cudaMemcpyKind kind)
     cudaEvent_t a, b;
     BENCH_CHECK(cudaEventCreate(&a));
     BENCH_CHECK(cudaEventCreate(&b));
+    for (int i = 0; i < 20; ++i)
+        BENCH_CHECK(cudaMemcpyAsync(to_device ? dev.p : host.p, to_device ? host.p : dev.p, bytes, kind));
+    BENCH_CHECK(cudaDeviceSynchronize());
     for (int i = 0; i < 11; ++i) {
         BENCH_CHECK(cudaEventRecord(a));
         BENCH_CHECK(cudaMemcpyAsync(to_device ? dev.p : host.p, to_device ? host.p : dev.p, bytes, kind));

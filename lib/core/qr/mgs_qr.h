@@ -17,9 +17,11 @@ namespace detail {
 /// exactly dependent column sits near 1e-14).
 constexpr float k_singular_threshold = 1e-11f;
 
-/// H: nr*nt complex (interleaved floats, row-major), y: nr complex.
+/// H: nr*nt complex (interleaved floats, row-major), y: nr complex; element i
+/// of H and y is read at [i * PITCH] (PITCH > 1: problems interleaved in shared
+/// memory, so that a thread per problem reads without bank conflicts).
 /// Writes E = [R | Q^T y~] (2NT rows of 2NT+1 floats) for detection order `order`.
-template <int NR, int NT>
+template <int NR, int NT, int PITCH = 1>
 MIMO_HD problem_fault mgs_qr_order(const float* H, const float* y, int order, float* E)
 {
     constexpr int ROWS = 2 * NR, COLS = 2 * NT, W = COLS + 1;
@@ -30,14 +32,14 @@ MIMO_UNROLL
 MIMO_UNROLL
         for (int j = 0; j < NT; ++j) {
             const int t = (j + order) % NT;
-            const float hr = H[2 * (r * NT + t)], hi = H[2 * (r * NT + t) + 1];
+            const float hr = H[PITCH * (2 * (r * NT + t))], hi = H[PITCH * (2 * (r * NT + t) + 1)];
             v[2 * j][2 * r] = hr;
             v[2 * j][2 * r + 1] = hi;
             v[2 * j + 1][2 * r] = -hi;
             v[2 * j + 1][2 * r + 1] = hr;
         }
-        v[COLS][2 * r] = y[2 * r];
-        v[COLS][2 * r + 1] = y[2 * r + 1];
+        v[COLS][2 * r] = y[PITCH * (2 * r)];
+        v[COLS][2 * r + 1] = y[PITCH * (2 * r + 1)];
     }
 
     float max_norm2 = 0.0f, total = 0.0f;
