@@ -85,10 +85,13 @@ def is_ml(name):
 def draw(ax, table, ylabel, title, zero_notes, zero_what="errors", target=None):
     """One log-scale panel, a curve per detector; error-free points go to zero_notes.
     With a target, each legend entry gives the SNR at which the curve reaches it."""
-    for name, pts in table.items():
+    colors = plt.get_cmap("tab20").colors  # more detectors than the default 10 colours
+    markers = "o^vD<>ph*X"
+    for i, (name, pts) in enumerate(table.items()):
         shown = [(s, b) for s, b, _, e in pts if e > 0]
         zero = [s for s, _, _, e in pts if e == 0]
-        style = dict(color="black", linestyle="--", marker="s") if is_ml(name) else dict(marker="o")
+        style = (dict(color="black", linestyle="--", marker="s") if is_ml(name)
+                 else dict(color=colors[(2 * i) % 20 + (i // 10) % 2], marker=markers[i % len(markers)]))
         label = "max-log ML" if is_ml(name) else name
         if target is not None:
             at = snr_at_ber(pts, target)
