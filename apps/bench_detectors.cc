@@ -94,21 +94,6 @@ std::string config_text(const detector_row& r)
     return s;
 }
 
-/// Pageable input sets, rotated between calls so that caches do not flatter the numbers.
-struct host_inputs {
-    std::vector<std::vector<cfloat>> H, y;
-    host_inputs(const detector_workload& w, int count, uint64_t seed)
-    {
-        channel_simulator sim(w.shape, w.mod, seed);
-        std::vector<uint8_t> bits(w.problems * size_t(sim.bits_per_problem()));
-        for (int k = 0; k < count; ++k) {
-            sim.random_bits(bits.data(), bits.size());
-            H.emplace_back(w.problems * size_t(w.shape.nr * w.shape.nt));
-            y.emplace_back(w.problems * size_t(w.shape.nr));
-            sim.run(bits.data(), w.problems, noise_variance_from_snr_db(15.0), H.back().data(), y.back().data());
-        }
-    }
-};
 
 /// One H per problem (S = 1), no priors.
 detector_input batch_input(const cfloat* H, const cfloat* y, size_t problems)
@@ -124,7 +109,7 @@ detector_input batch_input(const cfloat* H, const cfloat* y, size_t problems)
 
 void time_on_cpu(detector_row& r, detector& det, const detector_bench_options& o)
 {
-    const host_inputs in(r.w, 2, o.seed);
+    const input_sets in(r.w.shape, r.w.mod, r.w.problems, 2, o.seed);
     std::vector<float> llr(r.w.problems * size_t(det.llrs_per_problem()));
     // Host memory only: no PCIe, no kernel, and pinned or pageable makes no difference.
     r.end_to_end_pageable_ms = r.end_to_end_pinned_ms = host_median_ms(std::max(3, o.trials / 5), [&](int i) {
@@ -178,19 +163,10 @@ double one_launch_ms(cudaStream_t s, F&& launch)
 void time_on_cuda(detector_row& r, detector& det, const detector_bench_options& o)
 {
     constexpr int sets = 8;
-    const host_inputs in(r.w, sets, o.seed);
-    const size_t nH = in.H[0].size(), ny = in.y[0].size(), n_llr = r.w.problems * size_t(det.llrs_per_problem());
-    std::vector<std::unique_ptr<cuda_array<cfloat>>> dH, dy, hH, hy;
-    for (int k = 0; k < sets; ++k) {
-        dH.emplace_back(new cuda_array<cfloat>(nH, false));
-        dy.emplace_back(new cuda_array<cfloat>(ny, false));
-        hH.emplace_back(new cuda_array<cfloat>(nH, true));
-        hy.emplace_back(new cuda_array<cfloat>(ny, true));
-        std::copy(in.H[k].begin(), in.H[k].end(), hH[k]->p);
-        std::copy(in.y[k].begin(), in.y[k].end(), hy[k]->p);
-        BENCH_CHECK(cudaMemcpy(dH[k]->p, hH[k]->p, nH * sizeof(cfloat), cudaMemcpyHostToDevice));
-        BENCH_CHECK(cudaMemcpy(dy[k]->p, hy[k]->p, ny * sizeof(cfloat), cudaMemcpyHostToDevice));
-    }
+    const input_sets in(r.w.shape, r.w.mod, r.w.problems, sets, o.seed);
+    const size_t n_llr = r.w.problems * size_t(det.llrs_per_problem());
+    const staged_sets st(in);
+    const auto &dH = st.dH, &dy = st.dy, &hH = st.hH, &hy = st.hy;
     cuda_array<float> d_llr(n_llr, false), h_llr(n_llr, true);
     std::vector<float> llr(n_llr);
     const owned_stream stream;

@@ -7,8 +7,11 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include <mimo_gpu/channel_simulator.h>
+
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstddef>
 #include <cstdio>
 #include <stdexcept>
@@ -37,6 +40,25 @@ double host_median_ms(int trials, F&& call)
     }
     return median(ms);
 }
+
+/// Simulated (H, y) input sets at 15 dB, rotated between calls so that caches
+/// do not flatter the numbers (detectors' work does not depend on the values,
+/// but realistic inputs keep any data-dependent path honest).
+struct input_sets {
+    std::vector<std::vector<mimo_gpu::cfloat>> H, y;
+    input_sets(mimo_gpu::mimo_shape shape, mimo_gpu::modulation mod, size_t problems, int count, uint64_t seed)
+    {
+        mimo_gpu::channel_simulator sim(shape, mod, seed);
+        std::vector<uint8_t> bits(problems * size_t(sim.bits_per_problem()));
+        for (int k = 0; k < count; ++k) {
+            sim.random_bits(bits.data(), bits.size());
+            H.emplace_back(problems * size_t(shape.nr * shape.nt));
+            y.emplace_back(problems * size_t(shape.nr));
+            sim.run(bits.data(), problems, mimo_gpu::noise_variance_from_snr_db(15.0), H.back().data(),
+                    y.back().data());
+        }
+    }
+};
 
 /// Mbit/s (10^6 bits per second); -1 when there is no time.
 inline double mbps(size_t bits, double ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e6 : -1.0; }
@@ -74,6 +96,26 @@ struct cuda_array { // plain owner for the benchmark's own device and pinned arr
     ~cuda_array() { pinned ? cudaFreeHost(p) : cudaFree(p); }
     cuda_array(const cuda_array&) = delete;
     cuda_array& operator=(const cuda_array&) = delete;
+};
+
+/// input_sets copied to device memory (kernel timing) and to pinned host memory
+/// (end-to-end timing from memory the CUDA engines use in place).
+struct staged_sets {
+    std::vector<std::unique_ptr<cuda_array<mimo_gpu::cfloat>>> dH, dy, hH, hy;
+    explicit staged_sets(const input_sets& in)
+    {
+        for (size_t k = 0; k < in.H.size(); ++k) {
+            const size_t nH = in.H[k].size(), ny = in.y[k].size();
+            dH.emplace_back(new cuda_array<mimo_gpu::cfloat>(nH, false));
+            dy.emplace_back(new cuda_array<mimo_gpu::cfloat>(ny, false));
+            hH.emplace_back(new cuda_array<mimo_gpu::cfloat>(nH, true));
+            hy.emplace_back(new cuda_array<mimo_gpu::cfloat>(ny, true));
+            std::copy(in.H[k].begin(), in.H[k].end(), hH[k]->p);
+            std::copy(in.y[k].begin(), in.y[k].end(), hy[k]->p);
+            BENCH_CHECK(cudaMemcpy(dH[k]->p, hH[k]->p, nH * sizeof(mimo_gpu::cfloat), cudaMemcpyHostToDevice));
+            BENCH_CHECK(cudaMemcpy(dy[k]->p, hy[k]->p, ny * sizeof(mimo_gpu::cfloat), cudaMemcpyHostToDevice));
+        }
+    }
 };
 
 /// Pinned copy bandwidth in bytes/s for `kind` (cudaMemcpyHostToDevice or

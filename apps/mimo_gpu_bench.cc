@@ -80,46 +80,21 @@ struct result {
     size_t bits = 0;
 };
 
-/// Input sets rotated between runs so that caches do not flatter the numbers.
-struct input_sets {
-    std::vector<std::vector<cfloat>> H, y;
-    input_sets(const bench_case& c, size_t batch, int count, uint64_t seed)
-    {
-        channel_simulator sim(c.shape, c.mod, seed);
-        std::vector<uint8_t> bits(batch * sim.bits_per_problem());
-        for (int k = 0; k < count; ++k) {
-            sim.random_bits(bits.data(), bits.size());
-            H.emplace_back(batch * c.shape.nr * c.shape.nt);
-            y.emplace_back(batch * c.shape.nr);
-            sim.run(bits.data(), batch, noise_variance_from_snr_db(15.0), H.back().data(), y.back().data());
-        }
-    }
-};
-
 #ifdef MIMO_GPU_HAVE_CUDA
 
 void bench_cuda(result& r, size_t batch, int trials, int reps, double h2d_bandwidth, uint64_t seed)
 {
     const bench_case& c = r.c;
     constexpr int sets = 8;
-    input_sets in(c, batch, sets, seed);
+    input_sets in(c.shape, c.mod, batch, sets, seed);
     const size_t nH = batch * c.shape.nr * c.shape.nt, ny = batch * c.shape.nr;
     qr_decomposition qr(c.shape, c.passes, backend::cuda);
     nway_detector det({c.shape, c.mod, c.passes, 0.0f}, backend::cuda);
     const size_t n_items = batch * qr.layout().floats_per_item(), n_llr = batch * det.llrs_per_problem();
     const float n0 = noise_variance_from_snr_db(15.0);
 
-    std::vector<std::unique_ptr<cuda_array<cfloat>>> dH, dy, hH, hy;
-    for (int k = 0; k < sets; ++k) {
-        dH.emplace_back(new cuda_array<cfloat>(nH, false));
-        dy.emplace_back(new cuda_array<cfloat>(ny, false));
-        hH.emplace_back(new cuda_array<cfloat>(nH, true));
-        hy.emplace_back(new cuda_array<cfloat>(ny, true));
-        std::copy(in.H[k].begin(), in.H[k].end(), hH[k]->p);
-        std::copy(in.y[k].begin(), in.y[k].end(), hy[k]->p);
-        BENCH_CHECK(cudaMemcpy(dH[k]->p, hH[k]->p, nH * sizeof(cfloat), cudaMemcpyHostToDevice));
-        BENCH_CHECK(cudaMemcpy(dy[k]->p, hy[k]->p, ny * sizeof(cfloat), cudaMemcpyHostToDevice));
-    }
+    const staged_sets st(in);
+    const auto &dH = st.dH, &dy = st.dy, &hH = st.hH, &hy = st.hy;
     cuda_array<float> d_items(n_items * sets, false), d_llr(n_llr, false), h_llr(n_llr, true);
     cudaStream_t s;
     BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -154,7 +129,7 @@ void bench_cuda(result& r, size_t batch, int trials, int reps, double h2d_bandwi
 
 void bench_cpu(result& r, size_t batch, int trials, uint64_t seed)
 {
-    input_sets in(r.c, batch, 2, seed);
+    input_sets in(r.c.shape, r.c.mod, batch, 2, seed);
     nway_detector det({r.c.shape, r.c.mod, r.c.passes, 0.0f}, backend::cpu);
     std::vector<float> llr(batch * det.llrs_per_problem());
     const float n0 = noise_variance_from_snr_db(15.0);

@@ -13,6 +13,8 @@
 
 #include <mimo_gpu/detector_registry.h>
 
+#include "numpy_arrays.h"
+
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,23 +24,8 @@ using ::mimo_gpu::cfloat;
 
 namespace {
 
-template <typename T>
-using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-std::string shape_of(const py::array& a)
-{
-    std::ostringstream out;
-    out << "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d)
-        out << (d ? ", " : "") << a.shape(d);
-    out << (a.ndim() == 1 ? ",)" : ")");
-    return out.str();
-}
-
-[[noreturn]] void bad_shape(const std::string& name, const std::string& expected, const py::array& got)
-{
-    throw py::value_error(name + " must have shape " + expected + ", got " + shape_of(got));
-}
+using mimo_gpu_python::carray;
+using mimo_gpu_python::shape_error;
 
 py::dict capabilities_of(const ::mimo_gpu::detector_capabilities& c)
 {
@@ -85,16 +72,16 @@ py::array detect(::mimo_gpu::detector& det,
     const int nr = det.shape().nr, nt = det.shape().nt, L = det.llrs_per_problem();
     const std::string hs = "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")";
     if (H.ndim() != 3 || H.shape(1) != nr || H.shape(2) != nt)
-        bad_shape("H", hs, H);
+        shape_error("H", hs, H);
     const py::ssize_t C = H.shape(0);
     const bool shared = y.ndim() == 3;
     if (!(y.ndim() == 2 || shared) || y.shape(0) != C || y.shape(y.ndim() - 1) != nr)
-        bad_shape("y",
+        shape_error("y",
                   "(C, nr) or (C, S, nr) with C = " + std::to_string(C) + ", nr = " + std::to_string(nr),
                   y);
     const py::ssize_t S = shared ? y.shape(1) : 1;
     if (S < 1)
-        bad_shape("y", "(C, S, nr) with S >= 1", y);
+        shape_error("y", "(C, S, nr) with S >= 1", y);
     std::vector<py::ssize_t> out_shape = shared ? std::vector<py::ssize_t>{ C, S, L }
                                                 : std::vector<py::ssize_t>{ C, L };
     ::mimo_gpu::detector_input in;
@@ -109,7 +96,7 @@ py::array detect(::mimo_gpu::detector& det,
         prior_array = py::cast<carray<float>>(priors);
         std::vector<py::ssize_t> got(prior_array.shape(), prior_array.shape() + prior_array.ndim());
         if (got != out_shape)
-            bad_shape("priors", "the output's shape (" + std::to_string(C) + ", ...)", prior_array);
+            shape_error("priors", "the output's shape (" + std::to_string(C) + ", ...)", prior_array);
         in.priors = prior_array.data();
     }
     if (!int8_scale.is_none()) {

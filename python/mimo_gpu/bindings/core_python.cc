@@ -22,6 +22,7 @@
 #include <mimo_gpu/nway_detector.h>
 #include <mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/turbo_decoder.h>
+#include "numpy_arrays.h"
 #include <turbo_parameters.h> // lib/blocks: the turbo parameter names, as the blocks take them
 
 #include <sstream>
@@ -33,25 +34,8 @@ using ::mimo_gpu::cfloat;
 
 namespace {
 
-template <typename T>
-using carray = py::array_t<T, py::array::c_style | py::array::forcecast>;
-
-std::string shape_string(const py::array& a)
-{
-    std::ostringstream out;
-    out << "(";
-    for (py::ssize_t d = 0; d < a.ndim(); ++d)
-        out << (d ? ", " : "") << a.shape(d);
-    out << (a.ndim() == 1 ? ",)" : ")");
-    return out.str();
-}
-
-[[noreturn]] void
-shape_error(const std::string& name, const std::string& expected, const py::array& got)
-{
-    throw py::value_error(name + " must have shape " + expected + ", got " +
-                          shape_string(got));
-}
+using mimo_gpu_python::carray;
+using mimo_gpu_python::shape_error;
 
 /// H (B, nr, nt) and y (B, nr), checked against each other.
 struct channel_arrays {
