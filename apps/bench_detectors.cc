@@ -29,23 +29,35 @@ namespace {
 // megabit is 2^20 bits (except 2x2 64-QAM, where they do not agree either way).
 constexpr size_t k_thesis_2x2_problems = 8 * 16384, k_thesis_4x4_problems = 8 * 8192;
 const reference_figure k_thesis_figures[] = {
-    {"mtt", 2, 2, modulation::qpsk, k_thesis_2x2_problems, 0.61, 822.59, 0.75, 663.65},
-    {"mtt", 2, 2, modulation::qam16, k_thesis_2x2_problems, 3.57, 280.08, 3.70, 269.89},
-    {"mtt", 2, 2, modulation::qam64, k_thesis_2x2_problems, 39.80, 43.86, 39.97, 43.91},
-    {"mtt", 4, 4, modulation::qpsk, k_thesis_4x4_problems, 1.62, 308.40, 1.76, 284.75},
-    {"mtt", 4, 4, modulation::qam16, k_thesis_4x4_problems, 8.19, 122.03, 8.31, 120.25},
-    {"mtt", 4, 4, modulation::qam64, k_thesis_4x4_problems, 124.52, 12.05, 124.62, 12.04},
+    { "mtt", 2, 2, modulation::qpsk, k_thesis_2x2_problems, 0.61, 822.59, 0.75, 663.65 },
+    { "mtt", 2, 2, modulation::qam16, k_thesis_2x2_problems, 3.57, 280.08, 3.70, 269.89 },
+    { "mtt", 2, 2, modulation::qam64, k_thesis_2x2_problems, 39.80, 43.86, 39.97, 43.91 },
+    { "mtt", 4, 4, modulation::qpsk, k_thesis_4x4_problems, 1.62, 308.40, 1.76, 284.75 },
+    { "mtt", 4, 4, modulation::qam16, k_thesis_4x4_problems, 8.19, 122.03, 8.31, 120.25 },
+    { "mtt",
+      4,
+      4,
+      modulation::qam64,
+      k_thesis_4x4_problems,
+      124.52,
+      12.05,
+      124.62,
+      12.04 },
 };
 
-const reference_figure* find_thesis_figure(const std::string& family, const detector_workload& w)
+const reference_figure* find_thesis_figure(const std::string& family,
+                                           const detector_workload& w)
 {
     for (const reference_figure& f : k_thesis_figures)
-        if (family == f.family && w.shape.nr == f.nr && w.shape.nt == f.nt && w.mod == f.mod)
+        if (family == f.family && w.shape.nr == f.nr && w.shape.nt == f.nt &&
+            w.mod == f.mod)
             return &f;
     return nullptr;
 }
 
-const modulation k_thesis_modulations[] = {modulation::qpsk, modulation::qam16, modulation::qam64};
+const modulation k_thesis_modulations[] = { modulation::qpsk,
+                                            modulation::qam16,
+                                            modulation::qam64 };
 
 size_t default_problems(const mimo_shape& shape)
 {
@@ -66,7 +78,10 @@ std::vector<std::string> split(const std::string& text, char sep)
     return parts;
 }
 
-long long parse_count(const std::string& text, const std::string& what, long long min, long long max)
+long long parse_count(const std::string& text,
+                      const std::string& what,
+                      long long min,
+                      long long max)
 {
     size_t used = 0;
     long long v = 0;
@@ -76,19 +91,24 @@ long long parse_count(const std::string& text, const std::string& what, long lon
         used = 0;
     }
     if (used == 0 || used != text.size() || v < min || v > max)
-        throw usage_error("option --shapes: " + what + " '" + text + "' is not an integer in " + std::to_string(min) +
-                          ".." + std::to_string(max));
+        throw usage_error("option --shapes: " + what + " '" + text +
+                          "' is not an integer in " + std::to_string(min) + ".." +
+                          std::to_string(max));
     return v;
 }
 
 double ratio(double a, double b) { return a > 0 && b > 0 ? a / b : -1.0; }
 
 /// "123x", "12.3x", "0.123x"; "-" when not measured.
-std::string times_text(double v) { return fmt(v, v >= 100 ? "%.0fx" : v >= 1 ? "%.1fx" : "%.3fx"); }
+std::string times_text(double v)
+{
+    return fmt(v, v >= 100 ? "%.0fx" : v >= 1 ? "%.1fx" : "%.3fx");
+}
 
 std::string config_text(const detector_row& r)
 {
-    std::string s = std::to_string(r.w.shape.nr) + "x" + std::to_string(r.w.shape.nt) + " " + to_string(r.w.mod);
+    std::string s = std::to_string(r.w.shape.nr) + "x" + std::to_string(r.w.shape.nt) +
+                    " " + to_string(r.w.mod);
     if (r.thesis && r.thesis->problems != r.w.problems)
         s += "*";
     return s;
@@ -112,9 +132,11 @@ void time_on_cpu(detector_row& r, detector& det, const detector_bench_options& o
     const input_sets in(r.w.shape, r.w.mod, r.w.problems, 2, o.seed);
     std::vector<float> llr(r.w.problems * size_t(det.llrs_per_problem()));
     // Host memory only: no PCIe, no kernel, and pinned or pageable makes no difference.
-    r.end_to_end_pageable_ms = r.end_to_end_pinned_ms = host_median_ms(std::max(3, o.trials / 5), [&](int i) {
-        det.detect(batch_input(in.H[i % 2].data(), in.y[i % 2].data(), r.w.problems), llr.data());
-    });
+    r.end_to_end_pageable_ms = r.end_to_end_pinned_ms =
+        host_median_ms(std::max(3, o.trials / 5), [&](int i) {
+            det.detect(batch_input(in.H[i % 2].data(), in.y[i % 2].data(), r.w.problems),
+                       llr.data());
+        });
 }
 
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -131,7 +153,8 @@ struct owned_stream {
 void abandon_capture(cudaStream_t s)
 {
     cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+    if (cudaStreamIsCapturing(s, &status) == cudaSuccess &&
+        status != cudaStreamCaptureStatusNone) {
         cudaGraph_t graph = nullptr;
         cudaStreamEndCapture(s, &graph);
         if (graph)
@@ -186,11 +209,13 @@ void time_on_cuda(detector_row& r, detector& det, const detector_bench_options& 
     }
     if (device_path) {
         auto launch = [&](int i) {
-            det.detect_device(batch_input(dH[i % sets]->p, dy[i % sets]->p, r.w.problems), d_llr.p, s);
+            det.detect_device(
+                batch_input(dH[i % sets]->p, dy[i % sets]->p, r.w.problems), d_llr.p, s);
         };
         // About 20 ms of launches per trial, at most max_reps (the N-way tables' --reps).
         const double once = one_launch_ms(s, launch);
-        r.kernel_reps = int(std::clamp(std::ceil(20.0 / std::max(once, 1e-3)), 1.0, double(o.max_reps)));
+        r.kernel_reps = int(
+            std::clamp(std::ceil(20.0 / std::max(once, 1e-3)), 1.0, double(o.max_reps)));
         try {
             r.kernel_ms = kernel_median_ms(s, o.trials, r.kernel_reps, true, launch);
             r.kernel_graph = true;
@@ -198,7 +223,8 @@ void time_on_cuda(detector_row& r, detector& det, const detector_bench_options& 
             throw;
         } catch (const std::exception& e) {
             abandon_capture(s);
-            r.note = std::string("CUDA graph capture failed (") + e.what() + "): plain stream launches";
+            r.note = std::string("CUDA graph capture failed (") + e.what() +
+                     "): plain stream launches";
             r.kernel_ms = kernel_median_ms(s, o.trials, r.kernel_reps, false, launch);
         }
         det.check_device_status(s);
@@ -210,17 +236,22 @@ void time_on_cuda(detector_row& r, detector& det, const detector_bench_options& 
         det.detect(batch_input(hH[i % sets]->p, hy[i % sets]->p, r.w.problems), h_llr.p);
     });
     r.end_to_end_pageable_ms = host_median_ms(o.trials, [&](int i) {
-        det.detect(batch_input(in.H[i % sets].data(), in.y[i % sets].data(), r.w.problems), llr.data());
+        det.detect(
+            batch_input(in.H[i % sets].data(), in.y[i % sets].data(), r.w.problems),
+            llr.data());
     });
 
-    const double t_in = r.bytes_in / o.h2d_bandwidth * 1e3, t_out = r.bytes_out / o.d2h_bandwidth * 1e3;
+    const double t_in = r.bytes_in / o.h2d_bandwidth * 1e3,
+                 t_out = r.bytes_out / o.d2h_bandwidth * 1e3;
     r.floor_overlapped_ms = std::max(t_in, t_out);
     r.floor_serial_ms = t_in + t_out;
 }
 
 #endif // MIMO_GPU_HAVE_CUDA
 
-detector_row bench_one(const detector_spec& spec, const detector_workload& w, const detector_bench_options& o)
+detector_row bench_one(const detector_spec& spec,
+                       const detector_workload& w,
+                       const detector_bench_options& o)
 {
     detector_row r;
     r.spec = spec;
@@ -229,26 +260,36 @@ detector_row bench_one(const detector_spec& spec, const detector_workload& w, co
     r.thesis = find_thesis_figure(spec.name, w);
     const constellation c(w.mod);
     r.bits = w.problems * size_t(w.shape.nt) * size_t(c.bits_per_symbol());
-    r.bytes_in = double(w.problems) * (w.shape.nr * w.shape.nt + w.shape.nr) * sizeof(cfloat);
+    r.bytes_in =
+        double(w.problems) * (w.shape.nr * w.shape.nt + w.shape.nr) * sizeof(cfloat);
     r.bytes_out = double(w.problems) * w.shape.nt * c.bits_per_symbol() * sizeof(float);
 
     const detector_family& family = find_detector_family(spec.name);
     const double candidates = std::pow(double(c.order()), double(w.shape.nt));
     if (family.capabilities.exact_max_log && candidates > o.max_exhaustive) {
         char why[160];
-        std::snprintf(why, sizeof why, "exhaustive search (exact max-log family) of M^nt = %.0f candidates > %.0f "
-                      "(--max-exhaustive)", candidates, o.max_exhaustive);
+        std::snprintf(
+            why,
+            sizeof why,
+            "exhaustive search (exact max-log family) of M^nt = %.0f candidates > %.0f "
+            "(--max-exhaustive)",
+            candidates,
+            o.max_exhaustive);
         r.skipped = why;
         return r;
     }
     std::unique_ptr<detector> det;
     try {
-        det = make_detector(spec.name, {w.shape, w.mod, spec.parameters}, o.backend);
+        det = make_detector(spec.name, { w.shape, w.mod, spec.parameters }, o.backend);
     } catch (const std::invalid_argument& e) {
         r.skipped = std::string("refused by the family: ") + e.what();
         return r;
     }
-    std::fprintf(stderr, "  %s %s, %zu problems ...\n", r.label.c_str(), config_text(r).c_str(), w.problems);
+    std::fprintf(stderr,
+                 "  %s %s, %zu problems ...\n",
+                 r.label.c_str(),
+                 config_text(r).c_str(),
+                 w.problems);
 #ifdef MIMO_GPU_HAVE_CUDA
     if (o.backend == backend::cuda) {
         time_on_cuda(r, *det, o);
@@ -264,9 +305,9 @@ detector_row bench_one(const detector_spec& spec, const detector_workload& w, co
 std::vector<detector_workload> thesis_workloads(size_t problems)
 {
     std::vector<detector_workload> out;
-    for (const mimo_shape shape : {mimo_shape{2, 2}, mimo_shape{4, 4}})
+    for (const mimo_shape shape : { mimo_shape{ 2, 2 }, mimo_shape{ 4, 4 } })
         for (const modulation m : k_thesis_modulations)
-            out.push_back({shape, m, problems ? problems : default_problems(shape)});
+            out.push_back({ shape, m, problems ? problems : default_problems(shape) });
     return out;
 }
 
@@ -278,22 +319,26 @@ std::vector<detector_workload> parse_workloads(const std::string& text, size_t p
             continue;
         const std::vector<std::string> parts = split(item, ':');
         if (parts.size() > 3)
-            throw usage_error("option --shapes: '" + item + "' is not NRxNT[:MODULATION[:PROBLEMS]]");
+            throw usage_error("option --shapes: '" + item +
+                              "' is not NRxNT[:MODULATION[:PROBLEMS]]");
         const std::string& s = parts[0];
         const size_t x = s.find_first_of("xX");
         if (x == std::string::npos)
             throw usage_error("option --shapes: '" + s + "' is not NRxNT (e.g. 4x4)");
-        mimo_shape shape{int(parse_count(s.substr(0, x), "receive antennas", 1, k_largest_shape)),
-                         int(parse_count(s.substr(x + 1), "streams", 1, k_largest_shape))};
+        mimo_shape shape{
+            int(parse_count(s.substr(0, x), "receive antennas", 1, k_largest_shape)),
+            int(parse_count(s.substr(x + 1), "streams", 1, k_largest_shape))
+        };
         checked_setup([&] { shape.validate(); });
-        std::vector<modulation> mods(std::begin(k_thesis_modulations), std::end(k_thesis_modulations));
+        std::vector<modulation> mods(std::begin(k_thesis_modulations),
+                                     std::end(k_thesis_modulations));
         if (parts.size() >= 2 && !parts[1].empty())
-            mods = {checked_setup([&] { return modulation_from_string(parts[1]); })};
+            mods = { checked_setup([&] { return modulation_from_string(parts[1]); }) };
         size_t count = problems ? problems : default_problems(shape);
         if (parts.size() == 3)
             count = size_t(parse_count(parts[2], "problem count", 1, 1 << 24));
         for (const modulation m : mods)
-            out.push_back({shape, m, count});
+            out.push_back({ shape, m, count });
     }
     if (out.empty())
         throw usage_error("option --shapes: no shape in '" + text + "'");
@@ -302,20 +347,8 @@ std::vector<detector_workload> parse_workloads(const std::string& text, size_t p
 
 std::vector<detector_spec> parse_bench_detectors(const std::string& text)
 {
-    std::vector<detector_spec> specs = parse_detector_list(text);
-    for (const detector_spec& spec : specs) {
-        const detector_family& family = find_detector_family(spec.name);
-        for (const auto& [name, value] : spec.parameters) {
-            const parameter_spec* p = family.find(name);
-            if (p && (!(value >= p->min && value <= p->max) || (p->integer && value != std::floor(value)))) {
-                std::ostringstream msg;
-                msg << "parameter '" << name << "' of detector '" << spec.name << "' must be "
-                    << (p->integer ? "an integer " : "") << "in [" << p->min << ", " << p->max << "], got " << value;
-                throw std::invalid_argument(msg.str());
-            }
-        }
-    }
-    return specs;
+    return parse_detector_list(
+        text); // names, parameters and their ranges are checked there
 }
 
 std::vector<detector_row> bench_detectors(const std::vector<detector_spec>& specs,
@@ -327,73 +360,127 @@ std::vector<detector_row> bench_detectors(const std::vector<detector_spec>& spec
         for (const detector_workload& w : workloads) {
             rows.push_back(bench_one(spec, w, options));
             if (!rows.back().skipped.empty())
-                std::fprintf(stderr, "  %s %s: skipped, %s\n", rows.back().label.c_str(),
-                             config_text(rows.back()).c_str(), rows.back().skipped.c_str());
+                std::fprintf(stderr,
+                             "  %s %s: skipped, %s\n",
+                             rows.back().label.c_str(),
+                             config_text(rows.back()).c_str(),
+                             rows.back().skipped.c_str());
         }
     return rows;
 }
 
-void print_detector_table(const std::string& title, const std::vector<detector_row>& rows,
+void print_detector_table(const std::string& title,
+                          const std::vector<detector_row>& rows,
                           const detector_bench_options& o)
 {
     const bool cuda = o.backend == backend::cuda;
     std::printf("\n%s\n", title.c_str());
-    std::printf("%-14s %-12s %8s | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s %6s %6s\n", "detector",
-                "config", "problems", "kernel ms", "Mbit/s", "thesis", "x thesis", "e2e ms", "Mbit/s", "th.e2e",
-                "x thesis", "pageable", "Mbit/s", "floor max", "floor sum", "/max", "/sum");
+    std::printf("%-14s %-12s %8s | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
+                "%6s %6s\n",
+                "detector",
+                "config",
+                "problems",
+                "kernel ms",
+                "Mbit/s",
+                "thesis",
+                "x thesis",
+                "e2e ms",
+                "Mbit/s",
+                "th.e2e",
+                "x thesis",
+                "pageable",
+                "Mbit/s",
+                "floor max",
+                "floor sum",
+                "/max",
+                "/sum");
     bool any_thesis = false, any_other_count = false;
     for (const detector_row& r : rows) {
         if (!r.skipped.empty())
             continue;
-        const double kernel_mbps = mbps(r.bits, r.kernel_ms), e2e_mbps = mbps(r.bits, r.end_to_end_pinned_ms);
-        const double th_kernel = r.thesis ? r.thesis->kernel_mbps : -1, th_e2e = r.thesis ? r.thesis->async_mbps : -1;
+        const double kernel_mbps = mbps(r.bits, r.kernel_ms),
+                     e2e_mbps = mbps(r.bits, r.end_to_end_pinned_ms);
+        const double th_kernel = r.thesis ? r.thesis->kernel_mbps : -1,
+                     th_e2e = r.thesis ? r.thesis->async_mbps : -1;
         any_thesis = any_thesis || r.thesis;
-        any_other_count = any_other_count || (r.thesis && r.thesis->problems != r.w.problems);
-        std::printf("%-14s %-12s %8zu | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s %6s %6s\n",
-                    r.label.c_str(), config_text(r).c_str(), r.w.problems, fmt(r.kernel_ms).c_str(),
-                    fmt(kernel_mbps, "%.1f").c_str(), fmt(th_kernel, "%.2f").c_str(),
-                    times_text(ratio(kernel_mbps, th_kernel)).c_str(), fmt(r.end_to_end_pinned_ms).c_str(),
-                    fmt(e2e_mbps, "%.1f").c_str(), fmt(th_e2e, "%.2f").c_str(),
-                    times_text(ratio(e2e_mbps, th_e2e)).c_str(), fmt(r.end_to_end_pageable_ms).c_str(),
-                    fmt(mbps(r.bits, r.end_to_end_pageable_ms), "%.1f").c_str(), fmt(r.floor_overlapped_ms).c_str(),
-                    fmt(r.floor_serial_ms).c_str(), fmt(ratio(r.end_to_end_pinned_ms, r.floor_overlapped_ms), "%.2f").c_str(),
-                    fmt(ratio(r.end_to_end_pinned_ms, r.floor_serial_ms), "%.2f").c_str());
+        any_other_count =
+            any_other_count || (r.thesis && r.thesis->problems != r.w.problems);
+        std::printf(
+            "%-14s %-12s %8zu | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
+            "%6s %6s\n",
+            r.label.c_str(),
+            config_text(r).c_str(),
+            r.w.problems,
+            fmt(r.kernel_ms).c_str(),
+            fmt(kernel_mbps, "%.1f").c_str(),
+            fmt(th_kernel, "%.2f").c_str(),
+            times_text(ratio(kernel_mbps, th_kernel)).c_str(),
+            fmt(r.end_to_end_pinned_ms).c_str(),
+            fmt(e2e_mbps, "%.1f").c_str(),
+            fmt(th_e2e, "%.2f").c_str(),
+            times_text(ratio(e2e_mbps, th_e2e)).c_str(),
+            fmt(r.end_to_end_pageable_ms).c_str(),
+            fmt(mbps(r.bits, r.end_to_end_pageable_ms), "%.1f").c_str(),
+            fmt(r.floor_overlapped_ms).c_str(),
+            fmt(r.floor_serial_ms).c_str(),
+            fmt(ratio(r.end_to_end_pinned_ms, r.floor_overlapped_ms), "%.2f").c_str(),
+            fmt(ratio(r.end_to_end_pinned_ms, r.floor_serial_ms), "%.2f").c_str());
     }
     for (const detector_row& r : rows)
         if (!r.skipped.empty())
-            std::printf("  skipped %s %s: %s\n", r.label.c_str(), config_text(r).c_str(), r.skipped.c_str());
+            std::printf("  skipped %s %s: %s\n",
+                        r.label.c_str(),
+                        config_text(r).c_str(),
+                        r.skipped.c_str());
     for (const detector_row& r : rows)
         if (r.skipped.empty() && !r.note.empty())
-            std::printf("  note %s %s: %s\n", r.label.c_str(), config_text(r).c_str(), r.note.c_str());
+            std::printf("  note %s %s: %s\n",
+                        r.label.c_str(),
+                        config_text(r).c_str(),
+                        r.note.c_str());
 
     // What each column is.
     if (cuda) {
-        std::printf("  kernel: detect_device() from H and y in device memory to float LLRs in device memory (the "
-                    "QR included), 8 rotating input sets, CUDA graph of up to %d launches (about 20 ms) per trial, "
+        std::printf("  kernel: detect_device() from H and y in device memory to float "
+                    "LLRs in device memory (the "
+                    "QR included), 8 rotating input sets, CUDA graph of up to %d "
+                    "launches (about 20 ms) per trial, "
                     "median of %d trials; '-': the family has no device path.\n",
-                    o.max_reps, o.trials);
-        std::printf("  e2e: detect() from pinned host memory (cudaMallocHost, used in place) to pinned host memory, "
-                    "host clock, median of %d; pageable: the same from std::vector memory (staged).\n",
+                    o.max_reps,
                     o.trials);
-        std::printf("  floor: H and y in (8 B per complex) plus float LLRs out, over the measured pinned bandwidths "
-                    "(host to device %.1f GB/s, device to host %.1f GB/s). 'floor max' counts in and out as "
-                    "overlapping (max(in, out): PCIe is full duplex), 'floor sum' as one after the other "
+        std::printf("  e2e: detect() from pinned host memory (cudaMallocHost, used in "
+                    "place) to pinned host memory, "
+                    "host clock, median of %d; pageable: the same from std::vector "
+                    "memory (staged).\n",
+                    o.trials);
+        std::printf("  floor: H and y in (8 B per complex) plus float LLRs out, over the "
+                    "measured pinned bandwidths "
+                    "(host to device %.1f GB/s, device to host %.1f GB/s). 'floor max' "
+                    "counts in and out as "
+                    "overlapping (max(in, out): PCIe is full duplex), 'floor sum' as one "
+                    "after the other "
                     "(in + out); /max and /sum are e2e over each.\n",
-                    o.h2d_bandwidth / 1e9, o.d2h_bandwidth / 1e9);
+                    o.h2d_bandwidth / 1e9,
+                    o.d2h_bandwidth / 1e9);
     } else {
-        std::printf("  CPU backend: end to end only (detect() on host memory, median of %d); no kernel, no PCIe "
+        std::printf("  CPU backend: end to end only (detect() on host memory, median of "
+                    "%d); no kernel, no PCIe "
                     "floor.\n",
                     std::max(3, o.trials / 5));
     }
     std::printf("  Mbit/s: 10^6 detected bits per second (problems * nt * log2 M).\n");
     if (!any_thesis)
         return;
-    std::printf("  thesis: MTT on an Nvidia Tesla C1060 (Tables 4.1, 4.2): 'thesis' its kernel (R and y' of a "
-                "host QR in), 'th.e2e' its asynchronous run (8 streams overlapping copies and kernels); its "
-                "Mbit/s agree with its ms when they count 2^20 bits (all but 2x2 64-QAM, which agrees neither way), "
+    std::printf("  thesis: MTT on an Nvidia Tesla C1060 (Tables 4.1, 4.2): 'thesis' its "
+                "kernel (R and y' of a "
+                "host QR in), 'th.e2e' its asynchronous run (8 streams overlapping "
+                "copies and kernels); its "
+                "Mbit/s agree with its ms when they count 2^20 bits (all but 2x2 64-QAM, "
+                "which agrees neither way), "
                 "so 'x thesis' is about 5%% kinder to us than a ratio of times.\n");
     if (any_other_count)
-        std::printf("  *: a problem count other than the thesis' (8 x 16384 for 2x2, 8 x 8192 for 4x4).\n");
+        std::printf("  *: a problem count other than the thesis' (8 x 16384 for 2x2, 8 x "
+                    "8192 for 4x4).\n");
 
     // The goals, read off the rows with a thesis figure.
     double min_kernel = -1, max_floor_max = -1, max_floor_sum = -1;
@@ -411,24 +498,33 @@ void print_detector_table(const std::string& title, const std::vector<detector_r
             max_floor_max = fm;
             max_floor_at = r.label + " " + config_text(r);
         }
-        max_floor_sum = std::max(max_floor_sum, ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
+        max_floor_sum =
+            std::max(max_floor_sum, ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
     }
     if (min_kernel > 0)
-        std::printf("  goal kernel >= 100x the thesis: lowest %.1fx (%s): %s\n", min_kernel, min_kernel_at.c_str(),
+        std::printf("  goal kernel >= 100x the thesis: lowest %.1fx (%s): %s\n",
+                    min_kernel,
+                    min_kernel_at.c_str(),
                     min_kernel >= 100 ? "met" : "NOT met");
     else
         std::printf("  goal kernel >= 100x the thesis: no kernel time\n");
     if (max_floor_max > 0)
-        std::printf("  goal end to end <= 1.5x the PCIe floor: highest %.2fx of floor max (%s): %s; highest %.2fx "
+        std::printf("  goal end to end <= 1.5x the PCIe floor: highest %.2fx of floor "
+                    "max (%s): %s; highest %.2fx "
                     "of floor sum: %s\n",
-                    max_floor_max, max_floor_at.c_str(), max_floor_max <= 1.5 ? "met" : "NOT met", max_floor_sum,
+                    max_floor_max,
+                    max_floor_at.c_str(),
+                    max_floor_max <= 1.5 ? "met" : "NOT met",
+                    max_floor_sum,
                     max_floor_sum <= 1.5 ? "met" : "NOT met");
     else
         std::printf("  goal end to end <= 1.5x the PCIe floor: no floor (%s)\n",
                     cuda ? "nothing measured" : "CPU backend");
 }
 
-void write_detector_json(json_writer& j, const std::string& table, const std::vector<detector_row>& rows)
+void write_detector_json(json_writer& j,
+                         const std::string& table,
+                         const std::vector<detector_row>& rows)
 {
     j.begin_array("detectors");
     for (const detector_row& r : rows) {
@@ -438,28 +534,44 @@ void write_detector_json(json_writer& j, const std::string& table, const std::ve
         for (const auto& [name, value] : r.spec.parameters)
             j.value(name, value);
         j.end_object();
-        j.value("nr", r.w.shape.nr).value("nt", r.w.shape.nt).value("modulation", to_string(r.w.mod));
+        j.value("nr", r.w.shape.nr)
+            .value("nt", r.w.shape.nt)
+            .value("modulation", to_string(r.w.mod));
         j.value("problems", (unsigned long)r.w.problems).value("symbols_per_channel", 1);
-        j.value("bits", (unsigned long)r.bits).value("bytes_in", r.bytes_in).value("bytes_out", r.bytes_out);
+        j.value("bits", (unsigned long)r.bits)
+            .value("bytes_in", r.bytes_in)
+            .value("bytes_out", r.bytes_out);
         if (!r.skipped.empty())
             j.value("skipped", r.skipped);
         if (!r.note.empty())
             j.value("note", r.note);
         j.value("kernel_ms", r.kernel_ms).value("kernel_Mbps", mbps(r.bits, r.kernel_ms));
-        j.value("kernel_timing", r.kernel_ms < 0 ? "none" : r.kernel_graph ? "cuda_graph" : "stream");
+        j.value("kernel_timing",
+                r.kernel_ms < 0  ? "none"
+                : r.kernel_graph ? "cuda_graph"
+                                 : "stream");
         j.value("kernel_launches_per_trial", r.kernel_reps);
-        j.value("end_to_end_pinned_ms", r.end_to_end_pinned_ms).value("end_to_end_pageable_ms", r.end_to_end_pageable_ms);
+        j.value("end_to_end_pinned_ms", r.end_to_end_pinned_ms)
+            .value("end_to_end_pageable_ms", r.end_to_end_pageable_ms);
         j.value("end_to_end_pinned_Mbps", mbps(r.bits, r.end_to_end_pinned_ms));
         j.value("end_to_end_pageable_Mbps", mbps(r.bits, r.end_to_end_pageable_ms));
-        j.value("floor_overlapped_ms", r.floor_overlapped_ms).value("floor_serial_ms", r.floor_serial_ms);
-        j.value("end_to_end_over_floor_overlapped", ratio(r.end_to_end_pinned_ms, r.floor_overlapped_ms));
-        j.value("end_to_end_over_floor_serial", ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
+        j.value("floor_overlapped_ms", r.floor_overlapped_ms)
+            .value("floor_serial_ms", r.floor_serial_ms);
+        j.value("end_to_end_over_floor_overlapped",
+                ratio(r.end_to_end_pinned_ms, r.floor_overlapped_ms));
+        j.value("end_to_end_over_floor_serial",
+                ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
         if (r.thesis) {
-            j.value("thesis_device", "Nvidia Tesla C1060").value("thesis_problems", (unsigned long)r.thesis->problems);
-            j.value("thesis_kernel_ms", r.thesis->kernel_ms).value("thesis_kernel_Mbps", r.thesis->kernel_mbps);
-            j.value("thesis_async_ms", r.thesis->async_ms).value("thesis_async_Mbps", r.thesis->async_mbps);
-            j.value("kernel_x_thesis", ratio(mbps(r.bits, r.kernel_ms), r.thesis->kernel_mbps));
-            j.value("end_to_end_x_thesis_async", ratio(mbps(r.bits, r.end_to_end_pinned_ms), r.thesis->async_mbps));
+            j.value("thesis_device", "Nvidia Tesla C1060")
+                .value("thesis_problems", (unsigned long)r.thesis->problems);
+            j.value("thesis_kernel_ms", r.thesis->kernel_ms)
+                .value("thesis_kernel_Mbps", r.thesis->kernel_mbps);
+            j.value("thesis_async_ms", r.thesis->async_ms)
+                .value("thesis_async_Mbps", r.thesis->async_mbps);
+            j.value("kernel_x_thesis",
+                    ratio(mbps(r.bits, r.kernel_ms), r.thesis->kernel_mbps));
+            j.value("end_to_end_x_thesis_async",
+                    ratio(mbps(r.bits, r.end_to_end_pinned_ms), r.thesis->async_mbps));
         }
         j.end_object();
     }

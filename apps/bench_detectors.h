@@ -31,7 +31,8 @@ std::vector<detector_workload> thesis_workloads(size_t problems = 0);
 /// "2x2:qpsk:131072,4x4:64qam:65536"; the count may be left out ("4x4:16qam": the
 /// thesis' count for 2x2 and 4x4, else 65536; or `problems` when > 0), and so may
 /// the modulation ("2x2": QPSK, 16-QAM and 64-QAM). Throws usage_error.
-std::vector<detector_workload> parse_workloads(const std::string& text, size_t problems = 0);
+std::vector<detector_workload> parse_workloads(const std::string& text,
+                                               size_t problems = 0);
 
 /// parse_detector_list, and each given parameter value checked against its
 /// family's range (limits that depend on the shape are checked per workload,
@@ -40,11 +41,12 @@ std::vector<mimo_gpu::detector_spec> parse_bench_detectors(const std::string& te
 
 struct detector_bench_options {
     mimo_gpu::backend backend = mimo_gpu::backend::cpu;
-    int trials = 25;       ///< timed trials per measurement (median)
-    int max_reps = 50;     ///< kernel launches per timed trial, at most
+    int trials = 25;   ///< timed trials per measurement (median)
+    int max_reps = 50; ///< kernel launches per timed trial, at most
     uint64_t seed = 1;
     double h2d_bandwidth = 0, d2h_bandwidth = 0; ///< pinned, bytes/s (CUDA only)
-    /// Families whose LLRs are exact max-log (an exhaustive search) are skipped when M^nt exceeds this.
+    /// Families whose LLRs are exact max-log (an exhaustive search) are skipped when M^nt
+    /// exceeds this.
     double max_exhaustive = 65536;
 };
 
@@ -62,28 +64,36 @@ struct detector_row {
     mimo_gpu::detector_spec spec;
     std::string label;
     detector_workload w;
-    size_t bits = 0;             ///< problems * nt * log2(M)
+    size_t bits = 0; ///< problems * nt * log2(M)
     double bytes_in = 0, bytes_out = 0;
-    double kernel_ms = -1;       ///< detect_device, device memory to device memory
-    bool kernel_graph = false;   ///< timed as replays of a CUDA graph (else plain stream launches)
+    double kernel_ms = -1; ///< detect_device, device memory to device memory
+    bool kernel_graph =
+        false; ///< timed as replays of a CUDA graph (else plain stream launches)
     int kernel_reps = 0;
     double end_to_end_pinned_ms = -1, end_to_end_pageable_ms = -1;
-    double floor_overlapped_ms = -1, floor_serial_ms = -1; ///< max(in, out) and in + out over the pinned bandwidths
-    const reference_figure* thesis = nullptr; ///< the thesis' figure for this workload, if any
-    std::string skipped;         ///< why the row was not measured ("" when it was)
-    std::string note;            ///< e.g. "no device path"
+    double floor_overlapped_ms = -1,
+           floor_serial_ms = -1; ///< max(in, out) and in + out over the pinned bandwidths
+    const reference_figure* thesis =
+        nullptr;         ///< the thesis' figure for this workload, if any
+    std::string skipped; ///< why the row was not measured ("" when it was)
+    std::string note;    ///< e.g. "no device path"
 };
 
-/// Times each spec on each workload (spec-major order). Refusals and skips become rows with `skipped` set.
-std::vector<detector_row> bench_detectors(const std::vector<mimo_gpu::detector_spec>& specs,
-                                          const std::vector<detector_workload>& workloads,
-                                          const detector_bench_options& options);
+/// Times each spec on each workload (spec-major order). Refusals and skips become rows
+/// with `skipped` set.
+std::vector<detector_row>
+bench_detectors(const std::vector<mimo_gpu::detector_spec>& specs,
+                const std::vector<detector_workload>& workloads,
+                const detector_bench_options& options);
 
 /// The table, its notes and the thesis goals (when any row has a thesis figure).
-void print_detector_table(const std::string& title, const std::vector<detector_row>& rows,
+void print_detector_table(const std::string& title,
+                          const std::vector<detector_row>& rows,
                           const detector_bench_options& options);
 
 /// Appends the "detectors" array (one object per row, `table` naming the table).
-void write_detector_json(json_writer& j, const std::string& table, const std::vector<detector_row>& rows);
+void write_detector_json(json_writer& j,
+                         const std::string& table,
+                         const std::vector<detector_row>& rows);
 
 } // namespace mimo_gpu_apps

@@ -11,9 +11,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 #include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,8 +26,8 @@ inline double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
-/// Median over `trials` of the host-clock time of call(1..trials), after a warm-up call(0)
-/// (buffers are allocated on first use).
+/// Median over `trials` of the host-clock time of call(1..trials), after a warm-up
+/// call(0) (buffers are allocated on first use).
 template <typename F>
 double host_median_ms(int trials, F&& call)
 {
@@ -36,7 +36,9 @@ double host_median_ms(int trials, F&& call)
     for (int t = 0; t < trials; ++t) {
         const auto start = std::chrono::steady_clock::now();
         call(t + 1);
-        ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        ms.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
     }
     return median(ms);
 }
@@ -46,7 +48,11 @@ double host_median_ms(int trials, F&& call)
 /// but realistic inputs keep any data-dependent path honest).
 struct input_sets {
     std::vector<std::vector<mimo_gpu::cfloat>> H, y;
-    input_sets(mimo_gpu::mimo_shape shape, mimo_gpu::modulation mod, size_t problems, int count, uint64_t seed)
+    input_sets(mimo_gpu::mimo_shape shape,
+               mimo_gpu::modulation mod,
+               size_t problems,
+               int count,
+               uint64_t seed)
     {
         mimo_gpu::channel_simulator sim(shape, mod, seed);
         std::vector<uint8_t> bits(problems * size_t(sim.bits_per_problem()));
@@ -54,14 +60,20 @@ struct input_sets {
             sim.random_bits(bits.data(), bits.size());
             H.emplace_back(problems * size_t(shape.nr * shape.nt));
             y.emplace_back(problems * size_t(shape.nr));
-            sim.run(bits.data(), problems, mimo_gpu::noise_variance_from_snr_db(15.0), H.back().data(),
+            sim.run(bits.data(),
+                    problems,
+                    mimo_gpu::noise_variance_from_snr_db(15.0),
+                    H.back().data(),
                     y.back().data());
         }
     }
 };
 
 /// Mbit/s (10^6 bits per second); -1 when there is no time.
-inline double mbps(size_t bits, double ms) { return ms > 0 ? bits / (ms * 1e-3) / 1e6 : -1.0; }
+inline double mbps(size_t bits, double ms)
+{
+    return ms > 0 ? bits / (ms * 1e-3) / 1e6 : -1.0;
+}
 
 /// A table cell: "-" for a negative (not measured) value.
 inline std::string fmt(double v, const char* f = "%.4f")
@@ -75,11 +87,12 @@ inline std::string fmt(double v, const char* f = "%.4f")
 
 #ifdef MIMO_GPU_HAVE_CUDA
 
-#define BENCH_CHECK(call)                                                                        \
-    do {                                                                                         \
-        const cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess)                                                                   \
-            throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_));       \
+#define BENCH_CHECK(call)                                        \
+    do {                                                         \
+        const cudaError_t e_ = (call);                           \
+        if (e_ != cudaSuccess)                                   \
+            throw std::runtime_error(std::string(#call) + ": " + \
+                                     cudaGetErrorString(e_));    \
     } while (0)
 
 template <typename T>
@@ -112,8 +125,14 @@ struct staged_sets {
             hy.emplace_back(new cuda_array<mimo_gpu::cfloat>(ny, true));
             std::copy(in.H[k].begin(), in.H[k].end(), hH[k]->p);
             std::copy(in.y[k].begin(), in.y[k].end(), hy[k]->p);
-            BENCH_CHECK(cudaMemcpy(dH[k]->p, hH[k]->p, nH * sizeof(mimo_gpu::cfloat), cudaMemcpyHostToDevice));
-            BENCH_CHECK(cudaMemcpy(dy[k]->p, hy[k]->p, ny * sizeof(mimo_gpu::cfloat), cudaMemcpyHostToDevice));
+            BENCH_CHECK(cudaMemcpy(dH[k]->p,
+                                   hH[k]->p,
+                                   nH * sizeof(mimo_gpu::cfloat),
+                                   cudaMemcpyHostToDevice));
+            BENCH_CHECK(cudaMemcpy(dy[k]->p,
+                                   hy[k]->p,
+                                   ny * sizeof(mimo_gpu::cfloat),
+                                   cudaMemcpyHostToDevice));
         }
     }
 };
@@ -132,11 +151,13 @@ inline double measure_pinned_bandwidth(cudaMemcpyKind kind)
     BENCH_CHECK(cudaEventCreate(&a));
     BENCH_CHECK(cudaEventCreate(&b));
     for (int i = 0; i < 20; ++i)
-        BENCH_CHECK(cudaMemcpyAsync(to_device ? dev.p : host.p, to_device ? host.p : dev.p, bytes, kind));
+        BENCH_CHECK(cudaMemcpyAsync(
+            to_device ? dev.p : host.p, to_device ? host.p : dev.p, bytes, kind));
     BENCH_CHECK(cudaDeviceSynchronize());
     for (int i = 0; i < 11; ++i) {
         BENCH_CHECK(cudaEventRecord(a));
-        BENCH_CHECK(cudaMemcpyAsync(to_device ? dev.p : host.p, to_device ? host.p : dev.p, bytes, kind));
+        BENCH_CHECK(cudaMemcpyAsync(
+            to_device ? dev.p : host.p, to_device ? host.p : dev.p, bytes, kind));
         BENCH_CHECK(cudaEventRecord(b));
         BENCH_CHECK(cudaEventSynchronize(b));
         float t = 0;
@@ -149,7 +170,10 @@ inline double measure_pinned_bandwidth(cudaMemcpyKind kind)
 }
 
 /// Pinned host-to-device copy bandwidth in bytes/s (the ceiling for end to end).
-inline double measure_h2d_bandwidth() { return measure_pinned_bandwidth(cudaMemcpyHostToDevice); }
+inline double measure_h2d_bandwidth()
+{
+    return measure_pinned_bandwidth(cudaMemcpyHostToDevice);
+}
 
 /// Median over trials of the mean time of `reps` back-to-back launches, by CUDA
 /// events. With `as_graph` the launches are captured once into a CUDA graph and

@@ -18,8 +18,8 @@ namespace {
 int run(const command_line& cli)
 {
     auto sim = checked_setup([&] {
-        core::mimo_shape shape{ int(cli.integer("nr", 1, core::k_max_antennas)),
-                                int(cli.integer("nt", 1, core::k_max_antennas)) };
+        core::mimo_shape shape{ int(cli.integer("nr", 1, core::k_largest_shape)),
+                                int(cli.integer("nt", 1, core::k_largest_shape)) };
         shape.validate();
         return core::channel_simulator(shape, core::modulation_from_string(cli.text("modulation")),
                                        uint64_t(cli.integer("seed", 0, (1LL << 62))));

@@ -77,17 +77,26 @@ int coded_bits_for(int A, double rate, int unit)
 }
 
 /// Without --detectors: N-way with 1..nt passes, MTT and OT where they take the
-/// modulation, and exhaustive ML while M^nt <= 65536 (beyond, ML is too slow for a default).
-std::string default_detectors(int nt, const core::constellation& constel)
+/// shape and modulation, and exhaustive ML while M^nt <= 65536 (beyond, ML is
+/// too slow for a default; any of them can be named with --detectors).
+std::string default_detectors(int nr, int nt, const core::constellation& constel)
 {
+    auto takes = [&](const char* family) {
+        const auto& caps = core::find_detector_family(family).capabilities;
+        return caps.supports(constel.kind()) && nr <= caps.max_nr && nt <= caps.max_nt;
+    };
     std::string list;
-    for (int n = 1; n <= std::min(nt, core::k_max_antennas); ++n)
-        list += "nway:" + std::to_string(n) + ",";
+    if (takes("nway"))
+        for (int n = 1; n <= nt; ++n)
+            list += "nway:" + std::to_string(n) + ",";
     for (const char* family : { "mtt", "ot" })
-        if (core::find_detector_family(family).capabilities.supports(constel.kind()))
+        if (takes(family))
             list += std::string(family) + ",";
-    if (std::pow(double(constel.order()), nt) <= 65536.0)
+    if (takes("ml") && std::pow(double(constel.order()), nt) <= 65536.0)
         list += "ml";
+    if (list.empty())
+        throw usage_error("no default detector takes " + std::to_string(nr) + "x" + std::to_string(nt) + " " +
+                          core::to_string(constel.kind()) + ": name one with --detectors");
     return list;
 }
 
@@ -118,7 +127,7 @@ struct simulation_config {
             c.modulation = core::to_string(constel.kind());
             c.bits_per_symbol = constel.bits_per_symbol();
             c.detectors = core::parse_detector_list(
-                cli.is_set("detectors") ? cli.text("detectors") : default_detectors(c.nt, constel));
+                cli.is_set("detectors") ? cli.text("detectors") : default_detectors(c.nr, c.nt, constel));
             // Every detector is checked against its family (shape, modulation, parameters) now,
             // not in the first flowgraph.
             for (const auto& d : c.detectors)
@@ -713,7 +722,7 @@ int main(int argc, char** argv)
                                names += (names.empty() ? "" : ", ") + n;
                            return names;
                        }() +
-                       ". Default: nway:1..NT, mtt and ot where they take the modulation, ml while M^NT <= 65536"),
+                       ". Default: nway:1..NT, mtt and ot where they take the shape and modulation, ml while M^NT <= 65536");
     cli.add_option("snr", "A:B:STEP", "SNR points in dB, STOP included, or one value", "0:24:3");
     cli.add_option("problems", "COUNT", "problems (resource elements) per SNR point", "10000");
     cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");

@@ -14,14 +14,15 @@
 
 namespace mimo_gpu {
 
-/// What a detector family can do; checked when a detector is made and at every call.
+/// What a detector family can do; checked when a detector is made.
 struct detector_capabilities {
     int max_nr = k_max_antennas; ///< receive antennas 1..max_nr
     int max_nt = k_max_antennas; ///< streams 1..max_nt (and nt <= nr)
     std::vector<modulation> modulations;
-    bool soft_output = true;     ///< false: hard decisions, delivered as +-llr_clip LLRs
-    bool exact_max_log = false;  ///< true: the LLRs are those of exhaustive max-log ML
-    bool accepts_priors = false; ///< takes a-priori LLRs (iterative detection and decoding)
+    bool soft_output = true;    ///< false: hard decisions, delivered as +-llr_clip LLRs
+    bool exact_max_log = false; ///< true: the LLRs are those of exhaustive max-log ML
+    bool accepts_priors =
+        false; ///< takes a-priori LLRs (iterative detection and decoding)
     /// Per-channel preprocessing runs once for the S symbols that share a channel;
     /// false: the detector works per symbol, the S symbols of a channel simply share H.
     bool reuses_channels = false;
@@ -35,10 +36,15 @@ struct detector_capabilities {
 struct parameter_spec {
     std::string name;
     double default_value = 0;
-    double min = 0, max = 0; ///< allowed range, inclusive; max may depend on the shape (see family)
+    double min = 0,
+           max =
+               0; ///< allowed range, inclusive; max may depend on the shape (see family)
     bool integer = false;
     bool settable = false; ///< may change after construction (set_parameter)
     std::string help;
+    /// Throws std::invalid_argument naming `family` unless value is in range (and whole,
+    /// if integer).
+    void check(const std::string& family, double value) const;
 };
 
 /// Parameter values by name; a family fills in the defaults of those not given.
@@ -55,14 +61,24 @@ struct detector_config {
 /// H[c] and y[p]. Pointers are host memory for detect(), device memory for
 /// detect_device().
 struct detector_input {
-    const cfloat* H = nullptr;     ///< C * nr * nt, row-major per matrix
-    const cfloat* y = nullptr;     ///< C * S * nr
-    size_t channels = 0;           ///< C
-    int symbols_per_channel = 1;   ///< S >= 1
-    const float* priors = nullptr; ///< optional a-priori LLRs, the output's layout (C * S * nt * Q)
-    float n0 = 0;                  ///< noise variance per complex receive sample, finite and > 0
+    const cfloat* H = nullptr;   ///< C * nr * nt, row-major per matrix
+    const cfloat* y = nullptr;   ///< C * S * nr
+    size_t channels = 0;         ///< C
+    int symbols_per_channel = 1; ///< S >= 1
+    const float* priors =
+        nullptr;  ///< optional a-priori LLRs, the output's layout (C * S * nt * Q)
+    float n0 = 0; ///< noise variance per complex receive sample, finite and > 0
     size_t problems() const { return channels * size_t(symbols_per_channel); }
 };
+
+/// LLR magnitude of a bit whose hypothesis or counter-hypothesis no candidate
+/// of a list detector reached, when clipping is off (with clipping: the clip value).
+constexpr float k_unreached_llr = 1000.0f;
+
+/// Default LLR clip of the list detectors (N-way, OT): LLRs are clipped to
+/// [-8, 8] and a bit whose counter-hypothesis no candidate reached gets +-8, a
+/// bounded magnitude the turbo decoder downstream does well with (docs/detectors.md).
+constexpr float k_default_llr_clip = 8.0f;
 
 /// int8 LLRs: q = clamp(round(L * scale), -127, 127); L = q / scale.
 constexpr float k_default_int8_scale = 8.0f;
@@ -95,20 +111,28 @@ public:
     /// Bad input (n0, null pointers, priors to a detector that takes none,
     /// non-finite or singular problems) throws std::invalid_argument.
     void detect(const detector_input& in, float* llr);
-    void detect(const detector_input& in, int8_t* llr, float int8_scale = k_default_int8_scale);
+    void detect(const detector_input& in,
+                int8_t* llr,
+                float int8_scale = k_default_int8_scale);
     /// One H per problem (S = 1), no priors.
     void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr);
 
-    /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error).
-    /// Bad problems are reported by the next check_device_status.
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error). Bad problems are reported by the next check_device_status. A
+    /// detector's device scratch is its own: use one stream at a time per detector.
     void detect_device(const detector_input& in, float* d_llr, cuda_stream_t stream);
-    void detect_device(const detector_input& in, int8_t* d_llr, float int8_scale, cuda_stream_t stream);
+    void detect_device(const detector_input& in,
+                       int8_t* d_llr,
+                       float int8_scale,
+                       cuda_stream_t stream);
     /// Waits for `stream` and throws for the first bad problem since the last check.
     void check_device_status(cuda_stream_t stream);
 
 protected:
     /// `config` has been checked against the family (detector_registry does it).
-    detector(std::string name, detector_config config, detector_capabilities caps,
+    detector(std::string name,
+             detector_config config,
+             detector_capabilities caps,
              std::vector<parameter_spec> specs);
 
     /// The family's work. Inputs are checked; in.symbols_per_channel is 1 unless

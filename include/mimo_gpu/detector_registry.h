@@ -20,9 +20,13 @@ struct detector_family {
     std::function<std::unique_ptr<detector>(const detector_config&, backend)> make;
 
     /// The config with defaults filled in, checked: shape and modulation within
-    /// the capabilities, every parameter known and in range (throws std::invalid_argument).
+    /// the capabilities, every parameter known and in range (throws
+    /// std::invalid_argument).
     detector_config checked(const detector_config& config) const;
     const parameter_spec* find(const std::string& parameter) const;
+    /// As find, but an unknown name throws std::invalid_argument listing the family's
+    /// parameters.
+    const parameter_spec& known(const std::string& parameter) const;
 };
 
 /// Every family, in registration order.
@@ -32,7 +36,8 @@ std::vector<std::string> detector_names();
 const detector_family& find_detector_family(const std::string& name);
 
 /// Makes a detector of family `name` (config checked first).
-std::unique_ptr<detector> make_detector(const std::string& name, const detector_config& config,
+std::unique_ptr<detector> make_detector(const std::string& name,
+                                        const detector_config& config,
                                         backend requested = backend::automatic);
 
 /// A detector named as the programs and blocks take it: "nway:4",
@@ -44,7 +49,8 @@ struct detector_spec {
     /// "nway:4" style label for tables: the name and the non-default values given.
     std::string label() const;
 };
-/// Throws std::invalid_argument for an unknown family, parameter or a value that is not a number.
+/// Throws std::invalid_argument for an unknown family, parameter or a value that is not a
+/// number.
 detector_spec parse_detector_spec(const std::string& text);
 /// "nway:1,nway:4,mtt,ml" -> the specs, in order.
 std::vector<detector_spec> parse_detector_list(const std::string& text);

@@ -13,15 +13,6 @@
 
 namespace mimo_gpu {
 
-/// LLR magnitude given to a bit whose hypothesis or counter-hypothesis no
-/// candidate reached, when clipping is off (with clipping: the clip value).
-constexpr float k_unreached_llr = 1000.0f;
-
-/// Default LLR clip of the list detectors (N-way, OT): LLRs are clipped to
-/// [-8, 8] and a bit whose counter-hypothesis no candidate reached gets +-8, a
-/// bounded magnitude the turbo decoder downstream does well with (docs/detectors.md).
-constexpr float k_default_llr_clip = 8.0f;
-
 struct nway_config {
     mimo_shape shape;
     modulation mod = modulation::qam16;

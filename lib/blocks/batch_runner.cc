@@ -12,8 +12,8 @@
 namespace gr {
 namespace mimo_gpu {
 
-batch_runner::batch_runner(size_t max_batch, gr::logger_ptr logger)
-    : m_max_batch(max_batch), m_logger(std::move(logger))
+batch_runner::batch_runner(size_t max_batch, gr::logger_ptr logger, int items_per_unit)
+    : m_max_batch(max_batch), m_logger(std::move(logger)), m_items_per_unit(uint64_t(items_per_unit))
 {
 }
 
@@ -31,8 +31,8 @@ void batch_runner::run(int begin, int end, const std::function<void(int, int)>& 
             core_call(first, count);
         } catch (const std::exception& e) {
             m_logger->error("stream items {}..{}: {}; ending the stream",
-                            m_first_stream_item + first,
-                            m_first_stream_item + first + count - 1,
+                            m_first_stream_item + first * m_items_per_unit,
+                            m_first_stream_item + (first + count) * m_items_per_unit - 1,
                             e.what());
             m_failed = true;
             m_done_before_failure = first;

@@ -25,7 +25,9 @@ namespace mimo_gpu {
 class batch_runner
 {
 public:
-    batch_runner(size_t max_batch, gr::logger_ptr logger);
+    /// items_per_unit: stream items per unit of run()'s ranges (the S received
+    /// vectors of a channel), so that errors name stream items.
+    batch_runner(size_t max_batch, gr::logger_ptr logger, int items_per_unit = 1);
 
     /// Starts a work() call whose item 0 is absolute stream item `first_stream_item`;
     /// false once a core call has failed (work() then returns WORK_DONE).
@@ -41,6 +43,7 @@ public:
 private:
     size_t m_max_batch;
     gr::logger_ptr m_logger;
+    uint64_t m_items_per_unit;
     uint64_t m_first_stream_item = 0;
     bool m_failed = false;
     int m_done_before_failure = 0;

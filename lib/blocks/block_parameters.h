@@ -16,7 +16,7 @@
 namespace gr {
 namespace mimo_gpu {
 
-/// Validated shape: 1 <= nt <= nr <= 8.
+/// Validated shape: 1 <= nt <= nr <= 1024 (each detector family checks its own limits).
 ::mimo_gpu::mimo_shape checked_shape(int nr, int nt);
 /// noise_var finite and > 0.
 float checked_noise_var(double noise_var);

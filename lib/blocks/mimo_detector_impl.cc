@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "mimo_detector_impl.h"
 #include "block_parameters.h"
+#include "mimo_detector_impl.h"
 #include "noise_var_tags.h"
 
 #include <gnuradio/block_detail.h>
@@ -15,17 +15,6 @@
 
 namespace gr {
 namespace mimo_gpu {
-
-namespace {
-gr::io_signature::sptr channel_and_symbol_signature(const ::mimo_gpu::detector& core)
-{
-    const auto shape = core.shape();
-    return gr::io_signature::make2(2,
-                                   2,
-                                   sizeof(gr_complex) * shape.nr * shape.nt,
-                                   sizeof(gr_complex) * shape.nr);
-}
-} // namespace
 
 mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         int nr,
@@ -61,14 +50,17 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
                                        int symbols_per_channel,
                                        int max_batch)
     : gr::block("mimo_detector",
-                channel_and_symbol_signature(*core),
+                channel_signature(core->shape().nr, core->shape().nt),
                 gr::io_signature::make(1, 1, sizeof(float) * core->llrs_per_problem())),
       d_core(std::move(core)),
       d_symbols_per_channel(symbols_per_channel),
-      d_batches(std::max(1, max_batch / symbols_per_channel), d_logger),
+      d_batches(
+          std::max(1, max_batch / symbols_per_channel), d_logger, symbols_per_channel),
       d_noise_var(checked_noise_var(noise_var))
 {
     set_output_multiple(d_symbols_per_channel);
+    // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
+    set_tag_propagation_policy(TPP_CUSTOM);
     request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', on backend {}",
                    d_core->name(),
@@ -128,16 +120,18 @@ int mimo_detector_impl::general_work(int noutput_items,
     const int S = d_symbols_per_channel;
     const auto shape = d_core->shape();
     const size_t llrs_per_symbol = d_core->llrs_per_problem();
-    const int channels = std::min({ ninput_items[0], ninput_items[1] / S, noutput_items / S });
+    const int channels =
+        std::min({ ninput_items[0], ninput_items[1] / S, noutput_items / S });
     if (channels <= 0)
         return 0;
 
-    if (!d_batches.start(nitems_read(0)))
+    if (!d_batches.start(nitems_read(1)))
         return WORK_DONE;
     gr::thread::scoped_lock lock(d_mutex);
     std::vector<gr::tag_t> tags;
     get_tags_in_window(tags, 1, 0, channels * S, k_noise_var_key);
-    // N0 changes at channel boundaries: a tag applies from the first symbol of its channel.
+    // N0 changes at channel boundaries: a tag applies from the first symbol of its
+    // channel.
     const auto segments = split_at_noise_var_tags(
         tags, nitems_read(1), channels * S, d_noise_var, d_logger);
     for (size_t i = 0; i < segments.size(); ++i) {
@@ -156,6 +150,10 @@ int mimo_detector_impl::general_work(int noutput_items,
     const int done = d_batches.finish(channels);
     if (done < 0)
         return WORK_DONE;
+    std::vector<gr::tag_t> y_tags;
+    get_tags_in_window(y_tags, 1, 0, done * S);
+    for (const auto& tag : y_tags)
+        add_item_tag(0, tag); // same absolute offset: output and y advance together
     consume(0, done);
     consume(1, done * S);
     return done * S;
@@ -165,13 +163,14 @@ bool mimo_detector_impl::stop()
 {
     // Received vectors left over at the end do not fill a channel of S symbols
     // (or have no H): say so rather than drop them silently.
-    if (detail() && detail()->ninputs() == 2) {
+    if (detail() && detail()->ninputs() == 2 && detail()->input(1)->done()) {
         const int left = detail()->input(1)->items_available();
         if (left > 0)
-            d_logger->error("the y stream ended with {} received vector(s) that do not fill "
-                            "a channel of S = {} symbols with an H item: they were not detected",
-                            left,
-                            d_symbols_per_channel);
+            d_logger->error(
+                "the y stream ended with {} received vector(s) that do not fill "
+                "a channel of S = {} symbols with an H item: they were not detected",
+                left,
+                d_symbols_per_channel);
     }
     return true;
 }

@@ -42,7 +42,8 @@ private:
     std::unique_ptr<::mimo_gpu::detector> d_core;
     const int d_symbols_per_channel;
     batch_runner d_batches; // in channels
-    mutable gr::thread::mutex d_mutex; // guards N0 and the parameters, set from other threads
+    mutable gr::thread::mutex
+        d_mutex; // guards N0 and the parameters, set from other threads
     float d_noise_var;
 };
 

@@ -29,14 +29,16 @@ std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> ta
     for (const auto& tag : tags) {
         if (!pmt::eq(tag.key, k_noise_var_key))
             continue;
-        const double value = pmt::is_number(tag.value) ? pmt::to_double(tag.value) : NAN;
+        double value = NAN;
         try {
+            if (pmt::is_real(tag.value) || pmt::is_integer(tag.value))
+                value = pmt::to_double(tag.value);
             ::mimo_gpu::check_noise_variance(value); // as float, where it is used
-        } catch (const std::invalid_argument&) {
+        } catch (const std::exception&) { // not a real number, or none > 0 in float
             logger->warn("ignoring noise_var tag at item {}: {} is not a finite number > 0 "
                          "in single precision",
                          tag.offset,
-                         value);
+                         pmt::write_string(tag.value));
             continue;
         }
         const int at = static_cast<int>(tag.offset - first_item);

@@ -31,36 +31,57 @@ std::string error_of(const std::function<void()>& f)
 TEST(detector_registry, every_family_is_made_by_name_and_states_its_capabilities)
 {
     const auto names = detector_names();
-    for (const char* expected : {"nway", "ml"})
-        EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+    for (const char* expected : { "nway", "ml" })
+        EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end())
+            << expected;
     for (const auto& family : detector_families()) {
         EXPECT_FALSE(family.capabilities.modulations.empty()) << family.name;
-        auto det = make_detector(family.name, {{2, 2}, modulation::qpsk, {}}, backend::cpu);
+        auto det =
+            make_detector(family.name, { { 2, 2 }, modulation::qpsk, {} }, backend::cpu);
         EXPECT_EQ(det->name(), family.name);
         EXPECT_EQ(det->llrs_per_problem(), 4);
         for (const auto& p : family.parameters)
-            EXPECT_EQ(det->parameter(p.name), p.default_value) << family.name << " " << p.name;
+            EXPECT_EQ(det->parameter(p.name), p.default_value)
+                << family.name << " " << p.name;
     }
 }
 
 TEST(detector_registry, bad_names_parameters_and_shapes_are_clear_errors)
 {
-    const std::string unknown = error_of([] { make_detector("sphere", {{2, 2}, modulation::qpsk, {}}); });
+    const std::string unknown = error_of([] {
+        make_detector("sphere", { { 2, 2 }, modulation::qpsk, {} });
+    });
     EXPECT_NE(unknown.find("unknown detector 'sphere'"), std::string::npos) << unknown;
     for (const auto& n : detector_names())
         EXPECT_NE(unknown.find(n), std::string::npos) << unknown;
-    const std::string param =
-        error_of([] { make_detector("ml", {{2, 2}, modulation::qpsk, {{"passes", 2}}}, backend::cpu); });
+    const std::string param = error_of([] {
+        make_detector(
+            "ml", { { 2, 2 }, modulation::qpsk, { { "passes", 2 } } }, backend::cpu);
+    });
     EXPECT_NE(param.find("no parameter 'passes'"), std::string::npos) << param;
-    const std::string range =
-        error_of([] { make_detector("nway", {{2, 2}, modulation::qpsk, {{"passes", 1.5}}}, backend::cpu); });
+    const std::string range = error_of([] {
+        make_detector(
+            "nway", { { 2, 2 }, modulation::qpsk, { { "passes", 1.5 } } }, backend::cpu);
+    });
     EXPECT_NE(range.find("integer"), std::string::npos) << range;
-    EXPECT_NE(error_of([] { make_detector("nway", {{2, 2}, modulation::qpsk, {{"passes", 3}}}, backend::cpu); }), "");
-    const std::string shape = error_of([] { make_detector("mtt", {{16, 16}, modulation::qpsk, {}}, backend::cpu); });
+    EXPECT_NE(error_of([] {
+                  make_detector("nway",
+                                { { 2, 2 }, modulation::qpsk, { { "passes", 3 } } },
+                                backend::cpu);
+              }),
+              "");
+    const std::string shape = error_of([] {
+        make_detector("mtt", { { 16, 16 }, modulation::qpsk, {} }, backend::cpu);
+    });
     EXPECT_NE(shape.find("nr <= 8"), std::string::npos) << shape;
-    const std::string mod = error_of([] { make_detector("mtt", {{2, 2}, modulation::qam256, {}}, backend::cpu); });
+    const std::string mod = error_of([] {
+        make_detector("mtt", { { 2, 2 }, modulation::qam256, {} }, backend::cpu);
+    });
     EXPECT_NE(mod.find("does not take 256qam"), std::string::npos) << mod;
-    EXPECT_NE(error_of([] { make_detector("nway", {{2, 3}, modulation::qpsk, {}}, backend::cpu); }), "");
+    EXPECT_NE(error_of([] {
+                  make_detector("nway", { { 2, 3 }, modulation::qpsk, {} }, backend::cpu);
+              }),
+              "");
 }
 
 TEST(detector_registry, specs_parse_primary_and_named_parameters)
@@ -83,16 +104,20 @@ TEST(detector_registry, specs_parse_primary_and_named_parameters)
 
 TEST(detector_interface, registry_detectors_equal_the_family_classes)
 {
-    problem_batch pb({4, 4}, modulation::qam16, 300, 12.0, fresh_seed());
+    problem_batch pb({ 4, 4 }, modulation::qam16, 300, 12.0, fresh_seed());
     std::vector<float> a(300 * 16, NAN), b(a.size(), NAN);
-    nway_detector direct({pb.shape, pb.mod, 3, 5.0f}, backend::cpu);
+    nway_detector direct({ pb.shape, pb.mod, 3, 5.0f }, backend::cpu);
     direct.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, a.data());
-    auto by_name = make_detector("nway", {pb.shape, pb.mod, {{"passes", 3}, {"llr_clip", 5}}}, backend::cpu);
+    auto by_name =
+        make_detector("nway",
+                      { pb.shape, pb.mod, { { "passes", 3 }, { "llr_clip", 5 } } },
+                      backend::cpu);
     by_name->detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, b.data());
     expect_bit_identical(b, a, "nway by name");
     ml_detector ml(pb.shape, pb.mod, backend::cpu);
     ml.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, a.data());
-    make_detector("ml", {pb.shape, pb.mod, {}}, backend::cpu)->detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, b.data());
+    make_detector("ml", { pb.shape, pb.mod, {} }, backend::cpu)
+        ->detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, b.data());
     expect_bit_identical(b, a, "ml by name");
 }
 
@@ -100,7 +125,7 @@ TEST(detector_interface, symbols_sharing_a_channel_equal_a_repeated_channel)
 {
     const int S = 5;
     const size_t C = 40;
-    problem_batch pb({2, 2}, modulation::qam16, C * S, 10.0, fresh_seed());
+    problem_batch pb({ 2, 2 }, modulation::qam16, C * S, 10.0, fresh_seed());
     std::vector<cfloat> H_per_channel(C * 4), H_repeated(C * S * 4);
     for (size_t c = 0; c < C; ++c)
         for (int i = 0; i < 4; ++i) {
@@ -109,7 +134,7 @@ TEST(detector_interface, symbols_sharing_a_channel_equal_a_repeated_channel)
                 H_repeated[(c * S + s) * 4 + i] = pb.H[c * S * 4 + i];
         }
     for (const auto& name : detector_names()) {
-        auto det = make_detector(name, {pb.shape, pb.mod, {}}, backend::cpu);
+        auto det = make_detector(name, { pb.shape, pb.mod, {} }, backend::cpu);
         std::vector<float> want(C * S * 8, NAN), got(want.size(), NAN);
         det->detect(H_repeated.data(), pb.y.data(), C * S, pb.n0, want.data());
         detector_input in;
@@ -124,14 +149,17 @@ TEST(detector_interface, symbols_sharing_a_channel_equal_a_repeated_channel)
         std::vector<int8_t> q(want.size());
         det->detect(in, q.data(), 4.0f);
         for (size_t i = 0; i < want.size(); ++i)
-            ASSERT_EQ(q[i], int8_t(std::max(-127.0f, std::min(127.0f, std::nearbyint(want[i] * 4.0f))))) << i;
+            ASSERT_EQ(q[i],
+                      int8_t(std::max(-127.0f,
+                                      std::min(127.0f, std::nearbyint(want[i] * 4.0f)))))
+                << i;
     }
 }
 
 TEST(detector_interface, bad_calls_are_clear_errors)
 {
-    auto det = make_detector("nway", {{2, 2}, modulation::qpsk, {}}, backend::cpu);
-    problem_batch pb({2, 2}, modulation::qpsk, 4, 10.0, 3);
+    auto det = make_detector("nway", { { 2, 2 }, modulation::qpsk, {} }, backend::cpu);
+    problem_batch pb({ 2, 2 }, modulation::qpsk, 4, 10.0, 3);
     std::vector<float> llr(16), priors(16, 0.0f);
     detector_input in;
     in.H = pb.H.data();
@@ -139,12 +167,15 @@ TEST(detector_interface, bad_calls_are_clear_errors)
     in.channels = 4;
     in.n0 = pb.n0;
     in.priors = priors.data();
-    EXPECT_NE(error_of([&] { det->detect(in, llr.data()); }).find("takes no a-priori LLRs"), std::string::npos);
+    EXPECT_NE(
+        error_of([&] { det->detect(in, llr.data()); }).find("takes no a-priori LLRs"),
+        std::string::npos);
     in.priors = nullptr;
     in.symbols_per_channel = 0;
-    EXPECT_NE(error_of([&] { det->detect(in, llr.data()); }).find("symbols per channel"), std::string::npos);
+    EXPECT_NE(error_of([&] { det->detect(in, llr.data()); }).find("symbols per channel"),
+              std::string::npos);
     in.symbols_per_channel = 1;
-    for (double n0 : {0.0, -1.0, 1e-50, 1e300, double(NAN)}) {
+    for (double n0 : { 0.0, -1.0, 1e-50, 1e300, double(NAN) }) {
         in.n0 = float(n0);
         EXPECT_THROW(check_noise_variance(n0), std::invalid_argument) << n0;
         if (n0 != 1e300 && n0 != 1e-50) { // those two are no float at all
@@ -153,8 +184,10 @@ TEST(detector_interface, bad_calls_are_clear_errors)
     }
     in.n0 = pb.n0;
     EXPECT_THROW(det->detect(in, static_cast<float*>(nullptr)), std::invalid_argument);
-    EXPECT_THROW(det->detect(in, reinterpret_cast<int8_t*>(llr.data()), 0.0f), std::invalid_argument);
-    EXPECT_THROW(det->set_parameter("passes", 2), std::invalid_argument); // fixed at construction
+    EXPECT_THROW(det->detect(in, reinterpret_cast<int8_t*>(llr.data()), 0.0f),
+                 std::invalid_argument);
+    EXPECT_THROW(det->set_parameter("passes", 2),
+                 std::invalid_argument); // fixed at construction
     EXPECT_THROW(det->set_parameter("llr_clip", -1), std::invalid_argument);
     det->set_parameter("llr_clip", 2);
     det->detect(in, llr.data());
@@ -170,10 +203,10 @@ TEST(detector_cuda, device_path_with_shared_channels_and_int8_equals_the_cpu)
     MIMO_GPU_REQUIRE_CUDA();
     const int S = 3;
     const size_t C = 1001;
-    problem_batch pb({4, 4}, modulation::qam16, C * S, 12.0, fresh_seed());
+    problem_batch pb({ 4, 4 }, modulation::qam16, C * S, 12.0, fresh_seed());
     for (const auto& name : detector_names()) {
-        auto cpu = make_detector(name, {pb.shape, pb.mod, {}}, backend::cpu);
-        auto gpu = make_detector(name, {pb.shape, pb.mod, {}}, backend::cuda);
+        auto cpu = make_detector(name, { pb.shape, pb.mod, {} }, backend::cpu);
+        auto gpu = make_detector(name, { pb.shape, pb.mod, {} }, backend::cuda);
         detector_input in;
         in.H = pb.H.data(); // channel c is problem c*S's matrix: any C matrices will do
         in.y = pb.y.data();
@@ -193,9 +226,13 @@ TEST(detector_cuda, device_path_with_shared_channels_and_int8_equals_the_cpu)
         cfloat *dH = nullptr, *dy = nullptr;
         float* dllr = nullptr;
         int8_t* dq = nullptr;
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dH), C * 16 * sizeof(cfloat)), cudaSuccess);
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), C * S * 4 * sizeof(cfloat)), cudaSuccess);
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dllr), want.size() * sizeof(float)), cudaSuccess);
+        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dH), C * 16 * sizeof(cfloat)),
+                  cudaSuccess);
+        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), C * S * 4 * sizeof(cfloat)),
+                  cudaSuccess);
+        ASSERT_EQ(
+            cudaMalloc(reinterpret_cast<void**>(&dllr), want.size() * sizeof(float)),
+            cudaSuccess);
         ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dq), want.size()), cudaSuccess);
         cudaMemcpy(dH, pb.H.data(), C * 16 * sizeof(cfloat), cudaMemcpyHostToDevice);
         cudaMemcpy(dy, pb.y.data(), C * S * 4 * sizeof(cfloat), cudaMemcpyHostToDevice);
@@ -214,7 +251,8 @@ TEST(detector_cuda, device_path_with_shared_channels_and_int8_equals_the_cpu)
         }
         if (has_device_path) {
             std::fill(got.begin(), got.end(), NAN);
-            cudaMemcpy(got.data(), dllr, want.size() * sizeof(float), cudaMemcpyDeviceToHost);
+            cudaMemcpy(
+                got.data(), dllr, want.size() * sizeof(float), cudaMemcpyDeviceToHost);
             expect_bit_identical(got, want, name + " device path, S = 3");
             cudaMemcpy(q_gpu.data(), dq, want.size(), cudaMemcpyDeviceToHost);
             EXPECT_EQ(q_cpu, q_gpu) << name << " device int8";

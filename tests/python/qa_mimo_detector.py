@@ -77,6 +77,25 @@ class qa_mimo_detector(gr_unittest.TestCase):
         repeated = det.detect(np.repeat(H, S, axis=0), y, 0.05)
         np.testing.assert_array_equal(shared.reshape(-1, 8), repeated)
 
+    def test_noise_var_tag_inside_a_channel_applies_from_its_first_symbol(self):
+        S, C = 4, 30
+        bits = random_bits(C * S, 2 * 2, seed=4)
+        H_all, y = core.simulate(bits, 2, 2, "qpsk", 6.0, 7)
+        H = H_all[::S].copy()
+        det = mimo_gpu.mimo_detector("mtt", 2, 2, "qpsk", "", 0.5, S, "auto", 40)
+        sink = blocks.vector_sink_f(4)
+        self.tb.connect(blocks.vector_source_c(H.ravel().tolist(), False, 4), (det, 0))
+        self.tb.connect(blocks.vector_source_c(y.ravel().tolist(), False, 2, [noise_var_tag(10, 1.0)]), (det, 1))
+        self.tb.connect(det, sink)
+        run_with_timeout(self.tb)
+        llr = as_array(sink, np.float32, 4)
+        reference = core.detector("mtt", 2, 2, "qpsk").detect(H, y.reshape(C, S, 2), 0.5).reshape(-1, 4)
+        # The tag at y item 10 falls in channel 2 (items 8..11): N0 = 1 from item 8 on.
+        np.testing.assert_allclose(llr[:8], reference[:8], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(llr[8:], reference[8:] / 2, rtol=1e-5, atol=1e-5)
+        # y's tags reach the output at their own offsets; H's are not copied.
+        self.assertEqual([t.offset for t in sink.tags()], [10])
+
     def test_bad_block_arguments_raise_value_error(self):
         for args in (("sphere", 2, 2, "qpsk"), ("ml", 2, 2, "qpsk", "passes=2"), ("nway", 2, 2, "qpsk", "passes=3"),
                      ("mtt", 2, 2, "256qam"), ("mtt", 16, 16, "qpsk"), ("nway", 2, 2, "qpsk", "passes"),

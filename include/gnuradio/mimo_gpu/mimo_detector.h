@@ -39,7 +39,8 @@ public:
      * \param noise_var N0 (> 0) until a noise_var tag says otherwise
      * \param symbols_per_channel S: received vectors per H item (>= 1)
      * \param backend auto, cpu or cuda
-     * \param max_batch most received vectors per core call
+     * \param max_batch received vectors per core call, rounded down to whole
+     *        channels of S (at least one channel)
      */
     static sptr make(const std::string& algorithm,
                      int nr,
@@ -57,7 +58,8 @@ public:
     virtual std::string algorithm() const = 0;
     virtual void set_noise_var(double noise_var) = 0;
     virtual double noise_var() const = 0;
-    /// Changes a parameter that the family allows to change while running (e.g. llr_clip).
+    /// Changes a parameter that the family allows to change while running (e.g.
+    /// llr_clip).
     virtual void set_parameter(const std::string& name, double value) = 0;
     virtual double parameter(const std::string& name) const = 0;
     virtual std::string active_backend() const = 0;

@@ -24,8 +24,8 @@ const std::vector<detector_family>& detector_families()
 {
     static const std::vector<detector_family> all = [] {
         std::vector<detector_family> v;
-#define MIMO_GPU_ADD_FAMILY(name)                           \
-    for (auto& f : detail::name##_families())               \
+#define MIMO_GPU_ADD_FAMILY(name)             \
+    for (auto& f : detail::name##_families()) \
         v.push_back(std::move(f));
         MIMO_GPU_DETECTOR_FAMILIES(MIMO_GPU_ADD_FAMILY)
 #undef MIMO_GPU_ADD_FAMILY
@@ -65,7 +65,8 @@ const detector_family& find_detector_family(const std::string& name)
     for (const auto& f : detector_families())
         if (f.name == name)
             return f;
-    throw std::invalid_argument("mimo_gpu: unknown detector '" + name + "' (registered: " + joined_names() + ")");
+    throw std::invalid_argument("mimo_gpu: unknown detector '" + name +
+                                "' (registered: " + joined_names() + ")");
 }
 
 const parameter_spec* detector_family::find(const std::string& parameter) const
@@ -76,30 +77,40 @@ const parameter_spec* detector_family::find(const std::string& parameter) const
     return nullptr;
 }
 
+const parameter_spec& detector_family::known(const std::string& parameter) const
+{
+    if (const parameter_spec* spec = find(parameter))
+        return *spec;
+    std::string list;
+    for (const auto& p : parameters)
+        list += (list.empty() ? "" : ", ") + p.name;
+    throw std::invalid_argument("mimo_gpu: detector '" + name + "' has no parameter '" +
+                                parameter + "' (" +
+                                (list.empty() ? "it has none" : "it has " + list) + ")");
+}
+
+void parameter_spec::check(const std::string& family, double value) const
+{
+    if (!(value >= min && value <= max) || (integer && value != std::floor(value)))
+        throw std::invalid_argument(
+            "mimo_gpu: parameter '" + name + "' of detector '" + family + "' must be " +
+            (integer ? "an integer " : "") + "in [" + number(min) + ", " + number(max) +
+            "], got " + number(value));
+}
+
 detector_config detector_family::checked(const detector_config& config) const
 {
     capabilities.check(name, config.shape, config.mod);
     detector_config out = config;
-    for (const auto& [key, value] : config.parameters) {
-        const parameter_spec* spec = find(key);
-        if (!spec) {
-            std::string known;
-            for (const auto& p : parameters)
-                known += (known.empty() ? "" : ", ") + p.name;
-            throw std::invalid_argument("mimo_gpu: detector '" + name + "' has no parameter '" + key + "' (" +
-                                        (known.empty() ? "it has none" : "it has " + known) + ")");
-        }
-        if (!(value >= spec->min && value <= spec->max) || (spec->integer && value != std::floor(value)))
-            throw std::invalid_argument("mimo_gpu: parameter '" + key + "' of detector '" + name + "' must be " +
-                                        (spec->integer ? "an integer " : "") + "in [" + number(spec->min) +
-                                        ", " + number(spec->max) + "], got " + number(value));
-    }
+    for (const auto& [key, value] : config.parameters)
+        known(key).check(name, value);
     for (const auto& p : parameters)
         out.parameters.emplace(p.name, p.default_value); // keeps given values
     return out;
 }
 
-std::unique_ptr<detector> make_detector(const std::string& name, const detector_config& config, backend requested)
+std::unique_ptr<detector>
+make_detector(const std::string& name, const detector_config& config, backend requested)
 {
     const detector_family& family = find_detector_family(name);
     return family.make(family.checked(config), requested);
@@ -124,7 +135,8 @@ double parse_number(const std::string& text, const std::string& what)
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
     if (text.empty() || *end != '\0' || !std::isfinite(v))
-        throw std::invalid_argument("mimo_gpu: " + what + ": '" + text + "' is not a finite number");
+        throw std::invalid_argument("mimo_gpu: " + what + ": '" + text +
+                                    "' is not a finite number");
     return v;
 }
 
@@ -153,8 +165,10 @@ detector_parameters parse_parameter_list(const std::string& text)
             continue;
         const auto eq = part.find('=');
         if (eq == std::string::npos || eq == 0)
-            throw std::invalid_argument("mimo_gpu: detector parameter '" + part + "' is not NAME=VALUE");
-        out[part.substr(0, eq)] = parse_number(part.substr(eq + 1), "parameter '" + part.substr(0, eq) + "'");
+            throw std::invalid_argument("mimo_gpu: detector parameter '" + part +
+                                        "' is not NAME=VALUE");
+        out[part.substr(0, eq)] =
+            parse_number(part.substr(eq + 1), "parameter '" + part.substr(0, eq) + "'");
     }
     return out;
 }
@@ -163,7 +177,8 @@ std::string format_parameter_list(const detector_parameters& parameters)
 {
     std::string out;
     for (const auto& [name, value] : parameters)
-        out += (out.empty() ? "" : ",") + name + "=" + number(value, 17); // exact round trip
+        out +=
+            (out.empty() ? "" : ",") + name + "=" + number(value, 17); // exact round trip
     return out;
 }
 
@@ -177,8 +192,9 @@ detector_spec parse_detector_spec(const std::string& text)
         const std::string& part = parts[i];
         if (part.find('=') == std::string::npos) {
             if (family.parameters.empty())
-                throw std::invalid_argument("mimo_gpu: detector '" + spec.name + "' has no parameters, got '" +
-                                            part + "' in '" + text + "'");
+                throw std::invalid_argument("mimo_gpu: detector '" + spec.name +
+                                            "' has no parameters, got '" + part +
+                                            "' in '" + text + "'");
             spec.parameters[family.parameters.front().name] =
                 parse_number(part, "detector '" + text + "'");
         } else {
@@ -186,10 +202,10 @@ detector_spec parse_detector_spec(const std::string& text)
                 spec.parameters[k] = v;
         }
     }
-    // Unknown names are reported now, not when a detector is made.
-    for (const auto& kv : spec.parameters)
-        if (!family.find(kv.first))
-            family.checked({{1, 1}, family.capabilities.modulations.front(), {kv}});
+    // Unknown names and values out of range are reported now, not when a detector is
+    // made.
+    for (const auto& [key, value] : spec.parameters)
+        family.known(key).check(spec.name, value);
     return spec;
 }
 

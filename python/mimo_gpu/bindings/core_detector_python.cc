@@ -77,26 +77,29 @@ py::array detect(::mimo_gpu::detector& det,
     const bool shared = y.ndim() == 3;
     if (!(y.ndim() == 2 || shared) || y.shape(0) != C || y.shape(y.ndim() - 1) != nr)
         shape_error("y",
-                  "(C, nr) or (C, S, nr) with C = " + std::to_string(C) + ", nr = " + std::to_string(nr),
-                  y);
+                    "(C, nr) or (C, S, nr) with C = " + std::to_string(C) +
+                        ", nr = " + std::to_string(nr),
+                    y);
     const py::ssize_t S = shared ? y.shape(1) : 1;
     if (S < 1)
         shape_error("y", "(C, S, nr) with S >= 1", y);
-    std::vector<py::ssize_t> out_shape = shared ? std::vector<py::ssize_t>{ C, S, L }
-                                                : std::vector<py::ssize_t>{ C, L };
+    std::vector<py::ssize_t> out_shape =
+        shared ? std::vector<py::ssize_t>{ C, S, L } : std::vector<py::ssize_t>{ C, L };
     ::mimo_gpu::detector_input in;
     in.H = H.data();
     in.y = y.data();
     in.channels = size_t(C);
     in.symbols_per_channel = int(S);
-    in.n0 = float(noise_var);
-    ::mimo_gpu::check_noise_variance(noise_var);
+    in.n0 = float(noise_var); // checked by detect() (in float: 1e-50 is refused there)
     carray<float> prior_array;
     if (!priors.is_none()) {
         prior_array = py::cast<carray<float>>(priors);
-        std::vector<py::ssize_t> got(prior_array.shape(), prior_array.shape() + prior_array.ndim());
+        std::vector<py::ssize_t> got(prior_array.shape(),
+                                     prior_array.shape() + prior_array.ndim());
         if (got != out_shape)
-            shape_error("priors", "the output's shape (" + std::to_string(C) + ", ...)", prior_array);
+            shape_error("priors",
+                        "the output's shape (" + std::to_string(C) + ", ...)",
+                        prior_array);
         in.priors = prior_array.data();
     }
     if (!int8_scale.is_none()) {
@@ -121,19 +124,22 @@ py::array detect(::mimo_gpu::detector& det,
 void bind_core_detectors(py::module m)
 {
     using ::mimo_gpu::detector;
-    py::class_<detector>(m,
-                         "detector",
-                         "A MIMO detector of a registered family, made once and used for many "
-                         "batches (its buffers and CUDA stream are kept). Not for concurrent use "
-                         "from several threads.")
+    py::class_<detector>(
+        m,
+        "detector",
+        "A MIMO detector of a registered family, made once and used for many "
+        "batches (its buffers and CUDA stream are kept). Not for concurrent use "
+        "from several threads.")
         .def(py::init(&make),
              py::arg("algorithm"),
              py::arg("nr"),
              py::arg("nt"),
              py::arg("modulation") = "16qam",
              py::arg("backend") = "auto",
-             "detector(algorithm, nr, nt, modulation='16qam', backend='auto', **parameters), "
-             "e.g. detector('nway', 4, 4, '16qam', passes=2). Unknown names, parameters, or "
+             "detector(algorithm, nr, nt, modulation='16qam', backend='auto', "
+             "**parameters), "
+             "e.g. detector('nway', 4, 4, '16qam', passes=2). Unknown names, parameters, "
+             "or "
              "shapes and modulations the family does not take raise ValueError.")
         .def("detect",
              &detect,
@@ -142,21 +148,27 @@ void bind_core_detectors(py::module m)
              py::arg("noise_var"),
              py::arg("priors") = py::none(),
              py::arg("int8_scale") = py::none(),
-             "LLRs of H (C, nr, nt) complex64 and y (C, nr), or y (C, S, nr) for S received "
-             "vectors per channel: float32 (C, nt*Q) or (C, S, nt*Q), positive means bit 0; "
-             "int8 (q = round(L * int8_scale), saturated at +-127) when int8_scale is given. "
+             "LLRs of H (C, nr, nt) complex64 and y (C, nr), or y (C, S, nr) for S "
+             "received "
+             "vectors per channel: float32 (C, nt*Q) or (C, S, nt*Q), positive means bit "
+             "0; "
+             "int8 (q = round(L * int8_scale), saturated at +-127) when int8_scale is "
+             "given. "
              "priors: a-priori LLRs shaped like the output, for families that take them.")
         .def_property_readonly("name", &detector::name)
         .def_property_readonly("nr", [](const detector& d) { return d.shape().nr; })
         .def_property_readonly("nt", [](const detector& d) { return d.shape().nt; })
-        .def_property_readonly("modulation",
-                               [](const detector& d) { return ::mimo_gpu::to_string(d.mod()); })
         .def_property_readonly(
-            "backend", [](const detector& d) { return ::mimo_gpu::to_string(d.active_backend()); })
+            "modulation",
+            [](const detector& d) { return ::mimo_gpu::to_string(d.mod()); })
+        .def_property_readonly(
+            "backend",
+            [](const detector& d) { return ::mimo_gpu::to_string(d.active_backend()); })
         .def_property_readonly("llrs_per_problem", &detector::llrs_per_problem)
         .def_property_readonly("parameters", &detector::parameters)
         .def_property_readonly(
-            "capabilities", [](const detector& d) { return capabilities_of(d.capabilities()); })
+            "capabilities",
+            [](const detector& d) { return capabilities_of(d.capabilities()); })
         .def("parameter", &detector::parameter, py::arg("name"))
         .def("set_parameter",
              &detector::set_parameter,
@@ -164,13 +176,16 @@ void bind_core_detectors(py::module m)
              py::arg("value"),
              "Change a parameter the family lets change (e.g. llr_clip).")
         .def("__repr__", [](const detector& d) {
-            return "<mimo_gpu.core.detector " + d.name() + " " + std::to_string(d.shape().nr) +
-                   "x" + std::to_string(d.shape().nt) + " " + ::mimo_gpu::to_string(d.mod()) +
-                   " (" + ::mimo_gpu::format_parameter_list(d.parameters()) + ") on " +
+            return "<mimo_gpu.core.detector " + d.name() + " " +
+                   std::to_string(d.shape().nr) + "x" + std::to_string(d.shape().nt) +
+                   " " + ::mimo_gpu::to_string(d.mod()) + " (" +
+                   ::mimo_gpu::format_parameter_list(d.parameters()) + ") on " +
                    ::mimo_gpu::to_string(d.active_backend()) + ">";
         });
 
-    m.def("detector_names", &::mimo_gpu::detector_names, "The registered detector families.");
+    m.def("detector_names",
+          &::mimo_gpu::detector_names,
+          "The registered detector families.");
     m.def(
         "detector_families",
         [] {

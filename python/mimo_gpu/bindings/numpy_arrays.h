@@ -30,9 +30,11 @@ inline std::string shape_string(const py::array& a)
 }
 
 /// Raises ValueError: "NAME must have shape EXPECTED, got (...)".
-[[noreturn]] inline void shape_error(const std::string& name, const std::string& expected, const py::array& got)
+[[noreturn]] inline void
+shape_error(const std::string& name, const std::string& expected, const py::array& got)
 {
-    throw py::value_error(name + " must have shape " + expected + ", got " + shape_string(got));
+    throw py::value_error(name + " must have shape " + expected + ", got " +
+                          shape_string(got));
 }
 
 } // namespace mimo_gpu_python

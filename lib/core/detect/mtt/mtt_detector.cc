@@ -1,6 +1,5 @@
 // The MTT and OT detectors on the detector interface, and their CPU engine.
 #include <mimo_gpu/detector_registry.h>
-#include <mimo_gpu/nway_detector.h> // k_unreached_llr, k_default_llr_clip
 
 #include "../../qr/mgs_qr.h"
 #include "../../runtime/engine_choice.h"
@@ -27,34 +26,49 @@ public:
     }
     backend kind() const override { return backend::cpu; }
 
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
+    void detect(const cfloat* H,
+                const cfloat* y,
+                size_t batch,
+                float n0,
+                float clip,
+                float* llr) override
     {
         const int M = m_pam.order(), Q = m_pam.bits_per_symbol();
         status_collector status;
-        dispatch_mtt_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            dispatch_levels(m_pam.levels, [&](auto l_c) {
-                constexpr int L = decltype(l_c)::value;
-                const mtt_levels<L> levels(m_pam);
-                parallel_for(batch, 64, [&](size_t begin, size_t end) {
-                    std::vector<float> E(2 * NT * mtt_width<NT>()), dmin(size_t(NT) * M);
-                    for (size_t p = begin; p < end; ++p) {
-                        const auto* h = reinterpret_cast<const float*>(H + p * NR * NT);
-                        const auto* yy = reinterpret_cast<const float*>(y + p * NR);
-                        const problem_fault fault = mgs_qr_order<NR, NT>(h, yy, 0, E.data());
-                        if (fault != problem_fault::none) {
-                            status.report(make_status(p, fault));
-                            continue;
+        dispatch_mtt_shape(
+            m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+                constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+                dispatch_levels(m_pam.levels, [&](auto l_c) {
+                    constexpr int L = decltype(l_c)::value;
+                    const mtt_levels<L> levels(m_pam);
+                    parallel_for(batch, 64, [&](size_t begin, size_t end) {
+                        std::vector<float> E(2 * NT * mtt_width<NT>()),
+                            dmin(size_t(NT) * M);
+                        for (size_t p = begin; p < end; ++p) {
+                            const auto* h =
+                                reinterpret_cast<const float*>(H + p * NR * NT);
+                            const auto* yy = reinterpret_cast<const float*>(y + p * NR);
+                            const problem_fault fault =
+                                mgs_qr_order<NR, NT>(h, yy, 0, E.data());
+                            if (fault != problem_fault::none) {
+                                status.report(make_status(p, fault));
+                                continue;
+                            }
+                            mtt_search_serial<NT, L>(
+                                E.data(), levels, m_config.multipass, dmin.data());
+                            for (int t = 0; t < NT; ++t)
+                                for (int k = 0; k < Q; ++k)
+                                    llr[(p * NT + t) * Q + k] =
+                                        llr_from_symbol_minima(dmin.data() + t * M,
+                                                               m_pam,
+                                                               k,
+                                                               n0,
+                                                               clip,
+                                                               k_unreached_llr);
                         }
-                        mtt_search_serial<NT, L>(E.data(), levels, m_config.multipass, dmin.data());
-                        for (int t = 0; t < NT; ++t)
-                            for (int k = 0; k < Q; ++k)
-                                llr[(p * NT + t) * Q + k] = llr_from_symbol_minima(
-                                    dmin.data() + t * M, m_pam, k, n0, clip, k_unreached_llr);
-                    }
+                    });
                 });
             });
-        });
         throw_if_bad(m_config.multipass ? "mtt_detector" : "ot_detector", status.get());
     }
 
@@ -76,7 +90,7 @@ detector_capabilities mtt_capabilities()
 {
     detector_capabilities c;
     c.max_nt = k_mtt_max_streams;
-    c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64};
+    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64 };
     // MTT enumerates every path through each vertex for nt <= 2: exact there only.
     c.exact_max_log = false;
     return c;
@@ -84,10 +98,17 @@ detector_capabilities mtt_capabilities()
 
 std::vector<parameter_spec> mtt_parameters(bool multipass)
 {
-    return {{"llr_clip", multipass ? 0.0 : double(k_default_llr_clip), 0, 1e4, false, true,
-             multipass ? "LLRs clipped to [-clip, clip]; 0: no clipping (MTT reaches every hypothesis)"
-                       : "LLRs clipped to [-clip, clip]; an unreached counter-hypothesis gets +-clip; "
-                         "0: no clipping (+-1000)"}};
+    return { { "llr_clip",
+               multipass ? 0.0 : double(k_default_llr_clip),
+               0,
+               1e4,
+               false,
+               true,
+               multipass ? "LLRs clipped to [-clip, clip]; 0: no clipping (MTT reaches "
+                           "every hypothesis)"
+                         : "LLRs clipped to [-clip, clip]; an unreached "
+                           "counter-hypothesis gets +-clip; "
+                           "0: no clipping (+-1000)" } };
 }
 
 /// MTT (multipass) or OT: the trellis detector on the detector interface.
@@ -95,12 +116,16 @@ class mtt_detector final : public detector
 {
 public:
     mtt_detector(const detector_config& config, bool multipass, backend requested)
-        : detector(multipass ? "mtt" : "ot", checked(config), mtt_capabilities(),
+        : detector(multipass ? "mtt" : "ot",
+                   checked(config),
+                   mtt_capabilities(),
                    mtt_parameters(multipass))
     {
-        const mtt_config engine_config{config.shape, config.mod, multipass};
-        m_engine = choose_engine(requested, [&] { return make_cpu_mtt_engine(engine_config); },
-                                 [&] { return make_cuda_mtt_engine(engine_config); });
+        const mtt_config engine_config{ config.shape, config.mod, multipass };
+        m_engine = choose_engine(
+            requested,
+            [&] { return make_cpu_mtt_engine(engine_config); },
+            [&] { return make_cuda_mtt_engine(engine_config); });
     }
     backend active_backend() const override { return m_engine->kind(); }
 
@@ -113,7 +138,10 @@ protected:
     {
         m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
     }
-    void device_status(cuda_stream_t stream) override { m_engine->check_device_status(stream); }
+    void device_status(cuda_stream_t stream) override
+    {
+        m_engine->check_device_status(stream);
+    }
 
 private:
     static detector_config checked(const detector_config& config)
@@ -131,15 +159,18 @@ private:
 std::vector<detector_family> mtt_families()
 {
     std::vector<detector_family> families;
-    for (bool multipass : {true, false})
-        families.push_back(
-            {multipass ? "mtt" : "ot",
-             multipass ? "multi-pass trellis traversal soft detector (exact max-log ML for nt <= 2)"
-                       : "one-pass trellis traversal soft detector (the last stage's candidate list)",
-             mtt_capabilities(), mtt_parameters(multipass),
-             [multipass](const detector_config& c, backend b) {
-                 return std::unique_ptr<detector>(new mtt_detector(c, multipass, b));
-             }});
+    for (bool multipass : { true, false })
+        families.push_back({ multipass ? "mtt" : "ot",
+                             multipass ? "multi-pass trellis traversal soft detector "
+                                         "(exact max-log ML for nt <= 2)"
+                                       : "one-pass trellis traversal soft detector (the "
+                                         "last stage's candidate list)",
+                             mtt_capabilities(),
+                             mtt_parameters(multipass),
+                             [multipass](const detector_config& c, backend b) {
+                                 return std::unique_ptr<detector>(
+                                     new mtt_detector(c, multipass, b));
+                             } });
     return families;
 }
 

@@ -2,8 +2,8 @@
 // steps of mtt_search.h, the CPU engine's steps, so the results are the same
 // to the bit:
 //   - mtt_lanes_kernel (16- and 64-QAM): a thread per trellis vertex, M
-//     threads per problem, 16 (16-QAM) or 4 (64-QAM) problems per block. The reductions meet in
-//     shared memory (one 16-byte load per incoming path), each lane extends its
+//     threads per problem, 16 (16-QAM) or 4 (64-QAM) problems per block. The reductions
+//     meet in shared memory (one 16-byte load per incoming path), each lane extends its
 //     own path in registers, and full paths fold into per-symbol minima
 //     (atomicMin on the float bits, valid for non-negative distances).
 //   - mtt_serial_kernel (QPSK): a thread per problem running the CPU engine's
@@ -18,7 +18,7 @@
 #include "mtt_engine.h"
 #include "mtt_search.h"
 
-#include <mimo_gpu/nway_detector.h> // k_unreached_llr
+#include <mimo_gpu/detector.h> // k_unreached_llr
 
 namespace mimo_gpu {
 namespace detail {
@@ -27,17 +27,18 @@ namespace {
 
 constexpr int k_serial_threads = 128;
 
-/// Threads per block of the lanes kernel (512 for 16-QAM, so that 32 problems
+/// Threads per block of the lanes kernel. (512 for 16-QAM, so that 32 problems
 /// fill the warp that computes their QRs, measured slower on the H100: 62 vs 59 us
-/// for 2x2, 167 vs 152 us for 4x4).
-constexpr int lanes_threads(int) { return 256; }
+/// for 2x2, 167 vs 152 us for 4x4.)
+constexpr int k_lanes_threads = 256;
 
 /// Coalesced copy of `problems` items of ITEM floats each from global (or
 /// mapped host) memory into shared memory, interleaved: element e of problem p
 /// at dst[e * PITCH + p] (PITCH odd, so neither the copy nor a thread per
 /// problem reading its own item meets bank conflicts).
 template <int ITEM, int PITCH>
-__device__ __forceinline__ void load_interleaved(float* dst, const float* __restrict__ src, int problems)
+__device__ __forceinline__ void
+load_interleaved(float* dst, const float* __restrict__ src, int problems)
 {
     for (int i = threadIdx.x; i < problems * ITEM; i += blockDim.x)
         dst[(i % ITEM) * PITCH + i / ITEM] = src[i];
@@ -47,15 +48,22 @@ __device__ __forceinline__ void load_interleaved(float* dst, const float* __rest
 // QR and barrier waits overlap better (H100: 2x2 16-QAM 59 -> 57 us, 64-QAM
 // 560 -> 536 us; the QPSK kernel got slower the same way, 22.7 -> 24.0 us).
 template <int NR, int NT, int L>
-__global__ void __launch_bounds__(lanes_threads(L), NT <= 2 ? 8 : 1)
-    mtt_lanes_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
-                     const __grid_constant__ pam_table pam, bool multipass, float n0, float clip,
-                     float* __restrict__ llr, problem_status* status)
+__global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
+    mtt_lanes_kernel(const float* __restrict__ H,
+                     const float* __restrict__ y,
+                     size_t batch,
+                     const __grid_constant__ pam_table pam,
+                     bool multipass,
+                     float n0,
+                     float clip,
+                     float* __restrict__ llr,
+                     problem_status* status)
 {
-    constexpr int M = L * L, P = lanes_threads(L) / M, W = mtt_width<NT>(), PITCH = P + 1;
+    constexpr int M = L * L, P = k_lanes_threads / M, W = mtt_width<NT>(), PITCH = P + 1;
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, e_floats = 2 * NT * W;
     __shared__ float sH[PITCH * h_floats], sy[PITCH * y_floats], sE[P * e_floats];
-    __shared__ float4 s_lane[P * M]; // (distance, residual 0, residual 1, -) of each lane's path
+    __shared__ float4
+        s_lane[P * M]; // (distance, residual 0, residual 1, -) of each lane's path
     __shared__ int s_sym[P * M * NT];
     __shared__ int s_dmin[P * NT * M];
 
@@ -67,8 +75,8 @@ __global__ void __launch_bounds__(lanes_threads(L), NT <= 2 ? 8 : 1)
         s_dmin[i] = __float_as_int(k_infinity);
     __syncthreads();
     if (int(threadIdx.x) < n_problems) {
-        const problem_fault fault =
-            mgs_qr_order<NR, NT, PITCH>(sH + threadIdx.x, sy + threadIdx.x, 0, sE + threadIdx.x * e_floats);
+        const problem_fault fault = mgs_qr_order<NR, NT, PITCH>(
+            sH + threadIdx.x, sy + threadIdx.x, 0, sE + threadIdx.x * e_floats);
         if (fault != problem_fault::none)
             atomicMin(status, make_status(first + threadIdx.x, fault));
     }
@@ -144,21 +152,34 @@ __global__ void __launch_bounds__(lanes_threads(L), NT <= 2 ? 8 : 1)
     for (int i = threadIdx.x; i < n_problems * per_problem; i += blockDim.x) {
         const int lp = i / per_problem, b = i % per_problem;
         llr[(first + lp) * per_problem + b] = llr_from_symbol_minima(
-            reinterpret_cast<const float*>(s_dmin) + (lp * NT + b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr);
+            reinterpret_cast<const float*>(s_dmin) + (lp * NT + b / Q) * M,
+            pam,
+            b % Q,
+            n0,
+            clip,
+            k_unreached_llr);
     }
 }
 
 template <int NR, int NT, int L>
 __global__ void __launch_bounds__(k_serial_threads)
-    mtt_serial_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
-                      const __grid_constant__ pam_table pam, bool multipass, float n0, float clip,
-                      float* __restrict__ llr, problem_status* status)
+    mtt_serial_kernel(const float* __restrict__ H,
+                      const float* __restrict__ y,
+                      size_t batch,
+                      const __grid_constant__ pam_table pam,
+                      bool multipass,
+                      float n0,
+                      float clip,
+                      float* __restrict__ llr,
+                      problem_status* status)
 {
     constexpr int M = L * L, P = k_serial_threads, W = mtt_width<NT>(), PITCH = P + 1;
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR;
     constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3)), per_problem = NT * Q;
-    // H and y in, then (after the QR) the block's LLRs out, through the same shared memory.
-    constexpr int in_floats = PITCH * (h_floats + y_floats), out_floats = PITCH * per_problem;
+    // H and y in, then (after the QR) the block's LLRs out, through the same shared
+    // memory.
+    constexpr int in_floats = PITCH * (h_floats + y_floats),
+                  out_floats = PITCH * per_problem;
     __shared__ float s_io[in_floats > out_floats ? in_floats : out_floats];
 
     const size_t first = size_t(blockIdx.x) * P;
@@ -184,9 +205,12 @@ __global__ void __launch_bounds__(k_serial_threads)
         mtt_search_serial<NT, L>(E, mtt_levels<L>(pam), multipass, dmin);
     __syncthreads(); // everyone is done reading H and y
     if (valid)
-        for (int b = 0; b < per_problem; ++b) // interleaved, as the input: no bank conflicts
+        for (int b = 0; b < per_problem;
+             ++b) // interleaved, as the input: no bank conflicts
             s_io[b * PITCH + threadIdx.x] =
-                good ? llr_from_symbol_minima(dmin + (b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr) : 0.0f;
+                good ? llr_from_symbol_minima(
+                           dmin + (b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr)
+                     : 0.0f;
     __syncthreads();
     for (int i = threadIdx.x; i < n_problems * per_problem; i += blockDim.x)
         llr[first * per_problem + i] = s_io[(i % per_problem) * PITCH + i / per_problem];
@@ -201,45 +225,87 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
+    void detect(const cfloat* H,
+                const cfloat* y,
+                size_t batch,
+                float n0,
+                float clip,
+                float* llr) override
     {
         const int nr = m_config.shape.nr, nt = m_config.shape.nt;
         const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
-        detect_device(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
-                      m_llr.device_view(llr, n_llr), m_stream.get());
+        detect_device(m_H.device_view(H, batch * nr * nt),
+                      m_y.device_view(y, batch * nr),
+                      batch,
+                      n0,
+                      clip,
+                      m_llr.device_view(llr, n_llr),
+                      m_stream.get());
         m_status.check(name(), m_stream.get());
         m_llr.finish();
     }
 
-    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
+    void detect_device(const cfloat* d_H,
+                       const cfloat* d_y,
+                       size_t batch,
+                       float n0,
+                       float clip,
+                       float* d_llr,
                        cuda_stream_t stream) override
     {
         if (batch == 0)
             return;
         const auto* h = reinterpret_cast<const float*>(d_H);
         const auto* yy = reinterpret_cast<const float*>(d_y);
-        dispatch_mtt_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            dispatch_levels(m_pam.levels, [&](auto l_c) {
-                constexpr int L = decltype(l_c)::value;
-                if constexpr (L == 2) {
-                    mtt_serial_kernel<NR, NT, L>
-                        <<<unsigned((batch + k_serial_threads - 1) / k_serial_threads), k_serial_threads, 0, stream>>>(
-                            h, yy, batch, m_pam, m_config.multipass, n0, clip, d_llr, m_status.word());
-                } else {
-                    constexpr int threads = lanes_threads(L), P = threads / (L * L);
-                    mtt_lanes_kernel<NR, NT, L><<<unsigned((batch + P - 1) / P), threads, 0, stream>>>(
-                        h, yy, batch, m_pam, m_config.multipass, n0, clip, d_llr, m_status.word());
-                }
+        dispatch_mtt_shape(
+            m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+                constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+                dispatch_levels(m_pam.levels, [&](auto l_c) {
+                    constexpr int L = decltype(l_c)::value;
+                    if constexpr (L == 2) {
+                        mtt_serial_kernel<NR, NT, L>
+                            <<<unsigned((batch + k_serial_threads - 1) /
+                                        k_serial_threads),
+                               k_serial_threads,
+                               0,
+                               stream>>>(h,
+                                         yy,
+                                         batch,
+                                         m_pam,
+                                         m_config.multipass,
+                                         n0,
+                                         clip,
+                                         d_llr,
+                                         m_status.word());
+                    } else {
+                        constexpr int threads = k_lanes_threads, P = threads / (L * L);
+                        mtt_lanes_kernel<NR, NT, L>
+                            <<<unsigned((batch + P - 1) / P), threads, 0, stream>>>(
+                                h,
+                                yy,
+                                batch,
+                                m_pam,
+                                m_config.multipass,
+                                n0,
+                                clip,
+                                d_llr,
+                                m_status.word());
+                    }
+                });
             });
-        });
         MIMO_CUDA_CHECK_LAUNCH("mtt kernel");
     }
 
-    void check_device_status(cuda_stream_t stream) override { m_status.check(name(), stream); }
+    void check_device_status(cuda_stream_t stream) override
+    {
+        m_status.check(name(), stream);
+    }
 
 private:
-    const char* name() const { return m_config.multipass ? "mtt_detector" : "ot_detector"; }
+    const char* name() const
+    {
+        return m_config.multipass ? "mtt_detector" : "ot_detector";
+    }
 
     mtt_config m_config;
     pam_table m_pam;

@@ -5,9 +5,9 @@
 
 #include "../../runtime/shape_dispatch.h"
 
+#include <type_traits>
 #include <memory>
 #include <stdexcept>
-#include <type_traits>
 
 namespace mimo_gpu {
 namespace detail {
@@ -25,8 +25,14 @@ public:
     virtual ~mtt_engine() = default;
     virtual backend kind() const = 0;
     /// One H per problem; clip as the detector's llr_clip (0: none, unreached +-1000).
-    virtual void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) = 0;
-    virtual void detect_device(const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
+    virtual void detect(const cfloat* H,
+                        const cfloat* y,
+                        size_t batch,
+                        float n0,
+                        float clip,
+                        float* llr) = 0;
+    virtual void detect_device(
+        const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
     {
         throw std::logic_error("mimo_gpu: mtt detect_device needs the CUDA backend");
     }
@@ -42,14 +48,18 @@ template <typename F>
 decltype(auto) dispatch_levels(int levels, F&& f)
 {
     switch (levels) {
-    case 2: return f(std::integral_constant<int, 2>{});
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 8: return f(std::integral_constant<int, 8>{});
+    case 2:
+        return f(std::integral_constant<int, 2>{});
+    case 4:
+        return f(std::integral_constant<int, 4>{});
+    case 8:
+        return f(std::integral_constant<int, 8>{});
     }
     throw std::invalid_argument("mimo_gpu: the MTT detector takes QPSK, 16- and 64-QAM");
 }
 
-/// Calls f(int_c<NR>{}, int_c<NT>{}) for 1 <= nt <= min(nr, k_mtt_max_streams), nr <= k_max_antennas.
+/// Calls f(int_c<NR>{}, int_c<NT>{}) for 1 <= nt <= min(nr, k_mtt_max_streams), nr <=
+/// k_max_antennas.
 template <typename F>
 decltype(auto) dispatch_mtt_shape(int nr, int nt, F&& f)
 {
@@ -63,7 +73,8 @@ decltype(auto) dispatch_mtt_shape(int nr, int nt, F&& f)
 }
 
 std::unique_ptr<mtt_engine> make_cpu_mtt_engine(const mtt_config& config);
-std::unique_ptr<mtt_engine> make_cuda_mtt_engine(const mtt_config& config); // the .cu (CUDA builds only)
+std::unique_ptr<mtt_engine>
+make_cuda_mtt_engine(const mtt_config& config); // the .cu (CUDA builds only)
 
 } // namespace detail
 } // namespace mimo_gpu

@@ -42,14 +42,15 @@ struct mtt_levels {
     float amp[L];
     MIMO_HD explicit mtt_levels(const pam_table& pam)
     {
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int i = 0; i < L; ++i)
             amp[i] = pam.amplitude(i);
     }
 };
 
 /// The residuals of stream a's two real rows once the path's streams a+1..NT-1
-/// (amplitudes p, indexed by real column) are taken out: b_i = y^_i - sum_{c > 2a+1} R_ic p_c.
+/// (amplitudes p, indexed by real column) are taken out:
+/// b_i = y^_i - sum_{c > 2a+1} R_ic p_c.
 template <int NT>
 MIMO_HD void mtt_residual(const float* E, int a, const float* p, float& b0, float& b1)
 {
@@ -57,7 +58,7 @@ MIMO_HD void mtt_residual(const float* E, int a, const float* p, float& b0, floa
     const int i0 = 2 * a, i1 = 2 * a + 1;
     b0 = E[i0 * W + 2 * NT];
     b1 = E[i1 * W + 2 * NT];
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int c = 2 * NT - 1; c > i1; --c) {
         b0 -= E[i0 * W + c] * p[c];
         b1 -= E[i1 * W + c] * p[c];
@@ -76,13 +77,14 @@ MIMO_HD void mtt_assign(int a, int v, const mtt_levels<L>& lv, float* p, int* sy
 /// The best point of stream a after residuals (b0, b1): its index (ties: the
 /// lower) and weight e0^2 + e1^2 with e1 = b1 - R11 pq, e0 = (b0 - R00 pi) - R01 pq.
 template <int NT, int L>
-MIMO_HD int mtt_best_point(const float* E, int a, const mtt_levels<L>& lv, float b0, float b1, float& weight)
+MIMO_HD int mtt_best_point(
+    const float* E, int a, const mtt_levels<L>& lv, float b0, float b1, float& weight)
 {
     constexpr int W = mtt_width<NT>();
     const int i0 = 2 * a, i1 = 2 * a + 1;
     const float r00 = E[i0 * W + i0], r01 = E[i0 * W + i1], r11 = E[i1 * W + i1];
     float q_part[L], q_cross[L];
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int lq = 0; lq < L; ++lq) {
         const float e1 = b1 - r11 * lv.amp[lq];
         q_part[lq] = e1 * e1;
@@ -90,10 +92,10 @@ MIMO_UNROLL
     }
     float best = k_infinity;
     int best_v = 0;
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int li = 0; li < L; ++li) {
         const float t0 = b0 - r00 * lv.amp[li];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int lq = 0; lq < L; ++lq) {
             const float e0 = t0 - q_cross[lq];
             const float w = e0 * e0 + q_part[lq];
@@ -111,9 +113,10 @@ MIMO_UNROLL
 /// d) with the best point of each remaining stream a_last-1..0, in turn.
 /// Returns the full distance.
 template <int NT, int L>
-MIMO_HD float mtt_extend(const float* E, int a_last, const mtt_levels<L>& lv, float* p, int* sym, float d)
+MIMO_HD float mtt_extend(
+    const float* E, int a_last, const mtt_levels<L>& lv, float* p, int* sym, float d)
 {
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int a = NT - 2; a >= 0; --a) {
         if (a >= a_last)
             continue; // (a_last is a constant where this is unrolled)
@@ -160,7 +163,7 @@ struct mtt_path {
 template <int NT, int M, typename Min>
 MIMO_HD void mtt_record(const int (&sym)[NT], float d, Min&& keep_min)
 {
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int t = 0; t < NT; ++t)
         keep_min(t * M + sym[t], d);
 }
@@ -168,10 +171,11 @@ MIMO_UNROLL
 /// The whole search of one problem by one thread, lane after lane (the CPU
 /// engine, and the CUDA kernel for small constellations). dmin: NT*M floats.
 template <int NT, int L>
-MIMO_HD void mtt_search_serial(const float* E, const mtt_levels<L>& lv, bool multipass, float* dmin)
+MIMO_HD void
+mtt_search_serial(const float* E, const mtt_levels<L>& lv, bool multipass, float* dmin)
 {
     constexpr int M = L * L;
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int i = 0; i < NT * M; ++i)
         dmin[i] = k_infinity;
     auto keep_min = [dmin](int i, float d) { dmin[i] = d < dmin[i] ? d : dmin[i]; };
@@ -183,30 +187,30 @@ MIMO_UNROLL
     mtt_path<NT> lane[M];
     float b0, b1;
     mtt_residual<NT>(E, NT - 1, lane[0].p, b0, b1);
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int v = 0; v < M; ++v) { // stage 0: stream NT-1 alone, one path per point
         mtt_assign<NT, L>(NT - 1, v, lv, lane[v].p, lane[v].sym);
         lane[v].d = mtt_vertex<NT, L>(E, NT - 1, lv, v).total(0.0f, b0, b1);
         if (multipass || NT == 1)
             record(lane[v], NT - 1);
     }
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int t = 1; t < NT; ++t) {
         const int a = NT - 1 - t;
         float d[M], r0[M], r1[M];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int k = 0; k < M; ++k) {
             mtt_residual<NT>(E, a, lane[k].p, r0[k], r1[k]);
             d[k] = lane[k].d;
         }
         int from[M];
         float next_d[M];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int v = 0; v < M; ++v) {
             const mtt_vertex<NT, L> vertex(E, a, lv, v);
             float best = k_infinity;
             int best_k = 0;
-MIMO_UNROLL
+            MIMO_UNROLL
             for (int k = 0; k < M; ++k) {
                 const float total = vertex.total(d[k], r0[k], r1[k]);
                 if (total < best) {
@@ -218,13 +222,13 @@ MIMO_UNROLL
             next_d[v] = best;
         }
         mtt_path<NT> next[M];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int v = 0; v < M; ++v) {
             next[v] = lane[from[v]];
             mtt_assign<NT, L>(a, v, lv, next[v].p, next[v].sym);
             next[v].d = next_d[v];
         }
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int v = 0; v < M; ++v) {
             lane[v] = next[v];
             if (multipass || t == NT - 1)

@@ -117,7 +117,7 @@ detector_capabilities nway_capabilities()
     detector_capabilities c;
     c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
                      modulation::qam1024};
-    c.exact_max_log = false; // exact only with passes = nt (then it equals ML)
+    c.exact_max_log = false; // exact for nt <= 2 with passes = nt (then it equals ML)
     return c;
 }
 
