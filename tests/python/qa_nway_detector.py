@@ -70,10 +70,11 @@ class qa_nway_detector(gr_unittest.TestCase):
 
     def test_setters(self):
         detector = mimo_gpu.nway_detector(2, 2, "qpsk", 1, 0.5)
+        self.assertAlmostEqual(detector.llr_clip(), 8.0)  # the default the decoder does well with
         detector.set_noise_var(0.25)
         self.assertAlmostEqual(detector.noise_var(), 0.25)
-        detector.set_llr_clip(8.0)
-        self.assertAlmostEqual(detector.llr_clip(), 8.0)
+        detector.set_llr_clip(4.0)
+        self.assertAlmostEqual(detector.llr_clip(), 4.0)
         with self.assertRaises(ValueError):
             detector.set_noise_var(0.0)
         with self.assertRaises(ValueError):

@@ -27,14 +27,17 @@ public:
     /*!
      * \param passes N search passes, 1..nt
      * \param noise_var N0 (> 0) until a noise_var tag says otherwise
-     * \param llr_clip clip LLRs to +-llr_clip; 0 disables clipping
+     * \param llr_clip clip LLRs to +-llr_clip, and give a bit whose
+     *        counter-hypothesis no candidate reached +-llr_clip; 0 disables
+     *        clipping (such a bit then gets +-1000); the default 8 is what the
+     *        turbo decoder does well with (docs/detectors.md)
      */
     static sptr make(int nr,
                      int nt,
                      const std::string& modulation,
                      int passes,
                      double noise_var,
-                     double llr_clip = 0.0,
+                     double llr_clip = 8.0,
                      const std::string& backend = "auto",
                      int max_batch = 8400);
 

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_detector.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(83eaf4bf8a005b95c89afce83dfe058e)                       */
+/* BINDTOOL_HEADER_FILE_HASH(a052b37d523c1d639cec91f3653f626b)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

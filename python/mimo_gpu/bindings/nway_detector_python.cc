@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(nway_detector.h)                          */
-/* BINDTOOL_HEADER_FILE_HASH(d27eea1327325b1d168c6f6c4b62dc22)                       */
+/* BINDTOOL_HEADER_FILE_HASH(63ce931f2802e2791feab09dba4e5775)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -45,7 +45,7 @@ void bind_nway_detector(py::module& m)
              py::arg("modulation"),
              py::arg("passes"),
              py::arg("noise_var"),
-             py::arg("llr_clip") = 0.0,
+             py::arg("llr_clip") = 8.0,
              py::arg("backend") = "auto",
              py::arg("max_batch") = 8400,
              D(nway_detector, make))

@@ -24,7 +24,7 @@ static const char* __doc_gr_mimo_gpu_nway_detector_nway_detector_0 = R"doc()doc"
 static const char* __doc_gr_mimo_gpu_nway_detector_nway_detector_1 = R"doc()doc";
 
 
-static const char* __doc_gr_mimo_gpu_nway_detector_make = R"doc(Make a detector. passes: 1..nt; noise_var: N0 > 0; llr_clip: 0 disables clipping; backend: auto, cpu or cuda.)doc";
+static const char* __doc_gr_mimo_gpu_nway_detector_make = R"doc(Make a detector. passes: 1..nt; noise_var: N0 > 0; llr_clip (default 8; an unreached counter-hypothesis gets +-llr_clip): 0 disables clipping; backend: auto, cpu or cuda.)doc";
 
 
 static const char* __doc_gr_mimo_gpu_nway_detector_set_noise_var = R"doc(Set N0 (> 0).)doc";
