@@ -2,8 +2,11 @@
 // steps of mtt_search.h, the CPU engine's steps, so the results are the same
 // to the bit:
 //   - mtt_lanes_kernel (16- and 64-QAM): a thread per trellis vertex, M
-//     threads per problem, 16 (16-QAM) or 4 (64-QAM) problems per block. The reductions
-//     meet in shared memory (one 16-byte load per incoming path), each lane extends its
+//     threads per problem, 16 (16-QAM) or 4 (64-QAM) problems per block. The
+//     reductions meet in shared memory: for MTT, the M x M edge weights that
+//     the first extension step of the previous list computes anyway (the
+//     thesis' shared reduction and extension, section 4.1), for OT one 16-byte
+//     load of distance and residuals per incoming path. Each lane extends its
 //     own path in registers, and full paths fold into per-symbol minima
 //     (atomicMin on the float bits, valid for non-negative distances).
 //   - mtt_serial_kernel (QPSK): a thread per problem running the CPU engine's
@@ -54,6 +57,7 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
                      size_t batch,
                      const __grid_constant__ pam_table pam,
                      bool multipass,
+                     bool shared_weights,
                      float n0,
                      float clip,
                      float* __restrict__ llr,
@@ -66,6 +70,10 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
         s_lane[P * M]; // (distance, residual 0, residual 1, -) of each lane's path
     __shared__ int s_sym[P * M * NT];
     __shared__ int s_dmin[P * NT * M];
+    // MTT only: each problem's M x M edge weights of the current stage (rows of
+    // M + 1 floats, no bank conflicts), then its lanes' path distances.
+    extern __shared__ float s_weights[];
+    constexpr int row = M + 1;
 
     const size_t first = size_t(blockIdx.x) * P;
     const int n_problems = int(first + P <= batch ? P : batch - first);
@@ -96,6 +104,9 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
         mtt_record<NT, M>(full.sym, full.d, keep_min);
     };
 
+    float* weights = s_weights + local * M * row;
+    float* distances = s_weights + P * M * row + local * M;
+
     mtt_path<NT> path;
     if (valid) { // stage 0: stream NT-1 alone
         float b0, b1;
@@ -103,7 +114,7 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
         mtt_assign<NT, L>(NT - 1, lane, lv, path.p, path.sym);
         path.d = mtt_vertex<NT, L>(E, NT - 1, lv, lane).total(0.0f, b0, b1);
         syms[lane * NT + NT - 1] = lane;
-        if (multipass || NT == 1)
+        if (NT == 1 || (multipass && !shared_weights))
             record(path, NT - 1);
     }
     MIMO_UNROLL
@@ -112,20 +123,46 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
         if (valid) {
             float b0, b1;
             mtt_residual<NT>(E, a, path.p, b0, b1);
-            lanes[lane] = make_float4(path.d, b0, b1, 0.0f);
+            if (shared_weights) {
+                // The first extension step of list t-1's path `lane` weighs the
+                // same M edges as the reduction into stage t: keep them as row
+                // `lane`, record the list's path, and reduce over the columns.
+                float* my_row = weights + lane * row;
+                float w;
+                const int v = mtt_scan_points<NT, L>(
+                    E, a, lv, b0, b1, w, [my_row](int point, float wp) { my_row[point] = wp; });
+                distances[lane] = path.d;
+                mtt_path<NT> full = path;
+                mtt_assign<NT, L>(a, v, lv, full.p, full.sym);
+                full.d = mtt_extend<NT, L>(E, a, lv, full.p, full.sym, path.d + w);
+                mtt_record<NT, M>(full.sym, full.d, keep_min);
+            } else {
+                lanes[lane] = make_float4(path.d, b0, b1, 0.0f);
+            }
         }
         __syncthreads();
         int from[NT];
         float best = k_infinity;
         if (valid) {
-            const mtt_vertex<NT, L> vertex(E, a, lv, lane);
             int best_k = 0;
-            for (int k = 0; k < M; ++k) {
-                const float4 in = lanes[k];
-                const float total = vertex.total(in.x, in.y, in.z);
-                if (total < best) {
-                    best = total;
-                    best_k = k;
+            if (shared_weights) {
+                // d_k + w(k, lane): the same floats as mtt_vertex::total.
+                for (int k = 0; k < M; ++k) {
+                    const float total = distances[k] + weights[k * row + lane];
+                    if (total < best) {
+                        best = total;
+                        best_k = k;
+                    }
+                }
+            } else {
+                const mtt_vertex<NT, L> vertex(E, a, lv, lane);
+                for (int k = 0; k < M; ++k) {
+                    const float4 in = lanes[k];
+                    const float total = vertex.total(in.x, in.y, in.z);
+                    if (total < best) {
+                        best = total;
+                        best_k = k;
+                    }
                 }
             }
             MIMO_UNROLL
@@ -142,7 +179,9 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
             mtt_assign<NT, L>(a, lane, lv, path.p, path.sym);
             syms[lane * NT + a] = lane;
             path.d = best;
-            if (multipass || t == NT - 1)
+            // List t, extended to the end (with shared weights: only the last
+            // list, complete paths; the others were recorded in the next stage).
+            if (t == NT - 1 || (multipass && !shared_weights))
                 record(path, a);
         }
     }
@@ -278,14 +317,27 @@ public:
                                          d_llr,
                                          m_status.word());
                     } else {
-                        constexpr int threads = k_lanes_threads, P = threads / (L * L);
+                        constexpr int threads = k_lanes_threads, M = L * L, P = threads / M;
+                        // MTT's edge weights and distances in shared memory (OT needs
+                        // none). Not for 2x2 64-QAM, whose 67 KB cost more occupancy
+                        // than they save (H100: kernel 536 -> 542 us, end to end 578 ->
+                        // 693 us; 4x4 64-QAM 1171 -> 1008 us, 16-QAM 152 -> 140 us).
+                        const bool shared_weights = m_config.multipass && (NT > 2 || L < 8);
+                        const size_t weights =
+                            shared_weights ? sizeof(float) * P * M * (M + 2) : 0;
+                        if (weights > 48 * 1024)
+                            MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                                mtt_lanes_kernel<NR, NT, L>,
+                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                int(weights)));
                         mtt_lanes_kernel<NR, NT, L>
-                            <<<unsigned((batch + P - 1) / P), threads, 0, stream>>>(
+                            <<<unsigned((batch + P - 1) / P), threads, weights, stream>>>(
                                 h,
                                 yy,
                                 batch,
                                 m_pam,
                                 m_config.multipass,
+                                shared_weights,
                                 n0,
                                 clip,
                                 d_llr,

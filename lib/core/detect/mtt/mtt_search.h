@@ -76,9 +76,16 @@ MIMO_HD void mtt_assign(int a, int v, const mtt_levels<L>& lv, float* p, int* sy
 
 /// The best point of stream a after residuals (b0, b1): its index (ties: the
 /// lower) and weight e0^2 + e1^2 with e1 = b1 - R11 pq, e0 = (b0 - R00 pi) - R01 pq.
-template <int NT, int L>
-MIMO_HD int mtt_best_point(
-    const float* E, int a, const mtt_levels<L>& lv, float b0, float b1, float& weight)
+/// each(v, w) sees every point's weight (the CUDA kernel keeps them for the
+/// edge reduction, which needs the same M^2 weights).
+template <int NT, int L, typename Each>
+MIMO_HD int mtt_scan_points(const float* E,
+                            int a,
+                            const mtt_levels<L>& lv,
+                            float b0,
+                            float b1,
+                            float& weight,
+                            Each&& each)
 {
     constexpr int W = mtt_width<NT>();
     const int i0 = 2 * a, i1 = 2 * a + 1;
@@ -99,6 +106,7 @@ MIMO_HD int mtt_best_point(
         for (int lq = 0; lq < L; ++lq) {
             const float e0 = t0 - q_cross[lq];
             const float w = e0 * e0 + q_part[lq];
+            each(li * L + lq, w);
             if (w < best) {
                 best = w;
                 best_v = li * L + lq;
@@ -107,6 +115,13 @@ MIMO_HD int mtt_best_point(
     }
     weight = best;
     return best_v;
+}
+
+template <int NT, int L>
+MIMO_HD int mtt_best_point(
+    const float* E, int a, const mtt_levels<L>& lv, float b0, float b1, float& weight)
+{
+    return mtt_scan_points<NT, L>(E, a, lv, b0, b1, weight, [](int, float) {});
 }
 
 /// Path extension: completes a path that holds streams a_last..NT-1 (distance
