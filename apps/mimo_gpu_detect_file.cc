@@ -31,7 +31,11 @@ file_sink and file_source read and write them):
   --bits optional, uint8 one bit (0/1) per byte, nt*Q per problem, same order
          as the LLRs: the transmitted bits; the hard-decision BER is printed.
 y must hold S times as many items as H. A file whose size is not a whole
-number of items is refused (exit 1) with its size and item size.
+number of items, a FIFO or device instead of a regular file, and an --out that
+is one of the inputs are refused (exit 1) with a message naming the file.
+The LLR file is written to a temporary file beside --out and renamed when the
+run succeeds: a failed run (a bad problem: non-finite or singular, named with
+its position in the files) leaves no output and an existing --out unchanged.
 SNR convention: Es/N0 per receive antenna, N0 = 10^(-SNR/10), unit-energy symbols.
 
 Example (record with GNU Radio file_sinks on the H and y streams of a 4x4 system):
@@ -95,9 +99,15 @@ int run(const command_line& cli)
         bits_file = std::make_unique<raw_item_reader>(cli.text("bits"), llr_len, "bits file");
         require_same_item_count(h_file, *bits_file);
     }
+    for (const raw_item_reader* input : { &h_file, &y_file, bits_file.get() })
+        if (input)
+            require_not_input(cli.text("out"), "LLR output file", *input);
+    // Written to a temporary file and renamed at the end: a failed run leaves no output.
     raw_item_writer out_file(cli.text("out"), llr_len * sizeof(float), "LLR output file");
 
-    const size_t batch = std::max<size_t>(1, s.batch / size_t(S));
+    // Buffers for --batch problems, or for what the files hold if that is less.
+    const size_t batch =
+        size_t(std::max<uint64_t>(1, std::min<uint64_t>(s.batch / size_t(S), h_file.items())));
     std::vector<core::cfloat> H(batch * h_len), y(batch * y_len);
     std::vector<float> llr(batch * llr_len);
     std::vector<uint8_t> tx(bits_file ? batch * llr_len : 0);
@@ -113,7 +123,16 @@ int run(const command_line& cli)
         in.channels = n;
         in.symbols_per_channel = S;
         in.n0 = s.n0;
-        detector->detect(in, llr.data());
+        const uint64_t first = h_file.items_read() - n;
+        try {
+            detector->detect(in, llr.data());
+        } catch (const std::invalid_argument& e) {
+            // The core names the problem within the batch; say where the batch is in the files.
+            throw file_error("in the batch of items " + std::to_string(first) + ".." +
+                             std::to_string(first + n - 1) + " of the input files (item = " +
+                             std::to_string(S) + " problem(s)): " + e.what() +
+                             "; no LLR file was written");
+        }
         detect_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         out_file.write(llr.data(), n);
         if (bits_file) {

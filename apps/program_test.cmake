@@ -79,6 +79,48 @@ elseif(CASE STREQUAL "unwritable")
     generate(rec 10 ${shape})
     expect(1 "cannot write LLR output file '${dir}/no/such/folder/llr'"
            ${DETECT} ${shape} --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/no/such/folder/llr)
+elseif(CASE STREQUAL "out_is_input")
+    # --out naming an input (directly or through a link) is refused before anything is written.
+    generate(rec 10 ${shape})
+    expect(1 "LLR output file '${dir}/rec.H' is the same file as the H file"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/rec.H)
+    expect_file_size(${dir}/rec.H 320)
+    file(CREATE_LINK ${dir}/rec.y ${dir}/link.y SYMBOLIC)
+    expect(1 "is the same file as the y file"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out ${dir}/link.y)
+    expect_file_size(${dir}/rec.y 160)
+elseif(CASE STREQUAL "fifo")
+    # A FIFO as input is refused at once (opening it would wait for a writer forever).
+    generate(rec 10 ${shape})
+    execute_process(COMMAND mkfifo ${dir}/fifo.H RESULT_VARIABLE made)
+    if(NOT made EQUAL 0)
+        message(FATAL_ERROR "mkfifo failed")
+    endif()
+    expect(1 "cannot read H file '${dir}/fifo.H': not a regular file"
+           ${DETECT} ${shape} --snr 10 --H ${dir}/fifo.H --y ${dir}/rec.y --out ${dir}/llr)
+elseif(CASE STREQUAL "no_half_output")
+    # An all-zero (singular) H in the second batch: the run fails naming the batch's place
+    # in the files, and leaves neither a new LLR file nor a changed old one.
+    generate(rec 10 ${shape})
+    execute_process(COMMAND head -c 160 ${dir}/rec.H OUTPUT_FILE ${dir}/good.H)
+    execute_process(COMMAND head -c 160 /dev/zero OUTPUT_FILE ${dir}/zero.H)
+    execute_process(COMMAND cat ${dir}/good.H ${dir}/zero.H OUTPUT_FILE ${dir}/bad.H)
+    expect(1 "in the batch of items 5\\.\\.9 of the input files.*singular.*no LLR file was written"
+           ${DETECT} ${shape} --snr 10 --batch 5 --H ${dir}/bad.H --y ${dir}/rec.y --out ${dir}/new.f32)
+    if(EXISTS ${dir}/new.f32)
+        message(FATAL_ERROR "a failed run left ${dir}/new.f32")
+    endif()
+    file(WRITE ${dir}/old.f32 "previous results")
+    expect(1 "singular" ${DETECT} ${shape} --snr 10 --batch 5 --H ${dir}/bad.H --y ${dir}/rec.y
+           --out ${dir}/old.f32)
+    file(READ ${dir}/old.f32 old)
+    if(NOT old STREQUAL "previous results")
+        message(FATAL_ERROR "a failed run changed ${dir}/old.f32")
+    endif()
+    file(GLOB leftovers ${dir}/*.partial-*)
+    if(leftovers)
+        message(FATAL_ERROR "temporary files left: ${leftovers}")
+    endif()
 elseif(CASE STREQUAL "roundtrip_nway")
     # 4x4 16-QAM at 40 dB: N = 4 decides every bit right. 1001 problems with
     # batches of 100: the last batch is short.

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include <unistd.h>
+
 namespace mimo_gpu_apps {
 
 namespace {
@@ -23,6 +25,11 @@ raw_item_reader::raw_item_reader(const std::string& path, size_t item_size, cons
         throw file_error("cannot open " + role + " " + in_quotes(path) + ": no such file");
     if (std::filesystem::is_directory(status))
         throw file_error("cannot read " + role + " " + in_quotes(path) + ": it is a directory");
+    // A FIFO or a device has no size, and opening a FIFO would wait for a writer.
+    if (!std::filesystem::is_regular_file(status))
+        throw file_error("cannot read " + role + " " + in_quotes(path) +
+                         ": not a regular file (a FIFO, socket or device); copy the data to a "
+                         "file first");
     m_in.open(path, std::ios::binary);
     if (!m_in)
         throw file_error("cannot open " + role + " " + in_quotes(path) + ": " + std::strerror(errno));
@@ -68,14 +75,33 @@ void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
                          "; both must hold one item per problem");
 }
 
+void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input)
+{
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && std::filesystem::equivalent(path, input.path(), ec))
+        throw file_error(role + " " + in_quotes(path) + " is the same file as the " + input.role() + " " +
+                         in_quotes(input.path()) + ": writing it would destroy the input");
+}
+
 raw_item_writer::raw_item_writer(const std::string& path, size_t item_size, const std::string& role)
-    : m_path(path), m_role(role), m_item_size(item_size)
+    : m_path(path), m_temporary(path + ".partial-" + std::to_string(::getpid())), m_role(role),
+      m_item_size(item_size)
 {
     if (item_size == 0)
         throw std::invalid_argument("raw_item_writer: item size 0");
-    m_out.open(path, std::ios::binary | std::ios::trunc);
+    m_out.open(m_temporary, std::ios::binary | std::ios::trunc);
     if (!m_out)
         throw file_error("cannot write " + role + " " + in_quotes(path) + ": " + std::strerror(errno));
+}
+
+raw_item_writer::~raw_item_writer()
+{
+    if (m_done)
+        return;
+    if (m_out.is_open())
+        m_out.close();
+    std::error_code ec;
+    std::filesystem::remove(m_temporary, ec);
 }
 
 void raw_item_writer::write(const void* src, size_t items)
@@ -89,12 +115,17 @@ void raw_item_writer::write(const void* src, size_t items)
 
 void raw_item_writer::close()
 {
-    if (!m_out.is_open())
+    if (m_done)
         return;
     m_out.flush();
     m_out.close();
     if (m_out.fail())
         throw file_error("cannot finish " + m_role + " " + in_quotes(m_path) + " (disk full?)");
+    std::error_code ec;
+    std::filesystem::rename(m_temporary, m_path, ec);
+    if (ec)
+        throw file_error("cannot write " + m_role + " " + in_quotes(m_path) + ": " + ec.message());
+    m_done = true;
 }
 
 } // namespace mimo_gpu_apps

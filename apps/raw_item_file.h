@@ -47,21 +47,33 @@ private:
 /// Throws file_error unless both files hold the same number of items.
 void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b);
 
+/// Throws file_error when `path` names the same file as `input` (also through
+/// links): writing it would destroy the input.
+void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input);
+
+/// Writes items to a temporary file beside `path` and renames it to `path` in
+/// close(), so a run that fails leaves no half-written output (the temporary
+/// file is removed) and an existing file at `path` stays as it was.
 class raw_item_writer
 {
 public:
-    /// Creates or truncates the file; throws file_error naming it when that fails.
+    /// Creates the temporary file; throws file_error naming `path` when that fails.
     raw_item_writer(const std::string& path, size_t item_size, const std::string& role);
+    ~raw_item_writer(); ///< removes the temporary file unless close() succeeded
+    raw_item_writer(const raw_item_writer&) = delete;
+    raw_item_writer& operator=(const raw_item_writer&) = delete;
 
     void write(const void* src, size_t items); ///< throws file_error on a write error
-    void close();                              ///< flushes; throws file_error on failure
+    /// Flushes and renames the temporary file to path(); throws file_error on failure.
+    void close();
     uint64_t items_written() const { return m_items_written; }
     const std::string& path() const { return m_path; }
 
 private:
-    std::string m_path, m_role;
+    std::string m_path, m_temporary, m_role;
     size_t m_item_size;
     uint64_t m_items_written = 0;
+    bool m_done = false;
     std::ofstream m_out;
 };
 

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <functional>
-#include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <numeric>
+#include <unistd.h>
 #include <vector>
 
 using mimo_gpu_apps::file_error;
@@ -114,6 +114,28 @@ TEST_F(raw_item_file_test, different_item_counts_are_refused)
     EXPECT_NE(msg.find("(160 bytes, 5 items of 32 bytes)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("(64 bytes, 4 items of 16 bytes)"), std::string::npos) << msg;
     EXPECT_NO_THROW(require_same_item_count(h, y5));
+}
+
+TEST_F(raw_item_file_test, a_writer_that_is_not_closed_leaves_no_file_and_the_old_one_unchanged)
+{
+    const std::string fresh = path("fresh.f32"), old = path("old.f32");
+    {
+        std::ofstream(old) << "previous";
+    }
+    {
+        raw_item_writer a(fresh, sizeof(float), "LLR output file"), b(old, sizeof(float), "LLR output file");
+        const float x = 1.0f;
+        a.write(&x, 1);
+        b.write(&x, 1);
+        // no close(): as when a run fails half way
+    }
+    EXPECT_FALSE(std::filesystem::exists(fresh));
+    std::ifstream in(old);
+    std::string text;
+    std::getline(in, text);
+    EXPECT_EQ(text, "previous");
+    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(old).parent_path()))
+        EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
 }
 
 TEST_F(raw_item_file_test, writer_round_trip)
