@@ -121,6 +121,14 @@ elseif(CASE STREQUAL "no_half_output")
     if(leftovers)
         message(FATAL_ERROR "temporary files left: ${leftovers}")
     endif()
+elseif(CASE STREQUAL "large_batch_small_file")
+    # Buffers follow what the files hold: a --batch of 16 M problems of 8x8 1024-QAM
+    # (about 9 GB of buffers) on a 10-problem recording.
+    set(shape8 --nr 8 --nt 8 --modulation 1024qam)
+    generate(rec 10 ${shape8} --snr 60)
+    expect(0 "problems: 10.*bit errors: 0 of 800 "
+           ${DETECT} ${shape8} --detector nway:1 --snr 60 --batch 16000000 --H ${dir}/rec.H
+           --y ${dir}/rec.y --bits ${dir}/rec.bits --out ${dir}/llr.f32)
 elseif(CASE STREQUAL "roundtrip_nway")
     # 4x4 16-QAM at 40 dB: N = 4 decides every bit right. 1001 problems with
     # batches of 100: the last batch is short.
