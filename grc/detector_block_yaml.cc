@@ -91,7 +91,11 @@ void write(std::ostream& y)
          "    options: [\"'auto'\", \"'cpu'\", \"'cuda'\"]\n"
          "    option_labels: [Auto (GPU if usable), CPU, CUDA]\n";
     y << "-   id: max_batch\n    label: Max batch\n    dtype: int\n    default: '8400'\n "
-         "   hide: part\n\n";
+         "   hide: part\n";
+    y << "-   id: policy\n    label: Bad problems\n    dtype: enum\n    default: \"'erase'\"\n"
+         "    options: [\"'erase'\", \"'stop'\"]\n"
+         "    option_labels: [Erase (LLRs 0; tag, count; go on), Stop the stream]\n"
+         "    hide: part\n\n";
     y << "inputs:\n-   label: H\n    domain: stream\n    dtype: complex\n    vlen: ${ "
          "nr*nt }\n"
          "-   label: y\n    domain: stream\n    dtype: complex\n    vlen: ${ nr }\n\n";
@@ -117,7 +121,7 @@ void write(std::ostream& y)
             y << (first ? "" : ", ") << param_id(f, p) << "=${" << param_id(f, p) << "}";
             first = false;
         }
-    y << "), ${noise_var}, ${symbols_per_channel}, ${backend}, ${max_batch})\n";
+    y << "), ${noise_var}, ${symbols_per_channel}, ${backend}, ${max_batch}, ${policy})\n";
     y << "    callbacks:\n    - set_noise_var(${noise_var})\n\n";
     y << "documentation: |-\n"
          "    Soft MIMO detector of any registered family: channel matrices H (one per S "
@@ -125,7 +129,11 @@ void write(std::ostream& y)
          "    received vectors y in, LLRs out (float, nt*Q per vector, positive means "
          "bit 0).\n"
          "    A noise_var stream tag on y sets N0 from the first symbol of its "
-         "channel.\n";
+         "channel.\n"
+         "    A received vector with a NaN/Inf in H or y, or a rank-deficient H, is "
+         "erased (LLRs 0, an\n"
+         "    'erasure' tag on its output item, counted) and the stream goes on; "
+         "policy 'stop' ends it instead.\n";
     for (const auto& f : families) {
         y << "    \n    " << f.name << ": " << f.summary << ".\n";
         for (const auto& p : f.parameters)

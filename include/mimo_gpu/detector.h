@@ -5,6 +5,7 @@
 
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/constellation.h>
+#include <mimo_gpu/erasures.h>
 #include <mimo_gpu/types.h>
 
 #include <map>
@@ -107,26 +108,45 @@ public:
     int bits_per_symbol() const { return m_bits_per_symbol; }
     int llrs_per_problem() const { return m_config.shape.nt * m_bits_per_symbol; }
 
+    /// What a problem with non-finite input or a rank-deficient H does
+    /// (erasures.h): its LLRs are 0 in either case; `stop` (the default of the
+    /// core API) then throws std::invalid_argument naming the first one,
+    /// `erase` (the default of the blocks and programs) only reports it.
+    void set_bad_problem_policy(bad_problem_policy policy) { m_policy = policy; }
+    bad_problem_policy bad_problems() const { return m_policy; }
+
     /// Host memory; llr holds in.problems() * llrs_per_problem() values.
-    /// Bad input (n0, null pointers, priors to a detector that takes none,
-    /// non-finite or singular problems) throws std::invalid_argument.
-    void detect(const detector_input& in, float* llr);
-    void detect(const detector_input& in,
-                int8_t* llr,
-                float int8_scale = k_default_int8_scale);
+    /// Bad arguments (n0, null pointers, priors to a detector that takes none)
+    /// throw std::invalid_argument; bad problems follow the policy above.
+    detection_report detect(const detector_input& in, float* llr);
+    detection_report detect(const detector_input& in,
+                            int8_t* llr,
+                            float int8_scale = k_default_int8_scale);
     /// One H per problem (S = 1), no priors.
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr);
+    detection_report
+    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr);
 
     /// Device memory, asynchronous on `stream` (CUDA backend only, else
-    /// std::logic_error). Bad problems are reported by the next check_device_status. A
-    /// detector's device scratch is its own: use one stream at a time per detector.
+    /// std::logic_error). Bad problems are erased on the device and reported by
+    /// the next check_device_status. A detector's device scratch is its own:
+    /// use one stream at a time per detector.
     void detect_device(const detector_input& in, float* d_llr, cuda_stream_t stream);
     void detect_device(const detector_input& in,
                        int8_t* d_llr,
                        float int8_scale,
                        cuda_stream_t stream);
-    /// Waits for `stream` and throws for the first bad problem since the last check.
-    void check_device_status(cuda_stream_t stream);
+    /// Waits for `stream`; the report of every detect_device since the last
+    /// check (problem indices counted across those calls; with more than
+    /// k_listed_erasures erased over several calls the list is not the first ones).
+    /// Throws for the first bad problem under the `stop` policy.
+    detection_report check_device_status(cuda_stream_t stream);
+
+    /// Largest number of problems handed to the family at once: a larger call
+    /// is detected in parts, which bounds the scratch memory (docs/detectors.md).
+    size_t max_problems_per_run() const;
+    /// Peak scratch memory (host or device, beyond the caller's buffers and the
+    /// family's fixed tables) of a call of `problems` problems with S symbols per channel.
+    size_t scratch_bytes(size_t problems, int symbols_per_channel = 1) const;
 
 protected:
     /// `config` has been checked against the family (detector_registry does it).
@@ -137,21 +157,28 @@ protected:
 
     /// The family's work. Inputs are checked; in.symbols_per_channel is 1 unless
     /// capabilities().reuses_channels (the base class repeats H otherwise).
-    virtual void run(const detector_input& in, float* llr) = 0;
+    /// Bad problems are flagged per problem, their LLRs set to 0 and reported
+    /// (lib/core/runtime/fault_flags.h); the base class applies the policy.
+    virtual detection_report run(const detector_input& in, float* llr) = 0;
     virtual void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream);
-    virtual void device_status(cuda_stream_t stream);
+    virtual detection_report device_status(cuda_stream_t stream);
+    /// Scratch bytes per problem the family holds during run() (QR items, ...).
+    virtual size_t family_scratch_per_problem() const { return 0; }
     /// Called after a settable parameter changed (the family reads parameter()).
     virtual void parameter_changed(const std::string&) {}
 
 private:
     void check(const detector_input& in, const void* llr, const char* call) const;
     detector_input expanded(const detector_input& in, bool device, cuda_stream_t stream);
+    size_t scratch_per_problem(int symbols_per_channel) const;
+    detection_report apply_policy(detection_report report) const;
 
     std::string m_name;
     detector_config m_config;
     detector_capabilities m_capabilities;
     std::vector<parameter_spec> m_specs;
     int m_bits_per_symbol;
+    bad_problem_policy m_policy = bad_problem_policy::stop;
     struct scratch;
     std::unique_ptr<scratch> m_scratch; // repeated H, float LLRs of the int8 path
 };

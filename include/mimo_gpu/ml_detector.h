@@ -28,7 +28,7 @@ public:
     backend active_backend() const override;
 
 protected:
-    void run(const detector_input& in, float* llr) override;
+    detection_report run(const detector_input& in, float* llr) override;
 
 private:
     std::unique_ptr<ml_engine> m_engine;

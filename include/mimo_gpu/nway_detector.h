@@ -48,20 +48,22 @@ public:
     using detector::detect_device;
 
     /// From QR items (layout input_layout()), host memory. n0 > 0 and finite.
-    /// Throws std::invalid_argument on non-finite items, naming the first bad problem.
-    void detect_qr(const float* items, size_t batch, float n0, float* llr);
+    /// A problem with a non-finite item (qr_decomposition's erased items are NaN)
+    /// gets LLRs 0 and follows the bad-problem policy (erasures.h).
+    detection_report detect_qr(const float* items, size_t batch, float n0, float* llr);
 
     /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error).
-    /// Input errors are reported by the next check_device_status.
+    /// Bad problems are erased on the device and reported by the next check_device_status.
     void detect_qr_device(const float* d_items, size_t batch, float n0, float* d_llr, cuda_stream_t stream);
     /// (H, y) in device memory: QR and search fused in one kernel (S = 1).
     void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
                        cuda_stream_t stream);
 
 protected:
-    void run(const detector_input& in, float* llr) override;
+    detection_report run(const detector_input& in, float* llr) override;
     void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override;
-    void device_status(cuda_stream_t stream) override;
+    detection_report device_status(cuda_stream_t stream) override;
+    size_t family_scratch_per_problem() const override;
 
 private:
     float clip() const { return float(parameter("llr_clip")); }

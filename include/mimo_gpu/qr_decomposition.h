@@ -3,6 +3,7 @@
 #pragma once
 
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/erasures.h>
 #include <mimo_gpu/types.h>
 
 #include <memory>
@@ -33,8 +34,10 @@ struct qr_layout {
 class qr_engine; // implementation interface (CPU or CUDA), lib/core/qr/
 
 /// Computes the QR items of a batch of (H, y) problems.
-/// Inputs are checked: a non-finite H or y, or a rank-deficient H, throws
-/// std::invalid_argument naming the first bad problem; the batch output is then not valid.
+/// A problem with a non-finite H or y, or a rank-deficient H, gets an item of
+/// NaNs (which nway_detector::detect_qr erases) and is reported; under the
+/// `stop` policy (the default) the call then throws std::invalid_argument
+/// naming the first bad problem (erasures.h).
 class qr_decomposition
 {
 public:
@@ -49,19 +52,26 @@ public:
     qr_layout layout() const { return m_layout; }
     backend active_backend() const;
 
+    void set_bad_problem_policy(bad_problem_policy policy) { m_policy = policy; }
+    bad_problem_policy bad_problems() const { return m_policy; }
+
     /// Host memory: H batch*nr*nt, y batch*nr, items batch*layout().floats_per_item().
-    void run(const cfloat* H, const cfloat* y, size_t batch, float* items);
+    detection_report run(const cfloat* H, const cfloat* y, size_t batch, float* items);
 
     /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error).
     /// Input errors are reported by the next synchronising call on this object
     /// (check_device_status), since the kernel finds them.
     void run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items, cuda_stream_t stream);
-    /// Waits for `stream` and throws the input error found by the last run_device, if any.
-    void check_device_status(cuda_stream_t stream);
+    /// Waits for `stream`; the report of the run_device calls since the last check
+    /// (throws for the first bad problem under `stop`).
+    detection_report check_device_status(cuda_stream_t stream);
 
 private:
+    detection_report apply_policy(detection_report report) const;
+
     mimo_shape m_shape;
     qr_layout m_layout;
+    bad_problem_policy m_policy = bad_problem_policy::stop;
     std::unique_ptr<qr_engine> m_engine;
 };
 

@@ -24,7 +24,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         double noise_var,
                                         int symbols_per_channel,
                                         const std::string& backend,
-                                        int max_batch)
+                                        int max_batch,
+                                        const std::string& policy)
 {
     ::mimo_gpu::detector_config config;
     config.shape = checked_shape(nr, nt);
@@ -34,8 +35,10 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
         throw std::invalid_argument("symbols_per_channel must be >= 1, got " +
                                     std::to_string(symbols_per_channel));
     checked_max_batch(max_batch);
+    const auto bad_problems = ::mimo_gpu::parse_bad_problem_policy(policy);
     auto core = ::mimo_gpu::make_detector(
         algorithm, config, ::mimo_gpu::backend_from_string(backend));
+    core->set_bad_problem_policy(bad_problems);
     return gnuradio::make_block_sptr<mimo_detector_impl>(
         std::move(core), noise_var, symbols_per_channel, max_batch);
 }
@@ -56,19 +59,22 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
       d_symbols_per_channel(symbols_per_channel),
       d_batches(
           std::max(1, max_batch / symbols_per_channel), d_logger, symbols_per_channel),
-      d_noise_var(checked_noise_var(noise_var))
+      d_noise_var(checked_noise_var(noise_var)),
+      d_erasures(d_logger)
 {
     set_output_multiple(d_symbols_per_channel);
     // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
     set_tag_propagation_policy(TPP_CUSTOM);
     request_batch_sized_output_buffers(*this, max_batch);
-    d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', on backend {}",
+    d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', bad problems: {}, on "
+                   "backend {}",
                    d_core->name(),
                    d_core->shape().nr,
                    d_core->shape().nt,
                    ::mimo_gpu::to_string(d_core->mod()),
                    d_symbols_per_channel,
                    ::mimo_gpu::format_parameter_list(d_core->parameters()),
+                   ::mimo_gpu::to_string(d_core->bad_problems()),
                    active_backend());
 }
 
@@ -144,7 +150,11 @@ int mimo_detector_impl::general_work(int noutput_items,
             in.channels = count;
             in.symbols_per_channel = S;
             in.n0 = segments[i].noise_var;
-            d_core->detect(in, llr + size_t(first) * S * llrs_per_symbol);
+            const auto report =
+                d_core->detect(in, llr + size_t(first) * S * llrs_per_symbol);
+            for (const auto& tag :
+                 d_erasures.record(report, nitems_written(0) + uint64_t(first) * S))
+                add_item_tag(0, tag);
         });
     }
     const int done = d_batches.finish(channels);
@@ -161,6 +171,7 @@ int mimo_detector_impl::general_work(int noutput_items,
 
 bool mimo_detector_impl::stop()
 {
+    d_erasures.summarize(nitems_written(0));
     // Received vectors left over at the end do not fill a channel of S symbols
     // (or have no H): say so rather than drop them silently.
     if (detail() && detail()->ninputs() == 2 && detail()->input(1)->done()) {

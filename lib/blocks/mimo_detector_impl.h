@@ -10,6 +10,7 @@
 #include <mimo_gpu/detector.h>
 
 #include "batch_runner.h"
+#include "erasure_tags.h"
 
 #include <memory>
 
@@ -30,6 +31,7 @@ public:
     void set_parameter(const std::string& name, double value) override;
     double parameter(const std::string& name) const override;
     std::string active_backend() const override;
+    uint64_t erased_problems() const override { return d_erasures.erased(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -45,6 +47,7 @@ private:
     mutable gr::thread::mutex
         d_mutex; // guards N0 and the parameters, set from other threads
     float d_noise_var;
+    erasure_log d_erasures;
 };
 
 } // namespace mimo_gpu

@@ -41,10 +41,11 @@ nway_detector::sptr nway_detector::make(int nr,
                                         double noise_var,
                                         double llr_clip,
                                         const std::string& backend,
-                                        int max_batch)
+                                        int max_batch,
+                                        const std::string& policy)
 {
     return gnuradio::make_block_sptr<nway_detector_impl>(
-        nr, nt, modulation, passes, noise_var, llr_clip, backend, max_batch);
+        nr, nt, modulation, passes, noise_var, llr_clip, backend, max_batch, policy);
 }
 
 nway_detector_impl::nway_detector_impl(int nr,
@@ -54,15 +55,18 @@ nway_detector_impl::nway_detector_impl(int nr,
                                        double noise_var,
                                        double llr_clip,
                                        const std::string& backend,
-                                       int max_batch)
+                                       int max_batch,
+                                       const std::string& policy)
     : gr::sync_block("nway_detector",
                      items_signature(make_config(nr, nt, modulation, passes, llr_clip)),
                      llr_signature(nr, nt, modulation)),
       d_detector(make_config(nr, nt, modulation, passes, llr_clip),
                  ::mimo_gpu::backend_from_string(backend)),
       d_batches(checked_max_batch(max_batch), d_logger),
-      d_noise_var(checked_noise_var(noise_var))
+      d_noise_var(checked_noise_var(noise_var)),
+      d_erasures(d_logger)
 {
+    d_detector.set_bad_problem_policy(::mimo_gpu::parse_bad_problem_policy(policy));
     request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{}x{} {} detector, {} pass(es), on backend {}",
                    nr,
@@ -120,10 +124,12 @@ int nway_detector_impl::work(int noutput_items,
         tags, nitems_read(0), noutput_items, d_noise_var, d_logger);
     for (const auto& segment : segments) {
         d_batches.run(segment.begin, segment.end, [&](int first, int count) {
-            d_detector.detect_qr(items + first * floats_per_item,
-                                 count,
-                                 segment.noise_var,
-                                 llr + first * llrs_per_item);
+            const auto report = d_detector.detect_qr(items + first * floats_per_item,
+                                                     count,
+                                                     segment.noise_var,
+                                                     llr + first * llrs_per_item);
+            for (const auto& tag : d_erasures.record(report, nitems_written(0) + first))
+                add_item_tag(0, tag);
         });
     }
     return d_batches.finish(noutput_items);

@@ -10,6 +10,7 @@
 #include <mimo_gpu/nway_detector.h>
 
 #include "batch_runner.h"
+#include "erasure_tags.h"
 
 namespace gr {
 namespace mimo_gpu {
@@ -24,13 +25,15 @@ public:
                        double noise_var,
                        double llr_clip,
                        const std::string& backend,
-                       int max_batch);
+                       int max_batch,
+                       const std::string& policy);
 
     void set_noise_var(double noise_var) override;
     double noise_var() const override;
     void set_llr_clip(double llr_clip) override;
     double llr_clip() const override;
     std::string active_backend() const override;
+    uint64_t erased_problems() const override { return d_erasures.erased(); }
 
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
@@ -41,6 +44,7 @@ private:
     batch_runner d_batches;
     mutable gr::thread::mutex d_mutex; // guards N0 and the clip, set from other threads
     float d_noise_var;
+    erasure_log d_erasures;
 };
 
 } // namespace mimo_gpu

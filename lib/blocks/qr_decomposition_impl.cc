@@ -26,20 +26,30 @@ gr::io_signature::sptr items_signature(int nr, int nt, int orders)
 }
 } // namespace
 
-qr_decomposition::sptr qr_decomposition::make(
-    int nr, int nt, int orders, const std::string& backend, int max_batch)
+qr_decomposition::sptr qr_decomposition::make(int nr,
+                                              int nt,
+                                              int orders,
+                                              const std::string& backend,
+                                              int max_batch,
+                                              const std::string& policy)
 {
     return gnuradio::make_block_sptr<qr_decomposition_impl>(
-        nr, nt, orders, backend, max_batch);
+        nr, nt, orders, backend, max_batch, policy);
 }
 
-qr_decomposition_impl::qr_decomposition_impl(
-    int nr, int nt, int orders, const std::string& backend, int max_batch)
+qr_decomposition_impl::qr_decomposition_impl(int nr,
+                                             int nt,
+                                             int orders,
+                                             const std::string& backend,
+                                             int max_batch,
+                                             const std::string& policy)
     : gr::sync_block(
           "qr_decomposition", channel_signature(nr, nt), items_signature(nr, nt, orders)),
       d_qr(checked_shape(nr, nt), orders, ::mimo_gpu::backend_from_string(backend)),
-      d_batches(checked_max_batch(max_batch), d_logger)
+      d_batches(checked_max_batch(max_batch), d_logger),
+      d_erasures(d_logger)
 {
+    d_qr.set_bad_problem_policy(::mimo_gpu::parse_bad_problem_policy(policy));
     request_batch_sized_output_buffers(*this, max_batch);
     d_logger->info("{}x{} QR for {} detection order(s) on backend {}",
                    nr,
@@ -66,10 +76,12 @@ int qr_decomposition_impl::work(int noutput_items,
     if (!d_batches.start(nitems_read(0)))
         return WORK_DONE;
     d_batches.run(0, noutput_items, [&](int first, int count) {
-        d_qr.run(H + size_t(first) * shape.nr * shape.nt,
-                 y + size_t(first) * shape.nr,
-                 count,
-                 items + size_t(first) * floats_per_item);
+        const auto report = d_qr.run(H + size_t(first) * shape.nr * shape.nt,
+                                     y + size_t(first) * shape.nr,
+                                     count,
+                                     items + size_t(first) * floats_per_item);
+        for (const auto& tag : d_erasures.record(report, nitems_written(0) + first))
+            add_item_tag(0, tag);
     });
     return d_batches.finish(noutput_items);
 }

@@ -9,6 +9,7 @@
 #include <mimo_gpu/qr_decomposition.h>
 
 #include "batch_runner.h"
+#include "erasure_tags.h"
 
 namespace gr {
 namespace mimo_gpu {
@@ -16,10 +17,15 @@ namespace mimo_gpu {
 class qr_decomposition_impl : public qr_decomposition
 {
 public:
-    qr_decomposition_impl(
-        int nr, int nt, int orders, const std::string& backend, int max_batch);
+    qr_decomposition_impl(int nr,
+                          int nt,
+                          int orders,
+                          const std::string& backend,
+                          int max_batch,
+                          const std::string& policy);
 
     std::string active_backend() const override;
+    uint64_t erased_problems() const override { return d_erasures.erased(); }
 
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
@@ -28,6 +34,7 @@ public:
 private:
     ::mimo_gpu::qr_decomposition d_qr;
     batch_runner d_batches;
+    erasure_log d_erasures;
 };
 
 } // namespace mimo_gpu

@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -183,7 +185,122 @@ TEST_P(block_flowgraph, symbols_sharing_a_channel_come_out_in_order_and_a_tail_i
     }
 }
 
-TEST_P(block_flowgraph, non_finite_h_ends_the_stream_instead_of_hanging)
+namespace {
+/// 2x2 problems with bad ones at known places: a NaN in H, an Inf in y, a
+/// zero H and a rank-one H; `expected` gets (item, cause) of each erased item.
+struct bad_stream {
+    static constexpr int nr = 2, nt = 2;
+    std::vector<gr_complex> H, y;
+    std::vector<std::pair<uint64_t, std::string>> expected;
+
+    bad_stream(size_t channels, int S)
+    {
+        std::mt19937 rng(5);
+        std::normal_distribution<float> normal;
+        H.resize(channels * nr * nt);
+        y.resize(channels * S * nr);
+        for (auto& h : H)
+            h = gr_complex(normal(rng), normal(rng));
+        for (auto& v : y)
+            v = gr_complex(normal(rng), normal(rng));
+        const auto bad_channel = [&](size_t c, const char* cause) {
+            for (int s = 0; s < S; ++s)
+                expected.emplace_back(c * S + s, cause);
+        };
+        H[100 * nr * nt + 3] = gr_complex(NAN, 0.0f);
+        bad_channel(100, "non_finite_input");
+        std::fill_n(H.begin() + 333 * nr * nt, nr * nt, gr_complex(0.0f, 0.0f));
+        bad_channel(333, "singular_channel");
+        for (int r = 0; r < nr; ++r) // second column = 2 x the first: rank one
+            H[(500 * nr + r) * nt + 1] = 2.0f * H[(500 * nr + r) * nt];
+        bad_channel(500, "singular_channel");
+        y[(700 * S + S - 1) * nr] = gr_complex(INFINITY, 0.0f); // one symbol only
+        expected.emplace_back(700 * S + S - 1, "non_finite_input");
+        std::sort(expected.begin(), expected.end());
+    }
+};
+} // namespace
+
+// A live stream survives bad resource elements: every family erases them (LLRs
+// 0, an "erasure" tag with the cause, counted exactly) and detects the rest
+// exactly as the core does.
+TEST_P(block_flowgraph, bad_problems_are_erased_tagged_and_counted_by_every_family)
+{
+    constexpr int nr = bad_stream::nr, nt = bad_stream::nt, S = 2;
+    const size_t channels = 1001;
+    const bad_stream in(channels, S);
+    for (const std::string name : { "nway", "ml", "mtt", "ot" }) {
+        auto tb = gr::make_top_block("erasures");
+        auto H_source = gr::blocks::vector_source_c::make(in.H, false, nr * nt);
+        auto y_source = gr::blocks::vector_source_c::make(in.y, false, nr);
+        auto det = gr::mimo_gpu::mimo_detector::make(
+            name, nr, nt, "qpsk", "", 0.1, S, backend(), 64);
+        auto sink = gr::blocks::vector_sink_f::make(nt * 2);
+        tb->connect(H_source, 0, det, 0);
+        tb->connect(y_source, 0, det, 1);
+        tb->connect(det, 0, sink, 0);
+        tb->run();
+
+        const auto& out = sink->data();
+        ASSERT_EQ(out.size(), channels * S * nt * 2) << name; // every item out
+        EXPECT_EQ(det->erased_problems(), in.expected.size()) << name;
+        std::vector<std::pair<uint64_t, std::string>> tagged;
+        for (const auto& tag : sink->tags())
+            if (pmt::symbol_to_string(tag.key) == "erasure")
+                tagged.emplace_back(tag.offset, pmt::symbol_to_string(tag.value));
+        std::sort(tagged.begin(), tagged.end());
+        EXPECT_EQ(tagged, in.expected) << name;
+
+        // The core, erasing too, gives the same LLRs: zeros where erased, the
+        // good problems untouched by their bad neighbours.
+        ::mimo_gpu::detector_config config;
+        config.shape = { nr, nt };
+        config.mod = ::mimo_gpu::modulation::qpsk;
+        auto core = ::mimo_gpu::make_detector(name, config, ::mimo_gpu::backend::cpu);
+        core->set_bad_problem_policy(::mimo_gpu::bad_problem_policy::erase);
+        std::vector<float> expected(out.size());
+        ::mimo_gpu::detector_input ci;
+        ci.H = in.H.data();
+        ci.y = in.y.data();
+        ci.channels = channels;
+        ci.symbols_per_channel = S;
+        ci.n0 = 0.1f;
+        const auto report = core->detect(ci, expected.data());
+        EXPECT_EQ(report.erased, in.expected.size()) << name;
+        for (const auto& [item, cause] : in.expected)
+            for (int b = 0; b < nt * 2; ++b)
+                EXPECT_EQ(out[item * nt * 2 + b], 0.0f) << name << " item " << item;
+        if (backend() == "cpu")
+            EXPECT_EQ(out, expected) << name;
+    }
+}
+
+// The QR + N-way chain: the QR block's erased items are NaN, the detector
+// erases them in turn; the stream goes on.
+TEST_P(block_flowgraph, qr_chain_erases_bad_problems)
+{
+    constexpr int nr = bad_stream::nr, nt = bad_stream::nt;
+    const bad_stream in(1001, 1);
+    auto tb = gr::make_top_block("qr_erasures");
+    auto H_source = gr::blocks::vector_source_c::make(in.H, false, nr * nt);
+    auto y_source = gr::blocks::vector_source_c::make(in.y, false, nr);
+    auto qr = gr::mimo_gpu::qr_decomposition::make(nr, nt, 2, backend(), 64);
+    auto nway = gr::mimo_gpu::nway_detector::make(nr, nt, "qpsk", 2, 0.1, 8.0, backend(), 64);
+    auto sink = gr::blocks::vector_sink_f::make(nt * 2);
+    tb->connect(H_source, 0, qr, 0);
+    tb->connect(y_source, 0, qr, 1);
+    tb->connect(qr, 0, nway, 0);
+    tb->connect(nway, 0, sink, 0);
+    tb->run();
+    ASSERT_EQ(sink->data().size(), 1001u * nt * 2);
+    EXPECT_EQ(qr->erased_problems(), in.expected.size());
+    EXPECT_EQ(nway->erased_problems(), in.expected.size());
+    for (const auto& [item, cause] : in.expected)
+        for (int b = 0; b < nt * 2; ++b)
+            EXPECT_EQ(sink->data()[item * nt * 2 + b], 0.0f) << item;
+}
+
+TEST_P(block_flowgraph, stop_policy_ends_the_stream_instead_of_hanging)
 {
     const int nr = 2, nt = 2;
     std::mt19937 rng(5);
@@ -198,7 +315,8 @@ TEST_P(block_flowgraph, non_finite_h_ends_the_stream_instead_of_hanging)
     auto tb = gr::make_top_block("non_finite_flowgraph");
     auto H_source = gr::blocks::vector_source_c::make(H, false, nr * nt);
     auto y_source = gr::blocks::vector_source_c::make(y, false, nr);
-    auto ml = gr::mimo_gpu::mimo_detector::make("ml", nr, nt, "qpsk", "", 0.1, 1, backend(), 64);
+    auto ml = gr::mimo_gpu::mimo_detector::make(
+        "ml", nr, nt, "qpsk", "", 0.1, 1, backend(), 64, "stop");
     auto sink = gr::blocks::vector_sink_f::make(nt * 2);
     tb->connect(H_source, 0, ml, 0);
     tb->connect(y_source, 0, ml, 1);
@@ -227,6 +345,8 @@ TEST(block_parameters, bad_parameters_throw_invalid_argument)
     EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1.0, 0), std::invalid_argument);
     EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e-50), std::invalid_argument);
     EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e300), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1.0, 1, "auto", 64, "skip"),
+                 std::invalid_argument);
     try {
         mimo_detector::make("sphere", 2, 2, "qpsk");
     } catch (const std::invalid_argument& e) {

@@ -24,6 +24,12 @@ namespace mimo_gpu {
  * (gr_complex, vlen nr). Output 0: LLRs (float, vlen nt*Q), one item per y
  * item, positive means bit 0.
  * A "noise_var" tag on y sets N0 from the first symbol of the channel it falls in.
+ *
+ * A received vector whose H or y holds a NaN or Inf, or whose H is
+ * rank-deficient, is erased under the default policy "erase": its LLRs are 0,
+ * its output item gets an "erasure" tag (value: the cause), it is counted
+ * (erased_problems()), and the stream goes on. Policy "stop" ends the stream
+ * at the first one instead (for debugging).
  */
 class MIMO_GPU_API mimo_detector : virtual public gr::block
 {
@@ -41,6 +47,7 @@ public:
      * \param backend auto, cpu or cuda
      * \param max_batch received vectors per core call, rounded down to whole
      *        channels of S (at least one channel)
+     * \param policy what a bad received vector does: "erase" or "stop"
      */
     static sptr make(const std::string& algorithm,
                      int nr,
@@ -50,7 +57,8 @@ public:
                      double noise_var = 1.0,
                      int symbols_per_channel = 1,
                      const std::string& backend = "auto",
-                     int max_batch = 8400);
+                     int max_batch = 8400,
+                     const std::string& policy = "erase");
 
     /// The registered detector families.
     static std::vector<std::string> algorithms();
@@ -63,6 +71,8 @@ public:
     virtual void set_parameter(const std::string& name, double value) = 0;
     virtual double parameter(const std::string& name) const = 0;
     virtual std::string active_backend() const = 0;
+    /// Received vectors erased so far (bad input), exact.
+    virtual uint64_t erased_problems() const = 0;
 };
 
 } // namespace mimo_gpu

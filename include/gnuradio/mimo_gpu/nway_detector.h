@@ -18,6 +18,9 @@ namespace mimo_gpu {
  * Input 0: QR items from qr_decomposition with orders = passes.
  * Output 0: LLRs (float, vlen nt*Q), positive means bit 0.
  * A "noise_var" tag on the input sets N0 from that item on.
+ * An item holding a NaN or Inf (qr_decomposition's erased items are NaN) gets
+ * LLRs 0 and an "erasure" tag under the default policy "erase"; policy "stop"
+ * ends the stream there instead.
  */
 class MIMO_GPU_API nway_detector : virtual public gr::sync_block
 {
@@ -39,13 +42,16 @@ public:
                      double noise_var,
                      double llr_clip = 8.0,
                      const std::string& backend = "auto",
-                     int max_batch = 8400);
+                     int max_batch = 8400,
+                     const std::string& policy = "erase");
 
     virtual void set_noise_var(double noise_var) = 0;
     virtual double noise_var() const = 0;
     virtual void set_llr_clip(double llr_clip) = 0;
     virtual double llr_clip() const = 0;
     virtual std::string active_backend() const = 0;
+    /// Items erased so far, exact.
+    virtual uint64_t erased_problems() const = 0;
 };
 
 } // namespace mimo_gpu

@@ -18,6 +18,9 @@ namespace mimo_gpu {
  * Input 0: H (gr_complex, vlen nr*nt); input 1: y (gr_complex, vlen nr).
  * Output 0: QR items (float, vlen orders*2nt*(2nt+1)), layout of mimo_gpu::qr_layout.
  * Runs on the GPU when one is usable (backend "auto"), else on the CPU.
+ * A problem with a NaN/Inf in H or y, or a rank-deficient H, gets an item of
+ * NaNs (nway_detector erases it) and an "erasure" tag under the default policy
+ * "erase"; policy "stop" ends the stream there instead.
  */
 class MIMO_GPU_API qr_decomposition : virtual public gr::sync_block
 {
@@ -27,10 +30,18 @@ public:
     /*!
      * \param backend "auto", "cpu" or "cuda"
      * \param max_batch most problems handed to the core per call
+     * \param policy what a bad problem does: "erase" or "stop"
      */
-    static sptr make(int nr, int nt, int orders, const std::string& backend = "auto", int max_batch = 8400);
+    static sptr make(int nr,
+                     int nt,
+                     int orders,
+                     const std::string& backend = "auto",
+                     int max_batch = 8400,
+                     const std::string& policy = "erase");
 
     virtual std::string active_backend() const = 0;
+    /// Problems erased so far, exact.
+    virtual uint64_t erased_problems() const = 0;
 };
 
 } // namespace mimo_gpu

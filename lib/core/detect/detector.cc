@@ -46,6 +46,53 @@ void check_noise_variance(double n0)
             std::to_string(n0));
 }
 
+bad_problem_policy parse_bad_problem_policy(const std::string& name)
+{
+    if (name == "erase")
+        return bad_problem_policy::erase;
+    if (name == "stop")
+        return bad_problem_policy::stop;
+    throw std::invalid_argument("mimo_gpu: unknown bad-problem policy '" + name +
+                                "' (erase or stop)");
+}
+
+const char* to_string(bad_problem_policy policy)
+{
+    return policy == bad_problem_policy::erase ? "erase" : "stop";
+}
+
+const char* to_string(erasure_cause cause)
+{
+    return cause == erasure_cause::singular_channel ? "singular_channel" : "non_finite_input";
+}
+
+void detection_report::append(const detection_report& part, size_t offset)
+{
+    problems += part.problems;
+    erased += part.erased;
+    for (const erased_problem& e : part.first_erased) {
+        if (first_erased.size() >= k_listed_erasures)
+            break;
+        first_erased.push_back({e.index + offset, e.cause});
+    }
+}
+
+std::string detection_report::describe(const char* unit) const
+{
+    if (erased == 0)
+        return "no bad " + std::string(unit);
+    std::string s;
+    if (!first_erased.empty()) {
+        const erased_problem& e = first_erased.front();
+        s = std::string(unit) + " " + std::to_string(e.index) + " of the batch " +
+            (e.cause == erasure_cause::singular_channel
+                 ? "has a rank-deficient (singular) channel matrix"
+                 : "contains a non-finite value (NaN or Inf) in its input");
+    }
+    return s + " (" + std::to_string(erased) + " of " + std::to_string(problems) + " " +
+           unit + "s erased)";
+}
+
 void llrs_to_int8(const float* llr, size_t count, float scale, int8_t* out)
 {
     for (size_t i = 0; i < count; ++i)
@@ -145,36 +192,101 @@ detector::expanded(const detector_input& in, bool device, cuda_stream_t stream)
     return out;
 }
 
-void detector::detect(const detector_input& in, float* llr)
+namespace {
+/// A call larger than this much scratch is detected in parts (docs/detectors.md, "Memory").
+constexpr size_t k_scratch_budget = size_t(64) << 20;
+/// ... but never in parts so small that a GPU would run half empty.
+constexpr size_t k_min_problems_per_run = 8192;
+
+/// Channels [first, first + count) of `in`, with their S symbols each.
+detector_input part_of(const detector_input& in, size_t first, size_t count, size_t nr, size_t nt, size_t llrs)
 {
-    check(in, llr, "detect");
-    if (in.channels == 0)
-        return;
-    run(expanded(in, false, nullptr), llr);
+    detector_input part = in;
+    const size_t S = size_t(in.symbols_per_channel);
+    part.H = in.H + first * nr * nt;
+    part.y = in.y + first * S * nr;
+    if (in.priors)
+        part.priors = in.priors + first * S * llrs;
+    part.channels = count;
+    return part;
+}
+} // namespace
+
+size_t detector::scratch_per_problem(int symbols_per_channel) const
+{
+    size_t bytes = family_scratch_per_problem();
+    if (symbols_per_channel > 1 && !m_capabilities.reuses_channels) // the repeated H
+        bytes += size_t(shape().nr) * shape().nt * sizeof(cfloat);
+    return bytes;
 }
 
-void detector::detect(const detector_input& in, int8_t* llr, float int8_scale)
+size_t detector::max_problems_per_run() const
+{
+    const size_t per_problem = scratch_per_problem(1) + size_t(llrs_per_problem()) * sizeof(float);
+    return std::max(k_min_problems_per_run, k_scratch_budget / per_problem);
+}
+
+size_t detector::scratch_bytes(size_t problems, int symbols_per_channel) const
+{
+    const size_t S = size_t(std::max(symbols_per_channel, 1));
+    // Parts hold whole channels; the float LLRs of the int8 path are counted too.
+    const size_t per_problem = scratch_per_problem(int(S)) + size_t(llrs_per_problem()) * sizeof(float);
+    const size_t part = std::max(S, (max_problems_per_run() / S) * S);
+    return std::min(problems, part) * per_problem;
+}
+
+detection_report detector::apply_policy(detection_report report) const
+{
+    if (report.erased > 0 && m_policy == bad_problem_policy::stop)
+        throw std::invalid_argument("mimo_gpu::" + m_name + "_detector: " + report.describe() +
+                                    " (bad-problem policy 'stop'; 'erase' detects the rest)");
+    return report;
+}
+
+detection_report detector::detect(const detector_input& in, float* llr)
+{
+    check(in, llr, "detect");
+    detection_report report;
+    const size_t S = size_t(in.symbols_per_channel), llrs = size_t(llrs_per_problem());
+    const size_t per_part = std::max<size_t>(1, max_problems_per_run() / S);
+    for (size_t first = 0; first < in.channels; first += per_part) {
+        const detector_input part = part_of(in, first, std::min(per_part, in.channels - first),
+                                            size_t(shape().nr), size_t(shape().nt), llrs);
+        report.append(run(expanded(part, false, nullptr), llr + first * S * llrs), first * S);
+    }
+    report.problems = in.problems();
+    return apply_policy(std::move(report));
+}
+
+detection_report detector::detect(const detector_input& in, int8_t* llr, float int8_scale)
 {
     if (!(int8_scale > 0.0f) || !std::isfinite(int8_scale))
         throw std::invalid_argument("mimo_gpu: int8 LLR scale must be finite and > 0");
     check(in, llr, "detect");
-    if (in.channels == 0)
-        return;
-    const size_t count = in.problems() * size_t(llrs_per_problem());
-    m_scratch->llr.resize(count);
-    run(expanded(in, false, nullptr), m_scratch->llr.data());
-    llrs_to_int8(m_scratch->llr.data(), count, int8_scale, llr);
+    detection_report report;
+    const size_t S = size_t(in.symbols_per_channel), llrs = size_t(llrs_per_problem());
+    const size_t per_part = std::max<size_t>(1, max_problems_per_run() / S);
+    for (size_t first = 0; first < in.channels; first += per_part) {
+        const size_t count = std::min(per_part, in.channels - first);
+        const detector_input part =
+            part_of(in, first, count, size_t(shape().nr), size_t(shape().nt), llrs);
+        m_scratch->llr.resize(count * S * llrs);
+        report.append(run(expanded(part, false, nullptr), m_scratch->llr.data()), first * S);
+        llrs_to_int8(m_scratch->llr.data(), m_scratch->llr.size(), int8_scale, llr + first * S * llrs);
+    }
+    report.problems = in.problems();
+    return apply_policy(std::move(report));
 }
 
-void detector::detect(
-    const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr)
+detection_report
+detector::detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr)
 {
     detector_input in;
     in.H = H;
     in.y = y;
     in.channels = batch;
     in.n0 = n0;
-    detect(in, llr);
+    return detect(in, llr);
 }
 
 void detector::detect_device(const detector_input& in, float* d_llr, cuda_stream_t stream)
@@ -183,9 +295,13 @@ void detector::detect_device(const detector_input& in, float* d_llr, cuda_stream
     if (active_backend() != backend::cuda)
         throw std::logic_error("mimo_gpu: detector '" + m_name +
                                "': detect_device needs the CUDA backend");
-    if (in.channels == 0)
-        return;
-    run_device(expanded(in, true, stream), d_llr, stream);
+    const size_t S = size_t(in.symbols_per_channel), llrs = size_t(llrs_per_problem());
+    const size_t per_part = std::max<size_t>(1, max_problems_per_run() / S);
+    for (size_t first = 0; first < in.channels; first += per_part) {
+        const detector_input part = part_of(in, first, std::min(per_part, in.channels - first),
+                                            size_t(shape().nr), size_t(shape().nt), llrs);
+        run_device(expanded(part, true, stream), d_llr + first * S * llrs, stream);
+    }
 }
 
 void detector::detect_device(const detector_input& in,
@@ -199,24 +315,30 @@ void detector::detect_device(const detector_input& in,
     if (active_backend() != backend::cuda)
         throw std::logic_error("mimo_gpu: detector '" + m_name +
                                "': detect_device needs the CUDA backend");
-    if (in.channels == 0)
-        return;
 #ifdef MIMO_GPU_HAVE_CUDA
     if (!m_scratch->device)
         m_scratch->device = detail::make_device_scratch();
-    const size_t count = in.problems() * size_t(llrs_per_problem());
-    float* d_float = detail::float_llrs_device(*m_scratch->device, count);
-    run_device(expanded(in, true, stream), d_float, stream);
-    detail::llrs_to_int8_device(d_float, count, int8_scale, d_llr, stream);
+    const size_t S = size_t(in.symbols_per_channel), llrs = size_t(llrs_per_problem());
+    const size_t per_part = std::max<size_t>(1, max_problems_per_run() / S);
+    for (size_t first = 0; first < in.channels; first += per_part) {
+        const size_t count = std::min(per_part, in.channels - first);
+        const detector_input part =
+            part_of(in, first, count, size_t(shape().nr), size_t(shape().nt), llrs);
+        float* d_float = detail::float_llrs_device(*m_scratch->device, count * S * llrs);
+        run_device(expanded(part, true, stream), d_float, stream);
+        detail::llrs_to_int8_device(d_float, count * S * llrs, int8_scale, d_llr + first * S * llrs, stream);
+    }
+#else
+    (void)stream;
 #endif
 }
 
-void detector::check_device_status(cuda_stream_t stream)
+detection_report detector::check_device_status(cuda_stream_t stream)
 {
     if (active_backend() != backend::cuda)
         throw std::logic_error("mimo_gpu: detector '" + m_name +
                                "': check_device_status needs the CUDA backend");
-    device_status(stream);
+    return apply_policy(device_status(stream));
 }
 
 void detector::run_device(const detector_input&, float*, cuda_stream_t)
@@ -225,6 +347,6 @@ void detector::run_device(const detector_input&, float*, cuda_stream_t)
                            "' has no device-memory path");
 }
 
-void detector::device_status(cuda_stream_t) {}
+detection_report detector::device_status(cuda_stream_t) { return {}; }
 
 } // namespace mimo_gpu

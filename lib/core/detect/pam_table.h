@@ -48,6 +48,10 @@ pam_table make_pam_table(const constellation& c);
 /// Max-log LLR of bit k of one stream from that stream's symbol minima
 /// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol.
 /// A side that no candidate reached gives +-clip, or +-unreached when clip == 0.
+/// The largest LLR magnitude any detector outputs (finite for every N0 the
+/// detectors accept; distances that are themselves non-finite erase the problem).
+constexpr float k_llr_limit = 1e30f;
+
 MIMO_HD float llr_from_symbol_minima(const float* dmin, const pam_table& pam, int k, float n0, float clip,
                                      float unreached)
 {
@@ -68,9 +72,10 @@ MIMO_HD float llr_from_symbol_minima(const float* dmin, const pam_table& pam, in
     if (!(min0 < inf))
         return -limit;
     const float llr = (min1 - min0) / n0;
-    if (clip > 0.0f)
-        return llr > clip ? clip : (llr < -clip ? -clip : llr);
-    return llr;
+    // Without clipping, a tiny N0 could still overflow a finite distance
+    // difference to +-Inf: LLRs saturate at +-k_llr_limit instead.
+    const float bound = clip > 0.0f ? clip : k_llr_limit;
+    return llr > bound ? bound : (llr < -bound ? -bound : llr);
 }
 
 } // namespace detail

@@ -90,3 +90,58 @@ MIMO_UNROLL
 
 } // namespace detail
 } // namespace mimo_gpu
+
+namespace mimo_gpu {
+namespace detail {
+
+/// The checks of mgs_qr_order for detectors that need no QR (the exhaustive
+/// ML): a non-finite value in H or y, then the same rank test on the complex
+/// columns of H (modified Gram-Schmidt, a residual norm^2 below
+/// k_singular_threshold of the largest column norm^2). nt <= nr <= 8.
+MIMO_HD problem_fault channel_fault(const float* H, const float* y, int nr, int nt)
+{
+    constexpr int MAX = 8;
+    float re[MAX][MAX], im[MAX][MAX]; // column j, row r
+    float total = 0.0f, max_norm2 = 0.0f;
+    for (int r = 0; r < nr; ++r)
+        total += y[2 * r] * y[2 * r] + y[2 * r + 1] * y[2 * r + 1];
+    for (int j = 0; j < nt; ++j) {
+        float n2 = 0.0f;
+        for (int r = 0; r < nr; ++r) {
+            re[j][r] = H[2 * (r * nt + j)];
+            im[j][r] = H[2 * (r * nt + j) + 1];
+            n2 += re[j][r] * re[j][r] + im[j][r] * im[j][r];
+        }
+        max_norm2 = n2 > max_norm2 ? n2 : max_norm2;
+        total += n2;
+    }
+    if (!(total < k_infinity))
+        return problem_fault::non_finite;
+    for (int i = 0; i < nt; ++i) {
+        float n2 = 0.0f;
+        for (int r = 0; r < nr; ++r)
+            n2 += re[i][r] * re[i][r] + im[i][r] * im[i][r];
+        if (!(n2 > k_singular_threshold * max_norm2))
+            return problem_fault::singular;
+        const float inv = 1.0f / sqrtf(n2);
+        for (int r = 0; r < nr; ++r) {
+            re[i][r] *= inv;
+            im[i][r] *= inv;
+        }
+        for (int k = i + 1; k < nt; ++k) {
+            float dr = 0.0f, di = 0.0f; // <v_i, v_k> = sum conj(v_i) v_k
+            for (int r = 0; r < nr; ++r) {
+                dr += re[i][r] * re[k][r] + im[i][r] * im[k][r];
+                di += re[i][r] * im[k][r] - im[i][r] * re[k][r];
+            }
+            for (int r = 0; r < nr; ++r) {
+                re[k][r] -= dr * re[i][r] - di * im[i][r];
+                im[k][r] -= dr * im[i][r] + di * re[i][r];
+            }
+        }
+    }
+    return problem_fault::none;
+}
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -3,6 +3,7 @@
 #include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/shape_dispatch.h"
+#include "../runtime/fault_flags.h"
 #include "mgs_qr.h"
 #include "qr_engine.h"
 
@@ -13,10 +14,10 @@ namespace mimo_gpu {
 namespace detail {
 
 /// Computes every order of every problem on the CPU, spread over the cores.
-void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y, size_t batch, float* items)
+void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y, size_t batch, float* items,
+                  fault_word* flags)
 {
     const qr_layout layout{shape.nt, orders};
-    status_collector status;
     dispatch_shape(shape.nr, shape.nt, [&](auto nr_c, auto nt_c) {
         constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
         parallel_for(batch, 512, [&](size_t begin, size_t end) {
@@ -27,14 +28,13 @@ void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y
                     float* E = items + p * layout.floats_per_item() + o * layout.floats_per_order();
                     const problem_fault f = mgs_qr_order<NR, NT>(h, yy, o, E);
                     if (f != problem_fault::none) {
-                        status.report(make_status(p, f));
+                        report_fault(flags, p, f);
                         break;
                     }
                 }
             }
         });
     });
-    throw_if_bad("qr_decomposition", status.get());
 }
 
 namespace {
@@ -44,14 +44,16 @@ class cpu_qr_engine final : public qr_engine
 public:
     cpu_qr_engine(mimo_shape shape, int orders) : m_shape(shape), m_orders(orders) {}
     backend kind() const override { return backend::cpu; }
-    void run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
+    detection_report run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
     {
-        cpu_qr_batch(m_shape, m_orders, H, y, batch, items);
+        cpu_qr_batch(m_shape, m_orders, H, y, batch, items, m_faults.reset(batch));
+        return m_faults.finish(items, qr_layout{m_shape.nt, m_orders}.floats_per_item(), k_erased_item_value);
     }
 
 private:
     mimo_shape m_shape;
     int m_orders;
+    host_faults m_faults;
 };
 
 } // namespace
@@ -80,13 +82,21 @@ qr_decomposition& qr_decomposition::operator=(qr_decomposition&&) noexcept = def
 
 backend qr_decomposition::active_backend() const { return m_engine->kind(); }
 
-void qr_decomposition::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
+detection_report qr_decomposition::apply_policy(detection_report report) const
+{
+    if (report.erased > 0 && m_policy == bad_problem_policy::stop)
+        throw std::invalid_argument("mimo_gpu::qr_decomposition: " + report.describe() +
+                                    " (bad-problem policy 'stop'; 'erase' decomposes the rest)");
+    return report;
+}
+
+detection_report qr_decomposition::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
 {
     if (batch == 0)
-        return;
+        return {};
     if (!H || !y || !items)
         throw std::invalid_argument("mimo_gpu::qr_decomposition::run: null buffer");
-    m_engine->run(H, y, batch, items);
+    return apply_policy(m_engine->run(H, y, batch, items));
 }
 
 void qr_decomposition::run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items,
@@ -95,6 +105,9 @@ void qr_decomposition::run_device(const cfloat* d_H, const cfloat* d_y, size_t b
     m_engine->run_device(d_H, d_y, batch, d_items, stream);
 }
 
-void qr_decomposition::check_device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
+detection_report qr_decomposition::check_device_status(cuda_stream_t stream)
+{
+    return apply_policy(m_engine->check_device_status(stream));
+}
 
 } // namespace mimo_gpu

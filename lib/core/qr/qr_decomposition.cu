@@ -2,6 +2,7 @@
 // same mgs_qr_order as the CPU engine. Host memory is read and written in place
 // when pinned (cuda_staging.h).
 #include "../runtime/cuda_staging.h"
+#include "../runtime/device_faults.h"
 #include "../runtime/shape_dispatch.h"
 #include "mgs_qr.h"
 #include "qr_engine.h"
@@ -21,7 +22,7 @@ constexpr int k_qr_threads = 64; // 8400 problems fill 132 SMs with one block ea
 template <int NR, int NT>
 __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __restrict__ H, const float* __restrict__ y,
                                                              size_t batch, int orders, float* __restrict__ items,
-                                                             problem_status* status)
+                                                             fault_sink faults)
 {
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, per_order = 2 * NT * (2 * NT + 1);
     extern __shared__ float stage[];
@@ -46,7 +47,7 @@ __global__ void __launch_bounds__(k_qr_threads) mgs_qr_kernel(const float* __res
         const problem_fault fault = mgs_qr_order<NR, NT>(sH + local * h_floats, sy + local * y_floats,
                                                          int(idx % orders), sE + threadIdx.x * per_order);
         if (fault != problem_fault::none)
-            atomicMin(status, make_status(p, fault));
+            faults.report(p, fault);
     }
     __syncthreads();
     const int n_out = int(idx_end - first_idx) * per_order;
@@ -63,7 +64,7 @@ constexpr size_t qr_shared_bytes()
 } // namespace
 
 void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat* d_y, size_t batch,
-                   float* d_items, problem_status* d_status, cudaStream_t stream)
+                   float* d_items, fault_sink faults, cudaStream_t stream)
 {
     if (batch == 0)
         return;
@@ -77,7 +78,7 @@ void launch_mgs_qr(mimo_shape shape, int orders, const cfloat* d_H, const cfloat
                                                  int(shared)));
         mgs_qr_kernel<NR, NT><<<blocks, k_qr_threads, shared, stream>>>(reinterpret_cast<const float*>(d_H),
                                                                  reinterpret_cast<const float*>(d_y), batch,
-                                                                 orders, d_items, d_status);
+                                                                 orders, d_items, faults);
     });
     MIMO_CUDA_CHECK_LAUNCH("mgs_qr_kernel");
 }
@@ -90,25 +91,25 @@ public:
     cuda_qr_engine(mimo_shape shape, int orders) : m_shape(shape), m_layout{shape.nt, orders} {}
     backend kind() const override { return backend::cuda; }
 
-    void run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
+    detection_report run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
     {
         const cudaStream_t s = m_stream.get();
         launch_mgs_qr(m_shape, m_layout.orders, m_H.device_view(H, batch * m_shape.nr * m_shape.nt),
                       m_y.device_view(y, batch * m_shape.nr), batch,
-                      m_items.device_view(items, batch * m_layout.floats_per_item()), m_status.word(), s);
-        m_status.check("qr_decomposition", s);
+                      m_items.device_view(items, batch * m_layout.floats_per_item()), m_faults.sink(batch, s), s);
+        const detection_report report = m_faults.collect(s, &m_flags);
         m_items.finish();
+        erase_problems(report, m_flags.data(), items, m_layout.floats_per_item(), k_erased_item_value);
+        return report;
     }
 
     void run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items, cuda_stream_t stream) override
     {
-        launch_mgs_qr(m_shape, m_layout.orders, d_H, d_y, batch, d_items, m_status.word(), stream);
+        launch_mgs_qr(m_shape, m_layout.orders, d_H, d_y, batch, d_items, m_faults.sink(batch, stream), stream);
+        m_faults.erase(d_items, m_layout.floats_per_item(), k_erased_item_value, stream);
     }
 
-    void check_device_status(cuda_stream_t stream) override
-    {
-        m_status.check("qr_decomposition", stream);
-    }
+    detection_report check_device_status(cuda_stream_t stream) override { return m_faults.collect(stream); }
 
 private:
     mimo_shape m_shape;
@@ -116,7 +117,8 @@ private:
     cuda_stream m_stream;
     host_input<cfloat> m_H, m_y;
     host_output<float> m_items;
-    device_status m_status;
+    device_faults m_faults;
+    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

@@ -54,20 +54,41 @@ std::unique_ptr<::mimo_gpu::detector> make(const std::string& algorithm,
     config.shape.nr = nr;
     config.shape.nt = nt;
     config.mod = ::mimo_gpu::modulation_from_string(modulation);
-    for (const auto& [key, value] : parameters)
-        config.parameters[py::cast<std::string>(key)] = py::cast<double>(value);
-    return ::mimo_gpu::make_detector(
+    auto policy = ::mimo_gpu::bad_problem_policy::stop;
+    for (const auto& [key, value] : parameters) {
+        const auto name = py::cast<std::string>(key);
+        if (name == "policy")
+            policy = ::mimo_gpu::parse_bad_problem_policy(py::cast<std::string>(value));
+        else
+            config.parameters[name] = py::cast<double>(value);
+    }
+    auto det = ::mimo_gpu::make_detector(
         algorithm, config, ::mimo_gpu::backend_from_string(backend));
+    det->set_bad_problem_policy(policy);
+    return det;
+}
+
+py::dict report_dict(const ::mimo_gpu::detection_report& r)
+{
+    py::dict d;
+    d["problems"] = r.problems;
+    d["erased"] = r.erased;
+    py::list first;
+    for (const auto& e : r.first_erased)
+        first.append(py::make_tuple(e.index, ::mimo_gpu::to_string(e.cause)));
+    d["first_erased"] = first;
+    return d;
 }
 
 /// H (C, nr, nt); y (C, nr) or (C, S, nr); priors and the result shaped like y
 /// with nt*Q in place of nr. Float LLRs, or int8 when int8_scale is given.
-py::array detect(::mimo_gpu::detector& det,
+py::object detect(::mimo_gpu::detector& det,
                  carray<cfloat> H,
                  carray<cfloat> y,
                  double noise_var,
                  const py::object& priors,
-                 const py::object& int8_scale)
+                 const py::object& int8_scale,
+                 bool report)
 {
     const int nr = det.shape().nr, nt = det.shape().nt, L = det.llrs_per_problem();
     const std::string hs = "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")";
@@ -102,21 +123,27 @@ py::array detect(::mimo_gpu::detector& det,
                         prior_array);
         in.priors = prior_array.data();
     }
+    ::mimo_gpu::detection_report r;
+    py::array result;
     if (!int8_scale.is_none()) {
         const float scale = py::cast<float>(int8_scale);
         py::array_t<int8_t> out(out_shape);
         {
             py::gil_scoped_release release;
-            det.detect(in, out.mutable_data(), scale);
+            r = det.detect(in, out.mutable_data(), scale);
         }
-        return std::move(out);
+        result = std::move(out);
+    } else {
+        py::array_t<float> out(out_shape);
+        {
+            py::gil_scoped_release release;
+            r = det.detect(in, out.mutable_data());
+        }
+        result = std::move(out);
     }
-    py::array_t<float> out(out_shape);
-    {
-        py::gil_scoped_release release;
-        det.detect(in, out.mutable_data());
-    }
-    return std::move(out);
+    if (report)
+        return py::make_tuple(result, report_dict(r));
+    return result;
 }
 
 } // namespace
@@ -138,7 +165,7 @@ void bind_core_detectors(py::module m)
              py::arg("backend") = "auto",
              "detector(algorithm, nr, nt, modulation='16qam', backend='auto', "
              "**parameters), "
-             "e.g. detector('nway', 4, 4, '16qam', passes=2). Unknown names, parameters, "
+             "e.g. detector('nway', 4, 4, '16qam', passes=2, policy='erase'). Unknown names, parameters, "
              "or "
              "shapes and modulations the family does not take raise ValueError.")
         .def("detect",
@@ -148,13 +175,26 @@ void bind_core_detectors(py::module m)
              py::arg("noise_var"),
              py::arg("priors") = py::none(),
              py::arg("int8_scale") = py::none(),
+             py::arg("report") = false,
              "LLRs of H (C, nr, nt) complex64 and y (C, nr), or y (C, S, nr) for S "
              "received "
              "vectors per channel: float32 (C, nt*Q) or (C, S, nt*Q), positive means bit "
              "0; "
              "int8 (q = round(L * int8_scale), saturated at +-127) when int8_scale is "
              "given. "
-             "priors: a-priori LLRs shaped like the output, for families that take them.")
+             "priors: a-priori LLRs shaped like the output, for families that take them. "
+             "A problem with NaN/Inf input or a rank-deficient H gets LLRs 0; with "
+             "policy 'stop' (the default) the call then raises ValueError, with 'erase' "
+             "it does not. report=True returns (llr, {'problems', 'erased', "
+             "'first_erased': [(index, cause), ...]}).")
+        .def_property(
+            "policy",
+            [](const detector& d) { return std::string(::mimo_gpu::to_string(d.bad_problems())); },
+            [](detector& d, const std::string& p) {
+                d.set_bad_problem_policy(::mimo_gpu::parse_bad_problem_policy(p));
+            },
+            "What a bad problem does: 'stop' (raise ValueError) or 'erase' (LLRs 0, "
+            "reported).")
         .def_property_readonly("name", &detector::name)
         .def_property_readonly("nr", [](const detector& d) { return d.shape().nr; })
         .def_property_readonly("nt", [](const detector& d) { return d.shape().nt; })

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_detector.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(a052b37d523c1d639cec91f3653f626b)                       */
+/* BINDTOOL_HEADER_FILE_HASH(0a89b4a3bed5c53fd0f15089695eec32)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -46,6 +46,7 @@ void bind_mimo_detector(py::module& m)
              py::arg("symbols_per_channel") = 1,
              py::arg("backend") = "auto",
              py::arg("max_batch") = 8400,
+             py::arg("policy") = "erase",
              D(mimo_detector, make))
 
         .def_static("algorithms", &mimo_detector::algorithms, D(mimo_detector, algorithms))
@@ -71,6 +72,8 @@ void bind_mimo_detector(py::module& m)
              D(mimo_detector, parameter))
 
         .def("active_backend", &mimo_detector::active_backend, D(mimo_detector, active_backend))
+
+        .def("erased_problems", &mimo_detector::erased_problems, D(mimo_detector, erased_problems))
 
         ;
 }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(nway_detector.h)                          */
-/* BINDTOOL_HEADER_FILE_HASH(63ce931f2802e2791feab09dba4e5775)                       */
+/* BINDTOOL_HEADER_FILE_HASH(2c94af500fb8cf72c4683a09de76aa6f)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -48,6 +48,7 @@ void bind_nway_detector(py::module& m)
              py::arg("llr_clip") = 8.0,
              py::arg("backend") = "auto",
              py::arg("max_batch") = 8400,
+             py::arg("policy") = "erase",
              D(nway_detector, make))
 
 
@@ -72,6 +73,10 @@ void bind_nway_detector(py::module& m)
         .def("active_backend",
              &nway_detector::active_backend,
              D(nway_detector, active_backend))
+
+        .def("erased_problems",
+             &nway_detector::erased_problems,
+             D(nway_detector, erased_problems))
 
         ;
 }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(qr_decomposition.h)                       */
-/* BINDTOOL_HEADER_FILE_HASH(568a4dcc0d67e6ad313c0c9e70596a8f)                       */
+/* BINDTOOL_HEADER_FILE_HASH(fb664eefeccc9695b167f9c6e793510c)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -45,12 +45,17 @@ void bind_qr_decomposition(py::module& m)
              py::arg("orders"),
              py::arg("backend") = "auto",
              py::arg("max_batch") = 8400,
+             py::arg("policy") = "erase",
              D(qr_decomposition, make))
 
 
         .def("active_backend",
              &qr_decomposition::active_backend,
              D(qr_decomposition, active_backend))
+
+        .def("erased_problems",
+             &qr_decomposition::erased_problems,
+             D(qr_decomposition, erased_problems))
 
         ;
 }

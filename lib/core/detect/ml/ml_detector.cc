@@ -3,7 +3,8 @@
 
 #include "../../runtime/engine_choice.h"
 #include "../../runtime/parallel_for.h"
-#include "../../runtime/problem_status.h"
+#include "../../qr/mgs_qr.h"
+#include "../../runtime/fault_flags.h"
 #include "ml_engine.h"
 #include "ml_search.h"
 #include "../pam_table.h"
@@ -26,18 +27,23 @@ public:
     }
     backend kind() const override { return backend::cpu; }
 
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) override
+    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) override
     {
         const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order(), Q = m_pam.bits_per_symbol();
         uint64_t slices = 1;
         for (int t = 0; t < nt - 1; ++t)
             slices *= uint64_t(M);
-        status_collector status;
+        fault_word* flags = m_faults.reset(batch);
         parallel_for(batch, 1, [&](size_t begin, size_t end) {
             std::vector<float> dmin(size_t(nt) * M);
             for (size_t p = begin; p < end; ++p) {
                 const float* h = reinterpret_cast<const float*>(H + p * nr * nt);
                 const float* yy = reinterpret_cast<const float*>(y + p * nr);
+                const problem_fault fault = channel_fault(h, yy, nr, nt);
+                if (fault != problem_fault::none) {
+                    report_fault(flags, p, fault);
+                    continue;
+                }
                 std::fill(dmin.begin(), dmin.end(), k_infinity);
                 auto keep_min = [&](int t, int s, float d) {
                     float& slot = dmin[size_t(t) * M + s];
@@ -47,7 +53,7 @@ public:
                 for (uint64_t s = 0; s < slices && finite; ++s)
                     finite = ml_scan_slice(h, yy, nr, nt, m_pam, s, keep_min);
                 if (!finite) {
-                    status.report(make_status(p, problem_fault::non_finite));
+                    report_fault(flags, p, problem_fault::non_finite);
                     continue;
                 }
                 for (int t = 0; t < nt; ++t)
@@ -56,12 +62,13 @@ public:
                             llr_from_symbol_minima(dmin.data() + t * M, m_pam, k, n0, 0.0f, 0.0f);
             }
         });
-        throw_if_bad("ml_detector", status.get());
+        return m_faults.finish(llr, size_t(nt) * Q);
     }
 
 private:
     mimo_shape m_shape;
     pam_table m_pam;
+    host_faults m_faults;
 };
 
 } // namespace
@@ -109,9 +116,9 @@ ml_detector::~ml_detector() = default;
 
 backend ml_detector::active_backend() const { return m_engine->kind(); }
 
-void ml_detector::run(const detector_input& in, float* llr)
+detection_report ml_detector::run(const detector_input& in, float* llr)
 {
-    m_engine->detect(in.H, in.y, in.channels, in.n0, llr);
+    return m_engine->detect(in.H, in.y, in.channels, in.n0, llr);
 }
 
 namespace detail {

@@ -1,7 +1,9 @@
 // CUDA engine of ml_detector: one block per problem, its threads sharing out the
 // M^(nt-1) slices of the exhaustive search (ml_scan_slice, as on the CPU) and
 // meeting in shared memory as per-symbol minima.
+#include "../../qr/mgs_qr.h"
 #include "../../runtime/cuda_staging.h"
+#include "../../runtime/device_faults.h"
 #include "ml_engine.h"
 #include "ml_search.h"
 #include "../pam_table.h"
@@ -17,7 +19,7 @@ constexpr int k_ml_threads = 256;
 
 __global__ void ml_search_kernel(const float* __restrict__ H, const float* __restrict__ y, int nr, int nt,
                                  const __grid_constant__ pam_table pam, uint64_t slices, float n0, size_t first,
-                                 float* __restrict__ llr, problem_status* status)
+                                 float* __restrict__ llr, fault_sink faults)
 {
     extern __shared__ float smem[]; // dmin [nt][M], then the problem's H and y
     const int M = pam.order(), Q = pam.bits_per_symbol();
@@ -33,7 +35,16 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
         sH[i] = H[p * 2 * nr * nt + i];
     for (int i = threadIdx.x; i < 2 * nr; i += blockDim.x)
         sy[i] = y[p * 2 * nr + i];
+    __shared__ problem_fault fault;
     __syncthreads();
+    if (threadIdx.x == 0) {
+        fault = channel_fault(sH, sy, nr, nt);
+        if (fault != problem_fault::none)
+            faults.report(p, fault);
+    }
+    __syncthreads();
+    if (fault != problem_fault::none) // the whole block leaves: erased
+        return;
 
     int* mins = reinterpret_cast<int*>(dmin);
     auto keep_min = [&](int t, int s, float d) {
@@ -44,7 +55,7 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
     for (uint64_t s = threadIdx.x; s < slices; s += blockDim.x)
         finite &= ml_scan_slice(sH, sy, nr, nt, pam, s, keep_min);
     if (!finite)
-        atomicMin(status, make_status(p, problem_fault::non_finite));
+        faults.report(p, problem_fault::non_finite);
     __syncthreads();
 
     for (int i = threadIdx.x; i < nt * Q; i += blockDim.x)
@@ -57,7 +68,7 @@ public:
     cuda_ml_engine(mimo_shape shape, modulation mod) : m_shape(shape), m_pam(make_pam_table(constellation(mod))) {}
     backend kind() const override { return backend::cuda; }
 
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) override
+    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) override
     {
         const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order();
         uint64_t slices = 1;
@@ -67,7 +78,7 @@ public:
         const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
         const float* dH = reinterpret_cast<const float*>(m_H.device_view(H, batch * nr * nt));
         const float* dy = reinterpret_cast<const float*>(m_y.device_view(y, batch * nr));
-        problem_status* st = m_status.word();
+        const fault_sink sink = m_faults.sink(batch, s);
         // One launch per chunk keeps each grid within limits for any batch.
         constexpr size_t chunk = 1u << 20;
         float* d_llr = m_llr.device_view(llr, n_llr);
@@ -75,11 +86,13 @@ public:
             const size_t n = std::min(chunk, batch - first);
             const size_t shared = sizeof(float) * (size_t(nt) * M + 2 * nr * nt + 2 * nr);
             ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(
-                dH, dy, nr, nt, m_pam, slices, n0, first, d_llr, st);
+                dH, dy, nr, nt, m_pam, slices, n0, first, d_llr, sink);
             MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
         }
-        m_status.check("ml_detector", s);
+        const detection_report report = m_faults.collect(s, &m_flags);
         m_llr.finish();
+        erase_problems(report, m_flags.data(), llr, size_t(nt) * m_pam.bits_per_symbol(), 0.0f);
+        return report;
     }
 
 private:
@@ -88,7 +101,8 @@ private:
     cuda_stream m_stream;
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
-    device_status m_status;
+    device_faults m_faults;
+    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

@@ -12,7 +12,8 @@ class ml_engine
 public:
     virtual ~ml_engine() = default;
     virtual backend kind() const = 0;
-    virtual void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) = 0;
+    /// Bad problems (non-finite input, rank-deficient H) get LLRs 0 and are reported.
+    virtual detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) = 0;
 };
 
 namespace detail {

@@ -4,7 +4,7 @@
 #include "../../qr/mgs_qr.h"
 #include "../../runtime/engine_choice.h"
 #include "../../runtime/parallel_for.h"
-#include "../../runtime/problem_status.h"
+#include "../../runtime/fault_flags.h"
 #include "../../runtime/shape_dispatch.h"
 #include "../pam_table.h"
 #include "mtt_engine.h"
@@ -26,15 +26,15 @@ public:
     }
     backend kind() const override { return backend::cpu; }
 
-    void detect(const cfloat* H,
-                const cfloat* y,
-                size_t batch,
-                float n0,
-                float clip,
-                float* llr) override
+    detection_report detect(const cfloat* H,
+                            const cfloat* y,
+                            size_t batch,
+                            float n0,
+                            float clip,
+                            float* llr) override
     {
         const int M = m_pam.order(), Q = m_pam.bits_per_symbol();
-        status_collector status;
+        fault_word* flags = m_faults.reset(batch);
         dispatch_mtt_shape(
             m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
                 constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
@@ -51,7 +51,7 @@ public:
                             const problem_fault fault =
                                 mgs_qr_order<NR, NT>(h, yy, 0, E.data());
                             if (fault != problem_fault::none) {
-                                status.report(make_status(p, fault));
+                                report_fault(flags, p, fault);
                                 continue;
                             }
                             mtt_search_serial<NT, L>(
@@ -69,12 +69,13 @@ public:
                     });
                 });
             });
-        throw_if_bad(m_config.multipass ? "mtt_detector" : "ot_detector", status.get());
+        return m_faults.finish(llr, size_t(m_config.shape.nt) * Q);
     }
 
 private:
     mtt_config m_config;
     pam_table m_pam;
+    host_faults m_faults;
 };
 
 } // namespace
@@ -130,17 +131,17 @@ public:
     backend active_backend() const override { return m_engine->kind(); }
 
 protected:
-    void run(const detector_input& in, float* llr) override
+    detection_report run(const detector_input& in, float* llr) override
     {
-        m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
+        return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
     }
     void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
     {
         m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
     }
-    void device_status(cuda_stream_t stream) override
+    detection_report device_status(cuda_stream_t stream) override
     {
-        m_engine->check_device_status(stream);
+        return m_engine->check_device_status(stream);
     }
 
 private:

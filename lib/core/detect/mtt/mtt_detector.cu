@@ -17,6 +17,7 @@
 // problem computes the QR.
 #include "../../qr/mgs_qr.h"
 #include "../../runtime/cuda_staging.h"
+#include "../../runtime/device_faults.h"
 #include "../pam_table.h"
 #include "mtt_engine.h"
 #include "mtt_search.h"
@@ -61,7 +62,7 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
                      float n0,
                      float clip,
                      float* __restrict__ llr,
-                     problem_status* status)
+                     fault_sink faults)
 {
     constexpr int M = L * L, P = k_lanes_threads / M, W = mtt_width<NT>(), PITCH = P + 1;
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, e_floats = 2 * NT * W;
@@ -86,7 +87,7 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
         const problem_fault fault = mgs_qr_order<NR, NT, PITCH>(
             sH + threadIdx.x, sy + threadIdx.x, 0, sE + threadIdx.x * e_floats);
         if (fault != problem_fault::none)
-            atomicMin(status, make_status(first + threadIdx.x, fault));
+            faults.report(first + threadIdx.x, fault);
     }
     __syncthreads();
 
@@ -210,7 +211,7 @@ __global__ void __launch_bounds__(k_serial_threads)
                       float n0,
                       float clip,
                       float* __restrict__ llr,
-                      problem_status* status)
+                      fault_sink faults)
 {
     constexpr int M = L * L, P = k_serial_threads, W = mtt_width<NT>(), PITCH = P + 1;
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR;
@@ -236,7 +237,7 @@ __global__ void __launch_bounds__(k_serial_threads)
         const problem_fault fault =
             mgs_qr_order<NR, NT, PITCH>(sH + threadIdx.x, sy + threadIdx.x, 0, E);
         if (fault != problem_fault::none)
-            atomicMin(status, make_status(first + threadIdx.x, fault));
+            faults.report(first + threadIdx.x, fault);
         good = fault == problem_fault::none;
     }
     float dmin[NT * M];
@@ -264,24 +265,27 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
-    void detect(const cfloat* H,
-                const cfloat* y,
-                size_t batch,
-                float n0,
-                float clip,
-                float* llr) override
+    detection_report detect(const cfloat* H,
+                            const cfloat* y,
+                            size_t batch,
+                            float n0,
+                            float clip,
+                            float* llr) override
     {
         const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
-        detect_device(m_H.device_view(H, batch * nr * nt),
-                      m_y.device_view(y, batch * nr),
-                      batch,
-                      n0,
-                      clip,
-                      m_llr.device_view(llr, n_llr),
-                      m_stream.get());
-        m_status.check(name(), m_stream.get());
+        const cudaStream_t s = m_stream.get();
+        launch(m_H.device_view(H, batch * nr * nt),
+               m_y.device_view(y, batch * nr),
+               batch,
+               n0,
+               clip,
+               m_llr.device_view(llr, batch * llrs_per_problem()),
+               m_faults.sink(batch, s),
+               s);
+        const detection_report report = m_faults.collect(s, &m_flags);
         m_llr.finish();
+        erase_problems(report, m_flags.data(), llr, llrs_per_problem(), 0.0f);
+        return report;
     }
 
     void detect_device(const cfloat* d_H,
@@ -291,6 +295,32 @@ public:
                        float clip,
                        float* d_llr,
                        cuda_stream_t stream) override
+    {
+        if (batch == 0)
+            return;
+        launch(d_H, d_y, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
+        m_faults.erase(d_llr, llrs_per_problem(), 0.0f, stream);
+    }
+
+    detection_report check_device_status(cuda_stream_t stream) override
+    {
+        return m_faults.collect(stream);
+    }
+
+private:
+    size_t llrs_per_problem() const
+    {
+        return size_t(m_config.shape.nt) * m_pam.bits_per_symbol();
+    }
+
+    void launch(const cfloat* d_H,
+                const cfloat* d_y,
+                size_t batch,
+                float n0,
+                float clip,
+                float* d_llr,
+                fault_sink sink,
+                cudaStream_t stream)
     {
         if (batch == 0)
             return;
@@ -315,7 +345,7 @@ public:
                                          n0,
                                          clip,
                                          d_llr,
-                                         m_status.word());
+                                         sink);
                     } else {
                         constexpr int threads = k_lanes_threads, M = L * L, P = threads / M;
                         // MTT's edge weights and distances in shared memory (OT needs
@@ -341,22 +371,11 @@ public:
                                 n0,
                                 clip,
                                 d_llr,
-                                m_status.word());
+                                sink);
                     }
                 });
             });
         MIMO_CUDA_CHECK_LAUNCH("mtt kernel");
-    }
-
-    void check_device_status(cuda_stream_t stream) override
-    {
-        m_status.check(name(), stream);
-    }
-
-private:
-    const char* name() const
-    {
-        return m_config.multipass ? "mtt_detector" : "ot_detector";
     }
 
     mtt_config m_config;
@@ -364,7 +383,8 @@ private:
     cuda_stream m_stream;
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
-    device_status m_status;
+    device_faults m_faults;
+    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

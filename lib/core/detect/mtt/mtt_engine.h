@@ -25,18 +25,19 @@ public:
     virtual ~mtt_engine() = default;
     virtual backend kind() const = 0;
     /// One H per problem; clip as the detector's llr_clip (0: none, unreached +-1000).
-    virtual void detect(const cfloat* H,
-                        const cfloat* y,
-                        size_t batch,
-                        float n0,
-                        float clip,
-                        float* llr) = 0;
+    /// Bad problems get LLRs 0 and are reported (fault_flags.h).
+    virtual detection_report detect(const cfloat* H,
+                                    const cfloat* y,
+                                    size_t batch,
+                                    float n0,
+                                    float clip,
+                                    float* llr) = 0;
     virtual void detect_device(
         const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
     {
         throw std::logic_error("mimo_gpu: mtt detect_device needs the CUDA backend");
     }
-    virtual void check_device_status(cuda_stream_t) {}
+    virtual detection_report check_device_status(cuda_stream_t) { return {}; }
 };
 
 /// The largest stream count the MTT kernels are compiled for (the search's cost

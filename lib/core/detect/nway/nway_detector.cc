@@ -4,7 +4,7 @@
 #include "../../qr/qr_engine.h"
 #include "../../runtime/engine_choice.h"
 #include "../../runtime/parallel_for.h"
-#include "../../runtime/problem_status.h"
+#include "../../runtime/fault_flags.h"
 #include "../../runtime/shape_dispatch.h"
 #include "nway_engine.h"
 #include "../pam_table.h"
@@ -30,7 +30,8 @@ void nway_config::validate() const
 
 namespace detail {
 
-void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y, size_t batch, float* items);
+void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y, size_t batch, float* items,
+                  fault_word* flags);
 
 namespace {
 
@@ -71,36 +72,46 @@ public:
     }
     backend kind() const override { return backend::cpu; }
 
-    void detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
+    detection_report detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
+    {
+        search(items, batch, n0, clip, llr, m_faults.reset(batch));
+        return m_faults.finish(llr, llrs_per_problem());
+    }
+
+    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip,
+                            float* llr) override
+    {
+        m_items.resize(batch * qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item());
+        fault_word* flags = m_faults.reset(batch);
+        cpu_qr_batch(m_config.shape, m_config.passes, H, y, batch, m_items.data(), flags);
+        search(m_items.data(), batch, n0, clip, llr, flags);
+        return m_faults.finish(llr, llrs_per_problem());
+    }
+
+private:
+    size_t llrs_per_problem() const { return size_t(m_config.shape.nt) * m_pam.bits_per_symbol(); }
+
+    void search(const float* items, size_t batch, float n0, float clip, float* llr, fault_word* flags)
     {
         const int nt = m_config.shape.nt, passes = m_config.passes;
         const size_t item_floats = qr_layout{nt, passes}.floats_per_item();
-        const size_t llrs = size_t(nt) * m_pam.bits_per_symbol();
-        status_collector status;
+        const size_t llrs = llrs_per_problem();
         dispatch_nt(nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
             parallel_for(batch, 256, [&](size_t begin, size_t end) {
                 std::vector<float> dmin(size_t(NT) * m_pam.order());
                 for (size_t p = begin; p < end; ++p)
-                    if (!nway_problem<NT>(items + p * item_floats, passes, m_pam, n0, clip, dmin.data(),
-                                          llr + p * llrs))
-                        status.report(make_status(p, problem_fault::non_finite));
+                    if (!flags[p] && !nway_problem<NT>(items + p * item_floats, passes, m_pam, n0, clip,
+                                                       dmin.data(), llr + p * llrs))
+                        report_fault(flags, p, problem_fault::non_finite);
             });
         });
-        throw_if_bad("nway_detector", status.get());
     }
 
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
-    {
-        m_items.resize(batch * qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item());
-        cpu_qr_batch(m_config.shape, m_config.passes, H, y, batch, m_items.data());
-        detect_qr(m_items.data(), batch, n0, clip, llr);
-    }
-
-private:
     nway_config m_config;
     pam_table m_pam;
     std::vector<float> m_items; // QR items of detect(H, y), reused across calls
+    host_faults m_faults;
 };
 
 } // namespace
@@ -152,9 +163,14 @@ backend nway_detector::active_backend() const { return m_engine->kind(); }
 
 nway_config nway_detector::config() const { return {shape(), mod(), m_passes, clip()}; }
 
-void nway_detector::run(const detector_input& in, float* llr)
+detection_report nway_detector::run(const detector_input& in, float* llr)
 {
-    m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
+    return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
+}
+
+size_t nway_detector::family_scratch_per_problem() const
+{
+    return size_t(input_layout().floats_per_item()) * sizeof(float); // the QR items
 }
 
 void nway_detector::run_device(const detector_input& in, float* d_llr, cuda_stream_t stream)
@@ -162,16 +178,20 @@ void nway_detector::run_device(const detector_input& in, float* d_llr, cuda_stre
     m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
 }
 
-void nway_detector::device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
+detection_report nway_detector::device_status(cuda_stream_t stream) { return m_engine->check_device_status(stream); }
 
-void nway_detector::detect_qr(const float* items, size_t batch, float n0, float* llr)
+detection_report nway_detector::detect_qr(const float* items, size_t batch, float n0, float* llr)
 {
     check_noise_variance(n0);
     if (batch == 0)
-        return;
+        return {};
     if (!items || !llr)
         throw std::invalid_argument("mimo_gpu::nway_detector::detect_qr: null buffer");
-    m_engine->detect_qr(items, batch, n0, clip(), llr);
+    detection_report report = m_engine->detect_qr(items, batch, n0, clip(), llr);
+    if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
+        throw std::invalid_argument("mimo_gpu::nway_detector: " + report.describe() +
+                                    " (bad-problem policy 'stop'; 'erase' detects the rest)");
+    return report;
 }
 
 void nway_detector::detect_qr_device(const float* d_items, size_t batch, float n0, float* d_llr,

@@ -15,6 +15,7 @@
 #include "../../qr/mgs_qr.h"
 #include "../../qr/qr_kernels.h"
 #include "../../runtime/cuda_staging.h"
+#include "../../runtime/device_faults.h"
 #include "../../runtime/shape_dispatch.h"
 #include "nway_engine.h"
 #include "../pam_table.h"
@@ -48,7 +49,7 @@ constexpr int floats_per_order()
 /// `dmin` is shared scratch of problems * NT * M floats.
 template <int NT>
 __device__ void search_block(const float* items, size_t first, size_t batch, int passes, const pam_table& pam,
-                             float n0, float clip, float* __restrict__ llr, problem_status* status, float* dmin)
+                             float n0, float clip, float* __restrict__ llr, fault_sink faults, float* dmin)
 {
     constexpr int per_order = floats_per_order<NT>();
     const int M = pam.order(), slots = passes * M;
@@ -68,7 +69,7 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(item + o * per_order, c, pam, level);
             if (!(d < inf)) {
-                atomicMin(status, make_status(first + local, problem_fault::non_finite));
+                faults.report(first + local, problem_fault::non_finite);
                 continue;
             }
             MIMO_UNROLL
@@ -92,7 +93,7 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
 template <int NT>
 __global__ void __launch_bounds__(k_search_threads)
     ssfe_search_kernel(const float* __restrict__ items, size_t batch, int passes, const __grid_constant__ pam_table pam,
-                       float n0, float clip, float* __restrict__ llr, problem_status* status)
+                       float n0, float clip, float* __restrict__ llr, fault_sink faults)
 {
     extern __shared__ float smem[]; // the block's QR items, then dmin [problems][NT][M]
     const search_shape sh = search_shape::of(passes * pam.order());
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(k_search_threads)
     for (int i = threadIdx.x; i < n_problems * item_floats; i += blockDim.x)
         s_items[i] = items[first * item_floats + i];
     // search_block's first barrier orders these stores before the search reads them.
-    search_block<NT>(s_items, first, batch, passes, pam, n0, clip, llr, status,
+    search_block<NT>(s_items, first, batch, passes, pam, n0, clip, llr, faults,
                      s_items + sh.problems * item_floats);
 }
 
@@ -116,7 +117,7 @@ template <int NR, int NT>
 __global__ void __launch_bounds__(k_search_threads)
     fused_nway_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, int passes,
                       const __grid_constant__ pam_table pam, float n0, float clip, float* __restrict__ llr,
-                      problem_status* status)
+                      fault_sink faults)
 {
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, per_order = floats_per_order<NT>();
     extern __shared__ float smem[];
@@ -138,10 +139,10 @@ __global__ void __launch_bounds__(k_search_threads)
         const problem_fault fault =
             mgs_qr_order<NR, NT>(sH + lp * h_floats, sy + lp * y_floats, o, sE + threadIdx.x * per_order);
         if (fault != problem_fault::none)
-            atomicMin(status, make_status(first + lp, fault));
+            faults.report(first + lp, fault);
     }
     // search_block's first barrier orders the QR items before the search reads them.
-    search_block<NT>(sE, first, batch, passes, pam, n0, clip, llr, status, dmin);
+    search_block<NT>(sE, first, batch, passes, pam, n0, clip, llr, faults, dmin);
 }
 
 size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
@@ -182,21 +183,22 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
-    void detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
+    detection_report detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
     {
         const cudaStream_t s = m_stream.get();
         launch_search(m_items_in.device_view(items, batch * item_floats()), batch, n0, clip,
-                      m_llr.device_view(llr, llr_count(batch)), s);
-        finish();
+                      m_llr.device_view(llr, llr_count(batch)), m_faults.sink(batch, s), s);
+        return finish(llr);
     }
 
-    void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
+    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip,
+                            float* llr) override
     {
         const cudaStream_t s = m_stream.get();
         const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        detect_device(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
-                      m_llr.device_view(llr, llr_count(batch)), s);
-        finish();
+        launch_detect(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
+                      m_llr.device_view(llr, llr_count(batch)), m_faults.sink(batch, s), s);
+        return finish(llr);
     }
 
     void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
@@ -204,10 +206,29 @@ public:
     {
         if (batch == 0)
             return;
+        launch_detect(d_H, d_y, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
+        m_faults.erase(d_llr, llr_count(1), 0.0f, stream);
+    }
+
+    void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
+                          cuda_stream_t stream) override
+    {
+        if (batch == 0)
+            return;
+        launch_search(d_items, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
+        m_faults.erase(d_llr, llr_count(1), 0.0f, stream);
+    }
+
+    detection_report check_device_status(cuda_stream_t stream) override { return m_faults.collect(stream); }
+
+private:
+    void launch_detect(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
+                       fault_sink faults, cudaStream_t stream)
+    {
         if (!fused_pays()) {
             float* d_items = m_items.reserve(batch * item_floats());
-            launch_mgs_qr(m_config.shape, m_config.passes, d_H, d_y, batch, d_items, m_status.word(), stream);
-            launch_search(d_items, batch, n0, clip, d_llr, stream);
+            launch_mgs_qr(m_config.shape, m_config.passes, d_H, d_y, batch, d_items, faults, stream);
+            launch_search(d_items, batch, n0, clip, d_llr, faults, stream);
             return;
         }
         const size_t shared = fused_shared_bytes(m_config, m_pam);
@@ -216,20 +237,11 @@ public:
             allow_shared(fused_nway_kernel<NR, NT>, shared);
             fused_nway_kernel<NR, NT><<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, stream>>>(
                 reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, m_config.passes,
-                m_pam, n0, clip, d_llr, m_status.word());
+                m_pam, n0, clip, d_llr, faults);
         });
         MIMO_CUDA_CHECK_LAUNCH("fused_nway_kernel");
     }
 
-    void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
-                          cuda_stream_t stream) override
-    {
-        launch_search(d_items, batch, n0, clip, d_llr, stream);
-    }
-
-    void check_device_status(cuda_stream_t stream) override { m_status.check("nway_detector", stream); }
-
-private:
     /// The fused kernel wins while a block holds at least 8 problems (passes * M <= 32),
     /// e.g. 16-QAM with N <= 2; beyond that its QR phase keeps too few threads
     /// busy and the two kernels win (H100 measurements, docs/benchmarks.md).
@@ -238,7 +250,8 @@ private:
     size_t item_floats() const { return qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item(); }
     size_t llr_count(size_t batch) const { return batch * m_config.shape.nt * m_pam.bits_per_symbol(); }
 
-    void launch_search(const float* d_items, size_t batch, float n0, float clip, float* d_llr, cudaStream_t s)
+    void launch_search(const float* d_items, size_t batch, float n0, float clip, float* d_llr, fault_sink faults,
+                       cudaStream_t s)
     {
         if (batch == 0)
             return;
@@ -247,16 +260,18 @@ private:
             constexpr int NT = decltype(nt_c)::value;
             allow_shared(ssfe_search_kernel<NT>, shared);
             ssfe_search_kernel<NT><<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, s>>>(
-                d_items, batch, m_config.passes, m_pam, n0, clip, d_llr, m_status.word());
+                d_items, batch, m_config.passes, m_pam, n0, clip, d_llr, faults);
         });
         MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
     }
 
-    /// Waits, reports bad problems, and hands the LLRs over.
-    void finish()
+    /// Waits, hands the LLRs over with the bad problems' erased, and reports them.
+    detection_report finish(float* llr)
     {
-        m_status.check("nway_detector", m_stream.get());
+        const detection_report report = m_faults.collect(m_stream.get(), &m_flags);
         m_llr.finish();
+        erase_problems(report, m_flags.data(), llr, llr_count(1), 0.0f);
+        return report;
     }
 
     nway_config m_config;
@@ -266,7 +281,8 @@ private:
     host_input<cfloat> m_H, m_y;
     device_buffer<float> m_items; // QR items between the two kernels: they never leave the device
     host_output<float> m_llr;
-    device_status m_status;
+    device_faults m_faults;
+    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

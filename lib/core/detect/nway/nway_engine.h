@@ -14,8 +14,10 @@ public:
     virtual ~nway_engine() = default;
     virtual backend kind() const = 0;
     /// llr_clip is read at every call (it is settable on the detector).
-    virtual void detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) = 0;
-    virtual void detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) = 0;
+    /// Bad problems get LLRs 0 and are reported (fault_flags.h).
+    virtual detection_report detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) = 0;
+    virtual detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip,
+                                    float* llr) = 0;
     virtual void detect_qr_device(const float*, size_t, float, float, float*, cuda_stream_t)
     {
         throw std::logic_error("mimo_gpu::nway_detector::detect_qr_device needs the CUDA backend");
@@ -24,7 +26,7 @@ public:
     {
         throw std::logic_error("mimo_gpu::nway_detector::detect_device needs the CUDA backend");
     }
-    virtual void check_device_status(cuda_stream_t)
+    virtual detection_report check_device_status(cuda_stream_t)
     {
         throw std::logic_error("mimo_gpu::nway_detector::check_device_status needs the CUDA backend");
     }

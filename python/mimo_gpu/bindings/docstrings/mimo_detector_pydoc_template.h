@@ -39,3 +39,4 @@ static const char* __doc_gr_mimo_gpu_mimo_detector_parameter = R"doc(A parameter
 
 
 static const char* __doc_gr_mimo_gpu_mimo_detector_active_backend = R"doc("cpu" or "cuda".)doc";
+static const char* __doc_gr_mimo_gpu_mimo_detector_erased_problems = R"doc(Received vectors erased so far (non-finite input or a rank-deficient H): LLRs 0, tagged "erasure", counted exactly.)doc";

@@ -41,3 +41,5 @@ static const char* __doc_gr_mimo_gpu_nway_detector_llr_clip = R"doc(The LLR clip
 
 static const char* __doc_gr_mimo_gpu_nway_detector_active_backend = R"doc(The backend in use: "cpu" or "cuda".)doc";
 
+
+static const char* __doc_gr_mimo_gpu_nway_detector_erased_problems = R"doc(Problems erased so far (bad input), exact.)doc";

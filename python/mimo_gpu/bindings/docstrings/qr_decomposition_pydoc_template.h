@@ -28,3 +28,5 @@ static const char* __doc_gr_mimo_gpu_qr_decomposition_make = R"doc(Make a QR blo
 
 static const char* __doc_gr_mimo_gpu_qr_decomposition_active_backend = R"doc(The backend in use: "cpu" or "cuda".)doc";
 
+
+static const char* __doc_gr_mimo_gpu_qr_decomposition_erased_problems = R"doc(Problems erased so far (bad input), exact.)doc";

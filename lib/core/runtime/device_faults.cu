@@ -1,0 +1,104 @@
+#include "cuda_check.h"
+#include "device_faults.h"
+
+#include <algorithm>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+__global__ void erase_flagged_kernel(const fault_word* __restrict__ flags,
+                                     const fault_summary* summary,
+                                     size_t batch,
+                                     size_t per_problem,
+                                     float fill,
+                                     float* __restrict__ out)
+{
+    if (summary->count == 0) // the usual case: nothing to do
+        return;
+    for (size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x; p < batch;
+         p += size_t(gridDim.x) * blockDim.x)
+        if (flags[p])
+            for (size_t i = 0; i < per_problem; ++i)
+                out[p * per_problem + i] = fill;
+}
+
+} // namespace
+
+device_faults::device_faults()
+{
+    m_summary.reserve(1);
+    m_host.reserve(1);
+    MIMO_CUDA_CHECK(cudaMemset(m_summary.data(), 0, sizeof(fault_summary)));
+}
+
+fault_sink device_faults::sink(size_t batch, cudaStream_t stream)
+{
+    fault_word* flags = m_flags.reserve(std::max<size_t>(batch, 1));
+    MIMO_CUDA_CHECK(cudaMemsetAsync(flags, 0, batch * sizeof(fault_word), stream));
+    const fault_sink s{ flags, m_summary.data(), m_pending };
+    m_pending += batch;
+    m_last_batch = batch;
+    ++m_batches;
+    return s;
+}
+
+void device_faults::erase(float* d_out,
+                          size_t per_problem,
+                          float fill,
+                          cudaStream_t stream)
+{
+    if (m_last_batch == 0)
+        return;
+    const size_t blocks = std::min<size_t>((m_last_batch + 255) / 256, 1024);
+    erase_flagged_kernel<<<unsigned(blocks), 256, 0, stream>>>(
+        m_flags.data(), m_summary.data(), m_last_batch, per_problem, fill, d_out);
+    MIMO_CUDA_CHECK_LAUNCH("erase_flagged_kernel");
+}
+
+detection_report device_faults::collect(cudaStream_t stream,
+                                        std::vector<fault_word>* flags_out)
+{
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(m_host.data(),
+                                    m_summary.data(),
+                                    sizeof(fault_summary),
+                                    cudaMemcpyDeviceToHost,
+                                    stream));
+    MIMO_CUDA_CHECK(cudaMemsetAsync(m_summary.data(), 0, sizeof(fault_summary), stream));
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(stream));
+    const fault_summary& s = *m_host.data();
+    detection_report r;
+    r.problems = m_pending;
+    r.erased = size_t(s.count);
+    if (r.erased > k_listed_erasures && m_batches == 1 && m_last_batch > 0) {
+        // More than the summary holds: the first ones come from the flags themselves.
+        std::vector<fault_word> flags(m_last_batch);
+        MIMO_CUDA_CHECK(cudaMemcpy(flags.data(),
+                                   m_flags.data(),
+                                   flags.size() * sizeof(fault_word),
+                                   cudaMemcpyDeviceToHost));
+        r = report_from_flags(flags.data(), flags.size());
+        if (flags_out)
+            *flags_out = std::move(flags);
+    } else {
+        const size_t n = std::min<size_t>(r.erased, k_listed_erasures);
+        for (size_t i = 0; i < n; ++i)
+            r.first_erased.push_back({ size_t(s.listed[i] >> 8),
+                                       static_cast<problem_fault>(s.listed[i] & 0xff) ==
+                                               problem_fault::singular
+                                           ? erasure_cause::singular_channel
+                                           : erasure_cause::non_finite_input });
+        std::sort(r.first_erased.begin(),
+                  r.first_erased.end(),
+                  [](const erased_problem& a, const erased_problem& b) {
+                      return a.index < b.index;
+                  });
+    }
+    m_pending = 0;
+    m_batches = 0;
+    return r;
+}
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,45 @@
+// The device side of the fault flags (fault_flags.h): per-problem flag words,
+// the summary the kernels append to, and its collection. One object per
+// engine; its batches run on one stream at a time (the detector's rule).
+#pragma once
+
+#include "cuda_buffers.h"
+#include "fault_flags.h"
+
+#include <cuda_runtime_api.h>
+
+namespace mimo_gpu {
+namespace detail {
+
+class device_faults
+{
+public:
+    device_faults();
+
+    /// Zeroed flags for a batch of `batch` problems, enqueued on `stream`, and
+    /// the sink its kernels report into.
+    fault_sink sink(size_t batch, cudaStream_t stream);
+
+    /// Overwrites, on the device, the `per_problem` outputs of every flagged
+    /// problem of the last sink's batch with `fill` (a kernel that returns at
+    /// once when nothing was flagged since the last collection).
+    void erase(float* d_out, size_t per_problem, float fill, cudaStream_t stream);
+
+    /// Waits for `stream` and returns the report of everything since the last
+    /// collection (problem indices counted across those batches), clearing it.
+    /// `flags_out`, if given, receives every flag of the last batch when more
+    /// problems were erased than the report lists (erase_problems needs them).
+    detection_report collect(cudaStream_t stream,
+                             std::vector<fault_word>* flags_out = nullptr);
+
+private:
+    device_buffer<fault_word> m_flags;
+    device_buffer<fault_summary> m_summary;
+    pinned_buffer<fault_summary> m_host;
+    size_t m_pending = 0;    // problems since the last collection
+    size_t m_last_batch = 0; // problems of the last sink
+    size_t m_batches = 0;    // sinks since the last collection
+};
+
+} // namespace detail
+} // namespace mimo_gpu
