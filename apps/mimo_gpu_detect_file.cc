@@ -34,8 +34,11 @@ y must hold S times as many items as H. A file whose size is not a whole
 number of items, a FIFO or device instead of a regular file, and an --out that
 is one of the inputs are refused (exit 1) with a message naming the file.
 The LLR file is written to a temporary file beside --out and renamed when the
-run succeeds: a failed run (a bad problem: non-finite or singular, named with
-its position in the files) leaves no output and an existing --out unchanged.
+run succeeds: a failed run leaves no output and an existing --out unchanged.
+A bad problem (a NaN or Inf in H or y, or a rank-deficient H) is erased with
+--policy erase (the default): its LLRs are 0, the rest is detected, and the
+count and the first positions in the files are printed. --policy stop ends the
+run there instead (exit 1, the position named, no output).
 SNR convention: Es/N0 per receive antenna, N0 = 10^(-SNR/10), unit-energy symbols.
 
 Example (record with GNU Radio file_sinks on the H and y streams of a 4x4 system):
@@ -64,6 +67,7 @@ int run(const command_line& cli)
         float n0;
         core::backend backend;
         size_t batch; // channels per detector call
+        core::bad_problem_policy policy;
     };
     const settings s = checked_setup([&] {
         settings v;
@@ -80,10 +84,13 @@ int run(const command_line& cli)
         core::check_noise_variance(v.n0);
         v.backend = core::backend_from_string(cli.text("backend"));
         v.batch = size_t(cli.integer("batch", 1, 1 << 24));
+        v.policy = core::parse_bad_problem_policy(cli.text("policy"));
         return v;
     });
     std::unique_ptr<core::detector> detector = checked_setup([&] {
-        return core::make_detector(s.detector.name, { s.shape, s.mod, s.detector.parameters }, s.backend);
+        auto d = core::make_detector(s.detector.name, { s.shape, s.mod, s.detector.parameters }, s.backend);
+        d->set_bad_problem_policy(s.policy);
+        return d;
     });
 
     const int S = s.symbols_per_channel;
@@ -112,6 +119,7 @@ int run(const command_line& cli)
     std::vector<float> llr(batch * llr_len);
     std::vector<uint8_t> tx(bits_file ? batch * llr_len : 0);
     bit_error_count count;
+    core::detection_report erasures; // problem indices counted from the start of the files
     double detect_seconds = 0;
     const auto start = std::chrono::steady_clock::now();
     while (size_t n = h_file.read(H.data(), batch)) {
@@ -125,12 +133,12 @@ int run(const command_line& cli)
         in.n0 = s.n0;
         const uint64_t first = h_file.items_read() - n;
         try {
-            detector->detect(in, llr.data());
+            erasures.append(detector->detect(in, llr.data()), first * S);
         } catch (const std::invalid_argument& e) {
             // The core names the problem within the batch; say where the batch is in the files.
-            throw file_error("in the batch of items " + std::to_string(first) + ".." +
-                             std::to_string(first + n - 1) + " of the input files (item = " +
-                             std::to_string(S) + " problem(s)): " + e.what() +
+            throw file_error("in the batch of H items " + std::to_string(first) + ".." +
+                             std::to_string(first + n - 1) + " (y items " + std::to_string(first * S) +
+                             ".." + std::to_string((first + n) * S - 1) + "): " + e.what() +
                              "; no LLR file was written");
         }
         detect_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -155,6 +163,12 @@ int run(const command_line& cli)
     std::printf("time: detection %.3f s (%.2f Mbit/s), total with file I/O %.3f s (%.2f Mbit/s)\n",
                 detect_seconds, detect_seconds > 0 ? bits / detect_seconds / 1e6 : 0.0, total,
                 total > 0 ? bits / total / 1e6 : 0.0);
+    std::printf("erased: %llu problem(s) (LLRs 0)\n", (unsigned long long)erasures.erased);
+    for (size_t i = 0; i < erasures.first_erased.size() && i < 10; ++i) {
+        const core::erased_problem& e = erasures.first_erased[i];
+        std::printf("  y item %llu (H item %llu): %s\n", (unsigned long long)e.index,
+                    (unsigned long long)(e.index / S), core::to_string(e.cause));
+    }
     if (bits_file)
         std::printf("bit errors: %llu of %llu (BER %.6g)\n", (unsigned long long)count.errors,
                     (unsigned long long)count.bits, count.bits ? double(count.errors) / count.bits : 0.0);
@@ -181,6 +195,7 @@ int main(int argc, char** argv)
     cli.add_option("snr", "DB", "instead of --noise-var: Es/N0 in dB, N0 = 10^(-DB/10)");
     cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
     cli.add_option("batch", "B", "problems per detector call (rounded down to whole channels)", "8400");
+    cli.add_option("policy", "NAME", "a bad problem: erase (LLRs 0, counted, go on) or stop (exit 1)", "erase");
     cli.add_option("H", "FILE", "channel matrices, complex64", "", true);
     cli.add_option("y", "FILE", "received vectors, complex64", "", true);
     cli.add_option("out", "FILE", "LLR output, float32", "", true);

@@ -133,6 +133,8 @@ struct simulation_config {
             for (const auto& d : c.detectors)
                 core::find_detector_family(d.name).checked({ { c.nr, c.nt }, constel.kind(), d.parameters });
             c.snr_db = cli.real_range("snr");
+            for (double snr : c.snr_db) // every point's N0 checked in float before any runs
+                core::noise_variance_from_snr_db(snr);
             c.problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
             c.backend = core::to_string(core::backend_from_string(cli.text("backend")));
             c.seed = int(cli.integer("seed", 0, 0x7fffffff));

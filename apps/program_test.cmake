@@ -99,19 +99,19 @@ elseif(CASE STREQUAL "fifo")
     expect(1 "cannot read H file '${dir}/fifo.H': not a regular file"
            ${DETECT} ${shape} --snr 10 --H ${dir}/fifo.H --y ${dir}/rec.y --out ${dir}/llr)
 elseif(CASE STREQUAL "no_half_output")
-    # An all-zero (singular) H in the second batch: the run fails naming the batch's place
-    # in the files, and leaves neither a new LLR file nor a changed old one.
+    # With --policy stop, an all-zero (singular) H in the second batch: the run fails naming
+    # the batch's place in the files, and leaves neither a new LLR file nor a changed old one.
     generate(rec 10 ${shape})
     execute_process(COMMAND head -c 160 ${dir}/rec.H OUTPUT_FILE ${dir}/good.H)
     execute_process(COMMAND head -c 160 /dev/zero OUTPUT_FILE ${dir}/zero.H)
     execute_process(COMMAND cat ${dir}/good.H ${dir}/zero.H OUTPUT_FILE ${dir}/bad.H)
-    expect(1 "in the batch of items 5\\.\\.9 of the input files.*singular.*no LLR file was written"
-           ${DETECT} ${shape} --snr 10 --batch 5 --H ${dir}/bad.H --y ${dir}/rec.y --out ${dir}/new.f32)
+    expect(1 "in the batch of H items 5\\.\\.9 \\(y items 5\\.\\.9\\): .*problem 0 of the batch has a rank-deficient.*no LLR file was written"
+           ${DETECT} ${shape} --snr 10 --batch 5 --policy stop --H ${dir}/bad.H --y ${dir}/rec.y --out ${dir}/new.f32)
     if(EXISTS ${dir}/new.f32)
         message(FATAL_ERROR "a failed run left ${dir}/new.f32")
     endif()
     file(WRITE ${dir}/old.f32 "previous results")
-    expect(1 "singular" ${DETECT} ${shape} --snr 10 --batch 5 --H ${dir}/bad.H --y ${dir}/rec.y
+    expect(1 "singular" ${DETECT} ${shape} --snr 10 --batch 5 --policy stop --H ${dir}/bad.H --y ${dir}/rec.y
            --out ${dir}/old.f32)
     file(READ ${dir}/old.f32 old)
     if(NOT old STREQUAL "previous results")
@@ -121,6 +121,23 @@ elseif(CASE STREQUAL "no_half_output")
     if(leftovers)
         message(FATAL_ERROR "temporary files left: ${leftovers}")
     endif()
+elseif(CASE STREQUAL "erasures")
+    # The default policy erases bad problems and goes on: 10 problems, H items 5..9 all
+    # zero and a NaN in y item 2 (S = 1), in batches of 4; every LLR is written, those of
+    # the bad problems 0, and the count and places in the files are printed.
+    generate(rec 10 ${shape} --snr 30)
+    execute_process(COMMAND head -c 160 ${dir}/rec.H OUTPUT_FILE ${dir}/good.H)
+    execute_process(COMMAND head -c 160 /dev/zero OUTPUT_FILE ${dir}/zero.H)
+    execute_process(COMMAND cat ${dir}/good.H ${dir}/zero.H OUTPUT_FILE ${dir}/bad.H)
+    execute_process(COMMAND head -c 32 ${dir}/rec.y OUTPUT_FILE ${dir}/y0)
+    execute_process(COMMAND tail -c +41 ${dir}/rec.y OUTPUT_FILE ${dir}/y1)
+    file(WRITE ${dir}/nan "")
+    execute_process(COMMAND printf "\\000\\000\\300\\177\\000\\000\\000\\000" OUTPUT_FILE ${dir}/nan)
+    execute_process(COMMAND cat ${dir}/y0 ${dir}/nan ${dir}/y1 OUTPUT_FILE ${dir}/bad.y)
+    expect_file_size(${dir}/bad.y 160)
+    expect(0 "problems: 10.*erased: 6 problem\\(s\\).*y item 2 \\(H item 2\\): non_finite_input.*y item 5 \\(H item 5\\): singular_channel.*y item 9 \\(H item 9\\): singular_channel"
+           ${DETECT} ${shape} --detector ml --snr 30 --batch 4 --H ${dir}/bad.H --y ${dir}/bad.y --out ${dir}/llr.f32)
+    expect_file_size(${dir}/llr.f32 160)
 elseif(CASE STREQUAL "large_batch_small_file")
     # Buffers follow what the files hold: a --batch of 16 M problems of 8x8 1024-QAM
     # (about 9 GB of buffers) on a 10-problem recording.
@@ -165,6 +182,7 @@ elseif(CASE STREQUAL "simulate_help")
 elseif(CASE STREQUAL "simulate_bad_option")
     expect(2 "unknown option --snrr" ${SIMULATE} --snrr 3)
     expect(2 "--snr: expected START:STOP:STEP" ${SIMULATE} --snr 1:2)
+    expect(2 "SNR 400.* outside single precision" ${SIMULATE} --snr 400:400:1)
     expect(2 "invalid|modulation" ${SIMULATE} --modulation 8psk)
 elseif(CASE STREQUAL "simulate_bad_detectors")
     expect(2 "parameter 'passes' of detector 'nway' must be" ${SIMULATE} --detectors nway:1,nway:9)

@@ -10,6 +10,7 @@ namespace mimo_gpu {
 
 /// N0 for a given SNR in dB. SNR is Es/N0 per receive antenna per stream:
 /// symbols have unit energy and E|h_rt|^2 = 1, so N0 = 10^(-snr_db/10).
+/// Throws std::invalid_argument unless N0 and 1/N0 are finite and > 0 in float.
 float noise_variance_from_snr_db(double snr_db);
 
 /// Draws, per problem, H with i.i.d. CN(0,1) entries and n ~ CN(0, N0 I), and

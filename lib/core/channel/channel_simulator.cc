@@ -10,7 +10,13 @@ float noise_variance_from_snr_db(double snr_db)
 {
     if (!std::isfinite(snr_db))
         throw std::invalid_argument("mimo_gpu: SNR must be finite, got " + std::to_string(snr_db));
-    return float(std::pow(10.0, -snr_db / 10.0));
+    const float n0 = float(std::pow(10.0, -snr_db / 10.0));
+    // Checked in float, where it is used: beyond about +-379 dB N0 or 1/N0 is not finite.
+    if (!(n0 > 0.0f) || !std::isfinite(n0) || !std::isfinite(1.0f / n0))
+        throw std::invalid_argument("mimo_gpu: SNR " + std::to_string(snr_db) +
+                                    " dB gives N0 = 10^(-SNR/10) outside single precision "
+                                    "(SNR must be within about -380..379 dB)");
+    return n0;
 }
 
 channel_simulator::channel_simulator(mimo_shape shape, modulation mod, uint64_t seed)
