@@ -3,6 +3,11 @@
 // head -> mimo_detector -> null sink, beside the core's own end-to-end figure
 // (the same detector's detect() on the same batch size, host memory to host
 // memory). Any registered detector family by name.
+//
+// --bad-every K makes it a soak: every K-th pre-drawn problem is bad (a NaN in
+// H, an all-zero H, an Inf in y, in turn), and the run checks that every item
+// comes out, that the block erased exactly the bad ones, and that resident and
+// device memory stay flat (sampled every few seconds); exit 1 otherwise.
 #include "bench_util.h"
 #include "command_line.h"
 
@@ -14,8 +19,20 @@
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/detector_registry.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#ifdef MIMO_GPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 using namespace mimo_gpu_apps;
 namespace core = ::mimo_gpu;
@@ -32,10 +49,126 @@ struct settings {
     long source_buffer; // min output buffer of sources and head, items (0: GNU Radio's
                         // default)
     std::string backend;
+    uint64_t bad_every; // soak: every bad_every-th distinct problem is bad (0: none)
 };
 
-/// Seconds for `s.problems` problems through sources -> head -> detector -> null sink.
-double run_flowgraph(const settings& s, const input_sets& in, std::string& active)
+/// Resident set size of this process in bytes (VmRSS).
+size_t resident_bytes()
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmRSS:", 0) == 0)
+            return size_t(std::stoull(line.substr(6))) * 1024;
+    return 0;
+}
+
+/// Device memory in use on the current GPU in bytes, or 0 without one.
+size_t device_bytes_used()
+{
+#ifdef MIMO_GPU_HAVE_CUDA
+    size_t free_bytes = 0, total = 0;
+    if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess)
+        return total - free_bytes;
+    cudaGetLastError();
+#endif
+    return 0;
+}
+
+/// Makes every bad_every-th problem of the sets bad; returns how many.
+size_t inject_bad_problems(input_sets& in, core::mimo_shape shape, uint64_t bad_every)
+{
+    const size_t m = size_t(shape.nr) * shape.nt, problems = in.y[0].size() / shape.nr;
+    size_t bad = 0;
+    for (size_t p = bad_every - 1; bad_every && p < problems; p += bad_every, ++bad) {
+        switch (bad % 3) {
+        case 0:
+            in.H[0][p * m] = core::cfloat(NAN, 0.0f);
+            break;
+        case 1:
+            std::fill_n(in.H[0].begin() + p * m, m, core::cfloat(0.0f, 0.0f));
+            break;
+        default:
+            in.y[0][p * shape.nr] = core::cfloat(0.0f, INFINITY);
+        }
+    }
+    return bad;
+}
+
+/// Bad problems among the first n of a stream repeating `distinct` problems.
+uint64_t bad_among(uint64_t n, uint64_t distinct, uint64_t bad_every)
+{
+    if (!bad_every)
+        return 0;
+    const uint64_t per_cycle = distinct / bad_every, rest = n % distinct;
+    return (n / distinct) * per_cycle + rest / bad_every;
+}
+
+/// Samples memory while a flowgraph runs.
+class memory_monitor
+{
+public:
+    explicit memory_monitor(std::chrono::seconds period)
+        : m_thread([this, period] {
+              // The first sample after a second of start-up (buffers allocated), then
+              // one per period.
+              std::unique_lock<std::mutex> lock(m_mutex);
+              auto wait = std::chrono::seconds(1);
+              while (!m_cv.wait_for(lock, wait, [this] { return m_stop; })) {
+                  sample_locked();
+                  wait = period;
+              }
+          })
+    {
+    }
+    ~memory_monitor() { stop(); }
+    void stop()
+    {
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            m_stop = true;
+        }
+        m_cv.notify_all();
+        if (m_thread.joinable())
+            m_thread.join();
+        std::lock_guard<std::mutex> lock(m_mutex);
+        sample_locked(); // the end
+    }
+    struct sample {
+        double seconds;
+        size_t rss, device;
+    };
+    std::vector<sample> samples() const
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return m_samples;
+    }
+
+private:
+    void sample_locked()
+    {
+        m_samples.push_back(
+            { std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count(),
+              resident_bytes(),
+              device_bytes_used() });
+    }
+    const std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+    mutable std::mutex m_mutex;
+    std::condition_variable m_cv;
+    bool m_stop = false;
+    std::vector<sample> m_samples;
+    std::thread m_thread;
+};
+
+struct flowgraph_result {
+    double seconds = 0;
+    std::string active;
+    uint64_t items_out = 0, erased = 0;
+    std::vector<memory_monitor::sample> memory;
+};
+
+/// `s.problems` problems through sources -> head -> detector -> null sink.
+flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
 {
     auto tb = gr::make_top_block("mimo_gpu_flowgraph_bench");
     const std::vector<gr_complex> H(in.H[0].begin(), in.H[0].end()),
@@ -54,7 +187,8 @@ double run_flowgraph(const settings& s, const input_sets& in, std::string& activ
         0.05,
         1,
         s.backend,
-        s.max_batch);
+        s.max_batch,
+        "erase");
     auto sink =
         gr::blocks::null_sink::make(det->output_signature()->sizeof_stream_item(0));
     if (s.source_buffer > 0)
@@ -68,11 +202,49 @@ double run_flowgraph(const settings& s, const input_sets& in, std::string& activ
     tb->connect(H_head, 0, det, 0);
     tb->connect(y_head, 0, det, 1);
     tb->connect(det, 0, sink, 0);
-    active = det->active_backend();
+    flowgraph_result r;
+    r.active = det->active_backend();
     const auto start = std::chrono::steady_clock::now();
-    tb->run();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-        .count();
+    {
+        memory_monitor monitor(std::chrono::seconds(s.bad_every ? 5 : 3600));
+        tb->run();
+        monitor.stop();
+        r.memory = monitor.samples();
+    }
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.items_out = det->nitems_written(0);
+    r.erased = det->erased_problems();
+    return r;
+}
+
+/// The soak's verdict: every item out, the bad ones erased exactly, memory flat
+/// (from the first sample, after start-up, to the end: at most 16 MiB more).
+int report_soak(const settings& s, const flowgraph_result& r)
+{
+    const uint64_t expected = bad_among(s.problems, s.distinct, s.bad_every);
+    const auto& m = r.memory;
+    const auto& first = m.front();
+    const auto& last = m.back();
+    size_t rss_max = 0, device_max = 0;
+    for (const auto& x : m) {
+        rss_max = std::max(rss_max, x.rss);
+        device_max = std::max(device_max, x.device);
+    }
+    constexpr size_t slack = size_t(16) << 20;
+    const bool all_out = r.items_out == s.problems, exact = r.erased == expected;
+    const bool flat = last.rss <= first.rss + slack && last.device <= first.device + slack;
+    std::printf("soak: %llu problems in %.1f s (%.2f M problems/s), items out %llu (%s), erased %llu "
+                "of %llu injected (%s)\n",
+                (unsigned long long)s.problems, r.seconds, s.problems / r.seconds / 1e6,
+                (unsigned long long)r.items_out, all_out ? "all" : "MISSING", (unsigned long long)r.erased,
+                (unsigned long long)expected, exact ? "exact" : "MISMATCH");
+    std::printf("soak memory: RSS %.1f MB at %.0f s, %.1f MB at the end (max %.1f MB); device in use "
+                "%.1f MB at %.0f s, %.1f MB at the end (max %.1f MB); %zu samples: %s\n",
+                first.rss / 1e6, first.seconds, last.rss / 1e6, rss_max / 1e6, first.device / 1e6,
+                first.seconds, last.device / 1e6, device_max / 1e6, m.size(), flat ? "flat" : "GROWING");
+    const bool pass = all_out && exact && flat;
+    std::printf("soak: %s\n", pass ? "PASS" : "FAIL");
+    return pass ? 0 : 1;
 }
 
 int run(const command_line& cli)
@@ -91,11 +263,20 @@ int run(const command_line& cli)
         v.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
         v.source_buffer = long(cli.integer("source-buffer", 0, 1 << 24));
         v.backend = cli.text("backend");
+        v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
-    const input_sets in(s.shape, s.mod, s.distinct, 1, 1);
-    std::string active;
-    const double seconds = run_flowgraph(s, in, active);
+    input_sets in(s.shape, s.mod, s.distinct, 1, 1);
+    const size_t injected = inject_bad_problems(in, s.shape, s.bad_every);
+    if (s.bad_every)
+        std::printf("soak: %s %dx%d %s, %zu of %zu distinct problems bad, %llu problems\n",
+                    s.detector.label().c_str(), s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(),
+                    injected, s.distinct, (unsigned long long)s.problems);
+    const flowgraph_result fr = run_flowgraph(s, in);
+    if (s.bad_every)
+        return report_soak(s, fr);
+    const double seconds = fr.seconds;
+    const std::string& active = fr.active;
 
     // The core's own figure: detect() on batches of max_batch from the same (pageable)
     // host memory.
@@ -156,5 +337,9 @@ int main(int argc, char** argv)
                    "min output buffer of the sources and heads (0: default)",
                    "0");
     cli.add_option("backend", "NAME", "auto, cpu or cuda", "auto");
+    cli.add_option("bad-every",
+                   "K",
+                   "soak: every K-th distinct problem is bad; check items, erasures and memory",
+                   "0");
     return run_program(cli, argc, argv, [&] { return run(cli); });
 }
