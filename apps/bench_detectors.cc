@@ -285,6 +285,8 @@ detector_row bench_one(const detector_spec& spec,
         r.skipped = std::string("refused by the family: ") + e.what();
         return r;
     }
+    r.scratch_bytes = det->scratch_bytes(w.problems);
+    r.scratch_per_problem = double(r.scratch_bytes) / double(w.problems);
     std::fprintf(stderr,
                  "  %s %s, %zu problems ...\n",
                  r.label.c_str(),
@@ -376,7 +378,7 @@ void print_detector_table(const std::string& title,
     const bool cuda = o.backend == backend::cuda;
     std::printf("\n%s\n", title.c_str());
     std::printf("%-14s %-12s %8s | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
-                "%6s %6s\n",
+                "%6s %6s | %8s\n",
                 "detector",
                 "config",
                 "problems",
@@ -393,7 +395,8 @@ void print_detector_table(const std::string& title,
                 "floor max",
                 "floor sum",
                 "/max",
-                "/sum");
+                "/sum",
+                "scr B/pb");
     bool any_thesis = false, any_other_count = false;
     for (const detector_row& r : rows) {
         if (!r.skipped.empty())
@@ -407,7 +410,7 @@ void print_detector_table(const std::string& title,
             any_other_count || (r.thesis && r.thesis->problems != r.w.problems);
         std::printf(
             "%-14s %-12s %8zu | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
-            "%6s %6s\n",
+            "%6s %6s | %8s\n",
             r.label.c_str(),
             config_text(r).c_str(),
             r.w.problems,
@@ -424,7 +427,8 @@ void print_detector_table(const std::string& title,
             fmt(r.floor_overlapped_ms).c_str(),
             fmt(r.floor_serial_ms).c_str(),
             fmt(ratio(r.end_to_end_pinned_ms, r.floor_overlapped_ms), "%.2f").c_str(),
-            fmt(ratio(r.end_to_end_pinned_ms, r.floor_serial_ms), "%.2f").c_str());
+            fmt(ratio(r.end_to_end_pinned_ms, r.floor_serial_ms), "%.2f").c_str(),
+            fmt(r.scratch_per_problem, "%.0f").c_str());
     }
     for (const detector_row& r : rows)
         if (!r.skipped.empty())
@@ -469,6 +473,9 @@ void print_detector_table(const std::string& title,
                     std::max(3, o.trials / 5));
     }
     std::printf("  Mbit/s: 10^6 detected bits per second (problems * nt * log2 M).\n");
+    std::printf("  scr B/pb: peak scratch bytes per problem of a call of all the problems "
+                "(detector::scratch_bytes: QR items, float LLRs of the int8 path; calls "
+                "beyond 64 MiB of it run in parts).\n");
     if (!any_thesis)
         return;
     std::printf("  thesis: MTT on an Nvidia Tesla C1060 (Tables 4.1, 4.2): 'thesis' its "
@@ -546,6 +553,8 @@ void write_detector_json(json_writer& j,
         if (!r.note.empty())
             j.value("note", r.note);
         j.value("kernel_ms", r.kernel_ms).value("kernel_Mbps", mbps(r.bits, r.kernel_ms));
+        j.value("scratch_bytes_per_problem", r.scratch_per_problem)
+            .value("scratch_bytes", (unsigned long)r.scratch_bytes);
         j.value("kernel_timing",
                 r.kernel_ms < 0  ? "none"
                 : r.kernel_graph ? "cuda_graph"

@@ -3,7 +3,10 @@
 # ../shared/tools/device-bundle (see docs/benchmarks.md): every CUDA test,
 # compute-sanitizer (memcheck, racecheck) over the CUDA tests, the GNU Radio
 # flowgraph tests on the CUDA backend, the benchmark, and the uncoded and coded
-# simulations on CUDA. SIM_ARGS and CODED_ARGS add options to the simulations.
+# simulations on CUDA, and the soak (10^9 problems with bad ones sprinkled in,
+# through the detector flowgraph). SIM_ARGS and CODED_ARGS add options to the
+# simulations, SOAK_ARGS replace the soak's. STEPS picks steps (default: all of
+# "tests sanitize bench simulate soak").
 # Usage: scripts/device_check.sh BUNDLE_DIR [OUT_DIR]
 set -u
 bundle=${1:?bundle dir}
@@ -16,12 +19,15 @@ failures=$out/failures.txt
 step() { echo; echo "=== $* ==="; }
 # Steps run inside pipelines (subshells), so failures are collected in a file.
 run() { "$@"; local rc=$?; [ $rc -eq 0 ] || { echo "FAILED (rc=$rc): $*"; echo "rc=$rc: $*" >> "$failures"; }; return 0; }
+steps=" ${STEPS:-tests sanitize bench simulate soak} "
+want() { [[ "$steps" == *" $1 "* ]]; }
 
 step device
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
+if want tests; then
 step "core tests (CPU reference and CUDA against CPU)"
-run "$bundle/mimo_gpu_core_tests" --gtest_brief=1 2>&1 | tee /tmp/core_tests.log | grep -E "compared|measured|PASSED|FAILED|SKIPPED|tests ran"
+run "$bundle/mimo_gpu_core_tests" --gtest_brief=1 2>&1 | tee /tmp/core_tests.log | grep -E "compared|measured|memory|PASSED|FAILED|SKIPPED|tests ran"
 
 for t in mimo_gpu_block_tests mimo_gpu_turbo_block_tests; do
   if [ -x "$bundle/$t" ]; then
@@ -29,14 +35,18 @@ for t in mimo_gpu_block_tests mimo_gpu_turbo_block_tests; do
     run "$bundle/$t" 2>&1 | tee "/tmp/$t.log" | grep -E "OK \]|PASSED|FAILED|SKIPPED|tests ran"
   fi
 done
+fi
 
+if want sanitize; then
 step "compute-sanitizer memcheck (CUDA tests)"
 run timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (CUDA tests)"
 run timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:detector_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:detector_cuda.*:erasures.cuda*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+fi
 
+if want bench; then
 step "benchmark"
 run "$bundle/mimo_gpu_bench" ${BENCH_ARGS:-} --json "$out/bench_h100.json" 2>&1 | tail -${BENCH_TAIL:-60}
 # The N-way tables of an earlier build, when the bundle holds one, for a before/after comparison.
@@ -46,12 +56,19 @@ if [ -x "$bundle/mimo_gpu_bench_before" ]; then
   run env LD_LIBRARY_PATH="$PWD/$bundle/before:$LD_LIBRARY_PATH" "$bundle/mimo_gpu_bench_before" --turbo-blocks 0 \
     --json "$out/bench_before_h100.json" 2>&1 | tail -20
 fi
+fi
 
-if [ -x "$bundle/mimo_gpu_simulate" ]; then
+if want simulate && [ -x "$bundle/mimo_gpu_simulate" ]; then
   step "simulation on the CUDA backend (GNU Radio C++ flowgraph)"
   run "$bundle/mimo_gpu_simulate" --backend cuda ${SIM_ARGS:-} --json "$out/simulate_cuda.json" 2>&1 | tail -20
   step "coded link on the CUDA backend (transport blocks, turbo decoder)"
   run "$bundle/mimo_gpu_simulate" --backend cuda --coded ${CODED_ARGS:-} --json "$out/simulate_coded_cuda.json" 2>&1 | tail -30
+fi
+if want soak && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
+  step "soak: problems with bad ones sprinkled in through the detector flowgraph (CUDA)"
+  run "$bundle/mimo_gpu_flowgraph_bench" ${SOAK_ARGS:---backend cuda --detector nway:1 --nr 4 --nt 4 \
+    --modulation 16qam --problems 1000000000 --distinct 16800 --source-buffer 16800 --bad-every 997} \
+    2>&1 | grep -E "^soak" | tee "$out/soak.txt"
 fi
 echo
 if [ -s "$failures" ]; then echo "device_check: SOME STEPS FAILED"; cat "$failures"; exit 1; fi

@@ -5,6 +5,7 @@
 """The one MIMO detector block (every registered family) and the core's
 detector objects (mimo_gpu.core.detector)."""
 import numpy as np
+import pmt
 from gnuradio import blocks, gr, gr_unittest
 
 from gnuradio import mimo_gpu
@@ -95,6 +96,52 @@ class qa_mimo_detector(gr_unittest.TestCase):
         np.testing.assert_allclose(llr[8:], reference[8:] / 2, rtol=1e-5, atol=1e-5)
         # y's tags reach the output at their own offsets; H's are not copied.
         self.assertEqual([t.offset for t in sink.tags()], [10])
+
+    def test_bad_noise_var_tags_are_ignored_and_the_last_good_value_kept(self):
+        # 1e-50 and 1e300 are fine doubles but not usable floats; a string is no number.
+        bits = random_bits(400, 2 * 2, seed=8)
+        H, y = core.simulate(bits, 2, 2, "qpsk", 8.0, 3)
+        tags = [noise_var_tag(100, 1.0), noise_var_tag(200, 1e-50), noise_var_tag(250, 1e300)]
+        bad = gr.tag_t()
+        bad.offset, bad.key, bad.value = 300, pmt.intern("noise_var"), pmt.intern("abc")
+        llr, det = self.run_block("mtt", H, y, 2, "qpsk", 2, 0.5, y_tags=tags + [bad], max_batch=64)
+        self.assertEqual(llr.shape, (400, 4))  # the stream went on
+        reference = core.detector("mtt", 2, 2, "qpsk").detect(H, y, 0.5)
+        np.testing.assert_allclose(llr[:100], reference[:100], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(llr[100:], reference[100:] / 2, rtol=1e-5, atol=1e-5)
+        self.assertAlmostEqual(det.noise_var(), 1.0)
+
+    def test_bad_problems_are_erased_tagged_and_counted(self):
+        bits = random_bits(500, 2 * 4, seed=9)
+        H, y = core.simulate(bits, 2, 2, "16qam", 12.0, 8)
+        H[10, 0, 1] = np.nan
+        H[20] = 0
+        y[30, 1] = np.inf
+        for name in mimo_gpu.mimo_detector.algorithms():
+            self.tb = gr.top_block()
+            det = mimo_gpu.mimo_detector(name, 2, 2, "16qam", "", 0.05, 1, "auto", 64)  # policy erase
+            sink = blocks.vector_sink_f(8)
+            self.tb.connect(blocks.vector_source_c(H.ravel().tolist(), False, 4), (det, 0))
+            self.tb.connect(blocks.vector_source_c(y.ravel().tolist(), False, 2), (det, 1))
+            self.tb.connect(det, sink)
+            run_with_timeout(self.tb)
+            llr = as_array(sink, np.float32, 8)
+            self.assertEqual(llr.shape, (500, 8), name)
+            self.assertEqual(det.erased_problems(), 3, name)
+            tags = sorted((t.offset, pmt.symbol_to_string(t.value)) for t in sink.tags()
+                          if pmt.symbol_to_string(t.key) == "erasure")
+            self.assertEqual(tags, [(10, "non_finite_input"), (20, "singular_channel"),
+                                    (30, "non_finite_input")], name)
+            core_det = core.detector(name, 2, 2, "16qam", policy="erase")
+            reference, report = core_det.detect(H, y, 0.05, report=True)
+            self.assertEqual(report["erased"], 3)
+            self.assertEqual(report["first_erased"], [(10, "non_finite_input"), (20, "singular_channel"),
+                                                      (30, "non_finite_input")])
+            np.testing.assert_array_equal(llr[[10, 20, 30]], 0.0)
+            np.testing.assert_allclose(llr, reference, rtol=1e-6, atol=1e-6, err_msg=name)
+            core_det.policy = "stop"
+            with self.assertRaises(ValueError):
+                core_det.detect(H, y, 0.05)
 
     def test_bad_block_arguments_raise_value_error(self):
         for args in (("sphere", 2, 2, "qpsk"), ("ml", 2, 2, "qpsk", "passes=2"), ("nway", 2, 2, "qpsk", "passes=3"),
