@@ -10,8 +10,8 @@ namespace mimo_gpu {
 
 enum class modulation { qpsk, qam16, qam64, qam256, qam1024 };
 
-/// "qpsk", "16qam", "64qam", "256qam", "1024qam" (also "4qam", "qam16", "16-qam", any case);
-/// anything else throws std::invalid_argument listing the valid names.
+/// "qpsk", "16qam", "64qam", "256qam", "1024qam" (also "4qam", "qam16", "16-qam", any
+/// case); anything else throws std::invalid_argument listing the valid names.
 modulation modulation_from_string(const std::string& name);
 std::string to_string(modulation m);
 
@@ -29,24 +29,29 @@ public:
     int bits_per_symbol() const { return m_bits; }        ///< Q = log2(M)
     int pam_levels() const { return m_levels; }           ///< L = sqrt(M)
     int bits_per_dimension() const { return m_bits / 2; } ///< Q/2
-    /// Distance between neighbouring PAM levels is 2*scale(); level i is scale()*(2i - (L-1)).
+    /// Distance between neighbouring PAM levels is 2*scale();
+    /// level i is scale()*(2i - (L-1)).
     float scale() const { return m_scale; }
 
     /// Amplitude of PAM level index i (0 = most negative).
     float pam_amplitude(int level) const { return m_pam_amplitude[level]; }
-    /// The Q/2 label bits of PAM level i, packed MSB first (first bit of the dimension in the top bit).
+    /// The Q/2 label bits of PAM level i, packed MSB first (first bit of the dimension in
+    /// the top bit).
     uint32_t pam_label(int level) const { return m_pam_label[level]; }
     /// Level index whose label is `label` (inverse of pam_label).
     int pam_level_of_label(uint32_t label) const { return m_level_of_label[label]; }
 
-    /// Symbol of a label given as an integer whose MSB is b0 (so label = b0 b1 ... b(Q-1)).
+    /// Symbol of a label given as an integer whose MSB is b0
+    /// (so label = b0 b1 ... b(Q-1)).
     cfloat point(uint32_t label) const { return m_points[label]; }
     const std::vector<cfloat>& points() const { return m_points; }
 
     /// Maps `count` symbols from `count*Q` bits (one bit per byte, 0 or 1).
     /// Throws std::invalid_argument on a byte other than 0 or 1.
     void map(const uint8_t* bits, cfloat* symbols, size_t count) const;
-    /// Nearest-point hard decision of `count` symbols into `count*Q` bits.
+    /// Nearest-point hard decision of `count` symbols into `count*Q` bits. A
+    /// coordinate beyond the outermost level (however large, Inf included) gives
+    /// the outermost level; a NaN coordinate gives level 0.
     void hard_demap(const cfloat* symbols, uint8_t* bits, size_t count) const;
 
 private:

@@ -13,6 +13,25 @@
 
 namespace mimo_gpu {
 
+/// Input LLRs are saturated to [-k_turbo_llr_limit, k_turbo_llr_limit] before any
+/// arithmetic, on the CPU and on CUDA alike. Why 1e4: an LLR of 1e4 already means
+/// certainty (e^-1e4 is 0 in any float; channel LLRs of a receiver are rarely
+/// above ~100, and the transport block decoder gives known filler bits this
+/// value), so saturating changes no decision; and it bounds the arithmetic for
+/// any finite input. With |L| <= 1e4 and extrinsics <= k_turbo_extrinsic_limit,
+/// every branch metric is below 0.5 (1e4 + 1e6) + 0.5e4 < 6e5; the state metrics,
+/// normalised to state 0 at every stage, spread over at most a few branch metrics
+/// (any state of the 8-state trellis reaches any other in 3 stages), so every
+/// sum stays below 1e8, far from FLT_MAX (3.4e38), for every K up to 6144 and
+/// every iteration count. Unbounded (e.g. 1e38) inputs made alpha + gamma
+/// overflow to Inf, and Inf - Inf gave NaN a-posteriori LLRs.
+constexpr float k_turbo_llr_limit = 1.0e4f;
+/// Extrinsic LLRs (one constituent decoder's output, the other's a-priori input)
+/// are saturated to [-1e6, 1e6] when written, so they cannot grow without bound
+/// from half iteration to half iteration whatever the input. 1e6 is 100 times
+/// the input limit: decoding reaches it only where every decision is long settled.
+constexpr float k_turbo_extrinsic_limit = 1.0e6f;
+
 enum class map_algorithm {
     max_log_map, ///< max* = max, extrinsic LLRs scaled by extrinsic_scale
     log_map,     ///< max* = max + ln(1 + e^-|a-b|)
@@ -20,21 +39,31 @@ enum class map_algorithm {
 
 struct turbo_decoder_config {
     map_algorithm algorithm = map_algorithm::max_log_map;
-    int iterations = 6;           ///< full iterations (two half iterations each), 1..32
+    int iterations = 6;            ///< full iterations (two half iterations each), 1..32
     float extrinsic_scale = 0.75f; ///< max-log-MAP only; (0, 1]
     /// Trellis stages per parallel window (the thesis' W = K/P); a code block of
     /// K bits is split into ceil(K / window) windows decoded at once, whose
-    /// boundary state metrics are exchanged across iterations. >= K: one window.
+    /// boundary state metrics are exchanged across iterations. >= K: one window
+    /// (the value is clamped to K before any arithmetic, so INT_MAX works too).
     int window = 64;
-    crc_type early_termination = crc_type::none; ///< stop a block once this CRC of its K bits passes
+    /// Stop a block once this CRC of its K bits passes (never one without information).
+    crc_type early_termination = crc_type::none;
     void validate() const; ///< throws std::invalid_argument
 };
 
 /// One code block's input and output inside a batch.
 /// Input LLRs: 3 (K + 4) floats [d0 | d1 | d2] (the rate matcher's dematch layout).
 struct turbo_block_result {
-    int iterations = 0;  ///< full iterations run
-    bool crc_ok = false; ///< the early-termination CRC passed (false when none configured)
+    int iterations = 0; ///< full iterations run
+    /// The early-termination CRC passed on a block that had information behind it
+    /// (false when no CRC is configured, and always false when no_information).
+    bool crc_ok = false;
+    /// Fewer than K of the block's 3 (K + 4) input LLRs were non-zero (e.g. an
+    /// erased block, all zero): K bits cannot be recovered from them. Such a
+    /// block is decoded all the same, but it never reports crc_ok (its hard
+    /// decisions are mostly zero, and the all-zero word passes every CRC of TS
+    /// 36.212, whose registers start at 0) and never stops early.
+    bool no_information = false;
 };
 
 class turbo_engine; // CPU or CUDA implementation, lib/core/turbo/
@@ -42,7 +71,8 @@ class turbo_engine; // CPU or CUDA implementation, lib/core/turbo/
 class turbo_decoder
 {
 public:
-    explicit turbo_decoder(const turbo_decoder_config& config, backend requested = backend::automatic);
+    explicit turbo_decoder(const turbo_decoder_config& config,
+                           backend requested = backend::automatic);
     ~turbo_decoder();
     turbo_decoder(turbo_decoder&&) noexcept;
     turbo_decoder& operator=(turbo_decoder&&) noexcept;
@@ -54,15 +84,21 @@ public:
     /// llr: the blocks' inputs back to back (3 (K[b] + 4) floats each);
     /// bits: K[b] hard decisions each, back to back; app_llr (optional, may be
     /// nullptr): K[b] a-posteriori LLRs each. Throws std::invalid_argument on an
-    /// unsupported K or a non-finite LLR (naming the block).
-    std::vector<turbo_block_result> decode(const std::vector<int>& K, const float* llr, uint8_t* bits,
+    /// unsupported K or a non-finite LLR (naming the block). Finite LLRs beyond
+    /// +-k_turbo_llr_limit are saturated; the outputs are always finite.
+    std::vector<turbo_block_result> decode(const std::vector<int>& K,
+                                           const float* llr,
+                                           uint8_t* bits,
                                            float* app_llr = nullptr);
 
-    /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error):
-    /// the same decoding with llr, bits and app_llr (may be nullptr) on the device.
-    /// Per-block results are not returned; an input error is reported by the
-    /// next check_device_status.
-    void decode_device(const std::vector<int>& K, const float* d_llr, uint8_t* d_bits, float* d_app_llr,
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error): the same decoding with llr, bits and app_llr (may be nullptr)
+    /// on the device. Per-block results are not returned; an input error is reported by
+    /// the next check_device_status.
+    void decode_device(const std::vector<int>& K,
+                       const float* d_llr,
+                       uint8_t* d_bits,
+                       float* d_app_llr,
                        cuda_stream_t stream);
     void check_device_status(cuda_stream_t stream);
 
@@ -85,7 +121,17 @@ struct transport_block_format {
     int Qm = 2;
     int NL = 1;
     int rv = 0;
-    void validate() const; ///< throws std::invalid_argument (A, G, Qm in {1,2,4,6,8,10}, NL, rv, G a multiple of NL*Qm)
+    /// Throws std::invalid_argument: A, G, Qm in {1,2,4,6,8,10}, NL, rv, G a
+    /// multiple of NL*Qm, at least one symbol per code block. (The encoder and
+    /// the rate matching formulas work at any code rate.)
+    void validate() const;
+    /// validate(), and G large enough that every code block r gets at least as
+    /// many coded bits as the information and CRC bits it carries (E_r >= K_r - F_r,
+    /// code rate <= 1): with fewer the bits cannot be recovered even without
+    /// noise, and the turbo decoder would see fewer non-zero LLRs than K and
+    /// report no information. The message names the smallest G that would do.
+    /// transport_block_decoder (and so the tb_decoder block) calls it.
+    void validate_for_decoding() const;
     code_block_segmentation segmentation() const;
     /// E_r, the coded bits of code block r.
     std::vector<int> rate_matched_sizes() const;
@@ -105,10 +151,15 @@ private:
 };
 
 struct transport_block_result {
-    bool crc_ok = false;        ///< CRC24A of the transport block passed
+    /// CRC24A of the transport block passed and every code block had information
+    /// behind it (code_blocks_no_information == 0).
+    bool crc_ok = false;
     int code_blocks = 0;
-    int code_blocks_crc_ok = 0; ///< code blocks whose CRC24B passed (C > 1), or C if crc_ok when C == 1
-    int max_iterations = 0;     ///< most iterations any code block used
+    /// code blocks whose CRC24B passed (C > 1), or C if crc_ok when C == 1
+    int code_blocks_crc_ok = 0;
+    /// code blocks with turbo_block_result::no_information
+    int code_blocks_no_information = 0;
+    int max_iterations = 0; ///< most iterations any code block used
 };
 
 /// Decodes many transport blocks of one format per call: all their code blocks
@@ -116,14 +167,17 @@ struct transport_block_result {
 class transport_block_decoder
 {
 public:
-    /// The decoder's early_termination is set per code block (CRC24B, or CRC24A for C == 1).
-    transport_block_decoder(const transport_block_format& format, turbo_decoder_config config,
+    /// The decoder's early_termination is set per code block (CRC24B, or CRC24A
+    /// for C == 1).
+    transport_block_decoder(const transport_block_format& format,
+                            turbo_decoder_config config,
                             backend requested = backend::automatic);
     const transport_block_format& format() const { return m_format; }
     backend active_backend() const { return m_decoder.active_backend(); }
 
     /// llr: count * G LLRs; a: count * A decoded bits.
-    std::vector<transport_block_result> decode(const float* llr, size_t count, uint8_t* a);
+    std::vector<transport_block_result>
+    decode(const float* llr, size_t count, uint8_t* a);
 
 private:
     transport_block_format m_format;

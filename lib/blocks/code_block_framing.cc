@@ -5,6 +5,8 @@
 #include "code_block_framing.h"
 #include "turbo_parameters.h"
 
+#include <gnuradio/block_detail.h>
+#include <gnuradio/buffer_reader.h>
 #include <mimo_gpu/lte_turbo_code.h>
 
 #include <algorithm>
@@ -88,6 +90,7 @@ code_block_framing::plan(std::vector<gr::tag_t> length_tags,
                     static_cast<int>(std::min<int64_t>(m_skip_items, ninput_items - in));
                 in += skip;
                 m_skip_items -= skip;
+                m_dropped_items += static_cast<uint64_t>(skip);
                 if (m_skip_items > 0)
                     break;
             }
@@ -104,11 +107,13 @@ code_block_framing::plan(std::vector<gr::tag_t> length_tags,
                     next_tag == length_tags.size()
                         ? ninput_items
                         : static_cast<int>(length_tags[next_tag].offset - first);
-                m_logger->error("no \"{}\" length tag at item {}: skipping {} items to "
-                                "the next packet",
-                                m_key_string,
-                                first + in,
-                                next - in);
+                m_logger->warn("no \"{}\" length tag at item {}: {} untagged {} up to "
+                               "the next packet dropped",
+                               m_key_string,
+                               first + in,
+                               next - in,
+                               unit());
+                m_dropped_items += static_cast<uint64_t>(next - in);
                 in = next;
                 continue;
             }
@@ -139,13 +144,59 @@ code_block_framing::plan(std::vector<gr::tag_t> length_tags,
             break;
         const code_block_span block{ K, in, out };
         in += items_in(K);
-        if (accept && !accept(block))
+        if (accept && !accept(block)) {
+            m_dropped_items += static_cast<uint64_t>(items_in(K));
             continue;
+        }
         blocks.push_back(block);
         out += items_out(K);
     }
     consumed = in;
     return blocks;
+}
+
+const char* code_block_framing::unit() const
+{
+    return m_input == code_block_input::bits ? "bits" : "LLRs";
+}
+
+void code_block_framing::stop()
+{
+    const auto detail = m_block.detail();
+    if (!detail || detail->ninputs() < 1)
+        return; // never ran
+    const auto reader = detail->input(0);
+    int left;
+    {
+        gr::thread::scoped_lock guard(*reader->mutex());
+        left = reader->items_available();
+    }
+    if (left <= 0)
+        return;
+    m_dropped_items += static_cast<uint64_t>(left);
+    const uint64_t at = m_block.nitems_read(0);
+    if (m_skip_items > 0)
+        m_logger->warn("{} {} at item {} (the rest of a dropped packet) left at stop: "
+                       "dropped",
+                       left,
+                       unit(),
+                       at);
+    else if (m_next_packet_items > 0)
+        m_logger->warn("{} {} at item {} left at stop: part of a packet of {}, "
+                       "dropped",
+                       left,
+                       unit(),
+                       at,
+                       m_next_packet_items);
+    else if (tagged())
+        m_logger->warn("{} {} at item {} left at stop: dropped", left, unit(), at);
+    else
+        m_logger->warn("{} {} at item {} left at stop: less than a code block ({}), "
+                       "dropped",
+                       left,
+                       unit(),
+                       at,
+                       items_in(m_K_max));
 }
 
 std::vector<gr::tag_t>

@@ -8,6 +8,7 @@
 #include <gnuradio/block.h>
 #include <gnuradio/logger.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,11 +32,15 @@ struct code_block_span {
 /// items_in(K) items (no length tag key), or one per length-tagged packet.
 /// Shared by turbo_encoder and turbo_decoder (general blocks), so both treat
 /// lengths, bad packets and the end of the stream alike:
-///  - a packet whose length is no code block of a table K <= K_max, or input
-///    with no length tag where a packet must start, is logged and skipped;
+///  - a packet whose length is no code block of a table K <= K_max is logged
+///    as an error and skipped; input with no length tag where a packet must
+///    start (e.g. before the first tag) gets a warning naming how many items
+///    are dropped, and is skipped;
 ///  - a partial code block or packet at the end of the stream is left
 ///    unconsumed, and forecast() then asks for more input than will come, so
-///    the scheduler ends the block (no hang).
+///    the scheduler ends the block (no hang); stop() then warns how many
+///    items were left undecoded.
+/// dropped_items() counts every input item skipped or left over this way.
 class code_block_framing
 {
 public:
@@ -77,9 +82,20 @@ public:
     std::vector<gr::tag_t>
     output_length_tags(const std::vector<code_block_span>& blocks) const;
 
+    /// For the block's stop(): the input items still waiting (a partial code
+    /// block or packet, the flowgraph being done or stopped) are dropped: logs a
+    /// warning naming how many, and counts them.
+    void stop();
+
+    /// Input items dropped so far without being coded: untagged items, packets of
+    /// a bad length, blocks `accept` rejected, and what stop() found left over.
+    uint64_t dropped_items() const { return m_dropped_items.load(); }
+
 private:
     /// The code block size of a packet of `length` input items, or 0.
     int K_of_packet(int64_t length) const;
+    /// What an input item is: "bits" or "LLRs" (for messages).
+    const char* unit() const;
 
     gr::block& m_block;
     code_block_input m_input;
@@ -90,6 +106,7 @@ private:
     int m_next_packet_items =
         0;                    ///< tagged: input items the next packet needs (0: unknown)
     int64_t m_skip_items = 0; ///< tagged: items of a dropped packet still to skip
+    std::atomic<uint64_t> m_dropped_items{ 0 };
 };
 
 /// Consecutive runs of `blocks` whose input items are back to back (one core call each).

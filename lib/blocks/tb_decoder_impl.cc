@@ -172,6 +172,9 @@ void tb_decoder_impl::handle_pdu(const pmt::pmt_t& first_pdu)
         meta = pmt::dict_add(meta,
                              pmt::mp("code_blocks_crc_ok"),
                              pmt::from_long(result.code_blocks_crc_ok));
+        meta = pmt::dict_add(meta,
+                             pmt::mp("code_blocks_no_information"),
+                             pmt::from_long(result.code_blocks_no_information));
         meta = pmt::dict_add(
             meta, pmt::mp("iterations"), pmt::from_long(result.max_iterations));
         message_port_pub(

@@ -17,6 +17,7 @@ namespace mimo_gpu {
 namespace {
 const pmt::pmt_t k_crc_ok_key = pmt::intern("crc_ok");
 const pmt::pmt_t k_iterations_key = pmt::intern("iterations");
+const pmt::pmt_t k_no_information_key = pmt::intern("no_information");
 } // namespace
 
 turbo_decoder::sptr turbo_decoder::make(int K,
@@ -134,6 +135,12 @@ void turbo_decoder_impl::forecast(int noutput_items, gr_vector_int& ninput_items
     d_framing.forecast(noutput_items, ninput_items_required);
 }
 
+bool turbo_decoder_impl::stop()
+{
+    d_framing.stop();
+    return gr::block::stop();
+}
+
 int turbo_decoder_impl::general_work(int noutput_items,
                                      gr_vector_int& ninput_items,
                                      gr_vector_const_void_star& input_items,
@@ -205,6 +212,8 @@ int turbo_decoder_impl::general_work(int noutput_items,
             add_item_tag(0, offset, k_iterations_key, pmt::from_long(result.iterations));
             if (with_crc)
                 add_item_tag(0, offset, k_crc_ok_key, pmt::from_bool(result.crc_ok));
+            if (result.no_information)
+                add_item_tag(0, offset, k_no_information_key, pmt::PMT_T);
         }
         produced = blocks[end - 1].out_offset + blocks[end - 1].K;
     }

@@ -33,8 +33,11 @@ public:
     void set_extrinsic_scale(double extrinsic_scale) override;
     double extrinsic_scale() const override;
     std::string active_backend() const override;
+    uint64_t dropped_llrs() const override { return d_framing.dropped_items(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    /// Warns about (and counts) LLRs left at the end of the stream.
+    bool stop() override;
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,
                      gr_vector_const_void_star& input_items,

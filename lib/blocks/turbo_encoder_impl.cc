@@ -46,6 +46,12 @@ void turbo_encoder_impl::forecast(int noutput_items, gr_vector_int& ninput_items
     d_framing.forecast(noutput_items, ninput_items_required);
 }
 
+bool turbo_encoder_impl::stop()
+{
+    d_framing.stop();
+    return gr::block::stop();
+}
+
 int turbo_encoder_impl::general_work(int noutput_items,
                                      gr_vector_int& ninput_items,
                                      gr_vector_const_void_star& input_items,

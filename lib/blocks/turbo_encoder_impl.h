@@ -21,6 +21,8 @@ public:
     std::string length_tag_key() const override { return d_framing.length_tag_key(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    /// Warns about (and drops) a partial code block left at the end of the stream.
+    bool stop() override;
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,
                      gr_vector_const_void_star& input_items,

@@ -26,6 +26,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <numeric>
@@ -273,6 +274,147 @@ TEST_P(turbo_flowgraph, transport_block_pdus_round_trip_and_report_crc)
     }
 }
 
+/// The LLRs (+-8, positive means 0) of code block `bits` (K of them), [d0 | d1 | d2].
+std::vector<float> codeword_llrs(const std::vector<uint8_t>& bits)
+{
+    const int K = static_cast<int>(bits.size());
+    std::vector<uint8_t> d(3 * size_t(K + 4));
+    ::mimo_gpu::turbo_encode(
+        bits.data(), K, d.data(), d.data() + K + 4, d.data() + 2 * size_t(K + 4));
+    std::vector<float> llr(d.size());
+    for (size_t i = 0; i < d.size(); ++i)
+        llr[i] = d[i] ? -8.0f : 8.0f;
+    return llr;
+}
+
+/// LLRs (with tags) -> turbo_decoder -> returned sink; the decoder in *decoder_out.
+gr::blocks::vector_sink_b::sptr
+run_decoder(const std::vector<float>& llr,
+            const std::vector<gr::tag_t>& tags,
+            int K,
+            const std::string& key,
+            const std::string& crc,
+            const std::string& backend,
+            gr::mimo_gpu::turbo_decoder::sptr* decoder_out)
+{
+    auto tb = gr::make_top_block("turbo_decoder_flowgraph");
+    auto source = gr::blocks::vector_source_f::make(llr, false, 1, tags);
+    auto decoder = gr::mimo_gpu::turbo_decoder::make(
+        K, key, "max-log-map", 6, 0.75, 64, crc, backend, 64);
+    auto sink = gr::blocks::vector_sink_b::make();
+    tb->connect(source, 0, decoder, 0);
+    tb->connect(decoder, 0, sink, 0);
+    tb->run();
+    *decoder_out = decoder;
+    return sink;
+}
+
+// A partial code block at the end of an untagged stream used to vanish without a
+// word: it is counted (and logged as a warning) when the flowgraph stops.
+TEST_P(turbo_flowgraph, leftover_untagged_llrs_are_counted_as_dropped)
+{
+    const int K = 40;
+    std::vector<float> llr;
+    std::vector<uint8_t> expected;
+    for (int b = 0; b < 3; ++b) {
+        const auto bits = random_bits(K, 10 + b);
+        const auto l = codeword_llrs(bits);
+        llr.insert(llr.end(), l.begin(), l.end());
+        expected.insert(expected.end(), bits.begin(), bits.end());
+    }
+    llr.insert(llr.end(), 100, 8.0f); // 100 of the 132 LLRs of a fourth block
+    gr::mimo_gpu::turbo_decoder::sptr decoder;
+    const auto sink = run_decoder(llr, {}, K, "", "none", backend(), &decoder);
+    EXPECT_EQ(sink->data(), expected);
+    EXPECT_EQ(decoder->dropped_llrs(), 100u);
+}
+
+// Tagged: LLRs before the first length tag and a packet cut short by the end of
+// the stream are dropped, counted, and the packets in between decoded.
+TEST_P(turbo_flowgraph, untagged_and_cut_short_llrs_are_counted_as_dropped)
+{
+    const std::string key = "packet_len";
+    std::vector<float> llr(50, 8.0f); // no tag on these
+    std::vector<gr::tag_t> tags;
+    std::vector<uint8_t> expected;
+    auto add_packet = [&](const std::vector<float>& l, size_t length) {
+        gr::tag_t tag;
+        tag.offset = llr.size();
+        tag.key = pmt::intern(key);
+        tag.value = pmt::from_long(static_cast<long>(length));
+        tags.push_back(tag);
+        llr.insert(llr.end(), l.begin(), l.end());
+    };
+    for (int K : { 40, 104 }) {
+        const auto bits = random_bits(K, K);
+        const auto l = codeword_llrs(bits);
+        add_packet(l, l.size());
+        expected.insert(expected.end(), bits.begin(), bits.end());
+    }
+    add_packet(std::vector<float>(60, 8.0f), 3 * (40 + 4)); // 60 of its 132 LLRs
+    gr::mimo_gpu::turbo_decoder::sptr decoder;
+    const auto sink = run_decoder(llr, tags, 6144, key, "none", backend(), &decoder);
+    EXPECT_EQ(sink->data(), expected);
+    EXPECT_EQ(decoder->dropped_llrs(), 50u + 60u);
+}
+
+// An erased code block (all-zero LLRs) decodes to zeros, whose CRC passes: it
+// must be tagged no_information and crc_ok false, never crc_ok true.
+TEST_P(turbo_flowgraph, erased_code_block_is_tagged_no_information)
+{
+    const int K = 1024;
+    auto bits = random_bits(K, 30);
+    ::mimo_gpu::crc_attach(
+        ::mimo_gpu::crc_type::crc24b, bits.data(), K - 24, bits.data());
+    auto llr = codeword_llrs(bits);
+    llr.insert(llr.end(), 3 * size_t(K + 4), 0.0f); // block 1: erased
+    gr::mimo_gpu::turbo_decoder::sptr decoder;
+    const auto sink = run_decoder(llr, {}, K, "", "crc24b", backend(), &decoder);
+    ASSERT_EQ(sink->data().size(), 2 * size_t(K));
+    EXPECT_TRUE(std::equal(bits.begin(), bits.end(), sink->data().begin()));
+    const auto crc_ok = tags_of(sink, "crc_ok");
+    const auto no_information = tags_of(sink, "no_information");
+    ASSERT_EQ(crc_ok.size(), 2u);
+    EXPECT_TRUE(pmt::to_bool(crc_ok.at(0)));
+    EXPECT_FALSE(pmt::to_bool(crc_ok.at(K)));
+    ASSERT_EQ(no_information.size(), 1u);
+    ASSERT_EQ(no_information.count(K), 1u);
+    EXPECT_TRUE(pmt::to_bool(no_information.at(K)));
+    EXPECT_EQ(decoder->dropped_llrs(), 0u);
+}
+
+// A transport block PDU of all-zero LLRs: crc_ok false, every code block without
+// information.
+TEST_P(turbo_flowgraph, erased_transport_block_fails_its_crc)
+{
+    const int A = 7000, G = 18000, Qm = 2; // two code blocks
+    auto tb = gr::make_top_block("tb_erased");
+    auto decoder = gr::mimo_gpu::tb_decoder::make(
+        A, G, Qm, 1, 0, "max-log-map", 4, 0.75, 64, backend(), 8);
+    auto collector = gnuradio::make_block_sptr<pdu_collector>();
+    tb->msg_connect(decoder, "out", collector, "in");
+    decoder->_post(
+        pmt::mp("in"),
+        pmt::cons(pmt::make_dict(), pmt::init_f32vector(G, std::vector<float>(G, 0.0f))));
+    tb->start();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (collector->pdus().empty() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    tb->stop();
+    tb->wait();
+    const auto pdus = collector->pdus();
+    ASSERT_EQ(pdus.size(), 1u);
+    const auto meta = pmt::car(pdus[0]);
+    EXPECT_FALSE(pmt::to_bool(pmt::dict_ref(meta, pmt::mp("crc_ok"), pmt::PMT_NIL)));
+    EXPECT_EQ(pmt::to_long(pmt::dict_ref(meta, pmt::mp("code_blocks"), pmt::PMT_NIL)), 2);
+    EXPECT_EQ(
+        pmt::to_long(pmt::dict_ref(meta, pmt::mp("code_blocks_crc_ok"), pmt::PMT_NIL)),
+        0);
+    EXPECT_EQ(pmt::to_long(pmt::dict_ref(
+                  meta, pmt::mp("code_blocks_no_information"), pmt::PMT_NIL)),
+              2);
+}
+
 TEST(turbo_block_parameters, bad_parameters_throw_invalid_argument)
 {
     EXPECT_THROW(gr::mimo_gpu::turbo_encoder::make(41), std::invalid_argument);
@@ -284,6 +426,10 @@ TEST(turbo_block_parameters, bad_parameters_throw_invalid_argument)
         std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::tb_encoder::make(100, 601, 2), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::tb_decoder::make(100, 600, 3), std::invalid_argument);
+    // G far too small for A: 2 coded bits for 124 bits of data and CRC.
+    EXPECT_THROW(gr::mimo_gpu::tb_decoder::make(100, 2, 2), std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::tb_decoder::make(100, 122, 2), std::invalid_argument);
+    EXPECT_NO_THROW(gr::mimo_gpu::tb_decoder::make(100, 124, 2));
 }
 
 INSTANTIATE_TEST_SUITE_P(backends,

@@ -6,6 +6,9 @@
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/turbo_decoder.h>
 
+#include <algorithm>
+#include <limits>
+
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
 
@@ -17,7 +20,11 @@ struct coded_batch {
     std::vector<uint8_t> bits; ///< K[b] each, back to back
     std::vector<float> llr;    ///< 3 (K[b] + 4) each, [d0 | d1 | d2]
 
-    coded_batch(std::vector<int> sizes, double ebn0_db, uint64_t seed, bool with_crc24b = false) : K(std::move(sizes))
+    coded_batch(std::vector<int> sizes,
+                double ebn0_db,
+                uint64_t seed,
+                bool with_crc24b = false)
+        : K(std::move(sizes))
     {
         std::mt19937_64 rng(seed);
         std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -30,13 +37,27 @@ struct coded_batch {
             turbo_encode(c.data(), k, d0.data(), d1.data(), d2.data());
             bits.insert(bits.end(), c.begin(), c.end());
             const double rate = double(k) / (3.0 * (k + 4));
-            const float sigma2 = float(1.0 / (2.0 * rate * std::pow(10.0, ebn0_db / 10.0)));
-            for (const auto* d : {&d0, &d1, &d2})
+            const float sigma2 =
+                float(1.0 / (2.0 * rate * std::pow(10.0, ebn0_db / 10.0)));
+            for (const auto* d : { &d0, &d1, &d2 })
                 for (uint8_t b : *d)
-                    llr.push_back(2.0f * ((b ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) / sigma2);
+                    llr.push_back(2.0f *
+                                  ((b ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) /
+                                  sigma2);
         }
     }
 };
+
+/// Code blocks of sizes K with random bits (CRC24B at the end of each), encoded,
+/// and noiseless LLRs +-magnitude.
+coded_batch noiseless(std::vector<int> sizes, float magnitude, uint64_t seed)
+{
+    coded_batch cb(std::move(sizes), 60.0, seed, true);
+    // at 60 dB (sigma 1.2e-3) no noise sample flips a sign
+    for (float& x : cb.llr)
+        x = x < 0.0f ? -magnitude : magnitude;
+    return cb;
+}
 
 size_t bit_errors(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)
 {
@@ -46,7 +67,9 @@ size_t bit_errors(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b)
     return e;
 }
 
-std::vector<uint8_t> decode_bits(const coded_batch& cb, turbo_decoder_config cfg, backend be = backend::cpu,
+std::vector<uint8_t> decode_bits(const coded_batch& cb,
+                                 turbo_decoder_config cfg,
+                                 backend be = backend::cpu,
                                  std::vector<turbo_block_result>* results = nullptr)
 {
     turbo_decoder dec(cfg, be);
@@ -71,18 +94,25 @@ turbo_decoder_config config(map_algorithm a, int iterations = 6, int window = 64
 TEST(turbo_decoder, every_block_size_decodes_at_high_snr)
 {
     coded_batch cb(qpp_interleaver::block_sizes(), 4.0, fresh_seed());
-    for (map_algorithm a : {map_algorithm::max_log_map, map_algorithm::log_map})
+    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
         EXPECT_EQ(bit_errors(decode_bits(cb, config(a, 4)), cb.bits), 0u);
 }
 
 TEST(turbo_decoder, iterations_and_log_map_lower_the_error_rate_near_the_cliff)
 {
     coded_batch cb(std::vector<int>(12, 6144), 0.7, fresh_seed());
-    const size_t one = bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 1)), cb.bits);
-    const size_t six = bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6)), cb.bits);
-    const size_t six_log = bit_errors(decode_bits(cb, config(map_algorithm::log_map, 6)), cb.bits);
-    std::printf("[ measured ] K=6144 Eb/N0 0.7 dB, %zu bits: max-log 1 it %zu errors, 6 it %zu; log-MAP 6 it %zu\n",
-                cb.bits.size(), one, six, six_log);
+    const size_t one =
+        bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 1)), cb.bits);
+    const size_t six =
+        bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6)), cb.bits);
+    const size_t six_log =
+        bit_errors(decode_bits(cb, config(map_algorithm::log_map, 6)), cb.bits);
+    std::printf("[ measured ] K=6144 Eb/N0 0.7 dB, %zu bits: max-log 1 it %zu errors, 6 "
+                "it %zu; log-MAP 6 it %zu\n",
+                cb.bits.size(),
+                one,
+                six,
+                six_log);
     EXPECT_LT(six, one / 4);
     EXPECT_LE(six_log, six);
 }
@@ -90,27 +120,35 @@ TEST(turbo_decoder, iterations_and_log_map_lower_the_error_rate_near_the_cliff)
 TEST(turbo_decoder, one_window_and_parallel_windows_both_work)
 {
     coded_batch cb(std::vector<int>(6, 6144), 1.0, fresh_seed());
-    const size_t p1 = bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6, 1 << 20)), cb.bits);
-    const size_t p96 = bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6, 64)), cb.bits);
-    const size_t p384 = bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6, 16)), cb.bits);
-    std::printf("[ measured ] K=6144 Eb/N0 1.0 dB: errors P=1 %zu, P=96 %zu, P=384 %zu of %zu\n", p1, p96, p384,
-                cb.bits.size());
+    const size_t p1 = bit_errors(
+        decode_bits(cb, config(map_algorithm::max_log_map, 6, 1 << 20)), cb.bits);
+    const size_t p96 =
+        bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6, 64)), cb.bits);
+    const size_t p384 =
+        bit_errors(decode_bits(cb, config(map_algorithm::max_log_map, 6, 16)), cb.bits);
+    std::printf(
+        "[ measured ] K=6144 Eb/N0 1.0 dB: errors P=1 %zu, P=96 %zu, P=384 %zu of %zu\n",
+        p1,
+        p96,
+        p384,
+        cb.bits.size());
     EXPECT_LE(p1, 20u);
     EXPECT_LE(p96, 40u);
 }
 
 TEST(turbo_decoder, early_termination_stops_when_the_crc_passes)
 {
-    coded_batch clean({6144, 1024, 40}, 6.0, fresh_seed(), true);
+    coded_batch clean({ 6144, 1024, 40 }, 6.0, fresh_seed(), true);
     auto cfg = config(map_algorithm::max_log_map, 8);
     cfg.early_termination = crc_type::crc24b;
     std::vector<turbo_block_result> r;
     EXPECT_EQ(bit_errors(decode_bits(clean, cfg, backend::cpu, &r), clean.bits), 0u);
     for (const auto& b : r) {
         EXPECT_TRUE(b.crc_ok);
-        EXPECT_LE(b.iterations, 2); // at 6 dB the CRC passes after one iteration, rarely two
+        EXPECT_LE(b.iterations,
+                  2); // at 6 dB the CRC passes after one iteration, rarely two
     }
-    coded_batch noise({1024}, -3.0, fresh_seed(), true);
+    coded_batch noise({ 1024 }, -3.0, fresh_seed(), true);
     decode_bits(noise, cfg, backend::cpu, &r);
     EXPECT_FALSE(r[0].crc_ok);
     EXPECT_EQ(r[0].iterations, 8);
@@ -118,7 +156,7 @@ TEST(turbo_decoder, early_termination_stops_when_the_crc_passes)
 
 TEST(turbo_decoder, app_llrs_are_consistent_with_the_hard_decisions)
 {
-    coded_batch cb({512, 2048}, 1.5, fresh_seed());
+    coded_batch cb({ 512, 2048 }, 1.5, fresh_seed());
     turbo_decoder dec(config(map_algorithm::log_map), backend::cpu);
     std::vector<uint8_t> bits(2560);
     std::vector<float> app(2560, NAN);
@@ -140,19 +178,246 @@ TEST(turbo_decoder, bad_input_is_rejected)
     std::vector<float> llr(3 * 45, 1.0f);
     std::vector<uint8_t> bits(41);
     try {
-        dec.decode({41}, llr.data(), bits.data());
+        dec.decode({ 41 }, llr.data(), bits.data());
         FAIL() << "K = 41 accepted";
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("41"), std::string::npos) << e.what();
     }
-    coded_batch cb({40, 48, 56}, 3.0, 5);
+    coded_batch cb({ 40, 48, 56 }, 3.0, 5);
     cb.llr[3 * 44 + 7] = NAN; // block 1
     std::vector<uint8_t> out(144);
     try {
         dec.decode(cb.K, cb.llr.data(), out.data());
         FAIL() << "NaN accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("code block 1 "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("code block 1 "), std::string::npos)
+            << e.what();
+    }
+}
+
+// ---- A decoder that never reports success on garbage (issue 9, item 2) -------
+
+// All-zero (erased) LLRs decode to the all-zero word, whose CRC (register
+// starting at 0) passes: without information behind it, that is no pass.
+TEST(turbo_decoder, all_zero_llrs_never_pass_the_crc)
+{
+    const std::vector<int> K = { 40, 1024, 6144 };
+    const std::vector<float> llr(turbo_decoder::input_floats(K), 0.0f);
+    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
+        for (crc_type et : { crc_type::none,
+                             crc_type::crc24a,
+                             crc_type::crc24b,
+                             crc_type::crc16,
+                             crc_type::crc8 }) {
+            auto cfg = config(a, 5);
+            cfg.early_termination = et;
+            turbo_decoder dec(cfg, backend::cpu);
+            std::vector<uint8_t> bits(turbo_decoder::output_bits(K), 7);
+            std::vector<float> app(bits.size(), NAN);
+            const auto r = dec.decode(K, llr.data(), bits.data(), app.data());
+            ASSERT_EQ(r.size(), K.size());
+            for (size_t b = 0; b < K.size(); ++b) {
+                EXPECT_TRUE(r[b].no_information) << "K " << K[b] << " crc " << int(et);
+                EXPECT_FALSE(r[b].crc_ok) << "K " << K[b] << " crc " << int(et);
+                EXPECT_EQ(r[b].iterations, 5)
+                    << "no early stop on a block without information";
+            }
+            EXPECT_EQ(
+                bits,
+                std::vector<uint8_t>(bits.size(), 0)); // what made the CRC pass before
+            for (float x : app)
+                ASSERT_EQ(x, 0.0f);
+        }
+}
+
+// K - 1 non-zero LLRs consistent with the all-zero codeword decode to it (and
+// its CRC passes): too few to carry K bits, so no pass. K non-zero: a pass.
+TEST(turbo_decoder, fewer_non_zero_llrs_than_K_never_pass_the_crc)
+{
+    for (int K : { 40, 1024, 6144 }) {
+        auto cfg = config(map_algorithm::max_log_map, 4);
+        cfg.early_termination = crc_type::crc24b;
+        turbo_decoder dec(cfg, backend::cpu);
+        for (int non_zero : { 1, K - 1, K, K + 1 }) {
+            // The all-zero codeword: positive LLRs, spread over d0, d1 and d2.
+            std::vector<float> llr(3 * size_t(K + 4), 0.0f);
+            for (int i = 0; i < non_zero; ++i) // every third: d0, d1 and d2 alike
+                llr[3 * size_t(i)] = 4.0f;
+            ASSERT_EQ(int(std::count(llr.begin(), llr.end(), 4.0f)), non_zero);
+            std::vector<uint8_t> bits(size_t(K), 7);
+            const auto r = dec.decode({ K }, llr.data(), bits.data());
+            EXPECT_EQ(bits, std::vector<uint8_t>(size_t(K), 0))
+                << "K " << K << ", " << non_zero << " non-zero";
+            EXPECT_EQ(r[0].no_information, non_zero < K)
+                << "K " << K << ", " << non_zero << " non-zero";
+            EXPECT_EQ(r[0].crc_ok, non_zero >= K)
+                << "K " << K << ", " << non_zero << " non-zero";
+        }
+    }
+}
+
+// Finite LLRs near FLT_MAX made alpha + gamma overflow to Inf, and Inf - Inf gave
+// NaN APP LLRs (all-zero bits, whose CRC passed). They are saturated to
+// k_turbo_llr_limit: the same decoding, to the bit, as LLRs of that magnitude.
+TEST(turbo_decoder, huge_finite_llrs_are_saturated)
+{
+    const uint64_t seed = 91;
+    const std::vector<int> K = { 40, 1056, 6144 };
+    const coded_batch at_limit = noiseless(K, k_turbo_llr_limit, seed);
+    const size_t n = turbo_decoder::output_bits(K);
+    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
+        for (int window : { 64, 1 << 20 }) {
+            auto cfg =
+                config(a, 32, window); // the most iterations: the largest extrinsics
+            cfg.early_termination = crc_type::crc24b;
+            std::vector<uint8_t> ref_bits(n);
+            std::vector<float> ref_app(n);
+            const auto r_ref =
+                turbo_decoder(cfg, backend::cpu)
+                    .decode(K, at_limit.llr.data(), ref_bits.data(), ref_app.data());
+            for (float magnitude :
+                 { 1.0e30f, 1.0e38f, std::numeric_limits<float>::max() }) {
+                const coded_batch huge = noiseless(K, magnitude, seed);
+                std::vector<uint8_t> bits(n, 7);
+                std::vector<float> app(n, NAN);
+                const auto r = turbo_decoder(cfg, backend::cpu)
+                                   .decode(K, huge.llr.data(), bits.data(), app.data());
+                EXPECT_EQ(bits, huge.bits) << "magnitude " << magnitude;
+                EXPECT_EQ(bits, ref_bits);
+                EXPECT_EQ(app, ref_app)
+                    << "saturation: the same arithmetic as at the limit";
+                for (size_t i = 0; i < n; ++i)
+                    ASSERT_TRUE(std::isfinite(app[i])) << "bit " << i;
+                for (size_t b = 0; b < K.size(); ++b) {
+                    EXPECT_TRUE(r[b].crc_ok);
+                    EXPECT_FALSE(r[b].no_information);
+                    EXPECT_EQ(r[b].iterations, r_ref[b].iterations);
+                }
+            }
+            // Garbage of the same size (random signs): finite outputs, and the CRC fails.
+            coded_batch garbage = noiseless(K, std::numeric_limits<float>::max(), seed);
+            std::mt19937_64 rng(seed + 1);
+            for (float& x : garbage.llr)
+                x = (rng() >> 63) ? -x : x;
+            std::vector<uint8_t> bits(n);
+            std::vector<float> app(n, NAN);
+            const auto r = turbo_decoder(cfg, backend::cpu)
+                               .decode(K, garbage.llr.data(), bits.data(), app.data());
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_TRUE(std::isfinite(app[i])) << "bit " << i;
+            for (size_t b = 0; b < K.size(); ++b)
+                EXPECT_FALSE(r[b].crc_ok) << "block " << b;
+        }
+}
+
+// window + K - 1 overflowed for windows near INT_MAX (no windows, all-zero bits);
+// a window >= K is one window, whatever its value.
+TEST(turbo_decoder, window_near_int_max_is_one_window)
+{
+    const coded_batch cb({ 40, 1024, 6144 }, 4.0, 92, true);
+    const size_t n = turbo_decoder::output_bits(cb.K);
+    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map }) {
+        auto cfg = config(a, 6, 6144);
+        cfg.early_termination = crc_type::crc24b;
+        std::vector<uint8_t> expected(n);
+        std::vector<float> expected_app(n);
+        const auto r_expected =
+            turbo_decoder(cfg, backend::cpu)
+                .decode(cb.K, cb.llr.data(), expected.data(), expected_app.data());
+        EXPECT_EQ(expected, cb.bits) << "4 dB, one window: no errors";
+        for (int window : { std::numeric_limits<int>::max(),
+                            std::numeric_limits<int>::max() - 38,
+                            1 << 30 }) {
+            cfg.window = window;
+            std::vector<uint8_t> bits(n, 7);
+            std::vector<float> app(n, NAN);
+            const auto r = turbo_decoder(cfg, backend::cpu)
+                               .decode(cb.K, cb.llr.data(), bits.data(), app.data());
+            EXPECT_EQ(bits, expected) << "window " << window;
+            EXPECT_EQ(app, expected_app) << "window " << window;
+            for (size_t b = 0; b < cb.K.size(); ++b) {
+                EXPECT_EQ(r[b].crc_ok, r_expected[b].crc_ok);
+                EXPECT_EQ(r[b].iterations, r_expected[b].iterations);
+            }
+        }
+    }
+}
+
+// A transport block of all-zero LLRs decodes to zeros, whose CRC24A passes: no pass.
+TEST(transport_block, all_zero_llrs_never_pass_the_crc)
+{
+    for (transport_block_format f : { transport_block_format{ 100, 600, 2 },
+                                      transport_block_format{ 7000, 18000, 4 } }) {
+        transport_block_decoder dec(
+            f, config(map_algorithm::max_log_map, 4), backend::cpu);
+        const std::vector<float> llr(2 * size_t(f.G), 0.0f);
+        std::vector<uint8_t> a(2 * size_t(f.A), 7);
+        const auto r = dec.decode(llr.data(), 2, a.data());
+        const int C = f.segmentation().C;
+        for (const auto& t : r) {
+            EXPECT_FALSE(t.crc_ok) << "A " << f.A;
+            EXPECT_EQ(t.code_blocks, C);
+            EXPECT_EQ(t.code_blocks_crc_ok, 0);
+            EXPECT_EQ(t.code_blocks_no_information, C);
+            EXPECT_EQ(t.max_iterations, 4);
+        }
+        EXPECT_EQ(a, std::vector<uint8_t>(a.size(), 0)); // what made the CRC pass before
+    }
+}
+
+// G far too small for A (A = 100, G = 2 gave 56 bit errors and crc_ok): refused.
+TEST(transport_block, decoding_a_g_too_small_for_a_is_refused)
+{
+    auto expect_refused = [](transport_block_format f, const std::string& part) {
+        try {
+            transport_block_decoder dec(f, turbo_decoder_config{}, backend::cpu);
+            ADD_FAILURE() << "A " << f.A << " G " << f.G << " accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+        }
+    };
+    // A = 100: B = 124, K = 128 with F = 4 filler bits: 124 bits to carry.
+    EXPECT_NO_THROW(transport_block_format({ 100, 2, 2 })
+                        .validate()); // the encoder works at any rate
+    expect_refused(
+        { 100, 2, 2 },
+        "G = 2 coded bits are too few for A = 100: code block 0 would get E = 2 coded "
+        "bits for the 124 information and CRC bits it carries");
+    expect_refused({ 100, 2, 2 }, "the smallest G for this A, Qm = 2 and NL = 1 is 124");
+    expect_refused({ 100, 122, 2 }, "is 124");
+    EXPECT_NO_THROW(transport_block_decoder(
+        transport_block_format{ 100, 124, 2 }, turbo_decoder_config{}, backend::cpu));
+    EXPECT_THROW(transport_block_format({ 100, 2, 2 }).validate_for_decoding(),
+                 std::invalid_argument);
+    // Several code blocks, Qm and layers: the G the message names is accepted, one symbol
+    // less is not.
+    for (transport_block_format f :
+         { transport_block_format{ 7000, 4000, 4 },
+           transport_block_format{ 20000, 6000, 6, 2 },
+           transport_block_format{ 40, 8, 2 },
+           transport_block_format{ 60000, 12000, 10, 4, 3 } }) {
+        std::string message;
+        try {
+            f.validate_for_decoding();
+        } catch (const std::invalid_argument& e) {
+            message = e.what();
+        }
+        const size_t at = message.find(" is ", message.find("the smallest G"));
+        ASSERT_NE(at, std::string::npos)
+            << "A " << f.A << " G " << f.G << ": " << message;
+        const int min_G = std::stoi(message.substr(at + 4));
+        const int group = f.NL * f.Qm;
+        EXPECT_EQ(min_G % group, 0);
+        f.G = min_G;
+        EXPECT_NO_THROW(f.validate_for_decoding()) << "A " << f.A << " G " << f.G;
+        const auto E = f.rate_matched_sizes();
+        const auto seg = f.segmentation();
+        for (int r = 0; r < seg.C; ++r)
+            EXPECT_GE(E[r], seg.K[r] - (r == 0 ? seg.F : 0))
+                << "A " << f.A << " block " << r;
+        f.G = min_G - group;
+        EXPECT_THROW(f.validate_for_decoding(), std::invalid_argument)
+            << "A " << f.A << " G " << f.G;
     }
 }
 
@@ -160,11 +425,15 @@ TEST(transport_block, encode_then_decode_with_crc_report)
 {
     const uint64_t seed = fresh_seed();
     std::mt19937_64 rng(seed);
-    // (A, G, Qm): one code block with filler, several code blocks, repetition and puncturing.
-    for (transport_block_format f : {transport_block_format{100, 600, 2}, transport_block_format{7000, 18000, 4},
-                                     transport_block_format{20000, 30000, 6}, transport_block_format{40, 1200, 2}}) {
+    // (A, G, Qm): one code block with filler, several code blocks, repetition and
+    // puncturing.
+    for (transport_block_format f : { transport_block_format{ 100, 600, 2 },
+                                      transport_block_format{ 7000, 18000, 4 },
+                                      transport_block_format{ 20000, 30000, 6 },
+                                      transport_block_format{ 40, 1200, 2 } }) {
         transport_block_encoder enc(f);
-        transport_block_decoder dec(f, config(map_algorithm::max_log_map, 8), backend::cpu);
+        transport_block_decoder dec(
+            f, config(map_algorithm::max_log_map, 8), backend::cpu);
         const size_t count = 3;
         std::vector<uint8_t> a(count * f.A), coded(f.G), decoded(count * f.A);
         std::vector<float> llr(count * f.G);
@@ -175,8 +444,7 @@ TEST(transport_block, encode_then_decode_with_crc_report)
             for (int i = 0; i < f.G; ++i)
                 llr[t * f.G + i] = coded[i] ? -6.0f : 6.0f;
         }
-        // Transport block 2 is noise. (All-zero LLRs would not do: they decode to the
-        // all-zero word, whose CRC, with the register starting at 0, passes.)
+        // Transport block 2 is noise (all-zero LLRs: all_zero_llrs_never_pass_the_crc).
         for (auto it = llr.begin() + 2 * f.G; it != llr.end(); ++it)
             *it = (rng() >> 63) ? 3.0f : -3.0f;
         const auto r = dec.decode(llr.data(), count, decoded.data());
@@ -185,7 +453,9 @@ TEST(transport_block, encode_then_decode_with_crc_report)
             EXPECT_TRUE(r[t].crc_ok) << "A=" << f.A;
             EXPECT_EQ(r[t].code_blocks, seg.C);
             EXPECT_EQ(r[t].code_blocks_crc_ok, seg.C);
-            EXPECT_TRUE(std::equal(a.begin() + t * f.A, a.begin() + (t + 1) * f.A, decoded.begin() + t * f.A));
+            EXPECT_TRUE(std::equal(a.begin() + t * f.A,
+                                   a.begin() + (t + 1) * f.A,
+                                   decoded.begin() + t * f.A));
         }
         EXPECT_FALSE(r[2].crc_ok) << "a transport block of noise must fail its CRC";
     }
@@ -198,13 +468,16 @@ TEST(turbo_decoder, reused_across_changing_batches)
 {
     const uint64_t seed = fresh_seed();
     const std::vector<coded_batch> batches = {
-        coded_batch({6144, 40, 1056}, 0.9, seed, true),      coded_batch({6144, 40, 1056}, 0.9, seed + 1, true),
-        coded_batch({512, 512, 3200, 104}, 0.9, seed + 2, true), coded_batch({6144, 40, 1056}, 0.9, seed + 3, true),
-        coded_batch({6144}, 0.9, seed + 4, true)};
-    std::vector<backend> backends = {backend::cpu};
+        coded_batch({ 6144, 40, 1056 }, 0.9, seed, true),
+        coded_batch({ 6144, 40, 1056 }, 0.9, seed + 1, true),
+        coded_batch({ 512, 512, 3200, 104 }, 0.9, seed + 2, true),
+        coded_batch({ 6144, 40, 1056 }, 0.9, seed + 3, true),
+        coded_batch({ 6144 }, 0.9, seed + 4, true)
+    };
+    std::vector<backend> backends = { backend::cpu };
     if (cuda_available())
         backends.push_back(backend::cuda);
-    for (crc_type et : {crc_type::none, crc_type::crc24b}) {
+    for (crc_type et : { crc_type::none, crc_type::crc24b }) {
         auto cfg = config(map_algorithm::max_log_map, 4, 64);
         cfg.early_termination = et;
         for (backend be : backends) {
@@ -215,19 +488,28 @@ TEST(turbo_decoder, reused_across_changing_batches)
                 std::vector<uint8_t> expected(n), got(n, 7);
                 std::vector<float> expected_app(n), got_app(n, NAN);
                 std::vector<turbo_block_result> r_expected =
-                    turbo_decoder(cfg, backend::cpu).decode(cb.K, cb.llr.data(), expected.data(), expected_app.data());
-                std::vector<turbo_block_result> r_got = reused.decode(cb.K, cb.llr.data(), got.data(), got_app.data());
-                ASSERT_EQ(got, expected) << to_string(be) << " batch " << i << " crc " << int(et);
+                    turbo_decoder(cfg, backend::cpu)
+                        .decode(
+                            cb.K, cb.llr.data(), expected.data(), expected_app.data());
+                std::vector<turbo_block_result> r_got =
+                    reused.decode(cb.K, cb.llr.data(), got.data(), got_app.data());
+                ASSERT_EQ(got, expected)
+                    << to_string(be) << " batch " << i << " crc " << int(et);
                 ASSERT_EQ(got_app, expected_app) << to_string(be) << " batch " << i;
                 for (size_t b = 0; b < cb.K.size(); ++b) {
-                    ASSERT_EQ(r_got[b].iterations, r_expected[b].iterations) << to_string(be) << " batch " << i;
-                    ASSERT_EQ(r_got[b].crc_ok, r_expected[b].crc_ok) << to_string(be) << " batch " << i;
+                    ASSERT_EQ(r_got[b].iterations, r_expected[b].iterations)
+                        << to_string(be) << " batch " << i;
+                    ASSERT_EQ(r_got[b].crc_ok, r_expected[b].crc_ok)
+                        << to_string(be) << " batch " << i;
                 }
-                if (i == 2) { // a rejected batch in between (an unsupported K) changes nothing
-                    const std::vector<int> bad_K = {6144, 41};
-                    std::vector<float> llr(turbo_decoder::input_floats({6144, 44}), 1.0f);
+                if (i ==
+                    2) { // a rejected batch in between (an unsupported K) changes nothing
+                    const std::vector<int> bad_K = { 6144, 41 };
+                    std::vector<float> llr(turbo_decoder::input_floats({ 6144, 44 }),
+                                           1.0f);
                     std::vector<uint8_t> out(6144 + 41);
-                    EXPECT_THROW(reused.decode(bad_K, llr.data(), out.data()), std::invalid_argument);
+                    EXPECT_THROW(reused.decode(bad_K, llr.data(), out.data()),
+                                 std::invalid_argument);
                 }
             }
         }
@@ -248,33 +530,43 @@ TEST(turbo_cuda, decodes_like_the_cpu)
         K.push_back(sizes[rng() % sizes.size()]);
     K.push_back(6144);
     K.push_back(40);
-    for (double ebn0 : {0.6, 1.2}) {
+    for (double ebn0 : { 0.6, 1.2 }) {
         coded_batch cb(K, ebn0, seed + 1, true);
-        for (map_algorithm a : {map_algorithm::max_log_map, map_algorithm::log_map})
-            for (int window : {32, 64, 1 << 20})
-                for (crc_type et : {crc_type::none, crc_type::crc24b}) {
+        for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
+            for (int window : { 32, 64, 1 << 20 })
+                for (crc_type et : { crc_type::none, crc_type::crc24b }) {
                     auto cfg = config(a, 6, window);
                     cfg.early_termination = et;
                     turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);
                     const size_t n = turbo_decoder::output_bits(K);
                     std::vector<uint8_t> b_cpu(n), b_gpu(n, 7);
                     std::vector<float> l_cpu(n), l_gpu(n, NAN);
-                    const auto r_cpu = cpu.decode(K, cb.llr.data(), b_cpu.data(), l_cpu.data());
-                    const auto r_gpu = gpu.decode(K, cb.llr.data(), b_gpu.data(), l_gpu.data());
+                    const auto r_cpu =
+                        cpu.decode(K, cb.llr.data(), b_cpu.data(), l_cpu.data());
+                    const auto r_gpu =
+                        gpu.decode(K, cb.llr.data(), b_gpu.data(), l_gpu.data());
                     ASSERT_EQ(b_gpu, b_cpu) << "Eb/N0 " << ebn0 << " window " << window;
                     size_t identical = 0;
                     for (size_t i = 0; i < n; ++i) {
-                        ASSERT_NEAR(l_gpu[i], l_cpu[i], 1e-3 * std::abs(l_cpu[i]) + 1e-4) << i;
+                        ASSERT_NEAR(l_gpu[i], l_cpu[i], 1e-3 * std::abs(l_cpu[i]) + 1e-4)
+                            << i;
                         identical += l_gpu[i] == l_cpu[i];
                     }
                     for (size_t b = 0; b < K.size(); ++b) {
                         ASSERT_EQ(r_gpu[b].iterations, r_cpu[b].iterations);
                         ASSERT_EQ(r_gpu[b].crc_ok, r_cpu[b].crc_ok);
                     }
-                    std::printf("[ compared ] %s window %d crc %d Eb/N0 %.1f: %zu bits equal, %zu/%zu APP LLRs "
+                    std::printf("[ compared ] %s window %d crc %d Eb/N0 %.1f: %zu bits "
+                                "equal, %zu/%zu APP LLRs "
                                 "bit-identical, %zu errors\n",
-                                a == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", window, int(et), ebn0, n,
-                                identical, n, bit_errors(b_gpu, cb.bits));
+                                a == map_algorithm::log_map ? "log-MAP" : "max-log-MAP",
+                                window,
+                                int(et),
+                                ebn0,
+                                n,
+                                identical,
+                                n,
+                                bit_errors(b_gpu, cb.bits));
                 }
     }
 }
@@ -284,16 +576,17 @@ TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
     if (!cuda_available())
         GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
     turbo_decoder gpu(config(map_algorithm::max_log_map), backend::cuda);
-    coded_batch cb({40, 6144, 56}, 3.0, 5);
+    coded_batch cb({ 40, 6144, 56 }, 3.0, 5);
     cb.llr[3 * 44 + 3 * 6148 + 9] = INFINITY; // block 2
     std::vector<uint8_t> out(6240);
     try {
         gpu.decode(cb.K, cb.llr.data(), out.data());
         FAIL() << "Inf accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("code block 2 "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("code block 2 "), std::string::npos)
+            << e.what();
     }
-    coded_batch ok({40, 6144, 56}, 3.0, 5);
+    coded_batch ok({ 40, 6144, 56 }, 3.0, 5);
     EXPECT_NO_THROW(gpu.decode(ok.K, ok.llr.data(), out.data()));
     // A larger batch: the block is named by its place in the batch.
     coded_batch big(std::vector<int>(70, 40), 3.0, 9);
@@ -303,10 +596,66 @@ TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
         gpu.decode(big.K, big.llr.data(), big_out.data());
         FAIL() << "NaN accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("code block 66 "), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("code block 66 "), std::string::npos)
+            << e.what();
     }
     coded_batch big_ok(std::vector<int>(70, 40), 3.0, 9);
     EXPECT_NO_THROW(gpu.decode(big_ok.K, big_ok.llr.data(), big_out.data()));
+}
+
+// The guarantees against garbage hold on CUDA, to the bit as on the CPU: all-zero
+// and too-few LLRs (no information, never crc_ok), huge finite LLRs (saturated,
+// finite APP LLRs), a window near INT_MAX (one window).
+TEST(turbo_cuda, garbage_input_decodes_like_the_cpu)
+{
+    if (!cuda_available())
+        GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
+    const uint64_t seed = fresh_seed();
+    const std::vector<int> K = { 40, 1024, 6144, 1024, 104 };
+    coded_batch cb = noiseless(K, 1.0e38f, seed);
+    std::mt19937_64 rng(seed + 1);
+    size_t offset = 0;
+    for (size_t b = 0; b < K.size(); ++b) {
+        float* x = cb.llr.data() + offset;
+        const size_t count = 3 * size_t(K[b] + 4);
+        if (b == 1)
+            std::fill(x, x + count, 0.0f); // erased
+        if (b == 3)
+            std::fill(x + K[b] - 1, x + count, 0.0f); // K - 1 non-zero
+        if (b == 4)
+            for (size_t i = 0; i < count; ++i) // garbage of huge magnitude
+                x[i] = (rng() >> 63) ? -3.0e38f : 3.0e38f;
+        offset += count;
+    }
+    const size_t n = turbo_decoder::output_bits(K);
+    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
+        for (int window : { 32, 64, std::numeric_limits<int>::max() })
+            for (crc_type et : { crc_type::none, crc_type::crc24b }) {
+                auto cfg = config(a, 8, window);
+                cfg.early_termination = et;
+                std::vector<uint8_t> b_cpu(n), b_gpu(n, 7);
+                std::vector<float> l_cpu(n), l_gpu(n, NAN);
+                const auto r_cpu =
+                    turbo_decoder(cfg, backend::cpu)
+                        .decode(K, cb.llr.data(), b_cpu.data(), l_cpu.data());
+                const auto r_gpu =
+                    turbo_decoder(cfg, backend::cuda)
+                        .decode(K, cb.llr.data(), b_gpu.data(), l_gpu.data());
+                ASSERT_EQ(b_gpu, b_cpu) << "window " << window;
+                ASSERT_EQ(l_gpu, l_cpu) << "window " << window;
+                for (size_t b = 0; b < K.size(); ++b) {
+                    ASSERT_EQ(r_gpu[b].iterations, r_cpu[b].iterations) << "block " << b;
+                    ASSERT_EQ(r_gpu[b].crc_ok, r_cpu[b].crc_ok) << "block " << b;
+                    ASSERT_EQ(r_gpu[b].no_information, r_cpu[b].no_information)
+                        << "block " << b;
+                    EXPECT_EQ(r_cpu[b].no_information, b == 1 || b == 3) << "block " << b;
+                }
+                EXPECT_EQ(r_cpu[0].crc_ok, et != crc_type::none);
+                EXPECT_FALSE(r_cpu[1].crc_ok);
+                EXPECT_FALSE(r_cpu[3].crc_ok);
+                for (float x : l_cpu)
+                    ASSERT_TRUE(std::isfinite(x));
+            }
 }
 
 // Small enough for compute-sanitizer's racecheck: log-MAP with windows that fit
@@ -315,8 +664,8 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
 {
     if (!cuda_available())
         GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
-    coded_batch cb({40, 1056, 6144, 104}, 0.8, fresh_seed(), true);
-    for (int window : {32, 64, 100}) {
+    coded_batch cb({ 40, 1056, 6144, 104 }, 0.8, fresh_seed(), true);
+    for (int window : { 32, 64, 100 }) {
         auto cfg = config(map_algorithm::log_map, 3, window);
         cfg.early_termination = crc_type::crc24b;
         turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);

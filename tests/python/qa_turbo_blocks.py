@@ -189,6 +189,7 @@ class qa_turbo_blocks(gr_unittest.TestCase):
         run_with_timeout(self.tb)
         np.testing.assert_array_equal(np.asarray(sink.data(), dtype=np.uint8), np.concatenate(good))
         self.assertEqual(tags_by_key(sink, LEN_KEY), [(0, 40), (40, 56), (96, 40)])
+        self.assertEqual(decoder.dropped_llrs(), 100 + 132)  # the bad-length and the NaN packet
 
     def test_partial_tagged_packet_at_the_end_does_not_hang(self):
         llr = 8.0 * (1.0 - 2.0 * mimo_gpu.core.turbo_encode(bits_of(40, 8)).ravel().astype(np.float32))
@@ -200,6 +201,7 @@ class qa_turbo_blocks(gr_unittest.TestCase):
         self.tb.connect(src, decoder, sink)
         run_with_timeout(self.tb)
         np.testing.assert_array_equal(np.asarray(sink.data(), dtype=np.uint8), bits_of(40, 8))
+        self.assertEqual(decoder.dropped_llrs(), 50)  # counted (and logged) at stop
 
     def test_partial_fixed_block_at_the_end_does_not_hang(self):
         llr = 8.0 * (1.0 - 2.0 * mimo_gpu.core.turbo_encode(bits_of(40, 8)).ravel().astype(np.float32))
@@ -209,6 +211,7 @@ class qa_turbo_blocks(gr_unittest.TestCase):
         self.tb.connect(src, decoder, sink)
         run_with_timeout(self.tb)
         np.testing.assert_array_equal(np.asarray(sink.data(), dtype=np.uint8), np.tile(bits_of(40, 8), 2))
+        self.assertEqual(decoder.dropped_llrs(), 70)  # counted (and logged) at stop
 
     def test_transport_block_pdu_round_trip_reports_crc(self):
         A, G, Qm = 7000, 21000, 2  # two code blocks
@@ -322,6 +325,8 @@ class qa_turbo_blocks(gr_unittest.TestCase):
             mimo_gpu.tb_encoder(100, 601, 2)  # G not a multiple of Qm
         with self.assertRaises(ValueError):
             mimo_gpu.tb_decoder(100, 600, 3)
+        with self.assertRaises(ValueError):
+            mimo_gpu.tb_decoder(100, 2, 2)  # 2 coded bits for 124 bits of data and CRC
 
 
 if __name__ == "__main__":

@@ -98,6 +98,45 @@ class qa_turbo_core_api(gr_unittest.TestCase):
         self.assertEqual(results[0]["code_blocks"], 2)
         self.assertEqual(results[0]["code_blocks_crc_ok"], 2)
 
+    def test_no_pass_without_information(self):
+        # All-zero LLRs decode to zeros, whose CRC passes: not a pass.
+        decoded, results = core.turbo_decode(np.zeros((2, 3, 1028), np.float32), crc="crc24b",
+                                             iterations=3, backend="cpu")
+        np.testing.assert_array_equal(decoded, 0)
+        self.assertEqual(results, [{"iterations": 3, "crc_ok": False, "no_information": True}] * 2)
+        # K - 1 non-zero LLRs: still no information; K: a pass.
+        for non_zero, ok in ((1023, False), (1024, True)):
+            llr = np.zeros((1, 3 * 1028), np.float32)
+            llr[0, :3 * non_zero:3] = 4.0
+            _, results = core.turbo_decode(llr.reshape(1, 3, 1028), crc="crc24b", backend="cpu")
+            self.assertEqual((results[0]["crc_ok"], results[0]["no_information"]), (ok, not ok))
+        A, G, Qm = 7000, 18000, 2
+        a, results = core.tb_decode(np.zeros(G, np.float32), A, G, Qm, iterations=2, backend="cpu")
+        np.testing.assert_array_equal(a, 0)
+        self.assertEqual(results, [{"crc_ok": False, "code_blocks": 2, "code_blocks_crc_ok": 0,
+                                    "code_blocks_no_information": 2, "iterations": 2}])
+
+    def test_huge_llrs_and_windows_are_bounded(self):
+        bits = core.crc_attach(bits_of(1000, 12), "crc24b")  # K = 1024
+        sign = 1.0 - 2.0 * core.turbo_encode(bits).astype(np.float32)
+        ref, ref_results, ref_app = core.turbo_decode((1.0e4 * sign)[None], crc="crc24b", app_llr=True,
+                                                      backend="cpu")
+        decoded, results, app = core.turbo_decode((3.0e38 * sign)[None], crc="crc24b", app_llr=True,
+                                                  backend="cpu")
+        np.testing.assert_array_equal(decoded[0], bits)
+        self.assertTrue(np.all(np.isfinite(app)))
+        np.testing.assert_array_equal(app, ref_app)  # saturated to +-1e4: the same decoding
+        self.assertEqual(results, ref_results)
+        self.assertTrue(results[0]["crc_ok"])
+        llr = bpsk_llr(core.turbo_encode(bits), seed=4, sigma=1.0)[None]
+        one, _, one_app = core.turbo_decode(llr, window=1024, app_llr=True, backend="cpu")
+        big, _, big_app = core.turbo_decode(llr, window=2**31 - 1, app_llr=True, backend="cpu")
+        np.testing.assert_array_equal(big, one)
+        np.testing.assert_array_equal(big_app, one_app)
+        np.testing.assert_array_equal(big[0], bits)
+        with self.assertRaisesRegex(ValueError, "smallest G for this A, Qm = 2 and NL = 1 is 124"):
+            core.tb_decode(np.zeros(2, np.float32), 100, 2, 2)
+
     def test_bad_input_raises_value_error(self):
         with self.assertRaises(ValueError):
             core.turbo_encode(np.zeros(41, np.uint8))

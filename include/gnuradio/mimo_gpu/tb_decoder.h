@@ -17,10 +17,13 @@ namespace mimo_gpu {
  * \ingroup mimo_gpu
  *
  * Message port "in": PDU (meta, f32vector of G LLRs, positive means 0).
- * Message port "out": PDU (meta plus "crc_ok" (bool: the CRC24A passed),
- * "code_blocks", "code_blocks_crc_ok" and "iterations" (the most any code
- * block used), u8vector of A decoded bits). A failed CRC is reported in
- * crc_ok, the bits are still sent.
+ * Message port "out": PDU (meta plus "crc_ok" (bool: the CRC24A passed and
+ * every code block had information behind it), "code_blocks",
+ * "code_blocks_crc_ok", "code_blocks_no_information" (code blocks with fewer
+ * non-zero LLRs than K after rate dematching, e.g. erased) and "iterations"
+ * (the most any code block used), u8vector of A decoded bits). A failed CRC is
+ * reported in crc_ok, the bits are still sent. A format whose G is too small
+ * for A (a code block above rate 1) is refused with std::invalid_argument.
  *
  * The handler decodes every PDU waiting at "in" (up to max_blocks transport
  * blocks) in one batch: one GPU launch sequence for all their code blocks.

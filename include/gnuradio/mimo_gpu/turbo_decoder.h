@@ -22,7 +22,11 @@ namespace mimo_gpu {
  * Without a length tag key, every 3(K+4) LLRs are one code block. With a key,
  * each tagged packet is one code block of K = length/3 - 4 (a table K <= the K
  * given here); its K output bits carry the same key. A packet of another
- * length, or with a non-finite LLR, is logged as an error and dropped.
+ * length, or with a non-finite LLR, is logged as an error and dropped. LLRs
+ * with no length tag where a packet must start (e.g. before the first tag),
+ * and a partial code block or packet left when the flowgraph stops, are
+ * dropped with a warning naming how many; dropped_llrs() counts them all.
+ * Finite LLRs are saturated to +-1e4 (mimo_gpu::k_turbo_llr_limit).
  *
  * Each call decodes all complete code blocks waiting at the input (up to
  * max_blocks) in one batch, so one GPU launch covers many blocks even when
@@ -31,6 +35,8 @@ namespace mimo_gpu {
  * On the first output bit of each code block: an "iterations" tag (long, the
  * full iterations run) and, when crc is not "none", a "crc_ok" tag (bool: the
  * block's last CRC bits check; the decoder also stops iterating once they do).
+ * A code block with fewer than K non-zero LLRs (e.g. erased, all zero) carries
+ * no information: it gets a "no_information" tag (bool true) and crc_ok false.
  */
 class MIMO_GPU_API turbo_decoder : virtual public gr::block
 {
@@ -66,6 +72,9 @@ public:
     virtual void set_extrinsic_scale(double extrinsic_scale) = 0;
     virtual double extrinsic_scale() const = 0;
     virtual std::string active_backend() const = 0;
+    /// Input LLRs dropped so far without being decoded (bad or untagged packets,
+    /// non-finite blocks, and, once stopped, a partial block left at the end).
+    virtual uint64_t dropped_llrs() const = 0;
 };
 
 } // namespace mimo_gpu

@@ -140,10 +140,14 @@ void constellation::map(const uint8_t* bits, cfloat* symbols, size_t count) cons
 void constellation::hard_demap(const cfloat* symbols, uint8_t* bits, size_t count) const
 {
     const int m_dim = m_bits / 2;
+    // The level is clamped while still a float: converting a float beyond the
+    // int range (a coordinate near 1e30, or Inf) is undefined behaviour. Huge
+    // coordinates give the outermost level; NaN gives level 0.
+    const float top = float(m_levels - 1);
     auto slice = [&](float x) {
-        const float g = 0.5f * (x / m_scale + float(m_levels - 1));
-        int level = int(std::floor(g + 0.5f));
-        return std::min(std::max(level, 0), m_levels - 1);
+        const float g = 0.5f * (x / m_scale + top);
+        const float clamped = g > 0.0f ? (g < top ? g : top) : 0.0f;
+        return int(std::floor(clamped + 0.5f));
     };
     for (size_t s = 0; s < count; ++s) {
         const uint32_t i_label = m_pam_label[slice(symbols[s].real())];

@@ -29,7 +29,8 @@ struct turbo_window_desc {
 /// Boundary state metrics of one window, for each constituent decoder and
 /// each of two buffers (read one, write the other, alternating per
 /// iteration, so windows decoded at once never race).
-constexpr int k_boundary_floats = 2 /*decoders*/ * 2 /*buffers*/ * 2 /*alpha, beta*/ * k_states;
+constexpr int k_boundary_floats =
+    2 /*decoders*/ * 2 /*buffers*/ * 2 /*alpha, beta*/ * k_states;
 
 struct turbo_batch_view {
     const turbo_block_desc* blocks;
@@ -37,14 +38,18 @@ struct turbo_batch_view {
     size_t n_windows;
     const float* llr;
     const int32_t* permutations;
-    float* extrinsic1;    ///< per bit: decoder 1's output, decoder 2's a-priori
-    float* extrinsic2;    ///< per bit: decoder 2's output, decoder 1's a-priori
-    float* app;           ///< per bit: a-posteriori LLR after decoder 2
-    float* scratch;       ///< k_stage_words * max_window * n_windows floats (stage_scratch layout)
+    float* extrinsic1; ///< per bit: decoder 1's output, decoder 2's a-priori
+    float* extrinsic2; ///< per bit: decoder 2's output, decoder 1's a-priori
+    float* app;        ///< per bit: a-posteriori LLR after decoder 2
+    /// k_stage_words * max_window * n_windows floats (stage_scratch layout)
+    float* scratch;
     /// Window w's part of `scratch`.
-    MIMO_HD stage_scratch scratch_of(size_t w) const { return stage_scratch{scratch + w, n_windows}; }
-    float* boundaries;    ///< k_boundary_floats per window
-    const uint8_t* done;  ///< per block: early termination reached, skip it
+    MIMO_HD stage_scratch scratch_of(size_t w) const
+    {
+        return stage_scratch{ scratch + w, n_windows };
+    }
+    float* boundaries;   ///< k_boundary_floats per window
+    const uint8_t* done; ///< per block: early termination reached, skip it
     float extrinsic_scale;
     /// Iteration whose APP LLRs are the output; earlier iterations write them
     /// only for the early-termination CRC (decoder 2's APP writes are scattered,
@@ -67,7 +72,8 @@ struct window_job {
 /// Sets up window w for decoder `decoder` (0 or 1) of iteration `iteration`;
 /// false when its code block has already passed its CRC (nothing to do).
 template <bool LogMap>
-MIMO_HD bool prepare_window(const turbo_batch_view& v, size_t w, int decoder, int iteration, window_job& job)
+MIMO_HD bool prepare_window(
+    const turbo_batch_view& v, size_t w, int decoder, int iteration, window_job& job)
 {
     const turbo_window_desc win = v.windows[w];
     const turbo_block_desc blk = v.blocks[win.block];
@@ -88,18 +94,21 @@ MIMO_HD bool prepare_window(const turbo_batch_view& v, size_t w, int decoder, in
         io.extrinsic = v.extrinsic1 + blk.bit_offset;
         io.app = nullptr;
         io.pi = nullptr;
-        const float t[6] = {d0[K], d1[K], d2[K], d0[K + 1], d1[K + 1], d2[K + 1]};
+        const float t[6] = { d0[K], d1[K], d2[K], d0[K + 1], d1[K + 1], d2[K + 1] };
         for (int i = 0; i < 6; ++i)
-            io.tail[i] = t[i];
+            io.tail[i] = channel_llr(t[i]);
     } else {
         io.parity = d2;
         io.apriori = v.extrinsic1 + blk.bit_offset;
         io.extrinsic = v.extrinsic2 + blk.bit_offset;
-        io.app = iteration == v.final_iteration || v.app_every_iteration ? v.app + blk.bit_offset : nullptr;
+        io.app = iteration == v.final_iteration || v.app_every_iteration
+                     ? v.app + blk.bit_offset
+                     : nullptr;
         io.pi = v.permutations + blk.pi_offset;
-        const float t[6] = {d0[K + 2], d1[K + 2], d2[K + 2], d0[K + 3], d1[K + 3], d2[K + 3]};
+        const float t[6] = { d0[K + 2], d1[K + 2], d2[K + 2],
+                             d0[K + 3], d1[K + 3], d2[K + 3] };
         for (int i = 0; i < 6; ++i)
-            io.tail[i] = t[i];
+            io.tail[i] = channel_llr(t[i]);
     }
     job.start = win.start;
     job.len = win.len;
@@ -107,11 +116,13 @@ MIMO_HD bool prepare_window(const turbo_batch_view& v, size_t w, int decoder, in
     const int read = iteration & 1, write = read ^ 1;
     const size_t first = blk.window_offset, index = w - first;
     auto slot = [&](size_t window, int buffer, int beta) {
-        return v.boundaries + window * k_boundary_floats + ((decoder * 2 + buffer) * 2 + beta) * k_states;
+        return v.boundaries + window * k_boundary_floats +
+               ((decoder * 2 + buffer) * 2 + beta) * k_states;
     };
     if (index == 0) {
         for (int s = 0; s < k_states; ++s)
-            job.alpha_start[s] = s == 0 ? 0.0f : k_impossible; // the encoder starts in state 0
+            // the encoder starts in state 0
+            job.alpha_start[s] = s == 0 ? 0.0f : k_impossible;
     } else {
         const float* a = slot(w - 1, read, 0);
         for (int s = 0; s < k_states; ++s)
@@ -132,12 +143,21 @@ MIMO_HD bool prepare_window(const turbo_batch_view& v, size_t w, int decoder, in
 /// Window w of a half iteration by one thread (the CPU engine; the CUDA engine
 /// for windows too long for its state-parallel kernel).
 template <bool LogMap>
-MIMO_HD void decode_window(const turbo_batch_view& v, size_t w, int decoder, int iteration,
+MIMO_HD void decode_window(const turbo_batch_view& v,
+                           size_t w,
+                           int decoder,
+                           int iteration,
                            const stage_scratch& scratch)
 {
     window_job job;
     if (prepare_window<LogMap>(v, w, decoder, iteration, job))
-        map_window<LogMap>(job.io, job.start, job.len, job.alpha_start, job.beta_end, job.alpha_out, job.beta_out,
+        map_window<LogMap>(job.io,
+                           job.start,
+                           job.len,
+                           job.alpha_start,
+                           job.beta_end,
+                           job.alpha_out,
+                           job.beta_out,
                            scratch);
 }
 

@@ -16,14 +16,17 @@ void turbo_decoder_config::validate() const
     if (algorithm != map_algorithm::max_log_map && algorithm != map_algorithm::log_map)
         throw std::invalid_argument("mimo_gpu::turbo_decoder: unknown MAP algorithm");
     if (iterations < 1 || iterations > 32)
-        throw std::invalid_argument("mimo_gpu::turbo_decoder: iterations must be 1..32, got " +
-                                    std::to_string(iterations));
+        throw std::invalid_argument(
+            "mimo_gpu::turbo_decoder: iterations must be 1..32, got " +
+            std::to_string(iterations));
     if (!(extrinsic_scale > 0.0f && extrinsic_scale <= 1.0f))
-        throw std::invalid_argument("mimo_gpu::turbo_decoder: extrinsic_scale must be in (0, 1], got " +
-                                    std::to_string(extrinsic_scale));
+        throw std::invalid_argument(
+            "mimo_gpu::turbo_decoder: extrinsic_scale must be in (0, 1], got " +
+            std::to_string(extrinsic_scale));
     if (window < 8)
-        throw std::invalid_argument("mimo_gpu::turbo_decoder: window must be >= 8 trellis stages, got " +
-                                    std::to_string(window));
+        throw std::invalid_argument(
+            "mimo_gpu::turbo_decoder: window must be >= 8 trellis stages, got " +
+            std::to_string(window));
     crc_length(early_termination); // validates the enum
 }
 
@@ -32,7 +35,7 @@ namespace detail {
 void turbo_batch_plan::build(const std::vector<int>& K, int window)
 {
     if (m_generation != 0 && K == m_K && window == m_window)
-        return; // a stream of equal batches plans once
+        return;  // a stream of equal batches plans once
     m_K.clear(); // until the new plan is complete
     blocks.clear();
     windows.clear();
@@ -42,28 +45,34 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window)
     std::map<int, size_t> pi_offset;
     for (size_t b = 0; b < K.size(); ++b) {
         if (!qpp_interleaver::is_block_size(K[b]))
-            throw std::invalid_argument("mimo_gpu::turbo_decoder: code block " + std::to_string(b) + " has K = " +
-                                        std::to_string(K[b]) +
-                                        ", not a size of TS 36.212 table 5.1.3-3 (40..6144)");
+            throw std::invalid_argument(
+                "mimo_gpu::turbo_decoder: code block " + std::to_string(b) +
+                " has K = " + std::to_string(K[b]) +
+                ", not a size of TS 36.212 table 5.1.3-3 (40..6144)");
         auto it = pi_offset.find(K[b]);
         if (it == pi_offset.end()) {
             auto il = m_interleavers.find(K[b]);
             if (il == m_interleavers.end())
                 il = m_interleavers.emplace(K[b], qpp_interleaver(K[b])).first;
             it = pi_offset.emplace(K[b], permutations.size()).first;
-            permutations.insert(permutations.end(), il->second.permutation().begin(),
+            permutations.insert(permutations.end(),
+                                il->second.permutation().begin(),
                                 il->second.permutation().end());
         }
         turbo_block_desc d;
         d.K = K[b];
-        d.windows = (K[b] + window - 1) / window;
+        // A window >= K is one window: clamped first, so that K + window - 1
+        // cannot overflow (window may be anything up to INT_MAX).
+        const int w = std::min(window, K[b]);
+        d.windows = (K[b] + w - 1) / w;
         d.llr_offset = total_llr;
         d.bit_offset = total_bits;
         d.window_offset = windows.size();
         d.pi_offset = it->second;
         for (int w = 0; w < d.windows; ++w) {
-            const int start = w * K[b] / d.windows, end = (w + 1) * K[b] / d.windows; // near-equal windows
-            windows.push_back({int(b), start, end - start});
+            // near-equal windows
+            const int start = w * K[b] / d.windows, end = (w + 1) * K[b] / d.windows;
+            windows.push_back({ int(b), start, end - start });
             max_window = std::max(max_window, end - start);
         }
         blocks.push_back(d);
@@ -93,15 +102,23 @@ uint32_t crc_generator(crc_type t)
 
 namespace {
 
-/// First non-finite input LLR's block, or k_status_ok.
-problem_status first_non_finite_block(const turbo_batch_plan& plan, const float* llr)
+/// First non-finite input LLR's block, or k_status_ok; sets no_information[b]
+/// for each block with fewer than K non-zero input LLRs (turbo_block_result).
+problem_status check_input(const turbo_batch_plan& plan,
+                           const float* llr,
+                           std::vector<uint8_t>& no_information)
 {
+    no_information.assign(plan.blocks.size(), 0);
     for (size_t b = 0; b < plan.blocks.size(); ++b) {
         const turbo_block_desc& d = plan.blocks[b];
         const float* x = llr + d.llr_offset;
-        for (int i = 0; i < 3 * (d.K + 4); ++i)
+        int non_zero = 0;
+        for (int i = 0; i < 3 * (d.K + 4); ++i) {
             if (!std::isfinite(x[i]))
                 return make_status(b, problem_fault::non_finite);
+            non_zero += x[i] != 0.0f;
+        }
+        no_information[b] = non_zero < d.K;
     }
     return k_status_ok;
 }
@@ -112,9 +129,11 @@ public:
     explicit cpu_turbo_engine(const turbo_decoder_config& config) : m_config(config) {}
     backend kind() const override { return backend::cpu; }
 
-    std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) override
+    std::vector<turbo_block_result>
+    decode(const float* llr, uint8_t* bits, float* app_llr) override
     {
-        throw_if_bad("turbo_decoder", first_non_finite_block(plan, llr), "code block");
+        throw_if_bad(
+            "turbo_decoder", check_input(plan, llr, m_no_information), "code block");
         const size_t nb = plan.blocks.size();
         m_extrinsic1.assign(plan.total_bits, 0.0f);
         m_extrinsic2.assign(plan.total_bits, 0.0f);
@@ -123,13 +142,24 @@ public:
         m_boundaries.assign(plan.windows.size() * k_boundary_floats, 0.0f);
         m_done.assign(nb, 0);
         std::vector<turbo_block_result> results(nb);
+        for (size_t b = 0; b < nb; ++b)
+            results[b].no_information = m_no_information[b];
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        turbo_batch_view v{plan.blocks.data(), plan.windows.data(), plan.windows.size(), llr,
-                           plan.permutations.data(), m_extrinsic1.data(), m_extrinsic2.data(), m_app.data(),
-                           m_scratch.data(), m_boundaries.data(), m_done.data(),
-                           log_map ? 1.0f : m_config.extrinsic_scale, m_config.iterations - 1,
-                           m_config.early_termination != crc_type::none};
+        turbo_batch_view v{ plan.blocks.data(),
+                            plan.windows.data(),
+                            plan.windows.size(),
+                            llr,
+                            plan.permutations.data(),
+                            m_extrinsic1.data(),
+                            m_extrinsic2.data(),
+                            m_app.data(),
+                            m_scratch.data(),
+                            m_boundaries.data(),
+                            m_done.data(),
+                            log_map ? 1.0f : m_config.extrinsic_scale,
+                            m_config.iterations - 1,
+                            m_config.early_termination != crc_type::none };
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder)
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
@@ -143,7 +173,8 @@ public:
                 if (m_done[b])
                     continue;
                 results[b].iterations = it + 1;
-                if (m_config.early_termination != crc_type::none && crc_passes(plan.blocks[b])) {
+                if (m_config.early_termination != crc_type::none &&
+                    !m_no_information[b] && crc_passes(plan.blocks[b])) {
                     results[b].crc_ok = true;
                     m_done[b] = 1;
                 }
@@ -167,7 +198,7 @@ private:
 
     turbo_decoder_config m_config;
     std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
-    std::vector<uint8_t> m_done, m_block_bits;
+    std::vector<uint8_t> m_done, m_block_bits, m_no_information;
 };
 
 } // namespace
@@ -179,11 +210,14 @@ std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& 
 
 } // namespace detail
 
-turbo_decoder::turbo_decoder(const turbo_decoder_config& config, backend requested) : m_config(config)
+turbo_decoder::turbo_decoder(const turbo_decoder_config& config, backend requested)
+    : m_config(config)
 {
     m_config.validate();
-    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_turbo_engine(m_config); },
-                                     [&] { return detail::make_cuda_turbo_engine(m_config); });
+    m_engine = detail::choose_engine(
+        requested,
+        [&] { return detail::make_cpu_turbo_engine(m_config); },
+        [&] { return detail::make_cuda_turbo_engine(m_config); });
 }
 
 turbo_decoder::~turbo_decoder() = default;
@@ -192,7 +226,10 @@ turbo_decoder& turbo_decoder::operator=(turbo_decoder&&) noexcept = default;
 
 backend turbo_decoder::active_backend() const { return m_engine->kind(); }
 
-void turbo_decoder::decode_device(const std::vector<int>& K, const float* d_llr, uint8_t* d_bits, float* d_app_llr,
+void turbo_decoder::decode_device(const std::vector<int>& K,
+                                  const float* d_llr,
+                                  uint8_t* d_bits,
+                                  float* d_app_llr,
                                   cuda_stream_t stream)
 {
     if (K.empty())
@@ -201,7 +238,10 @@ void turbo_decoder::decode_device(const std::vector<int>& K, const float* d_llr,
     m_engine->decode_device(d_llr, d_bits, d_app_llr, stream);
 }
 
-void turbo_decoder::check_device_status(cuda_stream_t stream) { m_engine->check_device_status(stream); }
+void turbo_decoder::check_device_status(cuda_stream_t stream)
+{
+    m_engine->check_device_status(stream);
+}
 
 size_t turbo_decoder::input_floats(const std::vector<int>& K)
 {
@@ -219,7 +259,9 @@ size_t turbo_decoder::output_bits(const std::vector<int>& K)
     return n;
 }
 
-std::vector<turbo_block_result> turbo_decoder::decode(const std::vector<int>& K, const float* llr, uint8_t* bits,
+std::vector<turbo_block_result> turbo_decoder::decode(const std::vector<int>& K,
+                                                      const float* llr,
+                                                      uint8_t* bits,
                                                       float* app_llr)
 {
     if (K.empty())

@@ -15,23 +15,41 @@ namespace {
 
 constexpr int k_block_threads = 256;
 
-__global__ void check_finite_kernel(const float* __restrict__ llr, const turbo_block_desc* blocks,
-                                    problem_status* status)
+/// One thread block per code block: reports a non-finite input LLR (the CPU's
+/// check_input) and sets no_information[b] when fewer than K of its input LLRs
+/// are non-zero.
+__global__ void check_input_kernel(const float* __restrict__ llr,
+                                   const turbo_block_desc* blocks,
+                                   problem_status* status,
+                                   uint8_t* no_information)
 {
+    __shared__ int non_zero;
+    if (threadIdx.x == 0)
+        non_zero = 0;
+    __syncthreads();
     const turbo_block_desc d = blocks[blockIdx.x];
     const float* x = llr + d.llr_offset;
-    for (int i = threadIdx.x; i < 3 * (d.K + 4); i += blockDim.x)
+    int count = 0;
+    for (int i = threadIdx.x; i < 3 * (d.K + 4); i += blockDim.x) {
         if (!isfinite(x[i])) {
             atomicMin(status, make_status(blockIdx.x, problem_fault::non_finite));
-            return;
+            break;
         }
+        count += x[i] != 0.0f;
+    }
+    atomicAdd(&non_zero, count);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        no_information[blockIdx.x] = non_zero < d.K;
 }
 
 /// A thread per window, its per-stage values in the batch's device scratch: for
 /// windows too long for the state-parallel kernel's shared memory (e.g. P = 1).
 template <bool LogMap>
 __global__ void __launch_bounds__(64)
-    window_per_thread_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration)
+    window_per_thread_kernel(const __grid_constant__ turbo_batch_view v,
+                             int decoder,
+                             int iteration)
 {
     const size_t w = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (w < v.n_windows)
@@ -54,13 +72,18 @@ constexpr int k_shared_stage_words = k_states + 3;
 
 size_t state_parallel_shared_floats(int max_window)
 {
-    return size_t(k_windows_per_block) * (size_t(max_window) * k_shared_stage_words + k_ring_floats);
+    return size_t(k_windows_per_block) *
+           (size_t(max_window) * k_shared_stage_words + k_ring_floats);
 }
-constexpr size_t k_state_parallel_max_shared = 48 * 1024; // no opt-in needed: windows up to ~130 stages
+// no opt-in needed: windows up to ~130 stages
+constexpr size_t k_state_parallel_max_shared = 48 * 1024;
 
 template <bool LogMap>
 __global__ void __launch_bounds__(k_state_parallel_threads)
-    state_parallel_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration, int max_window)
+    state_parallel_kernel(const __grid_constant__ turbo_batch_view v,
+                          int decoder,
+                          int iteration,
+                          int max_window)
 {
     extern __shared__ float smem[];
     const int group = threadIdx.x / k_states, s = threadIdx.x % k_states;
@@ -69,7 +92,8 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     if (w >= v.n_windows || !prepare_window<LogMap>(v, w, decoder, iteration, job))
         return; // the whole group of 8 leaves together
     const unsigned mask = 0xffu << ((threadIdx.x % 32) / k_states * k_states);
-    float* sc = smem + size_t(group) * (size_t(max_window) * k_shared_stage_words + k_ring_floats);
+    float* sc = smem + size_t(group) *
+                           (size_t(max_window) * k_shared_stage_words + k_ring_floats);
     float* ring = sc + size_t(max_window) * k_shared_stage_words;
     const half_iteration_io& io = job.io;
     const int len = job.len;
@@ -77,19 +101,23 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     for (int i = s; i < len; i += k_states) { // branch inputs, lanes sharing the stages
         const int k = job.start + i;
         const int n = io.pi ? io.pi[k] : k;
-        sc[i * k_shared_stage_words + k_states] = 0.5f * (io.systematic[n] + io.apriori[n]);
-        sc[i * k_shared_stage_words + k_states + 1] = 0.5f * io.parity[k];
+        sc[i * k_shared_stage_words + k_states] =
+            0.5f * (channel_llr(io.systematic[n]) + io.apriori[n]);
+        sc[i * k_shared_stage_words + k_states + 1] = 0.5f * channel_llr(io.parity[k]);
         sc[i * k_shared_stage_words + k_states + 2] = int_bits_as_float(n);
     }
     __syncwarp(mask);
 
     const int s0 = previous_state(s, 0), s1 = previous_state(s, 1);
-    const float p0 = parity_bit(s0, 0) ? -1.0f : 1.0f, p1 = parity_bit(s1, 1) ? -1.0f : 1.0f;
+    const float p0 = parity_bit(s0, 0) ? -1.0f : 1.0f,
+                p1 = parity_bit(s1, 1) ? -1.0f : 1.0f;
     float alpha = job.alpha_start[s];
     for (int i = 0; i < len; ++i) {
-        const float gs = sc[i * k_shared_stage_words + k_states], gp = sc[i * k_shared_stage_words + k_states + 1];
+        const float gs = sc[i * k_shared_stage_words + k_states],
+                    gp = sc[i * k_shared_stage_words + k_states + 1];
         sc[i * k_shared_stage_words + s] = alpha;
-        const float a0 = __shfl_sync(mask, alpha, s0, k_states), a1 = __shfl_sync(mask, alpha, s1, k_states);
+        const float a0 = __shfl_sync(mask, alpha, s0, k_states),
+                    a1 = __shfl_sync(mask, alpha, s1, k_states);
         const float m0 = a0 + gs + (p0 < 0.0f ? -gp : gp);
         const float m1 = a1 - gs + (p1 < 0.0f ? -gp : gp);
         const float next = max_star<LogMap>(m0, m1);
@@ -102,15 +130,18 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     const bool q0 = parity_bit(s, 0), q1 = parity_bit(s, 1);
     float beta = job.beta_end[s];
     for (int i = len - 1; i >= 0; --i) {
-        const float gs = sc[i * k_shared_stage_words + k_states], gp = sc[i * k_shared_stage_words + k_states + 1];
+        const float gs = sc[i * k_shared_stage_words + k_states],
+                    gp = sc[i * k_shared_stage_words + k_states + 1];
         const float a = sc[i * k_shared_stage_words + s];
-        const float b0 = __shfl_sync(mask, beta, t0, k_states), b1 = __shfl_sync(mask, beta, t1, k_states);
+        const float b0 = __shfl_sync(mask, beta, t0, k_states),
+                    b1 = __shfl_sync(mask, beta, t1, k_states);
         const float to0 = gs + (q0 ? -gp : gp) + b0;
         const float to1 = -gs + (q1 ? -gp : gp) + b1;
         const float prev = max_star<LogMap>(to0, to1);
         ring[((i % k_states) * 2 + 0) * k_states + s] = a + to0;
         ring[((i % k_states) * 2 + 1) * k_states + s] = a + to1;
-        if (i % k_states == 0) { // stages i .. i+7 are in the ring: lane s finishes stage i + s
+        // stages i .. i+7 are in the ring: lane s finishes stage i + s
+        if (i % k_states == 0) {
             __syncwarp(mask);
             const int stage = i + s;
             if (stage < len) {
@@ -122,8 +153,12 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
                     metric1 = max_star<LogMap>(metric1, r1[t]);
                 }
                 const float app = metric0 - metric1;
-                const int n = float_bits_as_int(sc[stage * k_shared_stage_words + k_states + 2]);
-                io.extrinsic[n] = io.extrinsic_scale * (app - 2.0f * sc[stage * k_shared_stage_words + k_states]);
+                const int n =
+                    float_bits_as_int(sc[stage * k_shared_stage_words + k_states + 2]);
+                io.extrinsic[n] =
+                    extrinsic_llr(io.extrinsic_scale,
+                                  app,
+                                  2.0f * sc[stage * k_shared_stage_words + k_states]);
                 if (io.app)
                     io.app[n] = app;
             }
@@ -141,17 +176,20 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
 /// arithmetic per shuffle). Both give bit-identical results.
 bool use_state_parallel(bool log_map, int max_window)
 {
-    return log_map && sizeof(float) * state_parallel_shared_floats(max_window) <= k_state_parallel_max_shared;
+    return log_map && sizeof(float) * state_parallel_shared_floats(max_window) <=
+                          k_state_parallel_max_shared;
 }
 
 template <bool LogMap>
-void launch_half_iteration(const turbo_batch_view& v, int max_window, int decoder, int iteration, cudaStream_t s)
+void launch_half_iteration(
+    const turbo_batch_view& v, int max_window, int decoder, int iteration, cudaStream_t s)
 {
     if (use_state_parallel(LogMap, max_window)) {
         const size_t shared = sizeof(float) * state_parallel_shared_floats(max_window);
-        const unsigned blocks = unsigned((v.n_windows + k_windows_per_block - 1) / k_windows_per_block);
-        state_parallel_kernel<LogMap><<<blocks, k_state_parallel_threads, shared, s>>>(v, decoder, iteration,
-                                                                                       max_window);
+        const unsigned blocks =
+            unsigned((v.n_windows + k_windows_per_block - 1) / k_windows_per_block);
+        state_parallel_kernel<LogMap><<<blocks, k_state_parallel_threads, shared, s>>>(
+            v, decoder, iteration, max_window);
     } else {
         const unsigned blocks = unsigned((v.n_windows + 63) / 64);
         window_per_thread_kernel<LogMap><<<blocks, 64, 0, s>>>(v, decoder, iteration);
@@ -161,8 +199,13 @@ void launch_half_iteration(const turbo_batch_view& v, int max_window, int decode
 
 /// Remainder of the block's hard decisions divided by the CRC generator, from
 /// the table x^n mod g (n = K - 1 - i for bit i): zero when the CRC passes.
-__global__ void crc_kernel(const turbo_block_desc* blocks, const float* __restrict__ app,
-                           const uint32_t* __restrict__ powers, uint8_t* done, int* iterations, uint8_t* crc_ok,
+__global__ void crc_kernel(const turbo_block_desc* blocks,
+                           const float* __restrict__ app,
+                           const uint32_t* __restrict__ powers,
+                           const uint8_t* __restrict__ no_information,
+                           uint8_t* done,
+                           int* iterations,
+                           uint8_t* crc_ok,
                            int iteration)
 {
     __shared__ uint32_t partial[k_block_threads / 32];
@@ -184,16 +227,21 @@ __global__ void crc_kernel(const turbo_block_desc* blocks, const float* __restri
         for (int i = 0; i < k_block_threads / 32; ++i)
             total ^= partial[i];
         iterations[b] = iteration + 1;
-        if (total == 0) {
+        if (total == 0 &&
+            !no_information[b]) { // a block without information never passes
             crc_ok[b] = 1;
             done[b] = 1;
         }
     }
 }
 
-__global__ void hard_decision_kernel(const float* __restrict__ app, size_t n, uint8_t* bits, float* app_out)
+__global__ void hard_decision_kernel(const float* __restrict__ app,
+                                     size_t n,
+                                     uint8_t* bits,
+                                     float* app_out)
 {
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += size_t(gridDim.x) * blockDim.x) {
         const float x = app[i];
         bits[i] = x < 0.0f ? 1 : 0;
         if (app_out)
@@ -218,10 +266,15 @@ std::vector<uint32_t> crc_powers(crc_type t)
 }
 
 template <typename T>
-const T* to_device(device_buffer<T>& dev, host_input<T>& staging, const T* host, size_t n, cudaStream_t s)
+const T* to_device(device_buffer<T>& dev,
+                   host_input<T>& staging,
+                   const T* host,
+                   size_t n,
+                   cudaStream_t s)
 {
     T* d = dev.reserve(n);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(d, staging.device_view(host, n), n * sizeof(T), cudaMemcpyHostToDevice, s));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        d, staging.device_view(host, n), n * sizeof(T), cudaMemcpyHostToDevice, s));
     return d;
 }
 
@@ -232,27 +285,44 @@ public:
     {
         if (config.early_termination != crc_type::none) {
             const std::vector<uint32_t> powers = crc_powers(config.early_termination);
-            MIMO_CUDA_CHECK(cudaMemcpy(m_crc_powers.reserve(powers.size()), powers.data(),
-                                       powers.size() * sizeof(uint32_t), cudaMemcpyHostToDevice));
+            MIMO_CUDA_CHECK(cudaMemcpy(m_crc_powers.reserve(powers.size()),
+                                       powers.data(),
+                                       powers.size() * sizeof(uint32_t),
+                                       cudaMemcpyHostToDevice));
         }
     }
     backend kind() const override { return backend::cuda; }
 
-    std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) override
+    std::vector<turbo_block_result>
+    decode(const float* llr, uint8_t* bits, float* app_llr) override
     {
         const cudaStream_t s = m_stream.get();
         const size_t nb = plan.blocks.size(), nbits = plan.total_bits;
-        MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous_batch.get(), 0)); // m_llr may be in use
+        MIMO_CUDA_CHECK(
+            cudaStreamWaitEvent(s, m_previous_batch.get(), 0)); // m_llr may be in use
         const float* d_llr = to_device(m_llr, m_llr_in, llr, plan.total_llr, s);
-        enqueue(d_llr, m_bits.device_view(bits, nbits), app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr, s);
+        enqueue(d_llr,
+                m_bits.device_view(bits, nbits),
+                app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr,
+                s);
 
         const bool early = m_config.early_termination != crc_type::none;
         m_iterations_host.resize(nb);
         m_crc_ok_host.resize(nb);
+        m_no_information_host.resize(nb);
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_no_information_host.data(),
+                                        m_no_information.data(),
+                                        nb,
+                                        cudaMemcpyDeviceToHost,
+                                        s));
         if (early) {
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_iterations_host.data(), m_iterations.data(), nb * sizeof(int),
-                                            cudaMemcpyDeviceToHost, s));
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_crc_ok_host.data(), m_crc_ok.data(), nb, cudaMemcpyDeviceToHost, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_iterations_host.data(),
+                                            m_iterations.data(),
+                                            nb * sizeof(int),
+                                            cudaMemcpyDeviceToHost,
+                                            s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                m_crc_ok_host.data(), m_crc_ok.data(), nb, cudaMemcpyDeviceToHost, s));
         }
         m_status.check("turbo_decoder", s, "code block");
         m_bits.finish();
@@ -262,39 +332,52 @@ public:
         for (size_t b = 0; b < nb; ++b) {
             results[b].iterations = early ? m_iterations_host[b] : m_config.iterations;
             results[b].crc_ok = early && m_crc_ok_host[b];
+            results[b].no_information = m_no_information_host[b];
         }
         return results;
     }
 
-    void decode_device(const float* d_llr, uint8_t* d_bits, float* d_app_llr, cuda_stream_t stream) override
+    void decode_device(const float* d_llr,
+                       uint8_t* d_bits,
+                       float* d_app_llr,
+                       cuda_stream_t stream) override
     {
         enqueue(d_llr, d_bits, d_app_llr, stream);
     }
 
-    void check_device_status(cuda_stream_t stream) override { m_status.check("turbo_decoder", stream, "code block"); }
+    void check_device_status(cuda_stream_t stream) override
+    {
+        m_status.check("turbo_decoder", stream, "code block");
+    }
 
 private:
     /// Enqueues every kernel of the batch on `s`, after uploading the plan's
     /// descriptors if they changed since the last batch.
     void enqueue(const float* d_llr, uint8_t* d_bits, float* d_app_out, cudaStream_t s)
     {
-        const size_t nb = plan.blocks.size(), nw = plan.windows.size(), nbits = plan.total_bits;
-        // A batch on another stream must not overlap the previous one: they share the work buffers.
+        const size_t nb = plan.blocks.size(), nw = plan.windows.size(),
+                     nbits = plan.total_bits;
+        // A batch on another stream must not overlap the previous one: they share the
+        // work buffers.
         MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous_batch.get(), 0));
         if (plan.generation() != m_uploaded_generation) {
-            // The previous batch may still read the descriptors and their staging buffers.
+            // The previous batch may still read the descriptors and their staging
+            // buffers.
             MIMO_CUDA_CHECK(cudaEventSynchronize(m_previous_batch.get()));
             to_device(m_blocks, m_blocks_in, plan.blocks.data(), nb, s);
             to_device(m_windows, m_windows_in, plan.windows.data(), nw, s);
-            to_device(m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
+            to_device(
+                m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
             m_uploaded_generation = plan.generation();
         }
         const turbo_block_desc* blocks = m_blocks.data();
         const turbo_window_desc* windows = m_windows.data();
         const int32_t* pi = m_pi.data();
 
-        check_finite_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(d_llr, blocks, m_status.word());
-        MIMO_CUDA_CHECK_LAUNCH("check_finite_kernel");
+        uint8_t* no_information = m_no_information.reserve(nb);
+        check_input_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
+            d_llr, blocks, m_status.word(), no_information);
+        MIMO_CUDA_CHECK_LAUNCH("check_input_kernel");
 
         float* e1 = m_extrinsic1.reserve(nbits);
         float* e2 = m_extrinsic2.reserve(nbits);
@@ -304,16 +387,30 @@ private:
         uint8_t* crc_ok = m_crc_ok.reserve(nb);
         int* iterations = m_iterations.reserve(nb);
         MIMO_CUDA_CHECK(cudaMemsetAsync(e2, 0, nbits * sizeof(float), s));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
+        MIMO_CUDA_CHECK(
+            cudaMemsetAsync(boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
         MIMO_CUDA_CHECK(cudaMemsetAsync(done, 0, nb, s));
         MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        float* scratch =
-            use_state_parallel(log_map, plan.max_window) ? nullptr : m_scratch.reserve(plan.scratch_floats());
+        float* scratch = use_state_parallel(log_map, plan.max_window)
+                             ? nullptr
+                             : m_scratch.reserve(plan.scratch_floats());
         const bool early = m_config.early_termination != crc_type::none;
-        const turbo_batch_view v{blocks, windows, nw, d_llr, pi, e1, e2, app, scratch, boundaries, done,
-                                 log_map ? 1.0f : m_config.extrinsic_scale, m_config.iterations - 1, early};
+        const turbo_batch_view v{ blocks,
+                                  windows,
+                                  nw,
+                                  d_llr,
+                                  pi,
+                                  e1,
+                                  e2,
+                                  app,
+                                  scratch,
+                                  boundaries,
+                                  done,
+                                  log_map ? 1.0f : m_config.extrinsic_scale,
+                                  m_config.iterations - 1,
+                                  early };
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder) {
                 if (log_map)
@@ -322,8 +419,14 @@ private:
                     launch_half_iteration<false>(v, plan.max_window, decoder, it, s);
             }
             if (early) {
-                crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(blocks, app, m_crc_powers.data(), done,
-                                                                    iterations, crc_ok, it);
+                crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(blocks,
+                                                                    app,
+                                                                    m_crc_powers.data(),
+                                                                    no_information,
+                                                                    done,
+                                                                    iterations,
+                                                                    crc_ok,
+                                                                    it);
                 MIMO_CUDA_CHECK_LAUNCH("crc_kernel");
             }
         }
@@ -337,7 +440,8 @@ private:
     cuda_stream m_stream;
     device_status m_status;
     cuda_event m_previous_batch;
-    uint64_t m_uploaded_generation = 0; ///< the plan generation now in m_blocks, m_windows, m_pi
+    uint64_t m_uploaded_generation =
+        0; ///< the plan generation now in m_blocks, m_windows, m_pi
     host_input<turbo_block_desc> m_blocks_in;
     host_input<turbo_window_desc> m_windows_in;
     host_input<int32_t> m_pi_in;
@@ -345,14 +449,15 @@ private:
     device_buffer<turbo_block_desc> m_blocks;
     device_buffer<turbo_window_desc> m_windows;
     device_buffer<int32_t> m_pi;
-    device_buffer<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
-    device_buffer<uint8_t> m_done, m_crc_ok;
+    device_buffer<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_scratch,
+        m_boundaries;
+    device_buffer<uint8_t> m_done, m_crc_ok, m_no_information;
     device_buffer<int> m_iterations;
     device_buffer<uint32_t> m_crc_powers;
     host_output<uint8_t> m_bits;
     host_output<float> m_app_out;
     std::vector<int> m_iterations_host;
-    std::vector<uint8_t> m_crc_ok_host;
+    std::vector<uint8_t> m_crc_ok_host, m_no_information_host;
 };
 
 } // namespace

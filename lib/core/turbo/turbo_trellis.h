@@ -9,6 +9,8 @@
 
 #include "../runtime/host_device.h"
 
+#include <mimo_gpu/turbo_decoder.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -39,6 +41,20 @@ MIMO_HD int previous_state(int t, int u)
 /// The input that drives the feedback to 0 (trellis termination).
 MIMO_HD int tail_input(int s) { return ((s >> 1) & 1) ^ (s & 1); }
 
+/// x clamped to [-limit, limit] (x finite: the same result on the CPU and the GPU).
+MIMO_HD float saturate(float x, float limit)
+{
+    return x > limit ? limit : (x < -limit ? -limit : x);
+}
+/// An input (channel) LLR as the decoder uses it: saturated to k_turbo_llr_limit.
+MIMO_HD float channel_llr(float x) { return saturate(x, k_turbo_llr_limit); }
+/// The extrinsic LLR written for the other decoder: scaled APP less systematic
+/// and a-priori (two_gs, their sum), saturated to k_turbo_extrinsic_limit.
+MIMO_HD float extrinsic_llr(float scale, float app, float two_gs)
+{
+    return saturate(scale * (app - two_gs), k_turbo_extrinsic_limit);
+}
+
 /// ln(1 + e^-x) for x >= 0, from plain float operations (no library exp/log),
 /// so CPU and GPU agree to the bit; absolute error below 1e-6.
 MIMO_HD float log_map_correction(float x)
@@ -52,14 +68,23 @@ MIMO_HD float log_map_correction(float x)
     // 2^-f on [0, 1): Taylor of e^(-f ln2) to degree 7 (error < 2e-7).
     const float g = f * 0.693147181f;
     const float p =
-        1.0f - g * (1.0f - g * (0.5f - g * (0.166666667f - g * (0.0416666667f - g * (0.00833333333f - g * (0.00138888889f - g * 0.000198412698f))))));
+        1.0f -
+        g * (1.0f -
+             g * (0.5f - g * (0.166666667f -
+                              g * (0.0416666667f -
+                                   g * (0.00833333333f -
+                                        g * (0.00138888889f - g * 0.000198412698f))))));
     const float e = p / float(1 << n); // exact scaling by a power of two
     // ln(1 + e) = 2 atanh(e / (2 + e)), e / (2 + e) <= 1/3.
     const float q = e / (2.0f + e), q2 = q * q;
-    return 2.0f * q * (1.0f + q2 * (0.333333333f + q2 * (0.2f + q2 * (0.142857143f + q2 * (0.111111111f + q2 * 0.0909090909f)))));
+    return 2.0f * q *
+           (1.0f + q2 * (0.333333333f +
+                         q2 * (0.2f + q2 * (0.142857143f +
+                                            q2 * (0.111111111f + q2 * 0.0909090909f)))));
 }
 
-/// Bit-exact int <-> float reinterpretation on both sides (the scratch keeps an index among floats).
+/// Bit-exact int <-> float reinterpretation on both sides (the scratch keeps an index
+/// among floats).
 MIMO_HD float int_bits_as_float(int i)
 {
     float f;
@@ -87,13 +112,16 @@ MIMO_HD float max_star(float a, float b)
 /// for one code block. Indices k are trellis stages 0..K-1.
 struct half_iteration_io {
     int K;
-    const float* systematic;  ///< d0, natural order (read at interleaved index for decoder 2)
-    const float* parity;      ///< d1 (decoder 1) or d2 (decoder 2), trellis order
-    float tail[6];            ///< x_K, z_K, x_K+1, z_K+1, x_K+2, z_K+2 of this constituent
-    const float* apriori;     ///< extrinsic of the other decoder, natural order
-    float* extrinsic;         ///< written, natural order, scaled
-    float* app;               ///< written when not null, natural order
-    const int32_t* pi;        ///< stage -> natural index (nullptr: identity, decoder 1)
+    /// d0, natural order (read at interleaved index for decoder 2), as given
+    const float* systematic;
+    /// d1 (decoder 1) or d2 (decoder 2), trellis order, as given
+    const float* parity;
+    /// x_K, z_K, x_K+1, z_K+1, x_K+2, z_K+2 of this constituent (saturated)
+    float tail[6];
+    const float* apriori; ///< extrinsic of the other decoder, natural order
+    float* extrinsic;     ///< written, natural order, scaled
+    float* app;           ///< written when not null, natural order
+    const int32_t* pi;    ///< stage -> natural index (nullptr: identity, decoder 1)
     float extrinsic_scale;
 };
 
@@ -129,13 +157,19 @@ constexpr int k_stage_words = k_states + 3;
 struct stage_scratch {
     float* base;
     size_t stride;
-    MIMO_HD float& at(int stage, int element) const { return base[(size_t(stage) * k_stage_words + element) * stride]; }
+    MIMO_HD float& at(int stage, int element) const
+    {
+        return base[(size_t(stage) * k_stage_words + element) * stride];
+    }
 };
 
 /// One forward trellis step: alpha of stage i + 1 from alpha of stage i,
 /// normalised so that state 0 is 0.
 template <bool LogMap>
-MIMO_HD void forward_step(const float (&alpha)[k_states], float gs, float gp, float (&next_alpha)[k_states])
+MIMO_HD void forward_step(const float (&alpha)[k_states],
+                          float gs,
+                          float gp,
+                          float (&next_alpha)[k_states])
 {
     float next[k_states];
     for (int t = 0; t < k_states; ++t) {
@@ -165,8 +199,14 @@ constexpr int k_chunk = 8;
 /// normalised too); the backward pass recomputes an odd stage's metrics from
 /// the even one before it with the same forward_step, so nothing changes.
 template <bool LogMap>
-MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const float* alpha_start,
-                        const float* beta_end, float* alpha_out, float* beta_out, const stage_scratch& scratch)
+MIMO_HD void map_window(const half_iteration_io& io,
+                        int start,
+                        int len,
+                        const float* alpha_start,
+                        const float* beta_end,
+                        float* alpha_out,
+                        float* beta_out,
+                        const stage_scratch& scratch)
 {
     float alpha[k_states];
     for (int s = 0; s < k_states; ++s)
@@ -181,8 +221,8 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
         MIMO_UNROLL
         for (int j = 0; j < k_chunk; ++j)
             if (c + j < len) {
-                gs[j] = 0.5f * (io.systematic[n[j]] + io.apriori[n[j]]);
-                gp[j] = 0.5f * io.parity[start + c + j];
+                gs[j] = 0.5f * (channel_llr(io.systematic[n[j]]) + io.apriori[n[j]]);
+                gp[j] = 0.5f * channel_llr(io.parity[start + c + j]);
             }
         MIMO_UNROLL
         for (int j = 0; j < k_chunk; ++j)
@@ -228,17 +268,19 @@ MIMO_HD void map_window(const half_iteration_io& io, int start, int len, const f
                     a[s] = even_alpha[j / 2][s];
             else
                 forward_step<LogMap>(even_alpha[j / 2], gs[j - 1], gp[j - 1], a);
-            float metric[2] = {0.0f, 0.0f}, prev[k_states];
+            float metric[2] = { 0.0f, 0.0f }, prev[k_states];
             for (int s = 0; s < k_states; ++s) {
-                const float to0 = gs[j] + (parity_bit(s, 0) ? -gp[j] : gp[j]) + beta[next_state(s, 0)];
-                const float to1 = -gs[j] + (parity_bit(s, 1) ? -gp[j] : gp[j]) + beta[next_state(s, 1)];
+                const float to0 =
+                    gs[j] + (parity_bit(s, 0) ? -gp[j] : gp[j]) + beta[next_state(s, 0)];
+                const float to1 =
+                    -gs[j] + (parity_bit(s, 1) ? -gp[j] : gp[j]) + beta[next_state(s, 1)];
                 prev[s] = max_star<LogMap>(to0, to1);
                 metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
                 metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
             }
             const float app = metric[0] - metric[1];
             // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
-            io.extrinsic[n[j]] = io.extrinsic_scale * (app - 2.0f * gs[j]);
+            io.extrinsic[n[j]] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs[j]);
             if (io.app)
                 io.app[n[j]] = app;
             const float norm = prev[0];

@@ -419,6 +419,7 @@ py::tuple turbo_decode(const py::object& llr_in,
         py::dict d;
         d["iterations"] = r.iterations;
         d["crc_ok"] = r.crc_ok;
+        d["no_information"] = r.no_information;
         result_list.append(d);
     }
     py::object bits_out, app_out;
@@ -532,6 +533,7 @@ py::tuple tb_decode(const carray<float>& llr,
         d["crc_ok"] = r.crc_ok;
         d["code_blocks"] = r.code_blocks;
         d["code_blocks_crc_ok"] = r.code_blocks_crc_ok;
+        d["code_blocks_no_information"] = r.code_blocks_no_information;
         d["iterations"] = r.max_iterations;
         result_list.append(d);
     }
@@ -688,8 +690,10 @@ void bind_core(py::module m)
           "Turbo decoder, all blocks in one batch: llr (B, 3, K+4) float32 -> (bits (B, "
           "K) uint8, results), or a list of (3, K_b+4) arrays (mixed K) -> (list of bits "
           "(K_b,), results). results: a dict per block (iterations, crc_ok; crc: the CRC "
-          "ending each block, for early termination). app_llr=True adds the "
-          "a-posteriori LLRs as a third element, shaped like the bits.");
+          "ending each block, for early termination; no_information: fewer than K "
+          "non-zero LLRs, crc_ok is then False). Finite LLRs are saturated to +-1e4. "
+          "app_llr=True adds the a-posteriori LLRs as a third element, shaped like "
+          "the bits.");
     m.def("tb_encode",
           &tb_encode,
           py::arg("a"),
@@ -715,5 +719,7 @@ void bind_core(py::module m)
           py::arg("backend") = "auto",
           "Transport block decoder, all blocks in one batch: llr (G,) or (count, G) "
           "float32 -> (a (A,) or (count, A) uint8, results: a dict per transport block "
-          "with crc_ok, code_blocks, code_blocks_crc_ok, iterations).");
+          "with crc_ok, code_blocks, code_blocks_crc_ok, code_blocks_no_information, "
+          "iterations). A G too small for A (a code block above rate 1) raises "
+          "ValueError.");
 }

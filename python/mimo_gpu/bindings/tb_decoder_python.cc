@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(tb_decoder.h)                          */
-/* BINDTOOL_HEADER_FILE_HASH(309f1a97181a080f8d9b634ba5a5acd8)                       */
+/* BINDTOOL_HEADER_FILE_HASH(da6792d699e61832afbbc32cd0686b3c)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

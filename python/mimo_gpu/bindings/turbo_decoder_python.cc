@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(turbo_decoder.h)                          */
-/* BINDTOOL_HEADER_FILE_HASH(4bc2b663cf993a882ea15f0b1a278144)                       */
+/* BINDTOOL_HEADER_FILE_HASH(8b4b85c44ff3c94da5bd97cc178bb871)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -75,6 +75,10 @@ void bind_turbo_decoder(py::module& m)
         .def("active_backend",
              &turbo_decoder::active_backend,
              D(turbo_decoder, active_backend))
+
+        .def("dropped_llrs",
+             &turbo_decoder::dropped_llrs,
+             D(turbo_decoder, dropped_llrs))
 
         ;
 }

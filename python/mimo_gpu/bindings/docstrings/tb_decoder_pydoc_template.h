@@ -15,7 +15,7 @@
 
 
 static const char* __doc_gr_mimo_gpu_tb_decoder = R"doc(LTE transport block decoder on PDUs, batched: every PDU waiting (up to max_blocks) is decoded in one call.
-Message port "in": (meta, f32vector of G LLRs); "out": (meta + crc_ok, code_blocks, code_blocks_crc_ok, iterations, u8vector of A bits). A PDU of another length or with a non-finite LLR is logged and dropped.)doc";
+Message port "in": (meta, f32vector of G LLRs); "out": (meta + crc_ok, code_blocks, code_blocks_crc_ok, code_blocks_no_information, iterations, u8vector of A bits); crc_ok is false when a code block had fewer non-zero LLRs than K. A PDU of another length or with a non-finite LLR is logged and dropped.)doc";
 
 
 static const char* __doc_gr_mimo_gpu_tb_decoder_tb_decoder_0 = R"doc()doc";

@@ -15,7 +15,7 @@
 
 
 static const char* __doc_gr_mimo_gpu_turbo_decoder = R"doc(LTE turbo decoder (max-log-MAP or log-MAP, parallel windows): LLRs (float, positive means 0), 3(K+4) per code block [d0 | d1 | d2], in; K hard bits (bytes) per code block out.
-Each call decodes all complete code blocks waiting (up to max_blocks) in one batch. Tags on the first bit of each block: "iterations" (long) and, with a crc, "crc_ok" (bool).)doc";
+Each call decodes all complete code blocks waiting (up to max_blocks) in one batch. Tags on the first bit of each block: "iterations" (long), with a crc "crc_ok" (bool), and "no_information" (bool true) on a block with fewer than K non-zero LLRs (crc_ok is then false). Finite LLRs are saturated to +-1e4; untagged or left-over LLRs are dropped with a warning and counted by dropped_llrs().)doc";
 
 
 static const char* __doc_gr_mimo_gpu_turbo_decoder_turbo_decoder_0 = R"doc()doc";
@@ -43,3 +43,6 @@ static const char* __doc_gr_mimo_gpu_turbo_decoder_extrinsic_scale = R"doc(The m
 
 
 static const char* __doc_gr_mimo_gpu_turbo_decoder_active_backend = R"doc(The backend in use: "cpu" or "cuda".)doc";
+
+
+static const char* __doc_gr_mimo_gpu_turbo_decoder_dropped_llrs = R"doc(Input LLRs dropped so far without being decoded: packets of a bad length or with a non-finite LLR, untagged LLRs, and, once the flowgraph has stopped, a partial code block or packet left at the end.)doc";
