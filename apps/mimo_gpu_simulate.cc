@@ -89,9 +89,11 @@ std::string default_detectors(int nr, int nt, const core::constellation& constel
     if (takes("nway"))
         for (int n = 1; n <= nt; ++n)
             list += "nway:" + std::to_string(n) + ",";
-    for (const char* family : { "mtt", "ot" })
+    for (const char* family : { "mtt", "ot", "fsd", "sfsd" })
         if (takes(family))
             list += std::string(family) + ",";
+    if (takes("kbest") && 16 * constel.order() <= 4096)
+        list += "kbest:16,";
     if (takes("ml") && std::pow(double(constel.order()), nt) <= 65536.0)
         list += "ml";
     if (list.empty())

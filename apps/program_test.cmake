@@ -187,11 +187,11 @@ elseif(CASE STREQUAL "simulate_bad_option")
 elseif(CASE STREQUAL "simulate_bad_detectors")
     expect(2 "parameter 'passes' of detector 'nway' must be" ${SIMULATE} --detectors nway:1,nway:9)
     expect(2 "passes must be 1..nt" ${SIMULATE} --detectors nway:5)
-    expect(2 "unknown detector 'kbest' \\(registered: nway, ml, mtt, ot" ${SIMULATE} --detectors nway,kbest)
+    expect(2 "unknown detector 'sumis' \\(registered: nway, ml, mtt, ot, fsd, sfsd, kbest" ${SIMULATE} --detectors nway,sumis)
     expect(2 "candidate vectors, more than" ${SIMULATE} --modulation 256qam --detectors ml)
     expect(2 "detector 'mtt' does not take 256qam" ${SIMULATE} --modulation 256qam --detectors mtt)
 elseif(CASE STREQUAL "simulate_run_and_plot")
-    # 2x2 QPSK, every default detector (N-way N = 1, 2, MTT, OT, ML), a noisy and a
+    # 2x2 QPSK, every default detector (N-way N = 1, 2, MTT, OT, FSD, SFSD, K-best 16, ML), a noisy and a
     # clean point; 999 problems is no multiple of any batch. At 40 dB no detector may make an error.
     expect(0 "40\\.00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00 +0\\.0000e\\+00"
            ${SIMULATE} --nr 2 --nt 2 --modulation qpsk --snr 0:40:40 --problems 999 --max-batch 100
@@ -200,9 +200,9 @@ elseif(CASE STREQUAL "simulate_run_and_plot")
     string(JSON nt GET "${json}" config nt)
     string(JSON points LENGTH "${json}" points)
     string(JSON detectors LENGTH "${json}" points 0 detectors)
-    string(JSON bits GET "${json}" points 1 detectors 4 bits)
-    string(JSON name GET "${json}" points 1 detectors 4 name)
-    if(NOT nt EQUAL 2 OR NOT points EQUAL 2 OR NOT detectors EQUAL 5 OR NOT bits EQUAL 3996 OR NOT name STREQUAL "ml")
+    string(JSON bits GET "${json}" points 1 detectors 7 bits)
+    string(JSON name GET "${json}" points 1 detectors 7 name)
+    if(NOT nt EQUAL 2 OR NOT points EQUAL 2 OR NOT detectors EQUAL 8 OR NOT bits EQUAL 3996 OR NOT name STREQUAL "ml")
         message(FATAL_ERROR "unexpected JSON: nt ${nt}, ${points} points, ${detectors} detectors, ${bits} bits, ${name}")
     endif()
     separate_arguments(python UNIX_COMMAND "${PYTHON}")

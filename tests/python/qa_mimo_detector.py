@@ -198,7 +198,7 @@ class qa_core_detector(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             core.detector("mtt", 2, 2, "qpsk", passes=2)  # no such parameter
         with self.assertRaises(ValueError):
-            core.detector("kbest", 2, 2, "qpsk")
+            core.detector("sumis", 2, 2, "qpsk")
         with self.assertRaises(ValueError):
             det.detect(H, y, 0.1, priors=np.zeros((10, 4), np.float32))  # takes no priors
         with self.assertRaises(ValueError):

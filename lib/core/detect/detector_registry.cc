@@ -10,7 +10,9 @@
 #define MIMO_GPU_DETECTOR_FAMILIES(X) \
     X(nway)                           \
     X(ml)                             \
-    X(mtt)
+    X(mtt)                            \
+    X(fsd)                            \
+    X(kbest)
 
 namespace mimo_gpu {
 

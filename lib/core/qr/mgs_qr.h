@@ -20,9 +20,10 @@ constexpr float k_singular_threshold = 1e-11f;
 /// H: nr*nt complex (interleaved floats, row-major), y: nr complex; element i
 /// of H and y is read at [i * PITCH] (PITCH > 1: problems interleaved in shared
 /// memory, so that a thread per problem reads without bank conflicts).
-/// Writes E = [R | Q^T y~] (2NT rows of 2NT+1 floats) for detection order `order`.
+/// Writes E = [R | Q^T y~] (2NT rows of 2NT+1 floats) with stream perm[j] at
+/// position j (the tree's top level is position NT-1).
 template <int NR, int NT, int PITCH = 1>
-MIMO_HD problem_fault mgs_qr_order(const float* H, const float* y, int order, float* E)
+MIMO_HD problem_fault mgs_qr_permuted(const float* H, const float* y, const int* perm, float* E)
 {
     constexpr int ROWS = 2 * NR, COLS = 2 * NT, W = COLS + 1;
     float v[W][ROWS]; // columns of V = [H~ | y~]
@@ -31,7 +32,7 @@ MIMO_UNROLL
     for (int r = 0; r < NR; ++r) {
 MIMO_UNROLL
         for (int j = 0; j < NT; ++j) {
-            const int t = (j + order) % NT;
+            const int t = perm[j];
             const float hr = H[PITCH * (2 * (r * NT + t))], hi = H[PITCH * (2 * (r * NT + t) + 1)];
             v[2 * j][2 * r] = hr;
             v[2 * j][2 * r + 1] = hi;
@@ -86,6 +87,17 @@ MIMO_UNROLL
         }
     }
     return singular ? problem_fault::singular : problem_fault::none;
+}
+
+/// The N-way detection orders: order o puts stream (j + o) % NT at position j.
+template <int NR, int NT, int PITCH = 1>
+MIMO_HD problem_fault mgs_qr_order(const float* H, const float* y, int order, float* E)
+{
+    int perm[NT];
+MIMO_UNROLL
+    for (int j = 0; j < NT; ++j)
+        perm[j] = (j + order) % NT;
+    return mgs_qr_permuted<NR, NT, PITCH>(H, y, perm, E);
 }
 
 } // namespace detail

@@ -1,0 +1,145 @@
+// The K-best detector on the detector interface and its CPU engine
+// (kbest_search.h; docs/detectors.md, "K-best").
+#include <mimo_gpu/detector_registry.h>
+
+#include "../../runtime/engine_choice.h"
+#include "../../runtime/fault_flags.h"
+#include "../../runtime/parallel_for.h"
+#include "kbest_engine.h"
+
+#include <string>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+class cpu_kbest_engine final : public kbest_engine
+{
+public:
+    explicit cpu_kbest_engine(const kbest_config& config)
+        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+    {
+    }
+    backend kind() const override { return backend::cpu; }
+
+    detection_report
+    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
+    {
+        const int M = m_pam.order(), Q = m_pam.bits_per_symbol(), K = m_config.K;
+        fault_word* flags = m_faults.reset(batch);
+        dispatch_fsd_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+            parallel_for(batch, 16, [&](size_t begin, size_t end) {
+                std::vector<float> f(size_t(K) * (3 + M)), dmin(size_t(NT) * M), pmin(dmin.size());
+                std::vector<int> i(size_t(K) * (1 + 2 * 2 * NT));
+                const kbest_scratch s{ f.data(), i.data(), f.data() + K, i.data() + K * 2 * NT,
+                                       f.data() + 2 * K, i.data() + 2 * K * 2 * NT, 1 };
+                for (size_t p = begin; p < end; ++p) {
+                    const problem_fault fault = kbest_problem<NR, NT>(
+                        reinterpret_cast<const float*>(H + p * NR * NT),
+                        reinterpret_cast<const float*>(y + p * NR), K, m_pam, n0, clip, s, dmin.data(),
+                        pmin.data(), llr + p * NT * Q);
+                    if (fault != problem_fault::none)
+                        report_fault(flags, p, fault);
+                }
+            });
+        });
+        return m_faults.finish(llr, size_t(m_config.shape.nt) * Q);
+    }
+
+private:
+    kbest_config m_config;
+    pam_table m_pam;
+    host_faults m_faults;
+};
+
+} // namespace
+
+std::unique_ptr<kbest_engine> make_cpu_kbest_engine(const kbest_config& config)
+{
+    return std::make_unique<cpu_kbest_engine>(config);
+}
+
+namespace {
+
+detector_capabilities kbest_capabilities()
+{
+    detector_capabilities c;
+    c.max_nt = k_fsd_max_streams;
+    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256 };
+    c.exact_max_log = false; // exact when K >= M^(nt-1): nothing is pruned
+    return c;
+}
+
+std::vector<parameter_spec> kbest_parameters()
+{
+    return { { "k", 16, 1, k_kbest_max_children, true, false,
+               "paths kept per tree level (K * M <= 4096)" },
+             { "llr_clip", k_default_llr_clip, 0, 1e4, false, true,
+               "LLRs clipped to [-clip, clip]; a bit with no counter-hypothesis in the list or "
+               "among the pruned paths gets +-clip; 0: no clipping (+-1000)" } };
+}
+
+class kbest_detector final : public detector
+{
+public:
+    kbest_detector(const detector_config& config, backend requested)
+        : detector("kbest", checked(config), kbest_capabilities(), kbest_parameters())
+    {
+        const kbest_config c{ config.shape, config.mod, int(parameter("k")) };
+        m_engine = choose_engine(
+            requested, [&] { return make_cpu_kbest_engine(c); }, [&] { return make_cuda_kbest_engine(c); });
+    }
+    backend active_backend() const override { return m_engine->kind(); }
+
+protected:
+    detection_report run(const detector_input& in, float* llr) override
+    {
+        return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
+    }
+    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
+    {
+        m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
+    }
+    detection_report device_status(cuda_stream_t stream) override
+    {
+        return m_engine->check_device_status(stream);
+    }
+    size_t family_scratch_per_problem() const override
+    {
+        const int M = constellation(mod()).order(), K = int(parameter("k"));
+        return sizeof(float) * size_t(kbest_scratch::floats_per_problem(K, M, shape().nt));
+    }
+
+private:
+    static detector_config checked(const detector_config& config)
+    {
+        config.shape.validate_small();
+        const int M = constellation(config.mod).order(), K = int(config.parameters.at("k"));
+        if (K * M > k_kbest_max_children)
+            throw std::invalid_argument("mimo_gpu: detector 'kbest': K * M = " + std::to_string(K) + " * " +
+                                        std::to_string(M) + " children per level exceed the " +
+                                        std::to_string(k_kbest_max_children) + " the kernels take");
+        return config;
+    }
+    float clip() const { return float(parameter("llr_clip")); }
+
+    std::unique_ptr<kbest_engine> m_engine;
+};
+
+} // namespace
+
+std::vector<detector_family> kbest_families()
+{
+    return { { "kbest",
+               "K-best breadth-first soft detector (K paths per level; max-log LLRs of the list, "
+               "pruned paths standing in for missing counter-hypotheses)",
+               kbest_capabilities(), kbest_parameters(), [](const detector_config& c, backend b) {
+                   return std::unique_ptr<detector>(new kbest_detector(c, b));
+               } } };
+}
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,63 @@
+// The engines behind the K-best detector (one CPU, one CUDA) and the
+// per-problem routine both run (the CUDA kernel: a thread per problem).
+#pragma once
+
+#include <mimo_gpu/detector.h>
+
+#include "../fsd/fsd_engine.h" // fsd_item (ordering and QR), dispatch_fsd_shape
+#include "kbest_search.h"
+
+#include <memory>
+#include <stdexcept>
+
+namespace mimo_gpu {
+namespace detail {
+
+/// The most children per level (K * M) the engines take.
+constexpr int k_kbest_max_children = 4096;
+
+struct kbest_config {
+    mimo_shape shape;
+    modulation mod;
+    int K = 16;
+};
+
+class kbest_engine
+{
+public:
+    virtual ~kbest_engine() = default;
+    virtual backend kind() const = 0;
+    virtual detection_report
+    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) = 0;
+    virtual void detect_device(const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
+    {
+        throw std::logic_error("mimo_gpu: kbest detect_device needs the CUDA backend");
+    }
+    virtual detection_report check_device_status(cuda_stream_t) { return {}; }
+};
+
+std::unique_ptr<kbest_engine> make_cpu_kbest_engine(const kbest_config& config);
+std::unique_ptr<kbest_engine> make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)
+
+/// One problem: V-BLAST ordering (strongest stream at the top) and QR, the
+/// search, the LLRs (stream t's at [t * Q, t * Q + Q)).
+template <int NR, int NT>
+MIMO_HD problem_fault kbest_problem(const float* H, const float* y, int K, const pam_table& pam, float n0,
+                                    float clip, const kbest_scratch& s, float* dmin, float* pmin, float* llr)
+{
+    fsd_item<NR, NT> item;
+    const problem_fault fault = item.prepare(H, y, 0);
+    if (fault != problem_fault::none)
+        return fault;
+    float best = 0.0f;
+    if (!kbest_search<NT>(item.E, item.perm, K, pam, s, dmin, pmin, &best))
+        return problem_fault::non_finite;
+    const int M = pam.order(), Q = pam.bits_per_symbol();
+    for (int t = 0; t < NT; ++t)
+        for (int k = 0; k < Q; ++k)
+            llr[t * Q + k] = kbest_llr(dmin + t * M, pmin + t * M, best, pam, k, n0, clip);
+    return problem_fault::none;
+}
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,201 @@
+// K-best breadth-first tree search on one problem's [R | Q^T y] block, the
+// breadth-first reference of the MIMO literature (and Sionna's KBestDetector),
+// shared by the CPU engine and the CUDA kernel (a thread per problem, its
+// scratch interleaved across problems so that a warp's accesses coalesce).
+//
+// Level by level from the top position, each of the K surviving partial paths
+// is extended by all M symbols of its next position and the K best of the
+// K*M children (by partial Euclidean distance, ties by index) survive. The
+// LLRs are max-log over the final list; a bit whose counter-hypothesis left
+// the list takes the best pruned partial path that carried it (its distance
+// is a lower bound of every completion; lifted to the list's best distance,
+// so that it never flips the decision), not a fixed value.
+#pragma once
+
+#include "../../runtime/host_device.h"
+#include "../pam_table.h"
+
+#include <mimo_gpu/detector.h> // k_unreached_llr
+
+namespace mimo_gpu {
+namespace detail {
+
+/// One problem's scratch, element i of each array at [i * stride].
+struct kbest_scratch {
+    float* ped;        ///< K: the surviving paths' distances
+    int* levels;       ///< K * 2NT: their real rows' levels
+    float* next_ped;   ///< K
+    int* next_levels;  ///< K * 2NT
+    float* child;      ///< K * M: the children's distances
+    int* heap;         ///< K: the kept children's indices
+    size_t stride;
+    /// The arrays above plus the dmin and pmin tables (2 * nt * M), in floats.
+    static constexpr int floats_per_problem(int K, int M, int nt)
+    {
+        return 2 * K + 2 * K * 2 * nt + K * M + K + 2 * nt * M;
+    }
+};
+
+namespace kbest_impl {
+/// (d, i) before (e, j): by distance, then index.
+MIMO_HD bool before(float d, int i, float e, int j) { return d < e || (d == e && i < j); }
+
+/// Sift-down in a max-heap of child indices keyed by (child distance, index).
+MIMO_HD void sift_down(const kbest_scratch& s, int n, int at)
+{
+    for (;;) {
+        const int l = 2 * at + 1, r = l + 1;
+        int top = at;
+        const auto key = [&](int h) { return s.heap[h * s.stride]; };
+        const auto d = [&](int c) { return s.child[size_t(c) * s.stride]; };
+        if (l < n && before(d(key(top)), key(top), d(key(l)), key(l)))
+            top = l;
+        if (r < n && before(d(key(top)), key(top), d(key(r)), key(r)))
+            top = r;
+        if (top == at)
+            return;
+        const int t = s.heap[at * s.stride];
+        s.heap[at * s.stride] = s.heap[top * s.stride];
+        s.heap[top * s.stride] = t;
+        at = top;
+    }
+}
+} // namespace kbest_impl
+
+/// Runs the search; fills dmin (NT * M, per stream and symbol: the final list's
+/// minima) and pmin (the same over pruned partial paths), *best with the list's
+/// best distance. Returns false when a distance is not finite.
+template <int NT>
+MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pam_table& pam,
+                          const kbest_scratch& s, float* dmin, float* pmin, float* best)
+{
+    constexpr int COLS = 2 * NT, W = COLS + 1;
+    const int M = pam.order(), L = pam.levels;
+    const size_t st = s.stride;
+    for (int i = 0; i < NT * M; ++i) {
+        dmin[i] = k_infinity;
+        pmin[i] = k_infinity;
+    }
+    int paths = 1;
+    s.ped[0] = 0.0f;
+    for (int pos = NT - 1; pos >= 0; --pos) {
+        const int rq = 2 * pos + 1, ri = 2 * pos;
+        const int children = paths * M;
+        for (int a = 0; a < paths; ++a) {
+            // Interference of the path's upper symbols on this position's two rows.
+            float bq = E[rq * W + COLS], bi = E[ri * W + COLS];
+            for (int j = COLS - 1; j > rq; --j) {
+                const float pj = pam.amplitude(s.levels[(size_t(a) * COLS + j) * st]);
+                bq -= E[rq * W + j] * pj;
+                bi -= E[ri * W + j] * pj;
+            }
+            const float ped = s.ped[a * st];
+            for (int c = 0; c < M; ++c) {
+                const float pq = pam.amplitude(c % L), pi = pam.amplitude(c / L);
+                const float eq = bq - E[rq * W + rq] * pq;
+                const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
+                s.child[size_t(a * M + c) * st] = ped + eq * eq + ei * ei;
+            }
+        }
+        for (int c = 0; c < children; ++c)
+            if (!(s.child[size_t(c) * st] < k_infinity))
+                return false;
+        // The K best children: a max-heap of the best seen, then sorted ascending.
+        const int keep = children < K ? children : K;
+        for (int h = 0; h < keep; ++h)
+            s.heap[h * st] = h;
+        for (int h = keep / 2 - 1; h >= 0; --h)
+            kbest_impl::sift_down(s, keep, h);
+        for (int c = keep; c < children; ++c) {
+            const int top = s.heap[0];
+            if (kbest_impl::before(s.child[size_t(c) * st], c, s.child[size_t(top) * st], top)) {
+                s.heap[0] = c;
+                kbest_impl::sift_down(s, keep, 0);
+            }
+        }
+        const int worst = s.heap[0];
+        const float worst_d = s.child[size_t(worst) * st];
+        for (int n = keep - 1; n > 0; --n) { // heap sort: ascending
+            const int t = s.heap[0];
+            s.heap[0] = s.heap[n * st];
+            s.heap[n * st] = t;
+            kbest_impl::sift_down(s, n, 0);
+        }
+        // The pruned children's hypotheses, for bits that leave the list.
+        if (children > keep)
+            for (int c = 0; c < children; ++c) {
+                const float d = s.child[size_t(c) * st];
+                if (kbest_impl::before(d, c, worst_d, worst) || c == worst)
+                    continue; // kept
+                const int a = c / M, sym = c % M;
+                float& here = pmin[perm[pos] * M + sym];
+                here = d < here ? d : here;
+                for (int j = pos + 1; j < NT; ++j) {
+                    const int up = s.levels[(size_t(a) * COLS + 2 * j) * st] * L +
+                                   s.levels[(size_t(a) * COLS + 2 * j + 1) * st];
+                    float& m = pmin[perm[j] * M + up];
+                    m = d < m ? d : m;
+                }
+            }
+        for (int n = 0; n < keep; ++n) {
+            const int c = s.heap[n * st], a = c / M, sym = c % M;
+            for (int j = 2 * pos + 2; j < COLS; ++j)
+                s.next_levels[(size_t(n) * COLS + j) * st] = s.levels[(size_t(a) * COLS + j) * st];
+            s.next_levels[(size_t(n) * COLS + ri) * st] = sym / L;
+            s.next_levels[(size_t(n) * COLS + rq) * st] = sym % L;
+            s.next_ped[n * st] = s.child[size_t(c) * st];
+        }
+        for (int n = 0; n < keep; ++n) {
+            s.ped[n * st] = s.next_ped[n * st];
+            for (int j = 2 * pos; j < COLS; ++j)
+                s.levels[(size_t(n) * COLS + j) * st] = s.next_levels[(size_t(n) * COLS + j) * st];
+        }
+        paths = keep;
+    }
+    *best = s.ped[0];
+    for (int n = 0; n < paths; ++n) {
+        const float d = s.ped[n * st];
+        for (int j = 0; j < NT; ++j) {
+            float& m = dmin[perm[j] * M + s.levels[(size_t(n) * COLS + 2 * j) * st] * L +
+                            s.levels[(size_t(n) * COLS + 2 * j + 1) * st]];
+            m = d < m ? d : m;
+        }
+    }
+    return true;
+}
+
+/// Max-log LLR of bit k of one stream from the list's symbol minima, a side
+/// the list lacks taken from the pruned minima (at least `best`), else +-limit.
+MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const pam_table& pam, int k,
+                        float n0, float clip)
+{
+    const float inf = k_infinity;
+    float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
+    const int L = pam.levels;
+    for (int li = 0; li < L; ++li)
+        for (int lq = 0; lq < L; ++lq) {
+            const int s = li * L + lq;
+            if (pam.symbol_bit(li, lq, k)) {
+                min1 = dmin[s] < min1 ? dmin[s] : min1;
+                p1 = pmin[s] < p1 ? pmin[s] : p1;
+            } else {
+                min0 = dmin[s] < min0 ? dmin[s] : min0;
+                p0 = pmin[s] < p0 ? pmin[s] : p0;
+            }
+        }
+    if (!(min0 < inf) && p0 < inf)
+        min0 = p0 > best ? p0 : best;
+    if (!(min1 < inf) && p1 < inf)
+        min1 = p1 > best ? p1 : best;
+    const float limit = clip > 0.0f ? clip : k_unreached_llr;
+    if (!(min1 < inf))
+        return limit;
+    if (!(min0 < inf))
+        return -limit;
+    const float llr = (min1 - min0) / n0;
+    const float bound = clip > 0.0f ? clip : k_llr_limit;
+    return llr > bound ? bound : (llr < -bound ? -bound : llr);
+}
+
+} // namespace detail
+} // namespace mimo_gpu

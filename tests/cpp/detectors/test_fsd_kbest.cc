@@ -1,0 +1,157 @@
+// The fixed-complexity sphere decoders ("fsd" hard, "sfsd" soft) and K-best
+// ("kbest"): exact max-log ML where the list holds every hypothesis (SFSD for
+// nt = 2 with every path extended, K-best with K >= M^(nt-1)), FSD's hard
+// decisions against ML's, the behaviour for 4x4, bad input, and CUDA against
+// the CPU on fresh random inputs.
+#include "../test_support.h"
+
+#include <mimo_gpu/detector_registry.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_test;
+
+namespace {
+
+std::unique_ptr<detector> make(const std::string& name, mimo_shape shape, modulation mod, backend b,
+                               detector_parameters params = {})
+{
+    return make_detector(name, { shape, mod, params }, b);
+}
+
+std::vector<float> run(detector& det, const problem_batch& pb)
+{
+    std::vector<float> llr(pb.batch * det.llrs_per_problem(), NAN);
+    det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, llr.data());
+    return llr;
+}
+
+void expect_max_log_ml(const std::vector<float>& llr, const problem_batch& pb, const std::string& what)
+{
+    const constellation con(pb.mod);
+    for (size_t p = 0; p < pb.batch; ++p) {
+        const auto ref = brute_force_llr(con, pb.shape.nr, pb.shape.nt, pb.H.data() + p * pb.shape.nr * pb.shape.nt,
+                                         pb.y.data() + p * pb.shape.nr, pb.n0);
+        for (size_t i = 0; i < ref.size(); ++i)
+            ASSERT_NEAR(llr[p * ref.size() + i], ref[i], 1e-3 * (1 + std::abs(ref[i])))
+                << what << " problem " << p << " bit " << i;
+    }
+}
+
+} // namespace
+
+TEST(sphere_detectors, full_lists_equal_exhaustive_max_log_ml)
+{
+    const uint64_t seed = fresh_seed();
+    for (modulation mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+        const int M = constellation(mod).order();
+        for (double snr : { 0.0, 10.0, 20.0 }) {
+            // SFSD, 2x2 (and 3x2), every FE path extended: each bit's best counter-hypothesis is in the list.
+            for (mimo_shape shape : { mimo_shape{ 2, 2 }, mimo_shape{ 3, 2 } }) {
+                problem_batch pb(shape, mod, 60, snr, seed + uint64_t(snr) + M);
+                auto sfsd = make("sfsd", shape, mod, backend::cpu, { { "niter", M }, { "llr_clip", 0 } });
+                expect_max_log_ml(run(*sfsd, pb), pb, "sfsd " + to_string(mod) + " SNR " + std::to_string(snr));
+            }
+            // K-best keeping every path (K = M^(nt-1) suffices: nothing is pruned before the last level).
+            const mimo_shape shape = M <= 16 ? mimo_shape{ 3, 3 } : mimo_shape{ 2, 2 };
+            const int K = M <= 16 ? M * M : M;
+            problem_batch pb(shape, mod, 30, snr, seed + 7 + uint64_t(snr) + M);
+            auto kbest = make("kbest", shape, mod, backend::cpu, { { "k", K }, { "llr_clip", 0 } });
+            expect_max_log_ml(run(*kbest, pb), pb, "kbest " + to_string(mod) + " SNR " + std::to_string(snr));
+        }
+    }
+}
+
+TEST(sphere_detectors, fsd_hard_decisions_are_the_best_path_and_close_to_ml)
+{
+    // 4x4 16-QAM at 16 dB: FSD's hard decisions (+-clip) against ML's; the paper
+    // claims ML performance. Also: every output is exactly +-clip.
+    problem_batch pb({ 4, 4 }, modulation::qam16, 3000, 16.0, fresh_seed());
+    auto fsd = make("fsd", pb.shape, pb.mod, backend::cpu, { { "llr_clip", 5.0 } });
+    auto ml = make("ml", pb.shape, pb.mod, backend::cpu);
+    const auto hard = run(*fsd, pb);
+    for (float v : hard)
+        ASSERT_EQ(std::abs(v), 5.0f);
+    const double ber_fsd = bit_error_rate(pb.bits, hard), ber_ml = bit_error_rate(pb.bits, run(*ml, pb));
+    std::printf("[ ber      ] 4x4 16-QAM 16 dB: FSD %.4g, ML %.4g\n", ber_fsd, ber_ml);
+    EXPECT_LE(ber_ml, ber_fsd + 1e-4);
+    EXPECT_LT(ber_fsd, 2 * ber_ml + 5e-4);
+}
+
+TEST(sphere_detectors, four_streams_soft_lists_approach_ml)
+{
+    // Statistical: 4x4 16-QAM at 14 dB, SFSD (paper Niter) and K-best 16 between ML and FSD's single list.
+    problem_batch pb({ 4, 4 }, modulation::qam16, 3000, 14.0, fresh_seed());
+    auto ml = make("ml", pb.shape, pb.mod, backend::cpu);
+    auto sfsd = make("sfsd", pb.shape, pb.mod, backend::cpu);
+    auto kbest = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", 16 } });
+    const double b_ml = bit_error_rate(pb.bits, run(*ml, pb)), b_sfsd = bit_error_rate(pb.bits, run(*sfsd, pb)),
+                 b_kb = bit_error_rate(pb.bits, run(*kbest, pb));
+    std::printf("[ ber      ] 4x4 16-QAM 14 dB: ML %.4g, SFSD %.4g, K-best 16 %.4g\n", b_ml, b_sfsd, b_kb);
+    EXPECT_LT(b_sfsd, 2 * b_ml + 1e-3);
+    EXPECT_LT(b_kb, 2 * b_ml + 1e-3);
+}
+
+TEST(sphere_detectors, pruned_paths_stand_in_for_missing_counter_hypotheses)
+{
+    // K = 1 keeps a single path: every counter-hypothesis comes from a pruned
+    // partial path, lifted to the list's distance, so no LLR is +-clip unless
+    // its pruned distance is that far, and none flips the list's decision.
+    problem_batch pb({ 4, 4 }, modulation::qam16, 500, 12.0, fresh_seed());
+    auto k1 = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", 1 }, { "llr_clip", 0 } });
+    const auto llr = run(*k1, pb);
+    size_t unreached = 0;
+    for (float v : llr) {
+        ASSERT_TRUE(std::isfinite(v));
+        unreached += std::abs(v) == k_unreached_llr;
+    }
+    EXPECT_EQ(unreached, 0u);
+}
+
+TEST(sphere_detectors, bad_parameters_and_shapes_are_clear_errors)
+{
+    const mimo_shape s44{ 4, 4 };
+    EXPECT_THROW(make("kbest", s44, modulation::qam16, backend::cpu, { { "k", 0 } }), std::invalid_argument);
+    EXPECT_THROW(make("kbest", s44, modulation::qam64, backend::cpu, { { "k", 128 } }), std::invalid_argument);
+    EXPECT_THROW(make("sfsd", s44, modulation::qam16, backend::cpu, { { "niter", -1 } }), std::invalid_argument);
+    EXPECT_THROW(make("fsd", { 8, 8 }, modulation::qpsk, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(make("fsd", { 2, 2 }, modulation::qpsk, backend::cpu, { { "full_levels", 2 } }),
+                 std::invalid_argument);
+    EXPECT_THROW(make("fsd", s44, modulation::qam256, backend::cpu, { { "full_levels", 2 } }),
+                 std::invalid_argument); // 65536 paths
+    EXPECT_THROW(make("fsd", s44, modulation::qpsk, backend::cpu, { { "llr_clip", 0 } }), std::invalid_argument);
+    EXPECT_NO_THROW(make("fsd", { 1, 1 }, modulation::qam64, backend::cpu));
+}
+
+TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    struct cfg {
+        std::string name;
+        detector_parameters params;
+        mimo_shape shape;
+        modulation mod;
+        size_t batch;
+    };
+    for (const cfg& c : { cfg{ "fsd", {}, { 4, 4 }, modulation::qpsk, 3001 },
+                          cfg{ "fsd", {}, { 4, 4 }, modulation::qam16, 2001 },
+                          cfg{ "fsd", {}, { 4, 4 }, modulation::qam64, 1001 },
+                          cfg{ "fsd", {}, { 6, 3 }, modulation::qam16, 501 },
+                          cfg{ "sfsd", {}, { 4, 4 }, modulation::qam16, 2001 },
+                          cfg{ "sfsd", {}, { 4, 4 }, modulation::qam64, 1001 },
+                          cfg{ "sfsd", { { "niter", 16 } }, { 2, 2 }, modulation::qam16, 1001 },
+                          cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
+                          cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
+                          cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
+                          cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
+        for (double snr : { 4.0, 16.0 }) {
+            problem_batch pb(c.shape, c.mod, c.batch, snr, seed + uint64_t(snr));
+            auto cpu = make(c.name, c.shape, c.mod, backend::cpu, c.params);
+            auto gpu = make(c.name, c.shape, c.mod, backend::cuda, c.params);
+            expect_bit_identical(run(*gpu, pb), run(*cpu, pb), c.name + " " + to_string(c.mod));
+        }
+    }
+}
