@@ -57,7 +57,14 @@ struct reference_figure {
     mimo_gpu::modulation mod;
     size_t problems;
     double kernel_ms, kernel_mbps, async_ms, async_mbps;
+    const char* source = "MTT thesis, Tables 4.1-4.2";
+    const char* device = "Nvidia Tesla C1060";
+    bool exact_problems = false; ///< applies only to a workload of exactly `problems`
 };
+
+/// The FSD paper's Tables 1 and 2 workloads: 4x4, QPSK, 16-QAM and 64-QAM, Nc =
+/// 150, 300, 600, 900, 1200 subcarriers of a 7-symbol LTE slot (Nc * 7 problems).
+std::vector<detector_workload> fsd_paper_workloads();
 
 /// One detector on one workload. Times in ms, -1 where not measured.
 struct detector_row {

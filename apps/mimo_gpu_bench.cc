@@ -238,7 +238,7 @@ void bench_turbo_cpu(turbo_result& r, int trials, uint64_t seed)
 /// What the detector section runs: the MTT thesis table by default, the --detectors list when given.
 struct detector_plan {
     bool run = false;
-    std::string table; // "mtt_thesis" or "detectors"
+    std::string table; // "mtt_thesis", "fsd_paper" or "detectors"
     std::vector<detector_spec> specs;
     std::vector<detector_workload> workloads;
 };
@@ -246,14 +246,17 @@ struct detector_plan {
 detector_plan plan_detectors(const command_line& cli, bool skip_detector)
 {
     detector_plan plan;
-    const bool listed = cli.is_set("detectors");
-    if (listed && skip_detector)
-        throw usage_error("--detectors and --skip-detector exclude each other");
+    const bool listed = cli.is_set("detectors"), fsd = cli.flag("fsd-paper").value_or(false);
+    if ((listed || fsd) && skip_detector)
+        throw usage_error("--detectors and --fsd-paper exclude --skip-detector");
     plan.run = !skip_detector;
-    plan.table = listed ? "detectors" : "mtt_thesis";
-    plan.specs = checked_setup([&] { return parse_bench_detectors(listed ? cli.text("detectors") : "mtt,ot"); });
+    plan.table = fsd ? "fsd_paper" : listed ? "detectors" : "mtt_thesis";
+    const std::string defaults = fsd ? "fsd,sfsd,kbest:8,kbest:16,kbest:32,kbest:64" : "mtt,ot";
+    plan.specs = checked_setup([&] { return parse_bench_detectors(listed ? cli.text("detectors") : defaults); });
     const size_t problems = size_t(cli.integer("problems", 0, 1 << 24));
-    plan.workloads = cli.is_set("shapes") ? parse_workloads(cli.text("shapes"), problems) : thesis_workloads(problems);
+    plan.workloads = cli.is_set("shapes") ? parse_workloads(cli.text("shapes"), problems)
+                     : fsd                ? fsd_paper_workloads()
+                                          : thesis_workloads(problems);
     return plan;
 }
 
@@ -263,6 +266,9 @@ std::string detector_table_title(const detector_plan& plan, const std::string& d
     if (plan.table == "mtt_thesis")
         return "MTT and OT detectors, the MTT thesis' Tables 4.1-4.2 workloads (2x2: 8 x 16384 problems, 4x4: "
                "8 x 8192): " + where + " (times in ms)";
+    if (plan.table == "fsd_paper")
+        return "FSD, SFSD and K-best, the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 "
+               "symbols): " + where + " (times in ms)";
     return "detectors by name: " + where + " (times in ms)";
 }
 
@@ -300,6 +306,9 @@ int main(int argc, char** argv)
     cli.add_option("seed", "N", "seed of the random inputs", "1");
     cli.add_option("turbo-blocks", "N", "code blocks of K = 6144 per decoder batch (0: skip the decoder)", "256");
     cli.add_flag("skip-detector", "skip the detector tables (N-way and MTT/OT): only the turbo decoder");
+    cli.add_flag("fsd-paper",
+                 "the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 symbols) with FSD, "
+                 "SFSD and K-best 8..64 (or --detectors) instead of the N-way and MTT/OT tables");
     cli.add_option("detectors", "LIST",
                    "time these detectors instead of the N-way and MTT/OT tables, e.g. nway:1,nway:4,mtt,ot,ml "
                    "(NAME[:VALUE][:PARAM=VALUE...], the first parameter unnamed)");
