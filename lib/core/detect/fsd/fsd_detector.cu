@@ -1,6 +1,7 @@
-// CUDA engine of the FSD and SFSD detectors: one kernel, a block holding a few
-// problems and their lanes. Per problem, one thread orders the streams and
-// runs the QR (fsd_item::prepare); the lanes share out the M^T paths of the
+// CUDA engine of the FSD and SFSD detectors. A first kernel orders the streams
+// and runs the QR, a thread per problem (fsd_item::prepare, also used by
+// K-best); the search kernel, compiled per nt only, holds a few problems per
+// block and their lanes: the lanes share out the M^T paths of the
 // full expansion (fsd_path), one thread picks the best path (FSD) or the Niter
 // best (SFSD, fsd_select_best), the lanes share out the list extension
 // (sfsd_extension), and per-stream symbol minima meet in shared memory (an
@@ -34,22 +35,39 @@ struct fsd_launch {
     fsd_block_shape block;
 };
 
+constexpr int k_prepare_threads = 128;
+
 template <int NR, int NT>
+__global__ void __launch_bounds__(k_prepare_threads)
+    fsd_prepare_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, int full,
+                       fsd_item<NT>* __restrict__ items, fault_sink faults)
+{
+    const size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+    if (p >= batch)
+        return;
+    fsd_item<NT> item;
+    const problem_fault fault = item.template prepare<NR>(H + p * 2 * NR * NT, y + p * 2 * NR, full);
+    if (fault != problem_fault::none)
+        faults.report(p, fault);
+    items[p] = item;
+}
+
+template <int NT>
 size_t fsd_shared_bytes(const fsd_launch& l, const pam_table& pam)
 {
-    const size_t item = sizeof(fsd_item<NR, NT>) / sizeof(float);
+    const size_t item = sizeof(fsd_item<NT>) / sizeof(float);
     const size_t per_problem = item + l.paths + size_t(NT) * pam.order() + l.picks +
                                size_t(NT) * pam.bits_per_symbol() + 1;
     return sizeof(float) * per_problem * l.block.problems;
 }
 
-template <int NR, int NT>
+template <int NT>
 __global__ void __launch_bounds__(k_fsd_threads)
-    fsd_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
-               const __grid_constant__ pam_table pam, const fsd_launch l, float n0, float clip,
-               float* __restrict__ llr, fault_sink faults)
+    fsd_kernel(const fsd_item<NT>* __restrict__ in, size_t batch, const __grid_constant__ pam_table pam,
+               const fsd_launch l, float n0, float clip, float* __restrict__ llr, const fault_word* flags,
+               fault_sink faults)
 {
-    using item_t = fsd_item<NR, NT>;
+    using item_t = fsd_item<NT>;
     constexpr int item_floats = sizeof(item_t) / sizeof(float);
     const int M = pam.order(), Q = pam.bits_per_symbol(), P = l.block.problems;
     extern __shared__ float smem[];
@@ -65,13 +83,12 @@ __global__ void __launch_bounds__(k_fsd_threads)
     const int local = threadIdx.x / l.block.lanes, lane = threadIdx.x % l.block.lanes;
     const bool mine = local < n && local < P;
 
-    if (mine && lane == 0) {
-        const problem_fault fault =
-            items[local].prepare(H + (first + local) * 2 * NR * NT, y + (first + local) * 2 * NR, l.full);
-        if (fault != problem_fault::none)
-            faults.report(first + local, fault);
-        good[local] = fault == problem_fault::none;
-    }
+    // The block's items, coalesced; a problem the QR flagged is left alone.
+    const float* src = reinterpret_cast<const float*>(in + first);
+    for (int i = threadIdx.x; i < n * item_floats; i += blockDim.x)
+        smem[i] = src[i];
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        good[i] = flags[first + i] == 0;
     for (int i = threadIdx.x; i < P * NT * M; i += blockDim.x)
         dmin[i] = __float_as_int(k_infinity);
     __syncthreads();
@@ -174,16 +191,21 @@ private:
     {
         if (batch == 0)
             return;
-        dispatch_fsd_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            const size_t shared = fsd_shared_bytes<NR, NT>(m_launch, m_pam);
-            if (shared > 48 * 1024)
-                MIMO_CUDA_CHECK(cudaFuncSetAttribute(fsd_kernel<NR, NT>,
-                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-            const unsigned blocks = unsigned((batch + m_launch.block.problems - 1) / m_launch.block.problems);
-            fsd_kernel<NR, NT><<<blocks, k_fsd_threads, shared, stream>>>(
-                reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, m_pam,
-                m_launch, n0, clip, d_llr, sink);
+        void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
+        launch_fsd_prepare(m_config.shape, m_config.full, d_H, d_y, batch, d_items, sink, stream);
+        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
+            constexpr int NT = decltype(nt_c)::value;
+            if constexpr (NT <= k_fsd_max_streams) {
+                const size_t shared = fsd_shared_bytes<NT>(m_launch, m_pam);
+                if (shared > 48 * 1024)
+                    MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                        fsd_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+                const unsigned blocks =
+                    unsigned((batch + m_launch.block.problems - 1) / m_launch.block.problems);
+                fsd_kernel<NT><<<blocks, k_fsd_threads, shared, stream>>>(
+                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_launch, n0, clip, d_llr, sink.flags,
+                    sink);
+            }
         });
         MIMO_CUDA_CHECK_LAUNCH("fsd_kernel");
     }
@@ -192,6 +214,7 @@ private:
     pam_table m_pam;
     fsd_launch m_launch{};
     cuda_stream m_stream;
+    device_buffer<char> m_items; // the ordered QR of each problem, between the two kernels
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
     device_faults m_faults;
@@ -199,6 +222,32 @@ private:
 };
 
 } // namespace
+
+size_t fsd_item_bytes(int nt)
+{
+    switch (nt) {
+    case 1: return sizeof(fsd_item<1>);
+    case 2: return sizeof(fsd_item<2>);
+    case 3: return sizeof(fsd_item<3>);
+    case 4: return sizeof(fsd_item<4>);
+    }
+    throw std::invalid_argument("mimo_gpu: the FSD detectors take nt <= 4");
+}
+
+void launch_fsd_prepare(mimo_shape shape, int full, const cfloat* d_H, const cfloat* d_y, size_t batch,
+                        void* d_items, fault_sink faults, cuda_stream_t stream)
+{
+    if (batch == 0)
+        return;
+    dispatch_fsd_shape(shape.nr, shape.nt, [&](auto nr_c, auto nt_c) {
+        constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+        fsd_prepare_kernel<NR, NT><<<unsigned((batch + k_prepare_threads - 1) / k_prepare_threads),
+                                     k_prepare_threads, 0, stream>>>(
+            reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, full,
+            static_cast<fsd_item<NT>*>(d_items), faults);
+    });
+    MIMO_CUDA_CHECK_LAUNCH("fsd_prepare_kernel");
+}
 
 std::unique_ptr<fsd_engine> make_cuda_fsd_engine(const fsd_config& config)
 {

@@ -6,6 +6,7 @@
 #include <mimo_gpu/detector.h>
 
 #include "../../qr/mgs_qr.h"
+#include "../../runtime/fault_flags.h"
 #include "../../runtime/shape_dispatch.h"
 #include "../pam_table.h"
 #include "fsd_search.h"
@@ -66,12 +67,14 @@ decltype(auto) dispatch_fsd_shape(int nr, int nt, F&& f)
     });
 }
 
-/// Ordering and QR of one problem: the item the search reads.
-template <int NR, int NT>
+/// Ordering and QR of one problem: the item the search reads (the same for
+/// every nr, so the CUDA search kernels are compiled per nt only).
+template <int NT>
 struct fsd_item {
     static constexpr int e_floats = 2 * NT * (2 * NT + 1);
     float E[e_floats];
     int perm[NT];
+    template <int NR>
     MIMO_HD problem_fault prepare(const float* H, const float* y, int full)
     {
         fsd_order<NR, NT>(H, full, perm);
@@ -79,14 +82,24 @@ struct fsd_item {
     }
 };
 
+#ifdef MIMO_GPU_HAVE_CUDA
+/// Enqueues the ordering and QR of a batch (device memory) into `d_items`
+/// (batch items of fsd_item<nt>), bad problems reported into `faults`.
+/// full: the FE levels of the ordering (0: V-BLAST, strongest first).
+void launch_fsd_prepare(mimo_shape shape, int full, const cfloat* d_H, const cfloat* d_y, size_t batch,
+                        void* d_items, fault_sink faults, cuda_stream_t stream);
+/// Bytes of one item for nt streams.
+size_t fsd_item_bytes(int nt);
+#endif
+
 /// The whole detection of one problem on one thread (the CPU engine).
 /// dist: paths floats, chosen: niter ints, dmin: NT * M floats of scratch.
 template <int NR, int NT>
 problem_fault fsd_problem(const float* H, const float* y, const fsd_config& c, const pam_table& pam, float n0,
                           float clip, float* dist, int* chosen, float* dmin, float* llr)
 {
-    fsd_item<NR, NT> item;
-    const problem_fault fault = item.prepare(H, y, c.full);
+    fsd_item<NT> item;
+    const problem_fault fault = item.template prepare<NR>(H, y, c.full);
     if (fault != problem_fault::none)
         return fault;
     const int M = pam.order(), Q = pam.bits_per_symbol(), paths = c.paths(pam);

@@ -37,10 +37,12 @@ public:
                 const kbest_scratch s{ f.data(), i.data(), f.data() + K, i.data() + K * 2 * NT,
                                        f.data() + 2 * K, i.data() + 2 * K * 2 * NT, 1 };
                 for (size_t p = begin; p < end; ++p) {
-                    const problem_fault fault = kbest_problem<NR, NT>(
-                        reinterpret_cast<const float*>(H + p * NR * NT),
-                        reinterpret_cast<const float*>(y + p * NR), K, m_pam, n0, clip, s, dmin.data(),
-                        pmin.data(), llr + p * NT * Q);
+                    fsd_item<NT> item;
+                    problem_fault fault = item.template prepare<NR>(
+                        reinterpret_cast<const float*>(H + p * NR * NT), reinterpret_cast<const float*>(y + p * NR), 0);
+                    if (fault == problem_fault::none)
+                        fault = kbest_problem<NT>(item, K, m_pam, n0, clip, s, dmin.data(), pmin.data(),
+                                                  llr + p * NT * Q);
                     if (fault != problem_fault::none)
                         report_fault(flags, p, fault);
                 }

@@ -1,5 +1,6 @@
-// CUDA engine of the K-best detector: a thread per problem running the CPU
-// engine's kbest_problem, its scratch in device memory interleaved across the
+// CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
+// (V-BLAST order), then a thread per problem running the CPU engine's
+// kbest_problem, its scratch in device memory interleaved across the
 // batch (element i of problem p at [i * batch + p]), so that a warp's threads,
 // walking the same steps, touch consecutive words.
 #include "../../runtime/cuda_staging.h"
@@ -13,14 +14,13 @@ namespace {
 
 constexpr int k_kbest_threads = 128;
 
-template <int NR, int NT>
+template <int NT>
 __global__ void __launch_bounds__(k_kbest_threads)
-    kbest_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch,
-                 const __grid_constant__ pam_table pam, int K, float n0, float clip, float* __restrict__ llr,
-                 float* scratch, fault_sink faults)
+    kbest_kernel(const fsd_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
+                 int K, float n0, float clip, float* __restrict__ llr, float* scratch, fault_sink faults)
 {
     const size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-    if (p >= batch)
+    if (p >= batch || faults.flags[p] != 0) // flagged by the QR: erased
         return;
     const int M = pam.order();
     const size_t B = batch;
@@ -40,8 +40,8 @@ __global__ void __launch_bounds__(k_kbest_threads)
     s.heap = reinterpret_cast<int*>(take(K)) + p;
     float* dmin = take(size_t(NT) * M) + p * NT * M;
     float* pmin = take(size_t(NT) * M) + p * NT * M;
-    const problem_fault fault = kbest_problem<NR, NT>(H + p * 2 * NR * NT, y + p * 2 * NR, K, pam, n0, clip, s,
-                                                      dmin, pmin, llr + p * NT * pam.bits_per_symbol());
+    const problem_fault fault =
+        kbest_problem<NT>(items[p], K, pam, n0, clip, s, dmin, pmin, llr + p * NT * pam.bits_per_symbol());
     if (fault != problem_fault::none)
         faults.report(p, fault);
 }
@@ -90,12 +90,14 @@ private:
         const size_t per_problem =
             size_t(kbest_scratch::floats_per_problem(m_config.K, m_pam.order(), m_config.shape.nt));
         float* scratch = m_scratch.reserve(per_problem * batch);
-        dispatch_fsd_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            kbest_kernel<NR, NT><<<unsigned((batch + k_kbest_threads - 1) / k_kbest_threads), k_kbest_threads, 0,
-                                   stream>>>(reinterpret_cast<const float*>(d_H),
-                                             reinterpret_cast<const float*>(d_y), batch, m_pam, m_config.K, n0,
-                                             clip, d_llr, scratch, sink);
+        void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
+        launch_fsd_prepare(m_config.shape, 0, d_H, d_y, batch, d_items, sink, stream);
+        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
+            constexpr int NT = decltype(nt_c)::value;
+            if constexpr (NT <= k_fsd_max_streams)
+                kbest_kernel<NT><<<unsigned((batch + k_kbest_threads - 1) / k_kbest_threads), k_kbest_threads, 0,
+                                   stream>>>(static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_config.K,
+                                             n0, clip, d_llr, scratch, sink);
         });
         MIMO_CUDA_CHECK_LAUNCH("kbest_kernel");
     }
@@ -106,6 +108,7 @@ private:
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
     device_buffer<float> m_scratch; // the search's lists, interleaved across the batch
+    device_buffer<char> m_items;    // the ordered QR of each problem
     device_faults m_faults;
     std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };

@@ -39,16 +39,12 @@ public:
 std::unique_ptr<kbest_engine> make_cpu_kbest_engine(const kbest_config& config);
 std::unique_ptr<kbest_engine> make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)
 
-/// One problem: V-BLAST ordering (strongest stream at the top) and QR, the
-/// search, the LLRs (stream t's at [t * Q, t * Q + Q)).
-template <int NR, int NT>
-MIMO_HD problem_fault kbest_problem(const float* H, const float* y, int K, const pam_table& pam, float n0,
-                                    float clip, const kbest_scratch& s, float* dmin, float* pmin, float* llr)
+/// One problem's search and LLRs (stream t's at [t * Q, t * Q + Q)) from its
+/// item: V-BLAST ordering (strongest stream at the top) and QR.
+template <int NT>
+MIMO_HD problem_fault kbest_problem(const fsd_item<NT>& item, int K, const pam_table& pam, float n0, float clip,
+                                    const kbest_scratch& s, float* dmin, float* pmin, float* llr)
 {
-    fsd_item<NR, NT> item;
-    const problem_fault fault = item.prepare(H, y, 0);
-    if (fault != problem_fault::none)
-        return fault;
     float best = 0.0f;
     if (!kbest_search<NT>(item.E, item.perm, K, pam, s, dmin, pmin, &best))
         return problem_fault::non_finite;
