@@ -91,6 +91,8 @@ __global__ void __launch_bounds__(k_fsd_threads)
         good[i] = flags[first + i] == 0;
     for (int i = threadIdx.x; i < P * NT * M; i += blockDim.x)
         dmin[i] = __float_as_int(k_infinity);
+    for (int i = threadIdx.x; i < P * l.picks; i += blockDim.x)
+        chosen[i] = 0; // valid indices even where non-finite distances leave ranks out
     __syncthreads();
 
     int* my_dmin = dmin + local * NT * M;
@@ -109,12 +111,21 @@ __global__ void __launch_bounds__(k_fsd_threads)
         }
     }
     __syncthreads();
-    if (active && lane == 0) {
-        fsd_select_best(dist + local * l.paths, l.paths, l.picks, chosen + local * l.picks);
-        if (!l.soft) {
-            fsd_path<NT>(items[local].E, l.full, chosen[local * l.picks], pam, level);
-            fsd_hard_llrs<NT>(level, items[local].perm, pam, clip, hard + local * NT * Q);
+    // The best `picks` paths by (distance, index), as fsd_select_best picks
+    // them: each lane ranks its paths against all the others.
+    if (active)
+        for (int p = lane; p < l.paths; p += l.block.lanes) {
+            const float* d = dist + local * l.paths;
+            int rank = 0;
+            for (int q = 0; q < l.paths; ++q)
+                rank += d[q] < d[p] || (d[q] == d[p] && q < p);
+            if (rank < l.picks)
+                chosen[local * l.picks + rank] = p;
         }
+    __syncthreads();
+    if (active && lane == 0 && !l.soft) {
+        fsd_path<NT>(items[local].E, l.full, chosen[local * l.picks], pam, level);
+        fsd_hard_llrs<NT>(level, items[local].perm, pam, clip, hard + local * NT * Q);
     }
     __syncthreads();
     if (active && l.soft) {

@@ -20,77 +20,88 @@ namespace detail {
 /// the `full` FE positions take the weakest remaining stream (the largest
 /// diagonal element of (H_S^H H_S)^-1 over the remaining columns S), the SE
 /// positions the strongest. full = 0 gives the V-BLAST order (strongest first).
-/// A singular or non-finite H leaves an arbitrary order; the QR flags it.
+/// (H^H H)^-1 is computed once (Gauss-Jordan, no pivoting: the Gram matrix of a
+/// full-rank H is Hermitian positive definite); removing a stream is a Schur
+/// complement update of it. Every loop has compile-time bounds, so on the GPU
+/// it all stays in registers. A singular or non-finite H leaves an arbitrary
+/// order; the QR flags the problem.
 template <int NR, int NT>
 MIMO_HD void fsd_order(const float* H, int full, int (&perm)[NT])
 {
+    float ar[NT][2 * NT], ai[NT][2 * NT]; // [G | I] -> [I | G^-1]
+MIMO_UNROLL
+    for (int a = 0; a < NT; ++a)
+MIMO_UNROLL
+        for (int b = 0; b < NT; ++b) {
+            float gr = 0.0f, gi = 0.0f;
+MIMO_UNROLL
+            for (int r = 0; r < NR; ++r) {
+                const float xr = H[2 * (r * NT + a)], xi = H[2 * (r * NT + a) + 1];
+                const float zr = H[2 * (r * NT + b)], zi = H[2 * (r * NT + b) + 1];
+                gr += xr * zr + xi * zi; // conj(x) z
+                gi += xr * zi - xi * zr;
+            }
+            ar[a][b] = gr;
+            ai[a][b] = gi;
+            ar[a][NT + b] = a == b ? 1.0f : 0.0f;
+            ai[a][NT + b] = 0.0f;
+        }
+MIMO_UNROLL
+    for (int c = 0; c < NT; ++c) {
+        const float pr = ar[c][c], pi = ai[c][c], n2 = pr * pr + pi * pi;
+        const float ir = pr / n2, ii = -pi / n2; // 1 / pivot (NaN for a singular H: order arbitrary)
+MIMO_UNROLL
+        for (int b = 0; b < 2 * NT; ++b) {
+            const float xr = ar[c][b], xi = ai[c][b];
+            ar[c][b] = xr * ir - xi * ii;
+            ai[c][b] = xr * ii + xi * ir;
+        }
+MIMO_UNROLL
+        for (int a = 0; a < NT; ++a) {
+            if (a == c)
+                continue;
+            const float fr = ar[a][c], fi = ai[a][c];
+MIMO_UNROLL
+            for (int b = 0; b < 2 * NT; ++b) {
+                ar[a][b] -= fr * ar[c][b] - fi * ai[c][b];
+                ai[a][b] -= fr * ai[c][b] + fi * ar[c][b];
+            }
+        }
+    }
     bool used[NT];
 MIMO_UNROLL
     for (int t = 0; t < NT; ++t)
         used[t] = false;
+MIMO_UNROLL
     for (int pos = NT - 1; pos >= 0; --pos) {
-        int cols[NT];
-        int m = 0;
-        for (int t = 0; t < NT; ++t)
-            if (!used[t])
-                cols[m++] = t;
-        // [G | I] for G = H_S^H H_S (complex, m x m), then Gauss-Jordan: G is
-        // Hermitian positive definite for a full-rank H, no pivoting needed.
-        float ar[NT][2 * NT], ai[NT][2 * NT];
-        for (int a = 0; a < m; ++a)
-            for (int b = 0; b < 2 * m; ++b) {
-                float gr = 0.0f, gi = 0.0f;
-                if (b < m) {
-                    for (int r = 0; r < NR; ++r) {
-                        const float xr = H[2 * (r * NT + cols[a])], xi = H[2 * (r * NT + cols[a]) + 1];
-                        const float zr = H[2 * (r * NT + cols[b])], zi = H[2 * (r * NT + cols[b]) + 1];
-                        gr += xr * zr + xi * zi; // conj(x) z
-                        gi += xr * zi - xi * zr;
-                    }
-                } else {
-                    gr = (b - m == a) ? 1.0f : 0.0f;
-                }
-                ar[a][b] = gr;
-                ai[a][b] = gi;
+        const bool weakest = pos >= NT - full;
+        int pick = -1;
+        float best = 0.0f;
+MIMO_UNROLL
+        for (int t = 0; t < NT; ++t) {
+            const float v = ar[t][NT + t];
+            if (!used[t] && (pick < 0 || (weakest ? v > best : v < best))) {
+                pick = t;
+                best = v;
             }
-        bool ok = true;
-        for (int c = 0; c < m && ok; ++c) {
-            const float pr = ar[c][c], pi = ai[c][c];
-            const float n2 = pr * pr + pi * pi;
-            if (!(n2 > 0.0f) || !(n2 < k_infinity)) {
-                ok = false;
-                break;
-            }
-            const float ir = pr / n2, ii = -pi / n2; // 1 / pivot
-            for (int b = 0; b < 2 * m; ++b) {
-                const float xr = ar[c][b], xi = ai[c][b];
-                ar[c][b] = xr * ir - xi * ii;
-                ai[c][b] = xr * ii + xi * ir;
-            }
-            for (int a = 0; a < m; ++a) {
-                if (a == c)
+        }
+        perm[pos] = pick;
+        used[pick] = true;
+        // Schur complement: the inverse Gram matrix of the streams left.
+        const float dr = ar[pick][NT + pick], di = ai[pick][NT + pick], d2 = dr * dr + di * di;
+        const float ir = dr / d2, ii = -di / d2;
+MIMO_UNROLL
+        for (int a = 0; a < NT; ++a)
+MIMO_UNROLL
+            for (int b = 0; b < NT; ++b) {
+                if (used[a] || used[b])
                     continue;
-                const float fr = ar[a][c], fi = ai[a][c];
-                for (int b = 0; b < 2 * m; ++b) {
-                    ar[a][b] -= fr * ar[c][b] - fi * ai[c][b];
-                    ai[a][b] -= fr * ai[c][b] + fi * ar[c][b];
-                }
+                // A_ab -= A_a,pick * A_pick,b / A_pick,pick
+                const float ur = ar[a][NT + pick] * ir - ai[a][NT + pick] * ii;
+                const float ui = ar[a][NT + pick] * ii + ai[a][NT + pick] * ir;
+                ar[a][NT + b] -= ur * ar[pick][NT + b] - ui * ai[pick][NT + b];
+                ai[a][NT + b] -= ur * ai[pick][NT + b] + ui * ar[pick][NT + b];
             }
-        }
-        int pick = 0;
-        if (ok) {
-            const bool weakest = pos >= NT - full;
-            float best = ar[0][m];
-            for (int a = 1; a < m; ++a) {
-                const float v = ar[a][m + a];
-                if (weakest ? v > best : v < best) {
-                    best = v;
-                    pick = a;
-                }
-            }
-        }
-        perm[pos] = cols[pick];
-        used[cols[pick]] = true;
     }
 }
 
