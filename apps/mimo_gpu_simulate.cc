@@ -161,7 +161,7 @@ struct simulation_config {
         k.G = coded_bits_for(k.A, k.requested_rate, unit);
         // NL = nt layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
         const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, c.nt, 0 };
-        format.validate();
+        format.validate_for_decoding(); // also: enough coded bits for every code block (rate <= 1)
         k.segmentation = format.segmentation();
         k.algorithm = cli.text("algorithm");
         if (k.algorithm != "max-log-map" && k.algorithm != "log-map")

@@ -35,21 +35,42 @@ struct fsd_launch {
     fsd_block_shape block;
 };
 
-constexpr int k_prepare_threads = 128;
+constexpr int k_prepare_threads = 64;
 
+/// A thread per problem. The block's H and y come in through shared memory
+/// (coalesced reads, also over PCIe when they are pinned host memory; problems
+/// interleaved so that each thread reads its own without bank conflicts), and
+/// its items go out the same way.
 template <int NR, int NT>
 __global__ void __launch_bounds__(k_prepare_threads)
     fsd_prepare_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, int full,
                        fsd_item<NT>* __restrict__ items, fault_sink faults)
 {
-    const size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-    if (p >= batch)
-        return;
-    fsd_item<NT> item;
-    const problem_fault fault = item.template prepare<NR>(H + p * 2 * NR * NT, y + p * 2 * NR, full);
-    if (fault != problem_fault::none)
-        faults.report(p, fault);
-    items[p] = item;
+    constexpr int P = k_prepare_threads, PITCH = P + 1, h_floats = 2 * NR * NT, y_floats = 2 * NR;
+    constexpr int item_floats = sizeof(fsd_item<NT>) / sizeof(float);
+    __shared__ float sH[PITCH * h_floats], sy[PITCH * y_floats];
+    __shared__ unsigned int sout[P * item_floats]; // items as words: perm holds ints
+    const size_t first = size_t(blockIdx.x) * P;
+    const int n = int(first + P <= batch ? P : batch - first);
+    for (int i = threadIdx.x; i < n * h_floats; i += blockDim.x)
+        sH[(i % h_floats) * PITCH + i / h_floats] = H[first * h_floats + i];
+    for (int i = threadIdx.x; i < n * y_floats; i += blockDim.x)
+        sy[(i % y_floats) * PITCH + i / y_floats] = y[first * y_floats + i];
+    __syncthreads();
+    if (int(threadIdx.x) < n) {
+        fsd_item<NT> item;
+        const problem_fault fault = item.template prepare<NR, PITCH>(sH + threadIdx.x, sy + threadIdx.x, full);
+        if (fault != problem_fault::none)
+            faults.report(first + threadIdx.x, fault);
+        const unsigned int* from = reinterpret_cast<const unsigned int*>(&item);
+        MIMO_UNROLL
+        for (int i = 0; i < item_floats; ++i)
+            sout[threadIdx.x * item_floats + i] = from[i];
+    }
+    __syncthreads();
+    unsigned int* out = reinterpret_cast<unsigned int*>(items + first);
+    for (int i = threadIdx.x; i < n * item_floats; i += blockDim.x)
+        out[i] = sout[i];
 }
 
 template <int NT>
@@ -84,9 +105,10 @@ __global__ void __launch_bounds__(k_fsd_threads)
     const bool mine = local < n && local < P;
 
     // The block's items, coalesced; a problem the QR flagged is left alone.
-    const float* src = reinterpret_cast<const float*>(in + first);
+    const unsigned int* src = reinterpret_cast<const unsigned int*>(in + first);
+    unsigned int* dst = reinterpret_cast<unsigned int*>(smem);
     for (int i = threadIdx.x; i < n * item_floats; i += blockDim.x)
-        smem[i] = src[i];
+        dst[i] = src[i]; // as words: the items hold ints too
     for (int i = threadIdx.x; i < n; i += blockDim.x)
         good[i] = flags[first + i] == 0;
     for (int i = threadIdx.x; i < P * NT * M; i += blockDim.x)

@@ -74,11 +74,11 @@ struct fsd_item {
     static constexpr int e_floats = 2 * NT * (2 * NT + 1);
     float E[e_floats];
     int perm[NT];
-    template <int NR>
+    template <int NR, int PITCH = 1>
     MIMO_HD problem_fault prepare(const float* H, const float* y, int full)
     {
-        fsd_order<NR, NT>(H, full, perm);
-        return mgs_qr_permuted<NR, NT>(H, y, perm, E);
+        fsd_order<NR, NT, PITCH>(H, full, perm);
+        return mgs_qr_permuted<NR, NT, PITCH>(H, y, perm, E);
     }
 };
 

@@ -24,8 +24,9 @@ namespace detail {
 /// full-rank H is Hermitian positive definite); removing a stream is a Schur
 /// complement update of it. Every loop has compile-time bounds, so on the GPU
 /// it all stays in registers. A singular or non-finite H leaves an arbitrary
-/// order; the QR flags the problem.
-template <int NR, int NT>
+/// order; the QR flags the problem. Element i of H is read at [i * PITCH]
+/// (problems interleaved in shared memory, as for mgs_qr_permuted).
+template <int NR, int NT, int PITCH = 1>
 MIMO_HD void fsd_order(const float* H, int full, int (&perm)[NT])
 {
     float ar[NT][2 * NT], ai[NT][2 * NT]; // [G | I] -> [I | G^-1]
@@ -36,8 +37,8 @@ MIMO_UNROLL
             float gr = 0.0f, gi = 0.0f;
 MIMO_UNROLL
             for (int r = 0; r < NR; ++r) {
-                const float xr = H[2 * (r * NT + a)], xi = H[2 * (r * NT + a) + 1];
-                const float zr = H[2 * (r * NT + b)], zi = H[2 * (r * NT + b) + 1];
+                const float xr = H[PITCH * (2 * (r * NT + a))], xi = H[PITCH * (2 * (r * NT + a) + 1)];
+                const float zr = H[PITCH * (2 * (r * NT + b))], zi = H[PITCH * (2 * (r * NT + b) + 1)];
                 gr += xr * zr + xi * zi; // conj(x) z
                 gi += xr * zi - xi * zr;
             }

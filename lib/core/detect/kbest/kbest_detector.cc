@@ -109,12 +109,6 @@ protected:
     {
         return m_engine->check_device_status(stream);
     }
-    size_t family_scratch_per_problem() const override
-    {
-        const int M = constellation(mod()).order(), K = int(parameter("k"));
-        return sizeof(float) * size_t(kbest_scratch::floats_per_problem(K, M, shape().nt));
-    }
-
 private:
     static detector_config checked(const detector_config& config)
     {

@@ -1,8 +1,6 @@
 // CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
-// (V-BLAST order), then a thread per problem running the CPU engine's
-// kbest_problem, its scratch in device memory interleaved across the
-// batch (element i of problem p at [i * batch + p]), so that a warp's threads,
-// walking the same steps, touch consecutive words.
+// (V-BLAST order), then a warp per problem (kbest_warp_kernel) with its lists
+// in shared memory.
 #include "../../runtime/cuda_staging.h"
 #include "../../runtime/device_faults.h"
 #include "kbest_engine.h"
@@ -12,38 +10,140 @@ namespace detail {
 
 namespace {
 
-constexpr int k_kbest_threads = 128;
+/// A warp per problem (kbest_warp_kernel): its words of shared memory.
+struct kbest_warp_layout {
+    int item, sorted, paths_words, table, words;
+    static kbest_warp_layout of(int nt, int K, int M, size_t item_bytes)
+    {
+        kbest_warp_layout l;
+        l.item = int(item_bytes / 4);
+        l.sorted = 1;
+        while (l.sorted < K * M)
+            l.sorted *= 2;
+        l.paths_words = K * (2 * nt + 1);
+        l.table = nt * M;
+        l.words = l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table;
+        return l;
+    }
+};
 
+constexpr int k_kbest_max_warps = 4;
+
+/// K-best with a warp per problem, the same steps as kbest_search (the CPU's):
+/// the lanes share out the children (kbest_child), a bitonic sort by
+/// (distance, index) gives the K best in the order the CPU's heap gives them,
+/// the lanes feed the pruned ones into the pruned minima and extend the kept
+/// ones, and the final list's symbol minima give the LLRs (kbest_llr).
 template <int NT>
-__global__ void __launch_bounds__(k_kbest_threads)
-    kbest_kernel(const fsd_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
-                 int K, float n0, float clip, float* __restrict__ llr, float* scratch, fault_sink faults)
+__global__ void __launch_bounds__(32 * k_kbest_max_warps)
+    kbest_warp_kernel(const fsd_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
+                      int K, kbest_warp_layout l, float n0, float clip, float* __restrict__ llr, fault_sink faults)
 {
-    const size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-    if (p >= batch || faults.flags[p] != 0) // flagged by the QR: erased
+    constexpr int COLS = 2 * NT;
+    extern __shared__ unsigned int smem_words[];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
+    if (p >= batch || faults.flags[p] != 0) // past the end, or flagged by the QR: the whole warp leaves
         return;
-    const int M = pam.order();
-    const size_t B = batch;
-    float* at = scratch;
-    auto take = [&](size_t per_problem) {
-        float* here = at;
-        at += per_problem * B;
-        return here;
-    };
-    kbest_scratch s{};
-    s.stride = B;
-    s.ped = take(K) + p;
-    s.levels = reinterpret_cast<int*>(take(size_t(K) * 2 * NT)) + p;
-    s.next_ped = take(K) + p;
-    s.next_levels = reinterpret_cast<int*>(take(size_t(K) * 2 * NT)) + p;
-    s.child = take(size_t(K) * M) + p;
-    s.heap = reinterpret_cast<int*>(take(K)) + p;
-    float* dmin = take(size_t(NT) * M) + p * NT * M;
-    float* pmin = take(size_t(NT) * M) + p * NT * M;
-    const problem_fault fault =
-        kbest_problem<NT>(items[p], K, pam, n0, clip, s, dmin, pmin, llr + p * NT * pam.bits_per_symbol());
-    if (fault != problem_fault::none)
-        faults.report(p, fault);
+    const int M = pam.order(), L = pam.levels, Q = pam.bits_per_symbol();
+    unsigned int* w = smem_words + size_t(warp) * l.words;
+    const fsd_item<NT>* item = reinterpret_cast<const fsd_item<NT>*>(w);
+    float* key = reinterpret_cast<float*>(w + l.item);
+    int* idx = reinterpret_cast<int*>(key + l.sorted);
+    int* lev = idx + l.sorted;
+    float* ped = reinterpret_cast<float*>(lev + K * COLS);
+    int* nlev = reinterpret_cast<int*>(ped + K);
+    float* nped = reinterpret_cast<float*>(nlev + K * COLS);
+    int* dmin = reinterpret_cast<int*>(nped + K);
+    int* pmin = dmin + l.table;
+
+    const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
+    for (int i = lane; i < l.item; i += 32)
+        w[i] = src[i];
+    for (int i = lane; i < l.table; i += 32) {
+        dmin[i] = __float_as_int(k_infinity);
+        pmin[i] = __float_as_int(k_infinity);
+    }
+    if (lane == 0)
+        ped[0] = 0.0f;
+    __syncwarp();
+    const float* E = item->E;
+    const int* perm = item->perm;
+    int paths = 1;
+    for (int pos = NT - 1; pos >= 0; --pos) {
+        const int n = paths * M, ri = 2 * pos, rq = 2 * pos + 1;
+        bool finite = true;
+        for (int c = lane; c < l.sorted; c += 32) {
+            float d = k_infinity;
+            if (c < n) {
+                float bq, bi;
+                kbest_residuals<NT>(E, lev + (c / M) * COLS, 1, pos, pam, &bq, &bi);
+                d = kbest_child<NT>(E, ped[c / M], bq, bi, pos, c % M, pam);
+                finite &= d < k_infinity;
+            }
+            key[c] = d;
+            idx[c] = c;
+        }
+        if (__any_sync(0xffffffffu, !finite)) {
+            if (lane == 0)
+                faults.report(p, problem_fault::non_finite);
+            return;
+        }
+        __syncwarp();
+        for (int k = 2; k <= l.sorted; k <<= 1)
+            for (int j = k >> 1; j > 0; j >>= 1) {
+                for (int i = lane; i < l.sorted; i += 32) {
+                    const int o = i ^ j;
+                    if (o > i) {
+                        const bool ascending = (i & k) == 0;
+                        const bool out_of_order = kbest_impl::before(key[o], idx[o], key[i], idx[i]);
+                        if (out_of_order == ascending) {
+                            const float tk = key[i];
+                            key[i] = key[o];
+                            key[o] = tk;
+                            const int ti = idx[i];
+                            idx[i] = idx[o];
+                            idx[o] = ti;
+                        }
+                    }
+                }
+                __syncwarp();
+            }
+        const int keep = n < K ? n : K;
+        for (int r = keep + lane; r < n; r += 32) { // pruned children
+            const int c = idx[r], a = c / M;
+            const int d = __float_as_int(key[r]);
+            atomicMin(pmin + perm[pos] * M + c % M, d);
+            for (int j = pos + 1; j < NT; ++j)
+                atomicMin(pmin + perm[j] * M + lev[a * COLS + 2 * j] * L + lev[a * COLS + 2 * j + 1], d);
+        }
+        for (int r = lane; r < keep; r += 32) { // kept children: the next paths
+            const int c = idx[r], a = c / M, sym = c % M;
+            for (int j = 2 * pos + 2; j < COLS; ++j)
+                nlev[r * COLS + j] = lev[a * COLS + j];
+            nlev[r * COLS + ri] = sym / L;
+            nlev[r * COLS + rq] = sym % L;
+            nped[r] = key[r];
+        }
+        __syncwarp();
+        for (int i = lane; i < keep * COLS; i += 32)
+            lev[i] = nlev[i];
+        for (int r = lane; r < keep; r += 32)
+            ped[r] = nped[r];
+        __syncwarp();
+        paths = keep;
+    }
+    for (int r = lane; r < paths; r += 32) {
+        const int d = __float_as_int(ped[r]);
+        for (int j = 0; j < NT; ++j)
+            atomicMin(dmin + perm[j] * M + lev[r * COLS + 2 * j] * L + lev[r * COLS + 2 * j + 1], d);
+    }
+    __syncwarp();
+    const float best = ped[0];
+    for (int b = lane; b < NT * Q; b += 32)
+        llr[p * NT * Q + b] = kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
+                                        reinterpret_cast<const float*>(pmin) + (b / Q) * M, best, pam, b % Q, n0,
+                                        clip);
 }
 
 class cuda_kbest_engine final : public kbest_engine
@@ -87,19 +187,24 @@ private:
     {
         if (batch == 0)
             return;
-        const size_t per_problem =
-            size_t(kbest_scratch::floats_per_problem(m_config.K, m_pam.order(), m_config.shape.nt));
-        float* scratch = m_scratch.reserve(per_problem * batch);
         void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
         launch_fsd_prepare(m_config.shape, 0, d_H, d_y, batch, d_items, sink, stream);
+        const kbest_warp_layout l = kbest_warp_layout::of(m_config.shape.nt, m_config.K, m_pam.order(),
+                                                          fsd_item_bytes(m_config.shape.nt));
+        const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
+        const int warps = by_memory < 1 ? 1 : (by_memory < k_kbest_max_warps ? by_memory : k_kbest_max_warps);
+        const size_t shared = size_t(warps) * l.words * 4;
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
-            if constexpr (NT <= k_fsd_max_streams)
-                kbest_kernel<NT><<<unsigned((batch + k_kbest_threads - 1) / k_kbest_threads), k_kbest_threads, 0,
-                                   stream>>>(static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_config.K,
-                                             n0, clip, d_llr, scratch, sink);
+            if constexpr (NT <= k_fsd_max_streams) {
+                if (shared > 48 * 1024)
+                    MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                        kbest_warp_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+                kbest_warp_kernel<NT><<<unsigned((batch + warps - 1) / warps), 32 * warps, shared, stream>>>(
+                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_config.K, l, n0, clip, d_llr, sink);
+            }
         });
-        MIMO_CUDA_CHECK_LAUNCH("kbest_kernel");
+        MIMO_CUDA_CHECK_LAUNCH("kbest_warp_kernel");
     }
 
     kbest_config m_config;
@@ -107,8 +212,7 @@ private:
     cuda_stream m_stream;
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
-    device_buffer<float> m_scratch; // the search's lists, interleaved across the batch
-    device_buffer<char> m_items;    // the ordered QR of each problem
+    device_buffer<char> m_items; // the ordered QR of each problem
     device_faults m_faults;
     std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };

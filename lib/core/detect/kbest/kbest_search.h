@@ -1,7 +1,8 @@
 // K-best breadth-first tree search on one problem's [R | Q^T y] block, the
-// breadth-first reference of the MIMO literature (and Sionna's KBestDetector),
-// shared by the CPU engine and the CUDA kernel (a thread per problem, its
-// scratch interleaved across problems so that a warp's accesses coalesce).
+// breadth-first reference of the MIMO literature (and Sionna's KBestDetector).
+// The CPU engine runs kbest_search; the CUDA kernel (a warp per problem) runs
+// the same steps in parallel with the same per-child arithmetic
+// (kbest_residuals, kbest_child) and the same (distance, index) order.
 //
 // Level by level from the top position, each of the K surviving partial paths
 // is extended by all M symbols of its next position and the K best of the
@@ -29,12 +30,38 @@ struct kbest_scratch {
     float* child;      ///< K * M: the children's distances
     int* heap;         ///< K: the kept children's indices
     size_t stride;
-    /// The arrays above plus the dmin and pmin tables (2 * nt * M), in floats.
-    static constexpr int floats_per_problem(int K, int M, int nt)
-    {
-        return 2 * K + 2 * K * 2 * nt + K * M + K + 2 * nt * M;
-    }
 };
+
+/// The interference of a path's upper symbols (`level`, element j at [j *
+/// stride]) on position pos's two rows: y^ minus their contribution, Q row
+/// (2pos+1) into *bq and I row (2pos) into *bi.
+template <int NT>
+MIMO_HD void kbest_residuals(const float* E, const int* level, size_t stride, int pos, const pam_table& pam,
+                             float* bq, float* bi)
+{
+    constexpr int COLS = 2 * NT, W = COLS + 1;
+    const int rq = 2 * pos + 1, ri = 2 * pos;
+    float q = E[rq * W + COLS], i = E[ri * W + COLS];
+    for (int j = COLS - 1; j > rq; --j) {
+        const float pj = pam.amplitude(level[j * stride]);
+        q -= E[rq * W + j] * pj;
+        i -= E[ri * W + j] * pj;
+    }
+    *bq = q;
+    *bi = i;
+}
+
+/// A child's partial distance: the parent's plus symbol `sym`'s two rows at pos.
+template <int NT>
+MIMO_HD float kbest_child(const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
+{
+    constexpr int W = 2 * NT + 1;
+    const int rq = 2 * pos + 1, ri = 2 * pos, L = pam.levels;
+    const float pq = pam.amplitude(sym % L), pi = pam.amplitude(sym / L);
+    const float eq = bq - E[rq * W + rq] * pq;
+    const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
+    return ped + eq * eq + ei * ei;
+}
 
 namespace kbest_impl {
 /// (d, i) before (e, j): by distance, then index.
@@ -69,7 +96,7 @@ template <int NT>
 MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pam_table& pam,
                           const kbest_scratch& s, float* dmin, float* pmin, float* best)
 {
-    constexpr int COLS = 2 * NT, W = COLS + 1;
+    constexpr int COLS = 2 * NT;
     const int M = pam.order(), L = pam.levels;
     const size_t st = s.stride;
     for (int i = 0; i < NT * M; ++i) {
@@ -82,20 +109,11 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
         const int rq = 2 * pos + 1, ri = 2 * pos;
         const int children = paths * M;
         for (int a = 0; a < paths; ++a) {
-            // Interference of the path's upper symbols on this position's two rows.
-            float bq = E[rq * W + COLS], bi = E[ri * W + COLS];
-            for (int j = COLS - 1; j > rq; --j) {
-                const float pj = pam.amplitude(s.levels[(size_t(a) * COLS + j) * st]);
-                bq -= E[rq * W + j] * pj;
-                bi -= E[ri * W + j] * pj;
-            }
+            float bq, bi;
+            kbest_residuals<NT>(E, s.levels + size_t(a) * COLS * st, st, pos, pam, &bq, &bi);
             const float ped = s.ped[a * st];
-            for (int c = 0; c < M; ++c) {
-                const float pq = pam.amplitude(c % L), pi = pam.amplitude(c / L);
-                const float eq = bq - E[rq * W + rq] * pq;
-                const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
-                s.child[size_t(a * M + c) * st] = ped + eq * eq + ei * ei;
-            }
+            for (int c = 0; c < M; ++c)
+                s.child[size_t(a * M + c) * st] = kbest_child<NT>(E, ped, bq, bi, pos, c, pam);
         }
         for (int c = 0; c < children; ++c)
             if (!(s.child[size_t(c) * st] < k_infinity))
