@@ -59,11 +59,11 @@ configure_and_build() {
 run_main_job() {
     local out=$build/results
     mkdir -p "$out"
-    step "simulating 4x4 16-QAM: N-way N = 1..4, MTT, OT and ML (results in $out)"
+    step "simulating 4x4 16-QAM: N-way N = 1..4, MTT, OT, FSD, SFSD, K-best 16 and ML (results in $out)"
     "$build/apps/mimo_gpu_simulate" --nr 4 --nt 4 --modulation 16qam --snr 0:24:2 \
         --problems "${PROBLEMS:-20000}" --json "$out/ber_4x4_16qam.json"
     "$python" "$build/apps/mimo_gpu_plot.py" "$out/ber_4x4_16qam.json" -o "$out/ber_4x4_16qam.png"
-    step "coded link: 4x4 16-QAM, LTE turbo code A = 1000 bits at rate 1/2, N-way N = 1..4, MTT, OT and ML (results in $out)"
+    step "coded link: 4x4 16-QAM, LTE turbo code A = 1000 bits at rate 1/2, N-way N = 1..4, MTT, OT, FSD, SFSD, K-best 16 and ML (results in $out)"
     "$build/apps/mimo_gpu_simulate" --nr 4 --nt 4 --modulation 16qam --snr 4:14:1 --coded \
         --tb-size 1000 --code-rate 0.5 --blocks "${BLOCKS:-200}" --json "$out/coded_4x4_16qam.json"
     "$python" "$build/apps/mimo_gpu_plot.py" "$out/coded_4x4_16qam.json" -o "$out/coded_4x4_16qam.png"
