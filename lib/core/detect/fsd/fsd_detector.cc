@@ -93,12 +93,12 @@ std::vector<parameter_spec> fsd_parameters(bool soft)
 }
 
 /// FSD or SFSD on the detector interface.
-class fsd_detector final : public detector
+class fsd_detector final : public engine_detector
 {
 public:
     fsd_detector(const detector_config& config, bool soft, backend requested)
-        : detector(soft ? "sfsd" : "fsd", checked(config, soft), fsd_capabilities(soft),
-                   fsd_parameters(soft))
+        : engine_detector(soft ? "sfsd" : "fsd", checked(config, soft), fsd_capabilities(soft),
+                          fsd_parameters(soft))
     {
         const pam_table pam = make_pam_table(constellation(config.mod));
         fsd_config c;
@@ -109,23 +109,8 @@ public:
         c.niter = soft ? int(parameter("niter")) : 0;
         if (soft && c.niter == 0)
             c.niter = pam.bits_per_symbol();
-        m_engine = choose_engine(
+        choose(
             requested, [&] { return make_cpu_fsd_engine(c); }, [&] { return make_cuda_fsd_engine(c); });
-    }
-    backend active_backend() const override { return m_engine->kind(); }
-
-protected:
-    detection_report run(const detector_input& in, float* llr) override
-    {
-        return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
-    }
-    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
-    {
-        m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
-    }
-    detection_report device_status(cuda_stream_t stream) override
-    {
-        return m_engine->check_device_status(stream);
     }
 
 private:
@@ -151,9 +136,6 @@ private:
                                         std::to_string(k_fsd_max_paths) + " the kernels take");
         return config;
     }
-    float clip() const { return float(parameter("llr_clip")); }
-
-    std::unique_ptr<fsd_engine> m_engine;
 };
 
 } // namespace

@@ -8,8 +8,7 @@
 // atomicMin on the float's bits, valid for the non-negative distances). The
 // same per-problem steps as the CPU engine (fsd_engine.h), so the two agree
 // bit for bit.
-#include "../../runtime/cuda_staging.h"
-#include "../../runtime/device_faults.h"
+#include "../cuda_detector_engine.h"
 #include "fsd_engine.h"
 
 namespace mimo_gpu {
@@ -176,11 +175,12 @@ __global__ void __launch_bounds__(k_fsd_threads)
     }
 }
 
-class cuda_fsd_engine final : public fsd_engine
+class cuda_fsd_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_fsd_engine(const fsd_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
         m_launch.full = config.full;
         m_launch.paths = config.paths(m_pam);
@@ -190,40 +190,11 @@ public:
         const int ext = config.soft ? m_launch.picks * m_launch.per_base : 0;
         m_launch.block = fsd_block_shape::of(m_launch.paths > ext ? m_launch.paths : ext);
     }
-    backend kind() const override { return backend::cuda; }
 
-    detection_report
-    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
-    {
-        const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        const cudaStream_t s = m_stream.get();
-        launch(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
-               m_llr.device_view(llr, batch * llrs_per_problem()), m_faults.sink(batch, s), s);
-        const detection_report report = m_faults.collect(s, &m_flags);
-        m_llr.finish();
-        erase_problems(report, m_flags.data(), llr, llrs_per_problem(), 0.0f);
-        return report;
-    }
-
-    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                       cuda_stream_t stream) override
-    {
-        if (batch == 0)
-            return;
-        launch(d_H, d_y, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
-        m_faults.erase(d_llr, llrs_per_problem(), 0.0f, stream);
-    }
-
-    detection_report check_device_status(cuda_stream_t stream) override { return m_faults.collect(stream); }
-
-private:
-    size_t llrs_per_problem() const { return size_t(m_config.shape.nt) * m_pam.bits_per_symbol(); }
-
+protected:
     void launch(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                fault_sink sink, cudaStream_t stream)
+                fault_sink sink, cudaStream_t stream) override
     {
-        if (batch == 0)
-            return;
         void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
         launch_fsd_prepare(m_config.shape, m_config.full, d_H, d_y, batch, d_items, sink, stream);
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
@@ -243,15 +214,11 @@ private:
         MIMO_CUDA_CHECK_LAUNCH("fsd_kernel");
     }
 
+private:
     fsd_config m_config;
     pam_table m_pam;
     fsd_launch m_launch{};
-    cuda_stream m_stream;
     device_buffer<char> m_items; // the ordered QR of each problem, between the two kernels
-    host_input<cfloat> m_H, m_y;
-    host_output<float> m_llr;
-    device_faults m_faults;
-    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

@@ -5,6 +5,8 @@
 
 #include <mimo_gpu/detector.h>
 
+#include "../detector_engine.h"
+
 #include "../../qr/mgs_qr.h"
 #include "../../runtime/fault_flags.h"
 #include "../../runtime/shape_dispatch.h"
@@ -36,20 +38,7 @@ struct fsd_config {
     }
 };
 
-class fsd_engine
-{
-public:
-    virtual ~fsd_engine() = default;
-    virtual backend kind() const = 0;
-    /// clip: the hard output's magnitude (FSD) or the LLR clip (SFSD, 0: none).
-    virtual detection_report
-    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) = 0;
-    virtual void detect_device(const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
-    {
-        throw std::logic_error("mimo_gpu: fsd detect_device needs the CUDA backend");
-    }
-    virtual detection_report check_device_status(cuda_stream_t) { return {}; }
-};
+using fsd_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
 
 std::unique_ptr<fsd_engine> make_cpu_fsd_engine(const fsd_config& config);
 std::unique_ptr<fsd_engine> make_cuda_fsd_engine(const fsd_config& config); // the .cu (CUDA builds only)

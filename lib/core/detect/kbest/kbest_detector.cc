@@ -84,31 +84,17 @@ std::vector<parameter_spec> kbest_parameters()
                "among the pruned paths gets +-clip; 0: no clipping (+-1000)" } };
 }
 
-class kbest_detector final : public detector
+class kbest_detector final : public engine_detector
 {
 public:
     kbest_detector(const detector_config& config, backend requested)
-        : detector("kbest", checked(config), kbest_capabilities(), kbest_parameters())
+        : engine_detector("kbest", checked(config), kbest_capabilities(), kbest_parameters())
     {
         const kbest_config c{ config.shape, config.mod, int(parameter("k")) };
-        m_engine = choose_engine(
+        choose(
             requested, [&] { return make_cpu_kbest_engine(c); }, [&] { return make_cuda_kbest_engine(c); });
     }
-    backend active_backend() const override { return m_engine->kind(); }
 
-protected:
-    detection_report run(const detector_input& in, float* llr) override
-    {
-        return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
-    }
-    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
-    {
-        m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
-    }
-    detection_report device_status(cuda_stream_t stream) override
-    {
-        return m_engine->check_device_status(stream);
-    }
 private:
     static detector_config checked(const detector_config& config)
     {
@@ -120,9 +106,6 @@ private:
                                         std::to_string(k_kbest_max_children) + " the kernels take");
         return config;
     }
-    float clip() const { return float(parameter("llr_clip")); }
-
-    std::unique_ptr<kbest_engine> m_engine;
 };
 
 } // namespace

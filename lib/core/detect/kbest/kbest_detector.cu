@@ -1,8 +1,7 @@
 // CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
 // (V-BLAST order), then a warp per problem (kbest_warp_kernel) with its lists
 // in shared memory.
-#include "../../runtime/cuda_staging.h"
-#include "../../runtime/device_faults.h"
+#include "../cuda_detector_engine.h"
 #include "kbest_engine.h"
 
 namespace mimo_gpu {
@@ -146,47 +145,19 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                                         clip);
 }
 
-class cuda_kbest_engine final : public kbest_engine
+class cuda_kbest_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_kbest_engine(const kbest_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cuda; }
 
-    detection_report
-    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
-    {
-        const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        const cudaStream_t s = m_stream.get();
-        launch(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
-               m_llr.device_view(llr, batch * llrs_per_problem()), m_faults.sink(batch, s), s);
-        const detection_report report = m_faults.collect(s, &m_flags);
-        m_llr.finish();
-        erase_problems(report, m_flags.data(), llr, llrs_per_problem(), 0.0f);
-        return report;
-    }
-
-    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                       cuda_stream_t stream) override
-    {
-        if (batch == 0)
-            return;
-        launch(d_H, d_y, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
-        m_faults.erase(d_llr, llrs_per_problem(), 0.0f, stream);
-    }
-
-    detection_report check_device_status(cuda_stream_t stream) override { return m_faults.collect(stream); }
-
-private:
-    size_t llrs_per_problem() const { return size_t(m_config.shape.nt) * m_pam.bits_per_symbol(); }
-
+protected:
     void launch(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                fault_sink sink, cudaStream_t stream)
+                fault_sink sink, cudaStream_t stream) override
     {
-        if (batch == 0)
-            return;
         void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
         launch_fsd_prepare(m_config.shape, 0, d_H, d_y, batch, d_items, sink, stream);
         const kbest_warp_layout l = kbest_warp_layout::of(m_config.shape.nt, m_config.K, m_pam.order(),
@@ -207,14 +178,10 @@ private:
         MIMO_CUDA_CHECK_LAUNCH("kbest_warp_kernel");
     }
 
+private:
     kbest_config m_config;
     pam_table m_pam;
-    cuda_stream m_stream;
-    host_input<cfloat> m_H, m_y;
-    host_output<float> m_llr;
     device_buffer<char> m_items; // the ordered QR of each problem
-    device_faults m_faults;
-    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

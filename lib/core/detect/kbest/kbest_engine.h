@@ -4,6 +4,7 @@
 
 #include <mimo_gpu/detector.h>
 
+#include "../detector_engine.h"
 #include "../fsd/fsd_engine.h" // fsd_item (ordering and QR), dispatch_fsd_shape
 #include "kbest_search.h"
 
@@ -22,19 +23,7 @@ struct kbest_config {
     int K = 16;
 };
 
-class kbest_engine
-{
-public:
-    virtual ~kbest_engine() = default;
-    virtual backend kind() const = 0;
-    virtual detection_report
-    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) = 0;
-    virtual void detect_device(const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
-    {
-        throw std::logic_error("mimo_gpu: kbest detect_device needs the CUDA backend");
-    }
-    virtual detection_report check_device_status(cuda_stream_t) { return {}; }
-};
+using kbest_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
 
 std::unique_ptr<kbest_engine> make_cpu_kbest_engine(const kbest_config& config);
 std::unique_ptr<kbest_engine> make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)

@@ -113,35 +113,20 @@ std::vector<parameter_spec> mtt_parameters(bool multipass)
 }
 
 /// MTT (multipass) or OT: the trellis detector on the detector interface.
-class mtt_detector final : public detector
+class mtt_detector final : public engine_detector
 {
 public:
     mtt_detector(const detector_config& config, bool multipass, backend requested)
-        : detector(multipass ? "mtt" : "ot",
-                   checked(config),
-                   mtt_capabilities(),
-                   mtt_parameters(multipass))
+        : engine_detector(multipass ? "mtt" : "ot",
+                          checked(config),
+                          mtt_capabilities(),
+                          mtt_parameters(multipass))
     {
         const mtt_config engine_config{ config.shape, config.mod, multipass };
-        m_engine = choose_engine(
+        choose(
             requested,
             [&] { return make_cpu_mtt_engine(engine_config); },
             [&] { return make_cuda_mtt_engine(engine_config); });
-    }
-    backend active_backend() const override { return m_engine->kind(); }
-
-protected:
-    detection_report run(const detector_input& in, float* llr) override
-    {
-        return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
-    }
-    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
-    {
-        m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
-    }
-    detection_report device_status(cuda_stream_t stream) override
-    {
-        return m_engine->check_device_status(stream);
     }
 
 private:
@@ -150,9 +135,6 @@ private:
         config.shape.validate_small();
         return config;
     }
-    float clip() const { return float(parameter("llr_clip")); }
-
-    std::unique_ptr<mtt_engine> m_engine;
 };
 
 } // namespace

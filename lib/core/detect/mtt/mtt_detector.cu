@@ -16,8 +16,7 @@
 // (the input may be pinned host memory read over PCIe), and one thread per
 // problem computes the QR.
 #include "../../qr/mgs_qr.h"
-#include "../../runtime/cuda_staging.h"
-#include "../../runtime/device_faults.h"
+#include "../cuda_detector_engine.h"
 #include "../pam_table.h"
 #include "mtt_engine.h"
 #include "mtt_search.h"
@@ -256,63 +255,19 @@ __global__ void __launch_bounds__(k_serial_threads)
         llr[first * per_problem + i] = s_io[(i % per_problem) * PITCH + i / per_problem];
 }
 
-class cuda_mtt_engine final : public mtt_engine
+class cuda_mtt_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_mtt_engine(const mtt_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(config.shape,
+                               size_t(config.shape.nt) *
+                                   constellation(config.mod).bits_per_symbol()),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cuda; }
 
-    detection_report detect(const cfloat* H,
-                            const cfloat* y,
-                            size_t batch,
-                            float n0,
-                            float clip,
-                            float* llr) override
-    {
-        const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        const cudaStream_t s = m_stream.get();
-        launch(m_H.device_view(H, batch * nr * nt),
-               m_y.device_view(y, batch * nr),
-               batch,
-               n0,
-               clip,
-               m_llr.device_view(llr, batch * llrs_per_problem()),
-               m_faults.sink(batch, s),
-               s);
-        const detection_report report = m_faults.collect(s, &m_flags);
-        m_llr.finish();
-        erase_problems(report, m_flags.data(), llr, llrs_per_problem(), 0.0f);
-        return report;
-    }
-
-    void detect_device(const cfloat* d_H,
-                       const cfloat* d_y,
-                       size_t batch,
-                       float n0,
-                       float clip,
-                       float* d_llr,
-                       cuda_stream_t stream) override
-    {
-        if (batch == 0)
-            return;
-        launch(d_H, d_y, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
-        m_faults.erase(d_llr, llrs_per_problem(), 0.0f, stream);
-    }
-
-    detection_report check_device_status(cuda_stream_t stream) override
-    {
-        return m_faults.collect(stream);
-    }
-
-private:
-    size_t llrs_per_problem() const
-    {
-        return size_t(m_config.shape.nt) * m_pam.bits_per_symbol();
-    }
-
+protected:
     void launch(const cfloat* d_H,
                 const cfloat* d_y,
                 size_t batch,
@@ -320,10 +275,8 @@ private:
                 float clip,
                 float* d_llr,
                 fault_sink sink,
-                cudaStream_t stream)
+                cudaStream_t stream) override
     {
-        if (batch == 0)
-            return;
         const auto* h = reinterpret_cast<const float*>(d_H);
         const auto* yy = reinterpret_cast<const float*>(d_y);
         dispatch_mtt_shape(
@@ -378,13 +331,9 @@ private:
         MIMO_CUDA_CHECK_LAUNCH("mtt kernel");
     }
 
+private:
     mtt_config m_config;
     pam_table m_pam;
-    cuda_stream m_stream;
-    host_input<cfloat> m_H, m_y;
-    host_output<float> m_llr;
-    device_faults m_faults;
-    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace

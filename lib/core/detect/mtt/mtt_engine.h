@@ -3,6 +3,8 @@
 
 #include <mimo_gpu/detector.h>
 
+#include "../detector_engine.h"
+
 #include "../../runtime/shape_dispatch.h"
 
 #include <type_traits>
@@ -19,26 +21,7 @@ struct mtt_config {
     bool multipass;
 };
 
-class mtt_engine
-{
-public:
-    virtual ~mtt_engine() = default;
-    virtual backend kind() const = 0;
-    /// One H per problem; clip as the detector's llr_clip (0: none, unreached +-1000).
-    /// Bad problems get LLRs 0 and are reported (fault_flags.h).
-    virtual detection_report detect(const cfloat* H,
-                                    const cfloat* y,
-                                    size_t batch,
-                                    float n0,
-                                    float clip,
-                                    float* llr) = 0;
-    virtual void detect_device(
-        const cfloat*, const cfloat*, size_t, float, float, float*, cuda_stream_t)
-    {
-        throw std::logic_error("mimo_gpu: mtt detect_device needs the CUDA backend");
-    }
-    virtual detection_report check_device_status(cuda_stream_t) { return {}; }
-};
+using mtt_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
 
 /// The largest stream count the MTT kernels are compiled for (the search's cost
 /// grows as nt^2 M^2; the thesis' systems are 2x2 and 4x4).
