@@ -9,8 +9,21 @@ cuda_detector_engine::detect(const cfloat* H, const cfloat* y, size_t batch, flo
     if (batch == 0)
         return {};
     const cudaStream_t s = m_stream.get();
-    launch(m_H.device_view(H, batch * m_shape.nr * m_shape.nt), m_y.device_view(y, batch * m_shape.nr), batch, n0,
-           clip, m_llr.device_view(llr, batch * m_llrs), m_faults.sink(batch, s), s);
+    const size_t h_count = batch * m_shape.nr * m_shape.nt, y_count = batch * m_shape.nr;
+    const cfloat* dH;
+    const cfloat* dy;
+    if (m_copy_inputs) {
+        cfloat* h = m_dH.reserve(h_count);
+        cfloat* v = m_dy.reserve(y_count);
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(h, H, h_count * sizeof(cfloat), cudaMemcpyHostToDevice, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(v, y, y_count * sizeof(cfloat), cudaMemcpyHostToDevice, s));
+        dH = h;
+        dy = v;
+    } else {
+        dH = m_H.device_view(H, h_count);
+        dy = m_y.device_view(y, y_count);
+    }
+    launch(dH, dy, batch, n0, clip, m_llr.device_view(llr, batch * m_llrs), m_faults.sink(batch, s), s);
     const detection_report report = m_faults.collect(s, &m_flags);
     m_llr.finish();
     erase_problems(report, m_flags.data(), llr, m_llrs, 0.0f);

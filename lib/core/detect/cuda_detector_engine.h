@@ -17,8 +17,14 @@ namespace detail {
 class cuda_detector_engine : public detector_engine
 {
 public:
-    /// nr, nt: the shape; llrs: LLRs per problem.
-    cuda_detector_engine(mimo_shape shape, size_t llrs) : m_shape(shape), m_llrs(llrs) {}
+    /// llrs: LLRs per problem. copy_inputs: the host path copies H and y to
+    /// the device first (DMA at full PCIe speed) instead of letting the kernels
+    /// read them in place: for kernels that read their input once, in a short
+    /// first phase, where in-place reads over PCIe would not overlap with work.
+    cuda_detector_engine(mimo_shape shape, size_t llrs, bool copy_inputs = false)
+        : m_shape(shape), m_llrs(llrs), m_copy_inputs(copy_inputs)
+    {
+    }
     backend kind() const final { return backend::cuda; }
 
     detection_report
@@ -37,7 +43,9 @@ protected:
 private:
     mimo_shape m_shape;
     size_t m_llrs;
+    bool m_copy_inputs;
     cuda_stream m_stream;
+    device_buffer<cfloat> m_dH, m_dy; // the copied inputs (copy_inputs)
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
     device_faults m_faults;

@@ -179,7 +179,8 @@ class cuda_fsd_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_fsd_engine(const fsd_config& config)
-        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+                               true), // the ordering/QR kernel reads its input once, up front
           m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
         m_launch.full = config.full;
