@@ -6,7 +6,8 @@
 //
 // --bad-every K makes it a soak: every K-th pre-drawn problem is bad (a NaN in
 // H, an all-zero H, an Inf in y, in turn), and the run checks that every item
-// comes out, that the block erased exactly the bad ones, and that resident and
+// comes out, that the block erased exactly as many as were injected (the tests
+// check which items: block_flowgraph.bad_problems_...), and that resident and
 // device memory stay flat (sampled every few seconds); exit 1 otherwise.
 #include "bench_util.h"
 #include "command_line.h"
@@ -217,7 +218,7 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
     return r;
 }
 
-/// The soak's verdict: every item out, the bad ones erased exactly, memory flat
+/// The soak's verdict: every item out, as many erased as injected, memory flat
 /// (from the first sample, after start-up, to the end: at most 16 MiB more).
 int report_soak(const settings& s, const flowgraph_result& r)
 {

@@ -42,7 +42,9 @@ constexpr size_t k_listed_erasures = 64;
 struct detection_report {
     size_t problems = 0; ///< problems in the call
     size_t erased = 0;   ///< problems erased, exact
-    /// The first erased problems in ascending order, at most k_listed_erasures.
+    /// Erased problems in ascending order, at most k_listed_erasures: the first
+    /// ones, except in a device report covering several calls with more than
+    /// k_listed_erasures erased (then the first to be found).
     std::vector<erased_problem> first_erased;
 
     /// Adds a later part of the same call whose problem 0 is this call's `offset`.

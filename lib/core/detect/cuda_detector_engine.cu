@@ -23,8 +23,8 @@ cuda_detector_engine::detect(const cfloat* H, const cfloat* y, size_t batch, flo
         dH = m_H.device_view(H, h_count);
         dy = m_y.device_view(y, y_count);
     }
-    launch(dH, dy, batch, n0, clip, m_llr.device_view(llr, batch * m_llrs), m_faults.sink(batch, s), s);
-    const detection_report report = m_faults.collect(s, &m_flags);
+    launch(dH, dy, batch, n0, clip, m_llr.device_view(llr, batch * m_llrs), m_host_faults.sink(batch, s), s);
+    const detection_report report = m_host_faults.collect(s, &m_flags);
     m_llr.finish();
     erase_problems(report, m_flags.data(), llr, m_llrs, 0.0f);
     return report;

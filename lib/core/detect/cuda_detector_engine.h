@@ -21,9 +21,14 @@ public:
     /// the device first (DMA at full PCIe speed) instead of letting the kernels
     /// read them in place: for kernels that read their input once, in a short
     /// first phase, where in-place reads over PCIe would not overlap with work.
-    cuda_detector_engine(mimo_shape shape, size_t llrs, bool copy_inputs = false)
-        : m_shape(shape), m_llrs(llrs), m_copy_inputs(copy_inputs)
+    /// item_bytes: the family's own device scratch per problem (for scratch_per_problem).
+    cuda_detector_engine(mimo_shape shape, size_t llrs, bool copy_inputs = false, size_t item_bytes = 0)
+        : m_shape(shape), m_llrs(llrs), m_copy_inputs(copy_inputs), m_item_bytes(item_bytes)
     {
+    }
+    size_t scratch_per_problem() const final
+    {
+        return m_item_bytes + (m_copy_inputs ? size_t(m_shape.nr) * (m_shape.nt + 1) * sizeof(cfloat) : 0);
     }
     backend kind() const final { return backend::cuda; }
 
@@ -44,11 +49,13 @@ private:
     mimo_shape m_shape;
     size_t m_llrs;
     bool m_copy_inputs;
+    size_t m_item_bytes;
     cuda_stream m_stream;
     device_buffer<cfloat> m_dH, m_dy; // the copied inputs (copy_inputs)
     host_input<cfloat> m_H, m_y;
     host_output<float> m_llr;
-    device_faults m_faults;
+    device_faults m_host_faults; // the host path's, apart from device calls still pending
+    device_faults m_faults;      // the device path's, collected by check_device_status
     std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 

@@ -33,6 +33,8 @@ public:
     }
     /// The report of the detect_device calls since the last check (waits for `stream`).
     virtual detection_report check_device_status(cuda_stream_t) { return {}; }
+    /// Scratch bytes per problem of a batch (device items, input copies, ...).
+    virtual size_t scratch_per_problem() const { return 0; }
 };
 
 /// A detector that hands its work to one engine.
@@ -63,6 +65,7 @@ protected:
     {
         return m_engine->check_device_status(stream);
     }
+    size_t family_scratch_per_problem() const override { return m_engine->scratch_per_problem(); }
 
 private:
     float clip() const { return float(parameter("llr_clip")); }

@@ -45,13 +45,13 @@ struct pam_table {
 
 pam_table make_pam_table(const constellation& c);
 
-/// Max-log LLR of bit k of one stream from that stream's symbol minima
-/// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol.
-/// A side that no candidate reached gives +-clip, or +-unreached when clip == 0.
 /// The largest LLR magnitude any detector outputs (finite for every N0 the
 /// detectors accept; distances that are themselves non-finite erase the problem).
 constexpr float k_llr_limit = 1e30f;
 
+/// Max-log LLR of bit k of one stream from that stream's symbol minima
+/// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol.
+/// A side that no candidate reached gives +-clip, or +-unreached when clip == 0.
 MIMO_HD float llr_from_symbol_minima(const float* dmin, const pam_table& pam, int k, float n0, float clip,
                                      float unreached)
 {

@@ -96,8 +96,8 @@ public:
         const cudaStream_t s = m_stream.get();
         launch_mgs_qr(m_shape, m_layout.orders, m_H.device_view(H, batch * m_shape.nr * m_shape.nt),
                       m_y.device_view(y, batch * m_shape.nr), batch,
-                      m_items.device_view(items, batch * m_layout.floats_per_item()), m_faults.sink(batch, s), s);
-        const detection_report report = m_faults.collect(s, &m_flags);
+                      m_items.device_view(items, batch * m_layout.floats_per_item()), m_host_faults.sink(batch, s), s);
+        const detection_report report = m_host_faults.collect(s, &m_flags);
         m_items.finish();
         erase_problems(report, m_flags.data(), items, m_layout.floats_per_item(), k_erased_item_value);
         return report;
@@ -105,6 +105,8 @@ public:
 
     void run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items, cuda_stream_t stream) override
     {
+        if (batch == 0)
+            return;
         launch_mgs_qr(m_shape, m_layout.orders, d_H, d_y, batch, d_items, m_faults.sink(batch, stream), stream);
         m_faults.erase(d_items, m_layout.floats_per_item(), k_erased_item_value, stream);
     }
@@ -117,7 +119,8 @@ private:
     cuda_stream m_stream;
     host_input<cfloat> m_H, m_y;
     host_output<float> m_items;
-    device_faults m_faults;
+    device_faults m_host_faults; // run()'s, apart from run_device calls still pending
+    device_faults m_faults;      // run_device's, collected by check_device_status
     std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 

@@ -8,18 +8,17 @@ namespace detail {
 
 namespace {
 
-__global__ void erase_flagged_kernel(const fault_word* __restrict__ flags,
-                                     const fault_summary* summary,
+__global__ void erase_flagged_kernel(fault_sink sink,
                                      size_t batch,
                                      size_t per_problem,
                                      float fill,
                                      float* __restrict__ out)
 {
-    if (summary->count == 0) // the usual case: nothing to do
+    if (sink.summary->count == 0) // the usual case: nothing to do
         return;
     for (size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x; p < batch;
          p += size_t(gridDim.x) * blockDim.x)
-        if (flags[p])
+        if (sink.flagged(p))
             for (size_t i = 0; i < per_problem; ++i)
                 out[p * per_problem + i] = fill;
 }
@@ -35,9 +34,18 @@ device_faults::device_faults()
 
 fault_sink device_faults::sink(size_t batch, cudaStream_t stream)
 {
+    const size_t before = m_flags.capacity();
     fault_word* flags = m_flags.reserve(std::max<size_t>(batch, 1));
-    MIMO_CUDA_CHECK(cudaMemsetAsync(flags, 0, batch * sizeof(fault_word), stream));
-    const fault_sink s{ flags, m_summary.data(), m_pending };
+    // Cleared only when new or when the generation count would wrap: a word of
+    // an older generation reads as clean, so a batch needs no memset.
+    if (m_flags.capacity() != before ||
+        m_generation + 1 >= (fault_word(1) << (32 - k_fault_bits))) {
+        MIMO_CUDA_CHECK(cudaMemsetAsync(
+            flags, 0, m_flags.capacity() * sizeof(fault_word), stream));
+        m_generation = 0;
+    }
+    ++m_generation;
+    const fault_sink s{ flags, m_summary.data(), m_pending, m_generation };
     m_pending += batch;
     m_last_batch = batch;
     ++m_batches;
@@ -52,8 +60,9 @@ void device_faults::erase(float* d_out,
     if (m_last_batch == 0)
         return;
     const size_t blocks = std::min<size_t>((m_last_batch + 255) / 256, 1024);
+    const fault_sink s{ m_flags.data(), m_summary.data(), 0, m_generation };
     erase_flagged_kernel<<<unsigned(blocks), 256, 0, stream>>>(
-        m_flags.data(), m_summary.data(), m_last_batch, per_problem, fill, d_out);
+        s, m_last_batch, per_problem, fill, d_out);
     MIMO_CUDA_CHECK_LAUNCH("erase_flagged_kernel");
 }
 
@@ -78,6 +87,8 @@ detection_report device_faults::collect(cudaStream_t stream,
                                    m_flags.data(),
                                    flags.size() * sizeof(fault_word),
                                    cudaMemcpyDeviceToHost));
+        for (fault_word& w : flags) // this batch's words to plain fault bits, older ones clean
+            w = (w >> k_fault_bits) == m_generation ? (w & ((1u << k_fault_bits) - 1)) : 0u;
         r = report_from_flags(flags.data(), flags.size());
         if (flags_out)
             *flags_out = std::move(flags);

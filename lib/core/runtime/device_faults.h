@@ -16,8 +16,8 @@ class device_faults
 public:
     device_faults();
 
-    /// Zeroed flags for a batch of `batch` problems, enqueued on `stream`, and
-    /// the sink its kernels report into.
+    /// The sink a batch of `batch` problems reports into, on `stream`: the
+    /// flags of a new generation (no clearing needed, see fault_flags.h).
     fault_sink sink(size_t batch, cudaStream_t stream);
 
     /// Overwrites, on the device, the `per_problem` outputs of every flagged
@@ -36,7 +36,8 @@ private:
     device_buffer<fault_word> m_flags;
     device_buffer<fault_summary> m_summary;
     pinned_buffer<fault_summary> m_host;
-    size_t m_pending = 0;    // problems since the last collection
+    fault_word m_generation = 0; // of the last sink; words of older ones are clean
+    size_t m_pending = 0;        // problems since the last collection
     size_t m_last_batch = 0; // problems of the last sink
     size_t m_batches = 0;    // sinks since the last collection
 };

@@ -3,9 +3,11 @@
 // rest of its batch is detected normally (include/mimo_gpu/erasures.h).
 //
 // A flag word per problem, OR-ed with one bit per fault kind. On the device
-// the thread whose atomicOr finds the word still 0 also appends the problem to
-// a small summary (an exact count and the first k_listed_erasures reports), so
-// a good batch costs one word copied back and nothing else.
+// the word also carries the batch's generation (above the fault bits), so the
+// flags need no clearing between batches: a word of an older generation is a
+// clean one. The thread that puts the current generation into a word also
+// appends the problem to a small summary (an exact count and the first
+// k_listed_erasures reports), so a good batch costs one small copy back.
 #pragma once
 
 #include "host_device.h"
@@ -42,22 +44,37 @@ struct fault_summary {
         listed[k_listed_erasures]; ///< (problem << 8) | problem_fault, arrival order
 };
 
+/// Device flag words: (generation << k_fault_bits) | fault bits.
+constexpr unsigned k_fault_bits = 3;
+
 /// What kernels report into, passed by value.
 struct fault_sink {
-    fault_word* flags; ///< one word per problem of this launch's batch, zeroed before
+    fault_word* flags; ///< one word per problem of this launch's batch
     fault_summary* summary;
-    unsigned long long
-        offset; ///< index of flags[0] among the problems since the last collection
+    unsigned long long offset; ///< index of flags[0] among the problems since the last collection
+    fault_word generation;     ///< this batch's, >= 1
 #if defined(__CUDACC__)
     __device__ void report(size_t p, problem_fault f) const
     {
-        if (atomicOr(flags + p, fault_bit(f)) == 0) {
-            const unsigned long long slot = atomicAdd(&summary->count, 1ull);
-            if (slot < k_listed_erasures)
-                summary->listed[slot] =
-                    ((offset + p) << 8) | static_cast<unsigned long long>(f);
+        const fault_word bit = fault_bit(f), mine = (generation << k_fault_bits) | bit;
+        fault_word old = flags[p];
+        for (;;) {
+            if ((old >> k_fault_bits) == generation) { // reported already in this batch
+                atomicOr(flags + p, bit);
+                return;
+            }
+            const fault_word seen = atomicCAS(flags + p, old, mine);
+            if (seen == old)
+                break; // the first report of p in this batch
+            old = seen;
         }
+        const unsigned long long slot = atomicAdd(&summary->count, 1ull);
+        if (slot < k_listed_erasures)
+            summary->listed[slot] = ((offset + p) << 8) | static_cast<unsigned long long>(f);
     }
+    /// Whether problem p was reported in this batch (after a kernel boundary, or a
+    /// barrier that orders the report before the read).
+    __device__ bool flagged(size_t p) const { return (flags[p] >> k_fault_bits) == generation; }
 #endif
 };
 
@@ -94,7 +111,8 @@ inline void erase_problems(const detection_report& r,
         return;
     if (r.first_erased.size() == r.erased || !flags) {
         for (const erased_problem& e : r.first_erased)
-            std::fill_n(out + e.index * per_problem, per_problem, fill);
+            if (e.index < r.problems) // indices of this batch only
+                std::fill_n(out + e.index * per_problem, per_problem, fill);
         return;
     }
     for (size_t p = 0; p < r.problems; ++p)

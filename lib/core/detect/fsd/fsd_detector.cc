@@ -126,7 +126,7 @@ private:
         const std::string name = soft ? "sfsd" : "fsd";
         const int full = full_levels(config.parameters, config.shape.nt);
         const int M = constellation(config.mod).order();
-        if (full >= config.shape.nt && config.shape.nt > 1)
+        if (full > config.shape.nt || (full == config.shape.nt && config.shape.nt > 1))
             throw std::invalid_argument("mimo_gpu: detector '" + name + "': full_levels (" +
                                         std::to_string(full) + ") must be below nt (" +
                                         std::to_string(config.shape.nt) + ")");

@@ -2,8 +2,9 @@
 // and runs the QR, a thread per problem (fsd_item::prepare, also used by
 // K-best); the search kernel, compiled per nt only, holds a few problems per
 // block and their lanes: the lanes share out the M^T paths of the
-// full expansion (fsd_path), one thread picks the best path (FSD) or the Niter
-// best (SFSD, fsd_select_best), the lanes share out the list extension
+// full expansion (fsd_path), rank them by (distance, index) in parallel to find
+// the best path (FSD) or the Niter best (SFSD; the order fsd_select_best gives
+// on the CPU), share out the list extension
 // (sfsd_extension), and per-stream symbol minima meet in shared memory (an
 // atomicMin on the float's bits, valid for the non-negative distances). The
 // same per-problem steps as the CPU engine (fsd_engine.h), so the two agree
@@ -84,8 +85,7 @@ size_t fsd_shared_bytes(const fsd_launch& l, const pam_table& pam)
 template <int NT>
 __global__ void __launch_bounds__(k_fsd_threads)
     fsd_kernel(const fsd_item<NT>* __restrict__ in, size_t batch, const __grid_constant__ pam_table pam,
-               const fsd_launch l, float n0, float clip, float* __restrict__ llr, const fault_word* flags,
-               fault_sink faults)
+               const fsd_launch l, float n0, float clip, float* __restrict__ llr, fault_sink faults)
 {
     using item_t = fsd_item<NT>;
     constexpr int item_floats = sizeof(item_t) / sizeof(float);
@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(k_fsd_threads)
     for (int i = threadIdx.x; i < n * item_floats; i += blockDim.x)
         dst[i] = src[i]; // as words: the items hold ints too
     for (int i = threadIdx.x; i < n; i += blockDim.x)
-        good[i] = flags[first + i] == 0;
+        good[i] = !faults.flagged(first + i);
     for (int i = threadIdx.x; i < P * NT * M; i += blockDim.x)
         dmin[i] = __float_as_int(k_infinity);
     for (int i = threadIdx.x; i < P * l.picks; i += blockDim.x)
@@ -180,7 +180,8 @@ class cuda_fsd_engine final : public cuda_detector_engine
 public:
     explicit cuda_fsd_engine(const fsd_config& config)
         : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               true), // the ordering/QR kernel reads its input once, up front
+                               true, // the ordering/QR kernel reads its input once, up front
+                               fsd_item_bytes(config.shape.nt)),
           m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
         m_launch.full = config.full;
@@ -208,8 +209,7 @@ protected:
                 const unsigned blocks =
                     unsigned((batch + m_launch.block.problems - 1) / m_launch.block.problems);
                 fsd_kernel<NT><<<blocks, k_fsd_threads, shared, stream>>>(
-                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_launch, n0, clip, d_llr, sink.flags,
-                    sink);
+                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_launch, n0, clip, d_llr, sink);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("fsd_kernel");

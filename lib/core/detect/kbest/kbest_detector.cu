@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     extern __shared__ unsigned int smem_words[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
-    if (p >= batch || faults.flags[p] != 0) // past the end, or flagged by the QR: the whole warp leaves
+    if (p >= batch || faults.flagged(p)) // past the end, or flagged by the QR: the whole warp leaves
         return;
     const int M = pam.order(), L = pam.levels, Q = pam.bits_per_symbol();
     unsigned int* w = smem_words + size_t(warp) * l.words;
@@ -150,9 +150,22 @@ class cuda_kbest_engine final : public cuda_detector_engine
 public:
     explicit cuda_kbest_engine(const kbest_config& config)
         : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               true), // the ordering/QR kernel reads its input once, up front
+                               true, // the ordering/QR kernel reads its input once, up front
+                               fsd_item_bytes(config.shape.nt)),
           m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
+        // A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
+        const kbest_warp_layout l = kbest_warp_layout::of(config.shape.nt, config.K, m_pam.order(),
+                                                          fsd_item_bytes(config.shape.nt));
+        int device = 0, limit = 0;
+        MIMO_CUDA_CHECK(cudaGetDevice(&device));
+        MIMO_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (size_t(l.words) * 4 > size_t(limit))
+            throw std::invalid_argument("mimo_gpu: detector 'kbest': K = " + std::to_string(config.K) + " with " +
+                                        std::to_string(m_pam.order()) + "-point symbols needs " +
+                                        std::to_string(size_t(l.words) * 4 / 1024) +
+                                        " KB of shared memory per problem; this GPU allows " +
+                                        std::to_string(limit / 1024) + " KB: choose a smaller K");
     }
 
 protected:

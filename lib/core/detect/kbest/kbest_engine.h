@@ -1,5 +1,5 @@
 // The engines behind the K-best detector (one CPU, one CUDA) and the
-// per-problem routine both run (the CUDA kernel: a thread per problem).
+// CPU per-problem routine (the CUDA kernel runs the same steps, a warp per problem).
 #pragma once
 
 #include <mimo_gpu/detector.h>

@@ -187,7 +187,7 @@ public:
     {
         const cudaStream_t s = m_stream.get();
         launch_search(m_items_in.device_view(items, batch * item_floats()), batch, n0, clip,
-                      m_llr.device_view(llr, llr_count(batch)), m_faults.sink(batch, s), s);
+                      m_llr.device_view(llr, llr_count(batch)), m_host_faults.sink(batch, s), s);
         return finish(llr);
     }
 
@@ -197,7 +197,7 @@ public:
         const cudaStream_t s = m_stream.get();
         const int nr = m_config.shape.nr, nt = m_config.shape.nt;
         launch_detect(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
-                      m_llr.device_view(llr, llr_count(batch)), m_faults.sink(batch, s), s);
+                      m_llr.device_view(llr, llr_count(batch)), m_host_faults.sink(batch, s), s);
         return finish(llr);
     }
 
@@ -268,7 +268,7 @@ private:
     /// Waits, hands the LLRs over with the bad problems' erased, and reports them.
     detection_report finish(float* llr)
     {
-        const detection_report report = m_faults.collect(m_stream.get(), &m_flags);
+        const detection_report report = m_host_faults.collect(m_stream.get(), &m_flags);
         m_llr.finish();
         erase_problems(report, m_flags.data(), llr, llr_count(1), 0.0f);
         return report;
@@ -281,7 +281,8 @@ private:
     host_input<cfloat> m_H, m_y;
     device_buffer<float> m_items; // QR items between the two kernels: they never leave the device
     host_output<float> m_llr;
-    device_faults m_faults;
+    device_faults m_host_faults; // the host paths', apart from device calls still pending
+    device_faults m_faults;      // the device paths', collected by check_device_status
     std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
