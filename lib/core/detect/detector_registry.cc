@@ -12,7 +12,8 @@
     X(ml)                             \
     X(mtt)                            \
     X(fsd)                            \
-    X(kbest)
+    X(kbest)                          \
+    X(mmse)
 
 namespace mimo_gpu {
 

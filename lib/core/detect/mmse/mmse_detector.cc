@@ -1,0 +1,418 @@
+// The soft MMSE detector families on the detector interface ("mmse": Cholesky,
+// "mmse_cg": conjugate gradients; paper Algorithm 1) and their CPU engine,
+// which is also the reference of the CUDA tests. docs/detectors.md, "Soft MMSE".
+#include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/mmse_detector.h>
+
+#include "../../runtime/engine_choice.h"
+#include "../../runtime/fault_flags.h"
+#include "../../runtime/parallel_for.h"
+#include "mmse_engine.h"
+#include "mmse_soft_output.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+/// One channel's work on the CPU: H split into real and imaginary columns
+/// (the loops over antennas then vectorise), the regularised Gram matrix A,
+/// and either A^-1 (Cholesky mode) or A itself (CG mode) for its symbols.
+class mmse_channel_cpu
+{
+public:
+    mmse_channel_cpu(const mmse_config& c)
+        : B(c.shape.nr), U(c.shape.nt), m_cg(c.conjugate_gradient), m_iterations(c.iterations),
+          hr(size_t(B) * U), hi(hr.size()), ar(size_t(U) * U), ai(ar.size()), lr(ar.size()),
+          li(ar.size()), gdiag(U), gain(U), ymf(2 * size_t(U)), x(2 * size_t(U)), r(2 * size_t(U)),
+          t(2 * size_t(U)), s(2 * size_t(U))
+    {
+    }
+
+    /// Prepares channel H (row-major B x U); false: H is not finite or A cannot be factored.
+    problem_fault prepare(const cfloat* H, float n0)
+    {
+        bool finite = true;
+        for (int b = 0; b < B; ++b)
+            for (int u = 0; u < U; ++u) {
+                const cfloat h = H[size_t(b) * U + u];
+                hr[size_t(u) * B + b] = h.real();
+                hi[size_t(u) * B + b] = h.imag();
+                finite &= std::isfinite(h.real()) && std::isfinite(h.imag());
+            }
+        if (!finite)
+            return problem_fault::non_finite;
+        for (int i = 0; i < U; ++i)
+            for (int j = i; j < U; ++j) {
+                const float* ri = &hr[size_t(i) * B];
+                const float* ii = &hi[size_t(i) * B];
+                const float* rj = &hr[size_t(j) * B];
+                const float* ij = &hi[size_t(j) * B];
+                float re = 0, im = 0;
+                for (int b = 0; b < B; ++b) { // conj(h_bi) h_bj
+                    re += ri[b] * rj[b] + ii[b] * ij[b];
+                    im += ri[b] * ij[b] - ii[b] * rj[b];
+                }
+                set(ar, ai, i, j, re, im);
+                set(ar, ai, j, i, re, -im);
+            }
+        for (int u = 0; u < U; ++u) {
+            gdiag[u] = at(ar, u, u);
+            at(ar, u, u) += n0;
+            at(ai, u, u) = 0.0f;
+        }
+        if (m_cg) {
+            for (int u = 0; u < U; ++u)
+                gain[u] = mmse_gain_approximate(gdiag[u], n0);
+            return problem_fault::none;
+        }
+        if (!cholesky())
+            return problem_fault::singular;
+        invert_from_cholesky(n0);
+        return problem_fault::none;
+    }
+
+    /// Detects one symbol y (B values) of the prepared channel.
+    problem_fault symbol(const cfloat* y, const pam_table& pam, float clip, float* llr, cfloat* z, float* sinr)
+    {
+        for (int u = 0; u < U; ++u) {
+            const float* rh = &hr[size_t(u) * B];
+            const float* ih = &hi[size_t(u) * B];
+            float re = 0, im = 0;
+            for (int b = 0; b < B; ++b) { // conj(h_bu) y_b
+                const float yr = y[b].real(), yi = y[b].imag();
+                re += rh[b] * yr + ih[b] * yi;
+                im += rh[b] * yi - ih[b] * yr;
+            }
+            ymf[2 * u] = re;
+            ymf[2 * u + 1] = im;
+        }
+        bool finite = true;
+        for (float v : ymf)
+            finite &= std::isfinite(v);
+        if (!finite)
+            return problem_fault::non_finite;
+        if (m_cg)
+            solve_cg();
+        else
+            multiply(ar, ai, ymf.data(), x.data()); // ar/ai hold A^-1 in this mode
+        const int Q = pam.bits_per_symbol();
+        for (int u = 0; u < U; ++u) {
+            const mmse_gain g = gain[u];
+            const bool seen = g.lambda > 0.0f && g.rho > 0.0f;
+            const float zr = seen ? x[2 * u] / g.lambda : 0.0f, zi = seen ? x[2 * u + 1] / g.lambda : 0.0f;
+            const float rho = seen ? g.rho : 0.0f;
+            if (llr)
+                mmse_symbol_llrs(zr, zi, rho, pam, clip, llr + size_t(u) * Q);
+            if (z)
+                z[u] = cfloat(zr, zi);
+            if (sinr)
+                sinr[u] = rho;
+        }
+        return problem_fault::none;
+    }
+
+private:
+    float& at(std::vector<float>& m, int i, int j) { return m[size_t(i) * U + j]; }
+    void set(std::vector<float>& re, std::vector<float>& im, int i, int j, float vr, float vi)
+    {
+        at(re, i, j) = vr;
+        at(im, i, j) = vi;
+    }
+
+    /// A = L L^H, L lower in lr/li; false when a pivot falls to k_mmse_pivot_floor.
+    bool cholesky()
+    {
+        for (int j = 0; j < U; ++j) {
+            float d = at(ar, j, j);
+            for (int k = 0; k < j; ++k)
+                d -= at(lr, j, k) * at(lr, j, k) + at(li, j, k) * at(li, j, k);
+            if (!(d > k_mmse_pivot_floor * at(ar, j, j)) || !std::isfinite(d))
+                return false;
+            const float ljj = std::sqrt(d);
+            set(lr, li, j, j, ljj, 0.0f);
+            for (int i = j + 1; i < U; ++i) {
+                float vr = at(ar, i, j), vi = at(ai, i, j);
+                for (int k = 0; k < j; ++k) { // L_ik conj(L_jk)
+                    vr -= at(lr, i, k) * at(lr, j, k) + at(li, i, k) * at(li, j, k);
+                    vi -= at(li, i, k) * at(lr, j, k) - at(lr, i, k) * at(li, j, k);
+                }
+                set(lr, li, i, j, vr / ljj, vi / ljj);
+                set(lr, li, j, i, 0.0f, 0.0f);
+            }
+        }
+        return true;
+    }
+
+    /// A^-1 = L^-H L^-1 into ar/ai (A is not needed any more), and the exact gains.
+    void invert_from_cholesky(float n0)
+    {
+        // X = L^-1 (lower), column by column.
+        std::vector<float>& xr = m_inverse_re;
+        std::vector<float>& xi = m_inverse_im;
+        xr.assign(size_t(U) * U, 0.0f);
+        xi.assign(xr.size(), 0.0f);
+        for (int u = 0; u < U; ++u) {
+            xr[size_t(u) * U + u] = 1.0f / at(lr, u, u);
+            for (int i = u + 1; i < U; ++i) {
+                float vr = 0, vi = 0;
+                for (int k = u; k < i; ++k) { // L_ik X_ku
+                    const float a = at(lr, i, k), b = at(li, i, k);
+                    const float c = xr[size_t(k) * U + u], d = xi[size_t(k) * U + u];
+                    vr += a * c - b * d;
+                    vi += a * d + b * c;
+                }
+                const float inv = 1.0f / at(lr, i, i);
+                xr[size_t(i) * U + u] = -vr * inv;
+                xi[size_t(i) * U + u] = -vi * inv;
+            }
+        }
+        for (int i = 0; i < U; ++i)
+            for (int j = 0; j < U; ++j) {
+                float vr = 0, vi = 0;
+                for (int k = i > j ? i : j; k < U; ++k) { // conj(X_ki) X_kj
+                    const float a = xr[size_t(k) * U + i], b = xi[size_t(k) * U + i];
+                    const float c = xr[size_t(k) * U + j], d = xi[size_t(k) * U + j];
+                    vr += a * c + b * d;
+                    vi += a * d - b * c;
+                }
+                set(ar, ai, i, j, vr, vi);
+            }
+        for (int u = 0; u < U; ++u)
+            gain[u] = mmse_gain_exact(at(ar, u, u), n0);
+    }
+
+    /// out = M v for the U x U matrix (mr, mi), v and out interleaved re/im.
+    void multiply(std::vector<float>& mr, std::vector<float>& mi, const float* v, float* out)
+    {
+        for (int i = 0; i < U; ++i) {
+            float re = 0, im = 0;
+            for (int j = 0; j < U; ++j) {
+                const float a = at(mr, i, j), b = at(mi, i, j);
+                re += a * v[2 * j] - b * v[2 * j + 1];
+                im += a * v[2 * j + 1] + b * v[2 * j];
+            }
+            out[2 * i] = re;
+            out[2 * i + 1] = im;
+        }
+    }
+
+    static float norm2(const std::vector<float>& v)
+    {
+        float n = 0;
+        for (float e : v)
+            n += e * e;
+        return n;
+    }
+
+    /// Paper Algorithm 1, lines 7-15: A x = y_MF from x = 0; stops early once the
+    /// residual is zero (an exact solution), where another step would divide 0 by 0.
+    void solve_cg()
+    {
+        std::fill(x.begin(), x.end(), 0.0f);
+        r = ymf;
+        t = ymf;
+        float rr = norm2(r);
+        for (int it = 0; it < m_iterations; ++it) {
+            multiply(ar, ai, t.data(), s.data());
+            float ts = 0;
+            for (int k = 0; k < 2 * U; ++k) // Re(t^H s); A is Hermitian, so t^H s is real
+                ts += t[k] * s[k];
+            if (!(rr > 0.0f) || !(ts > 0.0f))
+                break;
+            const float alpha = rr / ts;
+            for (int k = 0; k < 2 * U; ++k) {
+                x[k] += alpha * t[k];
+                r[k] -= alpha * s[k];
+            }
+            const float next = norm2(r);
+            const float beta = next / rr;
+            for (int k = 0; k < 2 * U; ++k)
+                t[k] = r[k] + beta * t[k];
+            rr = next;
+        }
+    }
+
+    const int B, U;
+    const bool m_cg;
+    const int m_iterations;
+    std::vector<float> hr, hi, ar, ai, lr, li, gdiag;
+    std::vector<mmse_gain> gain;
+    std::vector<float> ymf, x, r, t, s;
+    std::vector<float> m_inverse_re, m_inverse_im; // L^-1
+};
+
+class cpu_mmse_engine final : public mmse_engine
+{
+public:
+    explicit cpu_mmse_engine(const mmse_config& config)
+        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+    {
+    }
+    backend kind() const override { return backend::cpu; }
+
+    detection_report run(const detector_input& in, float clip, const mmse_outputs& out) override
+    {
+        const size_t S = size_t(in.symbols_per_channel), B = size_t(m_config.shape.nr),
+                     U = size_t(m_config.shape.nt), Q = size_t(m_pam.bits_per_symbol());
+        fault_word* flags = m_faults.reset(in.problems());
+        // Threads take whole channels: a channel's preparation is its most costly step.
+        const size_t min_channels = std::max<size_t>(1, 256 / S);
+        parallel_for(in.channels, min_channels, [&](size_t begin, size_t end) {
+            mmse_channel_cpu channel(m_config);
+            for (size_t c = begin; c < end; ++c) {
+                const problem_fault bad = channel.prepare(in.H + c * B * U, in.n0);
+                for (size_t s = 0; s < S; ++s) {
+                    const size_t p = c * S + s;
+                    const problem_fault f =
+                        bad != problem_fault::none
+                            ? bad
+                            : channel.symbol(in.y + p * B, m_pam, clip, out.llr ? out.llr + p * U * Q : nullptr,
+                                             out.z ? out.z + p * U : nullptr, out.sinr ? out.sinr + p * U : nullptr);
+                    if (f != problem_fault::none)
+                        report_fault(flags, p, f);
+                }
+            }
+        });
+        detection_report report = m_faults.finish(out.llr ? out.llr : nullptr, out.llr ? U * Q : 0);
+        if (report.erased > 0) { // zero the symbols and SINRs of the erased problems too
+            for (size_t p = 0; p < in.problems(); ++p)
+                if (flags[p]) {
+                    if (out.z)
+                        std::fill_n(out.z + p * U, U, cfloat(0, 0));
+                    if (out.sinr)
+                        std::fill_n(out.sinr + p * U, U, 0.0f);
+                }
+        }
+        return report;
+    }
+
+private:
+    mmse_config m_config;
+    pam_table m_pam;
+    host_faults m_faults;
+};
+
+} // namespace
+
+std::unique_ptr<mmse_engine> make_cpu_mmse_engine(const mmse_config& config)
+{
+    return std::make_unique<cpu_mmse_engine>(config);
+}
+
+namespace {
+
+detector_capabilities mmse_capabilities()
+{
+    detector_capabilities c;
+    c.max_nr = k_mmse_max_receive;
+    c.max_nt = k_mmse_max_users;
+    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+                      modulation::qam1024 };
+    c.soft_output = true;
+    c.exact_max_log = false;
+    c.reuses_channels = true;
+    return c;
+}
+
+parameter_spec clip_parameter()
+{
+    return { "llr_clip", 0, 0, 1e4, false, true,
+             "LLRs clipped to [-clip, clip]; 0: no clipping (the paper's LLRs, saturated at 1e30)" };
+}
+parameter_spec library_parameter()
+{
+    return { "cublas", 0, 0, 1, true, false,
+             "CUDA: 1 runs cuBLAS/cuSOLVER batched calls (gemm, potrf, trsm) instead of the "
+             "hand kernels (the comparison of docs/benchmarks.md); the CPU ignores it" };
+}
+
+class mmse_detector_impl final : public mmse_detector
+{
+public:
+    mmse_detector_impl(const std::string& name, const detector_config& config, backend requested,
+                       std::vector<parameter_spec> specs)
+        : mmse_detector(name, config, mmse_capabilities(), std::move(specs))
+    {
+        mmse_config c;
+        c.shape = config.shape;
+        c.mod = config.mod;
+        c.conjugate_gradient = name == "mmse_cg";
+        c.iterations = c.conjugate_gradient ? int(parameter("iterations")) : 0;
+        c.library = parameter("cublas") != 0.0;
+        m_engine = choose_engine(
+            requested, [&] { return make_cpu_mmse_engine(c); }, [&] { return make_cuda_mmse_engine(c); });
+    }
+    backend active_backend() const override { return m_engine->kind(); }
+
+    detection_report equalize(const detector_input& in, cfloat* z, float* sinr) override
+    {
+        check_noise_variance(in.n0);
+        if (in.symbols_per_channel < 1)
+            throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: S must be >= 1");
+        if (in.priors)
+            throw std::invalid_argument("mimo_gpu: detector '" + name() + "' takes no a-priori LLRs");
+        if (in.channels > 0 && (!in.H || !in.y))
+            throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: null buffer");
+        mmse_outputs out;
+        out.z = z;
+        out.sinr = sinr;
+        const detection_report report = m_engine->run(in, clip(), out);
+        if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
+            throw std::invalid_argument("mimo_gpu::" + name() + "_detector: " + report.describe() +
+                                        " (bad-problem policy 'stop'; 'erase' detects the rest)");
+        return report;
+    }
+
+protected:
+    detection_report run(const detector_input& in, float* llr) override
+    {
+        mmse_outputs out;
+        out.llr = llr;
+        return m_engine->run(in, clip(), out);
+    }
+    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
+    {
+        m_engine->run_device(in, clip(), d_llr, stream);
+    }
+    detection_report device_status(cuda_stream_t stream) override { return m_engine->device_status(stream); }
+    size_t family_scratch_per_problem() const override { return m_engine->scratch_per_problem(); }
+
+private:
+    float clip() const { return float(parameter("llr_clip")); }
+    std::unique_ptr<mmse_engine> m_engine;
+};
+
+std::vector<parameter_spec> cholesky_parameters() { return { clip_parameter(), library_parameter() }; }
+std::vector<parameter_spec> cg_parameters()
+{
+    return { { "iterations", 3, 1, 64, true, false,
+               "conjugate-gradient iterations (U iterations solve exactly, in exact arithmetic)" },
+             clip_parameter(), library_parameter() };
+}
+
+} // namespace
+
+std::vector<detector_family> mmse_families()
+{
+    return { { "mmse",
+               "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, max-log LLRs of the "
+               "equalised symbols; channel reuse over S symbols)",
+               mmse_capabilities(), cholesky_parameters(),
+               [](const detector_config& c, backend b) {
+                   return std::unique_ptr<detector>(new mmse_detector_impl("mmse", c, b, cholesky_parameters()));
+               } },
+             { "mmse_cg",
+               "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG steps, the paper's "
+               "SINR approximation rho = G_uu / N0)",
+               mmse_capabilities(), cg_parameters(), [](const detector_config& c, backend b) {
+                   return std::unique_ptr<detector>(new mmse_detector_impl("mmse_cg", c, b, cg_parameters()));
+               } } };
+}
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,375 @@
+// The soft MMSE families ("mmse": Cholesky, "mmse_cg": conjugate gradients):
+// equalised symbols, SINRs and LLRs against a double-precision reference,
+// CG with U iterations against Cholesky, channel reuse, bad input, and CUDA
+// (hand kernels and the cuBLAS/cuSOLVER path) against the CPU on fresh inputs.
+#include "../test_support.h"
+
+#include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/mmse_detector.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_test;
+
+namespace {
+
+using cd = std::complex<double>;
+
+/// C channels (i.i.d. Rayleigh, unit variance per entry) and S symbols each,
+/// y = H s + n with unit-energy symbols of `mod` and N0 from the SNR per receive antenna.
+struct frame {
+    mimo_shape shape;
+    modulation mod;
+    size_t C;
+    int S;
+    float n0;
+    std::vector<cfloat> H, y;
+    std::vector<uint8_t> bits;
+    frame(mimo_shape sh, modulation m, size_t channels, int symbols, double snr_db, uint64_t seed)
+        : shape(sh), mod(m), C(channels), S(symbols)
+    {
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> g(0.0f, std::sqrt(0.5f));
+        const constellation con(m);
+        const int Q = con.bits_per_symbol();
+        // SNR is per user (Es/N0 with unit Es), the convention of the programs
+        n0 = float(noise_variance_from_snr_db(snr_db));
+        H.resize(C * sh.nr * sh.nt);
+        for (auto& h : H)
+            h = cfloat(g(rng), g(rng));
+        y.resize(C * S * sh.nr);
+        bits.resize(C * S * sh.nt * Q);
+        const float sigma = std::sqrt(n0);
+        for (size_t p = 0; p < C * S; ++p) {
+            std::vector<cfloat> s(sh.nt);
+            for (int t = 0; t < sh.nt; ++t) {
+                uint32_t label = uint32_t(rng() % con.order());
+                for (int k = 0; k < Q; ++k)
+                    bits[(p * sh.nt + t) * Q + k] = (label >> (Q - 1 - k)) & 1;
+                s[t] = con.point(label);
+            }
+            const cfloat* Hc = H.data() + (p / S) * sh.nr * sh.nt;
+            for (int r = 0; r < sh.nr; ++r) {
+                cfloat v(g(rng) * sigma, g(rng) * sigma);
+                for (int t = 0; t < sh.nt; ++t)
+                    v += Hc[r * sh.nt + t] * s[t];
+                y[p * sh.nr + r] = v;
+            }
+        }
+    }
+    detector_input input() const
+    {
+        detector_input in;
+        in.H = H.data();
+        in.y = y.data();
+        in.channels = C;
+        in.symbols_per_channel = S;
+        in.n0 = n0;
+        return in;
+    }
+    size_t problems() const { return C * size_t(S); }
+};
+
+std::unique_ptr<mmse_detector> make_mmse(const std::string& name, mimo_shape shape, modulation mod, backend b,
+                                         detector_parameters params = {})
+{
+    std::unique_ptr<detector> d = make_detector(name, { shape, mod, params }, b);
+    auto* m = dynamic_cast<mmse_detector*>(d.get());
+    EXPECT_NE(m, nullptr);
+    d.release();
+    return std::unique_ptr<mmse_detector>(m);
+}
+
+struct soft_output {
+    std::vector<cfloat> z;
+    std::vector<float> sinr, llr;
+};
+
+soft_output detect_all(mmse_detector& det, const frame& f)
+{
+    soft_output o;
+    o.z.assign(f.problems() * f.shape.nt, cfloat(NAN, NAN));
+    o.sinr.assign(f.problems() * f.shape.nt, NAN);
+    o.llr.assign(f.problems() * det.llrs_per_problem(), NAN);
+    det.equalize(f.input(), o.z.data(), o.sinr.data());
+    det.detect(f.input(), o.llr.data());
+    return o;
+}
+
+/// The exact MMSE soft output in double precision, written plainly: A^-1 by
+/// Gauss-Jordan, lambda = 1 - N0 (A^-1)_uu, rho = lambda / (1 - lambda),
+/// LLRs by enumerating the constellation.
+soft_output reference(const frame& f)
+{
+    const int B = f.shape.nr, U = f.shape.nt;
+    const constellation con(f.mod);
+    const int M = con.order(), Q = con.bits_per_symbol();
+    soft_output o;
+    for (size_t c = 0; c < f.C; ++c) {
+        const cfloat* H = f.H.data() + c * B * U;
+        std::vector<cd> A(U * U), inv(U * U, 0.0);
+        for (int i = 0; i < U; ++i) {
+            inv[i * U + i] = 1.0;
+            for (int j = 0; j < U; ++j) {
+                cd s = 0;
+                for (int b = 0; b < B; ++b)
+                    s += std::conj(cd(H[b * U + i])) * cd(H[b * U + j]);
+                A[i * U + j] = s + (i == j ? double(f.n0) : 0.0);
+            }
+        }
+        for (int k = 0; k < U; ++k) { // Gauss-Jordan with partial pivoting
+            int piv = k;
+            for (int i = k + 1; i < U; ++i)
+                if (std::abs(A[i * U + k]) > std::abs(A[piv * U + k]))
+                    piv = i;
+            for (int j = 0; j < U; ++j) {
+                std::swap(A[k * U + j], A[piv * U + j]);
+                std::swap(inv[k * U + j], inv[piv * U + j]);
+            }
+            const cd d = A[k * U + k];
+            for (int j = 0; j < U; ++j) {
+                A[k * U + j] /= d;
+                inv[k * U + j] /= d;
+            }
+            for (int i = 0; i < U; ++i)
+                if (i != k) {
+                    const cd m = A[i * U + k];
+                    for (int j = 0; j < U; ++j) {
+                        A[i * U + j] -= m * A[k * U + j];
+                        inv[i * U + j] -= m * inv[k * U + j];
+                    }
+                }
+        }
+        for (int s = 0; s < f.S; ++s) {
+            const cfloat* y = f.y.data() + (c * f.S + s) * B;
+            std::vector<cd> ymf(U, 0.0);
+            for (int u = 0; u < U; ++u)
+                for (int b = 0; b < B; ++b)
+                    ymf[u] += std::conj(cd(H[b * U + u])) * cd(y[b]);
+            for (int u = 0; u < U; ++u) {
+                cd x = 0;
+                for (int j = 0; j < U; ++j)
+                    x += inv[u * U + j] * ymf[j];
+                const double lambda = 1.0 - double(f.n0) * inv[u * U + u].real();
+                const double rho = lambda / (1.0 - lambda);
+                const cd z = x / lambda;
+                o.z.push_back(cfloat(z));
+                o.sinr.push_back(float(rho));
+                for (int k = 0; k < Q; ++k) {
+                    double m0 = INFINITY, m1 = INFINITY;
+                    for (int a = 0; a < M; ++a) {
+                        const double d = std::norm(z - cd(con.point(a)));
+                        (((a >> (Q - 1 - k)) & 1) ? m1 : m0) = std::min((((a >> (Q - 1 - k)) & 1) ? m1 : m0), d);
+                    }
+                    o.llr.push_back(float(rho * (m1 - m0)));
+                }
+            }
+        }
+    }
+    return o;
+}
+
+/// |got - want| <= tol * scale elementwise, scale = max(|want|, floor).
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol, double floor,
+                  const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written";
+        const double err = std::abs(double(got[i]) - want[i]) / std::max(std::abs(double(want[i])), floor);
+        worst = std::max(worst, err);
+        ASSERT_LE(err, tol) << what << ": element " << i << " got " << got[i] << " want " << want[i];
+    }
+    std::printf("[ compared ] %s: %zu elements, worst relative error %.2e\n", what.c_str(), want.size(), worst);
+}
+void expect_close(const std::vector<cfloat>& got, const std::vector<cfloat>& want, double tol, double floor,
+                  const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        const double err = std::abs(got[i] - want[i]) / std::max(double(std::abs(want[i])), floor);
+        worst = std::max(worst, err);
+        ASSERT_LE(err, tol) << what << ": element " << i;
+    }
+    std::printf("[ compared ] %s: %zu symbols, worst relative error %.2e\n", what.c_str(), want.size(), worst);
+}
+
+/// LLRs compared relative to the user's SINR scale (an LLR near 0 sits at a
+/// decision boundary, where its absolute error is what matters).
+void expect_llrs_close(const std::vector<float>& got, const soft_output& ref, int Q, double tol, const std::string& what)
+{
+    ASSERT_EQ(got.size(), ref.llr.size()) << what;
+    double worst = 0;
+    for (size_t i = 0; i < got.size(); ++i) {
+        const double scale = std::max(std::abs(double(ref.llr[i])), double(ref.sinr[i / Q]) * 0.1);
+        const double err = std::abs(double(got[i]) - ref.llr[i]) / std::max(scale, 1e-6);
+        worst = std::max(worst, err);
+        ASSERT_LE(err, tol) << what << ": LLR " << i << " got " << got[i] << " want " << ref.llr[i];
+    }
+    std::printf("[ compared ] %s: %zu LLRs, worst relative error %.2e\n", what.c_str(), got.size(), worst);
+}
+
+} // namespace
+
+TEST(mmse_detector, cholesky_equals_double_precision_reference)
+{
+    const uint64_t seed = fresh_seed();
+    struct cfg { mimo_shape shape; modulation mod; double snr; };
+    for (const cfg& k : { cfg{ { 8, 4 }, modulation::qam16, 10 }, cfg{ { 64, 8 }, modulation::qam64, 5 },
+                          cfg{ { 128, 16 }, modulation::qam16, 0 }, cfg{ { 24, 16 }, modulation::qpsk, 15 },
+                          cfg{ { 32, 8 }, modulation::qam256, 20 } }) {
+        const frame f(k.shape, k.mod, 5, 3, k.snr, seed + k.shape.nr);
+        auto det = make_mmse("mmse", k.shape, k.mod, backend::cpu);
+        const soft_output got = detect_all(*det, f), ref = reference(f);
+        const std::string what = std::to_string(k.shape.nr) + "x" + std::to_string(k.shape.nt) + " " + to_string(k.mod);
+        expect_close(got.z, ref.z, 1e-4, 0.1, what + " equalised symbols");
+        expect_close(got.sinr, ref.sinr, 1e-4, 1e-3, what + " SINRs");
+        expect_llrs_close(got.llr, ref, constellation(k.mod).bits_per_symbol(), 1e-4, what);
+    }
+}
+
+TEST(mmse_detector, cg_with_u_iterations_equals_cholesky)
+{
+    const uint64_t seed = fresh_seed();
+    for (mimo_shape shape : { mimo_shape{ 64, 8 }, mimo_shape{ 128, 16 }, mimo_shape{ 32, 4 } }) {
+        const frame f(shape, modulation::qam16, 6, 4, 10, seed + shape.nt);
+        auto chol = make_mmse("mmse", shape, modulation::qam16, backend::cpu);
+        auto cg = make_mmse("mmse_cg", shape, modulation::qam16, backend::cpu, { { "iterations", shape.nt } });
+        const soft_output a = detect_all(*chol, f), b = detect_all(*cg, f);
+        // CG's z divides by its approximate lambda: compare x_hat = z * lambda.
+        std::vector<cfloat> xa, xb;
+        for (size_t i = 0; i < a.z.size(); ++i) {
+            xa.push_back(a.z[i] * (a.sinr[i] / (1.0f + a.sinr[i])));
+            xb.push_back(b.z[i] * (b.sinr[i] / (1.0f + b.sinr[i])));
+        }
+        expect_close(xb, xa, 1e-3, 0.1, std::to_string(shape.nr) + "x" + std::to_string(shape.nt) + " CG@U x_hat");
+    }
+}
+
+TEST(mmse_detector, fewer_cg_iterations_approximate_and_high_snr_decides_right)
+{
+    const uint64_t seed = fresh_seed();
+    const mimo_shape shape{ 128, 16 };
+    const frame f(shape, modulation::qam16, 20, 8, 12, seed);
+    for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
+        auto det = make_detector(name, { shape, modulation::qam16, {} }, backend::cpu);
+        std::vector<float> llr(f.problems() * det->llrs_per_problem());
+        det->detect(f.input(), llr.data());
+        const double ber = bit_error_rate(f.bits, llr);
+        EXPECT_LT(ber, 1e-3) << name << " at 12 dB per user, 128x16 16-QAM";
+    }
+}
+
+TEST(mmse_detector, channel_reuse_equals_repeated_channels)
+{
+    const uint64_t seed = fresh_seed();
+    const mimo_shape shape{ 32, 8 };
+    const frame f(shape, modulation::qam64, 7, 5, 8, seed);
+    std::vector<cfloat> repeated;
+    for (size_t p = 0; p < f.problems(); ++p)
+        repeated.insert(repeated.end(), f.H.begin() + (p / f.S) * 256, f.H.begin() + (p / f.S + 1) * 256);
+    for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
+        auto det = make_detector(name, { shape, modulation::qam64, {} }, backend::cpu);
+        std::vector<float> a(f.problems() * det->llrs_per_problem()), b(a.size());
+        det->detect(f.input(), a.data());
+        det->detect(repeated.data(), f.y.data(), f.problems(), f.n0, b.data());
+        expect_bit_identical(a, b, name + " S=5 vs repeated H");
+    }
+}
+
+TEST(mmse_detector, bad_input)
+{
+    // Shapes and parameters beyond the capabilities: clear errors naming the limit.
+    EXPECT_THROW(make_detector("mmse", { { 8, 16 }, modulation::qam16, {} }, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(make_detector("mmse", { { 512, 16 }, modulation::qam16, {} }, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(make_detector("mmse", { { 128, 64 }, modulation::qam16, {} }, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(make_detector("mmse_cg", { { 64, 8 }, modulation::qam16, { { "iterations", 0 } } }, backend::cpu),
+                 std::invalid_argument);
+    EXPECT_THROW(make_detector("mmse", { { 64, 8 }, modulation::qam16, { { "iterations", 3 } } }, backend::cpu),
+                 std::invalid_argument);
+    try {
+        make_detector("mmse", { { 300, 8 }, modulation::qam16, {} }, backend::cpu);
+        FAIL() << "300 receive antennas accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("nr <= 256"), std::string::npos) << e.what();
+    }
+    const uint64_t seed = fresh_seed();
+    const mimo_shape shape{ 16, 4 };
+    for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
+        for (backend b : { backend::cpu, backend::cuda }) {
+            if (b == backend::cuda && !cuda_available())
+                continue;
+            frame f(shape, modulation::qam16, 4, 3, 10, seed);
+            auto det = make_detector(name, { shape, modulation::qam16, {} }, b);
+            std::vector<float> llr(f.problems() * det->llrs_per_problem(), NAN);
+            // Stop (the core's default) names the first bad problem; erase detects the rest.
+            f.y[(1 * 3 + 2) * 16 + 5] = cfloat(NAN, 0); // channel 1, symbol 2
+            f.H[2 * 64 + 7] = cfloat(INFINITY, 0);        // channel 2: its 3 symbols
+            EXPECT_THROW(det->detect(f.input(), llr.data()), std::invalid_argument);
+            det->set_bad_problem_policy(bad_problem_policy::erase);
+            const detection_report r = det->detect(f.input(), llr.data());
+            EXPECT_EQ(r.erased, 4u) << name;
+            for (size_t p = 0; p < f.problems(); ++p) {
+                const bool erased = p == 5 || (p >= 6 && p < 9);
+                for (int i = 0; i < det->llrs_per_problem(); ++i) {
+                    const float v = llr[p * det->llrs_per_problem() + i];
+                    ASSERT_TRUE(std::isfinite(v)) << name << " problem " << p;
+                    if (erased) {
+                        ASSERT_EQ(v, 0.0f) << name << " problem " << p;
+                    }
+                }
+            }
+            // A rank-deficient H (two equal columns): with a usable N0 the regularised MMSE
+            // result (finite LLRs, the two users' SINR low); with an N0 float cannot
+            // regularise, the Cholesky mode erases the channel as singular, never NaN.
+            frame g(shape, modulation::qam16, 2, 2, 10, seed + 1);
+            for (size_t c = 0; c < g.C; ++c)
+                for (int r = 0; r < 16; ++r)
+                    g.H[c * 64 + r * 4 + 1] = g.H[c * 64 + r * 4 + 0];
+            std::vector<float> sinr_llr(g.problems() * det->llrs_per_problem(), NAN);
+            EXPECT_EQ(det->detect(g.input(), sinr_llr.data()).erased, 0u) << name;
+            for (float v : sinr_llr)
+                ASSERT_TRUE(std::isfinite(v)) << name;
+            if (name == "mmse") {
+                g.n0 = 1e-30f;
+                const detection_report s = det->detect(g.input(), sinr_llr.data());
+                EXPECT_EQ(s.erased, g.problems()) << "N0 1e-30 with a rank-deficient H";
+                ASSERT_FALSE(s.first_erased.empty());
+                EXPECT_EQ(s.first_erased[0].cause, erasure_cause::singular_channel);
+                for (float v : sinr_llr)
+                    ASSERT_EQ(v, 0.0f);
+            }
+        }
+    }
+}
+
+TEST(mmse_detector, cuda_equals_cpu_on_fresh_inputs)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    struct cfg { mimo_shape shape; modulation mod; int S; };
+    for (const cfg& k : { cfg{ { 128, 16 }, modulation::qam16, 14 }, cfg{ { 64, 8 }, modulation::qam64, 3 },
+                          cfg{ { 256, 32 }, modulation::qam256, 5 }, cfg{ { 12, 5 }, modulation::qpsk, 1 },
+                          cfg{ { 64, 16 }, modulation::qam1024, 9 } }) {
+        const frame f(k.shape, k.mod, 37, k.S, 10, seed + k.shape.nr + k.S);
+        const int Q = constellation(k.mod).bits_per_symbol();
+        for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") })
+            for (int library : { 0, 1 }) {
+                detector_parameters params{ { "cublas", library } };
+                auto cpu = make_mmse(name, k.shape, k.mod, backend::cpu, params);
+                auto gpu = make_mmse(name, k.shape, k.mod, backend::cuda, params);
+                const soft_output ref = detect_all(*cpu, f), got = detect_all(*gpu, f);
+                const std::string what = name + (library ? " (cuBLAS/cuSOLVER) " : " (hand kernels) ") +
+                                         std::to_string(k.shape.nr) + "x" + std::to_string(k.shape.nt) + " " +
+                                         to_string(k.mod) + " S=" + std::to_string(k.S);
+                expect_close(got.z, ref.z, 2e-4, 0.1, what + " symbols");
+                expect_close(got.sinr, ref.sinr, 2e-4, 1e-3, what + " SINRs");
+                soft_output r = ref;
+                expect_llrs_close(got.llr, r, Q, 2e-3, what);
+            }
+    }
+}
