@@ -373,3 +373,111 @@ TEST(mmse_detector, cuda_equals_cpu_on_fresh_inputs)
             }
     }
 }
+
+// ---- detector_pipeline: frames in flight on one or more devices ----
+#include <mimo_gpu/detector_pipeline.h>
+
+namespace {
+
+/// Frames through a pipeline, `window` in flight, each frame's LLRs equal to a
+/// direct detect() of the same frame on the CPU.
+void expect_pipeline_equals_direct(pipeline_config pc, int frames, size_t window, double tol)
+{
+    const uint64_t seed = fresh_seed();
+    const mimo_shape shape = pc.config.shape;
+    std::vector<frame> input;
+    for (int f = 0; f < frames; ++f)
+        input.emplace_back(shape, pc.config.mod, 1 + (seed + f) % pc.max_channels, pc.symbols_per_channel, 6 + f,
+                           seed + 100 * f);
+    auto cpu = make_detector(pc.detector, pc.config, backend::cpu);
+    detector_pipeline pipe(pc);
+    std::vector<std::vector<float>> out(frames);
+    size_t next_collect = 0;
+    for (int f = 0; f < frames; ++f) {
+        if (pipe.pending() == window) {
+            const frame_result r = pipe.collect();
+            ASSERT_EQ(r.frame, next_collect++);
+        }
+        out[f].assign(input[f].problems() * cpu->llrs_per_problem(), NAN);
+        ASSERT_EQ(pipe.submit(input[f].H.data(), input[f].y.data(), input[f].C, input[f].n0, out[f].data()),
+                  uint64_t(f));
+    }
+    while (pipe.pending() > 0) {
+        const frame_result r = pipe.collect();
+        ASSERT_EQ(r.frame, next_collect++);
+        EXPECT_EQ(r.report.erased, 0u);
+        EXPECT_GE(r.latency_ms, 0.0);
+    }
+    for (int f = 0; f < frames; ++f) {
+        std::vector<float> want(out[f].size());
+        cpu->detect(input[f].input(), want.data());
+        for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_FALSE(std::isnan(out[f][i])) << "frame " << f << " LLR " << i << " not written";
+            ASSERT_NEAR(out[f][i], want[i], tol * std::max(1.0f, std::abs(want[i]))) << "frame " << f << " LLR " << i;
+        }
+    }
+    std::printf("[ compared ] %d frames through %zu slot(s), %zu in flight\n", frames, pipe.slots(), window);
+}
+
+pipeline_config mmse_pipeline(const std::string& name, backend b)
+{
+    pipeline_config pc;
+    pc.detector = name;
+    pc.config = { { 32, 8 }, modulation::qam16, {} };
+    pc.max_channels = 12;
+    pc.symbols_per_channel = 5;
+    pc.slots_per_device = 3;
+    pc.requested = b;
+    return pc;
+}
+
+} // namespace
+
+TEST(detector_pipeline, cpu_frames_in_order_equal_direct_detection)
+{
+    expect_pipeline_equals_direct(mmse_pipeline("mmse", backend::cpu), 9, 4, 0.0);
+}
+
+TEST(detector_pipeline, bad_configuration)
+{
+    pipeline_config pc = mmse_pipeline("mmse", backend::cpu);
+    pc.slots_per_device = 0;
+    EXPECT_THROW(detector_pipeline{ pc }, std::invalid_argument);
+    pc = mmse_pipeline("nosuch", backend::cpu);
+    EXPECT_THROW(detector_pipeline{ pc }, std::invalid_argument);
+    pc = mmse_pipeline("mmse", backend::cpu);
+    pc.config.shape = { 4, 8 };
+    EXPECT_THROW(detector_pipeline{ pc }, std::invalid_argument);
+    detector_pipeline pipe(mmse_pipeline("mmse", backend::cpu));
+    std::vector<cfloat> H(13 * 256), y(13 * 5 * 32);
+    std::vector<float> llr(13 * 5 * 32);
+    EXPECT_THROW(pipe.submit(H.data(), y.data(), 13, 0.1f, llr.data()), std::invalid_argument); // > max_channels
+    EXPECT_THROW(pipe.submit(H.data(), y.data(), 2, -1.0f, llr.data()), std::invalid_argument);
+    EXPECT_THROW(pipe.collect(), std::logic_error);
+    if (!cuda_available()) {
+        pc = mmse_pipeline("mmse", backend::cuda);
+        EXPECT_THROW(detector_pipeline{ pc }, std::runtime_error);
+    } else {
+        pc = mmse_pipeline("mmse", backend::cuda);
+        pc.devices = { 0, 97 };
+        try {
+            detector_pipeline p{ pc };
+            FAIL() << "device 97 accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("no CUDA device 97"), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(detector_pipeline, cuda_device_listed_twice_equals_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
+        pipeline_config pc = mmse_pipeline(name, backend::cuda);
+        pc.devices = { 0, 0 }; // two workers on one GPU: the multi-GPU path
+        expect_pipeline_equals_direct(pc, 17, 6, 2e-3);
+        pc.devices = { 0 };
+        pc.slots_per_device = 1;
+        expect_pipeline_equals_direct(pc, 5, 1, 2e-3);
+    }
+}
