@@ -12,6 +12,7 @@
 // `reps` back-to-back launches over rotating input sets, median of `trials`;
 // end to end timed on the host clock around whole detect() calls, median.
 #include "bench_detectors.h"
+#include "bench_mmse.h"
 #include "bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
@@ -309,6 +310,13 @@ int main(int argc, char** argv)
     cli.add_flag("fsd-paper",
                  "the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 symbols) with FSD, "
                  "SFSD and K-best 8..64 (or --detectors) instead of the N-way and MTT/OT tables");
+    cli.add_flag("mmse-paper",
+                 "the massive-MIMO soft MMSE paper's Tables I-II (128x16 and 256x32, 16-QAM, N_scr = 128, "
+                 "Cholesky and CG; one stream, then pipelined over in-flight slots and --devices), hand kernels "
+                 "beside cuBLAS/cuSOLVER, and NR frames (3276 x 14), instead of the other tables");
+    cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
+                   "listed twice)", "0");
+    cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
     cli.add_option("detectors", "LIST",
                    "time these detectors instead of the N-way and MTT/OT tables, e.g. nway:1,nway:4,mtt,ot,ml "
                    "(NAME[:VALUE][:PARAM=VALUE...], the first parameter unnamed)");
@@ -327,7 +335,10 @@ int main(int argc, char** argv)
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
         const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
         const bool skip_detector = cli.flag("skip-detector").value_or(false);
-        const detector_plan plan = plan_detectors(cli, skip_detector);
+        detector_plan plan = plan_detectors(cli, skip_detector);
+        const bool mmse_paper = cli.flag("mmse-paper").value_or(false);
+        if (mmse_paper)
+            plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
         std::string device = "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
@@ -343,7 +354,7 @@ int main(int argc, char** argv)
                          prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
         }
 #endif
-        const bool run_detector = !skip_detector && plan.table == "mtt_thesis"; // the N-way paper tables
+        const bool run_detector = !skip_detector && !mmse_paper && plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
         for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
@@ -359,7 +370,7 @@ int main(int argc, char** argv)
             results.push_back(r);
         }
 
-        if (plan.table == "mtt_thesis") { // the N-way paper tables (not with --detectors)
+        if (run_detector) { // the N-way paper tables (not with --detectors)
             std::printf("\nmimo_gpu_bench: %s, backend %s, %zu problems per batch (times in ms, Mbps of detected bits)\n",
                         device.c_str(), to_string(b).c_str(), batch);
             std::printf("%-14s %2s | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", "config", "N", "QR", "detect",
@@ -393,7 +404,26 @@ int main(int argc, char** argv)
             print_detector_table(detector_table_title(plan, device, b), detector_rows, options);
         }
 
-        const size_t turbo_blocks = size_t(cli.integer("turbo-blocks", 0, 100000));
+        std::vector<mmse_row> mmse_rows;
+        if (mmse_paper) {
+            mmse_bench_options options;
+            options.backend = b;
+            options.trials = trials;
+            options.seed = seed;
+            options.h2d_bandwidth = h2d;
+            options.d2h_bandwidth = d2h;
+            options.seconds_per_point = cli.real("mmse-seconds");
+            options.devices.clear();
+            std::stringstream list(cli.text("devices"));
+            for (std::string item; std::getline(list, item, ',');)
+                options.devices.push_back(checked_setup([&] { return std::stoi(item); }));
+            if (options.devices.empty())
+                throw usage_error("--devices needs at least one device");
+            mmse_rows = bench_mmse_paper(options);
+            print_mmse_tables(mmse_rows, device);
+        }
+
+        const size_t turbo_blocks = mmse_paper ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
         for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed) : std::vector<turbo_case>{}) {
             turbo_result r;
@@ -465,6 +495,8 @@ int main(int argc, char** argv)
             }
             j.end_array();
             write_detector_json(j, plan.table, detector_rows);
+            if (!mmse_rows.empty())
+                write_mmse_json(j, mmse_rows);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

@@ -6,7 +6,8 @@
 # simulations on CUDA, and the soak (10^9 problems with bad ones sprinkled in,
 # through the detector flowgraph). SIM_ARGS and CODED_ARGS add options to the
 # simulations, SOAK_ARGS replace the soak's. STEPS picks steps (default: all of
-# "tests sanitize bench simulate soak").
+# "tests sanitize bench mmse simulate soak"). MMSE_DEVICES: the --devices of the
+# MMSE benchmark (default 0,0: one GPU listed twice).
 # Usage: scripts/device_check.sh BUNDLE_DIR [OUT_DIR]
 set -u
 bundle=${1:?bundle dir}
@@ -19,7 +20,7 @@ failures=$out/failures.txt
 step() { echo; echo "=== $* ==="; }
 # Steps run inside pipelines (subshells), so failures are collected in a file.
 run() { "$@"; local rc=$?; [ $rc -eq 0 ] || { echo "FAILED (rc=$rc): $*"; echo "rc=$rc: $*" >> "$failures"; }; return 0; }
-steps=" ${STEPS:-tests sanitize bench simulate soak} "
+steps=" ${STEPS:-tests sanitize bench mmse simulate soak} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step device
@@ -40,10 +41,10 @@ fi
 if want sanitize; then
 step "compute-sanitizer memcheck (CUDA tests)"
 run timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.cuda*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (CUDA tests)"
 run timeout 300 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:detector_pipeline.cuda*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
 fi
 
 if want bench; then
@@ -56,6 +57,11 @@ if [ -x "$bundle/mimo_gpu_bench_before" ]; then
   run env LD_LIBRARY_PATH="$PWD/$bundle/before:$LD_LIBRARY_PATH" "$bundle/mimo_gpu_bench_before" --turbo-blocks 0 \
     --json "$out/bench_before_h100.json" 2>&1 | tail -20
 fi
+fi
+
+if want mmse; then
+step "massive-MIMO soft MMSE: paper Tables I-II, cuBLAS/cuSOLVER comparison, NR frames (MMSE_DEVICES: the multi-GPU rows)"
+run "$bundle/mimo_gpu_bench" --mmse-paper --devices "${MMSE_DEVICES:-0,0}" ${MMSE_ARGS:-} --json "$out/bench_mmse.json" 2>&1 | tail -${MMSE_TAIL:-80}
 fi
 
 if want simulate && [ -x "$bundle/mimo_gpu_simulate" ]; then
