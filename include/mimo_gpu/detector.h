@@ -27,6 +27,13 @@ struct detector_capabilities {
     /// Per-channel preprocessing runs once for the S symbols that share a channel;
     /// false: the detector works per symbol, the S symbols of a channel simply share H.
     bool reuses_channels = false;
+    /// A rank-deficient H is erased (cause singular_channel). false: the family
+    /// gives its regularised result instead (MMSE: users that H does not
+    /// separate get LLRs near 0) and erases only what float cannot factor.
+    bool erases_rank_deficient = true;
+    /// CPU and CUDA run the same float operations and agree to the bit. false:
+    /// they agree to rounding (reductions run in another order on the GPU).
+    bool bit_identical_backends = true;
 
     bool supports(modulation m) const;
     /// Throws std::invalid_argument naming `family` unless the shape and modulation fit.

@@ -119,4 +119,31 @@ inline void expect_bit_identical(const std::vector<float>& got, const std::vecto
     std::printf("[ compared ] %s: %zu elements, %zu bit-identical\n", what.c_str(), want.size(), equal);
 }
 
+/// CUDA against CPU for a family: to the bit where its capabilities say so,
+/// else within `relative` of max(|want|, 1) (reductions in another order).
+inline void expect_backends_agree(const std::vector<float>& got, const std::vector<float>& want, bool bit_identical,
+                                  const std::string& what, double relative = 1e-3)
+{
+    if (bit_identical) {
+        expect_bit_identical(got, want, what);
+        return;
+    }
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written";
+        ASSERT_LE(std::abs(got[i] - want[i]), relative * std::max(1.0f, std::abs(want[i])))
+            << what << ": element " << i << " got " << got[i] << " want " << want[i];
+    }
+    std::printf("[ compared ] %s: %zu elements, within %.0e relative\n", what.c_str(), want.size(), relative);
+}
+
+/// int8 LLRs: equal, or (families whose backends agree to rounding) at most 1 apart.
+inline void expect_int8_agree(const std::vector<int8_t>& got, const std::vector<int8_t>& want, bool bit_identical,
+                              const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_LE(std::abs(int(got[i]) - int(want[i])), bit_identical ? 0 : 1) << what << ": element " << i;
+}
+
 } // namespace mimo_gpu_test

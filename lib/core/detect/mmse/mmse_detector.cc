@@ -324,6 +324,8 @@ detector_capabilities mmse_capabilities()
     c.soft_output = true;
     c.exact_max_log = false;
     c.reuses_channels = true;
+    c.erases_rank_deficient = false; // N0 I regularises: see k_mmse_pivot_floor
+    c.bit_identical_backends = false;
     return c;
 }
 
