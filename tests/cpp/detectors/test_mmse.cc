@@ -481,3 +481,42 @@ TEST(detector_pipeline, cuda_device_listed_twice_equals_cpu)
         expect_pipeline_equals_direct(pc, 5, 1, 2e-3);
     }
 }
+
+#ifdef MIMO_GPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+
+TEST(detector_pipeline, cuda_every_gpu_equals_one_gpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    int count = 0;
+    ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
+    if (count < 2)
+        GTEST_SKIP() << "one GPU: the multi-GPU path is tested with the device listed twice";
+    const uint64_t seed = fresh_seed();
+    pipeline_config pc = mmse_pipeline("mmse_cg", backend::cuda);
+    std::vector<frame> input;
+    for (int f = 0; f < 4 * count + 1; ++f)
+        input.emplace_back(pc.config.shape, pc.config.mod, pc.max_channels, pc.symbols_per_channel, 8, seed + f);
+    auto run = [&](std::vector<int> devices) {
+        pc.devices = devices;
+        detector_pipeline pipe(pc);
+        std::vector<std::vector<float>> out(input.size());
+        for (size_t f = 0; f < input.size(); ++f) {
+            out[f].assign(input[f].problems() * 32, NAN);
+            pipe.submit(input[f].H.data(), input[f].y.data(), input[f].C, input[f].n0, out[f].data());
+        }
+        for (size_t f = 0; f < input.size(); ++f) {
+            const frame_result r = pipe.collect();
+            EXPECT_EQ(r.frame, f);
+            EXPECT_EQ(r.device, devices[f % devices.size()]);
+        }
+        return out;
+    };
+    std::vector<int> all;
+    for (int d = 0; d < count; ++d)
+        all.push_back(d);
+    const auto one = run({ 0 }), every = run(all);
+    for (size_t f = 0; f < input.size(); ++f)
+        expect_bit_identical(every[f], one[f], "frame " + std::to_string(f) + " on " + std::to_string(count) + " GPUs");
+}
+#endif
