@@ -221,8 +221,8 @@ mmse_row row_of(const std::string& table, const mode& m, bool library, const fra
     r.bits = f.bits();
     r.bytes_in = f.bytes_in();
     r.bytes_out = f.bytes_out();
-    if (o.h2d_bandwidth > 0)
-        r.floor_ms = std::max(r.bytes_in / o.h2d_bandwidth, r.bytes_out / o.d2h_bandwidth) * 1e3;
+    if (o.h2d_bandwidth > 0) // distinct GPUs are assumed to have links of their own, as device 0's
+        r.floor_ms = std::max(r.bytes_in / o.h2d_bandwidth, r.bytes_out / o.d2h_bandwidth) * 1e3 / gpus;
     return r;
 }
 
@@ -288,12 +288,16 @@ std::vector<mmse_row> bench_mmse_paper(const mmse_bench_options& o)
                             continue; // the library path at one point of the table
                         std::fprintf(stderr, "  MMSE 128x16 N_sym=%d %s %s, %d slots on %zu GPU(s) ...\n", S,
                                      m.label().c_str(), library ? "cuBLAS" : "hand", slots, devices.size());
-                        mmse_row r = row_of("pipelined", m, library, *frames[0], slots, int(devices.size()), o);
+                        std::vector<int> distinct = devices;
+                        std::sort(distinct.begin(), distinct.end());
+                        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+                        mmse_row r = row_of("pipelined", m, library, *frames[0], slots, int(distinct.size()), o);
+                        r.workers = int(devices.size());
                         if (S == 8 && slots == 8 && devices.size() == 1) {
                             r.paper_km_mbps = m.iterations ? 148.67 : 131.62;
                             r.paper_latency_ms = m.iterations ? 3.54 : 3.98;
                         }
-                        if (S == 16 && slots == 4 && devices.size() == 2) {
+                        if (S == 16 && slots == 4 && r.gpus == 2) {
                             r.paper_km_mbps = m.iterations ? 286.57 : 265.94;
                             r.paper_latency_ms = m.iterations ? 3.66 : 3.94;
                         }
@@ -359,12 +363,12 @@ void print_mmse_tables(const std::vector<mmse_row>& rows, const std::string& dev
         else
             std::printf("\nsoft MMSE, NR frames (3276 subcarriers x 14 symbols = one 0.5 ms slot at 100 MHz, 30 kHz), "
                         "16-QAM, 4 slots in flight; real time needs <= 0.5 ms per frame\n");
-        std::printf("%-7s %5s %-6s %-6s %5s %4s | %9s %9s %9s | %8s %6s | %9s %9s\n", "BxU", "N_sym", "mode", "impl",
-                    "slots", "GPUs", "ms/frame", "Mbit/s", "latency", "floor ms", "%floor", "paper Mb", "paper lat");
+        std::printf("%-7s %5s %-6s %-6s %5s %4s %4s | %9s %9s %9s | %8s %6s | %9s %9s\n", "BxU", "N_sym", "mode",
+                    "impl", "slots", "wkrs", "GPUs", "ms/frame", "Mbit/s", "latency", "floor ms", "%floor", "paper Mb", "paper lat");
         for (const mmse_row& r : rows)
             if (r.table == table)
-                std::printf("%3dx%-3d %5d %-6s %-6s %5d %4d | %9s %9s %9s | %8s %6s | %9s %9s\n", r.B, r.U, r.symbols,
-                            r.mode.c_str(), r.implementation.c_str(), r.slots, r.gpus, fmt(r.frame_ms, "%.3f").c_str(),
+                std::printf("%3dx%-3d %5d %-6s %-6s %5d %4d %4d | %9s %9s %9s | %8s %6s | %9s %9s\n", r.B, r.U,
+                            r.symbols, r.mode.c_str(), r.implementation.c_str(), r.slots, r.workers, r.gpus, fmt(r.frame_ms, "%.3f").c_str(),
                             mb(r, r.frame_ms).c_str(), fmt(r.latency_ms, "%.3f").c_str(),
                             fmt(r.floor_ms, "%.3f").c_str(),
                             fmt(r.floor_ms > 0 && r.frame_ms > 0 ? 100 * r.floor_ms / r.frame_ms : -1, "%.0f%%").c_str(),
@@ -379,7 +383,7 @@ void write_mmse_json(json_writer& j, const std::vector<mmse_row>& rows)
         j.begin_object();
         j.value("table", r.table).value("mode", r.mode).value("implementation", r.implementation);
         j.value("B", r.B).value("U", r.U).value("subcarriers", r.subcarriers).value("symbols", r.symbols);
-        j.value("slots", r.slots).value("gpus", r.gpus).value("bits", r.bits);
+        j.value("slots", r.slots).value("workers", r.workers).value("gpus", r.gpus).value("bits", r.bits);
         j.value("bytes_in", r.bytes_in).value("bytes_out", r.bytes_out);
         j.value("kernel_ms", r.kernel_ms).value("kernel_Mbps", r.kernel_ms > 0 ? mbps(size_t(r.bits), r.kernel_ms) : -1);
         j.value("frame_ms", r.frame_ms).value("Mbps", r.frame_ms > 0 ? mbps(size_t(r.bits), r.frame_ms) : -1);

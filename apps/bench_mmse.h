@@ -29,7 +29,10 @@ struct mmse_row {
     std::string table; ///< "single_stream", "pipelined", "nr_frames"
     std::string mode;  ///< "chol" or "cg@I"
     std::string implementation; ///< "hand" or "cublas"
-    int B = 0, U = 0, subcarriers = 0, symbols = 0, slots = 0, gpus = 0;
+    int B = 0, U = 0, subcarriers = 0, symbols = 0;
+    int slots = 0;   ///< in-flight slots per worker
+    int workers = 1; ///< entries of the device list (a GPU listed twice: two workers)
+    int gpus = 1;    ///< distinct GPUs
     double bits = 0, bytes_in = 0, bytes_out = 0;
     double kernel_ms = -1;     ///< K: device memory to device memory, per frame
     double frame_ms = -1;      ///< K+M (single stream) or 1 / throughput (pipelined), per frame
