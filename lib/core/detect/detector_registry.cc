@@ -13,7 +13,8 @@
     X(mtt)                            \
     X(fsd)                            \
     X(kbest)                          \
-    X(mmse)
+    X(mmse)                           \
+    X(sumis)
 
 namespace mimo_gpu {
 

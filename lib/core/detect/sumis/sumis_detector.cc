@@ -1,0 +1,400 @@
+// The SUMIS soft detector on the detector interface ("sumis"; Cirkic and
+// Larsson's subspace marginalisation with interference suppression, as the
+// parallel SUMIS paper runs it) and its CPU engine, the reference of the CUDA
+// tests. docs/detectors.md, "SUMIS".
+#include <mimo_gpu/detector_registry.h>
+
+#include "../../runtime/engine_choice.h"
+#include "../../runtime/fault_flags.h"
+#include "../../runtime/parallel_for.h"
+#include "sumis_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+/// One channel's work on the CPU, double precision throughout: the real
+/// model, the partitions, and for given symbol variances the factor of Q_f
+/// (L, W = L^-1 H, G' = W^T W), reused by every vector that shares it.
+class sumis_channel_cpu
+{
+public:
+    sumis_channel_cpu(const sumis_config& c, const pam_table& pam)
+        : m(2 * c.shape.nr), n(2 * c.shape.nt), ns(c.ns), nr(c.shape.nr), nt(c.shape.nt), m_pam(pam),
+          Hr(size_t(m) * n), parts(size_t(n) * ns), L(size_t(m) * m), W(size_t(m) * n), Gp(size_t(n) * n),
+          w(m)
+    {
+    }
+
+    /// The real model of H and the partitions; false if H is not finite.
+    bool prepare(const cfloat* H)
+    {
+        const float* h = reinterpret_cast<const float*>(H);
+        for (int a = 0; a < m; ++a)
+            for (int j = 0; j < n; ++j) {
+                Hr[size_t(a) * n + j] = sumis_real_h(h, nr, nt, a, j);
+                if (!std::isfinite(Hr[size_t(a) * n + j]))
+                    return false;
+            }
+        std::vector<double> row(n);
+        std::vector<int> order(n);
+        for (int i = 0; i < n; ++i) {
+            for (int j = 0; j < n; ++j) {
+                double s = 0;
+                for (int a = 0; a < m; ++a)
+                    s += Hr[size_t(a) * n + i] * Hr[size_t(a) * n + j];
+                row[j] = std::abs(s);
+            }
+            order.resize(n);
+            std::iota(order.begin(), order.end(), 0);
+            order.erase(order.begin() + i);
+            // the n_s - 1 most correlated, ties to the lower index
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
+            parts[size_t(i) * ns] = i;
+            for (int k = 1; k < ns; ++k)
+                parts[size_t(i) * ns + k] = order[k - 1];
+        }
+        return true;
+    }
+
+    /// Factors Q_f = H diag(var) H^T + (N0/2) I; false if it cannot be factored.
+    bool factor(const double* var, double sigma2)
+    {
+        for (int a = 0; a < m; ++a)
+            for (int b = 0; b <= a; ++b) {
+                double s = a == b ? sigma2 : 0.0;
+                const double* ha = &Hr[size_t(a) * n];
+                const double* hb = &Hr[size_t(b) * n];
+                for (int j = 0; j < n; ++j)
+                    s += ha[j] * var[j] * hb[j];
+                L[size_t(a) * m + b] = s;
+            }
+        for (int j = 0; j < m; ++j) { // Cholesky, lower, in place
+            double d = L[size_t(j) * m + j];
+            for (int k = 0; k < j; ++k)
+                d -= L[size_t(j) * m + k] * L[size_t(j) * m + k];
+            if (!(d > 0.0) || !std::isfinite(d))
+                return false;
+            const double ljj = std::sqrt(d);
+            L[size_t(j) * m + j] = ljj;
+            for (int i = j + 1; i < m; ++i) {
+                double s = L[size_t(i) * m + j];
+                for (int k = 0; k < j; ++k)
+                    s -= L[size_t(i) * m + k] * L[size_t(j) * m + k];
+                L[size_t(i) * m + j] = s / ljj;
+            }
+        }
+        for (int a = 0; a < m; ++a) { // W = L^-1 H, row by row
+            double* wa = &W[size_t(a) * n];
+            for (int j = 0; j < n; ++j)
+                wa[j] = Hr[size_t(a) * n + j];
+            for (int k = 0; k < a; ++k) {
+                const double l = L[size_t(a) * m + k];
+                const double* wk = &W[size_t(k) * n];
+                for (int j = 0; j < n; ++j)
+                    wa[j] -= l * wk[j];
+            }
+            const double inv = 1.0 / L[size_t(a) * m + a];
+            for (int j = 0; j < n; ++j)
+                wa[j] *= inv;
+        }
+        std::fill(Gp.begin(), Gp.end(), 0.0); // G' = W^T W
+        for (int a = 0; a < m; ++a) {
+            const double* wa = &W[size_t(a) * n];
+            for (int i = 0; i < n; ++i) {
+                const double x = wa[i];
+                double* gi = &Gp[size_t(i) * n];
+                for (int j = 0; j < n; ++j)
+                    gi[j] += x * wa[j];
+            }
+        }
+        return true;
+    }
+
+    /// g = W^T L^-1 (y - H mean).
+    void matched(const cfloat* y, const double* mean, double* g)
+    {
+        const float* yc = reinterpret_cast<const float*>(y);
+        for (int a = 0; a < m; ++a) {
+            double s = sumis_real_y(yc, nr, a);
+            for (int j = 0; j < n; ++j)
+                s -= Hr[size_t(a) * n + j] * mean[j];
+            for (int k = 0; k < a; ++k)
+                s -= L[size_t(a) * m + k] * w[k];
+            w[a] = s / L[size_t(a) * m + a];
+        }
+        for (int j = 0; j < n; ++j)
+            g[j] = 0;
+        for (int a = 0; a < m; ++a)
+            for (int j = 0; j < n; ++j)
+                g[j] += W[size_t(a) * n + j] * w[a];
+    }
+
+    /// Partition i's posterior LLRs (bits of its symbol) by full enumeration;
+    /// log_prior: n x L a-priori level log probabilities, or null.
+    bool partition_llrs(int i, const double* g, const double* mean, const double* var, const double* log_prior,
+                        double* llr)
+    {
+        const int* S = &parts[size_t(i) * ns];
+        double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns];
+        if (!sumis_partition_system(ns, S, Gp.data(), n, g, mean, var, B, z))
+            return false;
+        const int Lv = m_pam.levels, nb = m_pam.bits_per_dim;
+        double prior_S[k_sumis_max_ns * k_max_pam_levels];
+        if (log_prior)
+            for (int a = 0; a < ns; ++a)
+                for (int l = 0; l < Lv; ++l)
+                    prior_S[a * Lv + l] = log_prior[size_t(S[a]) * Lv + l];
+        long long total = 1;
+        for (int a = 0; a < ns; ++a)
+            total *= Lv;
+        log_sum acc[2 * k_sumis_max_bits_per_dim];
+        int level[k_sumis_max_ns];
+        for (long long h = 0; h < total; ++h) {
+            sumis_levels(h, ns, Lv, level);
+            const double v = sumis_metric(ns, level, B, z, m_pam, log_prior ? prior_S : nullptr);
+            for (int b = 0; b < nb; ++b)
+                acc[2 * b + ((m_pam.label[level[0]] >> (nb - 1 - b)) & 1)].add(v);
+        }
+        sumis_bit_llrs(acc, nb, llr);
+        for (int b = 0; b < nb; ++b)
+            if (!std::isfinite(llr[b]))
+                return false;
+        return true;
+    }
+
+    const int m, n, ns, nr, nt;
+
+private:
+    const pam_table& m_pam;
+    std::vector<double> Hr;
+    std::vector<int> parts;
+    std::vector<double> L, W, Gp, w;
+};
+
+class cpu_sumis_engine final : public sumis_engine
+{
+public:
+    explicit cpu_sumis_engine(const sumis_config& config)
+        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+    {
+    }
+    backend kind() const override { return backend::cpu; }
+
+    detection_report run(const detector_input& in, float clip, float* llr) override
+    {
+        const size_t S = size_t(in.symbols_per_channel), nr = size_t(m_config.shape.nr);
+        const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt, Lv = m_pam.levels,
+                  nb = m_pam.bits_per_dim;
+        const size_t llrs = size_t(nt) * Q;
+        const double sigma2 = 0.5 * double(in.n0), energy = sumis_dimension_energy(m_pam);
+        fault_word* flags = m_faults.reset(in.problems());
+        parallel_for(in.problems(), std::max<size_t>(1, S), [&](size_t begin, size_t end) {
+            sumis_channel_cpu ch(m_config, m_pam);
+            std::vector<double> var0(n, energy), mean0(n, 0.0), g(n), lam(size_t(n) * nb);
+            std::vector<double> mean1(n), var1(n), prior(size_t(n) * Lv), lp(Lv);
+            size_t prepared = size_t(-1);
+            bool channel_ok = false, shared_factor = false;
+            for (size_t p = begin; p < end; ++p) {
+                const size_t c = p / S;
+                if (c != prepared) { // per channel: real model, partitions, stage I's factor without priors
+                    prepared = c;
+                    channel_ok = ch.prepare(in.H + c * nr * nt);
+                    shared_factor = false;
+                }
+                float* out = llr + p * llrs;
+                const problem_fault f = detect_one(ch, channel_ok, shared_factor, in, p, sigma2, energy, var0,
+                                                   mean0, g, lam, mean1, var1, prior, lp, out);
+                if (f != problem_fault::none)
+                    report_fault(flags, p, f);
+                else
+                    for (size_t k = 0; k < llrs; ++k) {
+                        const float v = out[k];
+                        out[k] = clip > 0 ? std::max(-clip, std::min(clip, v))
+                                          : std::max(-k_llr_limit, std::min(k_llr_limit, v));
+                    }
+            }
+        });
+        return m_faults.finish(llr, llrs);
+    }
+
+private:
+    problem_fault detect_one(sumis_channel_cpu& ch, bool channel_ok, bool& shared_factor, const detector_input& in,
+                             size_t p, double sigma2, double energy, std::vector<double>& var0,
+                             std::vector<double>& mean0, std::vector<double>& g, std::vector<double>& lam,
+                             std::vector<double>& mean1, std::vector<double>& var1,
+                             std::vector<double>& prior, std::vector<double>& lp, float* out)
+    {
+        const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt, Lv = m_pam.levels,
+                  nb = m_pam.bits_per_dim;
+        if (!channel_ok)
+            return problem_fault::non_finite;
+        const size_t nr = size_t(m_config.shape.nr);
+        const cfloat* y = in.y + p * nr;
+        for (size_t a = 0; a < nr; ++a)
+            if (!std::isfinite(y[a].real()) || !std::isfinite(y[a].imag()))
+                return problem_fault::non_finite;
+        const float* pr = in.priors ? in.priors + p * size_t(nt) * Q : nullptr;
+        if (pr) { // a-priori level probabilities, means and variances of every real symbol
+            for (int d = 0; d < n; ++d) {
+                float bits[k_sumis_max_bits_per_dim];
+                for (int b = 0; b < nb; ++b) {
+                    bits[b] = pr[sumis_output_index(d, b, nt, Q)];
+                    if (!std::isfinite(bits[b]))
+                        return problem_fault::non_finite;
+                }
+                sumis_level_log_probs(bits, m_pam, &prior[size_t(d) * Lv]);
+                sumis_soft_symbol(&prior[size_t(d) * Lv], m_pam, &mean0[d], &var0[d]);
+            }
+            if (!ch.factor(var0.data(), sigma2))
+                return problem_fault::singular;
+            shared_factor = false;
+        } else if (!shared_factor) {
+            std::fill(var0.begin(), var0.end(), energy);
+            std::fill(mean0.begin(), mean0.end(), 0.0);
+            if (!ch.factor(var0.data(), sigma2))
+                return problem_fault::singular;
+            shared_factor = !m_config.stage2; // stage II refactors per vector
+        }
+        const double* log_prior = pr ? prior.data() : nullptr;
+        // Stage I: every partition's approximate LLRs
+        ch.matched(y, mean0.data(), g.data());
+        for (int i = 0; i < n; ++i)
+            if (!ch.partition_llrs(i, g.data(), mean0.data(), var0.data(), log_prior, &lam[size_t(i) * nb]))
+                return problem_fault::singular;
+        const double* final_llr = lam.data();
+        std::vector<double> lam2;
+        if (m_config.stage2) {
+            // conditional means and variances of every real symbol from its stage-I LLRs
+            for (int d = 0; d < n; ++d) {
+                float bits[k_sumis_max_bits_per_dim];
+                for (int b = 0; b < nb; ++b)
+                    bits[b] = float(lam[size_t(d) * nb + b]);
+                sumis_level_log_probs(bits, m_pam, lp.data());
+                sumis_soft_symbol(lp.data(), m_pam, &mean1[d], &var1[d]);
+            }
+            if (!ch.factor(var1.data(), sigma2))
+                return problem_fault::singular;
+            ch.matched(y, mean1.data(), g.data());
+            lam2.resize(lam.size());
+            for (int i = 0; i < n; ++i)
+                if (!ch.partition_llrs(i, g.data(), mean1.data(), var1.data(), log_prior, &lam2[size_t(i) * nb]))
+                    return problem_fault::singular;
+            final_llr = lam2.data();
+        }
+        for (int d = 0; d < n; ++d)
+            for (int b = 0; b < nb; ++b) {
+                const int o = sumis_output_index(d, b, nt, Q);
+                double v = final_llr[size_t(d) * nb + b];
+                if (pr)
+                    v -= pr[o]; // extrinsic
+                out[o] = float(v);
+            }
+        return problem_fault::none;
+    }
+
+    sumis_config m_config;
+    pam_table m_pam;
+    host_faults m_faults;
+};
+
+} // namespace
+
+std::unique_ptr<sumis_engine> make_cpu_sumis_engine(const sumis_config& config)
+{
+    return std::make_unique<cpu_sumis_engine>(config);
+}
+
+namespace {
+
+detector_capabilities sumis_capabilities()
+{
+    detector_capabilities c;
+    c.max_nr = k_sumis_max_antennas;
+    c.max_nt = k_sumis_max_antennas;
+    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+                      modulation::qam1024 };
+    c.soft_output = true;
+    c.exact_max_log = false; // exact log-MAP when n_s = 2 nt (the whole space)
+    c.accepts_priors = true;
+    c.reuses_channels = true;
+    c.erases_rank_deficient = false; // the Gaussian interference model regularises (N0/2 I)
+    c.bit_identical_backends = false;
+    return c;
+}
+
+std::vector<parameter_spec> sumis_parameters()
+{
+    return { { "ns", 3, 1, 2 * k_sumis_max_antennas, true, false,
+               "real symbols per subspace (1..2 nt, at most 8, and (sqrt M)^ns <= 2^20 hypotheses)" },
+             { "stage2", 1, 0, 1, true, false, "1: stage II (interference suppression); 0: stage I's LLRs alone" },
+             { "llr_clip", 0, 0, 1e4, false, true, "LLRs clipped to [-clip, clip]; 0: no clipping" } };
+}
+
+class sumis_detector final : public detector
+{
+public:
+    sumis_detector(const detector_config& config, backend requested)
+        : detector("sumis", checked(config), sumis_capabilities(), sumis_parameters())
+    {
+        sumis_config c;
+        c.shape = config.shape;
+        c.mod = config.mod;
+        c.ns = int(parameter("ns"));
+        c.stage2 = parameter("stage2") != 0.0;
+        m_engine = choose_engine(
+            requested, [&] { return make_cpu_sumis_engine(c); }, [&] { return make_cuda_sumis_engine(c); });
+    }
+    backend active_backend() const override { return m_engine->kind(); }
+
+protected:
+    detection_report run(const detector_input& in, float* llr) override
+    {
+        return m_engine->run(in, float(parameter("llr_clip")), llr);
+    }
+
+private:
+    static detector_config checked(const detector_config& config)
+    {
+        const int ns = int(config.parameters.at("ns")), nt = config.shape.nt;
+        const pam_table pam = make_pam_table(constellation(config.mod));
+        if (ns > 2 * nt || ns > k_sumis_max_ns)
+            throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) +
+                                        " exceeds the limit min(2 nt, " + std::to_string(k_sumis_max_ns) +
+                                        ") = " + std::to_string(std::min(2 * nt, k_sumis_max_ns)) +
+                                        " real symbols per subspace");
+        double hyp = 1;
+        for (int a = 0; a < ns; ++a)
+            hyp *= pam.levels;
+        if (hyp > double(k_sumis_max_hypotheses))
+            throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) + " with " +
+                                        to_string(config.mod) + " gives " + std::to_string((long long)hyp) +
+                                        " hypotheses per subspace, more than the limit " +
+                                        std::to_string(k_sumis_max_hypotheses));
+        return config;
+    }
+
+    std::unique_ptr<sumis_engine> m_engine;
+};
+
+} // namespace
+
+std::vector<detector_family> sumis_families()
+{
+    return { { "sumis",
+               "SUMIS soft detector for large MIMO (subspace marginalisation with interference suppression; "
+               "exact log-sum-exp over ns real symbols; takes a-priori LLRs, gives extrinsic ones)",
+               sumis_capabilities(), sumis_parameters(), [](const detector_config& c, backend b) {
+                   return std::unique_ptr<detector>(new sumis_detector(c, b));
+               } } };
+}
+
+} // namespace detail
+} // namespace mimo_gpu

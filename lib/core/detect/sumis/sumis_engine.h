@@ -1,0 +1,57 @@
+// The engines behind the SUMIS detector (one CPU, one CUDA) and what they share.
+#pragma once
+
+#include <mimo_gpu/detector.h>
+
+#include "../detector_engine.h"
+#include "sumis_math.h"
+
+#include <memory>
+
+namespace mimo_gpu {
+namespace detail {
+
+constexpr int k_sumis_max_antennas = 256;
+/// Hypotheses per partition at most (L^ns): 32^3 for 1024-QAM with n_s = 3.
+constexpr long long k_sumis_max_hypotheses = 1ll << 20;
+
+struct sumis_config {
+    mimo_shape shape;
+    modulation mod;
+    int ns = 3;         ///< real symbols per subspace
+    bool stage2 = true; ///< false: stage I's LLRs (the approximation lambda)
+};
+
+class sumis_engine
+{
+public:
+    virtual ~sumis_engine() = default;
+    virtual backend kind() const = 0;
+    /// Host memory; priors may be null. LLRs are a-posteriori without priors,
+    /// extrinsic (a-posteriori minus a-priori) with them. Bad problems: LLRs 0.
+    virtual detection_report run(const detector_input& in, float clip, float* llr) = 0;
+};
+
+std::unique_ptr<sumis_engine> make_cpu_sumis_engine(const sumis_config& config);
+std::unique_ptr<sumis_engine> make_cuda_sumis_engine(const sumis_config& config); // the .cu (CUDA builds)
+
+/// The per-dimension energy of the constellation's PAM levels (1/2 for unit-energy QAM).
+inline double sumis_dimension_energy(const pam_table& pam)
+{
+    double e = 0;
+    for (int l = 0; l < pam.levels; ++l)
+        e += pam.amplitude(l) * pam.amplitude(l);
+    return e / pam.levels;
+}
+
+/// Which output LLR a real symbol's bit is: stream t's bit k is real symbol
+/// t (k even) or t + nt (k odd), bit k / 2 of its PAM label.
+inline int sumis_output_index(int dim, int b, int nt, int Q)
+{
+    const int t = dim < nt ? dim : dim - nt;
+    const int k = 2 * b + (dim < nt ? 0 : 1);
+    return t * Q + k;
+}
+
+} // namespace detail
+} // namespace mimo_gpu
