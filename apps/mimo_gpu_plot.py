@@ -114,6 +114,8 @@ def plot(data, png, title=None):
     coded = data.get("coded")
     bits = cfg["problems_per_point"] * cfg["nt"] * cfg["bits_per_symbol"]
     system = f"{cfg['nr']}x{cfg['nt']} MIMO, {cfg['modulation']}, i.i.d. Rayleigh"
+    if cfg.get("symbols_per_channel", 1) > 1:
+        system += f" (one channel per {cfg['symbols_per_channel']} symbols)"
     zero_notes = []
     if not coded:
         fig, ax = plt.subplots(figsize=(7, 5))

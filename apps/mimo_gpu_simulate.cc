@@ -5,13 +5,18 @@
 // With --coded the bits are LTE transport blocks: tb_encoder before the channel,
 // and per detector the LLRs go as PDUs to tb_decoder and a block error counter,
 // giving the coded BER and the block error rate as well.
+// With --symbols-per-channel S, S consecutive problems share one channel matrix
+// (block fading over the S OFDM symbols of a frame): the channel block draws one H
+// per S problems and the detectors take it once (channel reuse, massive MIMO).
 #include "command_line.h"
 #include "json_writer.h"
 #include "pdu_stream_source.h"
 #include "transport_block_error_counter.h"
 
 #include <gnuradio/analog/random_uniform_source.h>
+#include <gnuradio/blocks/deinterleave.h>
 #include <gnuradio/blocks/head.h>
+#include <gnuradio/blocks/interleave.h>
 #include <gnuradio/blocks/stream_to_tagged_stream.h>
 #include <gnuradio/blocks/stream_to_vector.h>
 #include <gnuradio/blocks/vector_to_stream.h>
@@ -39,6 +44,7 @@
 #include <fstream>
 #include <future>
 #include <iostream>
+#include <numeric>
 #include <optional>
 #include <thread>
 #include <vector>
@@ -48,11 +54,20 @@ namespace core = ::mimo_gpu;
 
 namespace {
 
+/// LTE maps a transport block onto at most 4 layers (TS 36.212 5.1.4.1.2).
+constexpr int k_max_layers_per_block = 4;
+
 /// The coded link (--coded): transport blocks of A bits, each coded onto G bits
-/// (CRC24A, segmentation, turbo code, rate matching), which fill whole MIMO vectors.
+/// (CRC24A, segmentation, turbo code, rate matching). With nt <= 4 a transport
+/// block goes over all nt streams (NL = nt layers) and fills whole MIMO vectors.
+/// With nt > 4 (multi-user, massive MIMO) every stream carries its own transport
+/// blocks (NL = 1): nt consecutive blocks are sent side by side, block k on
+/// stream k mod nt, Q bits per vector each.
 struct coded_config {
     int A = 0;                      ///< transport block bits (--tb-size)
-    int G = 0;                      ///< coded bits per transport block, a multiple of nt*Q
+    int G = 0;                      ///< coded bits per transport block, a multiple of NL*Q
+    int NL = 1;                     ///< layers per transport block: nt, or 1 per stream
+    bool per_stream = false;        ///< nt > 4: each stream carries its own blocks
     double requested_rate = 0;      ///< --code-rate
     core::code_block_segmentation segmentation;
     std::string algorithm;          ///< max-log-map or log-map
@@ -61,6 +76,7 @@ struct coded_config {
     int window = 64;                ///< trellis stages per parallel window
     int max_blocks = 64;            ///< transport blocks per decoder call
     uint64_t blocks = 0;            ///< transport blocks per SNR point
+    uint64_t requested_blocks = 0;  ///< --blocks (blocks: rounded up to whole groups and channels)
     double rate() const { return double(A) / double(G); }
 };
 
@@ -76,14 +92,32 @@ int coded_bits_for(int A, double rate, int unit)
     return int(vectors) * unit;
 }
 
+bool family_takes(const core::detector_family& family, int nr, int nt, core::modulation mod)
+{
+    const auto& caps = family.capabilities;
+    return caps.supports(mod) && nr <= caps.max_nr && nt <= caps.max_nt;
+}
+
+/// "mmse, mmse_cg": the registered families that take the shape and modulation.
+std::string families_taking(int nr, int nt, core::modulation mod)
+{
+    std::string list;
+    for (const auto& f : core::detector_families())
+        if (family_takes(f, nr, nt, mod))
+            list += (list.empty() ? "" : ", ") + f.name;
+    return list.empty() ? "none" : list;
+}
+
 /// Without --detectors: N-way with 1..nt passes, MTT and OT where they take the
 /// shape and modulation, and exhaustive ML while M^nt <= 65536 (beyond, ML is
 /// too slow for a default; any of them can be named with --detectors).
+/// Shapes none of those take (nr or nt > 8: massive MIMO): every family that
+/// takes it at its defaults, an integer primary parameter written out
+/// (today mmse and mmse_cg:3).
 std::string default_detectors(int nr, int nt, const core::constellation& constel)
 {
     auto takes = [&](const char* family) {
-        const auto& caps = core::find_detector_family(family).capabilities;
-        return caps.supports(constel.kind()) && nr <= caps.max_nr && nt <= caps.max_nt;
+        return family_takes(core::find_detector_family(family), nr, nt, constel.kind());
     };
     std::string list;
     if (takes("nway"))
@@ -97,6 +131,15 @@ std::string default_detectors(int nr, int nt, const core::constellation& constel
     if (takes("ml") && std::pow(double(constel.order()), nt) <= 65536.0)
         list += "ml";
     if (list.empty())
+        for (const auto& f : core::detector_families()) {
+            if (!family_takes(f, nr, nt, constel.kind()))
+                continue;
+            list += (list.empty() ? "" : ",") + f.name;
+            if (!f.parameters.empty() && f.parameters.front().integer &&
+                !f.parameters.front().settable)
+                list += ":" + std::to_string(int(f.parameters.front().default_value));
+        }
+    if (list.empty())
         throw usage_error("no default detector takes " + std::to_string(nr) + "x" + std::to_string(nt) + " " +
                           core::to_string(constel.kind()) + ": name one with --detectors");
     return list;
@@ -109,7 +152,9 @@ struct simulation_config {
     int bits_per_symbol = 0;
     std::vector<core::detector_spec> detectors; ///< one detector chain per entry
     std::vector<double> snr_db;
-    uint64_t problems = 0; ///< per SNR point
+    uint64_t problems = 0; ///< per SNR point, a multiple of symbols_per_channel
+    uint64_t requested_problems = 0; ///< --problems (uncoded)
+    int symbols_per_channel = 1;     ///< S: consecutive problems sharing one H
     std::string backend;
     int seed = 0;
     int max_batch = 0;
@@ -131,13 +176,29 @@ struct simulation_config {
             c.detectors = core::parse_detector_list(
                 cli.is_set("detectors") ? cli.text("detectors") : default_detectors(c.nr, c.nt, constel));
             // Every detector is checked against its family (shape, modulation, parameters) now,
-            // not in the first flowgraph.
-            for (const auto& d : c.detectors)
-                core::find_detector_family(d.name).checked({ { c.nr, c.nt }, constel.kind(), d.parameters });
+            // not in the first flowgraph; one that does not take the shape is refused
+            // with the families that do.
+            for (const auto& d : c.detectors) {
+                const auto& family = core::find_detector_family(d.name);
+                try {
+                    family.checked({ { c.nr, c.nt }, constel.kind(), d.parameters });
+                } catch (const std::invalid_argument& e) {
+                    if (family_takes(family, c.nr, c.nt, constel.kind()))
+                        throw; // a bad parameter
+                    throw usage_error(std::string(e.what()) + "; the families that take " +
+                                      std::to_string(c.nr) + "x" + std::to_string(c.nt) + " " +
+                                      c.modulation + ": " +
+                                      families_taking(c.nr, c.nt, constel.kind()));
+                }
+            }
             c.snr_db = cli.real_range("snr");
             for (double snr : c.snr_db) // every point's N0 checked in float before any runs
                 core::noise_variance_from_snr_db(snr);
-            c.problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
+            c.symbols_per_channel = int(cli.integer("symbols-per-channel", 1, 1 << 20));
+            // Whole channels of S problems: a partial channel at the end would not be detected.
+            const uint64_t S = uint64_t(c.symbols_per_channel);
+            c.requested_problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
+            c.problems = (c.requested_problems + S - 1) / S * S;
             c.backend = core::to_string(core::backend_from_string(cli.text("backend")));
             c.seed = int(cli.integer("seed", 0, 0x7fffffff));
             c.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
@@ -149,7 +210,7 @@ struct simulation_config {
         });
     }
 
-    /// The coded link's settings; sets c.problems to blocks * G / (nt*Q).
+    /// The coded link's settings; sets c.problems to the vectors the blocks fill.
     static coded_config coded_from(const command_line& cli, simulation_config& c)
     {
         coded_config k;
@@ -157,17 +218,21 @@ struct simulation_config {
         k.requested_rate = cli.real("code-rate");
         if (!(k.requested_rate > 0 && k.requested_rate < 1))
             throw usage_error("--code-rate must be between 0 and 1 (exclusive), got " + cli.text("code-rate"));
-        const int unit = c.bits_per_problem();
+        k.per_stream = c.nt > k_max_layers_per_block;
+        k.NL = k.per_stream ? 1 : c.nt;
+        // A block fills whole vectors (nt*Q bits), or with a block per stream whole
+        // Q-bit symbols of its stream.
+        const int unit = k.NL * c.bits_per_symbol;
         k.G = coded_bits_for(k.A, k.requested_rate, unit);
-        // NL = nt layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
-        const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, c.nt, 0 };
+        // NL layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
+        const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, k.NL, 0 };
         format.validate_for_decoding(); // also: enough coded bits for every code block (rate <= 1)
         k.segmentation = format.segmentation();
         k.algorithm = cli.text("algorithm");
         if (k.algorithm != "max-log-map" && k.algorithm != "log-map")
             throw usage_error("--algorithm must be max-log-map or log-map, got '" + k.algorithm + "'");
         k.iterations = int(cli.integer("iterations", 1, 32));
-        k.blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
+        k.requested_blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
         k.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
         // The decoder's parameters are checked now, not in the first flowgraph.
         core::turbo_decoder_config decoder;
@@ -175,7 +240,14 @@ struct simulation_config {
         decoder.extrinsic_scale = float(k.extrinsic_scale);
         decoder.window = k.window;
         decoder.validate();
-        c.problems = k.blocks * uint64_t(k.G / unit);
+        // A group of blocks sent together (one, or nt side by side) fills G/unit
+        // vectors; the blocks are rounded up to whole groups that fill whole channels.
+        const uint64_t group = k.per_stream ? uint64_t(c.nt) : 1;
+        const uint64_t vectors = uint64_t(k.G / unit), S = uint64_t(c.symbols_per_channel);
+        const uint64_t groups = S / std::gcd(S, vectors);
+        const uint64_t step = group * groups;
+        k.blocks = (k.requested_blocks + step - 1) / step * step;
+        c.problems = k.blocks / group * vectors;
         return k;
     }
 };
@@ -205,8 +277,8 @@ gr::mimo_gpu::mimo_detector::sptr
 make_detector_block(const simulation_config& c, const detector_spec& spec, double n0)
 {
     return gr::mimo_gpu::mimo_detector::make(spec.name, c.nr, c.nt, c.modulation,
-                                             core::format_parameter_list(spec.parameters), n0, 1,
-                                             c.backend, c.max_batch);
+                                             core::format_parameter_list(spec.parameters), n0,
+                                             c.symbols_per_channel, c.backend, c.max_batch);
 }
 
 /// The flowgraph of one SNR point. The transmitted bits fan out to every ber_counter.
@@ -221,7 +293,8 @@ public:
         auto source = gr::analog::random_uniform_source_b::make(0, 2, c.seed);
         auto head = gr::blocks::head::make(sizeof(char), c.problems * uint64_t(bits));
         auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), bits);
-        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1);
+        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1,
+                                                        c.symbols_per_channel);
         m_top->connect(source, 0, head, 0);
         m_top->connect(head, 0, to_vector, 0);
         m_top->connect(to_vector, 0, channel, 0);
@@ -309,17 +382,29 @@ public:
         auto tap = transmitted_block_tap::make(sent);
         auto tb_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(char), 1, k.A, "tb_len");
         auto tb_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::byte_t, "tb_len");
-        auto encoder = gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, c.nt, 0);
+        auto encoder = gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0);
         m_coded_stream = pdu_stream_source::make(k.G);
         auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), unit);
-        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1);
+        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1,
+                                                        c.symbols_per_channel);
         m_top->connect(source, 0, head, 0);
         m_top->connect(head, 0, tap, 0);
         m_top->connect(tap, 0, tb_tags, 0);
         m_top->connect(tb_tags, 0, tb_pdus, 0);
         m_top->msg_connect(tb_pdus, "pdus", encoder, "in");
         m_top->msg_connect(encoder, "out", m_coded_stream, "in");
-        m_top->connect(m_coded_stream, 0, to_vector, 0);
+        if (k.per_stream) {
+            // nt blocks side by side, block k on stream k mod nt: G coded bits to
+            // each stream in turn, then Q bits of every stream per vector.
+            auto to_streams = gr::blocks::deinterleave::make(sizeof(char), k.G);
+            auto to_symbols = gr::blocks::interleave::make(sizeof(char), c.bits_per_symbol);
+            m_top->connect(m_coded_stream, 0, to_streams, 0);
+            for (int t = 0; t < c.nt; ++t)
+                m_top->connect(to_streams, t, to_symbols, t);
+            m_top->connect(to_symbols, 0, to_vector, 0);
+        } else {
+            m_top->connect(m_coded_stream, 0, to_vector, 0);
+        }
         m_top->connect(to_vector, 0, channel, 0);
 
         for (const auto& spec : detectors) {
@@ -334,12 +419,21 @@ public:
             auto llr_stream = gr::blocks::vector_to_stream::make(sizeof(float), unit);
             auto llr_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(float), 1, k.G, "llr_len");
             auto llr_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::float_t, "llr_len");
-            auto decoder = gr::mimo_gpu::tb_decoder::make(k.A, k.G, c.bits_per_symbol, c.nt, 0, k.algorithm,
+            auto decoder = gr::mimo_gpu::tb_decoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0, k.algorithm,
                                                           k.iterations, k.extrinsic_scale, k.window,
                                                           c.backend, k.max_blocks);
             auto errors = transport_block_error_counter::make(sent);
             m_top->connect(det, 0, llr_stream, 0);
-            m_top->connect(llr_stream, 0, llr_tags, 0);
+            if (k.per_stream) { // back to block order: Q LLRs per stream, then G per block
+                auto to_streams = gr::blocks::deinterleave::make(sizeof(float), c.bits_per_symbol);
+                auto to_blocks = gr::blocks::interleave::make(sizeof(float), k.G);
+                m_top->connect(llr_stream, 0, to_streams, 0);
+                for (int t = 0; t < c.nt; ++t)
+                    m_top->connect(to_streams, t, to_blocks, t);
+                m_top->connect(to_blocks, 0, llr_tags, 0);
+            } else {
+                m_top->connect(llr_stream, 0, llr_tags, 0);
+            }
             m_top->connect(llr_tags, 0, llr_pdus, 0);
             m_top->msg_connect(llr_pdus, "pdus", decoder, "in");
             m_top->msg_connect(decoder, "out", errors, "in");
@@ -451,11 +545,19 @@ std::string progress_text(const coded_point_result& r, uint64_t blocks)
     return line;
 }
 
+/// ", S = 14 problems per channel" (nothing for S = 1).
+std::string channel_reuse_text(const simulation_config& c)
+{
+    return c.symbols_per_channel > 1
+               ? ", S = " + std::to_string(c.symbols_per_channel) + " problems per channel"
+               : std::string();
+}
+
 void print_table(const simulation_config& c, const std::vector<point_result>& points)
 {
-    std::printf("\n%s, %d x %d %s, %llu problems (%llu bits per detector) per SNR point\n",
+    std::printf("\n%s, %d x %d %s%s, %llu problems (%llu bits per detector) per SNR point\n",
                 c.coded ? "BER before decoding (detectors' hard decisions on the coded bits)" : "BER", c.nr,
-                c.nt, c.modulation.c_str(), (unsigned long long)c.problems,
+                c.nt, c.modulation.c_str(), channel_reuse_text(c).c_str(), (unsigned long long)c.problems,
                 (unsigned long long)(c.problems * uint64_t(c.bits_per_problem())));
     std::printf("%9s", "SNR [dB]");
     for (const auto& d : points.front().detectors)
@@ -474,30 +576,32 @@ void print_table(const simulation_config& c, const std::vector<point_result>& po
 
 std::string describe(const coded_config& k)
 {
-    char buf[256];
+    char buf[384];
     const auto& seg = k.segmentation;
     std::string sizes = "K = " + std::to_string(seg.K.front());
     if (seg.K.back() != seg.K.front())
         sizes += " and " + std::to_string(seg.K.back());
     std::snprintf(buf, sizeof buf,
                   "A = %d -> G = %d coded bits (code rate %.4f, asked %.4f), %d code block%s of %s, "
-                  "%s, up to %d iterations",
+                  "%s, up to %d iterations%s",
                   k.A, k.G, k.rate(), k.requested_rate, seg.C, seg.C == 1 ? "" : "s", sizes.c_str(),
-                  k.algorithm.c_str(), k.iterations);
+                  k.algorithm.c_str(), k.iterations,
+                  k.per_stream ? ", one block per stream side by side (NL = 1)" : "");
     return buf;
 }
 
 void print_coded_table(const simulation_config& c, const std::vector<coded_point_result>& points)
 {
     const coded_config& k = *c.coded;
-    std::printf("\nCoded BER and BLER, %d x %d %s, transport blocks of %s; %llu transport blocks per SNR point\n",
-                c.nr, c.nt, c.modulation.c_str(), describe(k).c_str(), (unsigned long long)k.blocks);
-    std::printf("%9s %8s %11s %11s %8s %8s %8s %10s %10s\n", "SNR [dB]", "detector", "coded BER", "BLER",
+    std::printf("\nCoded BER and BLER, %d x %d %s%s, transport blocks of %s; %llu transport blocks per SNR point\n",
+                c.nr, c.nt, c.modulation.c_str(), channel_reuse_text(c).c_str(), describe(k).c_str(),
+                (unsigned long long)k.blocks);
+    std::printf("%9s %10s %11s %11s %8s %8s %8s %10s %10s\n", "SNR [dB]", "detector", "coded BER", "BLER",
                 "blocks", "errors", "CRC fail", "undetected", "iterations");
     for (const auto& p : points)
         for (const auto& d : p.decoded) {
             const auto& n = d.counts;
-            std::printf("%9.2f %8s %11.4e %11.4e %8llu %8llu %8llu %10llu %10.2f\n", p.detected.snr_db,
+            std::printf("%9.2f %10s %11.4e %11.4e %8llu %8llu %8llu %10llu %10.2f\n", p.detected.snr_db,
                         d.spec.label().c_str(), n.ber(), n.bler(), (unsigned long long)n.blocks,
                         (unsigned long long)n.block_errors, (unsigned long long)n.crc_failures,
                         (unsigned long long)n.undetected_errors, n.mean_iterations());
@@ -526,6 +630,7 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     j.values("snr_db", c.snr_db).value("snr_definition", "Es/N0 per receive antenna, N0 = 10^(-snr/10)");
     j.value("problems_per_point", (unsigned long long)c.problems).value("seed", c.seed);
     j.value("max_batch", c.max_batch);
+    j.value("symbols_per_channel", c.symbols_per_channel);
     j.value("coded", bool(c.coded));
     j.end_object();
     j.begin_object("backend");
@@ -554,7 +659,9 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     if (c.coded) {
         const coded_config& k = *c.coded;
         j.begin_object("coded");
-        j.value("A", k.A).value("G", k.G).value("Qm", c.bits_per_symbol).value("NL", c.nt).value("rv", 0);
+        j.value("A", k.A).value("G", k.G).value("Qm", c.bits_per_symbol).value("NL", k.NL).value("rv", 0);
+        j.value("block_per_stream", k.per_stream);
+        j.value("requested_blocks_per_point", (unsigned long long)k.requested_blocks);
         j.value("code_rate", k.rate()).value("requested_code_rate", k.requested_rate);
         j.value("code_blocks", k.segmentation.C).values("K", k.segmentation.K);
         j.value("algorithm", k.algorithm).value("iterations", k.iterations);
@@ -627,11 +734,24 @@ int run(const command_line& cli)
     std::fprintf(stderr, "mimo_gpu_simulate: %d x %d %s, detectors", c.nr, c.nt, c.modulation.c_str());
     for (const auto& d : detectors)
         std::fprintf(stderr, " %s", d.label().c_str());
-    std::fprintf(stderr, ", %zu SNR points x %llu problems, backend %s\n", c.snr_db.size(),
-                 (unsigned long long)c.problems, c.backend.c_str());
+    std::fprintf(stderr, ", %zu SNR points x %llu problems%s, backend %s\n", c.snr_db.size(),
+                 (unsigned long long)c.problems, channel_reuse_text(c).c_str(), c.backend.c_str());
+    if (!c.coded && c.problems != c.requested_problems)
+        std::fprintf(stderr, "(--problems %llu rounded up to whole channels of S = %d)\n",
+                     (unsigned long long)c.requested_problems, c.symbols_per_channel);
     if (c.coded) {
         std::fprintf(stderr, "coded link: %llu transport blocks per SNR point, %s\n",
                      (unsigned long long)c.coded->blocks, describe(*c.coded).c_str());
+        if (c.coded->blocks != c.coded->requested_blocks) {
+            std::string why;
+            if (c.coded->per_stream)
+                why = "groups of NT = " + std::to_string(c.nt) + " blocks side by side";
+            if (c.symbols_per_channel > 1)
+                why += (why.empty() ? "" : " and ") + std::string("whole channels of S = ") +
+                       std::to_string(c.symbols_per_channel) + " problems";
+            std::fprintf(stderr, "(--blocks %llu rounded up so that the blocks fill %s)\n",
+                         (unsigned long long)c.coded->requested_blocks, why.c_str());
+        }
     }
 
     const progress_line progress;
@@ -710,10 +830,25 @@ int main(int argc, char** argv)
         "  mimo_gpu_plot.py ber.json -o ber.png\n"
         "  mimo_gpu_simulate --nr 2 --nt 2 --modulation 16qam --snr 0:16:2 --coded --tb-size 1000 \\\n"
         "      --code-rate 0.5 --blocks 500 --json coded.json\n"
+        "  mimo_gpu_simulate --nr 128 --nt 16 --modulation 16qam --symbols-per-channel 14 \\\n"
+        "      --detectors mmse,mmse_cg:2,mmse_cg:3 --snr -6:0:2 --json massive.json\n"
         "Coded link: G = round((A + 24) / R) rounded up to a multiple of nt*Q, so that every\n"
         "transport block fills whole MIMO vectors (NL = nt layers of Qm = Q bits, rv 0);\n"
         "the code rate actually used, A/G, is printed. --problems is ignored: a point\n"
-        "has --blocks transport blocks, G/(nt*Q) problems each.\n");
+        "has --blocks transport blocks, G/(nt*Q) problems each.\n"
+        "With NT > 4 (beyond LTE's 4 layers per block: multi-user, massive MIMO) every\n"
+        "stream carries its own transport blocks (NL = 1, G a multiple of Q): NT blocks\n"
+        "are sent side by side, block k on stream k mod NT, and --blocks is rounded up to\n"
+        "a multiple of NT.\n"
+        "Channel reuse (--symbols-per-channel S): the channel draws one H per S consecutive\n"
+        "problems (block fading, e.g. a subcarrier over the S OFDM symbols of a frame) and\n"
+        "every detector gets S received vectors per H. --problems is rounded up to whole\n"
+        "channels; with --coded, --blocks is rounded up until the blocks fill whole\n"
+        "channels (the rounded counts are printed).\n"
+        "Without --detectors, shapes that no small-MIMO family takes (NR or NT > 8) get\n"
+        "the families that take them at their defaults (mmse, mmse_cg:3); a detector\n"
+        "named with --detectors that does not take the shape is refused (exit code 2)\n"
+        "with the list of families that do.\n");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "transmitted streams (NT <= NR)", "4");
     cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
@@ -726,12 +861,16 @@ int main(int argc, char** argv)
                                names += (names.empty() ? "" : ", ") + n;
                            return names;
                        }() +
-                       ". Default: nway:1..NT, mtt and ot where they take the shape and modulation, ml while M^NT <= 65536");
+                       ". Default: nway:1..NT, mtt, ot, fsd, sfsd and kbest:16 where they take the shape and "
+                       "modulation, ml while M^NT <= 65536; for shapes none of those take (massive MIMO): "
+                       "mmse and mmse_cg:3");
     cli.add_option("snr", "A:B:STEP", "SNR points in dB, STOP included, or one value", "0:24:3");
     cli.add_option("problems", "COUNT", "problems (resource elements) per SNR point", "10000");
     cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
     cli.add_option("seed", "S", "seed of the bits and of the channel", "1");
     cli.add_option("max-batch", "B", "most problems a block hands to the core per call", "8400");
+    cli.add_option("symbols-per-channel", "S",
+                   "consecutive problems sharing one channel matrix H (channel reuse; see below)", "1");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");
     cli.add_flag("coded", "simulate the coded link: LTE turbo-coded transport blocks (see below)");
     cli.add_option("tb-size", "A", "--coded: transport block bits", "1000");

@@ -177,6 +177,24 @@ elseif(CASE STREQUAL "roundtrip_mtt_shared_channels")
     expect(1 "item counts differ"
            ${DETECT} ${shape2} --detector mtt --noise-var 1e-4 --symbols-per-channel 5 --H ${dir}/rec.H
            --y ${dir}/rec.y --out ${dir}/llr3.f32)
+elseif(CASE STREQUAL "roundtrip_mmse_shared_channels")
+    # Massive MIMO from a recording with channel reuse: 32x8 16-QAM, S = 4 problems per
+    # H item (100 H items, 400 y items), soft MMSE at 30 dB makes no error (nor does CG
+    # with nt = 8 iterations, which solves the system); batches of 50 problems end
+    # mid-channel, so they are rounded down to whole channels.
+    set(shape32 --nr 32 --nt 8 --modulation 16qam)
+    generate(rec 400 ${shape32} --snr 30 --seed 4 --symbols-per-channel 4)
+    expect_file_size(${dir}/rec.H 204800) # 100 channels * 256 entries * 8 bytes
+    expect_file_size(${dir}/rec.y 102400) # 400 * 32 * 8 bytes
+    expect(0 "problems: 400.*bit errors: 0 of 12800 "
+           ${DETECT} ${shape32} --detector mmse --snr 30 --symbols-per-channel 4 --batch 50
+           --H ${dir}/rec.H --y ${dir}/rec.y --bits ${dir}/rec.bits --out ${dir}/llr.f32)
+    expect(0 "problems: 400.*bit errors: 0 of 12800 "
+           ${DETECT} ${shape32} --detector mmse_cg:8 --snr 30 --symbols-per-channel 4
+           --H ${dir}/rec.H --y ${dir}/rec.y --bits ${dir}/rec.bits --out ${dir}/llr_cg.f32)
+    expect(2 "--problems 401 is not a whole number of channels of --symbols-per-channel 4"
+           ${GENERATE} ${shape32} --symbols-per-channel 4 --problems 401
+           --H ${dir}/x.H --y ${dir}/x.y --bits ${dir}/x.bits)
 elseif(CASE STREQUAL "simulate_help")
     expect(0 "mimo_channel.*--snr A:B:STEP" ${SIMULATE} --help)
 elseif(CASE STREQUAL "simulate_bad_option")
@@ -190,6 +208,60 @@ elseif(CASE STREQUAL "simulate_bad_detectors")
     expect(2 "unknown detector 'sumis' \\(registered: nway, ml, mtt, ot, fsd, sfsd, kbest" ${SIMULATE} --detectors nway,sumis)
     expect(2 "candidate vectors, more than" ${SIMULATE} --modulation 256qam --detectors ml)
     expect(2 "detector 'mtt' does not take 256qam" ${SIMULATE} --modulation 256qam --detectors mtt)
+elseif(CASE STREQUAL "simulate_massive_bad_detectors")
+    # Small-MIMO families refuse a massive shape, naming the families that take it.
+    expect(2 "detector 'nway' takes nr <= 8.*got nr=32, nt=8; the families that take 32x8 16qam: mmse, mmse_cg"
+           ${SIMULATE} --nr 32 --nt 8 --detectors mmse,nway)
+    expect(2 "--symbols-per-channel: 0 is outside" ${SIMULATE} --nr 32 --nt 8 --symbols-per-channel 0)
+    expect(2 "parameter 'iterations' of detector 'mmse_cg' must be" ${SIMULATE} --nr 32 --nt 8
+           --detectors mmse_cg:0)
+elseif(CASE STREQUAL "simulate_massive")
+    # Massive MIMO with channel reuse: 32x8 16-QAM, S = 4, no --detectors (the defaults for a
+    # shape no small-MIMO family takes: mmse and mmse_cg:3). Uncoded: 1001 problems are
+    # rounded up to 1004 (251 channels); at 30 dB mmse makes no error and mmse_cg:3 (not
+    # converged: an error floor) fewer than 1 in 1000, at -10 dB both make errors.
+    set(massive --nr 32 --nt 8 --modulation 16qam --symbols-per-channel 4 --max-batch 100)
+    # (stdout, the table, comes before stderr in what expect() matches)
+    expect(0 "30\\.00 +0\\.0000e\\+00 .*detectors mmse mmse_cg:3.*rounded up to whole channels of S = 4"
+           ${SIMULATE} ${massive} --snr -10:30:40 --problems 1001 --json ${dir}/massive.json)
+    file(READ ${dir}/massive.json json)
+    string(JSON S GET "${json}" config symbols_per_channel)
+    string(JSON problems GET "${json}" config problems_per_point)
+    string(JSON detectors LENGTH "${json}" points 0 detectors)
+    string(JSON first GET "${json}" points 0 detectors 0 name)
+    string(JSON second GET "${json}" points 0 detectors 1 name)
+    string(JSON low GET "${json}" points 0 detectors 1 errors)
+    string(JSON high GET "${json}" points 1 detectors 1 errors)
+    string(JSON bits GET "${json}" points 1 detectors 1 bits)
+    if(NOT S EQUAL 4 OR NOT problems EQUAL 1004 OR NOT detectors EQUAL 2 OR NOT first STREQUAL "mmse"
+       OR NOT second STREQUAL "mmse_cg:3" OR low EQUAL 0 OR high GREATER 32 OR NOT bits EQUAL 32128)
+        message(FATAL_ERROR "unexpected JSON: S ${S}, ${problems} problems, ${detectors} detectors "
+                            "(${first}, ${second}), ${low} errors at -10 dB, ${high} at 30 dB, ${bits} bits")
+    endif()
+    # Coded: nt = 8 > 4 layers, so every stream carries its own transport blocks (NL = 1):
+    # A = 200 -> G = 448 (112 16-QAM symbols a block); 8 blocks side by side fill 112
+    # vectors = 28 channels. --blocks 12 is rounded up to 16. At -16 dB blocks are lost,
+    # at 10 dB none.
+    expect(0 "Coded BER and BLER.*S = 4 problems per channel.*A = 200 -> G = 448 coded bits.*one block per stream.*10\\.00 +mmse +0\\.0000e\\+00 +0\\.0000e\\+00 +16 +0 .*--blocks 12 rounded up so that the blocks fill groups of NT = 8 blocks side by side and whole channels of S = 4 problems"
+           ${SIMULATE} ${massive} --snr -16:10:26 --coded --tb-size 200 --code-rate 0.5 --blocks 12
+           --detectors mmse,mmse_cg:2 --iterations 4 --json ${dir}/coded.json)
+    file(READ ${dir}/coded.json json)
+    string(JSON NL GET "${json}" coded NL)
+    string(JSON blocks GET "${json}" coded blocks_per_point)
+    string(JSON problems GET "${json}" config problems_per_point)
+    foreach(d 0 1)
+        string(JSON name GET "${json}" coded points 0 detectors ${d} name)
+        string(JSON low GET "${json}" coded points 0 detectors ${d} block_errors)
+        string(JSON high GET "${json}" coded points 1 detectors ${d} block_errors)
+        string(JSON decoded GET "${json}" coded points 1 detectors ${d} blocks)
+        if(low EQUAL 0 OR NOT high EQUAL 0 OR NOT decoded EQUAL 16)
+            message(FATAL_ERROR "${name}: ${low} block errors at -16 dB (expected > 0), ${high} at 10 dB "
+                                "(expected 0), ${decoded} blocks (expected 16)")
+        endif()
+    endforeach()
+    if(NOT NL EQUAL 1 OR NOT blocks EQUAL 16 OR NOT problems EQUAL 224)
+        message(FATAL_ERROR "unexpected coded JSON: NL ${NL}, ${blocks} blocks, ${problems} problems")
+    endif()
 elseif(CASE STREQUAL "simulate_run_and_plot")
     # 2x2 QPSK, every default detector (N-way N = 1, 2, MTT, OT, FSD, SFSD, K-best 16, ML), a noisy and a
     # clean point; 999 problems is no multiple of any batch. At 40 dB no detector may make an error.

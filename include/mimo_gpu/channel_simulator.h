@@ -1,4 +1,5 @@
-// Seeded MIMO channel for simulations: i.i.d. Rayleigh H per problem plus AWGN.
+// Seeded MIMO channel for simulations: i.i.d. Rayleigh H per channel (one
+// problem, or S consecutive problems sharing it) plus AWGN.
 #pragma once
 
 #include <mimo_gpu/constellation.h>
@@ -13,8 +14,12 @@ namespace mimo_gpu {
 /// Throws std::invalid_argument unless N0 and 1/N0 are finite and > 0 in float.
 float noise_variance_from_snr_db(double snr_db);
 
-/// Draws, per problem, H with i.i.d. CN(0,1) entries and n ~ CN(0, N0 I), and
-/// computes y = H s + n from the mapped bits. The same seed gives the same stream.
+/// Draws H with i.i.d. CN(0,1) entries, one per channel of S consecutive problems
+/// (S = 1: one per problem; S > 1: block fading, e.g. the per-subcarrier channel of
+/// a frame of S OFDM symbols), and n ~ CN(0, N0 I) per problem, and computes
+/// y = H s + n from the mapped bits. The same seed gives the same stream; the
+/// generator draws a channel's H, then the noise of its S problems in order, so
+/// S = 1 is the per-problem stream of run(bits, batch, n0, H, y).
 class channel_simulator
 {
 public:
@@ -27,6 +32,16 @@ public:
     /// bits: batch * nt * Q bytes (0/1), stream t's bits at [t*Q, t*Q+Q).
     /// H: batch * nr * nt; y: batch * nr. Throws on n0 < 0 or non-finite n0.
     void run(const uint8_t* bits, size_t batch, float n0, cfloat* H, cfloat* y);
+
+    /// Channel reuse: `channels` (C) matrices, each shared by S consecutive problems.
+    /// bits: C * S * nt * Q bytes; H: C * nr * nt (one matrix per channel);
+    /// y: C * S * nr (problem p = c*S + s uses H[c]). Throws on S < 1 and as run() does.
+    void run(const uint8_t* bits,
+             size_t channels,
+             int symbols_per_channel,
+             float n0,
+             cfloat* H,
+             cfloat* y);
 
     /// Uniform random bits, from the same seeded generator.
     void random_bits(uint8_t* bits, size_t count);

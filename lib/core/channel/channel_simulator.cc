@@ -33,26 +33,45 @@ void channel_simulator::random_bits(uint8_t* bits, size_t count)
 
 void channel_simulator::run(const uint8_t* bits, size_t batch, float n0, cfloat* H, cfloat* y)
 {
+    run(bits, batch, 1, n0, H, y);
+}
+
+void channel_simulator::run(const uint8_t* bits,
+                            size_t channels,
+                            int symbols_per_channel,
+                            float n0,
+                            cfloat* H,
+                            cfloat* y)
+{
     if (!(n0 >= 0.0f) || !std::isfinite(n0))
-        throw std::invalid_argument("mimo_gpu::channel_simulator: noise variance must be finite and >= 0, got " +
-                                    std::to_string(n0));
+        throw std::invalid_argument(
+            "mimo_gpu::channel_simulator: noise variance must be finite and >= 0, got " +
+            std::to_string(n0));
+    if (symbols_per_channel < 1)
+        throw std::invalid_argument(
+            "mimo_gpu::channel_simulator: symbols per channel must be >= 1, got " +
+            std::to_string(symbols_per_channel));
     const int nr = m_shape.nr, nt = m_shape.nt;
+    const size_t S = size_t(symbols_per_channel);
     m_symbols.resize(size_t(nt));
     // CN(0, v): real and imaginary parts each N(0, v/2).
     const float h_sigma = std::sqrt(0.5f), n_sigma = std::sqrt(0.5f * n0);
-    for (size_t p = 0; p < batch; ++p) {
-        m_constellation.map(bits + p * bits_per_problem(), m_symbols.data(), size_t(nt));
-        cfloat* h = H + p * nr * nt;
+    for (size_t c = 0; c < channels; ++c) {
+        cfloat* h = H + c * nr * nt;
         for (int i = 0; i < nr * nt; ++i) {
             const float re = m_normal(m_rng), im = m_normal(m_rng);
             h[i] = cfloat(h_sigma * re, h_sigma * im);
         }
-        for (int r = 0; r < nr; ++r) {
-            cfloat acc(0.0f, 0.0f);
-            for (int t = 0; t < nt; ++t)
-                acc += h[r * nt + t] * m_symbols[t];
-            const float re = m_normal(m_rng), im = m_normal(m_rng);
-            y[p * nr + r] = acc + cfloat(n_sigma * re, n_sigma * im);
+        for (size_t s = 0; s < S; ++s) {
+            const size_t p = c * S + s;
+            m_constellation.map(bits + p * bits_per_problem(), m_symbols.data(), size_t(nt));
+            for (int r = 0; r < nr; ++r) {
+                cfloat acc(0.0f, 0.0f);
+                for (int t = 0; t < nt; ++t)
+                    acc += h[r * nt + t] * m_symbols[t];
+                const float re = m_normal(m_rng), im = m_normal(m_rng);
+                y[p * nr + r] = acc + cfloat(n_sigma * re, n_sigma * im);
+            }
         }
     }
 }

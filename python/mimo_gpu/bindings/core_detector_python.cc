@@ -5,6 +5,7 @@
 // keeps its state (CUDA stream, device and pinned buffers) across calls:
 //   det = core.detector("mtt", nr=2, nt=2, modulation="16qam")
 //   llr = det.detect(H, y, noise_var)
+//   z, sinr = det.equalize(H, y, noise_var)   (mmse / mmse_cg only)
 // and core.detector_families() describing each family.
 
 #include <pybind11/numpy.h>
@@ -12,9 +13,11 @@
 #include <pybind11/stl.h>
 
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/mmse_detector.h>
 
 #include "numpy_arrays.h"
 
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,6 +43,8 @@ py::dict capabilities_of(const ::mimo_gpu::detector_capabilities& c)
     d["exact_max_log"] = c.exact_max_log;
     d["accepts_priors"] = c.accepts_priors;
     d["reuses_channels"] = c.reuses_channels;
+    d["erases_rank_deficient"] = c.erases_rank_deficient;
+    d["bit_identical_backends"] = c.bit_identical_backends;
     return d;
 }
 
@@ -146,6 +151,70 @@ py::object detect(::mimo_gpu::detector& det,
     return result;
 }
 
+/// H (C, nr, nt); y (C, nr), or (C, S, nr), or (C*S, nr) with symbols_per_channel = S;
+/// z (complex64) and sinr (float32) shaped like y with nt in place of nr.
+py::tuple equalize(::mimo_gpu::detector& det,
+                   carray<cfloat> H,
+                   carray<cfloat> y,
+                   double noise_var,
+                   const py::object& symbols_per_channel,
+                   bool report)
+{
+    auto* mmse = dynamic_cast<::mimo_gpu::mmse_detector*>(&det);
+    if (!mmse)
+        throw py::type_error("equalize: detector '" + det.name() +
+                             "' has no equalised symbols (only the MMSE families do: "
+                             "mmse, mmse_cg); use detect() for its LLRs");
+    const int nr = det.shape().nr, nt = det.shape().nt;
+    if (H.ndim() != 3 || H.shape(1) != nr || H.shape(2) != nt)
+        shape_error("H", "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")", H);
+    const py::ssize_t C = H.shape(0);
+    py::ssize_t S = 1;
+    std::vector<py::ssize_t> out_shape;
+    if (y.ndim() == 3) {
+        S = y.shape(1);
+        if (y.shape(0) != C || y.shape(2) != nr || S < 1)
+            shape_error("y", "(C, S, nr) with C = " + std::to_string(C) + ", S >= 1, nr = " +
+                                 std::to_string(nr), y);
+        if (!symbols_per_channel.is_none() && py::cast<py::ssize_t>(symbols_per_channel) != S)
+            throw py::value_error("equalize: symbols_per_channel = " +
+                                  std::to_string(py::cast<py::ssize_t>(symbols_per_channel)) +
+                                  " but y has S = " + std::to_string(S) +
+                                  " symbols per channel (axis 1)");
+        out_shape = { C, S, nt };
+    } else {
+        if (!symbols_per_channel.is_none())
+            S = py::cast<py::ssize_t>(symbols_per_channel);
+        if (S < 1)
+            throw py::value_error("equalize: symbols_per_channel must be >= 1, got " +
+                                  std::to_string(S));
+        if (y.ndim() != 2 || y.shape(0) != C * S || y.shape(1) != nr)
+            shape_error("y",
+                        "(C*S, nr) = (" + std::to_string(C * S) + ", " + std::to_string(nr) +
+                            ") or (C, S, nr)",
+                        y);
+        out_shape = { C * S, nt };
+    }
+    if (S > std::numeric_limits<int>::max())
+        throw py::value_error("equalize: symbols_per_channel is too large");
+    ::mimo_gpu::detector_input in;
+    in.H = H.data();
+    in.y = y.data();
+    in.channels = size_t(C);
+    in.symbols_per_channel = int(S);
+    in.n0 = float(noise_var); // checked by equalize() (in float)
+    py::array_t<cfloat> z(out_shape);
+    py::array_t<float> sinr(out_shape);
+    ::mimo_gpu::detection_report r;
+    {
+        py::gil_scoped_release release;
+        r = mmse->equalize(in, z.mutable_data(), sinr.mutable_data());
+    }
+    if (report)
+        return py::make_tuple(z, sinr, report_dict(r));
+    return py::make_tuple(z, sinr);
+}
+
 } // namespace
 
 void bind_core_detectors(py::module m)
@@ -187,6 +256,21 @@ void bind_core_detectors(py::module m)
              "policy 'stop' (the default) the call then raises ValueError, with 'erase' "
              "it does not. report=True returns (llr, {'problems', 'erased', "
              "'first_erased': [(index, cause), ...]}).")
+        .def("equalize",
+             &equalize,
+             py::arg("H"),
+             py::arg("y"),
+             py::arg("noise_var"),
+             py::arg("symbols_per_channel") = py::none(),
+             py::arg("report") = false,
+             "MMSE families (mmse, mmse_cg) only: the equalised symbols and their SINRs "
+             "behind the LLRs. H (C, nr, nt) complex64; y (C, nr), (C, S, nr), or "
+             "(C*S, nr) with symbols_per_channel=S (problem c*S + s uses H[c]). Returns "
+             "(z, sinr) shaped like y with nt in place of nr: z = x_hat / lambda, the "
+             "unbiased MMSE estimate of each user's symbol (complex64), and sinr = rho, "
+             "its post-equalisation SINR (float32). A bad problem (NaN/Inf, singular H) "
+             "gets 0 in both; the policy applies as in detect(). report=True appends "
+             "the report dict. Other families raise TypeError.")
         .def_property(
             "policy",
             [](const detector& d) { return std::string(::mimo_gpu::to_string(d.bad_problems())); },

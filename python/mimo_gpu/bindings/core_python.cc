@@ -125,7 +125,8 @@ py::tuple simulate(const carray<uint8_t>& bits,
                    int nt,
                    const std::string& modulation,
                    double snr_db,
-                   uint64_t seed)
+                   uint64_t seed,
+                   int symbols_per_channel)
 {
     ::mimo_gpu::mimo_shape shape;
     shape.nr = nr;
@@ -136,12 +137,22 @@ py::tuple simulate(const carray<uint8_t>& bits,
         shape_error(
             "bits", "(B, nt*Q) = (B, " + std::to_string(bits_per_problem) + ")", bits);
     const size_t batch = bits.shape(0);
-    auto H = new_array<cfloat>({ py::ssize_t(batch), nr, nt });
-    auto y = new_array<cfloat>({ py::ssize_t(batch), nr });
+    const int S = symbols_per_channel;
+    if (S < 1)
+        throw py::value_error("symbols_per_channel must be >= 1, got " + std::to_string(S));
+    if (batch % size_t(S) != 0)
+        shape_error("bits",
+                    "(C*S, nt*Q) with S = " + std::to_string(S) +
+                        " (whole channels of S problems)",
+                    bits);
+    const size_t channels = batch / size_t(S);
+    auto H = new_array<cfloat>({ py::ssize_t(channels), nr, nt });
+    auto y = S == 1 ? new_array<cfloat>({ py::ssize_t(batch), nr })
+                    : new_array<cfloat>({ py::ssize_t(channels), S, nr });
     const float n0 = ::mimo_gpu::noise_variance_from_snr_db(snr_db);
     {
         py::gil_scoped_release release;
-        simulator.run(bits.data(), batch, n0, H.mutable_data(), y.mutable_data());
+        simulator.run(bits.data(), channels, S, n0, H.mutable_data(), y.mutable_data());
     }
     return py::make_tuple(H, y);
 }
@@ -590,8 +601,11 @@ void bind_core(py::module m)
           py::arg("modulation"),
           py::arg("snr_db"),
           py::arg("seed") = 0,
+          py::arg("symbols_per_channel") = 1,
           "Rayleigh channel plus AWGN: bits (B, nt*Q) uint8 -> (H (B, nr, nt), y (B, "
-          "nr)) complex64.");
+          "nr)) complex64. With symbols_per_channel = S > 1 (B = C*S), S consecutive "
+          "problems share one channel: H (C, nr, nt), y (C, S, nr), the stream the "
+          "mimo_channel block gives with the same seed and S.");
 
     m.def("qr_decomposition",
           &qr_decompose,

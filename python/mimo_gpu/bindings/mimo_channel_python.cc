@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_channel.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(a90c0c202831cfcf9767adfe9a21ba80)                       */
+/* BINDTOOL_HEADER_FILE_HASH(fd2676d8e66e77a65adfc54a462e80cf)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -34,7 +34,6 @@ void bind_mimo_channel(py::module& m)
 
 
     py::class_<mimo_channel,
-               gr::sync_block,
                gr::block,
                gr::basic_block,
                std::shared_ptr<mimo_channel>>(m, "mimo_channel", D(mimo_channel))
@@ -45,6 +44,7 @@ void bind_mimo_channel(py::module& m)
              py::arg("modulation"),
              py::arg("snr_db"),
              py::arg("seed"),
+             py::arg("symbols_per_channel") = 1,
              D(mimo_channel, make))
 
 
@@ -60,6 +60,10 @@ void bind_mimo_channel(py::module& m)
         .def("noise_var",
              &mimo_channel::noise_var,
              D(mimo_channel, noise_var))
+
+        .def("symbols_per_channel",
+             &mimo_channel::symbols_per_channel,
+             D(mimo_channel, symbols_per_channel))
 
         ;
 }

@@ -22,13 +22,14 @@ namespace {
 
 /// One channel's work on the CPU, double precision throughout: the real
 /// model, the partitions, and for given symbol variances the factor of Q_f
-/// (L, W = L^-1 H, G' = W^T W), reused by every vector that shares it.
+/// (L, and W = L^-1 H, whose columns give G' = W^T W where a partition needs
+/// it), reused by every vector that shares it.
 class sumis_channel_cpu
 {
 public:
     sumis_channel_cpu(const sumis_config& c, const pam_table& pam)
         : m(2 * c.shape.nr), n(2 * c.shape.nt), ns(c.ns), nr(c.shape.nr), nt(c.shape.nt), m_pam(pam),
-          Hr(size_t(m) * n), parts(size_t(n) * ns), L(size_t(m) * m), W(size_t(m) * n), Gp(size_t(n) * n),
+          Hr(size_t(m) * n), parts(size_t(n) * ns), L(size_t(m) * m), W(size_t(m) * n),
           w(m)
     {
     }
@@ -105,16 +106,6 @@ public:
             for (int j = 0; j < n; ++j)
                 wa[j] *= inv;
         }
-        std::fill(Gp.begin(), Gp.end(), 0.0); // G' = W^T W
-        for (int a = 0; a < m; ++a) {
-            const double* wa = &W[size_t(a) * n];
-            for (int i = 0; i < n; ++i) {
-                const double x = wa[i];
-                double* gi = &Gp[size_t(i) * n];
-                for (int j = 0; j < n; ++j)
-                    gi[j] += x * wa[j];
-            }
-        }
         return true;
     }
 
@@ -143,8 +134,9 @@ public:
                         double* llr)
     {
         const int* S = &parts[size_t(i) * ns];
-        double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns];
-        if (!sumis_partition_system(ns, S, Gp.data(), n, g, mean, var, B, z))
+        double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns], F[k_sumis_max_ns * k_sumis_max_ns];
+        sumis_subspace_gram(ns, S, W.data(), m, n, F);
+        if (!sumis_partition_system(ns, S, F, g, mean, var, B, z))
             return false;
         const int Lv = m_pam.levels, nb = m_pam.bits_per_dim;
         double prior_S[k_sumis_max_ns * k_max_pam_levels];
@@ -176,7 +168,7 @@ private:
     const pam_table& m_pam;
     std::vector<double> Hr;
     std::vector<int> parts;
-    std::vector<double> L, W, Gp, w;
+    std::vector<double> L, W, w;
 };
 
 class cpu_sumis_engine final : public sumis_engine

@@ -88,16 +88,13 @@ MIMO_HD bool sumis_invert(int k, double* A)
     return true;
 }
 
-/// The partition's system (B, z) from F = G'_SS (G' = H^T Q_f^-1 H, n x n
-/// row-major), g, and the means and variances of the subspace symbols.
+/// The partition's system (B, z) from F = G'_SS (ns x ns, G' = H^T Q_f^-1 H),
+/// g, and the means and variances of the subspace symbols S.
 /// False when I - V_S F cannot be inverted (a numerically singular Q_i).
-MIMO_HD bool sumis_partition_system(int ns, const int* S, const double* Gp, int n, const double* g,
-                                    const double* mean, const double* var, double* B, double* z)
+MIMO_HD bool sumis_partition_system(int ns, const int* S, const double* F, const double* g, const double* mean,
+                                    const double* var, double* B, double* z)
 {
-    double F[k_sumis_max_ns * k_sumis_max_ns], M[k_sumis_max_ns * k_sumis_max_ns];
-    for (int a = 0; a < ns; ++a)
-        for (int b = 0; b < ns; ++b)
-            F[a * ns + b] = Gp[S[a] * n + S[b]];
+    double M[k_sumis_max_ns * k_sumis_max_ns];
     for (int a = 0; a < ns; ++a) // M = I - V_S F
         for (int b = 0; b < ns; ++b)
             M[a * ns + b] = (a == b ? 1.0 : 0.0) - var[S[a]] * F[a * ns + b];
@@ -133,6 +130,18 @@ MIMO_HD bool sumis_partition_system(int ns, const int* S, const double* Gp, int 
         if (!isfinite(z[a]))
             return false;
     return true;
+}
+
+/// F = G'_SS = (W^T W)_SS from W = L^-1 H (m x n, row-major), summed over the
+/// rows in order (the CPU and the GPU add in the same order).
+MIMO_HD void sumis_subspace_gram(int ns, const int* S, const double* W, int m, int n, double* F)
+{
+    for (int a = 0; a < ns * ns; ++a)
+        F[a] = 0.0;
+    for (int r = 0; r < m; ++r)
+        for (int a = 0; a < ns; ++a)
+            for (int b = 0; b < ns; ++b)
+                F[a * ns + b] += W[size_t(r) * n + S[a]] * W[size_t(r) * n + S[b]];
 }
 
 /// Hypothesis h (0 .. L^ns - 1; the first subspace symbol's level is the
