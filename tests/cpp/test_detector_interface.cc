@@ -96,7 +96,7 @@ TEST(detector_registry, specs_parse_primary_and_named_parameters)
     EXPECT_THROW(parse_detector_spec("ml:3"), std::invalid_argument);
     EXPECT_THROW(parse_detector_spec("nway:x"), std::invalid_argument);
     EXPECT_THROW(parse_detector_spec("nway:depth=3"), std::invalid_argument);
-    EXPECT_THROW(parse_detector_spec("sumis:4"), std::invalid_argument);
+    EXPECT_THROW(parse_detector_spec("nosuch:4"), std::invalid_argument);
     EXPECT_THROW(parse_detector_list(""), std::invalid_argument);
     EXPECT_EQ(parse_parameter_list("passes=2, llr_clip=8").size(), 2u);
     EXPECT_THROW(parse_parameter_list("passes"), std::invalid_argument);

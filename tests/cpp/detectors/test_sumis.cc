@@ -215,3 +215,74 @@ TEST(sumis, bad_input)
             }
         }
 }
+
+TEST(sumis_cuda, equals_cpu_on_fresh_inputs)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    struct cfg { mimo_shape shape; modulation mod; int ns, S; };
+    for (const cfg& k : { cfg{ { 4, 4 }, modulation::qam16, 3, 1 }, cfg{ { 8, 8 }, modulation::qam64, 2, 2 },
+                          cfg{ { 16, 12 }, modulation::qpsk, 3, 3 }, cfg{ { 24, 24 }, modulation::qam256, 2, 1 },
+                          cfg{ { 4, 4 }, modulation::qam1024, 2, 2 }, cfg{ { 3, 3 }, modulation::qam16, 6, 1 } }) {
+        const size_t problems = 24;
+        problem_batch pb(k.shape, k.mod, problems, 12.0, seed + k.shape.nt + k.ns);
+        std::mt19937 rng(uint32_t(seed) + 11);
+        std::normal_distribution<float> g(0.0f, 3.0f);
+        std::vector<float> priors(problems * pb.bits_per_problem());
+        for (auto& p : priors)
+            p = g(rng);
+        for (int stage2 : { 0, 1 })
+            for (bool with_priors : { false, true }) {
+                auto cpu = make_sumis(k.shape, k.mod, backend::cpu, k.ns, stage2);
+                auto gpu = make_sumis(k.shape, k.mod, backend::cuda, k.ns, stage2);
+                detector_input in;
+                in.H = pb.H.data();
+                in.y = pb.y.data();
+                in.channels = problems / k.S;
+                in.symbols_per_channel = k.S;
+                in.n0 = pb.n0;
+                in.priors = with_priors ? priors.data() : nullptr;
+                std::vector<float> want(problems * pb.bits_per_problem(), NAN), got(want.size(), NAN);
+                cpu->detect(in, want.data());
+                gpu->detect(in, got.data());
+                expect_backends_agree(got, want, false,
+                                      "sumis " + std::to_string(k.shape.nr) + "x" + std::to_string(k.shape.nt) + " " +
+                                          to_string(k.mod) + " ns=" + std::to_string(k.ns) + " S=" +
+                                          std::to_string(k.S) + (stage2 ? " stage II" : " stage I") +
+                                          (with_priors ? " priors" : ""),
+                                      1e-5);
+            }
+    }
+}
+
+TEST(sumis_cuda, bad_problems_erased_as_on_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    problem_batch pb({ 4, 4 }, modulation::qam16, 8, 10.0, fresh_seed());
+    std::vector<float> priors(8 * 16, -0.5f);
+    priors[2 * 16 + 3] = NAN;
+    pb.y[4 * 4 + 1] = cfloat(INFINITY, 0);
+    pb.H[6 * 16 + 2] = cfloat(NAN, 0);
+    for (backend b : { backend::cpu, backend::cuda }) {
+        auto det = make_sumis({ 4, 4 }, modulation::qam16, b, 3);
+        det->set_bad_problem_policy(bad_problem_policy::erase);
+        detector_input in;
+        in.H = pb.H.data();
+        in.y = pb.y.data();
+        in.channels = 8;
+        in.n0 = pb.n0;
+        in.priors = priors.data();
+        std::vector<float> llr(8 * 16, NAN);
+        const detection_report r = det->detect(in, llr.data());
+        EXPECT_EQ(r.erased, 3u) << to_string(b);
+        ASSERT_EQ(r.first_erased.size(), 3u);
+        EXPECT_EQ(r.first_erased[0].index, 2u);
+        EXPECT_EQ(r.first_erased[1].index, 4u);
+        EXPECT_EQ(r.first_erased[2].index, 6u);
+        for (size_t p : { 2, 4, 6 })
+            for (int i = 0; i < 16; ++i)
+                ASSERT_EQ(llr[p * 16 + i], 0.0f) << to_string(b);
+        for (float v : llr)
+            ASSERT_TRUE(std::isfinite(v));
+    }
+}

@@ -44,14 +44,7 @@ inline double sumis_dimension_energy(const pam_table& pam)
     return e / pam.levels;
 }
 
-/// Which output LLR a real symbol's bit is: stream t's bit k is real symbol
-/// t (k even) or t + nt (k odd), bit k / 2 of its PAM label.
-inline int sumis_output_index(int dim, int b, int nt, int Q)
-{
-    const int t = dim < nt ? dim : dim - nt;
-    const int k = 2 * b + (dim < nt ? 0 : 1);
-    return t * Q + k;
-}
+inline int sumis_output_index(int dim, int b, int nt, int Q) { return sumis_output_index_hd(dim, b, nt, Q); }
 
 } // namespace detail
 } // namespace mimo_gpu

@@ -44,6 +44,14 @@ MIMO_HD double sumis_real_y(const float* yc, int nr, int a)
     return a < nr ? yc[2 * a] : yc[2 * (a - nr) + 1];
 }
 
+/// Which output LLR a real symbol's bit is: stream t's bit k is real symbol
+/// t (k even) or t + nt (k odd), bit k / 2 of its PAM label.
+MIMO_HD int sumis_output_index_hd(int dim, int b, int nt, int Q)
+{
+    const int t = dim < nt ? dim : dim - nt;
+    return t * Q + 2 * b + (dim < nt ? 0 : 1);
+}
+
 /// In-place inverse of the k x k matrix A (row-major), Gauss-Jordan with
 /// partial pivoting; false if singular.
 MIMO_HD bool sumis_invert(int k, double* A)
