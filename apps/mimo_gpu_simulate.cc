@@ -111,9 +111,8 @@ std::string families_taking(int nr, int nt, core::modulation mod)
 /// Without --detectors: N-way with 1..nt passes, MTT and OT where they take the
 /// shape and modulation, and exhaustive ML while M^nt <= 65536 (beyond, ML is
 /// too slow for a default; any of them can be named with --detectors).
-/// Shapes none of those take (nr or nt > 8: massive MIMO): every family that
-/// takes it at its defaults, an integer primary parameter written out
-/// (today mmse and mmse_cg:3).
+/// Shapes none of those take (nr or nt > 8: massive MIMO): soft MMSE, mmse and
+/// mmse_cg:3, where they take it (SUMIS and any other family: --detectors).
 std::string default_detectors(int nr, int nt, const core::constellation& constel)
 {
     auto takes = [&](const char* family) {
@@ -130,15 +129,12 @@ std::string default_detectors(int nr, int nt, const core::constellation& constel
         list += "kbest:16,";
     if (takes("ml") && std::pow(double(constel.order()), nt) <= 65536.0)
         list += "ml";
-    if (list.empty())
-        for (const auto& f : core::detector_families()) {
-            if (!family_takes(f, nr, nt, constel.kind()))
-                continue;
-            list += (list.empty() ? "" : ",") + f.name;
-            if (!f.parameters.empty() && f.parameters.front().integer &&
-                !f.parameters.front().settable)
-                list += ":" + std::to_string(int(f.parameters.front().default_value));
-        }
+    if (list.empty()) { // massive MIMO: soft MMSE, exact and with 3 CG iterations
+        if (takes("mmse"))
+            list += "mmse,";
+        if (takes("mmse_cg"))
+            list += "mmse_cg:3";
+    }
     if (list.empty())
         throw usage_error("no default detector takes " + std::to_string(nr) + "x" + std::to_string(nt) + " " +
                           core::to_string(constel.kind()) + ": name one with --detectors");

@@ -118,6 +118,9 @@ class qa_mimo_detector(gr_unittest.TestCase):
         H[20] = 0
         y[30, 1] = np.inf
         for name in mimo_gpu.mimo_detector.algorithms():
+            expected = [(10, "non_finite_input"), (20, "singular_channel"), (30, "non_finite_input")]
+            if not core.detector(name, 2, 2, "16qam").capabilities["erases_rank_deficient"]:
+                expected.remove((20, "singular_channel"))  # regularised (MMSE): H = 0 is detected
             self.tb = gr.top_block()
             det = mimo_gpu.mimo_detector(name, 2, 2, "16qam", "", 0.05, 1, "auto", 64)  # policy erase
             sink = blocks.vector_sink_f(8)
@@ -127,17 +130,17 @@ class qa_mimo_detector(gr_unittest.TestCase):
             run_with_timeout(self.tb)
             llr = as_array(sink, np.float32, 8)
             self.assertEqual(llr.shape, (500, 8), name)
-            self.assertEqual(det.erased_problems(), 3, name)
+            self.assertEqual(det.erased_problems(), len(expected), name)
             tags = sorted((t.offset, pmt.symbol_to_string(t.value)) for t in sink.tags()
                           if pmt.symbol_to_string(t.key) == "erasure")
-            self.assertEqual(tags, [(10, "non_finite_input"), (20, "singular_channel"),
-                                    (30, "non_finite_input")], name)
+            self.assertEqual(tags, expected, name)
             core_det = core.detector(name, 2, 2, "16qam", policy="erase")
             reference, report = core_det.detect(H, y, 0.05, report=True)
-            self.assertEqual(report["erased"], 3)
-            self.assertEqual(report["first_erased"], [(10, "non_finite_input"), (20, "singular_channel"),
-                                                      (30, "non_finite_input")])
-            np.testing.assert_array_equal(llr[[10, 20, 30]], 0.0)
+            self.assertEqual(report["erased"], len(expected))
+            self.assertEqual(report["first_erased"], expected)
+            np.testing.assert_array_equal(llr[[item for item, _ in expected]], 0.0)
+            # Erased or not, H = 0 carries no information: LLRs (near) 0 all the same.
+            np.testing.assert_allclose(llr[20], 0.0, atol=1e-3, err_msg=name)
             np.testing.assert_allclose(llr, reference, rtol=1e-6, atol=1e-6, err_msg=name)
             core_det.policy = "stop"
             with self.assertRaises(ValueError):
@@ -198,7 +201,7 @@ class qa_core_detector(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             core.detector("mtt", 2, 2, "qpsk", passes=2)  # no such parameter
         with self.assertRaises(ValueError):
-            core.detector("sumis", 2, 2, "qpsk")
+            core.detector("sphere", 2, 2, "qpsk")  # no such family
         with self.assertRaises(ValueError):
             det.detect(H, y, 0.1, priors=np.zeros((10, 4), np.float32))  # takes no priors
         with self.assertRaises(ValueError):
