@@ -13,6 +13,7 @@
 // end to end timed on the host clock around whole detect() calls, median.
 #include "bench_detectors.h"
 #include "bench_mmse.h"
+#include "bench_sumis.h"
 #include "bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
@@ -314,6 +315,10 @@ int main(int argc, char** argv)
                  "the massive-MIMO soft MMSE paper's Tables I-II (128x16 and 256x32, 16-QAM, N_scr = 128, "
                  "Cholesky and CG; one stream, then pipelined over in-flight slots and --devices), hand kernels "
                  "beside cuBLAS/cuSOLVER, and NR frames (3276 x 14), instead of the other tables");
+    cli.add_flag("sumis-paper",
+                 "the parallel SUMIS paper's Tables 2-3 workloads (nT = nR = 8..200, 16- to 1024-QAM, ns = 3): "
+                 "ms per vector alone and in a batch of 1024, instead of the other tables");
+    cli.add_option("sumis-max-nt", "N", "largest nT of --sumis-paper", "200");
     cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
                    "listed twice)", "0");
     cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
@@ -337,7 +342,8 @@ int main(int argc, char** argv)
         const bool skip_detector = cli.flag("skip-detector").value_or(false);
         detector_plan plan = plan_detectors(cli, skip_detector);
         const bool mmse_paper = cli.flag("mmse-paper").value_or(false);
-        if (mmse_paper)
+        const bool sumis_paper = cli.flag("sumis-paper").value_or(false);
+        if (mmse_paper || sumis_paper)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
@@ -354,7 +360,7 @@ int main(int argc, char** argv)
                          prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
         }
 #endif
-        const bool run_detector = !skip_detector && !mmse_paper && plan.table == "mtt_thesis"; // the N-way paper tables
+        const bool run_detector = !skip_detector && !mmse_paper && !sumis_paper && plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
         for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
@@ -423,7 +429,14 @@ int main(int argc, char** argv)
             print_mmse_tables(mmse_rows, device);
         }
 
-        const size_t turbo_blocks = mmse_paper ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
+        std::vector<sumis_row> sumis_rows;
+        if (sumis_paper) {
+            sumis_rows = bench_sumis_paper(b, trials, seed, int(cli.integer("sumis-max-nt", 1, 256)));
+            print_sumis_table(sumis_rows, device);
+        }
+
+        const size_t turbo_blocks =
+            mmse_paper || sumis_paper ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
         for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed) : std::vector<turbo_case>{}) {
             turbo_result r;
@@ -497,6 +510,8 @@ int main(int argc, char** argv)
             write_detector_json(j, plan.table, detector_rows);
             if (!mmse_rows.empty())
                 write_mmse_json(j, mmse_rows);
+            if (!sumis_rows.empty())
+                write_sumis_json(j, sumis_rows);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

@@ -144,18 +144,22 @@ public:
             for (int a = 0; a < ns; ++a)
                 for (int l = 0; l < Lv; ++l)
                     prior_S[a * Lv + l] = log_prior[size_t(S[a]) * Lv + l];
-        long long total = 1;
-        for (int a = 0; a < ns; ++a)
-            total *= Lv;
-        log_sum acc[2 * k_sumis_max_bits_per_dim];
+        // Hypotheses in blocks of one level of the symbol of interest: a
+        // log-sum per level (one exp per hypothesis), then the bits' LLRs.
+        long long rest = 1;
+        for (int a = 1; a < ns; ++a)
+            rest *= Lv;
+        double level_lse[k_max_pam_levels];
         int level[k_sumis_max_ns];
-        for (long long h = 0; h < total; ++h) {
-            sumis_levels(h, ns, Lv, level);
-            const double v = sumis_metric(ns, level, B, z, m_pam, log_prior ? prior_S : nullptr);
-            for (int b = 0; b < nb; ++b)
-                acc[2 * b + ((m_pam.label[level[0]] >> (nb - 1 - b)) & 1)].add(v);
+        for (int l0 = 0; l0 < Lv; ++l0) {
+            log_sum acc;
+            for (long long h = 0; h < rest; ++h) {
+                sumis_levels(l0 * rest + h, ns, Lv, level);
+                acc.add(sumis_metric(ns, level, B, z, m_pam, log_prior ? prior_S : nullptr));
+            }
+            level_lse[l0] = acc.value();
         }
-        sumis_bit_llrs(acc, nb, llr);
+        sumis_bit_llrs(level_lse, m_pam, llr);
         for (int b = 0; b < nb; ++b)
             if (!std::isfinite(llr[b]))
                 return false;

@@ -236,7 +236,7 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
     __shared__ double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns];
     __shared__ double prior_S[k_sumis_max_ns * k_max_pam_levels];
     __shared__ int ok;
-    __shared__ log_sum part[k_threads / 32][2 * k_sumis_max_bits_per_dim];
+    __shared__ log_sum part[k_threads / 32];
     if (threadIdx.x == 0) {
         double Bl[k_sumis_max_ns * k_sumis_max_ns], zl[k_sumis_max_ns];
         ok = sumis_partition_system(ns, S, Fs + (item * n + i) * ns * ns, gs + k * n, mean + k * n, var + k * n,
@@ -256,35 +256,37 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
             flag(faults, v, problem_fault::singular);
         return;
     }
-    long long total = 1;
-    for (int a = 0; a < ns; ++a)
-        total *= Lv;
-    log_sum acc[2 * k_sumis_max_bits_per_dim];
-    int level[k_sumis_max_ns];
-    for (long long h = threadIdx.x; h < total; h += blockDim.x) {
-        sumis_levels(h, ns, Lv, level);
-        const double mv = sumis_metric(ns, level, B, z, pam, log_prior ? prior_S : nullptr);
-        for (int b = 0; b < nb; ++b)
-            acc[2 * b + ((pam.label[level[0]] >> (nb - 1 - b)) & 1)].add(mv);
-    }
-    for (int o = 16; o > 0; o >>= 1) // warp tree
-        for (int q = 0; q < 2 * nb; ++q) {
-            log_sum other;
-            other.max = __shfl_xor_sync(0xffffffffu, acc[q].max, o);
-            other.sum = __shfl_xor_sync(0xffffffffu, acc[q].sum, o);
-            acc[q].merge(other);
-        }
+    long long rest = 1;
+    for (int a = 1; a < ns; ++a)
+        rest *= Lv;
+    __shared__ double level_lse[k_max_pam_levels];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    if (lane == 0)
-        for (int q = 0; q < 2 * nb; ++q)
-            part[warp][q] = acc[q];
-    __syncthreads();
+    int level[k_sumis_max_ns];
+    for (int l0 = 0; l0 < Lv; ++l0) { // a log-sum per level of the symbol of interest
+        log_sum acc;
+        for (long long h = threadIdx.x; h < rest; h += blockDim.x) {
+            sumis_levels(l0 * rest + h, ns, Lv, level);
+            acc.add(sumis_metric(ns, level, B, z, pam, log_prior ? prior_S : nullptr));
+        }
+        for (int o = 16; o > 0; o >>= 1) { // warp tree
+            log_sum other;
+            other.max = __shfl_xor_sync(0xffffffffu, acc.max, o);
+            other.sum = __shfl_xor_sync(0xffffffffu, acc.sum, o);
+            acc.merge(other);
+        }
+        if (lane == 0)
+            part[warp] = acc;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int w = 1; w < int(blockDim.x / 32); ++w)
+                part[0].merge(part[w]);
+            level_lse[l0] = part[0].value();
+        }
+        __syncthreads();
+    }
     if (threadIdx.x == 0) {
-        for (int w = 1; w < int(blockDim.x / 32); ++w)
-            for (int q = 0; q < 2 * nb; ++q)
-                part[0][q].merge(part[w][q]);
         double out[k_sumis_max_bits_per_dim];
-        sumis_bit_llrs(part[0], nb, out);
+        sumis_bit_llrs(level_lse, pam, out);
         bool finite = true;
         for (int b = 0; b < nb; ++b) {
             finite &= isfinite(out[b]);

@@ -154,11 +154,12 @@ MIMO_HD void sumis_subspace_gram(int ns, const int* S, const double* W, int m, i
 
 /// Hypothesis h (0 .. L^ns - 1; the first subspace symbol's level is the
 /// slowest digit) as levels.
-MIMO_HD void sumis_levels(long long h, int ns, int L, int* level)
+MIMO_HD void sumis_levels(long long hl, int ns, int L, int* level)
 {
+    unsigned h = unsigned(hl); // < 2^20 (k_sumis_max_hypotheses): 32-bit division
     for (int a = ns - 1; a >= 0; --a) {
-        level[a] = int(h % L);
-        h /= L;
+        level[a] = int(h % unsigned(L));
+        h /= unsigned(L);
     }
 }
 
@@ -249,12 +250,16 @@ MIMO_HD void sumis_soft_symbol(const double* lp, const pam_table& pam, double* m
 }
 
 /// Bit LLRs of the partition's symbol of interest (its first subspace symbol)
-/// from per-hypothesis log-sums over its bits: acc[2*b + bit].
-MIMO_HD void sumis_bit_llrs(const log_sum* acc, int bits_per_dim, double* llr)
+/// from the log-sums over the hypotheses with each of its levels: each bit's
+/// LLR is the log-sum over the levels with that bit 0 minus with it 1.
+MIMO_HD void sumis_bit_llrs(const double* level_lse, const pam_table& pam, double* llr)
 {
-    for (int b = 0; b < bits_per_dim; ++b) {
-        const double l0 = acc[2 * b].value(), l1 = acc[2 * b + 1].value();
-        llr[b] = l0 - l1;
+    const int nb = pam.bits_per_dim;
+    for (int b = 0; b < nb; ++b) {
+        log_sum zero, one;
+        for (int l = 0; l < pam.levels; ++l)
+            (((pam.label[l] >> (nb - 1 - b)) & 1) ? one : zero).add(level_lse[l]);
+        llr[b] = zero.value() - one.value();
     }
 }
 
