@@ -1,9 +1,9 @@
 // CUDA engine of SUMIS (double precision, as the CPU engine): a block per
-// channel chooses the partitions, a block per factor item (a channel for
-// stage I without priors, else a vector) builds and factors Q_f and W = L^-1 H
-// and the partitions' subspace Gram matrices, a block per vector forms
-// g = W^T L^-1 (y - H m), and a block per (vector, partition) enumerates the
-// hypotheses with a log-sum-exp reduction. Work is done in chunks of vectors
+// channel chooses the partitions; per factor item (a channel for stage I
+// without priors, else a vector) cuBLAS and cuSOLVER batched calls build and
+// factor Q_f and give W = L^-1 H and g = W^T L^-1 (y - H m); a block per item
+// forms the partitions' subspace Gram matrices; a block per (vector,
+// partition) enumerates the hypotheses with a log-sum-exp reduction. Work is done in chunks of vectors
 // whose scratch fits k_sumis_scratch_budget.
 #include <mimo_gpu/constellation.h>
 
@@ -11,7 +11,12 @@
 #include "../../runtime/fault_flags.h"
 #include "sumis_engine.h"
 
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace mimo_gpu {
@@ -84,146 +89,77 @@ __global__ void sumis_partition_choice_kernel(const float* H, size_t channels, s
     }
 }
 
-/// A block per factor item: Q_f = H diag(var) H^T + sigma2 I, its Cholesky
-/// factor L (left-looking, in the CPU's order), W = L^-1 H, and each
-/// partition's F = (W^T W)_SS. var: per item (n values), or null for the
-/// constant per-symbol energy.
-__global__ void sumis_factor_kernel(const float* H, sumis_dims d, bool per_channel, size_t first_vector,
-                                    const double* var, const int* parts, double* Ls, double* Ws, double* Fs,
-                                    unsigned* faults, int* item_bad)
+/// A block per factor item (a channel in stage I without priors, else a
+/// vector): K = H diag(sqrt(var)) and Q = (N0/2) I for Q_f = K K^T + Q, and the
+/// right-hand sides [H | r_1 .. r_s] (column-major, m rows) whose solve by L
+/// gives W = L^-1 H and L^-1 r, r = y - H mean for each of the item's vectors.
+__global__ void sumis_build_kernel(const float* H, const float* y, sumis_dims d, bool per_channel, size_t c0,
+                                   size_t v0, const double* var, const double* mean, double* Ks, double* Qs,
+                                   double* Rs, unsigned* faults)
 {
-    extern __shared__ double col[]; // m values
     const size_t k = blockIdx.x;
-    const size_t c = per_channel ? first_vector / d.S + k : (first_vector + k) / d.S; // absolute channel
-    const size_t v = first_vector + k;                             // vector (per-vector items)
-    const int m = d.m, n = d.n;
-    if (!per_channel && faults[v]) {
-        if (threadIdx.x == 0)
-            item_bad[k] = 1;
-        return;
-    }
+    const int m = d.m, n = d.n, vectors = per_channel ? d.S : 1;
+    const size_t c = per_channel ? c0 + k : (v0 + k) / d.S;
+    const size_t first = per_channel ? c * d.S : v0 + k; // absolute index of the item's first vector
     const float* Hc = H + c * size_t(d.nr) * d.nt * 2;
-    double* L = Ls + k * size_t(m) * m;
-    double* W = Ws + k * size_t(m) * n;
-    const double* vk = var ? var + k * size_t(n) : nullptr;
-    for (int e = threadIdx.x; e < m * m; e += blockDim.x) {
-        const int a = e / m, b = e % m;
-        if (b > a)
-            continue;
-        double s = a == b ? d.sigma2 : 0.0;
-        for (int j = 0; j < n; ++j)
-            s += sumis_real_h(Hc, d.nr, d.nt, a, j) * (vk ? vk[j] : d.energy) * sumis_real_h(Hc, d.nr, d.nt, b, j);
-        L[a * m + b] = s;
+    double* K = Ks + k * size_t(m) * n;
+    double* Q = Qs + k * size_t(m) * m;
+    double* R = Rs + k * size_t(m) * (n + vectors);
+    for (int e = threadIdx.x; e < m * n; e += blockDim.x) {
+        const int a = e % m, j = e / m;
+        const double h = sumis_real_h(Hc, d.nr, d.nt, a, j);
+        K[e] = h * sqrt(var ? var[k * n + j] : d.energy);
+        R[e] = h;
     }
-    __shared__ int failed;
-    if (threadIdx.x == 0)
-        failed = 0;
-    __syncthreads();
-    for (int j = 0; j < m; ++j) {
-        for (int i = j + threadIdx.x; i < m; i += blockDim.x) {
-            double s = L[i * m + j];
-            for (int q = 0; q < j; ++q)
-                s -= L[i * m + q] * L[j * m + q];
-            col[i] = s;
-        }
-        __syncthreads();
-        const double dj = col[j];
-        if (!(dj > 0.0) || !isfinite(dj)) {
-            if (threadIdx.x == 0)
-                failed = 1;
-            break; // uniform: every thread read the same col[j]
-        }
-        const double ljj = sqrt(dj);
-        for (int i = j + threadIdx.x; i < m; i += blockDim.x)
-            L[i * m + j] = i == j ? ljj : col[i] / ljj;
-        __syncthreads();
+    for (int e = threadIdx.x; e < m * m; e += blockDim.x)
+        Q[e] = (e % m == e / m) ? d.sigma2 : 0.0;
+    for (int e = threadIdx.x; e < m * vectors; e += blockDim.x) {
+        const int a = e % m, s = e / m;
+        const size_t v = first + s;
+        const double* mv = mean ? mean + (v - v0) * n : nullptr;
+        double r = sumis_real_y(y + v * size_t(d.nr) * 2, d.nr, a);
+        if (!isfinite(r))
+            flag(faults, v, problem_fault::non_finite);
+        if (mv)
+            for (int j = 0; j < n; ++j)
+                r -= sumis_real_h(Hc, d.nr, d.nt, a, j) * mv[j];
+        R[size_t(m) * n + e] = r;
     }
-    __syncthreads();
-    if (failed) {
-        if (threadIdx.x == 0)
-            item_bad[k] = 1;
-        return;
-    }
-    for (int j = threadIdx.x; j < n; j += blockDim.x) // W = L^-1 H, a column per thread
-        for (int a = 0; a < m; ++a) {
-            double w = sumis_real_h(Hc, d.nr, d.nt, a, j);
-            for (int q = 0; q < a; ++q)
-                w -= L[a * m + q] * W[q * n + j];
-            W[a * n + j] = w * (1.0 / L[a * m + a]);
-        }
-    __syncthreads();
-    const int* pc = parts + c * size_t(n) * d.ns;
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        sumis_subspace_gram(d.ns, pc + size_t(i) * d.ns, W, m, n, Fs + (k * n + i) * d.ns * d.ns);
-    if (threadIdx.x == 0)
-        item_bad[k] = 0;
 }
 
-/// A block per vector: g = W^T L^-1 (y - H mean) with its item's factor.
-__global__ void sumis_matched_kernel(const float* H, const float* y, sumis_dims d, size_t first_vector,
-                                     bool per_channel_items, size_t first_item, const double* mean,
-                                     const double* Ls, const double* Ws, const int* item_bad, double* gs,
-                                     double* ws, unsigned* faults)
+/// A block per factor item: each partition's F = (W^T W)_SS from W = L^-1 H
+/// (column-major, m rows).
+__global__ void sumis_gram_kernel(sumis_dims d, bool per_channel, size_t c0, size_t v0, const int* parts,
+                                  const double* Rs, int vectors, double* Fs)
 {
-    const size_t k = blockIdx.x, v = first_vector + k;
-    const size_t c = v / d.S;
-    const size_t item = per_channel_items ? c - first_item : k;
-    const int m = d.m, n = d.n;
-    if (faults[v])
-        return;
-    if (item_bad[item]) {
-        if (threadIdx.x == 0)
-            flag(faults, v, problem_fault::singular);
-        return;
+    const size_t k = blockIdx.x;
+    const int m = d.m, n = d.n, ns = d.ns;
+    const size_t c = per_channel ? c0 + k : (v0 + k) / d.S;
+    const double* W = Rs + k * size_t(m) * (n + vectors);
+    const int* pc = parts + c * size_t(n) * ns;
+    for (int e = threadIdx.x; e < n * ns * ns; e += blockDim.x) {
+        const int i = e / (ns * ns), a = e / ns % ns, b = e % ns;
+        const double* wa = W + size_t(pc[i * ns + a]) * m;
+        const double* wb = W + size_t(pc[i * ns + b]) * m;
+        double f = 0;
+        for (int r = 0; r < m; ++r)
+            f += wa[r] * wb[r];
+        Fs[(k * n + i) * ns * ns + a * ns + b] = f;
     }
-    const float* yc = y + v * size_t(d.nr) * 2;
-    __shared__ int bad;
-    if (threadIdx.x == 0)
-        bad = 0;
-    __syncthreads();
-    for (int e = threadIdx.x; e < 2 * d.nr; e += blockDim.x)
-        if (!isfinite(yc[e]))
-            bad = 1;
-    __syncthreads();
-    if (bad) {
-        if (threadIdx.x == 0)
-            flag(faults, v, problem_fault::non_finite);
-        return;
-    }
-    const float* Hc = H + c * size_t(d.nr) * d.nt * 2;
-    const double* L = Ls + item * size_t(m) * m;
-    const double* W = Ws + item * size_t(m) * n;
-    const double* mk = mean + k * size_t(n);
-    double* w = ws + k * size_t(m);
-    for (int a = threadIdx.x; a < m; a += blockDim.x) { // r = y - H mean
-        double s = sumis_real_y(yc, d.nr, a);
-        for (int j = 0; j < n; ++j)
-            s -= sumis_real_h(Hc, d.nr, d.nt, a, j) * mk[j];
-        w[a] = s;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) // forward substitution in the CPU's order
-        for (int a = 0; a < m; ++a) {
-            double s = w[a];
-            for (int q = 0; q < a; ++q)
-                s -= L[a * m + q] * w[q];
-            w[a] = s / L[a * m + a];
-        }
-    __syncthreads();
-    double* g = gs + k * size_t(n);
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        double s = 0;
-        for (int a = 0; a < m; ++a)
-            s += W[a * n + j] * w[a];
-        g[j] = s;
-    }
+}
+
+__global__ void sumis_pointers_kernel(double* base, size_t stride, size_t count, double** out)
+{
+    const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < count)
+        out[i] = base + i * stride;
 }
 
 /// A block per (partition, vector): the system, then the hypotheses spread
 /// over the threads, log-sums merged in a tree, LLRs of the partition's symbol.
 __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, sumis_dims d, size_t first_vector,
                                        bool per_channel_items, size_t first_item, const int* parts,
-                                       const double* Fs, const double* gs, const double* mean, const double* var,
+                                       const int* item_info, const double* Fs, const double* gs, const double* mean, const double* var,
                                        const double* log_prior, double* lam, unsigned* faults)
 {
     const int i = blockIdx.x;
@@ -232,6 +168,11 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
         return;
     const size_t item = per_channel_items ? c - first_item : k;
     const int n = d.n, ns = d.ns, Lv = d.L, nb = d.nb;
+    if (item_info[item] != 0) { // Q_f not positive definite (potrf's info)
+        if (threadIdx.x == 0)
+            flag(faults, v, problem_fault::singular);
+        return;
+    }
     const int* S = parts + (c * n + i) * ns;
     __shared__ double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns];
     __shared__ double prior_S[k_sumis_max_ns * k_max_pam_levels];
@@ -355,6 +296,16 @@ public:
     explicit cuda_sumis_engine(const sumis_config& config)
         : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
+        check(cublasCreate(&m_blas), "cublasCreate");
+        if (cusolverDnCreate(&m_solver) != CUSOLVER_STATUS_SUCCESS) {
+            cublasDestroy(m_blas);
+            throw std::runtime_error("mimo_gpu: cusolverDnCreate failed");
+        }
+    }
+    ~cuda_sumis_engine() override
+    {
+        cusolverDnDestroy(m_solver);
+        cublasDestroy(m_blas);
     }
     backend kind() const override { return backend::cuda; }
 
@@ -395,7 +346,8 @@ public:
         float* dllr = m_llr.reserve(P * llrs);
 
         // Chunks of whole channels whose per-vector factor items fit the budget.
-        const size_t item_bytes = (size_t(d.m) * d.m + size_t(d.m) * d.n + size_t(d.n) * d.ns * d.ns) * sizeof(double);
+        const size_t item_bytes =
+            (size_t(d.m) * d.m + 2 * size_t(d.m) * d.n + size_t(d.m) * S + size_t(d.n) * d.ns * d.ns) * sizeof(double);
         const size_t per_vector = item_bytes + (size_t(d.n) * (4 + d.L + d.nb * 2) + d.m) * sizeof(double);
         // (also at most 65535 vectors: the enumeration grid's second dimension)
         const size_t channels_per_chunk =
@@ -412,58 +364,100 @@ public:
     }
 
 private:
+    /// Factors `items` items (channels c0.. or vectors v0..) with cuBLAS and
+    /// cuSOLVER batched calls in double precision: Q_f = K K^T + (N0/2) I
+    /// (DGEMM), L (DPOTRF), [W | L^-1 r] = L^-1 [H | r] (DTRSM), g = W^T L^-1 r
+    /// (DGEMM), then each partition's F. info[item] != 0: Q_f not positive definite.
+    void factor(const sumis_dims& d, const float* H, const float* y, const int* parts, unsigned* faults,
+                bool per_channel, size_t c0, size_t v0, size_t items, const double* var, const double* mean,
+                double* Fs, double* g, int* info)
+    {
+        const cudaStream_t s = m_stream.get();
+        const int m = d.m, n = d.n, vectors = per_channel ? d.S : 1, cols = n + vectors;
+        double* K = m_K.reserve(items * size_t(m) * n);
+        double* Q = m_Q.reserve(items * size_t(m) * m);
+        double* R = m_R.reserve(items * size_t(m) * cols);
+        double** ptr = m_ptr.reserve(2 * items);
+        sumis_build_kernel<<<unsigned(items), k_threads, 0, s>>>(H, y, d, per_channel, c0, v0, var, mean, K, Q, R,
+                                                                  faults);
+        sumis_pointers_kernel<<<blocks(items), k_threads, 0, s>>>(Q, size_t(m) * m, items, ptr);
+        sumis_pointers_kernel<<<blocks(items), k_threads, 0, s>>>(R, size_t(m) * cols, items, ptr + items);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        const double one = 1.0, zero = 0.0;
+        check(cublasSetStream(m_blas, s), "cublasSetStream");
+        check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_N, CUBLAS_OP_T, m, m, n, &one, K, m, (long long)m * n, K,
+                                        m, (long long)m * n, &one, Q, m, (long long)m * m, int(items)),
+              "cublasDgemmStridedBatched (Q_f)");
+        check(cusolverDnSetStream(m_solver, s), "cusolverDnSetStream");
+        const cusolverStatus_t st = cusolverDnDpotrfBatched(m_solver, CUBLAS_FILL_MODE_LOWER, m, ptr, m, info,
+                                                            int(items));
+        if (st != CUSOLVER_STATUS_SUCCESS)
+            throw std::runtime_error("mimo_gpu: cusolverDnDpotrfBatched failed (status " + std::to_string(int(st)) + ")");
+        check(cublasDtrsmBatched(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                                 m, cols, &one, ptr, m, ptr + items, m, int(items)),
+              "cublasDtrsmBatched (L^-1 [H | r])");
+        check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, vectors, m, &one, R, m,
+                                        (long long)m * cols, R + size_t(m) * n, m, (long long)m * cols, &zero, g, n,
+                                        (long long)n * vectors, int(items)),
+              "cublasDgemmStridedBatched (g)");
+        sumis_gram_kernel<<<unsigned(items), k_threads, 0, s>>>(d, per_channel, c0, v0, parts, R, vectors, Fs);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+    }
+
     void chunk(const sumis_dims& d, const float* H, const float* y, const float* priors, const int* parts,
                unsigned* faults, size_t c0, size_t cc, size_t v0, size_t count, float clip, float* dllr)
     {
         const cudaStream_t s = m_stream.get();
-        const size_t m = d.m, n = d.n;
-        const size_t items = count; // at most one factor item per vector
-        double* Ls = m_L.reserve(items * m * m);
-        double* Ws = m_W.reserve(items * m * n);
-        double* Fs = m_F.reserve(items * n * d.ns * d.ns);
-        int* bad = m_bad.reserve(items);
+        const size_t n = d.n;
+        double* Fs = m_F.reserve(count * n * d.ns * d.ns);
+        int* info = m_info.reserve(count);
         double* mean = m_mean.reserve(count * n);
         double* var = m_var.reserve(count * n);
         double* log_prior = priors ? m_log_prior.reserve(count * n * d.L) : nullptr;
         double* g = m_g.reserve(count * n);
-        double* w = m_w.reserve(count * m);
         double* lam = m_lam.reserve(count * n * d.nb);
-        const size_t factor_smem = m * sizeof(double);
         const dim3 enumerate_grid{ unsigned(n), unsigned(count), 1u };
-        // Stage I
-        bool per_channel = !priors;
+        // Stage I: without priors the factor is the channel's, shared by its S vectors.
+        const bool per_channel = !priors;
         if (priors) {
             sumis_soft_kernel<<<blocks(count * n), k_threads, 0, s>>>(m_pam, d, v0, count, priors, nullptr,
                                                                       log_prior, mean, var, faults);
-            sumis_factor_kernel<<<unsigned(count), k_threads, factor_smem, s>>>(H, d, false, v0, var, parts, Ls, Ws,
-                                                                               Fs, faults, bad);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+            factor(d, H, y, parts, faults, false, c0, v0, count, var, mean, Fs, g, info);
         } else {
             fill(mean, count * n, 0.0);
             fill(var, count * n, d.energy);
-            sumis_factor_kernel<<<unsigned(cc), k_threads, factor_smem, s>>>(H, d, true, v0, nullptr, parts, Ls, Ws,
-                                                                            Fs, faults, bad);
+            factor(d, H, y, parts, faults, true, c0, v0, cc, nullptr, nullptr, Fs, g, info);
         }
-        MIMO_CUDA_CHECK(cudaGetLastError());
-        sumis_matched_kernel<<<unsigned(count), k_threads, 0, s>>>(H, y, d, v0, per_channel, c0, mean, Ls, Ws, bad, g,
-                                                                   w, faults);
-        sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam, d, v0, per_channel, c0, parts, Fs, g,
-                                                                    mean, var, log_prior, lam, faults);
+        sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam, d, v0, per_channel, c0, parts, info, Fs,
+                                                                    g, mean, var, log_prior, lam, faults);
         MIMO_CUDA_CHECK(cudaGetLastError());
         if (m_config.stage2) {
             // conditional means and variances from stage I, then stage II per vector
             sumis_soft_kernel<<<blocks(count * n), k_threads, 0, s>>>(m_pam, d, v0, count, nullptr, lam, nullptr,
                                                                       mean, var, faults);
-            sumis_factor_kernel<<<unsigned(count), k_threads, factor_smem, s>>>(H, d, false, v0, var, parts, Ls, Ws,
-                                                                               Fs, faults, bad);
-            sumis_matched_kernel<<<unsigned(count), k_threads, 0, s>>>(H, y, d, v0, false, 0, mean, Ls, Ws, bad, g,
-                                                                       w, faults);
-            sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam, d, v0, false, 0, parts, Fs, g, mean,
-                                                                        var, log_prior, lam, faults);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+            factor(d, H, y, parts, faults, false, c0, v0, count, var, mean, Fs, g, info);
+            sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam, d, v0, false, 0, parts, info, Fs, g,
+                                                                        mean, var, log_prior, lam, faults);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
         sumis_output_kernel<<<blocks(count * n * d.nb), k_threads, 0, s>>>(d, v0, count, lam, priors, clip, faults,
                                                                             dllr);
         MIMO_CUDA_CHECK(cudaGetLastError());
+    }
+
+    static void check(cublasStatus_t st, const char* what)
+    {
+        if (st != CUBLAS_STATUS_SUCCESS)
+            throw std::runtime_error(std::string("mimo_gpu: ") + what + " failed (cuBLAS status " +
+                                     std::to_string(int(st)) + ")");
+    }
+    static void check(cusolverStatus_t st, const char* what)
+    {
+        if (st != CUSOLVER_STATUS_SUCCESS)
+            throw std::runtime_error(std::string("mimo_gpu: ") + what + " failed (cuSOLVER status " +
+                                     std::to_string(int(st)) + ")");
     }
 
     void fill(double* p, size_t count, double value);
@@ -473,8 +467,11 @@ private:
     cuda_stream m_stream;
     device_buffer<float> m_H, m_y, m_priors, m_llr;
     device_buffer<unsigned> m_faults;
-    device_buffer<int> m_parts, m_bad;
-    device_buffer<double> m_L, m_W, m_F, m_mean, m_var, m_log_prior, m_g, m_w, m_lam;
+    device_buffer<int> m_parts, m_info;
+    device_buffer<double> m_K, m_Q, m_R, m_F, m_mean, m_var, m_log_prior, m_g, m_lam;
+    device_buffer<double*> m_ptr;
+    cublasHandle_t m_blas = nullptr;
+    cusolverDnHandle_t m_solver = nullptr;
 };
 
 __global__ void fill_kernel(double* p, size_t count, double value)
