@@ -49,20 +49,29 @@ std::vector<double> exact_log_map(const constellation& c, int nr, int nt, const 
         metric[v] = -d / n0 + lp;
         top = std::max(top, metric[v]);
     }
-    std::vector<double> s0(nt * Q, 0.0), s1(nt * Q, 0.0);
-    for (uint64_t v = 0; v < total; ++v) {
-        uint64_t rest = v;
-        const double w = std::exp(metric[v] - top);
-        for (int t = 0; t < nt; ++t) {
-            const int sym = int(rest % M);
-            rest /= M;
-            for (int k = 0; k < Q; ++k)
-                (((sym >> (Q - 1 - k)) & 1) ? s1 : s0)[t * Q + k] += w;
+    // Each bit's two log-sums with their own maxima (a side far below the
+    // other would underflow against a common one).
+    std::vector<double> m0(nt * Q, -INFINITY), m1(nt * Q, -INFINITY), s0(nt * Q, 0.0), s1(nt * Q, 0.0);
+    for (int pass = 0; pass < 2; ++pass)
+        for (uint64_t v = 0; v < total; ++v) {
+            uint64_t rest = v;
+            for (int t = 0; t < nt; ++t) {
+                const int sym = int(rest % M);
+                rest /= M;
+                for (int k = 0; k < Q; ++k) {
+                    const int i = t * Q + k;
+                    const bool one = (sym >> (Q - 1 - k)) & 1;
+                    if (pass == 0)
+                        (one ? m1 : m0)[i] = std::max((one ? m1 : m0)[i], metric[v]);
+                    else
+                        (one ? s1 : s0)[i] += std::exp(metric[v] - (one ? m1 : m0)[i]);
+                }
+            }
         }
-    }
+    (void)top;
     std::vector<double> llr(nt * Q);
     for (int i = 0; i < nt * Q; ++i)
-        llr[i] = std::log(s0[i]) - std::log(s1[i]) - (prior ? prior[i] : 0.0);
+        llr[i] = (m0[i] + std::log(s0[i])) - (m1[i] + std::log(s1[i])) - (prior ? prior[i] : 0.0);
     return llr;
 }
 

@@ -205,9 +205,18 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
     int level[k_sumis_max_ns];
     for (int l0 = 0; l0 < Lv; ++l0) { // a log-sum per level of the symbol of interest
         log_sum acc;
-        for (long long h = threadIdx.x; h < rest; h += blockDim.x) {
-            sumis_levels(l0 * rest + h, ns, Lv, level);
+        // consecutive hypotheses per thread: the levels advance as an odometer
+        const long long per = (rest + blockDim.x - 1) / blockDim.x;
+        const long long h0 = threadIdx.x * per, h1 = h0 + per < rest ? h0 + per : rest;
+        if (h0 < h1)
+            sumis_levels(l0 * rest + h0, ns, Lv, level);
+        for (long long h = h0; h < h1; ++h) {
             acc.add(sumis_metric(ns, level, B, z, pam, log_prior ? prior_S : nullptr));
+            for (int a = ns - 1; a > 0; --a) {
+                if (++level[a] < Lv)
+                    break;
+                level[a] = 0;
+            }
         }
         for (int o = 16; o > 0; o >>= 1) { // warp tree
             log_sum other;
