@@ -177,7 +177,6 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
     __shared__ double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns];
     __shared__ double prior_S[k_sumis_max_ns * k_max_pam_levels];
     __shared__ int ok;
-    __shared__ log_sum part[k_threads / 32];
     if (threadIdx.x == 0) {
         double Bl[k_sumis_max_ns * k_sumis_max_ns], zl[k_sumis_max_ns];
         ok = sumis_partition_system(ns, S, Fs + (item * n + i) * ns * ns, gs + k * n, mean + k * n, var + k * n,
@@ -203,11 +202,13 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
     __shared__ double level_lse[k_max_pam_levels];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     int level[k_sumis_max_ns];
-    for (int l0 = 0; l0 < Lv; ++l0) { // a log-sum per level of the symbol of interest
+    // A warp per level of the symbol of interest (in turn), its lanes over the
+    // other symbols' levels, consecutive hypotheses per lane (the levels
+    // advance as an odometer); a warp tree per level, one barrier in all.
+    for (int l0 = warp; l0 < Lv; l0 += int(blockDim.x / 32)) {
         log_sum acc;
-        // consecutive hypotheses per thread: the levels advance as an odometer
-        const long long per = (rest + blockDim.x - 1) / blockDim.x;
-        const long long h0 = threadIdx.x * per, h1 = h0 + per < rest ? h0 + per : rest;
+        const long long per = (rest + 31) / 32;
+        const long long h0 = lane * per, h1 = h0 + per < rest ? h0 + per : rest;
         if (h0 < h1)
             sumis_levels(l0 * rest + h0, ns, Lv, level);
         for (long long h = h0; h < h1; ++h) {
@@ -218,22 +219,16 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
                 level[a] = 0;
             }
         }
-        for (int o = 16; o > 0; o >>= 1) { // warp tree
+        for (int o = 16; o > 0; o >>= 1) {
             log_sum other;
             other.max = __shfl_xor_sync(0xffffffffu, acc.max, o);
             other.sum = __shfl_xor_sync(0xffffffffu, acc.sum, o);
             acc.merge(other);
         }
         if (lane == 0)
-            part[warp] = acc;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            for (int w = 1; w < int(blockDim.x / 32); ++w)
-                part[0].merge(part[w]);
-            level_lse[l0] = part[0].value();
-        }
-        __syncthreads();
+            level_lse[l0] = acc.value();
     }
+    __syncthreads();
     if (threadIdx.x == 0) {
         double out[k_sumis_max_bits_per_dim];
         sumis_bit_llrs(level_lse, pam, out);
