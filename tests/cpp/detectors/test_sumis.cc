@@ -232,7 +232,8 @@ TEST(sumis_cuda, equals_cpu_on_fresh_inputs)
     struct cfg { mimo_shape shape; modulation mod; int ns, S; };
     for (const cfg& k : { cfg{ { 4, 4 }, modulation::qam16, 3, 1 }, cfg{ { 8, 8 }, modulation::qam64, 2, 2 },
                           cfg{ { 16, 12 }, modulation::qpsk, 3, 3 }, cfg{ { 24, 24 }, modulation::qam256, 2, 1 },
-                          cfg{ { 4, 4 }, modulation::qam1024, 2, 2 }, cfg{ { 3, 3 }, modulation::qam16, 6, 1 } }) {
+                          cfg{ { 4, 4 }, modulation::qam1024, 2, 2 }, cfg{ { 3, 3 }, modulation::qam16, 6, 1 },
+                          cfg{ { 6, 6 }, modulation::qam16, 3, 12 } /* 2 channels: the unbatched factor path */ }) {
         const size_t problems = 24;
         problem_batch pb(k.shape, k.mod, problems, 12.0, seed + k.shape.nt + k.ns);
         std::mt19937 rng(uint32_t(seed) + 11);

@@ -26,6 +26,8 @@ namespace {
 
 constexpr int k_threads = 256;
 constexpr size_t k_sumis_scratch_budget = size_t(1) << 30;
+/// Up to this many factor items go through the single-matrix routines, one by one.
+constexpr size_t k_unbatched_items = 4;
 
 struct sumis_dims {
     int nr, nt, m, n, ns, S, L, nb, Q;
@@ -393,13 +395,28 @@ private:
                                         m, (long long)m * n, &one, Q, m, (long long)m * m, int(items)),
               "cublasDgemmStridedBatched (Q_f)");
         check(cusolverDnSetStream(m_solver, s), "cusolverDnSetStream");
-        const cusolverStatus_t st = cusolverDnDpotrfBatched(m_solver, CUBLAS_FILL_MODE_LOWER, m, ptr, m, info,
-                                                            int(items));
-        if (st != CUSOLVER_STATUS_SUCCESS)
-            throw std::runtime_error("mimo_gpu: cusolverDnDpotrfBatched failed (status " + std::to_string(int(st)) + ")");
-        check(cublasDtrsmBatched(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                                 m, cols, &one, ptr, m, ptr + items, m, int(items)),
-              "cublasDtrsmBatched (L^-1 [H | r])");
+        if (items <= k_unbatched_items) {
+            // A few large matrices: the blocked single-matrix routines use the
+            // whole GPU; the batched ones are made for many small matrices.
+            int lwork = 0;
+            check(cusolverDnDpotrf_bufferSize(m_solver, CUBLAS_FILL_MODE_LOWER, m, Q, m, &lwork),
+                  "cusolverDnDpotrf_bufferSize");
+            double* work = m_work.reserve(size_t(std::max(lwork, 1)));
+            for (size_t k = 0; k < items; ++k) {
+                check(cusolverDnDpotrf(m_solver, CUBLAS_FILL_MODE_LOWER, m, Q + k * size_t(m) * m, m, work, lwork,
+                                       info + k),
+                      "cusolverDnDpotrf");
+                check(cublasDtrsm(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
+                                  m, cols, &one, Q + k * size_t(m) * m, m, R + k * size_t(m) * cols, m),
+                      "cublasDtrsm (L^-1 [H | r])");
+            }
+        } else {
+            check(cusolverDnDpotrfBatched(m_solver, CUBLAS_FILL_MODE_LOWER, m, ptr, m, info, int(items)),
+                  "cusolverDnDpotrfBatched");
+            check(cublasDtrsmBatched(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
+                                     CUBLAS_DIAG_NON_UNIT, m, cols, &one, ptr, m, ptr + items, m, int(items)),
+                  "cublasDtrsmBatched (L^-1 [H | r])");
+        }
         check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, vectors, m, &one, R, m,
                                         (long long)m * cols, R + size_t(m) * n, m, (long long)m * cols, &zero, g, n,
                                         (long long)n * vectors, int(items)),
@@ -474,6 +491,7 @@ private:
     device_buffer<int> m_parts, m_info;
     device_buffer<double> m_K, m_Q, m_R, m_F, m_mean, m_var, m_log_prior, m_g, m_lam;
     device_buffer<double*> m_ptr;
+    device_buffer<double> m_work; // cusolverDnDpotrf's workspace
     cublasHandle_t m_blas = nullptr;
     cusolverDnHandle_t m_solver = nullptr;
 };
