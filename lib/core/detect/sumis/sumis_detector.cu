@@ -37,58 +37,65 @@ struct sumis_dims {
 /// Faults per vector: OR of fault_bit() words, read back as the CPU's flags.
 __device__ inline void flag(unsigned* faults, size_t v, problem_fault f) { atomicOr(faults + v, fault_bit(f)); }
 
-/// A block per channel: thread i picks partition i (symbol i and the ns - 1
-/// largest |(H^T H)_ij|, ties to the lower index), summing in the CPU's order.
-__global__ void sumis_partition_choice_kernel(const float* H, size_t channels, sumis_dims d, int* parts,
-                                              unsigned* faults)
+/// A block per channel: its real model H (column-major, m rows), and the
+/// channel's vectors flagged when H is not finite.
+__global__ void sumis_real_model_kernel(const float* H, sumis_dims d, size_t c0, double* Hr, unsigned* faults)
 {
-    const size_t c = blockIdx.x;
+    const size_t k = blockIdx.x, c = c0 + k;
     const float* Hc = H + c * size_t(d.nr) * d.nt * 2;
     __shared__ int bad;
     if (threadIdx.x == 0)
         bad = 0;
     __syncthreads();
-    for (int e = threadIdx.x; e < d.nr * d.nt * 2; e += blockDim.x)
-        if (!isfinite(Hc[e]))
+    for (int e = threadIdx.x; e < d.m * d.n; e += blockDim.x) {
+        const double h = sumis_real_h(Hc, d.nr, d.nt, e % d.m, e / d.m);
+        if (!isfinite(h))
             bad = 1;
+        Hr[k * size_t(d.m) * d.n + e] = h;
+    }
     __syncthreads();
-    if (bad) {
+    if (bad)
         for (int s = threadIdx.x; s < d.S; s += blockDim.x)
             flag(faults, c * d.S + s, problem_fault::non_finite);
+}
+
+/// A thread per (channel, real symbol i): partition i is i and the ns - 1
+/// largest |(H^T H)_ij| (G column-major, n x n per channel), earlier index
+/// first among equals.
+__global__ void sumis_partition_choice_kernel(const double* G, size_t channels, size_t c0, sumis_dims d, int* parts)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= channels * d.n)
         return;
-    }
-    for (int i = threadIdx.x; i < d.n; i += blockDim.x) {
-        int best[k_sumis_max_ns];
-        double val[k_sumis_max_ns];
-        int count = 0;
-        for (int j = 0; j < d.n; ++j) {
-            if (j == i)
-                continue;
-            double s = 0;
-            for (int a = 0; a < d.m; ++a)
-                s += sumis_real_h(Hc, d.nr, d.nt, a, i) * sumis_real_h(Hc, d.nr, d.nt, a, j);
-            s = fabs(s);
-            // insert keeping the ns - 1 largest, earlier index first among equals
-            int pos = count;
-            while (pos > 0 && s > val[pos - 1])
-                --pos;
-            if (pos < d.ns - 1) {
-                const int last = count < d.ns - 1 ? count : d.ns - 2;
-                for (int q = last; q > pos; --q) {
-                    val[q] = val[q - 1];
-                    best[q] = best[q - 1];
-                }
-                val[pos] = s;
-                best[pos] = j;
-                if (count < d.ns - 1)
-                    ++count;
+    const size_t k = e / d.n;
+    const int i = int(e % d.n);
+    const double* col = G + k * size_t(d.n) * d.n + size_t(i) * d.n;
+    int best[k_sumis_max_ns];
+    double val[k_sumis_max_ns];
+    int count = 0;
+    for (int j = 0; j < d.n; ++j) {
+        if (j == i)
+            continue;
+        const double v = fabs(col[j]);
+        int pos = count;
+        while (pos > 0 && v > val[pos - 1])
+            --pos;
+        if (pos < d.ns - 1) {
+            const int last = count < d.ns - 1 ? count : d.ns - 2;
+            for (int q = last; q > pos; --q) {
+                val[q] = val[q - 1];
+                best[q] = best[q - 1];
             }
+            val[pos] = v;
+            best[pos] = j;
+            if (count < d.ns - 1)
+                ++count;
         }
-        int* out = parts + (c * d.n + i) * d.ns;
-        out[0] = i;
-        for (int k = 1; k < d.ns; ++k)
-            out[k] = best[k - 1];
     }
+    int* out = parts + ((c0 + k) * d.n + i) * d.ns;
+    out[0] = i;
+    for (int q = 1; q < d.ns; ++q)
+        out[q] = best[q - 1];
 }
 
 /// A block per factor item (a channel in stage I without priors, else a
@@ -347,8 +354,7 @@ public:
         unsigned* faults = m_faults.reserve(P);
         MIMO_CUDA_CHECK(cudaMemsetAsync(faults, 0, P * sizeof(unsigned), s));
         int* parts = m_parts.reserve(C * d.n * d.ns);
-        sumis_partition_choice_kernel<<<unsigned(C), k_threads, 0, s>>>(H, C, d, parts, faults);
-        MIMO_CUDA_CHECK(cudaGetLastError());
+        choose_partitions(d, H, C, parts, faults);
         float* dllr = m_llr.reserve(P * llrs);
 
         // Chunks of whole channels whose per-vector factor items fit the budget.
@@ -370,6 +376,29 @@ public:
     }
 
 private:
+    /// The partitions of every channel: H^T H by a batched DGEMM over groups of
+    /// channels, then a thread per real symbol picks its subspace.
+    void choose_partitions(const sumis_dims& d, const float* H, size_t C, int* parts, unsigned* faults)
+    {
+        const cudaStream_t s = m_stream.get();
+        const size_t group = 64, m = d.m, n = d.n;
+        double* Hr = m_K.reserve(std::min(group, C) * m * n);
+        double* G = m_Q.reserve(std::min(group, C) * n * n);
+        const double one = 1.0, zero = 0.0;
+        check(cublasSetStream(m_blas, s), "cublasSetStream");
+        for (size_t c0 = 0; c0 < C; c0 += group) {
+            const size_t cc = std::min(group, C - c0);
+            sumis_real_model_kernel<<<unsigned(cc), k_threads, 0, s>>>(H, d, c0, Hr, faults);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+            check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(m), &one, Hr, int(m),
+                                            (long long)(m * n), Hr, int(m), (long long)(m * n), &zero, G, int(n),
+                                            (long long)(n * n), int(cc)),
+                  "cublasDgemmStridedBatched (H^T H)");
+            sumis_partition_choice_kernel<<<blocks(cc * n), k_threads, 0, s>>>(G, cc, c0, d, parts);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+        }
+    }
+
     /// Factors `items` items (channels c0.. or vectors v0..) with cuBLAS and
     /// cuSOLVER batched calls in double precision: Q_f = K K^T + (N0/2) I
     /// (DGEMM), L (DPOTRF), [W | L^-1 r] = L^-1 [H | r] (DTRSM), g = W^T L^-1 r
