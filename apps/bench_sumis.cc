@@ -62,11 +62,8 @@ std::vector<sumis_row> bench_sumis_paper(backend b, int trials, uint64_t seed, i
         channel_simulator sim(shape, mod, seed + p.nt + p.M);
         std::vector<uint8_t> bits(C * S * sim.bits_per_problem());
         sim.random_bits(bits.data(), bits.size());
-        std::vector<cfloat> H(C * S * p.nt * p.nt), y(C * S * p.nt);
-        sim.run(bits.data(), C * S, noise_variance_from_snr_db(20.0), H.data(), y.data());
-        std::vector<cfloat> Hc(C * p.nt * p.nt); // the first matrix of each channel's S vectors stands for all
-        for (size_t c = 0; c < C; ++c)
-            std::copy_n(H.begin() + c * S * p.nt * p.nt, p.nt * p.nt, Hc.begin() + c * p.nt * p.nt);
+        std::vector<cfloat> Hc(C * p.nt * p.nt), y(C * S * p.nt); // one H per channel, its S vectors through it
+        sim.run(bits.data(), C, int(S), noise_variance_from_snr_db(20.0), Hc.data(), y.data());
         std::vector<float> llr(C * S * det->llrs_per_problem());
         detector_input in;
         in.H = Hc.data();

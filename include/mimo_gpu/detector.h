@@ -34,6 +34,9 @@ struct detector_capabilities {
     /// CPU and CUDA run the same float operations and agree to the bit. false:
     /// they agree to rounding (reductions run in another order on the GPU).
     bool bit_identical_backends = true;
+    /// The CUDA backend detects from device memory (detect_device). false: CUDA
+    /// runs from host memory only (detect), as SUMIS does.
+    bool device_path = true;
 
     bool supports(modulation m) const;
     /// Throws std::invalid_argument naming `family` unless the shape and modulation fit.

@@ -3,11 +3,12 @@
 //
 // A frame is C channels with S symbols each (the detector interface's batch).
 // Each GPU gets a worker thread and `slots_per_device` in-flight slots (a
-// stream, a detector, device buffers, events): frame f goes to device
+// stream, a detector, device buffers, pinned staging): frame f goes to device
 // f mod (number of devices), on that device to the next slot in turn, and its
 // copy in, detection and copy out run while other slots' frames run theirs.
 // Results are collected in submission order. Any detector family with a
-// device path works; the soft MMSE families are the ones it was built for.
+// device path (capabilities().device_path) works on CUDA; the soft MMSE
+// families are the ones it was built for.
 #pragma once
 
 #include <mimo_gpu/detector.h>
@@ -44,7 +45,8 @@ class detector_pipeline
 {
 public:
     /// Throws std::invalid_argument for an unknown device ordinal, a bad
-    /// detector configuration or slot count, std::runtime_error when CUDA is
+    /// detector configuration or slot count, a family without a device path
+    /// (capabilities().device_path) on CUDA, std::runtime_error when CUDA is
     /// demanded and unusable.
     explicit detector_pipeline(const pipeline_config& config);
     ~detector_pipeline(); // waits for every frame submitted

@@ -1,7 +1,9 @@
 // detector_pipeline: a worker thread per listed device, each with its slots
 // (stream, detector, device buffers, pinned staging), frames dealt round-robin
 // and collected in order. A slot's completion is signalled by a host function
-// enqueued after its copy out, so a worker never polls.
+// enqueued after its copy out. A stream whose context failed never runs that
+// function, so a worker waiting on a slot also queries its stream now and then
+// and delivers the error instead of waiting forever.
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/detector_pipeline.h>
 #include <mimo_gpu/detector_registry.h>
@@ -184,7 +186,7 @@ public:
         MIMO_CUDA_CHECK(cudaGetDevice(&m_previous));
         MIMO_CUDA_CHECK(cudaSetDevice(device));
     }
-    ~device_scope() { cudaSetDevice(m_previous); }
+    ~device_scope() { cudaSetDevice(m_previous); } // never throws: used in destructors
 
 private:
     int m_previous = 0;
@@ -213,15 +215,23 @@ public:
     ~cuda_worker() override
     {
         finish();
-        const device_scope scope(m_device); // the slots' streams and buffers live there
+        // The slots' streams and buffers live on m_device; a frame that failed
+        // may leave work queued, so every stream is drained before it is freed.
+        int previous = 0;
+        const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(m_device) == cudaSuccess;
+        for (auto& s : m_slots)
+            cudaStreamSynchronize(s->stream.get());
         m_slots.clear();
+        cudaGetLastError();
+        if (switched)
+            cudaSetDevice(previous);
     }
 
 private:
     struct slot {
         cuda_worker* owner = nullptr;
+        detail::cuda_stream stream; // declared first: outlives the detector using it
         std::unique_ptr<detector> det;
-        detail::cuda_stream stream;
         detail::device_buffer<cfloat> dH, dy;
         detail::device_buffer<float> dllr;
         detail::pinned_buffer<cfloat> hH, hy; // staging for pageable frames
@@ -234,10 +244,10 @@ private:
     static void CUDART_CB slot_done(void* p)
     {
         slot* s = static_cast<slot*>(p);
-        {
-            std::lock_guard<std::mutex> lock(s->owner->m_mutex);
-            s->done = true;
-        }
+        // Notified under the lock: the worker may destroy the slot (and with
+        // it the condition variable's owner) as soon as it sees done.
+        std::lock_guard<std::mutex> lock(s->owner->m_mutex);
+        s->done = true;
         s->owner->m_cv.notify_one();
     }
 
@@ -256,10 +266,13 @@ private:
             bool have_job = false, finalize = false;
             {
                 std::unique_lock<std::mutex> lock(m_mutex);
-                m_cv.wait(lock, [&] {
+                const auto ready = [&] {
                     return (in_flight > 0 && m_slots[oldest]->done) || (!m_queue.empty() && in_flight < K) ||
                            (m_stop && m_queue.empty() && in_flight == 0);
-                });
+                };
+                while (!m_cv.wait_for(lock, k_stream_poll, ready))
+                    if (in_flight > 0 && stream_failed(*m_slots[oldest]))
+                        m_slots[oldest]->done = true; // its host function will never run
                 if (in_flight > 0 && m_slots[oldest]->done)
                     finalize = true;
                 else if (!m_queue.empty() && in_flight < K) {
@@ -317,8 +330,13 @@ private:
             MIMO_CUDA_CHECK(cudaLaunchHostFunc(st, slot_done, &s));
             return true;
         } catch (...) {
-            // The slot's stream may hold part of the frame: wait for it, then report.
+            // The slot's stream may hold part of the frame: wait for it, clear
+            // the detector's fault bookkeeping of the partial call, then report.
             cudaStreamSynchronize(s.stream.get());
+            try {
+                s.det->check_device_status(reinterpret_cast<cuda_stream_t>(s.stream.get()));
+            } catch (...) {
+            }
             frame_outcome o;
             o.result.frame = job.frame;
             o.result.device = m_device;
@@ -327,6 +345,14 @@ private:
             return false;
         }
     }
+
+    /// A stream in an error state (not merely busy or idle).
+    static bool stream_failed(slot& s)
+    {
+        const cudaError_t e = cudaStreamQuery(s.stream.get());
+        return e != cudaSuccess && e != cudaErrorNotReady;
+    }
+    static constexpr std::chrono::milliseconds k_stream_poll{ 50 };
 
     void complete(slot& s)
     {
@@ -401,6 +427,9 @@ detector_pipeline::detector_pipeline(const pipeline_config& config) : m_impl(std
     const detector_family& family = find_detector_family(config.detector);
     p.config.config = family.checked(config.config);
     p.chosen = resolve_backend(config.requested);
+    if (p.chosen == backend::cuda && !family.capabilities.device_path)
+        throw std::invalid_argument("mimo_gpu: detector_pipeline: detector '" + config.detector +
+                                    "' has no device path on CUDA; use the CPU backend or detect() directly");
     if (p.chosen == backend::cpu) {
         p.workers.push_back(std::make_unique<cpu_worker>(p.config, p.board));
     } else {

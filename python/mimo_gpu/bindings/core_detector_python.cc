@@ -45,6 +45,7 @@ py::dict capabilities_of(const ::mimo_gpu::detector_capabilities& c)
     d["reuses_channels"] = c.reuses_channels;
     d["erases_rank_deficient"] = c.erases_rank_deficient;
     d["bit_identical_backends"] = c.bit_identical_backends;
+    d["device_path"] = c.device_path;
     return d;
 }
 

@@ -300,11 +300,14 @@ TEST(mmse_detector, bad_input)
     const uint64_t seed = fresh_seed();
     const mimo_shape shape{ 16, 4 };
     for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
-        for (backend b : { backend::cpu, backend::cuda }) {
+        // CPU; CUDA hand kernels; CUDA cuBLAS/cuSOLVER path.
+        for (int variant = 0; variant < 3; ++variant) {
+            const backend b = variant == 0 ? backend::cpu : backend::cuda;
             if (b == backend::cuda && !cuda_available())
                 continue;
             frame f(shape, modulation::qam16, 4, 3, 10, seed);
-            auto det = make_detector(name, { shape, modulation::qam16, {} }, b);
+            auto det = make_detector(name, { shape, modulation::qam16, { { "cublas", variant == 2 ? 1 : 0 } } }, b);
+            SCOPED_TRACE(name + (variant == 0 ? " cpu" : variant == 1 ? " cuda" : " cuda cublas=1"));
             std::vector<float> llr(f.problems() * det->llrs_per_problem(), NAN);
             // Stop (the core's default) names the first bad problem; erase detects the rest.
             f.y[(1 * 3 + 2) * 16 + 5] = cfloat(NAN, 0); // channel 1, symbol 2
@@ -313,6 +316,9 @@ TEST(mmse_detector, bad_input)
             det->set_bad_problem_policy(bad_problem_policy::erase);
             const detection_report r = det->detect(f.input(), llr.data());
             EXPECT_EQ(r.erased, 4u) << name;
+            ASSERT_EQ(r.first_erased.size(), 4u);
+            for (const auto& e : r.first_erased)
+                EXPECT_EQ(e.cause, erasure_cause::non_finite_input) << "problem " << e.index;
             for (size_t p = 0; p < f.problems(); ++p) {
                 const bool erased = p == 5 || (p >= 6 && p < 9);
                 for (int i = 0; i < det->llrs_per_problem(); ++i) {
@@ -518,5 +524,98 @@ TEST(detector_pipeline, cuda_every_gpu_equals_one_gpu)
     const auto one = run({ 0 }), every = run(all);
     for (size_t f = 0; f < input.size(); ++f)
         expect_bit_identical(every[f], one[f], "frame " + std::to_string(f) + " on " + std::to_string(count) + " GPUs");
+}
+#endif
+
+TEST(detector_pipeline, bad_problems_reported_per_frame_and_teardown_with_frames_in_flight)
+{
+    const uint64_t seed = fresh_seed();
+    for (backend b : { backend::cpu, backend::cuda }) {
+        if (b == backend::cuda && !cuda_available())
+            continue;
+        SCOPED_TRACE(b == backend::cpu ? "cpu" : "cuda");
+        pipeline_config pc = mmse_pipeline("mmse", b);
+        std::vector<frame> input;
+        for (int f = 0; f < 8; ++f)
+            input.emplace_back(pc.config.shape, pc.config.mod, pc.max_channels, pc.symbols_per_channel, 8, seed + f);
+        input[2].y[7 * 32 + 3] = cfloat(NAN, 0);     // frame 2: problem 7
+        input[5].H[3 * 256 + 9] = cfloat(0, INFINITY); // frame 5: channel 3, problems 15..19
+        std::vector<std::vector<float>> out(input.size());
+        {
+            detector_pipeline pipe(pc);
+            for (size_t f = 0; f < input.size(); ++f) {
+                out[f].assign(input[f].problems() * 32, NAN);
+                pipe.submit(input[f].H.data(), input[f].y.data(), input[f].C, input[f].n0, out[f].data());
+            }
+            for (size_t f = 0; f < 6; ++f) {
+                const frame_result r = pipe.collect();
+                const size_t want = f == 2 ? 1 : f == 5 ? 5 : 0;
+                ASSERT_EQ(r.report.erased, want) << "frame " << f;
+                if (want) {
+                    EXPECT_EQ(r.report.first_erased[0].index, f == 2 ? 7u : 15u);
+                    EXPECT_EQ(r.report.first_erased[0].cause, erasure_cause::non_finite_input);
+                }
+            }
+            // Frames 6 and 7 are never collected: the destructor waits for them.
+        }
+        for (size_t f = 0; f < input.size(); ++f)
+            for (float v : out[f])
+                ASSERT_TRUE(std::isfinite(v)) << "frame " << f << " not written whole";
+    }
+    // A family with no device path is refused by a CUDA pipeline, taken by a CPU one.
+    pipeline_config pc = mmse_pipeline("sumis", backend::cpu);
+    pc.config.shape = { 8, 4 };
+    EXPECT_NO_THROW(detector_pipeline{ pc });
+    if (cuda_available()) {
+        pc.requested = backend::cuda;
+        try {
+            detector_pipeline p{ pc };
+            FAIL() << "sumis accepted by a CUDA pipeline";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("no device path"), std::string::npos) << e.what();
+        }
+    }
+}
+
+#ifdef MIMO_GPU_HAVE_CUDA
+TEST(detector_pipeline, cuda_page_locked_frames_equal_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
+        pipeline_config pc = mmse_pipeline(name, backend::cuda);
+        const size_t C = pc.max_channels, S = size_t(pc.symbols_per_channel), frames = 7;
+        const size_t hn = C * 256, yn = C * S * 32, ln = C * S * 32;
+        // Page-locked frames: copied by DMA in place, no staging (cudaMallocHost as a user would).
+        cfloat *H = nullptr, *y = nullptr;
+        float* llr = nullptr;
+        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&H), frames * hn * sizeof(cfloat)), cudaSuccess);
+        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&y), frames * yn * sizeof(cfloat)), cudaSuccess);
+        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&llr), frames * ln * sizeof(float)), cudaSuccess);
+        std::vector<frame> input;
+        for (size_t f = 0; f < frames; ++f) {
+            input.emplace_back(pc.config.shape, pc.config.mod, C, int(S), 4 + f, seed + f);
+            std::copy(input[f].H.begin(), input[f].H.end(), H + f * hn);
+            std::copy(input[f].y.begin(), input[f].y.end(), y + f * yn);
+        }
+        std::fill(llr, llr + frames * ln, NAN);
+        {
+            detector_pipeline pipe(pc);
+            for (size_t f = 0; f < frames; ++f)
+                pipe.submit(H + f * hn, y + f * yn, C, input[f].n0, llr + f * ln);
+            for (size_t f = 0; f < frames; ++f)
+                EXPECT_EQ(pipe.collect().frame, f);
+        }
+        auto cpu = make_detector(name, pc.config, backend::cpu);
+        for (size_t f = 0; f < frames; ++f) {
+            std::vector<float> want(ln), got(llr + f * ln, llr + (f + 1) * ln);
+            cpu->detect(input[f].input(), want.data());
+            for (size_t i = 0; i < ln; ++i)
+                ASSERT_NEAR(got[i], want[i], 2e-3 * std::max(1.0f, std::abs(want[i]))) << name << " frame " << f;
+        }
+        cudaFreeHost(H);
+        cudaFreeHost(y);
+        cudaFreeHost(llr);
+    }
 }
 #endif

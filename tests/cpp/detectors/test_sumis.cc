@@ -142,7 +142,6 @@ TEST(sumis, channel_reuse_equals_repeated_channels)
     std::vector<cfloat> repeated;
     for (size_t p = 0; p < pb.batch; ++p)
         repeated.insert(repeated.end(), pb.H.begin() + (p / S) * 24, pb.H.begin() + (p / S + 1) * 24);
-    auto det = make_sumis(shape, modulation::qam16, backend::cpu, 3);
     detector_input in;
     in.H = pb.H.data(); // channel c: problem c's matrix (any C matrices will do)
     in.y = pb.y.data();
@@ -157,9 +156,22 @@ TEST(sumis, channel_reuse_equals_repeated_channels)
     for (size_t p = 0; p < pb.batch; ++p)
         repeated.insert(repeated.end(), Hc.begin() + (p / S) * 24, Hc.begin() + (p / S + 1) * 24);
     in.H = Hc.data();
-    det->detect(in, a.data());
-    det->detect(repeated.data(), pb.y.data(), pb.batch, pb.n0, b.data());
-    expect_bit_identical(a, b, "sumis S=3 vs repeated H");
+    // Stage I alone (stage2 = 0) is the path whose factor is the channel's, shared by its S vectors.
+    for (int stage2 : { 1, 0 })
+        for (backend be : { backend::cpu, backend::cuda }) {
+            if (be == backend::cuda && !cuda_available())
+                continue;
+            auto d = make_sumis(shape, modulation::qam16, be, 3, stage2);
+            d->detect(in, a.data());
+            d->detect(repeated.data(), pb.y.data(), pb.batch, pb.n0, b.data());
+            const std::string label = std::string("sumis S=3 vs repeated H, stage2 = ") + std::to_string(stage2) +
+                                      (be == backend::cpu ? " cpu" : " cuda");
+            if (be == backend::cpu)
+                expect_bit_identical(a, b, label);
+            else // batched cuBLAS/cuSOLVER over other batch sizes: equal to rounding
+                for (size_t i = 0; i < a.size(); ++i)
+                    ASSERT_NEAR(a[i], b[i], 1e-4 * std::max(1.0f, std::abs(b[i]))) << label << " LLR " << i;
+        }
 }
 
 TEST(sumis, beats_linear_mmse_on_large_systems)
@@ -192,7 +204,19 @@ TEST(sumis, bad_input)
     EXPECT_THROW(make_sumis({ 8, 8 }, modulation::qam16, backend::cpu, 9), std::invalid_argument);  // > 8
     EXPECT_THROW(make_sumis({ 8, 8 }, modulation::qam1024, backend::cpu, 5), std::invalid_argument); // 32^5 > 2^20
     EXPECT_THROW(make_sumis({ 4, 8 }, modulation::qam16, backend::cpu, 3), std::invalid_argument);  // nt > nr
-    EXPECT_THROW(make_sumis({ 4, 4 }, modulation::qam16, backend::cpu, 0), std::invalid_argument);
+    EXPECT_THROW(make_sumis({ 4, 4 }, modulation::qam16, backend::cpu, -1), std::invalid_argument);
+    EXPECT_THROW(make_sumis({ 4, 1 }, modulation::qam16, backend::cpu, 3), std::invalid_argument); // 3 > 2 nt
+    // The default (ns = 0) is min(3, 2 nt): valid for a single stream too, and it detects.
+    for (int nt : { 1, 4 }) {
+        auto det = make_detector("sumis", { { 4, nt }, modulation::qam16, {} }, backend::cpu);
+        problem_batch pb({ 4, nt }, modulation::qam16, 8, 30.0, fresh_seed());
+        std::vector<float> llr(pb.batch * det->llrs_per_problem());
+        det->detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, llr.data());
+        int errors = 0;
+        for (size_t i = 0; i < llr.size(); ++i)
+            errors += (llr[i] < 0) != (pb.bits[i] != 0);
+        EXPECT_LE(errors, 1) << "nt = " << nt << " at 30 dB";
+    }
     try {
         make_sumis({ 2, 2 }, modulation::qam16, backend::cpu, 6);
         FAIL();

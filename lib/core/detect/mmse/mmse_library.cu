@@ -116,9 +116,15 @@ __global__ void cg_step_kernel(size_t channels, int S, int U, bool first, const 
 }
 
 /// A thread per symbol: the gains (from L^-1 or the Gram diagonal), the soft
-/// output, the fault checks (potrf's info and the pivot floor, non-finite values).
+/// output, the fault checks. Non-finite input first, as the CPU engine orders
+/// them: a non-finite H shows in its Gram diagonal (every entry of H adds to
+/// one), a non-finite y in the matched filter Z (CG mode; the Cholesky mode
+/// solves in place, so Z is x_hat there and checked below). CG would otherwise
+/// stall on a NaN residual and return a finite x_hat = 0. Then potrf's info and
+/// the pivot floor, then a non-finite x_hat.
 __global__ void soft_output_kernel(size_t channels, int S, int U, bool cg, float n0, float clip,
-                                   const __grid_constant__ pam_table pam, const float2* Xt, const float2* Linv,
+                                   const __grid_constant__ pam_table pam, const float2* Z, const float2* Xt,
+                                   const float2* Linv,
                                    const float2* L, const float* gdiag, const float* adiag, const int* info,
                                    float* llr, float2* z, float* sinr, fault_sink faults)
 {
@@ -128,7 +134,16 @@ __global__ void soft_output_kernel(size_t channels, int S, int U, bool cg, float
     const size_t c = p / S, s = p % S, base = c * size_t(S) * U + s;
     const int Q = pam.bits_per_symbol();
     problem_fault fault = problem_fault::none;
-    if (!cg) {
+    for (int u = 0; u < U && fault == problem_fault::none; ++u) {
+        bool finite = isfinite(gdiag[c * U + u]);
+        if (cg) {
+            const float2 m = Z[base + size_t(u) * S];
+            finite = finite && isfinite(m.x) && isfinite(m.y);
+        }
+        if (!finite)
+            fault = problem_fault::non_finite;
+    }
+    if (!cg && fault == problem_fault::none) {
         bool singular = info[c] != 0;
         for (int k = 0; k < U && !singular; ++k) {
             const float d = L[c * U * U + size_t(k) * U + k].x;
@@ -271,7 +286,7 @@ private:
             }
             Xt = X;
         }
-        soft_output_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(C, int(S), U, cg, l.n0, l.clip, m_pam, Xt, I, A,
+        soft_output_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(C, int(S), U, cg, l.n0, l.clip, m_pam, Z, Xt, I, A,
                                                                    gdiag, adiag, info, l.llr, l.z, l.sinr, sink);
         MIMO_CUDA_CHECK(cudaGetLastError());
     }

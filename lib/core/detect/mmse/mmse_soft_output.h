@@ -22,11 +22,14 @@ MIMO_HD mmse_gain mmse_gain_exact(float inverse_diagonal, float n0)
     return { lambda, lambda / one_minus };
 }
 /// CG mode (the paper's approximation, no inverse): rho ~ G_uu / N0,
-/// lambda = rho / (1 + rho).
+/// lambda = rho / (1 + rho) = G_uu / (G_uu + N0), written so that a huge G_uu
+/// (rho = inf) still gives lambda = 1; rho is kept finite for the LLRs.
 MIMO_HD mmse_gain mmse_gain_approximate(float gram_diagonal, float n0)
 {
-    const float rho = gram_diagonal / n0;
-    return { rho / (1.0f + rho), rho };
+    float rho = gram_diagonal / n0;
+    if (!(rho <= k_llr_limit))
+        rho = k_llr_limit;
+    return { gram_diagonal / (gram_diagonal + n0), rho };
 }
 
 /// Max-log LLRs (3GPP bit order, L = ln P(b=0)/P(b=1)) of the Q bits of one

@@ -323,13 +323,15 @@ detector_capabilities sumis_capabilities()
     c.reuses_channels = true;
     c.erases_rank_deficient = false; // the Gaussian interference model regularises (N0/2 I)
     c.bit_identical_backends = false;
+    c.device_path = false;
     return c;
 }
 
 std::vector<parameter_spec> sumis_parameters()
 {
-    return { { "ns", 3, 1, 2 * k_sumis_max_antennas, true, false,
-               "real symbols per subspace (1..2 nt, at most 8, and (sqrt M)^ns <= 2^20 hypotheses)" },
+    return { { "ns", 0, 0, 2 * k_sumis_max_antennas, true, false,
+               "real symbols per subspace (1..2 nt, at most 8, and (sqrt M)^ns <= 2^20 hypotheses); "
+               "0: min(3, 2 nt)" },
              { "stage2", 1, 0, 1, true, false, "1: stage II (interference suppression); 0: stage I's LLRs alone" },
              { "llr_clip", 0, 0, 1e4, false, true, "LLRs clipped to [-clip, clip]; 0: no clipping" } };
 }
@@ -343,7 +345,7 @@ public:
         sumis_config c;
         c.shape = config.shape;
         c.mod = config.mod;
-        c.ns = int(parameter("ns"));
+        c.ns = subspace_size(config);
         c.stage2 = parameter("stage2") != 0.0;
         m_engine = choose_engine(
             requested, [&] { return make_cpu_sumis_engine(c); }, [&] { return make_cuda_sumis_engine(c); });
@@ -357,9 +359,16 @@ protected:
     }
 
 private:
+    /// ns as given, or the paper's 3 where the shape allows (ns = 0, the default).
+    static int subspace_size(const detector_config& config)
+    {
+        const int ns = int(config.parameters.at("ns"));
+        return ns > 0 ? ns : std::min(3, 2 * config.shape.nt);
+    }
+
     static detector_config checked(const detector_config& config)
     {
-        const int ns = int(config.parameters.at("ns")), nt = config.shape.nt;
+        const int ns = subspace_size(config), nt = config.shape.nt;
         const pam_table pam = make_pam_table(constellation(config.mod));
         if (ns > 2 * nt || ns > k_sumis_max_ns)
             throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) +

@@ -1,5 +1,6 @@
-// CUDA engine of SUMIS (double precision, as the CPU engine): a block per
-// channel chooses the partitions; per factor item (a channel for stage I
+// CUDA engine of SUMIS (double precision, as the CPU engine): a batched DGEMM
+// forms H^T H per channel and a thread per real symbol chooses its partition;
+// per factor item (a channel for stage I
 // without priors, else a vector) cuBLAS and cuSOLVER batched calls build and
 // factor Q_f and give W = L^-1 H and g = W^T L^-1 (y - H m); a block per item
 // forms the partitions' subspace Gram matrices; a block per (vector,
@@ -164,32 +165,36 @@ __global__ void sumis_pointers_kernel(double* base, size_t stride, size_t count,
         out[i] = base + i * stride;
 }
 
-/// A block per (partition, vector): the system, then the hypotheses spread
-/// over the threads, log-sums merged in a tree, LLRs of the partition's symbol.
+/// A block per (vector, partition), flattened in x (blockIdx.x = k * n + i, so
+/// any chunk size launches): the system, then the hypotheses spread over the
+/// threads, log-sums merged in a tree, LLRs of the partition's symbol.
 __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, sumis_dims d, size_t first_vector,
                                        bool per_channel_items, size_t first_item, const int* parts,
                                        const int* item_info, const double* Fs, const double* gs, const double* mean, const double* var,
                                        const double* log_prior, double* lam, unsigned* faults)
 {
-    const int i = blockIdx.x;
-    const size_t k = blockIdx.y, v = first_vector + k, c = v / d.S;
-    if (faults[v])
-        return;
-    const size_t item = per_channel_items ? c - first_item : k;
     const int n = d.n, ns = d.ns, Lv = d.L, nb = d.nb;
-    if (item_info[item] != 0) { // Q_f not positive definite (potrf's info)
-        if (threadIdx.x == 0)
-            flag(faults, v, problem_fault::singular);
-        return;
-    }
+    const int i = int(blockIdx.x % unsigned(n));
+    const size_t k = blockIdx.x / unsigned(n), v = first_vector + k, c = v / d.S;
+    const size_t item = per_channel_items ? c - first_item : k;
     const int* S = parts + (c * n + i) * ns;
     __shared__ double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns];
     __shared__ double prior_S[k_sumis_max_ns * k_max_pam_levels];
+    // Decided by thread 0 alone and shared: other partitions' blocks may flag
+    // faults[v] meanwhile, and every thread must take the same way past the barrier.
     __shared__ int ok;
     if (threadIdx.x == 0) {
+        ok = 0;
+        if (faults[v] != 0) {
+            // erased already: nothing to do
+        } else if (item_info[item] != 0) { // Q_f not positive definite (potrf's info)
+            flag(faults, v, problem_fault::singular);
+        } else {
         double Bl[k_sumis_max_ns * k_sumis_max_ns], zl[k_sumis_max_ns];
         ok = sumis_partition_system(ns, S, Fs + (item * n + i) * ns * ns, gs + k * n, mean + k * n, var + k * n,
                                     Bl, zl);
+        if (!ok)
+            flag(faults, v, problem_fault::singular);
         for (int a = 0; a < ns * ns; ++a)
             B[a] = Bl[a];
         for (int a = 0; a < ns; ++a)
@@ -198,13 +203,11 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
             for (int a = 0; a < ns; ++a)
                 for (int l = 0; l < Lv; ++l)
                     prior_S[a * Lv + l] = log_prior[(k * n + S[a]) * Lv + l];
+        }
     }
     __syncthreads();
-    if (!ok) {
-        if (threadIdx.x == 0)
-            flag(faults, v, problem_fault::singular);
+    if (!ok)
         return;
-    }
     long long rest = 1;
     for (int a = 1; a < ns; ++a)
         rest *= Lv;
@@ -361,9 +364,13 @@ public:
         const size_t item_bytes =
             (size_t(d.m) * d.m + 2 * size_t(d.m) * d.n + size_t(d.m) * S + size_t(d.n) * d.ns * d.ns) * sizeof(double);
         const size_t per_vector = item_bytes + (size_t(d.n) * (4 + d.L + d.nb * 2) + d.m) * sizeof(double);
-        // (also at most 65535 vectors: the enumeration grid's second dimension)
-        const size_t channels_per_chunk =
-            std::max<size_t>(1, std::min(k_sumis_scratch_budget / (per_vector * S), 65535 / S));
+        // (also at most 2^31 - 1 enumeration blocks, a block per vector and real symbol)
+        const size_t max_blocks = size_t(INT32_MAX);
+        if (S * size_t(d.n) > max_blocks)
+            throw std::invalid_argument("mimo_gpu: sumis: " + std::to_string(S) +
+                                        " symbols per channel do not fit one launch; use fewer");
+        const size_t channels_per_chunk = std::max<size_t>(
+            1, std::min(k_sumis_scratch_budget / (per_vector * S), max_blocks / (S * size_t(d.n))));
         for (size_t c0 = 0; c0 < C; c0 += channels_per_chunk) {
             const size_t cc = std::min(channels_per_chunk, C - c0), v0 = c0 * S, count = cc * S;
             chunk(d, H, y, priors, parts, faults, c0, cc, v0, count, clip, dllr);
@@ -466,7 +473,7 @@ private:
         double* log_prior = priors ? m_log_prior.reserve(count * n * d.L) : nullptr;
         double* g = m_g.reserve(count * n);
         double* lam = m_lam.reserve(count * n * d.nb);
-        const dim3 enumerate_grid{ unsigned(n), unsigned(count), 1u };
+        const unsigned enumerate_grid = unsigned(count * n); // < 2^31: count is bounded by the scratch budget
         // Stage I: without priors the factor is the channel's, shared by its S vectors.
         const bool per_channel = !priors;
         if (priors) {

@@ -12,7 +12,8 @@ namespace mimo_gpu {
 namespace detail {
 
 constexpr int k_sumis_max_antennas = 256;
-/// Hypotheses per partition at most (L^ns): 32^3 for 1024-QAM with n_s = 3.
+/// Hypotheses per partition at most (L^ns, L = sqrt M PAM levels): 2^20, e.g.
+/// 1024-QAM (L = 32) with n_s = 4, or 256-QAM (L = 16) with n_s = 5.
 constexpr long long k_sumis_max_hypotheses = 1ll << 20;
 
 struct sumis_config {

@@ -141,7 +141,8 @@ MIMO_HD bool sumis_partition_system(int ns, const int* S, const double* F, const
 }
 
 /// F = G'_SS = (W^T W)_SS from W = L^-1 H (m x n, row-major), summed over the
-/// rows in order (the CPU and the GPU add in the same order).
+/// rows in order. The CPU engine uses it; the CUDA engine's W comes from cuBLAS
+/// in another order, so the two agree to rounding, not to the bit.
 MIMO_HD void sumis_subspace_gram(int ns, const int* S, const double* W, int m, int n, double* F)
 {
     for (int a = 0; a < ns * ns; ++a)
