@@ -25,7 +25,7 @@ build=${BUILD_DIR:-$root/build}
 jobs=$(nproc)
 python=/usr/bin/python3 # GNU Radio's Python; a python3 first on PATH (pyenv, venv) cannot import gnuradio
 
-packages=(gnuradio-dev gnuradio libvolk2-dev pybind11-dev python3-numpy python3-matplotlib
+packages=(gnuradio-dev gnuradio libvolk2-dev libfftw3-dev pybind11-dev python3-numpy python3-matplotlib
           libgtest-dev cmake g++ make pkg-config)
 
 step() { printf '\n==== %s\n' "$*"; }

@@ -1,0 +1,94 @@
+// MIMO-OFDM receiver front end: antenna samples -> frame timing and CFO
+// (Schmidl-Cox on the preamble, all nr antennas combined, then a matched-filter
+// search for the window that holds the channel) -> CFO correction, CP removal
+// and FFT -> least-squares channel estimates on each antenna's pilot comb,
+// interpolated to every data resource element -> noise variance from the
+// pilots -> the detector's inputs: H and y in resource-element order
+// (ofdm_grid.h) and N0 (docs/front_end.md).
+#pragma once
+
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/ofdm_grid.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mimo_gpu {
+
+enum class time_interpolation {
+    hold,  ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S = D
+    linear ///< between consecutive slots' pilots (the last slot holds): S = 1
+};
+
+struct ofdm_receiver_config {
+    int nr = 2;
+    time_interpolation interpolation = time_interpolation::hold;
+    /// Schmidl-Cox metric |P|^2 / R^2 (0..1) a preamble must exceed.
+    float sync_threshold = 0.15f; // noise or data alone: about 1 / (N nr / 2)
+    /// Samples the FFT window starts before the first path found, inside the
+    /// cyclic prefix: room for timing error and precursors.
+    int window_backoff = -1; ///< -1: cp_length / 8
+};
+
+struct sync_result {
+    bool found = false;     ///< a preamble above the threshold
+    bool complete = false;  ///< the whole frame lies in the buffer
+    size_t frame_start = 0; ///< sample index of the preamble's FFT window
+    float cfo = 0;          ///< carrier frequency offset in subcarrier spacings (|cfo| < 1)
+    float metric = 0;       ///< Schmidl-Cox metric at the preamble
+};
+
+struct front_end_frame {
+    sync_result sync;
+    float n0 = 0;                ///< noise variance per resource element, from the pilots
+    size_t channels = 0;         ///< C
+    int symbols_per_channel = 1; ///< S
+    std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
+    std::vector<cfloat> y;       ///< C * S * nr, resource-element order
+    /// Per slot, the interpolated estimate at every used subcarrier:
+    /// slot_channels[(j * U + i) * nr * nt + r * nt + t].
+    std::vector<cfloat> slot_channels;
+    /// Per slot, the LS estimate at each pilot: pilot_ls[(j * U + i) * nr + r] for
+    /// antenna t = i mod nt.
+    std::vector<cfloat> pilot_ls;
+};
+
+class ofdm_receiver
+{
+public:
+    /// Throws std::invalid_argument for a bad grid or configuration.
+    ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config);
+    ~ofdm_receiver();
+    const ofdm_grid& grid() const { return m_grid; }
+    const ofdm_receiver_config& config() const { return m_config; }
+    int window_backoff() const { return m_backoff; }
+
+    /// Searches rx (samples * nr, antenna-interleaved) from sample `from` for the
+    /// first preamble. found == false: none in the buffer (keep its last
+    /// frame_samples() to search again with more samples).
+    sync_result synchronize(const cfloat* rx, size_t samples, size_t from = 0) const;
+
+    /// Demodulates and estimates the frame `sync` found (complete == true, else
+    /// std::invalid_argument).
+    front_end_frame receive(const cfloat* rx, size_t samples, const sync_result& sync);
+
+    /// As receive(), with a known channel instead of the estimate (a genie for
+    /// perfect-CSI comparisons): H_known[(i * nr + r) * nt + t] at the receiver's
+    /// window for every slot, and N0.
+    front_end_frame receive_known_channel(const cfloat* rx, size_t samples, const sync_result& sync,
+                                          const cfloat* H_known, float n0);
+
+private:
+    void demodulate(const cfloat* rx, const sync_result& sync);
+    void estimate(front_end_frame& f) const;
+    void emit(front_end_frame& f) const;
+
+    ofdm_grid m_grid;
+    ofdm_receiver_config m_config;
+    int m_backoff;
+    struct impl;
+    std::unique_ptr<impl> m_impl;
+};
+
+} // namespace mimo_gpu

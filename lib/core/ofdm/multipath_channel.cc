@@ -1,0 +1,201 @@
+// multipath_channel: tapped delay line per antenna pair, CFO, timing offset, AWGN.
+#include <mimo_gpu/multipath_channel.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+namespace mimo_gpu {
+
+namespace {
+
+struct tap {
+    double delay_ns, power_db;
+};
+
+// TS 36.101 Table B.2.1-2/3/4.
+const std::vector<tap>& profile_taps(delay_profile p)
+{
+    static const std::vector<tap> flat{ { 0, 0 } };
+    static const std::vector<tap> epa{ { 0, 0 },     { 30, -1 },     { 70, -2 },     { 90, -3 },
+                                       { 110, -8 },  { 190, -17.2 }, { 410, -20.8 } };
+    static const std::vector<tap> eva{ { 0, 0 },      { 30, -1.5 },  { 150, -1.4 },  { 310, -3.6 }, { 370, -0.6 },
+                                       { 710, -9.1 }, { 1090, -7 },  { 1730, -12 },  { 2510, -16.9 } };
+    static const std::vector<tap> etu{ { 0, -1 },  { 50, -1 },   { 120, -1 },  { 200, 0 },  { 230, 0 },
+                                       { 500, 0 }, { 1600, -3 }, { 2300, -5 }, { 5000, -7 } };
+    switch (p) {
+    case delay_profile::flat: return flat;
+    case delay_profile::epa: return epa;
+    case delay_profile::eva: return eva;
+    default: return etu;
+    }
+}
+
+/// Lower Cholesky factor of the exponential correlation matrix R_ij = rho^|i-j|.
+std::vector<float> correlation_cholesky(int n, double rho)
+{
+    std::vector<double> R(size_t(n) * n), L(size_t(n) * n, 0.0);
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j)
+            R[size_t(i) * n + j] = std::pow(rho, std::abs(i - j));
+    for (int j = 0; j < n; ++j) {
+        double d = R[size_t(j) * n + j];
+        for (int k = 0; k < j; ++k)
+            d -= L[size_t(j) * n + k] * L[size_t(j) * n + k];
+        L[size_t(j) * n + j] = std::sqrt(d);
+        for (int i = j + 1; i < n; ++i) {
+            double v = R[size_t(i) * n + j];
+            for (int k = 0; k < j; ++k)
+                v -= L[size_t(i) * n + k] * L[size_t(j) * n + k];
+            L[size_t(i) * n + j] = v / L[size_t(j) * n + j];
+        }
+    }
+    return std::vector<float>(L.begin(), L.end());
+}
+
+void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: multipath_channel: " + what); }
+
+} // namespace
+
+delay_profile delay_profile_from_string(const std::string& name)
+{
+    std::string n = name;
+    for (auto& ch : n)
+        ch = char(std::tolower(static_cast<unsigned char>(ch)));
+    static const std::map<std::string, delay_profile> known{
+        { "flat", delay_profile::flat }, { "epa", delay_profile::epa }, { "eva", delay_profile::eva },
+        { "etu", delay_profile::etu }
+    };
+    const auto it = known.find(n);
+    if (it == known.end())
+        throw std::invalid_argument("mimo_gpu: unknown delay profile '" + name + "' (known: flat, epa, eva, etu)");
+    return it->second;
+}
+
+std::string to_string(delay_profile p)
+{
+    switch (p) {
+    case delay_profile::flat: return "flat";
+    case delay_profile::epa: return "epa";
+    case delay_profile::eva: return "eva";
+    default: return "etu";
+    }
+}
+
+multipath_channel::multipath_channel(const multipath_config& config) : m_config(config), m_rng(config.seed)
+{
+    if (config.nr < 1 || config.nr > 256 || config.nt < 1 || config.nt > 256)
+        fail("nr and nt must be in 1..256");
+    if (!(config.sample_rate > 0) || !std::isfinite(config.sample_rate))
+        fail("sample_rate must be finite and > 0");
+    if (!std::isfinite(config.cfo) || std::abs(config.cfo) >= config.sample_rate / 2)
+        fail("cfo must be finite and below half the sample rate");
+    if (config.timing_offset < 0)
+        fail("timing_offset must be >= 0");
+    if (!std::isfinite(config.snr_db) || std::abs(config.snr_db) > 200)
+        fail("snr_db must be finite, |snr_db| <= 200");
+    if (!(config.tx_correlation >= 0 && config.tx_correlation < 1) ||
+        !(config.rx_correlation >= 0 && config.rx_correlation < 1))
+        fail("correlations must be in [0, 1)");
+    m_n0 = float(std::pow(10.0, -config.snr_db / 10.0));
+    // Taps on the sample grid: powers of taps that land on one sample add up.
+    std::map<int, double> power;
+    double total = 0;
+    for (const tap& t : profile_taps(config.profile)) {
+        const double p = std::pow(10.0, t.power_db / 10.0);
+        power[int(std::lround(t.delay_ns * 1e-9 * config.sample_rate))] += p;
+        total += p;
+    }
+    for (const auto& [d, p] : power) {
+        m_delays.push_back(d);
+        m_gains.push_back(float(std::sqrt(p / total)));
+    }
+    m_tx_chol = correlation_cholesky(config.nt, config.tx_correlation);
+    m_rx_chol = correlation_cholesky(config.nr, config.rx_correlation);
+    draw_taps();
+}
+
+size_t multipath_channel::output_samples(size_t samples) const
+{
+    return size_t(m_config.timing_offset) + samples + size_t(delay_spread_samples());
+}
+
+void multipath_channel::draw_taps()
+{
+    const int nr = m_config.nr, nt = m_config.nt;
+    std::normal_distribution<float> g(0.0f, float(M_SQRT1_2));
+    m_taps.assign(m_delays.size() * size_t(nr) * nt, cfloat(0, 0));
+    std::vector<cfloat> G(size_t(nr) * nt), T(size_t(nr) * nt);
+    for (size_t l = 0; l < m_delays.size(); ++l) {
+        for (auto& v : G)
+            v = cfloat(g(m_rng), g(m_rng));
+        // H_l = gain * L_rx G L_tx^T: E[vec H vec H^H] = R_tx (x) R_rx.
+        for (int r = 0; r < nr; ++r)
+            for (int t = 0; t < nt; ++t) {
+                cfloat v(0, 0);
+                for (int k = 0; k <= r; ++k)
+                    v += m_rx_chol[size_t(r) * nr + k] * G[size_t(k) * nt + t];
+                T[size_t(r) * nt + t] = v;
+            }
+        for (int r = 0; r < nr; ++r)
+            for (int t = 0; t < nt; ++t) {
+                cfloat v(0, 0);
+                for (int k = 0; k <= t; ++k)
+                    v += T[size_t(r) * nt + k] * m_tx_chol[size_t(t) * nt + k];
+                m_taps[(l * nr + r) * nt + t] = v * m_gains[l];
+            }
+    }
+}
+
+void multipath_channel::run(const cfloat* tx, size_t samples, cfloat* rx)
+{
+    draw_taps();
+    const int nr = m_config.nr, nt = m_config.nt;
+    const size_t out = output_samples(samples), start = size_t(m_config.timing_offset);
+    std::fill(rx, rx + out * nr, cfloat(0, 0));
+    for (size_t l = 0; l < m_delays.size(); ++l) {
+        const cfloat* h = &m_taps[l * nr * nt];
+        const size_t d = start + size_t(m_delays[l]);
+        for (size_t n = 0; n < samples; ++n) {
+            const cfloat* x = tx + n * nt;
+            cfloat* y = rx + (n + d) * nr;
+            for (int r = 0; r < nr; ++r) {
+                cfloat acc(0, 0);
+                for (int t = 0; t < nt; ++t)
+                    acc += h[r * nt + t] * x[t];
+                y[r] += acc;
+            }
+        }
+    }
+    std::normal_distribution<float> g(0.0f, std::sqrt(m_n0 / 2));
+    const double w = 2 * M_PI * m_config.cfo / m_config.sample_rate;
+    for (size_t n = 0; n < out; ++n) {
+        const double ph = std::fmod(w * double(n), 2 * M_PI);
+        const cfloat rot(float(std::cos(ph)), float(std::sin(ph)));
+        for (int r = 0; r < nr; ++r) {
+            cfloat& y = rx[n * nr + r];
+            y = y * rot + cfloat(g(m_rng), g(m_rng));
+        }
+    }
+}
+
+void multipath_channel::frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H) const
+{
+    const int nr = m_config.nr, nt = m_config.nt, U = grid.used_subcarriers;
+    for (int i = 0; i < U; ++i) {
+        const double k = grid.offset(i);
+        for (int r = 0; r < nr; ++r)
+            for (int t = 0; t < nt; ++t) {
+                std::complex<double> acc(0, 0);
+                for (size_t l = 0; l < m_delays.size(); ++l) {
+                    const double ph = -2 * M_PI * k * (m_delays[l] - window_delay) / grid.fft_size;
+                    acc += std::complex<double>(m_taps[(l * nr + r) * nt + t]) * std::polar(1.0, ph);
+                }
+                H[(size_t(i) * nr + r) * nt + t] = cfloat(acc);
+            }
+    }
+}
+
+} // namespace mimo_gpu

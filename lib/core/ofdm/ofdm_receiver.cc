@@ -1,0 +1,315 @@
+// ofdm_receiver (CPU): synchronisation, demodulation, pilot estimation,
+// interpolation and the detector's H / y. VOLK does the per-sample work
+// (CFO rotation, matched-filter dot products); FFTW the FFTs.
+#include <mimo_gpu/ofdm_receiver.h>
+
+#include "fftw_plan.h"
+
+#include <volk/volk.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <stdexcept>
+
+namespace mimo_gpu {
+
+namespace {
+void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: ofdm_receiver: " + what); }
+} // namespace
+
+struct ofdm_receiver::impl {
+    detail::fftw_plan_1d fft;
+    std::vector<cfloat> preamble_body; ///< the preamble of all antennas together, N time samples
+    std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
+    std::vector<cfloat> lane, spectrum;
+    explicit impl(int N) : fft(N, detail::fftw_plan_1d::direction::forward) {}
+};
+
+ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config)
+    : m_grid((grid.validate(), grid)), m_config(config),
+      m_backoff(config.window_backoff < 0 ? grid.cp_length / 8 : config.window_backoff),
+      m_impl(std::make_unique<impl>(grid.fft_size))
+{
+    if (config.nr < grid.nt || config.nr > 256)
+        fail("nr must be in nt..256 (nt = " + std::to_string(grid.nt) + "), got " + std::to_string(config.nr));
+    if (!(config.sync_threshold > 0 && config.sync_threshold < 1))
+        fail("sync_threshold must be in (0, 1)");
+    if (m_backoff > grid.cp_length)
+        fail("window_backoff must be at most the cyclic prefix (" + std::to_string(grid.cp_length) + ")");
+    const int N = grid.fft_size;
+    std::vector<cfloat> bins(size_t(N), cfloat(0, 0));
+    for (int i = 0; i < grid.used_subcarriers; ++i)
+        bins[size_t(grid.bin(i))] = grid.preamble(i);
+    m_impl->preamble_body.resize(size_t(N));
+    detail::fftw_plan_1d ifft(N, detail::fftw_plan_1d::direction::inverse);
+    ifft.run(bins.data(), m_impl->preamble_body.data());
+    m_impl->lane.resize(size_t(N));
+    m_impl->spectrum.resize(size_t(N));
+}
+
+ofdm_receiver::~ofdm_receiver() = default;
+
+sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t from) const
+{
+    const int N = m_grid.fft_size, L = N / 2, CP = m_grid.cp_length, nr = m_config.nr;
+    sync_result out;
+    if (samples < size_t(N) || from > samples - size_t(N))
+        return out;
+    // Schmidl-Cox over all antennas: P(d) = sum conj(x[d+m]) x[d+m+L], R(d) the
+    // mean energy of the two halves, M = |P|^2 / R^2; sums slide by one sample.
+    const size_t last = samples - size_t(N);
+    auto at = [&](size_t n, int r) { return std::complex<double>(rx[n * nr + size_t(r)]); };
+    std::complex<double> P;
+    double R = 0;
+    auto exact = [&](size_t d) {
+        P = 0;
+        R = 0;
+        for (int m = 0; m < L; ++m)
+            for (int r = 0; r < nr; ++r) {
+                const auto a = at(d + m, r), b = at(d + m + L, r);
+                P += std::conj(a) * b;
+                R += 0.5 * (std::norm(a) + std::norm(b));
+            }
+    };
+    auto metric = [&] { return R > 0 ? float(std::norm(P) / (R * R)) : 0.0f; };
+    std::vector<float> M;
+    std::vector<std::complex<double>> Ps;
+    size_t first = 0;
+    bool crossed = false;
+    for (size_t d = from; d <= last; ++d) {
+        if ((d - from) % 4096 == 0)
+            exact(d); // no drift of the running sums over long buffers
+        else
+            for (int r = 0; r < nr; ++r) {
+                const auto a0 = at(d - 1, r), aL = at(d - 1 + L, r), a2 = at(d - 1 + 2 * L, r);
+                P += std::conj(aL) * a2 - std::conj(a0) * aL;
+                R += 0.5 * (std::norm(a2) - std::norm(a0));
+            }
+        const float m = metric();
+        if (!crossed && m > m_config.sync_threshold) {
+            crossed = true;
+            first = d;
+        }
+        if (crossed) {
+            M.push_back(m);
+            Ps.push_back(P);
+            if (M.size() > size_t(N + CP))
+                break;
+        }
+    }
+    if (!crossed)
+        return out;
+    // The plateau (M within 90% of its peak) is where both halves lie in the
+    // repeated part; its middle gives the CFO, its end the coarse body start.
+    const float peak = *std::max_element(M.begin(), M.end());
+    size_t p0 = M.size(), p1 = 0;
+    for (size_t k = 0; k < M.size(); ++k)
+        if (M[k] >= 0.9f * peak) {
+            p0 = std::min(p0, k);
+            p1 = k;
+        }
+    const size_t mid = (p0 + p1) / 2;
+    out.found = true;
+    out.metric = M[mid];
+    out.cfo = float(std::arg(Ps[mid]) / M_PI);
+    // Fine timing: matched filter with the CFO-rotated preamble over a window
+    // around the coarse body start; the FFT window starts `backoff` samples
+    // before the earliest path within 10 dB of the strongest. A path is a local
+    // maximum of the matched filter's output: the preamble is band-limited, so
+    // its correlation peak spans several samples.
+    const size_t coarse = first + p1;
+    const size_t lo = coarse > size_t(CP) + from ? coarse - size_t(CP) : from;
+    const size_t hi = std::min(last, coarse + size_t(CP / 2 + 1));
+    std::vector<cfloat> q(static_cast<size_t>(N));
+    for (int m = 0; m < N; ++m)
+        q[size_t(m)] = m_impl->preamble_body[size_t(m)] *
+                       std::polar(1.0f, float(2 * M_PI * out.cfo * m / N));
+    const size_t span = hi - lo + size_t(N);
+    std::vector<cfloat> lanes(size_t(nr) * span);
+    for (size_t n = 0; n < span; ++n)
+        for (int r = 0; r < nr; ++r)
+            lanes[size_t(r) * span + n] = rx[(lo + n) * nr + size_t(r)];
+    std::vector<float> c(hi - lo + 1, 0.0f);
+    for (size_t d = lo; d <= hi; ++d)
+        for (int r = 0; r < nr; ++r) {
+            lv_32fc_t dot;
+            volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(),
+                                                 unsigned(N));
+            c[d - lo] += std::norm(dot);
+        }
+    const float cmax = *std::max_element(c.begin(), c.end());
+    size_t first_path = lo;
+    for (size_t d = lo; d <= hi; ++d) {
+        const float v = c[d - lo];
+        const bool local_max = (d == lo || v >= c[d - lo - 1]) && (d == hi || v >= c[d - lo + 1]);
+        if (local_max && v >= 0.1f * cmax) {
+            first_path = d;
+            break;
+        }
+    }
+    out.frame_start = first_path >= size_t(m_backoff) ? first_path - size_t(m_backoff) : 0;
+    const size_t frame_end =
+        out.frame_start + size_t(m_grid.slots) * (1 + m_grid.data_symbols) * m_grid.symbol_samples() + size_t(N);
+    out.complete = frame_end <= samples;
+    return out;
+}
+
+void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
+{
+    const ofdm_grid& g = m_grid;
+    const int N = g.fft_size, U = g.used_subcarriers, nr = m_config.nr;
+    const int K = 1 + g.slots * (1 + g.data_symbols);
+    m_impl->Y.resize(size_t(K) * U * nr);
+    // CFO correction: rotate by -2 pi cfo n / N, n counted from the preamble window.
+    const double w = -2 * M_PI * sync.cfo / N;
+    const lv_32fc_t step = std::polar(1.0f, float(w));
+    for (int k = 0; k < K; ++k) {
+        const size_t start = sync.frame_start + size_t(k) * g.symbol_samples();
+        for (int r = 0; r < nr; ++r) {
+            for (int n = 0; n < N; ++n)
+                m_impl->lane[size_t(n)] = rx[(start + size_t(n)) * nr + size_t(r)];
+            lv_32fc_t phase = std::polar(1.0f, float(std::fmod(w * double(k) * g.symbol_samples(), 2 * M_PI)));
+            volk_32fc_s32fc_x2_rotator_32fc(m_impl->lane.data(), m_impl->lane.data(), step, &phase, unsigned(N));
+            m_impl->fft.run(m_impl->lane.data(), m_impl->spectrum.data());
+            for (int i = 0; i < U; ++i)
+                m_impl->Y[(size_t(k) * U + i) * nr + r] = m_impl->spectrum[size_t(g.bin(i))];
+        }
+    }
+}
+
+void ofdm_receiver::estimate(front_end_frame& f) const
+{
+    const ofdm_grid& g = m_grid;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
+    const float boost = std::sqrt(float(nt));
+    f.pilot_ls.resize(size_t(g.slots) * U * nr);
+    f.slot_channels.resize(size_t(g.slots) * U * nr * nt);
+    double noise = 0;
+    size_t noise_terms = 0;
+    for (int j = 0; j < g.slots; ++j) {
+        const int k = 1 + j * (1 + D);
+        cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
+        for (int i = 0; i < U; ++i) {
+            const cfloat p = g.pilot(j, i) * boost;
+            for (int r = 0; r < nr; ++r)
+                ls[size_t(i) * nr + r] = m_impl->Y[(size_t(k) * U + i) * nr + r] / p;
+        }
+        // The channel's mean delay (window timing included) turns the estimates
+        // along frequency at a steady rate; it is measured from neighbouring
+        // pilots, taken out before the interpolation and the noise estimate, and
+        // put back after, so they see only the channel's spread around it.
+        std::complex<double> turn(0, 0);
+        for (int t = 0; t < nt; ++t)
+            for (int i = t; i + nt < U; i += nt)
+                for (int r = 0; r < nr; ++r)
+                    turn += std::conj(std::complex<double>(ls[size_t(i) * nr + r])) *
+                            std::complex<double>(ls[size_t(i + nt) * nr + r]) /
+                            double(g.offset(i + nt) - g.offset(i));
+        const double slope = std::arg(turn) / nt; // radians per subcarrier spacing
+        auto ramp = [&](int i, double sign) { return std::polar(1.0f, float(sign * slope * g.offset(i))); };
+        for (int i = 0; i < U; ++i)
+            for (int r = 0; r < nr; ++r)
+                ls[size_t(i) * nr + r] *= ramp(i, -1);
+        // Linear interpolation along each antenna's comb, by frequency offset;
+        // beyond the first and last pilot the nearest one holds.
+        cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
+        for (int t = 0; t < nt; ++t)
+            for (int c = 0; c < U; ++c) {
+                const int lo = c >= t ? c - (c - t) % nt : -1;
+                const int hi = lo < 0 ? t : (lo + nt < U ? lo + nt : -1);
+                for (int r = 0; r < nr; ++r) {
+                    cfloat v;
+                    if (lo < 0)
+                        v = ls[size_t(hi) * nr + r];
+                    else if (hi < 0 || lo == c)
+                        v = ls[size_t(lo) * nr + r];
+                    else {
+                        const float a = float(g.offset(c) - g.offset(lo)) / float(g.offset(hi) - g.offset(lo));
+                        v = ls[size_t(lo) * nr + r] * (1 - a) + ls[size_t(hi) * nr + r] * a;
+                    }
+                    H[(size_t(c) * nr + r) * nt + t] = v * ramp(c, 1);
+                }
+            }
+        // Noise from second differences along each comb (equally spaced triples):
+        // E|e|^2 = 6 N0 / nt for LS noise N0 / nt, a linear channel trend cancels.
+        for (int t = 0; t < nt; ++t)
+            for (int i = t; i + 2 * nt < U; i += nt) {
+                if (g.offset(i + nt) - g.offset(i) != g.offset(i + 2 * nt) - g.offset(i + nt))
+                    continue; // straddles the DC null
+                for (int r = 0; r < nr; ++r) {
+                    const cfloat e = ls[size_t(i) * nr + r] - 2.0f * ls[size_t(i + nt) * nr + r] +
+                                     ls[size_t(i + 2 * nt) * nr + r];
+                    noise += std::norm(e);
+                    ++noise_terms;
+                }
+            }
+        for (int i = 0; i < U; ++i) // the LS estimates as measured, for diagnostics
+            for (int r = 0; r < nr; ++r)
+                ls[size_t(i) * nr + r] *= ramp(i, 1);
+    }
+    f.n0 = noise_terms ? float(noise / double(noise_terms) * nt / 6.0) : 0.0f;
+}
+
+void ofdm_receiver::emit(front_end_frame& f) const
+{
+    const ofdm_grid& g = m_grid;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
+    const size_t hn = size_t(nr) * nt;
+    const bool hold = m_config.interpolation == time_interpolation::hold;
+    f.symbols_per_channel = hold ? D : 1;
+    f.channels = size_t(g.slots) * U * (hold ? 1 : D);
+    f.H.resize(f.channels * hn);
+    f.y.resize(g.data_elements() * nr);
+    for (int j = 0; j < g.slots; ++j)
+        for (int c = 0; c < U; ++c) {
+            const cfloat* Hj = &f.slot_channels[(size_t(j) * U + c) * hn];
+            const cfloat* Hn = j + 1 < g.slots ? &f.slot_channels[(size_t(j + 1) * U + c) * hn] : Hj;
+            for (int s = 0; s < D; ++s) {
+                const size_t p = (size_t(j) * U + c) * D + size_t(s);
+                const int k = 2 + j * (1 + D) + s;
+                for (int r = 0; r < nr; ++r)
+                    f.y[p * nr + r] = m_impl->Y[(size_t(k) * U + c) * nr + r];
+                if (hold && s > 0)
+                    continue;
+                cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
+                const float a = hold ? 0.0f : float(s + 1) / float(D + 1);
+                for (size_t e = 0; e < hn; ++e)
+                    out[e] = Hj[e] * (1 - a) + Hn[e] * a;
+            }
+        }
+}
+
+front_end_frame ofdm_receiver::receive(const cfloat* rx, size_t samples, const sync_result& sync)
+{
+    if (!sync.found || !sync.complete)
+        fail(sync.found ? "the frame found is not complete in the buffer (" + std::to_string(samples) +
+                              " samples from " + std::to_string(sync.frame_start) + ")"
+                        : "no preamble found: nothing to receive");
+    front_end_frame f;
+    f.sync = sync;
+    demodulate(rx, sync);
+    estimate(f);
+    emit(f);
+    return f;
+}
+
+front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx, size_t samples, const sync_result& sync,
+                                                     const cfloat* H_known, float n0)
+{
+    if (!sync.found || !sync.complete)
+        fail("receive_known_channel needs a complete frame");
+    (void)samples;
+    front_end_frame f;
+    f.sync = sync;
+    demodulate(rx, sync);
+    const size_t per_slot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
+    f.slot_channels.resize(size_t(m_grid.slots) * per_slot);
+    for (int j = 0; j < m_grid.slots; ++j)
+        std::copy(H_known, H_known + per_slot, f.slot_channels.begin() + ptrdiff_t(size_t(j) * per_slot));
+    f.n0 = n0;
+    emit(f);
+    return f;
+}
+
+} // namespace mimo_gpu

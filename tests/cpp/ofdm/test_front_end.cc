@@ -1,0 +1,310 @@
+// The OFDM front end: grid presets and checks, transmitter -> channel ->
+// receiver loopback (synchronisation, CFO, channel estimates against the
+// channel's true response and the LS theory, noise estimate), and the whole
+// chain to decoded transport blocks.
+#include "../test_support.h"
+
+#include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/multipath_channel.h>
+#include <mimo_gpu/ofdm_receiver.h>
+#include <mimo_gpu/ofdm_transmitter.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <cmath>
+#include <random>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_test;
+
+namespace {
+
+ofdm_grid small_grid(int nt, modulation mod = modulation::qam16)
+{
+    ofdm_grid g = ofdm_grid::preset("lte1.4");
+    g.nt = nt;
+    g.mod = mod;
+    g.slots = 2;
+    g.data_symbols = 6;
+    return g;
+}
+
+std::vector<uint8_t> random_bits(size_t n, uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::vector<uint8_t> b(n);
+    for (auto& v : b)
+        v = uint8_t(rng() & 1);
+    return b;
+}
+
+/// One frame through transmitter and channel; rx and its length.
+struct loopback {
+    std::vector<uint8_t> bits;
+    std::vector<cfloat> tx, rx;
+    size_t rx_samples = 0;
+    loopback(ofdm_transmitter& t, multipath_channel& ch, uint64_t seed, const std::vector<uint8_t>* given = nullptr)
+    {
+        const ofdm_grid& g = t.grid();
+        bits = given ? *given : random_bits(g.frame_bits(), seed);
+        tx.resize(size_t(g.frame_samples()) * g.nt);
+        t.modulate(bits.data(), tx.data());
+        rx_samples = ch.output_samples(size_t(g.frame_samples()));
+        rx.resize(rx_samples * size_t(ch.config().nr));
+        ch.run(tx.data(), size_t(g.frame_samples()), rx.data());
+    }
+};
+
+double mean_squared_error(const std::vector<cfloat>& a, const std::vector<cfloat>& b)
+{
+    double e = 0;
+    for (size_t i = 0; i < a.size(); ++i)
+        e += std::norm(a[i] - b[i]);
+    return e / double(a.size());
+}
+
+} // namespace
+
+TEST(ofdm_grid, presets_are_valid_and_bad_grids_are_clear_errors)
+{
+    for (const std::string& name : ofdm_grid::preset_names()) {
+        const ofdm_grid g = ofdm_grid::preset(name);
+        EXPECT_NO_THROW(g.validate()) << name;
+        // bins: distinct, inside the FFT, DC skipped where it is null
+        std::vector<int> seen(size_t(g.fft_size), 0);
+        for (int i = 0; i < g.used_subcarriers; ++i)
+            ASSERT_EQ(seen[size_t(g.bin(i))]++, 0) << name << " subcarrier " << i;
+        EXPECT_EQ(seen[0], g.dc_null ? 0 : 1) << name;
+    }
+    EXPECT_EQ(ofdm_grid::preset("nr100").used_subcarriers, 3276);
+    try {
+        ofdm_grid::preset("lte7");
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("lte20"), std::string::npos) << e.what();
+    }
+    ofdm_grid g = small_grid(2);
+    g.used_subcarriers = 128; // 128 + DC null in a 128-point FFT
+    try {
+        g.validate();
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("do not fit an FFT of 128"), std::string::npos) << e.what();
+    }
+    g = small_grid(2);
+    g.cp_length = 100;
+    EXPECT_THROW(g.validate(), std::invalid_argument);
+    g = small_grid(2);
+    g.nt = 9;
+    EXPECT_THROW(ofdm_transmitter{ g }, std::invalid_argument);
+    g = small_grid(2);
+    EXPECT_THROW(ofdm_receiver(g, { 1 }), std::invalid_argument); // nr < nt
+    EXPECT_THROW(delay_profile_from_string("xyz"), std::invalid_argument);
+    multipath_config mc;
+    mc.timing_offset = -1;
+    EXPECT_THROW(multipath_channel{ mc }, std::invalid_argument);
+}
+
+TEST(ofdm_front_end, identity_channel_gives_the_transmitted_symbols)
+{
+    // nr = nt antennas wired straight through, no noise, no offsets: H = I and
+    // y = the mapped symbols at every resource element.
+    const ofdm_grid g = small_grid(2);
+    ofdm_transmitter tx(g);
+    multipath_config mc;
+    mc.nr = 2;
+    mc.nt = 2;
+    mc.profile = delay_profile::flat;
+    mc.snr_db = 200;
+    mc.timing_offset = 50;
+    multipath_channel ch(mc);
+    loopback lb(tx, ch, fresh_seed());
+    // replace the random flat taps by the identity: rx = tx delayed
+    std::fill(lb.rx.begin(), lb.rx.end(), cfloat(0, 0));
+    for (int n = 0; n < g.frame_samples(); ++n)
+        for (int r = 0; r < 2; ++r)
+            lb.rx[size_t(50 + n) * 2 + r] = lb.tx[size_t(n) * 2 + r];
+    ofdm_receiver rx(g, { 2, time_interpolation::hold, 0.5f, 0 });
+    const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
+    ASSERT_TRUE(s.found && s.complete);
+    EXPECT_EQ(s.frame_start, size_t(50 + g.cp_length));
+    EXPECT_NEAR(s.cfo, 0.0f, 1e-4f);
+    const front_end_frame f = rx.receive(lb.rx.data(), lb.rx_samples, s);
+    ASSERT_EQ(f.channels, size_t(g.slots * g.used_subcarriers));
+    ASSERT_EQ(f.symbols_per_channel, g.data_symbols);
+    for (size_t c = 0; c < f.channels; ++c)
+        for (int e = 0; e < 4; ++e)
+            ASSERT_NEAR(std::abs(f.H[c * 4 + size_t(e)] - cfloat(e == 0 || e == 3 ? 1.0f : 0.0f, 0)), 0.0f, 1e-4f)
+                << "channel " << c;
+    std::vector<cfloat> sym(g.data_elements() * 2);
+    tx.map(lb.bits.data(), sym.data());
+    EXPECT_LT(mean_squared_error(f.y, sym), 1e-9);
+    EXPECT_LT(f.n0, 1e-8f);
+}
+
+TEST(ofdm_front_end, sync_finds_timing_and_cfo_and_reports_what_it_cannot_find)
+{
+    const ofdm_grid g = small_grid(2);
+    ofdm_transmitter tx(g);
+    ofdm_receiver rx(g, { 2 });
+    const uint64_t seed = fresh_seed();
+    for (double cfo : { -0.43, 0.0, 0.27 }) {
+        multipath_config mc;
+        mc.profile = delay_profile::epa;
+        mc.sample_rate = g.sample_rate;
+        mc.cfo = cfo * g.subcarrier_spacing();
+        mc.timing_offset = 137;
+        mc.snr_db = 15;
+        mc.seed = seed + uint64_t(cfo * 100 + 100);
+        multipath_channel ch(mc);
+        loopback lb(tx, ch, seed);
+        const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
+        ASSERT_TRUE(s.found) << "cfo " << cfo;
+        EXPECT_TRUE(s.complete);
+        EXPECT_NEAR(s.cfo, cfo, 0.02) << "cfo estimate";
+        // the window starts inside the preamble's CP (ISI-free for EPA)
+        const long body = 137 + g.cp_length;
+        EXPECT_LE(long(s.frame_start), body) << "cfo " << cfo;
+        EXPECT_GE(long(s.frame_start), body - g.cp_length + ch.delay_spread_samples()) << "cfo " << cfo;
+        // the frame cut short: found, not complete, and receive() refuses it
+        const size_t cut = lb.rx_samples - size_t(g.symbol_samples());
+        const sync_result t = rx.synchronize(lb.rx.data(), cut);
+        EXPECT_TRUE(t.found);
+        EXPECT_FALSE(t.complete);
+        EXPECT_THROW(rx.receive(lb.rx.data(), cut, t), std::invalid_argument);
+    }
+    // noise alone: no preamble, nothing decoded
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> n(0.0f, 0.7f);
+    std::vector<cfloat> noise(size_t(3 * g.frame_samples()) * 2);
+    for (auto& v : noise)
+        v = cfloat(n(rng), n(rng));
+    const sync_result none = rx.synchronize(noise.data(), noise.size() / 2);
+    EXPECT_FALSE(none.found);
+    EXPECT_THROW(rx.receive(noise.data(), noise.size() / 2, none), std::invalid_argument);
+    // a buffer shorter than one FFT: nothing found, no read past it
+    EXPECT_FALSE(rx.synchronize(noise.data(), 10).found);
+}
+
+TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
+{
+    // At the pilots the LS error is the noise over the pilot: MSE = N0 / nt
+    // (pilots boosted by sqrt(nt)); the pilot-based N0 estimate follows N0.
+    const uint64_t seed = fresh_seed();
+    for (int nt : { 2, 4 }) {
+        const ofdm_grid g = small_grid(nt);
+        ofdm_transmitter tx(g);
+        ofdm_receiver rx(g, { nt });
+        for (double snr : { 10.0, 20.0, 30.0 }) {
+            multipath_config mc;
+            mc.nr = nt;
+            mc.nt = nt;
+            mc.profile = delay_profile::epa;
+            mc.sample_rate = g.sample_rate;
+            mc.cfo = 0.1 * g.subcarrier_spacing();
+            mc.timing_offset = 61;
+            mc.snr_db = snr;
+            mc.seed = seed + uint64_t(snr) + uint64_t(nt);
+            multipath_channel ch(mc);
+            double mse = 0, n0 = 0;
+            const int frames = 8;
+            for (int f = 0; f < frames; ++f) {
+                loopback lb(tx, ch, seed + uint64_t(f));
+                const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
+                ASSERT_TRUE(s.found && s.complete) << nt << "x" << nt << " " << snr << " dB frame " << f
+                                                   << " found " << s.found << " start " << s.frame_start;
+                const front_end_frame fr = rx.receive(lb.rx.data(), lb.rx_samples, s);
+                // the true response at the receiver's window, with the phase the CFO left at it
+                std::vector<cfloat> H(size_t(g.used_subcarriers) * nt * nt);
+                const double delay = double(s.frame_start) - double(61 + g.cp_length);
+                ch.frequency_response(g, delay, H.data());
+                double e = 0;
+                size_t count = 0;
+                for (int j = 0; j < g.slots; ++j) {
+                    // The phase the channel's CFO and the receiver's correction leave
+                    // at the middle of slot j's pilot symbol (the CFO estimate's error
+                    // turns it from symbol to symbol).
+                    const double k = 1 + j * (1 + g.data_symbols);
+                    const double from_q = k * g.symbol_samples() + g.fft_size / 2.0;
+                    const cfloat cfo_phase =
+                        std::polar(1.0f, float(2 * M_PI * mc.cfo / mc.sample_rate * (double(s.frame_start) + from_q) -
+                                               2 * M_PI * s.cfo * from_q / g.fft_size));
+                    for (int i = 0; i < g.used_subcarriers; ++i)
+                        for (int r = 0; r < nt; ++r) {
+                            const int t = i % nt;
+                            const cfloat truth = H[(size_t(i) * nt + r) * nt + t] * cfo_phase;
+                            e += std::norm(fr.pilot_ls[(size_t(j) * g.used_subcarriers + i) * nt + r] - truth);
+                            ++count;
+                        }
+                }
+                mse += e / double(count) / frames;
+                n0 += fr.n0 / frames;
+            }
+            const double theory = ch.noise_variance() / nt;
+            std::printf("[ measured ] %dx%d EPA %.0f dB: LS MSE at pilots %.3e, theory N0/nt %.3e (ratio %.3f); "
+                        "N0 estimate %.3e, true %.3e\n",
+                        nt, nt, snr, mse, theory, mse / theory, n0, double(ch.noise_variance()));
+            EXPECT_NEAR(mse / theory, 1.0, 0.15) << nt << "x" << nt << " " << snr << " dB";
+            EXPECT_NEAR(n0 / ch.noise_variance(), 1.0, 0.2) << nt << "x" << nt << " " << snr << " dB";
+        }
+    }
+}
+
+TEST(ofdm_front_end, transport_blocks_decode_without_errors_at_high_snr)
+{
+    // antennas -> front end -> detector -> LLRs -> transport block decoder, with a
+    // CFO of a fraction of a subcarrier spacing and a timing offset.
+    const uint64_t seed = fresh_seed();
+    for (int nt : { 2, 4 }) {
+        for (time_interpolation ti : { time_interpolation::hold, time_interpolation::linear }) {
+            const ofdm_grid g = small_grid(nt);
+            ofdm_transmitter tx(g);
+            ofdm_receiver rx(g, { nt, ti });
+            transport_block_format fmt;
+            fmt.G = int(g.frame_bits());
+            fmt.Qm = 4;
+            fmt.A = fmt.G / 2 - 24;
+            transport_block_encoder enc(fmt);
+            turbo_decoder_config tc;
+            transport_block_decoder dec(fmt, tc, backend::cpu);
+            auto det = make_detector("mmse", { { nt, nt }, g.mod, {} }, backend::cpu);
+            multipath_config mc;
+            mc.nr = nt;
+            mc.nt = nt;
+            mc.profile = delay_profile::eva;
+            mc.sample_rate = g.sample_rate;
+            mc.cfo = -0.31 * g.subcarrier_spacing();
+            mc.timing_offset = 211;
+            mc.snr_db = 30;
+            mc.seed = seed + uint64_t(nt);
+            multipath_channel ch(mc);
+            for (int frame = 0; frame < 3; ++frame) {
+                const std::vector<uint8_t> a = random_bits(size_t(fmt.A), seed + uint64_t(frame));
+                std::vector<uint8_t> coded(size_t(fmt.G));
+                enc.encode(a.data(), coded.data());
+                loopback lb(tx, ch, 0, &coded);
+                const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
+                ASSERT_TRUE(s.found && s.complete);
+                const front_end_frame f = rx.receive(lb.rx.data(), lb.rx_samples, s);
+                detector_input in;
+                in.H = f.H.data();
+                in.y = f.y.data();
+                in.channels = f.channels;
+                in.symbols_per_channel = f.symbols_per_channel;
+                in.n0 = f.n0;
+                std::vector<float> llr(size_t(fmt.G));
+                det->detect(in, llr.data());
+                int raw_errors = 0;
+                for (size_t b = 0; b < coded.size(); ++b)
+                    raw_errors += (llr[b] < 0) != (coded[b] != 0);
+                std::vector<uint8_t> decoded(size_t(fmt.A));
+                const auto res = dec.decode(llr.data(), 1, decoded.data());
+                EXPECT_TRUE(res[0].crc_ok) << nt << "x" << nt << " frame " << frame;
+                EXPECT_EQ(decoded, a);
+                if (frame == 0)
+                    std::printf("[ measured ] %dx%d EVA 30 dB %s: %d raw bit errors of %zu, TB CRC %s, N0 est %.2e\n",
+                                nt, nt, ti == time_interpolation::hold ? "hold" : "linear", raw_errors, coded.size(),
+                                res[0].crc_ok ? "ok" : "FAILED", double(f.n0));
+            }
+        }
+    }
+}
