@@ -14,6 +14,7 @@
 #include "bench_detectors.h"
 #include "bench_mmse.h"
 #include "bench_sumis.h"
+#include "bench_front_end.h"
 #include "bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
@@ -319,6 +320,9 @@ int main(int argc, char** argv)
                  "the parallel SUMIS paper's Tables 2-3 workloads (nT = nR = 8..200, 16- to 1024-QAM, ns = 3): "
                  "ms per vector alone and in a batch of 1024, instead of the other tables");
     cli.add_option("sumis-max-nt", "N", "largest nT of --sumis-paper", "200");
+    cli.add_flag("front-end",
+                 "the OFDM receiver front end (LTE 20 MHz and NR 100 MHz grids, 4x4): resource elements per "
+                 "second on the CPU and CUDA beside the NR 100 MHz 4x4 requirement, instead of the other tables");
     cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
                    "listed twice)", "0");
     cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
@@ -343,7 +347,8 @@ int main(int argc, char** argv)
         detector_plan plan = plan_detectors(cli, skip_detector);
         const bool mmse_paper = cli.flag("mmse-paper").value_or(false);
         const bool sumis_paper = cli.flag("sumis-paper").value_or(false);
-        if (mmse_paper || sumis_paper)
+        const bool front_end = cli.flag("front-end").value_or(false);
+        if (mmse_paper || sumis_paper || front_end)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
@@ -360,7 +365,7 @@ int main(int argc, char** argv)
                          prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
         }
 #endif
-        const bool run_detector = !skip_detector && !mmse_paper && !sumis_paper && plan.table == "mtt_thesis"; // the N-way paper tables
+        const bool run_detector = !skip_detector && !mmse_paper && !sumis_paper && !front_end && plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
         for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
@@ -435,8 +440,14 @@ int main(int argc, char** argv)
             print_sumis_table(sumis_rows, device);
         }
 
+        std::vector<front_end_row> front_end_rows;
+        if (front_end) {
+            front_end_rows = bench_front_end(b, trials, seed, h2d);
+            print_front_end_table(front_end_rows, device);
+        }
+
         const size_t turbo_blocks =
-            mmse_paper || sumis_paper ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
+            mmse_paper || sumis_paper || front_end ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
         for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed) : std::vector<turbo_case>{}) {
             turbo_result r;
@@ -512,6 +523,8 @@ int main(int argc, char** argv)
                 write_mmse_json(j, mmse_rows);
             if (!sumis_rows.empty())
                 write_sumis_json(j, sumis_rows);
+            if (!front_end_rows.empty())
+                write_front_end_json(j, front_end_rows);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

@@ -29,6 +29,8 @@ struct ofdm_receiver_config {
     /// Samples the FFT window starts before the first path found, inside the
     /// cyclic prefix: room for timing error and precursors.
     int window_backoff = -1; ///< -1: cp_length / 8
+    /// Where demodulation and estimation run (synchronisation runs on the CPU).
+    backend requested = backend::automatic;
 };
 
 struct sync_result {
@@ -72,6 +74,28 @@ public:
     /// Demodulates and estimates the frame `sync` found (complete == true, else
     /// std::invalid_argument).
     front_end_frame receive(const cfloat* rx, size_t samples, const sync_result& sync);
+
+    /// Several frames of one buffer at once (each found and complete): on CUDA
+    /// one batch through the FFTs and kernels, on the CPU one after another.
+    std::vector<front_end_frame> receive_frames(const cfloat* rx, size_t samples,
+                                                const std::vector<sync_result>& syncs);
+
+    /// The device path (CUDA backend only, else std::logic_error): rx in device
+    /// memory (samples * nr), asynchronous on `stream`; the outputs stay on the
+    /// device, owned by the receiver until its next call, frame f's at
+    /// f * channels * nr * nt (H), f * problems * nr (y) and f (n0), so a
+    /// detector can take them without a trip through the host.
+    struct device_frames {
+        const cfloat* H = nullptr;
+        const cfloat* y = nullptr;
+        const float* n0 = nullptr;
+        size_t frames = 0, channels = 0; ///< channels per frame
+        int symbols_per_channel = 1;
+    };
+    device_frames receive_device(const cfloat* d_rx, size_t samples, const std::vector<sync_result>& syncs,
+                                 cuda_stream_t stream);
+
+    backend active_backend() const;
 
     /// As receive(), with a known channel instead of the estimate (a genie for
     /// perfect-CSI comparisons): H_known[(i * nr + r) * nt + t] at the receiver's

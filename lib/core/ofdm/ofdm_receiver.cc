@@ -4,6 +4,10 @@
 #include <mimo_gpu/ofdm_receiver.h>
 
 #include "fftw_plan.h"
+#include "../runtime/engine_choice.h"
+#ifdef MIMO_GPU_HAVE_CUDA
+#include "cuda_front_end.h"
+#endif
 
 #include <volk/volk.h>
 
@@ -23,6 +27,9 @@ struct ofdm_receiver::impl {
     std::vector<cfloat> preamble_body; ///< the preamble of all antennas together, N time samples
     std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
     std::vector<cfloat> lane, spectrum;
+#ifdef MIMO_GPU_HAVE_CUDA
+    std::unique_ptr<detail::cuda_front_end> cuda; ///< null: the CPU demodulates and estimates
+#endif
     explicit impl(int N) : fft(N, detail::fftw_plan_1d::direction::forward) {}
 };
 
@@ -46,6 +53,56 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
     ifft.run(bins.data(), m_impl->preamble_body.data());
     m_impl->lane.resize(size_t(N));
     m_impl->spectrum.resize(size_t(N));
+    const bool cuda = detail::choose_engine(
+        config.requested, [] { return false; }, [] { return true; });
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (cuda)
+        m_impl->cuda = std::make_unique<detail::cuda_front_end>(grid, config.nr, config.interpolation);
+#else
+    (void)cuda;
+#endif
+}
+
+ofdm_receiver::device_frames ofdm_receiver::receive_device(const cfloat* d_rx, size_t samples,
+                                                           const std::vector<sync_result>& syncs,
+                                                           cuda_stream_t stream)
+{
+    device_frames out;
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (m_impl->cuda) {
+        std::vector<size_t> start;
+        std::vector<float> cfo;
+        for (const sync_result& s : syncs) {
+            if (!s.found)
+                fail("receive_device: a frame with no preamble found");
+            start.push_back(s.frame_start);
+            cfo.push_back(s.cfo);
+        }
+        m_impl->cuda->run_device(d_rx, samples, start.data(), cfo.data(), syncs.size(),
+                                 reinterpret_cast<cudaStream_t>(stream));
+        const bool hold = m_config.interpolation == time_interpolation::hold;
+        out.H = m_impl->cuda->device_H();
+        out.y = m_impl->cuda->device_y();
+        out.n0 = m_impl->cuda->device_n0();
+        out.frames = syncs.size();
+        out.symbols_per_channel = hold ? m_grid.data_symbols : 1;
+        out.channels = size_t(m_grid.slots) * m_grid.used_subcarriers * (hold ? 1 : m_grid.data_symbols);
+        return out;
+    }
+#endif
+    (void)d_rx;
+    (void)samples;
+    (void)stream;
+    throw std::logic_error("mimo_gpu: ofdm_receiver: receive_device needs the CUDA backend");
+}
+
+backend ofdm_receiver::active_backend() const
+{
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (m_impl->cuda)
+        return backend::cuda;
+#endif
+    return backend::cpu;
 }
 
 ofdm_receiver::~ofdm_receiver() = default;
@@ -282,16 +339,31 @@ void ofdm_receiver::emit(front_end_frame& f) const
 
 front_end_frame ofdm_receiver::receive(const cfloat* rx, size_t samples, const sync_result& sync)
 {
-    if (!sync.found || !sync.complete)
-        fail(sync.found ? "the frame found is not complete in the buffer (" + std::to_string(samples) +
-                              " samples from " + std::to_string(sync.frame_start) + ")"
-                        : "no preamble found: nothing to receive");
-    front_end_frame f;
-    f.sync = sync;
-    demodulate(rx, sync);
-    estimate(f);
-    emit(f);
-    return f;
+    return std::move(receive_frames(rx, samples, { sync }).front());
+}
+
+std::vector<front_end_frame> ofdm_receiver::receive_frames(const cfloat* rx, size_t samples,
+                                                           const std::vector<sync_result>& syncs)
+{
+    for (const sync_result& sync : syncs)
+        if (!sync.found || !sync.complete)
+            fail(sync.found ? "the frame found is not complete in the buffer (" + std::to_string(samples) +
+                                  " samples from " + std::to_string(sync.frame_start) + ")"
+                            : "no preamble found: nothing to receive");
+    std::vector<front_end_frame> frames(syncs.size());
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (m_impl->cuda) {
+        m_impl->cuda->run(rx, samples, syncs.data(), syncs.size(), frames.data());
+        return frames;
+    }
+#endif
+    for (size_t k = 0; k < syncs.size(); ++k) {
+        frames[k].sync = syncs[k];
+        demodulate(rx, syncs[k]);
+        estimate(frames[k]);
+        emit(frames[k]);
+    }
+    return frames;
 }
 
 front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx, size_t samples, const sync_result& sync,

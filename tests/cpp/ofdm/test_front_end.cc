@@ -308,3 +308,98 @@ TEST(ofdm_front_end, transport_blocks_decode_without_errors_at_high_snr)
         }
     }
 }
+
+namespace {
+
+/// Several frames back to back in one buffer (each through its own channel
+/// draw), and their syncs found one after another.
+struct frame_train {
+    std::vector<cfloat> rx;
+    size_t samples = 0;
+    std::vector<sync_result> syncs;
+    frame_train(const ofdm_grid& g, int nr, int frames, uint64_t seed, ofdm_receiver& rx_finder)
+    {
+        ofdm_transmitter tx(g);
+        multipath_config mc;
+        mc.nr = nr;
+        mc.nt = g.nt;
+        mc.profile = delay_profile::eva;
+        mc.sample_rate = g.sample_rate;
+        mc.cfo = 0.21 * g.subcarrier_spacing();
+        mc.timing_offset = 40;
+        mc.snr_db = 25;
+        mc.seed = seed;
+        multipath_channel ch(mc);
+        for (int f = 0; f < frames; ++f) {
+            loopback lb(tx, ch, seed + uint64_t(f));
+            rx.insert(rx.end(), lb.rx.begin(), lb.rx.end());
+        }
+        samples = rx.size() / size_t(nr);
+        size_t from = 0;
+        for (int f = 0; f < frames; ++f) {
+            const sync_result s = rx_finder.synchronize(rx.data(), samples, from);
+            if (!s.found || !s.complete)
+                break;
+            syncs.push_back(s);
+            from = s.frame_start + size_t(g.frame_samples()) - size_t(g.cp_length);
+        }
+    }
+};
+
+} // namespace
+
+TEST(ofdm_front_end, frames_back_to_back_are_found_in_turn)
+{
+    const ofdm_grid g = small_grid(2);
+    ofdm_receiver rx(g, { 2, time_interpolation::hold, 0.15f, -1, backend::cpu });
+    const frame_train train(g, 2, 4, fresh_seed(), rx);
+    ASSERT_EQ(train.syncs.size(), 4u);
+    const size_t period = size_t(g.frame_samples()) + 40 + 5; // offset + EVA spread at 1.92 MHz
+    for (size_t f = 1; f < 4; ++f) {
+        const long step = long(train.syncs[f].frame_start) - long(train.syncs[f - 1].frame_start);
+        EXPECT_NEAR(double(step), double(period), 3.0) << "frame " << f;
+    }
+}
+
+TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (int nt : { 2, 4 })
+        for (time_interpolation ti : { time_interpolation::hold, time_interpolation::linear }) {
+            ofdm_grid g = small_grid(nt);
+            if (nt == 4) { // a bigger grid, NR-like (DC used)
+                g = ofdm_grid::preset("nr20");
+                g.nt = 4;
+                g.slots = 2;
+                g.data_symbols = 6;
+            }
+            ofdm_receiver cpu(g, { nt, ti, 0.15f, -1, backend::cpu });
+            ofdm_receiver gpu(g, { nt, ti, 0.15f, -1, backend::cuda });
+            ASSERT_EQ(gpu.active_backend(), backend::cuda);
+            const frame_train train(g, nt, 3, seed + uint64_t(nt), cpu);
+            ASSERT_EQ(train.syncs.size(), 3u);
+            const auto a = cpu.receive_frames(train.rx.data(), train.samples, train.syncs);
+            const auto b = gpu.receive_frames(train.rx.data(), train.samples, train.syncs);
+            double worst = 0;
+            auto compare = [&](const std::vector<cfloat>& x, const std::vector<cfloat>& y, const char* what) {
+                ASSERT_EQ(x.size(), y.size()) << what;
+                for (size_t i = 0; i < x.size(); ++i) {
+                    const double e = std::abs(x[i] - y[i]) / std::max(1.0f, std::abs(x[i]));
+                    worst = std::max(worst, e);
+                    ASSERT_LT(e, 1e-3) << what << " element " << i;
+                }
+            };
+            for (size_t f = 0; f < a.size(); ++f) {
+                EXPECT_EQ(a[f].channels, b[f].channels);
+                EXPECT_EQ(a[f].symbols_per_channel, b[f].symbols_per_channel);
+                compare(a[f].H, b[f].H, "H");
+                compare(a[f].y, b[f].y, "y");
+                compare(a[f].slot_channels, b[f].slot_channels, "slot estimates");
+                compare(a[f].pilot_ls, b[f].pilot_ls, "pilot LS");
+                EXPECT_NEAR(b[f].n0 / a[f].n0, 1.0, 1e-3);
+            }
+            std::printf("[ compared ] %dx%d %s %s: 3 frames, worst relative difference %.2e\n", nt, nt,
+                        describe(g).c_str(), ti == time_interpolation::hold ? "hold" : "linear", worst);
+        }
+}

@@ -1,0 +1,371 @@
+// cuda_front_end: gather + CFO rotation, batched cuFFT, bin pick, a block per
+// (frame, slot) for estimation and interpolation, then the detector's H and y.
+#include "cuda_front_end.h"
+
+#include "../runtime/cuda_buffers.h"
+
+#include <cufft.h>
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+constexpr int k_threads = 256;
+
+void check_cufft(cufftResult r, const char* what)
+{
+    if (r != CUFFT_SUCCESS)
+        throw std::runtime_error(std::string("mimo_gpu: ") + what + " failed (cufftResult " + std::to_string(int(r)) +
+                                 ")");
+}
+
+unsigned blocks_for(size_t n) { return unsigned((n + k_threads - 1) / k_threads); }
+
+struct dims {
+    int N, SS, U, nr, nt, D, slots, K; // K: symbols per frame
+};
+
+/// A thread per (frame, symbol, antenna, sample): the FFT window's sample,
+/// rotated by -2 pi cfo m / N, m counted from the preamble's window.
+__global__ void gather_rotate_kernel(const float2* rx, const size_t* start, const float* cfo, dims d, size_t frames,
+                                     float2* out)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t per_frame = size_t(d.K) * d.nr * d.N;
+    if (e >= frames * per_frame)
+        return;
+    const size_t f = e / per_frame, rest = e % per_frame;
+    const int k = int(rest / (size_t(d.nr) * d.N)), r = int(rest / d.N % d.nr), n = int(rest % d.N);
+    const size_t m = size_t(k) * d.SS + size_t(n);
+    const float2 x = rx[(start[f] + m) * d.nr + r];
+    // -2 cfo m / N in half turns, reduced mod 2 in double so the float sincos stays exact
+    const double turns = -2.0 * double(cfo[f]) * double(m) / double(d.N);
+    float s, c;
+    sincospif(float(turns - 2.0 * floor(turns / 2.0)), &s, &c);
+    out[e] = make_float2(x.x * c - x.y * s, x.x * s + x.y * c);
+}
+
+/// Y[((f K + k) U + i) nr + r] = X[((f K + k) nr + r) N + bin(i)] / sqrt(N).
+__global__ void pick_bins_kernel(const float2* X, const int* bins, dims d, size_t frames, float scale, float2* Y)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t per_symbol = size_t(d.U) * d.nr;
+    if (e >= frames * d.K * per_symbol)
+        return;
+    const size_t fk = e / per_symbol;
+    const int i = int(e % per_symbol / d.nr), r = int(e % d.nr);
+    const float2 v = X[(fk * d.nr + r) * d.N + size_t(bins[i])];
+    Y[e] = make_float2(v.x * scale, v.y * scale);
+}
+
+__device__ float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+__device__ float2 cdiv(float2 a, float2 b)
+{
+    const float n = b.x * b.x + b.y * b.y;
+    return make_float2((a.x * b.x + a.y * b.y) / n, (a.y * b.x - a.x * b.y) / n);
+}
+
+/// Sums a float2 over the block (k_threads threads).
+__device__ float2 block_sum(float2 v, float2* shared)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+    }
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    __syncthreads();
+    if (lane == 0)
+        shared[warp] = v;
+    __syncthreads();
+    float2 t = make_float2(0, 0);
+    for (int w = 0; w < k_threads / 32; ++w)
+        t = make_float2(t.x + shared[w].x, t.y + shared[w].y);
+    return t;
+}
+
+/// A block per (frame, slot): LS at the pilots, the delay slope taken out,
+/// the noise's second differences, the interpolation, the slope put back.
+__global__ void estimate_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
+                                float2* H_slot, float* noise_sum)
+{
+    __shared__ float2 partial[k_threads / 32];
+    const int f = blockIdx.x / d.slots, j = blockIdx.x % d.slots;
+    const int U = d.U, nr = d.nr, nt = d.nt;
+    const int k = 1 + j * (1 + d.D);
+    const float2* Yk = Y + (size_t(f) * d.K + k) * U * nr;
+    float2* ls = ls_out + (size_t(f) * d.slots + j) * U * nr;
+    for (int e = threadIdx.x; e < U * nr; e += blockDim.x)
+        ls[e] = cdiv(Yk[e], pilots[size_t(j) * U + e / nr]);
+    __syncthreads();
+    float2 turn = make_float2(0, 0);
+    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
+        const int i = e / nr, r = e % nr;
+        if (i + nt < U) {
+            const float2 a = ls[e], b = ls[(i + nt) * nr + r];
+            const float w = 1.0f / float(offsets[i + nt] - offsets[i]);
+            turn.x += (a.x * b.x + a.y * b.y) * w;
+            turn.y += (a.x * b.y - a.y * b.x) * w;
+        }
+    }
+    turn = block_sum(turn, partial);
+    const float slope = atan2f(turn.y, turn.x) / float(nt);
+    __syncthreads();
+    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
+        float s, c;
+        sincosf(-slope * float(offsets[e / nr]), &s, &c);
+        ls[e] = cmul(ls[e], make_float2(c, s));
+    }
+    __syncthreads();
+    float2 noise = make_float2(0, 0);
+    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
+        const int i = e / nr, r = e % nr;
+        if (i + 2 * nt < U && offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
+            const float2 a = ls[e], b = ls[(i + nt) * nr + r], c = ls[(i + 2 * nt) * nr + r];
+            const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
+            noise.x += ex * ex + ey * ey;
+        }
+    }
+    noise = block_sum(noise, partial);
+    if (threadIdx.x == 0)
+        noise_sum[blockIdx.x] = noise.x;
+    float2* H = H_slot + (size_t(f) * d.slots + j) * U * nr * nt;
+    for (int e = threadIdx.x; e < U * nr * nt; e += blockDim.x) {
+        const int c = e / (nr * nt), r = e / nt % nr, t = e % nt;
+        const int lo = c >= t ? c - (c - t) % nt : -1;
+        const int hi = lo < 0 ? t : (lo + nt < U ? lo + nt : -1);
+        float2 v;
+        if (lo < 0)
+            v = ls[hi * nr + r];
+        else if (hi < 0 || lo == c)
+            v = ls[lo * nr + r];
+        else {
+            const float a = float(offsets[c] - offsets[lo]) / float(offsets[hi] - offsets[lo]);
+            const float2 x = ls[lo * nr + r], y = ls[hi * nr + r];
+            v = make_float2(x.x * (1 - a) + y.x * a, x.y * (1 - a) + y.y * a);
+        }
+        float s, co;
+        sincosf(slope * float(offsets[c]), &s, &co);
+        H[e] = cmul(v, make_float2(co, s));
+    }
+    __syncthreads();
+    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
+        float s, c;
+        sincosf(slope * float(offsets[e / nr]), &s, &c);
+        ls[e] = cmul(ls[e], make_float2(c, s));
+    }
+}
+
+/// N0 per frame from its slots' second differences.
+__global__ void noise_kernel(const float* noise_sum, int slots, float scale, size_t frames, float* n0)
+{
+    const size_t f = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (f >= frames)
+        return;
+    float s = 0;
+    for (int j = 0; j < slots; ++j)
+        s += noise_sum[f * slots + j];
+    n0[f] = s * scale;
+}
+
+/// A thread per (frame, problem, antenna): y, and with linear time
+/// interpolation H per problem (hold: H is the slot estimate itself).
+__global__ void emit_kernel(const float2* Y, const float2* H_slot, dims d, size_t frames, bool linear, float2* y,
+                            float2* H)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t problems = size_t(d.slots) * d.U * d.D;
+    if (e >= frames * problems * d.nr)
+        return;
+    const size_t f = e / (problems * d.nr), p = e / d.nr % problems;
+    const int r = int(e % d.nr);
+    const int s = int(p % d.D), c = int(p / d.D % d.U), j = int(p / (size_t(d.D) * d.U));
+    const int k = 2 + j * (1 + d.D) + s;
+    y[e] = Y[((f * d.K + k) * d.U + c) * d.nr + r];
+    if (!linear)
+        return;
+    const size_t hn = size_t(d.nr) * d.nt;
+    const float2* Hj = H_slot + ((f * d.slots + j) * d.U + c) * hn;
+    const float2* Hn = j + 1 < d.slots ? H_slot + ((f * d.slots + j + 1) * d.U + c) * hn : Hj;
+    const float a = float(s + 1) / float(d.D + 1);
+    for (int t = 0; t < d.nt; ++t) {
+        const size_t o = size_t(r) * d.nt + t;
+        H[(f * problems + p) * hn + o] =
+            make_float2(Hj[o].x * (1 - a) + Hn[o].x * a, Hj[o].y * (1 - a) + Hn[o].y * a);
+    }
+}
+
+} // namespace
+
+struct cuda_front_end::impl {
+    ofdm_grid g;
+    dims d;
+    bool linear;
+    size_t noise_terms = 0;
+    cuda_stream stream;
+    cufftHandle plan = 0;
+    size_t plan_batch = 0;
+    device_buffer<int> bins, offsets;
+    device_buffer<float2> pilots, X, Y, ls, H_slot, y, H;
+    device_buffer<float> noise_sum, n0;
+    device_buffer<size_t> start;
+    device_buffer<float> cfo;
+    device_buffer<float2> rx;
+    pinned_buffer<size_t> h_start;
+    pinned_buffer<float> h_cfo;
+};
+
+cuda_front_end::cuda_front_end(const ofdm_grid& grid, int nr, time_interpolation interpolation)
+    : m(std::make_unique<impl>())
+{
+    m->g = grid;
+    m->d = { grid.fft_size, grid.symbol_samples(), grid.used_subcarriers, nr, grid.nt,
+             grid.data_symbols, grid.slots, 1 + grid.slots * (1 + grid.data_symbols) };
+    m->linear = interpolation == time_interpolation::linear;
+    const int U = grid.used_subcarriers, nt = grid.nt;
+    std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
+    for (int i = 0; i < U; ++i) {
+        bins[size_t(i)] = grid.bin(i);
+        offsets[size_t(i)] = grid.offset(i);
+    }
+    std::vector<cfloat> pilots(size_t(grid.slots) * U);
+    const float boost = std::sqrt(float(nt));
+    for (int j = 0; j < grid.slots; ++j)
+        for (int i = 0; i < U; ++i)
+            pilots[size_t(j) * U + i] = grid.pilot(j, i) * boost;
+    MIMO_CUDA_CHECK(cudaMemcpy(m->bins.reserve(bins.size()), bins.data(), bins.size() * sizeof(int),
+                               cudaMemcpyHostToDevice));
+    MIMO_CUDA_CHECK(cudaMemcpy(m->offsets.reserve(offsets.size()), offsets.data(), offsets.size() * sizeof(int),
+                               cudaMemcpyHostToDevice));
+    MIMO_CUDA_CHECK(cudaMemcpy(m->pilots.reserve(pilots.size()), pilots.data(), pilots.size() * sizeof(cfloat),
+                               cudaMemcpyHostToDevice));
+    for (int t = 0; t < nt; ++t) // the noise estimate's second differences per slot, as the CPU counts them
+        for (int i = t; i + 2 * nt < U; i += nt)
+            if (grid.offset(i + nt) - grid.offset(i) == grid.offset(i + 2 * nt) - grid.offset(i + nt))
+                m->noise_terms += size_t(nr);
+}
+
+cuda_front_end::~cuda_front_end()
+{
+    if (m->plan)
+        cufftDestroy(m->plan);
+}
+
+size_t cuda_front_end::H_per_frame() const
+{
+    const dims& d = m->d;
+    return size_t(d.slots) * d.U * (m->linear ? d.D : 1) * d.nr * d.nt;
+}
+size_t cuda_front_end::y_per_frame() const
+{
+    const dims& d = m->d;
+    return size_t(d.slots) * d.U * d.D * d.nr;
+}
+const cfloat* cuda_front_end::device_H() const
+{
+    return reinterpret_cast<const cfloat*>(m->linear ? m->H.data() : m->H_slot.data());
+}
+const cfloat* cuda_front_end::device_y() const { return reinterpret_cast<const cfloat*>(m->y.data()); }
+const float* cuda_front_end::device_n0() const { return m->n0.data(); }
+
+void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t* frame_start, const float* cfo,
+                                size_t frames, cudaStream_t st)
+{
+    const dims& d = m->d;
+    const size_t reach = size_t(d.K - 1) * d.SS + size_t(d.N);
+    for (size_t f = 0; f < frames; ++f)
+        if (frame_start[f] + reach > samples)
+            throw std::invalid_argument("mimo_gpu: ofdm_receiver: frame " + std::to_string(f) +
+                                        " does not lie whole in the buffer");
+    size_t* hs = m->h_start.reserve(frames);
+    float* hc = m->h_cfo.reserve(frames);
+    std::copy(frame_start, frame_start + frames, hs);
+    std::copy(cfo, cfo + frames, hc);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames), hs, frames * sizeof(size_t), cudaMemcpyHostToDevice, st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(m->cfo.reserve(frames), hc, frames * sizeof(float), cudaMemcpyHostToDevice, st));
+    const size_t windows = frames * size_t(d.K) * d.nr;
+    float2* X = m->X.reserve(windows * d.N);
+    if (m->plan_batch != windows) {
+        if (m->plan)
+            cufftDestroy(m->plan);
+        m->plan = 0;
+        int n = d.N;
+        check_cufft(cufftPlanMany(&m->plan, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(windows)),
+                    "cufftPlanMany");
+        m->plan_batch = windows;
+    }
+    check_cufft(cufftSetStream(m->plan, st), "cufftSetStream");
+    gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
+        reinterpret_cast<const float2*>(d_rx), m->start.data(), m->cfo.data(), d, frames, X);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    check_cufft(cufftExecC2C(m->plan, reinterpret_cast<cufftComplex*>(X), reinterpret_cast<cufftComplex*>(X),
+                             CUFFT_FORWARD),
+                "cufftExecC2C");
+    const size_t grid_elements = frames * size_t(d.K) * d.U * d.nr;
+    float2* Y = m->Y.reserve(grid_elements);
+    pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(X, m->bins.data(), d, frames,
+                                                                       float(1.0 / std::sqrt(double(d.N))), Y);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    float2* ls = m->ls.reserve(frames * d.slots * d.U * d.nr);
+    float2* Hs = m->H_slot.reserve(frames * d.slots * d.U * d.nr * d.nt);
+    float* ns = m->noise_sum.reserve(frames * d.slots);
+    estimate_kernel<<<unsigned(frames * d.slots), k_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls,
+                                                                       Hs, ns);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    const float scale = m->noise_terms ? float(d.nt) / (6.0f * float(m->noise_terms * d.slots)) : 0.0f;
+    noise_kernel<<<blocks_for(frames), k_threads, 0, st>>>(ns, d.slots, scale, frames, m->n0.reserve(frames));
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    const size_t ye = frames * y_per_frame();
+    float2* H = m->linear ? m->H.reserve(frames * H_per_frame()) : nullptr;
+    emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, m->y.reserve(ye), H);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* syncs, size_t frames,
+                         front_end_frame* out)
+{
+    const dims& d = m->d;
+    const cudaStream_t st = m->stream.get();
+    std::vector<size_t> start(frames);
+    std::vector<float> cfo(frames);
+    for (size_t f = 0; f < frames; ++f) {
+        start[f] = syncs[f].frame_start;
+        cfo[f] = syncs[f].cfo;
+    }
+    float2* drx = m->rx.reserve(samples * d.nr);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(drx, rx, samples * d.nr * sizeof(cfloat), cudaMemcpyHostToDevice, st));
+    run_device(reinterpret_cast<const cfloat*>(drx), samples, start.data(), cfo.data(), frames, st);
+    const size_t hn = H_per_frame(), yn = y_per_frame(), sn = size_t(d.slots) * d.U * d.nr * d.nt,
+                 ln = size_t(d.slots) * d.U * d.nr;
+    std::vector<float> n0(frames);
+    for (size_t f = 0; f < frames; ++f) {
+        front_end_frame& o = out[f];
+        o.sync = syncs[f];
+        o.symbols_per_channel = m->linear ? 1 : d.D;
+        o.channels = size_t(d.slots) * d.U * (m->linear ? d.D : 1);
+        o.H.resize(hn);
+        o.y.resize(yn);
+        o.slot_channels.resize(sn);
+        o.pilot_ls.resize(ln);
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.H.data(), device_H() + f * hn, hn * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.y.data(), device_y() + f * yn, yn * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.slot_channels.data(), m->H_slot.data() + f * sn, sn * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.pilot_ls.data(), m->ls.data() + f * ln, ln * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost, st));
+    }
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(n0.data(), m->n0.data(), frames * sizeof(float), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
+    for (size_t f = 0; f < frames; ++f)
+        out[f].n0 = n0[f];
+}
+
+} // namespace detail
+} // namespace mimo_gpu
