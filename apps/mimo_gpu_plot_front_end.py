@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Plots mimo_gpu_ofdm_link's JSON: coded BLER with estimated and perfect
+channels, the channel-estimate MSE beside the LS theory, the estimated channel
+magnitude per antenna pair over the subcarriers (beside the true one), and the
+equalised constellation.
+
+usage: mimo_gpu_plot_front_end.py RESULT.json -o PLOT.png
+"""
+import argparse
+import json
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("json")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args()
+    try:
+        with open(args.json) as f:
+            r = json.load(f)
+        pts = r["points"]
+    except (OSError, ValueError, KeyError) as e:
+        sys.exit(f"mimo_gpu_plot_front_end: cannot read {args.json}: {e}")
+    snr = [p["snr_db"] for p in pts]
+    fig, ax = plt.subplots(2, 2, figsize=(12, 9))
+    title = f"{r['nr']}x{r['nt']} {r['grid']}, {r['profile'].upper()}, CFO {r['cfo_spacings']} spacings, {r['detector']}"
+    fig.suptitle(title, fontsize=10)
+
+    a = ax[0][0]
+    floor = 0.5 / max(p["frames"] for p in pts)
+    a.semilogy(snr, [max(p["bler_estimated"], floor) for p in pts], "o-", label="estimated channel")
+    a.semilogy(snr, [max(p["bler_perfect"], floor) for p in pts], "s--", label="perfect channel")
+    a.axhline(0.1, color="grey", lw=0.5)
+    a.set_xlabel("SNR (dB)")
+    a.set_ylabel("coded BLER (transport block)")
+    est, perf = r.get("snr_at_bler_0.1_estimated"), r.get("snr_at_bler_0.1_perfect")
+    if isinstance(est, (int, float)) and isinstance(perf, (int, float)):
+        a.set_title(f"BLER 0.1: {est:.2f} dB vs {perf:.2f} dB (loss {est - perf:.2f} dB)", fontsize=9)
+    a.grid(True, which="both", alpha=0.3)
+    a.legend()
+
+    a = ax[0][1]
+    a.semilogy(snr, [p["mse_pilots"] for p in pts], "o-", label="LS at pilots (measured)")
+    a.semilogy(snr, [p["mse_pilots_theory"] for p in pts], "k--", label="LS theory N0/nt")
+    a.semilogy(snr, [p["mse_interpolated"] for p in pts], "s-", label="interpolated (measured)")
+    a.semilogy(snr, [p["mse_interpolated_theory"] for p in pts], "k:", label="interpolation noise theory")
+    a.set_xlabel("SNR (dB)")
+    a.set_ylabel("channel estimate MSE")
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=8)
+
+    a = ax[1][0]
+    U = r["snapshot_subcarriers"]
+    est_abs, true_abs = r["snapshot_estimated_abs"], r["snapshot_true_abs"]
+    pairs = len(est_abs) // U if U else 0
+    for k in range(min(pairs, 4)):
+        line = a.plot([est_abs[i * pairs + k] for i in range(U)], lw=1,
+                      label=f"|H| pair {k // r['nt']},{k % r['nt']} estimated")
+        a.plot([true_abs[i * pairs + k] for i in range(U)], "--", lw=0.8, color=line[0].get_color())
+    a.set_xlabel("subcarrier (logical index)")
+    a.set_ylabel("|H| (dashed: true)")
+    a.set_title(f"channel magnitude at {pts[-1]['snr_db']} dB, slot 0", fontsize=9)
+    a.legend(fontsize=7)
+
+    a = ax[1][1]
+    z = r["snapshot_equalised"]
+    if z:
+        a.plot([v[0] for v in z], [v[1] for v in z], ".", ms=1.5)
+    a.set_aspect("equal")
+    a.set_title(f"MMSE-equalised symbols at {pts[-1]['snr_db']} dB (estimated channel)", fontsize=9)
+    a.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(args.output, dpi=110)
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
