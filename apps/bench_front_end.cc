@@ -85,7 +85,10 @@ std::vector<front_end_row> bench_front_end(backend b, int trials, uint64_t seed,
         // I/O bytes of one frame: the antenna samples in, y and H (hold) out.
         const double bytes = double(g.frame_samples()) * nr * 8 + double(g.data_elements()) * nr * 8 +
                              double(g.slots) * g.used_subcarriers * nr * g.nt * 8;
-        ofdm_receiver cpu(g, { nr, time_interpolation::hold, 0.15f, -1, backend::cpu });
+        ofdm_receiver_config rc;
+        rc.nr = nr;
+        rc.requested = backend::cpu;
+        ofdm_receiver cpu(g, rc);
         std::fprintf(stderr, "  front end %s 4x4 (%s) ...\n", w.preset, describe(g).c_str());
         {
             const capture c = make_capture(g, nr, 4, seed, cpu);
@@ -106,7 +109,8 @@ std::vector<front_end_row> bench_front_end(backend b, int trials, uint64_t seed,
         if (b == backend::cuda) {
             const int F = 16;
             const capture c = make_capture(g, nr, F, seed + 1, cpu);
-            ofdm_receiver gpu(g, { nr, time_interpolation::hold, 0.15f, -1, backend::cuda });
+            rc.requested = backend::cuda;
+            ofdm_receiver gpu(g, rc);
             front_end_row r = base;
             r.backend = "cuda";
             r.frames = F;

@@ -88,6 +88,7 @@ int main(int argc, char** argv)
     cli.add_option("cfo", "X", "carrier frequency offset in subcarrier spacings (|X| < 1)", "0.2");
     cli.add_option("timing-offset", "N", "samples of noise before each frame", "100");
     cli.add_option("interpolation", "NAME", "hold or linear (in time)", "hold");
+    cli.add_option("frequency", "NAME", "lmmse or linear (along each antenna's pilot comb)", "lmmse");
     cli.add_option("detector", "SPEC", "detector (registry name and parameters)", "mmse");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
     cli.add_option("snr", "RANGE", "SNR points in dB, start:stop:step", "0:20:2");
@@ -110,6 +111,10 @@ int main(int argc, char** argv)
         rc.nr = nr;
         rc.interpolation = interp == "hold" ? time_interpolation::hold : time_interpolation::linear;
         rc.requested = b;
+        const std::string freq = cli.text("frequency");
+        if (freq != "lmmse" && freq != "linear")
+            throw usage_error("--frequency must be lmmse or linear, got '" + freq + "'");
+        rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse : frequency_interpolation::linear;
         ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });
         ofdm_receiver rx = checked_setup([&] { return ofdm_receiver(g, rc); });
         const detector_spec spec = checked_setup([&] { return parse_detector_spec(cli.text("detector")); });
@@ -132,11 +137,11 @@ int main(int argc, char** argv)
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
         const double interp_factor = interpolation_noise_factor(g);
         std::printf("mimo_gpu_ofdm_link: %dx%d, %s, %s, CFO %.2f spacings, timing offset %lld, %s interpolation, "
-                    "detector %s, TB A=%d G=%d, receiver on %s\n",
+                    "%s in frequency, detector %s, TB A=%d G=%d, receiver on %s\n",
                     nr, g.nt, describe(g).c_str(), cli.text("profile").c_str(), cfo, cli.integer("timing-offset", 0, 1 << 20),
-                    interp.c_str(), spec.label().c_str(), fmt.A, fmt.G, b == backend::cuda ? "CUDA" : "CPU");
+                    interp.c_str(), freq.c_str(), spec.label().c_str(), fmt.A, fmt.G, b == backend::cuda ? "CUDA" : "CPU");
         std::printf("%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s\n", "SNR", "BLER est", "BLER perf",
-                    "MSE pilots", "N0/nt", "ratio", "MSE interp", "theory", "N0 est", "N0", "lost");
+                    "MSE pilots", "N0/nt", "ratio", "MSE interp", "lin theory", "N0 est", "N0", "lost");
         std::vector<point> pts;
         std::mt19937_64 rng(seed);
         std::vector<uint8_t> a(size_t(fmt.A)), coded(size_t(fmt.G)), decoded(size_t(fmt.A));
@@ -272,6 +277,7 @@ int main(int argc, char** argv)
             j.begin_object();
             j.value("program", "mimo_gpu_ofdm_link").value("grid", describe(g)).value("nr", nr).value("nt", g.nt);
             j.value("profile", cli.text("profile")).value("cfo_spacings", cfo).value("interpolation", interp);
+            j.value("frequency_interpolation", freq);
             j.value("detector", spec.label()).value("A", fmt.A).value("G", fmt.G);
             j.value("receiver_backend", b == backend::cuda ? "cuda" : "cpu");
             j.value("snr_at_bler_0.1_estimated", s_est).value("snr_at_bler_0.1_perfect", s_perf);

@@ -21,9 +21,22 @@ enum class time_interpolation {
     linear ///< between consecutive slots' pilots (the last slot holds): S = 1
 };
 
+enum class frequency_interpolation {
+    linear, ///< between the two comb pilots around a subcarrier
+    /// LMMSE over the `lmmse_window` nearest comb pilots, for delays spread
+    /// uniformly over `lmmse_delay_spread` samples around the channel's mean
+    /// delay, at the SNR the pilots show (less noise than linear, see docs)
+    lmmse
+};
+
 struct ofdm_receiver_config {
     int nr = 2;
     time_interpolation interpolation = time_interpolation::hold;
+    frequency_interpolation frequency = frequency_interpolation::lmmse;
+    int lmmse_window = 8;             ///< comb pilots per LMMSE estimate (2..16)
+    /// samples; -1: estimated per frame from the correlation of comb neighbours
+    /// (between half a sample and twice the cyclic prefix)
+    double lmmse_delay_spread = -1;
     /// Schmidl-Cox metric |P|^2 / R^2 (0..1) a preamble must exceed.
     float sync_threshold = 0.15f; // noise or data alone: about 1 / (N nr / 2)
     /// Samples the FFT window starts before the first path found, inside the
@@ -44,6 +57,7 @@ struct sync_result {
 struct front_end_frame {
     sync_result sync;
     float n0 = 0;                ///< noise variance per resource element, from the pilots
+    float delay_spread = 0;      ///< the LMMSE model's delay spread in samples (estimated or fixed)
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
@@ -111,6 +125,7 @@ private:
     ofdm_grid m_grid;
     ofdm_receiver_config m_config;
     int m_backoff;
+    float m_spread_over_n; ///< a fixed LMMSE delay spread over the FFT size (< 0: estimated)
     struct impl;
     std::unique_ptr<impl> m_impl;
 };

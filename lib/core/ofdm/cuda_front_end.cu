@@ -2,6 +2,8 @@
 // (frame, slot) for estimation and interpolation, then the detector's H and y.
 #include "cuda_front_end.h"
 
+#include "comb_interpolation.h"
+
 #include "../runtime/cuda_buffers.h"
 
 #include <cufft.h>
@@ -89,10 +91,11 @@ __device__ float2 block_sum(float2 v, float2* shared)
     return t;
 }
 
-/// A block per (frame, slot): LS at the pilots, the delay slope taken out,
-/// the noise's second differences, the interpolation, the slope put back.
-__global__ void estimate_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
-                                float2* H_slot, float* noise_sum)
+/// A block per (frame, slot): LS at the pilots, the mean-delay slope measured
+/// and taken out, and the slot's sums for the frame's statistics: second
+/// differences (noise), power, comb-neighbour correlation (delay spread).
+__global__ void pilot_ls_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
+                                float* slope_out, float* sums)
 {
     __shared__ float2 partial[k_threads / 32];
     const int f = blockIdx.x / d.slots, j = blockIdx.x % d.slots;
@@ -116,61 +119,112 @@ __global__ void estimate_kernel(const float2* Y, const float2* pilots, const int
     turn = block_sum(turn, partial);
     const float slope = atan2f(turn.y, turn.x) / float(nt);
     __syncthreads();
+    float2 power = make_float2(0, 0);
     for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
-        float s, c;
-        sincosf(-slope * float(offsets[e / nr]), &s, &c);
-        ls[e] = cmul(ls[e], make_float2(c, s));
+        float sn, cs;
+        sincosf(-slope * float(offsets[e / nr]), &sn, &cs);
+        const float2 v = cmul(ls[e], make_float2(cs, sn));
+        ls[e] = v;
+        power.x += v.x * v.x + v.y * v.y;
     }
     __syncthreads();
-    float2 noise = make_float2(0, 0);
+    float2 noise_corr = make_float2(0, 0); // x: second differences, y: neighbour correlation
     for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
         const int i = e / nr, r = e % nr;
         if (i + 2 * nt < U && offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
             const float2 a = ls[e], b = ls[(i + nt) * nr + r], c = ls[(i + 2 * nt) * nr + r];
             const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
-            noise.x += ex * ex + ey * ey;
+            noise_corr.x += ex * ex + ey * ey;
+        }
+        if (i + nt < U && offsets[i + nt] - offsets[i] == nt) {
+            const float2 a = ls[e], b = ls[(i + nt) * nr + r];
+            noise_corr.y += a.x * b.x + a.y * b.y;
         }
     }
-    noise = block_sum(noise, partial);
-    if (threadIdx.x == 0)
-        noise_sum[blockIdx.x] = noise.x;
-    float2* H = H_slot + (size_t(f) * d.slots + j) * U * nr * nt;
-    for (int e = threadIdx.x; e < U * nr * nt; e += blockDim.x) {
-        const int c = e / (nr * nt), r = e / nt % nr, t = e % nt;
-        const int lo = c >= t ? c - (c - t) % nt : -1;
-        const int hi = lo < 0 ? t : (lo + nt < U ? lo + nt : -1);
-        float2 v;
-        if (lo < 0)
-            v = ls[hi * nr + r];
-        else if (hi < 0 || lo == c)
-            v = ls[lo * nr + r];
-        else {
-            const float a = float(offsets[c] - offsets[lo]) / float(offsets[hi] - offsets[lo]);
-            const float2 x = ls[lo * nr + r], y = ls[hi * nr + r];
-            v = make_float2(x.x * (1 - a) + y.x * a, x.y * (1 - a) + y.y * a);
-        }
-        float s, co;
-        sincosf(slope * float(offsets[c]), &s, &co);
-        H[e] = cmul(v, make_float2(co, s));
-    }
-    __syncthreads();
-    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
-        float s, c;
-        sincosf(slope * float(offsets[e / nr]), &s, &c);
-        ls[e] = cmul(ls[e], make_float2(c, s));
+    noise_corr = block_sum(noise_corr, partial);
+    power = block_sum(power, partial);
+    if (threadIdx.x == 0) {
+        slope_out[blockIdx.x] = slope;
+        sums[blockIdx.x * 3 + 0] = noise_corr.x;
+        sums[blockIdx.x * 3 + 1] = power.x;
+        sums[blockIdx.x * 3 + 2] = noise_corr.y;
     }
 }
 
-/// N0 per frame from its slots' second differences.
-__global__ void noise_kernel(const float* noise_sum, int slots, float scale, size_t frames, float* n0)
+/// A thread per frame: N0, the LS noise relative to the channel power, and the
+/// LMMSE model's delay spread (fixed, or from the comb-neighbour correlation).
+__global__ void frame_stats_kernel(const float* sums, dims d, size_t frames, float noise_terms, float neighbour_terms,
+                                   float fixed_spread_over_n, float* n0, float* relative_noise, float* spread_over_n,
+                                   float* spread)
 {
     const size_t f = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (f >= frames)
         return;
-    float s = 0;
-    for (int j = 0; j < slots; ++j)
-        s += noise_sum[f * slots + j];
-    n0[f] = s * scale;
+    float noise = 0, power = 0, corr = 0;
+    for (int j = 0; j < d.slots; ++j) {
+        noise += sums[(f * d.slots + j) * 3 + 0];
+        power += sums[(f * d.slots + j) * 3 + 1];
+        corr += sums[(f * d.slots + j) * 3 + 2];
+    }
+    const float N0 = noise_terms > 0 ? noise / noise_terms * float(d.nt) / 6.0f : 0.0f;
+    n0[f] = N0;
+    const float ls_noise = N0 / float(d.nt);
+    const float pair_power = power / (float(d.slots) * d.U * d.nr);
+    const float floor = 1e-3f * pair_power + 1e-30f;
+    const float channel_power = pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
+    relative_noise[f] = ls_noise / channel_power;
+    float s = fixed_spread_over_n;
+    if (s < 0) {
+        const float rho = neighbour_terms > 0 ? corr / neighbour_terms / channel_power : 0.0f;
+        s = delay_spread_from_correlation(rho, d.nt, d.N, 0.5f, 2.0f * float(d.SS - d.N)) / float(d.N);
+    }
+    spread_over_n[f] = s;
+    spread[f] = s * float(d.N);
+}
+
+/// A thread per (frame, slot, subcarrier, antenna t): the comb weights (linear
+/// or LMMSE), applied to every receive antenna, the slope put back.
+__global__ void interpolate_kernel(const float2* ls_all, const float* slopes, const int* offsets, dims d,
+                                   size_t frames, bool lmmse, int window, const float* relative_noise,
+                                   const float* spread_over_n, float2* H_slot)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t per_frame = size_t(d.slots) * d.U * d.nt;
+    if (e >= frames * per_frame)
+        return;
+    const size_t f = e / per_frame;
+    const int j = int(e / (size_t(d.U) * d.nt) % d.slots), c = int(e / d.nt % d.U), t = int(e % d.nt);
+    int pilot[k_lmmse_max_window];
+    float w[k_lmmse_max_window];
+    const int n = lmmse ? lmmse_comb_weights(c, t, d.nt, d.U, offsets, window, spread_over_n[f], relative_noise[f],
+                                             pilot, w)
+                        : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
+    const size_t fj = f * d.slots + j;
+    const float2* ls = ls_all + fj * d.U * d.nr;
+    float sn, cs;
+    sincosf(slopes[fj] * float(offsets[c]), &sn, &cs);
+    for (int r = 0; r < d.nr; ++r) {
+        float2 v = make_float2(0, 0);
+        for (int a = 0; a < n; ++a) {
+            const float2 x = ls[pilot[a] * d.nr + r];
+            v.x += x.x * w[a];
+            v.y += x.y * w[a];
+        }
+        H_slot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
+    }
+}
+
+/// A thread per (frame, slot, pilot, antenna): the LS estimates as measured.
+__global__ void reramp_kernel(float2* ls, const float* slopes, const int* offsets, dims d, size_t frames)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= frames * d.slots * d.U * d.nr)
+        return;
+    const size_t fj = e / (size_t(d.U) * d.nr);
+    const int i = int(e / d.nr % d.U);
+    float sn, cs;
+    sincosf(slopes[fj] * float(offsets[i]), &sn, &cs);
+    ls[e] = cmul(ls[e], make_float2(cs, sn));
 }
 
 /// A thread per (frame, problem, antenna): y, and with linear time
@@ -206,13 +260,14 @@ struct cuda_front_end::impl {
     ofdm_grid g;
     dims d;
     bool linear;
-    size_t noise_terms = 0;
+    ofdm_receiver_config config;
+    size_t noise_terms = 0, neighbour_terms = 0;
     cuda_stream stream;
     cufftHandle plan = 0;
     size_t plan_batch = 0;
     device_buffer<int> bins, offsets;
     device_buffer<float2> pilots, X, Y, ls, H_slot, y, H;
-    device_buffer<float> noise_sum, n0;
+    device_buffer<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
     device_buffer<size_t> start;
     device_buffer<float> cfo;
     device_buffer<float2> rx;
@@ -220,9 +275,12 @@ struct cuda_front_end::impl {
     pinned_buffer<float> h_cfo;
 };
 
-cuda_front_end::cuda_front_end(const ofdm_grid& grid, int nr, time_interpolation interpolation)
+cuda_front_end::cuda_front_end(const ofdm_grid& grid, const ofdm_receiver_config& config)
     : m(std::make_unique<impl>())
 {
+    const int nr = config.nr;
+    const time_interpolation interpolation = config.interpolation;
+    m->config = config;
     m->g = grid;
     m->d = { grid.fft_size, grid.symbol_samples(), grid.used_subcarriers, nr, grid.nt,
              grid.data_symbols, grid.slots, 1 + grid.slots * (1 + grid.data_symbols) };
@@ -244,10 +302,14 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid, int nr, time_interpolation
                                cudaMemcpyHostToDevice));
     MIMO_CUDA_CHECK(cudaMemcpy(m->pilots.reserve(pilots.size()), pilots.data(), pilots.size() * sizeof(cfloat),
                                cudaMemcpyHostToDevice));
-    for (int t = 0; t < nt; ++t) // the noise estimate's second differences per slot, as the CPU counts them
+    for (int t = 0; t < nt; ++t) { // the statistics' terms per slot, as the CPU counts them
         for (int i = t; i + 2 * nt < U; i += nt)
             if (grid.offset(i + nt) - grid.offset(i) == grid.offset(i + 2 * nt) - grid.offset(i + nt))
                 m->noise_terms += size_t(nr);
+        for (int i = t; i + nt < U; i += nt)
+            if (grid.offset(i + nt) - grid.offset(i) == nt)
+                m->neighbour_terms += size_t(nr);
+    }
 }
 
 cuda_front_end::~cuda_front_end()
@@ -311,14 +373,24 @@ void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t
     pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(X, m->bins.data(), d, frames,
                                                                        float(1.0 / std::sqrt(double(d.N))), Y);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    float2* ls = m->ls.reserve(frames * d.slots * d.U * d.nr);
-    float2* Hs = m->H_slot.reserve(frames * d.slots * d.U * d.nr * d.nt);
-    float* ns = m->noise_sum.reserve(frames * d.slots);
-    estimate_kernel<<<unsigned(frames * d.slots), k_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls,
-                                                                       Hs, ns);
+    const size_t fj = frames * d.slots;
+    float2* ls = m->ls.reserve(fj * d.U * d.nr);
+    float2* Hs = m->H_slot.reserve(fj * d.U * d.nr * d.nt);
+    float* slopes = m->slopes.reserve(fj);
+    pilot_ls_kernel<<<unsigned(fj), k_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls, slopes,
+                                                         m->sums.reserve(fj * 3));
     MIMO_CUDA_CHECK(cudaGetLastError());
-    const float scale = m->noise_terms ? float(d.nt) / (6.0f * float(m->noise_terms * d.slots)) : 0.0f;
-    noise_kernel<<<blocks_for(frames), k_threads, 0, st>>>(ns, d.slots, scale, frames, m->n0.reserve(frames));
+    const double fixed = m->config.lmmse_delay_spread;
+    frame_stats_kernel<<<blocks_for(frames), k_threads, 0, st>>>(
+        m->sums.data(), d, frames, float(m->noise_terms * d.slots), float(m->neighbour_terms * d.slots),
+        fixed < 0 ? -1.0f : float(fixed / d.N), m->n0.reserve(frames), m->relative_noise.reserve(frames),
+        m->spread_over_n.reserve(frames), m->spread.reserve(frames));
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
+        ls, slopes, m->offsets.data(), d, frames, m->config.frequency == frequency_interpolation::lmmse,
+        m->config.lmmse_window, m->relative_noise.data(), m->spread_over_n.data(), Hs);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    reramp_kernel<<<blocks_for(fj * d.U * d.nr), k_threads, 0, st>>>(ls, slopes, m->offsets.data(), d, frames);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
     float2* H = m->linear ? m->H.reserve(frames * H_per_frame()) : nullptr;
@@ -342,7 +414,7 @@ void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* sy
     run_device(reinterpret_cast<const cfloat*>(drx), samples, start.data(), cfo.data(), frames, st);
     const size_t hn = H_per_frame(), yn = y_per_frame(), sn = size_t(d.slots) * d.U * d.nr * d.nt,
                  ln = size_t(d.slots) * d.U * d.nr;
-    std::vector<float> n0(frames);
+    std::vector<float> n0(frames), spread(frames);
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
         o.sync = syncs[f];
@@ -362,9 +434,13 @@ void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* sy
                                         cudaMemcpyDeviceToHost, st));
     }
     MIMO_CUDA_CHECK(cudaMemcpyAsync(n0.data(), m->n0.data(), frames * sizeof(float), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(
+        cudaMemcpyAsync(spread.data(), m->spread.data(), frames * sizeof(float), cudaMemcpyDeviceToHost, st));
     MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
-    for (size_t f = 0; f < frames; ++f)
+    for (size_t f = 0; f < frames; ++f) {
         out[f].n0 = n0[f];
+        out[f].delay_spread = spread[f];
+    }
 }
 
 } // namespace detail

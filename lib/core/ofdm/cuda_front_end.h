@@ -17,7 +17,7 @@ namespace detail {
 class cuda_front_end
 {
 public:
-    cuda_front_end(const ofdm_grid& grid, int nr, time_interpolation interpolation);
+    cuda_front_end(const ofdm_grid& grid, const ofdm_receiver_config& config);
     ~cuda_front_end();
 
     /// Host in, host out (front_end_frame vectors filled), synchronous.

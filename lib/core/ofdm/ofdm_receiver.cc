@@ -3,6 +3,7 @@
 // (CFO rotation, matched-filter dot products); FFTW the FFTs.
 #include <mimo_gpu/ofdm_receiver.h>
 
+#include "comb_interpolation.h"
 #include "fftw_plan.h"
 #include "../runtime/engine_choice.h"
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <map>
 #include <stdexcept>
 
 namespace mimo_gpu {
@@ -27,6 +29,7 @@ struct ofdm_receiver::impl {
     std::vector<cfloat> preamble_body; ///< the preamble of all antennas together, N time samples
     std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
     std::vector<cfloat> lane, spectrum;
+    std::vector<int> offsets; ///< frequency offset of each logical subcarrier
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end> cuda; ///< null: the CPU demodulates and estimates
 #endif
@@ -36,12 +39,19 @@ struct ofdm_receiver::impl {
 ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config)
     : m_grid((grid.validate(), grid)), m_config(config),
       m_backoff(config.window_backoff < 0 ? grid.cp_length / 8 : config.window_backoff),
+      m_spread_over_n(float(config.lmmse_delay_spread / grid.fft_size)),
       m_impl(std::make_unique<impl>(grid.fft_size))
 {
     if (config.nr < grid.nt || config.nr > 256)
         fail("nr must be in nt..256 (nt = " + std::to_string(grid.nt) + "), got " + std::to_string(config.nr));
     if (!(config.sync_threshold > 0 && config.sync_threshold < 1))
         fail("sync_threshold must be in (0, 1)");
+    if (config.lmmse_window < 2 || config.lmmse_window > detail::k_lmmse_max_window)
+        fail("lmmse_window must be in 2.." + std::to_string(detail::k_lmmse_max_window) + ", got " +
+             std::to_string(config.lmmse_window));
+    if (!(config.lmmse_delay_spread < 0 || (config.lmmse_delay_spread > 0 &&
+                                            config.lmmse_delay_spread <= grid.fft_size)))
+        fail("lmmse_delay_spread must be -1 (estimated from the pilots) or in (0, fft_size] samples");
     if (m_backoff > grid.cp_length)
         fail("window_backoff must be at most the cyclic prefix (" + std::to_string(grid.cp_length) + ")");
     const int N = grid.fft_size;
@@ -53,11 +63,13 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
     ifft.run(bins.data(), m_impl->preamble_body.data());
     m_impl->lane.resize(size_t(N));
     m_impl->spectrum.resize(size_t(N));
+    for (int i = 0; i < grid.used_subcarriers; ++i)
+        m_impl->offsets.push_back(grid.offset(i));
     const bool cuda = detail::choose_engine(
         config.requested, [] { return false; }, [] { return true; });
 #ifdef MIMO_GPU_HAVE_CUDA
     if (cuda)
-        m_impl->cuda = std::make_unique<detail::cuda_front_end>(grid, config.nr, config.interpolation);
+        m_impl->cuda = std::make_unique<detail::cuda_front_end>(grid, config);
 #else
     (void)cuda;
 #endif
@@ -242,8 +254,13 @@ void ofdm_receiver::estimate(front_end_frame& f) const
     const float boost = std::sqrt(float(nt));
     f.pilot_ls.resize(size_t(g.slots) * U * nr);
     f.slot_channels.resize(size_t(g.slots) * U * nr * nt);
-    double noise = 0;
-    size_t noise_terms = 0;
+    std::vector<double> slopes(size_t(g.slots));
+    double noise = 0, power = 0, neighbours = 0;
+    size_t noise_terms = 0, neighbour_terms = 0;
+    // Per slot: LS at the pilots; the channel's mean delay (window timing
+    // included) turns the estimates along frequency at a steady rate, so it is
+    // measured from neighbouring pilots and taken out before the noise estimate
+    // and the interpolation, which then see only the spread around it.
     for (int j = 0; j < g.slots; ++j) {
         const int k = 1 + j * (1 + D);
         cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
@@ -252,10 +269,6 @@ void ofdm_receiver::estimate(front_end_frame& f) const
             for (int r = 0; r < nr; ++r)
                 ls[size_t(i) * nr + r] = m_impl->Y[(size_t(k) * U + i) * nr + r] / p;
         }
-        // The channel's mean delay (window timing included) turns the estimates
-        // along frequency at a steady rate; it is measured from neighbouring
-        // pilots, taken out before the interpolation and the noise estimate, and
-        // put back after, so they see only the channel's spread around it.
         std::complex<double> turn(0, 0);
         for (int t = 0; t < nt; ++t)
             for (int i = t; i + nt < U; i += nt)
@@ -263,31 +276,21 @@ void ofdm_receiver::estimate(front_end_frame& f) const
                     turn += std::conj(std::complex<double>(ls[size_t(i) * nr + r])) *
                             std::complex<double>(ls[size_t(i + nt) * nr + r]) /
                             double(g.offset(i + nt) - g.offset(i));
-        const double slope = std::arg(turn) / nt; // radians per subcarrier spacing
-        auto ramp = [&](int i, double sign) { return std::polar(1.0f, float(sign * slope * g.offset(i))); };
+        slopes[size_t(j)] = std::arg(turn) / nt; // radians per subcarrier spacing
         for (int i = 0; i < U; ++i)
-            for (int r = 0; r < nr; ++r)
-                ls[size_t(i) * nr + r] *= ramp(i, -1);
-        // Linear interpolation along each antenna's comb, by frequency offset;
-        // beyond the first and last pilot the nearest one holds.
-        cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
-        for (int t = 0; t < nt; ++t)
-            for (int c = 0; c < U; ++c) {
-                const int lo = c >= t ? c - (c - t) % nt : -1;
-                const int hi = lo < 0 ? t : (lo + nt < U ? lo + nt : -1);
-                for (int r = 0; r < nr; ++r) {
-                    cfloat v;
-                    if (lo < 0)
-                        v = ls[size_t(hi) * nr + r];
-                    else if (hi < 0 || lo == c)
-                        v = ls[size_t(lo) * nr + r];
-                    else {
-                        const float a = float(g.offset(c) - g.offset(lo)) / float(g.offset(hi) - g.offset(lo));
-                        v = ls[size_t(lo) * nr + r] * (1 - a) + ls[size_t(hi) * nr + r] * a;
-                    }
-                    H[(size_t(c) * nr + r) * nt + t] = v * ramp(c, 1);
-                }
+            for (int r = 0; r < nr; ++r) {
+                cfloat& v = ls[size_t(i) * nr + r];
+                v *= std::polar(1.0f, float(-slopes[size_t(j)] * g.offset(i)));
+                power += std::norm(v);
             }
+        // Correlation of comb neighbours nt apart, for the LMMSE model's delay spread.
+        for (int t = 0; t < nt; ++t)
+            for (int i = t; i + nt < U; i += nt)
+                if (g.offset(i + nt) - g.offset(i) == nt)
+                    for (int r = 0; r < nr; ++r) {
+                        neighbours += std::real(std::conj(ls[size_t(i) * nr + r]) * ls[size_t(i + nt) * nr + r]);
+                        ++neighbour_terms;
+                    }
         // Noise from second differences along each comb (equally spaced triples):
         // E|e|^2 = 6 N0 / nt for LS noise N0 / nt, a linear channel trend cancels.
         for (int t = 0; t < nt; ++t)
@@ -301,11 +304,69 @@ void ofdm_receiver::estimate(front_end_frame& f) const
                     ++noise_terms;
                 }
             }
-        for (int i = 0; i < U; ++i) // the LS estimates as measured, for diagnostics
-            for (int r = 0; r < nr; ++r)
-                ls[size_t(i) * nr + r] *= ramp(i, 1);
     }
     f.n0 = noise_terms ? float(noise / double(noise_terms) * nt / 6.0) : 0.0f;
+    // The LMMSE weights need the LS noise relative to an antenna pair's channel power.
+    const float ls_noise = f.n0 / float(nt);
+    const float pair_power = float(power / (double(g.slots) * U * nr));
+    const float channel_power = std::max(pair_power - ls_noise, 1e-3f * pair_power + 1e-30f);
+    const float relative_noise = ls_noise / channel_power;
+    float spread_over_n = m_spread_over_n;
+    if (m_config.lmmse_delay_spread < 0) { // from the pilots: at least half a sample, at most twice the CP
+        const float rho = neighbour_terms ? float(neighbours / double(neighbour_terms)) / channel_power : 0.0f;
+        spread_over_n = detail::delay_spread_from_correlation(rho, nt, g.fft_size, 0.5f, 2.0f * g.cp_length) /
+                        float(g.fft_size);
+    }
+    f.delay_spread = spread_over_n * float(g.fft_size);
+    // The weights depend on the frame's statistics, not on the slot: made once.
+    const int Wmax = detail::k_lmmse_max_window;
+    std::vector<int> pilots(size_t(U) * nt * Wmax), counts(size_t(U) * nt);
+    std::vector<float> weights_of(size_t(U) * nt * Wmax);
+    // Most windows share their geometry (pilot distances): LMMSE solves once per geometry.
+    std::map<std::vector<int>, std::vector<float>> solved;
+    for (int t = 0; t < nt; ++t)
+        for (int c = 0; c < U; ++c) {
+            const size_t ct = size_t(t) * U + c;
+            int* pilot = &pilots[ct * Wmax];
+            float* w = &weights_of[ct * Wmax];
+            if (m_config.frequency == frequency_interpolation::linear) {
+                counts[ct] = detail::linear_comb_weights(c, t, nt, U, m_impl->offsets.data(), pilot, w);
+                continue;
+            }
+            const int n = detail::lmmse_comb_window(c, t, nt, U, m_config.lmmse_window, pilot);
+            std::vector<int> distance(static_cast<size_t>(n));
+            for (int a = 0; a < n; ++a)
+                distance[size_t(a)] = g.offset(pilot[a]) - g.offset(c);
+            auto it = solved.find(distance);
+            if (it == solved.end()) {
+                std::vector<float> v(static_cast<size_t>(n));
+                detail::lmmse_solve(distance.data(), n, spread_over_n, relative_noise, v.data());
+                it = solved.emplace(distance, std::move(v)).first;
+            }
+            std::copy(it->second.begin(), it->second.end(), w);
+            counts[ct] = n;
+        }
+    for (int j = 0; j < g.slots; ++j) {
+        cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
+        cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
+        const double slope = slopes[size_t(j)];
+        for (int t = 0; t < nt; ++t)
+            for (int c = 0; c < U; ++c) {
+                const size_t ct = size_t(t) * U + c;
+                const int* pilot = &pilots[ct * Wmax];
+                const float* w = &weights_of[ct * Wmax];
+                const cfloat back = std::polar(1.0f, float(slope * g.offset(c)));
+                for (int r = 0; r < nr; ++r) {
+                    cfloat v(0, 0);
+                    for (int k = 0; k < counts[ct]; ++k)
+                        v += ls[size_t(pilot[k]) * nr + r] * w[k];
+                    H[(size_t(c) * nr + r) * nt + t] = v * back;
+                }
+            }
+        for (int i = 0; i < U; ++i) // the LS estimates as measured, for diagnostics
+            for (int r = 0; r < nr; ++r)
+                ls[size_t(i) * nr + r] *= std::polar(1.0f, float(slope * g.offset(i)));
+    }
 }
 
 void ofdm_receiver::emit(front_end_frame& f) const

@@ -28,6 +28,18 @@ ofdm_grid small_grid(int nt, modulation mod = modulation::qam16)
     return g;
 }
 
+ofdm_receiver_config receiver_config(int nr, time_interpolation ti = time_interpolation::hold,
+                                     backend b = backend::automatic,
+                                     frequency_interpolation fi = frequency_interpolation::lmmse)
+{
+    ofdm_receiver_config c;
+    c.nr = nr;
+    c.interpolation = ti;
+    c.requested = b;
+    c.frequency = fi;
+    return c;
+}
+
 std::vector<uint8_t> random_bits(size_t n, uint64_t seed)
 {
     std::mt19937_64 rng(seed);
@@ -123,7 +135,10 @@ TEST(ofdm_front_end, identity_channel_gives_the_transmitted_symbols)
     for (int n = 0; n < g.frame_samples(); ++n)
         for (int r = 0; r < 2; ++r)
             lb.rx[size_t(50 + n) * 2 + r] = lb.tx[size_t(n) * 2 + r];
-    ofdm_receiver rx(g, { 2, time_interpolation::hold, 0.5f, 0 });
+    ofdm_receiver_config rc = receiver_config(2, time_interpolation::hold, backend::automatic,
+                                              frequency_interpolation::linear);
+    rc.window_backoff = 0;
+    ofdm_receiver rx(g, rc);
     const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
     ASSERT_TRUE(s.found && s.complete);
     EXPECT_EQ(s.frame_start, size_t(50 + g.cp_length));
@@ -193,7 +208,9 @@ TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
     for (int nt : { 2, 4 }) {
         const ofdm_grid g = small_grid(nt);
         ofdm_transmitter tx(g);
-        ofdm_receiver rx(g, { nt });
+        ofdm_receiver rx(g, receiver_config(nt));
+        ofdm_receiver rx_linear(
+            g, receiver_config(nt, time_interpolation::hold, backend::automatic, frequency_interpolation::linear));
         for (double snr : { 10.0, 20.0, 30.0 }) {
             multipath_config mc;
             mc.nr = nt;
@@ -205,7 +222,7 @@ TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
             mc.snr_db = snr;
             mc.seed = seed + uint64_t(snr) + uint64_t(nt);
             multipath_channel ch(mc);
-            double mse = 0, n0 = 0;
+            double mse = 0, n0 = 0, mse_lmmse = 0, mse_linear = 0;
             const int frames = 8;
             for (int f = 0; f < frames; ++f) {
                 loopback lb(tx, ch, seed + uint64_t(f));
@@ -213,11 +230,12 @@ TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
                 ASSERT_TRUE(s.found && s.complete) << nt << "x" << nt << " " << snr << " dB frame " << f
                                                    << " found " << s.found << " start " << s.frame_start;
                 const front_end_frame fr = rx.receive(lb.rx.data(), lb.rx_samples, s);
+                const front_end_frame fl = rx_linear.receive(lb.rx.data(), lb.rx_samples, s);
                 // the true response at the receiver's window, with the phase the CFO left at it
                 std::vector<cfloat> H(size_t(g.used_subcarriers) * nt * nt);
                 const double delay = double(s.frame_start) - double(61 + g.cp_length);
                 ch.frequency_response(g, delay, H.data());
-                double e = 0;
+                double e = 0, e_lmmse = 0, e_linear = 0;
                 size_t count = 0;
                 for (int j = 0; j < g.slots; ++j) {
                     // The phase the channel's CFO and the receiver's correction leave
@@ -234,9 +252,17 @@ TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
                             const cfloat truth = H[(size_t(i) * nt + r) * nt + t] * cfo_phase;
                             e += std::norm(fr.pilot_ls[(size_t(j) * g.used_subcarriers + i) * nt + r] - truth);
                             ++count;
+                            for (int tt = 0; tt < nt; ++tt) { // every pair, after interpolation
+                                const size_t o = (size_t(j) * g.used_subcarriers + i) * nt * nt + size_t(r) * nt + tt;
+                                const cfloat h = H[(size_t(i) * nt + r) * nt + tt] * cfo_phase;
+                                e_lmmse += std::norm(fr.slot_channels[o] - h);
+                                e_linear += std::norm(fl.slot_channels[o] - h);
+                            }
                         }
                 }
                 mse += e / double(count) / frames;
+                mse_lmmse += e_lmmse / double(count * nt) / frames;
+                mse_linear += e_linear / double(count * nt) / frames;
                 n0 += fr.n0 / frames;
             }
             const double theory = ch.noise_variance() / nt;
@@ -245,6 +271,10 @@ TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
                         nt, nt, snr, mse, theory, mse / theory, n0, double(ch.noise_variance()));
             EXPECT_NEAR(mse / theory, 1.0, 0.15) << nt << "x" << nt << " " << snr << " dB";
             EXPECT_NEAR(n0 / ch.noise_variance(), 1.0, 0.2) << nt << "x" << nt << " " << snr << " dB";
+            // LMMSE over the comb removes most of the noise linear interpolation keeps
+            std::printf("[ measured ]   interpolated MSE: linear %.3e, LMMSE %.3e (%.1f dB better)\n", mse_linear,
+                        mse_lmmse, 10 * std::log10(mse_linear / mse_lmmse));
+            EXPECT_LT(mse_lmmse, 0.5 * mse_linear) << nt << "x" << nt << " " << snr << " dB";
         }
     }
 }
@@ -258,7 +288,7 @@ TEST(ofdm_front_end, transport_blocks_decode_without_errors_at_high_snr)
         for (time_interpolation ti : { time_interpolation::hold, time_interpolation::linear }) {
             const ofdm_grid g = small_grid(nt);
             ofdm_transmitter tx(g);
-            ofdm_receiver rx(g, { nt, ti });
+            ofdm_receiver rx(g, receiver_config(nt, ti));
             transport_block_format fmt;
             fmt.G = int(g.frame_bits());
             fmt.Qm = 4;
@@ -351,7 +381,7 @@ struct frame_train {
 TEST(ofdm_front_end, frames_back_to_back_are_found_in_turn)
 {
     const ofdm_grid g = small_grid(2);
-    ofdm_receiver rx(g, { 2, time_interpolation::hold, 0.15f, -1, backend::cpu });
+    ofdm_receiver rx(g, receiver_config(2, time_interpolation::hold, backend::cpu));
     const frame_train train(g, 2, 4, fresh_seed(), rx);
     ASSERT_EQ(train.syncs.size(), 4u);
     const size_t period = size_t(g.frame_samples()) + 40 + 5; // offset + EVA spread at 1.92 MHz
@@ -367,6 +397,8 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
     const uint64_t seed = fresh_seed();
     for (int nt : { 2, 4 })
         for (time_interpolation ti : { time_interpolation::hold, time_interpolation::linear }) {
+            const frequency_interpolation fi =
+                ti == time_interpolation::hold ? frequency_interpolation::lmmse : frequency_interpolation::linear;
             ofdm_grid g = small_grid(nt);
             if (nt == 4) { // a bigger grid, NR-like (DC used)
                 g = ofdm_grid::preset("nr20");
@@ -374,8 +406,8 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                 g.slots = 2;
                 g.data_symbols = 6;
             }
-            ofdm_receiver cpu(g, { nt, ti, 0.15f, -1, backend::cpu });
-            ofdm_receiver gpu(g, { nt, ti, 0.15f, -1, backend::cuda });
+            ofdm_receiver cpu(g, receiver_config(nt, ti, backend::cpu, fi));
+            ofdm_receiver gpu(g, receiver_config(nt, ti, backend::cuda, fi));
             ASSERT_EQ(gpu.active_backend(), backend::cuda);
             const frame_train train(g, nt, 3, seed + uint64_t(nt), cpu);
             ASSERT_EQ(train.syncs.size(), 3u);
@@ -399,7 +431,8 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                 compare(a[f].pilot_ls, b[f].pilot_ls, "pilot LS");
                 EXPECT_NEAR(b[f].n0 / a[f].n0, 1.0, 1e-3);
             }
-            std::printf("[ compared ] %dx%d %s %s: 3 frames, worst relative difference %.2e\n", nt, nt,
-                        describe(g).c_str(), ti == time_interpolation::hold ? "hold" : "linear", worst);
+            std::printf("[ compared ] %dx%d %s %s, %s: 3 frames, worst relative difference %.2e\n", nt, nt,
+                        describe(g).c_str(), ti == time_interpolation::hold ? "hold" : "linear",
+                        fi == frequency_interpolation::lmmse ? "lmmse" : "linear", worst);
         }
 }

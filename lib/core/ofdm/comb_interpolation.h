@@ -1,0 +1,135 @@
+// Interpolation of one antenna's pilot comb to a subcarrier, written once for
+// the CPU receiver and the CUDA kernels. The comb of antenna t is the logical
+// subcarriers t, t + nt, t + 2 nt, ... (ofdm_grid.h); `offsets` are the
+// subcarriers' frequency offsets; the LS estimates have had the channel's mean
+// delay turned out (ofdm_receiver.cc), so what is left is the spread around it.
+#pragma once
+
+#include "../runtime/host_device.h"
+
+#include <math.h>
+
+namespace mimo_gpu {
+namespace detail {
+
+constexpr int k_lmmse_max_window = 16;
+
+/// Linear: the two comb pilots around subcarrier c, by frequency offset; beyond
+/// the first and last pilot the nearest holds. Writes 1 or 2 (pilot index, weight)
+/// pairs and returns their count.
+MIMO_HD int linear_comb_weights(int c, int t, int nt, int U, const int* offsets, int* pilot, float* w)
+{
+    const int lo = c >= t ? c - (c - t) % nt : -1;
+    const int hi = lo < 0 ? t : (lo + nt < U ? lo + nt : -1);
+    if (lo < 0 || hi < 0 || lo == c) {
+        pilot[0] = lo < 0 ? hi : lo;
+        w[0] = 1.0f;
+        return 1;
+    }
+    const float a = float(offsets[c] - offsets[lo]) / float(offsets[hi] - offsets[lo]);
+    pilot[0] = lo;
+    w[0] = 1.0f - a;
+    pilot[1] = hi;
+    w[1] = a;
+    return 2;
+}
+
+/// sin(pi x) / (pi x)
+MIMO_HD float sinc_pi(float x) { return fabsf(x) < 1e-6f ? 1.0f : sinf(3.14159265358979f * x) / (3.14159265358979f * x); }
+
+/// The delay spread (samples, of an N-point FFT) of a channel whose delays are
+/// uniform around its mean, from the correlation rho (0..1) of estimates `gap`
+/// subcarriers apart: rho = sinc(gap spread / N). Clamped to [min, max].
+MIMO_HD float delay_spread_from_correlation(float rho, int gap, int N, float min, float max)
+{
+    if (!(rho < 1.0f))
+        return min;
+    if (!(rho > 0.0f))
+        return max;
+    float lo = 0.0f, hi = 1.0f; // sinc falls from 1 to 0 on [0, 1]
+    for (int k = 0; k < 30; ++k) {
+        const float mid = 0.5f * (lo + hi);
+        if (sinc_pi(mid) > rho)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const float spread = 0.5f * (lo + hi) * float(N) / float(gap);
+    return spread < min ? min : (spread > max ? max : spread);
+}
+
+/// The `window` pilots of antenna t's comb nearest subcarrier c (fewer if the
+/// comb is shorter), ascending; returns their count.
+MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilot)
+{
+    const int comb = (U - t + nt - 1) / nt; // pilots of antenna t
+    const int W = window < comb ? window : comb;
+    const int m = c >= t ? (c - t) / nt : 0; // the pilot at or below c
+    int m0 = m - (W - 1) / 2;
+    if (m0 < 0)
+        m0 = 0;
+    if (m0 > comb - W)
+        m0 = comb - W;
+    for (int a = 0; a < W; ++a)
+        pilot[a] = t + nt * (m0 + a);
+    return W;
+}
+
+/// LMMSE weights r_cp^T (R_pp + s I)^-1 of W pilots at frequency offsets
+/// `distance[a]` (pilot minus target, in subcarrier spacings) for a channel
+/// whose delays (around the mean) are uniform over `spread` samples of an
+/// N-point FFT: the correlation between subcarriers d apart is
+/// sinc(d spread / N). s = the LS noise over an antenna pair's channel power.
+MIMO_HD void lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
+{
+    if (!(s >= 1e-4f)) // at most 40 dB: keeps the sinc matrix (near singular for close pilots) well conditioned
+        s = 1e-4f;
+    float R[k_lmmse_max_window * k_lmmse_max_window], r[k_lmmse_max_window];
+    for (int a = 0; a < W; ++a) {
+        r[a] = sinc_pi(float(distance[a]) * spread_over_n);
+        for (int b = 0; b <= a; ++b)
+            R[a * W + b] = sinc_pi(float(distance[a] - distance[b]) * spread_over_n) + (a == b ? s : 0.0f);
+    }
+    // Cholesky R = L L^T in place (lower), then L L^T w = r.
+    for (int j = 0; j < W; ++j) {
+        float d = R[j * W + j];
+        for (int k = 0; k < j; ++k)
+            d -= R[j * W + k] * R[j * W + k];
+        d = sqrtf(d > 1e-12f ? d : 1e-12f);
+        R[j * W + j] = d;
+        for (int i = j + 1; i < W; ++i) {
+            float v = R[i * W + j];
+            for (int k = 0; k < j; ++k)
+                v -= R[i * W + k] * R[j * W + k];
+            R[i * W + j] = v / d;
+        }
+    }
+    for (int i = 0; i < W; ++i) {
+        float v = r[i];
+        for (int k = 0; k < i; ++k)
+            v -= R[i * W + k] * w[k];
+        w[i] = v / R[i * W + i];
+    }
+    for (int i = W - 1; i >= 0; --i) {
+        float v = w[i];
+        for (int k = i + 1; k < W; ++k)
+            v -= R[k * W + i] * w[k];
+        w[i] = v / R[i * W + i];
+    }
+}
+
+/// LMMSE: the `window` comb pilots nearest subcarrier c and their weights;
+/// returns the pilot count.
+MIMO_HD int lmmse_comb_weights(int c, int t, int nt, int U, const int* offsets, int window, float spread_over_n,
+                               float s, int* pilot, float* w)
+{
+    const int W = lmmse_comb_window(c, t, nt, U, window, pilot);
+    int distance[k_lmmse_max_window];
+    for (int a = 0; a < W; ++a)
+        distance[a] = offsets[pilot[a]] - offsets[c];
+    lmmse_solve(distance, W, spread_over_n, s, w);
+    return W;
+}
+
+} // namespace detail
+} // namespace mimo_gpu
