@@ -60,5 +60,23 @@ void fftw_plan_1d::run(const cfloat* in, cfloat* out)
         out[k] = b[k] * s;
 }
 
+void fftw_plan_1d::execute(cfloat* buffer) const
+{
+    auto* b = reinterpret_cast<fftwf_complex*>(buffer);
+    fftwf_execute_dft(m_impl->plan, b, b); // new-array execution: thread-safe
+}
+
+float fftw_plan_1d::scale() const { return m_impl->scale; }
+
+void fftw_plan_1d::buffer_deleter::operator()(cfloat* p) const { fftwf_free(p); }
+
+fftw_plan_1d::buffer fftw_plan_1d::make_buffer() const
+{
+    auto* p = reinterpret_cast<cfloat*>(fftwf_alloc_complex(size_t(m_size)));
+    if (!p)
+        throw std::bad_alloc();
+    return buffer(p);
+}
+
 } // namespace detail
 } // namespace mimo_gpu

@@ -22,7 +22,19 @@ public:
 
     int size() const { return m_size; }
     /// out = F in / sqrt(N) (forward: e^{-j...}); in and out may be the same.
+    /// Uses the plan's own buffer: one thread at a time.
     void run(const cfloat* in, cfloat* out);
+    /// In place on `buffer` (from make_buffer(): FFTW's alignment), unscaled
+    /// (multiply by scale()); any number of threads at once.
+    void execute(cfloat* buffer) const;
+    float scale() const;
+
+    /// An FFTW-aligned buffer of size() values for execute().
+    struct buffer_deleter {
+        void operator()(cfloat* p) const;
+    };
+    using buffer = std::unique_ptr<cfloat[], buffer_deleter>;
+    buffer make_buffer() const;
 
 private:
     struct impl;

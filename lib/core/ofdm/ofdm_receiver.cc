@@ -5,6 +5,7 @@
 
 #include "comb_interpolation.h"
 #include "fftw_plan.h"
+#include "../runtime/parallel_for.h"
 #include "../runtime/engine_choice.h"
 #ifdef MIMO_GPU_HAVE_CUDA
 #include "cuda_front_end.h"
@@ -28,7 +29,6 @@ struct ofdm_receiver::impl {
     detail::fftw_plan_1d fft;
     std::vector<cfloat> preamble_body; ///< the preamble of all antennas together, N time samples
     std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
-    std::vector<cfloat> lane, spectrum;
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end> cuda; ///< null: the CPU demodulates and estimates
@@ -61,8 +61,6 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
     m_impl->preamble_body.resize(size_t(N));
     detail::fftw_plan_1d ifft(N, detail::fftw_plan_1d::direction::inverse);
     ifft.run(bins.data(), m_impl->preamble_body.data());
-    m_impl->lane.resize(size_t(N));
-    m_impl->spectrum.resize(size_t(N));
     for (int i = 0; i < grid.used_subcarriers; ++i)
         m_impl->offsets.push_back(grid.offset(i));
     const bool cuda = detail::choose_engine(
@@ -200,13 +198,15 @@ sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t 
         for (int r = 0; r < nr; ++r)
             lanes[size_t(r) * span + n] = rx[(lo + n) * nr + size_t(r)];
     std::vector<float> c(hi - lo + 1, 0.0f);
-    for (size_t d = lo; d <= hi; ++d)
-        for (int r = 0; r < nr; ++r) {
-            lv_32fc_t dot;
-            volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(),
-                                                 unsigned(N));
-            c[d - lo] += std::norm(dot);
-        }
+    detail::parallel_for(c.size(), 32, [&](size_t begin, size_t end) {
+        for (size_t d = lo + begin; d < lo + end; ++d)
+            for (int r = 0; r < nr; ++r) {
+                lv_32fc_t dot;
+                volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(),
+                                                     unsigned(N));
+                c[d - lo] += std::norm(dot);
+            }
+    });
     const float cmax = *std::max_element(c.begin(), c.end());
     size_t first_path = lo;
     for (size_t d = lo; d <= hi; ++d) {
@@ -233,18 +233,23 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
     // CFO correction: rotate by -2 pi cfo n / N, n counted from the preamble window.
     const double w = -2 * M_PI * sync.cfo / N;
     const lv_32fc_t step = std::polar(1.0f, float(w));
-    for (int k = 0; k < K; ++k) {
-        const size_t start = sync.frame_start + size_t(k) * g.symbol_samples();
-        for (int r = 0; r < nr; ++r) {
+    const detail::fftw_plan_1d& fft = m_impl->fft;
+    const float scale = fft.scale();
+    // Windows (symbol k, antenna r) are independent: spread over the cores.
+    detail::parallel_for(size_t(K) * nr, 8, [&](size_t begin, size_t end) {
+        const auto lane = fft.make_buffer();
+        for (size_t e = begin; e < end; ++e) {
+            const int k = int(e / size_t(nr)), r = int(e % size_t(nr));
+            const size_t start = sync.frame_start + size_t(k) * g.symbol_samples();
             for (int n = 0; n < N; ++n)
-                m_impl->lane[size_t(n)] = rx[(start + size_t(n)) * nr + size_t(r)];
+                lane[size_t(n)] = rx[(start + size_t(n)) * nr + size_t(r)];
             lv_32fc_t phase = std::polar(1.0f, float(std::fmod(w * double(k) * g.symbol_samples(), 2 * M_PI)));
-            volk_32fc_s32fc_x2_rotator_32fc(m_impl->lane.data(), m_impl->lane.data(), step, &phase, unsigned(N));
-            m_impl->fft.run(m_impl->lane.data(), m_impl->spectrum.data());
+            volk_32fc_s32fc_x2_rotator_32fc(lane.get(), lane.get(), step, &phase, unsigned(N));
+            fft.execute(lane.get());
             for (int i = 0; i < U; ++i)
-                m_impl->Y[(size_t(k) * U + i) * nr + r] = m_impl->spectrum[size_t(g.bin(i))];
+                m_impl->Y[(size_t(k) * U + i) * nr + r] = lane[size_t(g.bin(i))] * scale;
         }
-    }
+    });
 }
 
 void ofdm_receiver::estimate(front_end_frame& f) const
@@ -350,19 +355,21 @@ void ofdm_receiver::estimate(front_end_frame& f) const
         cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
         cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
         const double slope = slopes[size_t(j)];
-        for (int t = 0; t < nt; ++t)
-            for (int c = 0; c < U; ++c) {
-                const size_t ct = size_t(t) * U + c;
-                const int* pilot = &pilots[ct * Wmax];
-                const float* w = &weights_of[ct * Wmax];
-                const cfloat back = std::polar(1.0f, float(slope * g.offset(c)));
-                for (int r = 0; r < nr; ++r) {
-                    cfloat v(0, 0);
-                    for (int k = 0; k < counts[ct]; ++k)
-                        v += ls[size_t(pilot[k]) * nr + r] * w[k];
-                    H[(size_t(c) * nr + r) * nt + t] = v * back;
+        detail::parallel_for(size_t(U), 256, [&](size_t c_begin, size_t c_end) {
+            for (int t = 0; t < nt; ++t)
+                for (int c = int(c_begin); c < int(c_end); ++c) {
+                    const size_t ct = size_t(t) * U + c;
+                    const int* pilot = &pilots[ct * Wmax];
+                    const float* w = &weights_of[ct * Wmax];
+                    const cfloat back = std::polar(1.0f, float(slope * g.offset(c)));
+                    for (int r = 0; r < nr; ++r) {
+                        cfloat v(0, 0);
+                        for (int k = 0; k < counts[ct]; ++k)
+                            v += ls[size_t(pilot[k]) * nr + r] * w[k];
+                        H[(size_t(c) * nr + r) * nt + t] = v * back;
+                    }
                 }
-            }
+        });
         for (int i = 0; i < U; ++i) // the LS estimates as measured, for diagnostics
             for (int r = 0; r < nr; ++r)
                 ls[size_t(i) * nr + r] *= std::polar(1.0f, float(slope * g.offset(i)));

@@ -175,7 +175,7 @@ TEST(ofdm_front_end, sync_finds_timing_and_cfo_and_reports_what_it_cannot_find)
         const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
         ASSERT_TRUE(s.found) << "cfo " << cfo;
         EXPECT_TRUE(s.complete);
-        EXPECT_NEAR(s.cfo, cfo, 0.02) << "cfo estimate";
+        EXPECT_NEAR(s.cfo, cfo, 0.05) << "cfo estimate"; // std about 0.01 at 15 dB (64-sample halves, 2 antennas)
         // the window starts inside the preamble's CP (ISI-free for EPA)
         const long body = 137 + g.cp_length;
         EXPECT_LE(long(s.frame_start), body) << "cfo " << cfo;
