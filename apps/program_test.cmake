@@ -1,6 +1,7 @@
 # ctest driver for the programs in apps/ (cmake -P): runs one CASE and checks its
 # exit code and output. Variables: CASE, WORK (scratch folder), DETECT
-# (mimo_gpu_detect_file), GENERATE (mimo_gpu_channel_file), SIMULATE, PLOT, PYTHON.
+# (mimo_gpu_detect_file), GENERATE (mimo_gpu_channel_file), SIMULATE, PLOT, PYTHON,
+# OFDM_FILE (mimo_gpu_ofdm_file), DATA (tests/data).
 cmake_minimum_required(VERSION 3.18)
 
 set(dir ${WORK}/${CASE})
@@ -35,6 +36,42 @@ function(expect_file_size path bytes)
 endfunction()
 
 set(shape --nr 2 --nt 2 --modulation qpsk)
+
+if(CASE STREQUAL "ofdm_record_and_decode")
+    # A recording made by the transmitter and channel, decoded from the file as live.
+    expect(0 "live: 3 frames found, 3 CRC ok, 0 bit errors" ${OFDM_FILE} --record ${dir}/rec --frames 3
+           --nt 2 --format ci16 --backend cpu)
+    expect(0 "3 frames found, 3 CRC ok.*3 of 3 blocks decoded, 0 bit errors" ${OFDM_FILE} --decode ${dir}/rec
+           --expect ${dir}/rec.bits --bits-out ${dir}/decoded.bits --backend cpu)
+    expect_file_size(${dir}/decoded.bits 10296) # 3 blocks of A = 3432
+    expect(0 "4 frames found, 4 CRC ok.*against.*4 of 4 blocks decoded, 0 bit errors" ${OFDM_FILE}
+           --decode ${DATA}/ofdm_2x2_lte1.4_epa_25db.sigmf-meta --expect ${DATA}/ofdm_2x2_lte1.4_epa_25db.bits
+           --backend cpu)
+    return()
+elseif(CASE STREQUAL "ofdm_bad_recordings")
+    expect(0 "live" ${OFDM_FILE} --record ${dir}/rec --frames 2 --backend cpu)
+    expect(1 "the recording .* has 2 channels, the receiver needs 4" ${OFDM_FILE} --decode ${dir}/rec --nr 4)
+    file(READ ${dir}/rec.sigmf-data data HEX)
+    string(SUBSTRING "${data}" 0 2002 cut) # 1001 bytes
+    file(WRITE ${dir}/cut.sigmf-data "")
+    execute_process(COMMAND head -c 1001 ${dir}/rec.sigmf-data OUTPUT_FILE ${dir}/cut.sigmf-data)
+    file(COPY_FILE ${dir}/rec.sigmf-meta ${dir}/cut.sigmf-meta)
+    expect(1 "cut.sigmf-data is truncated: 1001 bytes" ${OFDM_FILE} --decode ${dir}/cut)
+    expect(1 "no meta file .*nothing.sigmf-meta" ${OFDM_FILE} --decode ${dir}/nothing)
+    file(WRITE ${dir}/bad.sigmf-meta "{\"global\": {\"core:datatype\": \"cf32_le\"")
+    file(COPY_FILE ${dir}/rec.sigmf-data ${dir}/bad.sigmf-data)
+    expect(1 "bad.sigmf-meta: malformed JSON: .* at byte" ${OFDM_FILE} --decode ${dir}/bad)
+    file(READ ${dir}/rec.sigmf-meta meta)
+    string(REPLACE "\"mimo_gpu:fft_size\": 128" "\"mimo_gpu:fft_size\": 64" meta "${meta}")
+    file(WRITE ${dir}/fft.sigmf-meta "${meta}")
+    file(COPY_FILE ${dir}/rec.sigmf-data ${dir}/fft.sigmf-data)
+    expect(1 "do not fit an FFT of 64" ${OFDM_FILE} --decode ${dir}/fft)
+    # Noise alone: no preamble, nothing decoded, exit code 1.
+    expect(0 "live: 0 frames found" ${OFDM_FILE} --record ${dir}/noise --frames 2 --snr -40 --backend cpu)
+    expect(1 "no frame found in .*nothing decoded" ${OFDM_FILE} --decode ${dir}/noise --backend cpu)
+    expect(2 "give exactly one of --record BASE and --decode PATH" ${OFDM_FILE})
+    return()
+endif()
 
 if(CASE STREQUAL "help")
     expect(0 "complex64.*float32.*positive means bit 0" ${DETECT} --help)

@@ -1,0 +1,271 @@
+// mimo_gpu_ofdm_file: MIMO-OFDM recordings as SigMF, made and decoded.
+//   record BASE: frames of LTE transport blocks -> transmitter -> multipath
+//     channel -> BASE.sigmf-data/-meta (the frame parameters and the transport
+//     block size in the meta), the transmitted blocks to BASE.bits, and the
+//     same samples decoded live, for comparison.
+//   decode BASE: the recording -> front end (frames found one after another,
+//     read in chunks) -> detector -> transport block decoder -> decoded blocks
+//     (--bits-out), with CRC results; --expect FILE compares with the blocks
+//     sent. Exit code 1 when no frame is found or a block is wrong.
+#include "command_line.h"
+
+#include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/multipath_channel.h>
+#include <mimo_gpu/ofdm_receiver.h>
+#include <mimo_gpu/ofdm_transmitter.h>
+#include <mimo_gpu/sigmf.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_apps;
+
+namespace {
+
+transport_block_format format_for(const ofdm_grid& g, int A)
+{
+    transport_block_format f;
+    f.G = int(g.frame_bits());
+    f.Qm = constellation(g.mod).bits_per_symbol();
+    f.A = A;
+    f.validate_for_decoding();
+    return f;
+}
+
+/// Front end, detector and decoder for a stream of samples, frame by frame.
+class frame_decoder
+{
+public:
+    frame_decoder(const ofdm_grid& g, int nr, int A, const detector_spec& spec, backend b)
+        : m_grid(g), m_nr(nr), m_format(format_for(g, A)), m_rx(g, config(nr, b)),
+          m_detector(make_detector(spec.name, { { nr, g.nt }, g.mod, spec.parameters }, b)),
+          m_decoder(m_format, turbo_decoder_config{}, b)
+    {
+        m_detector->set_bad_problem_policy(bad_problem_policy::erase);
+    }
+    /// Decodes every complete frame in samples[0, n) (antenna-interleaved);
+    /// returns where the next search should start (the unused tail).
+    size_t run(const cfloat* samples, size_t n, std::vector<uint8_t>& decoded, int& crc_ok)
+    {
+        size_t from = 0;
+        for (;;) {
+            const sync_result s = m_rx.synchronize(samples, n, from);
+            if (!s.found)
+                return n > size_t(m_grid.frame_samples()) ? std::max(from, n - size_t(m_grid.frame_samples())) : from;
+            if (!s.complete)
+                return s.frame_start > size_t(m_grid.symbol_samples()) ? s.frame_start - size_t(m_grid.symbol_samples())
+                                                                        : 0;
+            const front_end_frame fr = m_rx.receive(samples, n, s);
+            detector_input in;
+            in.H = fr.H.data();
+            in.y = fr.y.data();
+            in.channels = fr.channels;
+            in.symbols_per_channel = fr.symbols_per_channel;
+            in.n0 = std::max(fr.n0, 1e-12f);
+            std::vector<float> llr(size_t(m_format.G));
+            m_detector->detect(in, llr.data());
+            std::vector<uint8_t> a(size_t(m_format.A));
+            crc_ok += m_decoder.decode(llr.data(), 1, a.data())[0].crc_ok ? 1 : 0;
+            decoded.insert(decoded.end(), a.begin(), a.end());
+            from = s.frame_start + size_t(m_grid.frame_samples()) - size_t(m_grid.cp_length);
+        }
+    }
+
+private:
+    static ofdm_receiver_config config(int nr, backend b)
+    {
+        ofdm_receiver_config c;
+        c.nr = nr;
+        c.requested = b;
+        return c;
+    }
+    ofdm_grid m_grid;
+    int m_nr;
+    transport_block_format m_format;
+    ofdm_receiver m_rx;
+    std::unique_ptr<detector> m_detector;
+    transport_block_decoder m_decoder;
+};
+
+void write_bits(const std::string& path, const std::vector<uint8_t>& bits)
+{
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f.write(reinterpret_cast<const char*>(bits.data()), std::streamsize(bits.size()));
+    if (!f)
+        throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<uint8_t> read_bits(const std::string& path)
+{
+    std::ifstream f(path, std::ios::binary);
+    if (!f)
+        throw std::runtime_error("cannot read " + path);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+int record(command_line& cli, const std::string& base)
+{
+    ofdm_grid g = checked_setup([&] { return ofdm_grid::preset(cli.text("grid")); });
+    g.nt = int(cli.integer("nt", 1, 8));
+    g.mod = checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
+    g.slots = int(cli.integer("slots", 1, 1000));
+    g.data_symbols = int(cli.integer("data-symbols", 1, 1000));
+    const int nr = cli.is_set("nr") && !cli.text("nr").empty() ? int(cli.integer("nr", 1, 8)) : g.nt;
+    const int frames = int(cli.integer("frames", 1, 100000));
+    const double rate = cli.real("code-rate");
+    if (!(rate > 0.05 && rate < 0.95))
+        throw usage_error("--code-rate must be in (0.05, 0.95)");
+    const int A = std::max(40, int(rate * double(g.frame_bits())) - 24);
+    const transport_block_format fmt = checked_setup([&] { return format_for(g, A); });
+    ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });
+    multipath_config mc;
+    mc.nr = nr;
+    mc.nt = g.nt;
+    mc.profile = checked_setup([&] { return delay_profile_from_string(cli.text("profile")); });
+    mc.sample_rate = g.sample_rate;
+    mc.cfo = cli.real("cfo") * g.subcarrier_spacing();
+    mc.timing_offset = int(cli.integer("timing-offset", 0, 1 << 20));
+    mc.snr_db = cli.real("snr");
+    mc.seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
+    multipath_channel ch = checked_setup([&] { return multipath_channel(mc); });
+    transport_block_encoder enc(fmt);
+    std::mt19937_64 rng(mc.seed);
+    std::vector<uint8_t> sent, a(static_cast<size_t>(A)), coded(static_cast<size_t>(fmt.G));
+    std::vector<cfloat> samples, t(size_t(g.frame_samples()) * g.nt),
+        r(ch.output_samples(size_t(g.frame_samples())) * nr);
+    for (int f = 0; f < frames; ++f) {
+        for (auto& v : a)
+            v = uint8_t(rng() & 1);
+        enc.encode(a.data(), coded.data());
+        tx.modulate(coded.data(), t.data());
+        ch.run(t.data(), size_t(g.frame_samples()), r.data());
+        samples.insert(samples.end(), r.begin(), r.end());
+        sent.insert(sent.end(), a.begin(), a.end());
+    }
+    sigmf_meta m;
+    m.sample_rate = g.sample_rate;
+    m.channels = nr;
+    m.format = cli.text("format") == "ci16" ? sample_format::ci16 : sample_format::cf32;
+    if (cli.text("format") != "ci16" && cli.text("format") != "cf32")
+        throw usage_error("--format must be cf32 or ci16");
+    m.ci16_full_scale = float(cli.real("full-scale"));
+    m.description = "gr-mimo_gpu transmitter through a " + cli.text("profile") + " channel, " + describe(g);
+    m.hardware = "simulated (mimo_gpu_ofdm_file record)";
+    m.has_grid = true;
+    m.grid = g;
+    m.snr_db = mc.snr_db;
+    m.transport_block_bits = A;
+    const size_t n = samples.size() / size_t(nr);
+    checked_setup([&] { write_sigmf(base, m, samples.data(), n); return 0; });
+    write_bits(base + ".bits", sent);
+    // The same samples decoded live, as the decode command will from the file.
+    frame_decoder live(g, nr, A, parse_detector_spec(cli.text("detector")), backend::cpu);
+    std::vector<uint8_t> decoded;
+    int crc_ok = 0;
+    live.run(samples.data(), n, decoded, crc_ok);
+    size_t errors = 0;
+    for (size_t k = 0; k < std::min(decoded.size(), sent.size()); ++k)
+        errors += decoded[k] != sent[k];
+    std::printf("recorded %d frames (%zu samples x %d channels, %s) to %s.sigmf-data/-meta, blocks to %s.bits\n",
+                frames, n, nr, m.format == sample_format::cf32 ? "cf32" : "ci16", base.c_str(), base.c_str());
+    std::printf("live: %zu frames found, %d CRC ok, %zu bit errors\n", decoded.size() / size_t(A), crc_ok, errors);
+    return 0;
+}
+
+int decode(command_line& cli, const std::string& path)
+{
+    sigmf_reader reader(path);
+    const sigmf_meta& m = reader.meta();
+    if (!m.has_grid)
+        throw std::runtime_error(path + ": the recording has no mimo_gpu frame parameters (mimo_gpu:fft_size ...)");
+    if (m.transport_block_bits <= 0)
+        throw std::runtime_error(path + ": the recording does not say its transport block size "
+                                        "(mimo_gpu:transport_block_bits)");
+    const int nr = m.channels;
+    if (cli.is_set("nr") && !cli.text("nr").empty())
+        reader.require_channels(int(cli.integer("nr", 1, 256)));
+    if (m.grid.nt > nr)
+        throw std::runtime_error(path + ": " + std::to_string(nr) + " channels cannot separate nt = " +
+                                 std::to_string(m.grid.nt) + " streams");
+    const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
+    frame_decoder dec(m.grid, nr, m.transport_block_bits, parse_detector_spec(cli.text("detector")), b);
+    // Chunks of a few frames; the unused tail of each goes in front of the next.
+    const size_t chunk = size_t(4) * size_t(m.grid.frame_samples());
+    std::vector<cfloat> buffer;
+    std::vector<uint8_t> decoded;
+    int crc_ok = 0;
+    size_t kept = 0;
+    for (;;) {
+        buffer.resize((kept + chunk) * size_t(nr));
+        const size_t got = reader.read(buffer.data() + kept * size_t(nr), chunk);
+        const size_t n = kept + got;
+        const size_t next = dec.run(buffer.data(), n, decoded, crc_ok);
+        if (got == 0)
+            break;
+        std::copy(buffer.begin() + ptrdiff_t(next * size_t(nr)), buffer.begin() + ptrdiff_t(n * size_t(nr)),
+                  buffer.begin());
+        kept = n - next;
+    }
+    const size_t frames = decoded.size() / size_t(m.transport_block_bits);
+    std::printf("%s: %zu samples x %d channels, %s; %zu frames found, %d CRC ok\n", reader.data_path().c_str(),
+                reader.samples_per_channel(), nr, describe(m.grid).c_str(), frames, crc_ok);
+    if (cli.is_set("bits-out") && !cli.text("bits-out").empty())
+        write_bits(cli.text("bits-out"), decoded);
+    int status = frames == 0 ? 1 : 0;
+    if (frames == 0)
+        std::fprintf(stderr, "mimo_gpu_ofdm_file: no frame found in %s: nothing decoded\n", path.c_str());
+    if (cli.is_set("expect") && !cli.text("expect").empty()) {
+        const std::vector<uint8_t> sent = read_bits(cli.text("expect"));
+        size_t errors = decoded.size() == sent.size() ? 0 : std::max(decoded.size(), sent.size());
+        for (size_t k = 0; k < std::min(decoded.size(), sent.size()); ++k)
+            errors += decoded[k] != sent[k];
+        std::printf("against %s: %zu of %zu blocks decoded, %zu bit errors\n", cli.text("expect").c_str(), frames,
+                    sent.size() / size_t(m.transport_block_bits), errors);
+        if (errors)
+            status = 1;
+    }
+    return status;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    command_line cli("mimo_gpu_ofdm_file",
+                     "MIMO-OFDM recordings as SigMF (docs/front_end.md, \"Recordings\").\n"
+                     "  mimo_gpu_ofdm_file --record BASE [options]   simulate frames and record them\n"
+                     "  mimo_gpu_ofdm_file --decode BASE [options]   decode a recording\n"
+                     "A recording is BASE.sigmf-data (samples of every antenna) and BASE.sigmf-meta (sample\n"
+                     "rate, channel count, the module's frame parameters, the transport block size).");
+    cli.add_option("record", "BASE", "write a simulated recording to BASE.sigmf-data/-meta and BASE.bits");
+    cli.add_option("decode", "PATH", "decode the recording BASE (or BASE.sigmf-meta / BASE.sigmf-data)");
+    cli.add_option("grid", "NAME", "record: grid preset", "lte1.4");
+    cli.add_option("nt", "N", "record: transmit antennas", "2");
+    cli.add_option("nr", "N", "record: receive antennas (channels; default nt); decode: the channels the recording must have");
+    cli.add_option("modulation", "NAME", "record: qpsk, 16qam, 64qam, 256qam", "16qam");
+    cli.add_option("slots", "N", "record: slots per frame", "2");
+    cli.add_option("data-symbols", "N", "record: data symbols per slot", "6");
+    cli.add_option("frames", "N", "record: frames (one transport block each)", "4");
+    cli.add_option("code-rate", "R", "record: transport block code rate", "0.5");
+    cli.add_option("profile", "NAME", "record: flat, epa, eva, etu", "epa");
+    cli.add_option("snr", "DB", "record: SNR per receive antenna", "25");
+    cli.add_option("cfo", "X", "record: CFO in subcarrier spacings", "0.2");
+    cli.add_option("timing-offset", "N", "record: noise samples before each frame", "100");
+    cli.add_option("format", "NAME", "record: cf32 or ci16", "cf32");
+    cli.add_option("full-scale", "X", "record: the float value of int16 32767 (ci16)", "4");
+    cli.add_option("seed", "N", "record: seed", "1");
+    cli.add_option("detector", "SPEC", "detector", "mmse");
+    cli.add_option("backend", "NAME", "decode: auto, cpu or cuda", "auto");
+    cli.add_option("bits-out", "FILE", "decode: write the decoded blocks (uint8 bits)");
+    cli.add_option("expect", "FILE", "decode: compare with these blocks (BASE.bits of the recording)");
+    return run_program(cli, argc, argv, [&]() -> int {
+        const bool rec = cli.is_set("record") && !cli.text("record").empty();
+        const bool dec = cli.is_set("decode") && !cli.text("decode").empty();
+        if (rec == dec)
+            throw usage_error("give exactly one of --record BASE and --decode PATH");
+        return rec ? record(cli, cli.text("record")) : decode(cli, cli.text("decode"));
+    });
+}
