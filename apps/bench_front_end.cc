@@ -142,6 +142,29 @@ std::vector<front_end_row> bench_front_end(backend b, int trials, uint64_t seed,
                     BENCH_CHECK(cudaStreamSynchronize(st));
                 }) / F;
                 rows.push_back(r);
+                // The same with the synchronisation on the GPU too: every frame found
+                // on the device (metric and matched filter there, decisions here).
+                r.path = "host to host, pinned, GPU sync";
+                std::vector<sync_result> found;
+                r.ms_per_frame = host_median_ms(trials, [&](int) {
+                    BENCH_CHECK(cudaMemcpyAsync(d_rx.p, h_rx.p, c.rx.size() * sizeof(cfloat), cudaMemcpyHostToDevice, st));
+                    found.clear();
+                    size_t from = 0;
+                    for (int f = 0; f < F; ++f) {
+                        const sync_result s = gpu.synchronize_device(d_rx.p, c.samples, from,
+                                                                     reinterpret_cast<cuda_stream_t>(st));
+                        if (!s.found || !s.complete)
+                            throw std::runtime_error("front-end bench: GPU sync lost frame " + std::to_string(f));
+                        found.push_back(s);
+                        from = s.frame_start + size_t(g.frame_samples()) - size_t(g.cp_length);
+                    }
+                    const auto out = gpu.receive_device(d_rx.p, c.samples, found, reinterpret_cast<cuda_stream_t>(st));
+                    BENCH_CHECK(cudaMemcpyAsync(h_y.p, out.y, yn * sizeof(cfloat), cudaMemcpyDeviceToHost, st));
+                    BENCH_CHECK(cudaMemcpyAsync(h_H.p, out.H, hn * sizeof(cfloat), cudaMemcpyDeviceToHost, st));
+                    BENCH_CHECK(cudaMemcpyAsync(h_n0.p, out.n0, F * sizeof(float), cudaMemcpyDeviceToHost, st));
+                    BENCH_CHECK(cudaStreamSynchronize(st));
+                }) / F;
+                rows.push_back(r);
             }
             cudaEvent_t e0, e1;
             BENCH_CHECK(cudaEventCreate(&e0));
@@ -177,11 +200,11 @@ void print_front_end_table(const std::vector<front_end_row>& rows, const std::st
     std::printf("\nOFDM receiver front end (CFO, CP, FFT, LS pilots, interpolation, N0, H/y out), 4x4, %s; "
                 "requirement: NR 100 MHz 4x4 = 3276 x 28 RE per ms = 91.7 M RE/s\n",
                 device.c_str());
-    std::printf("%-6s %-5s %-22s %6s | %10s %9s %11s %9s | %10s %9s\n", "grid", "back", "path", "frames", "ms/frame",
+    std::printf("%-6s %-5s %-31s %6s | %10s %9s %11s %9s | %10s %9s\n", "grid", "back", "path", "frames", "ms/frame",
                 "air ms", "M RE/s", "x NR100", "floor ms", "x floor");
     for (const front_end_row& r : rows) {
         const double res = r.ms_per_frame > 0 ? double(r.elements_per_frame) / (r.ms_per_frame * 1e-3) / 1e6 : -1;
-        std::printf("%-6s %-5s %-22s %6d | %10s %9.3f %11s %9s | %10s %9s\n", r.preset.c_str(), r.backend.c_str(),
+        std::printf("%-6s %-5s %-31s %6d | %10s %9.3f %11s %9s | %10s %9s\n", r.preset.c_str(), r.backend.c_str(),
                     r.path.c_str(), r.frames, fmt(r.ms_per_frame, "%.4f").c_str(), r.frame_air_ms,
                     fmt(res, "%.1f").c_str(), fmt(res > 0 ? res * 1e6 / k_nr100_elements_per_s : -1, "%.2f").c_str(),
                     fmt(r.floor_ms_per_frame, "%.4f").c_str(),

@@ -227,6 +227,70 @@ __global__ void reramp_kernel(float2* ls, const float* slopes, const int* offset
     ls[e] = cmul(ls[e], make_float2(cs, sn));
 }
 
+
+constexpr int k_metric_run = 64; // positions per thread of the Schmidl-Cox metric
+
+/// A thread per run of k_metric_run positions d: P(d) = sum_r sum_m conj(x[d+m])
+/// x[d+m+L] and R(d) (the halves' mean energy) summed exactly at the run's start
+/// (double), then slid one position at a time, as the CPU does every 4096.
+__global__ void sync_metric_kernel(const float2* rx, size_t from, size_t count, int L, int nr, float* M, float2* P)
+{
+    const size_t run = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t d0 = from + run * k_metric_run;
+    if (run * k_metric_run >= count)
+        return;
+    double pr = 0, pi = 0, R = 0;
+    for (int m = 0; m < L; ++m)
+        for (int r = 0; r < nr; ++r) {
+            const float2 a = rx[(d0 + m) * nr + r], b = rx[(d0 + m + L) * nr + r];
+            pr += double(a.x) * b.x + double(a.y) * b.y;
+            pi += double(a.x) * b.y - double(a.y) * b.x;
+            R += 0.5 * (double(a.x) * a.x + double(a.y) * a.y + double(b.x) * b.x + double(b.y) * b.y);
+        }
+    const size_t end = min(count, (run + 1) * k_metric_run);
+    for (size_t k = run * k_metric_run; k < end; ++k) {
+        const size_t d = from + k;
+        if (d > d0)
+            for (int r = 0; r < nr; ++r) {
+                const float2 a0 = rx[(d - 1) * nr + r], aL = rx[(d - 1 + L) * nr + r],
+                             a2 = rx[(d - 1 + 2 * L) * nr + r];
+                pr += double(aL.x) * a2.x + double(aL.y) * a2.y - (double(a0.x) * aL.x + double(a0.y) * aL.y);
+                pi += double(aL.x) * a2.y - double(aL.y) * a2.x - (double(a0.x) * aL.y - double(a0.y) * aL.x);
+                R += 0.5 * (double(a2.x) * a2.x + double(a2.y) * a2.y - double(a0.x) * a0.x - double(a0.y) * a0.y);
+            }
+        M[k] = R > 0 ? float((pr * pr + pi * pi) / (R * R)) : 0.0f;
+        P[k] = make_float2(float(pr), float(pi));
+    }
+}
+
+/// The first position (index into M) whose metric exceeds the threshold, by atomicMin.
+__global__ void first_crossing_kernel(const float* M, size_t count, float threshold, unsigned long long* first)
+{
+    const size_t k = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (k < count && M[k] > threshold)
+        atomicMin(first, (unsigned long long)k);
+}
+
+/// A block per candidate position d: sum over antennas of |sum_m x_r[d+m] conj(q[m])|^2.
+__global__ void matched_filter_kernel(const float2* rx, size_t lo, const float2* q, int N, int nr, float* c)
+{
+    __shared__ float2 partial[k_threads / 32];
+    const size_t d = lo + blockIdx.x;
+    float total = 0;
+    for (int r = 0; r < nr; ++r) {
+        float2 acc = make_float2(0, 0);
+        for (int m = threadIdx.x; m < N; m += blockDim.x) {
+            const float2 x = rx[(d + m) * nr + r], w = q[m];
+            acc.x += x.x * w.x + x.y * w.y;
+            acc.y += x.y * w.x - x.x * w.y;
+        }
+        acc = block_sum(acc, partial);
+        total += acc.x * acc.x + acc.y * acc.y;
+    }
+    if (threadIdx.x == 0)
+        c[blockIdx.x] = total;
+}
+
 /// A thread per (frame, problem, antenna): y, and with linear time
 /// interpolation H per problem (hold: H is the slot estimate itself).
 __global__ void emit_kernel(const float2* Y, const float2* H_slot, dims d, size_t frames, bool linear, float2* y,
@@ -270,7 +334,11 @@ struct cuda_front_end::impl {
     device_buffer<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
     device_buffer<size_t> start;
     device_buffer<float> cfo;
-    device_buffer<float2> rx;
+    device_buffer<float2> rx, sync_P, q;
+    device_buffer<float> sync_M, matched;
+    device_buffer<unsigned long long> first;
+    pinned_buffer<float2> h_P;
+    pinned_buffer<float> h_M;
     pinned_buffer<size_t> h_start;
     pinned_buffer<float> h_cfo;
 };
@@ -396,6 +464,61 @@ void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t
     float2* H = m->linear ? m->H.reserve(frames * H_per_frame()) : nullptr;
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, m->y.reserve(ye), H);
     MIMO_CUDA_CHECK(cudaGetLastError());
+}
+
+size_t cuda_front_end::sync_metric(const cfloat* d_rx, size_t samples, size_t from, size_t search, float threshold,
+                                   size_t keep, std::vector<float>& M, std::vector<std::complex<double>>& P,
+                                   cudaStream_t st)
+{
+    const dims& d = m->d;
+    const size_t count = samples - size_t(d.N) - from + 1;
+    float* dM = m->sync_M.reserve(count);
+    float2* dP = m->sync_P.reserve(count);
+    const size_t runs = (count + k_metric_run - 1) / k_metric_run;
+    sync_metric_kernel<<<blocks_for(runs), k_threads, 0, st>>>(reinterpret_cast<const float2*>(d_rx), from, count,
+                                                               d.N / 2, d.nr, dM, dP);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    // Only the first crossing among the first `search` positions, and the
+    // `keep` positions from it, come back to the host.
+    unsigned long long* first = m->first.reserve(1);
+    const unsigned long long none = ~0ull;
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(first, &none, sizeof none, cudaMemcpyHostToDevice, st));
+    const size_t n = std::min(search, count);
+    first_crossing_kernel<<<blocks_for(n), k_threads, 0, st>>>(dM, n, threshold, first);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    unsigned long long found = none;
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(&found, first, sizeof found, cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
+    if (found == none)
+        return size_t(-1);
+    const size_t k = size_t(found), take = std::min(keep, count - k);
+    float* hM = m->h_M.reserve(take);
+    float2* hP = m->h_P.reserve(take);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(hM, dM + k, take * sizeof(float), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(hP, dP + k, take * sizeof(float2), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
+    M.assign(hM, hM + take);
+    P.resize(take);
+    for (size_t j = 0; j < take; ++j)
+        P[j] = std::complex<double>(hP[j].x, hP[j].y);
+    return k;
+}
+
+std::vector<float> cuda_front_end::matched_filter(const cfloat* d_rx, size_t lo, size_t hi,
+                                                  const std::vector<cfloat>& q, cudaStream_t st)
+{
+    const dims& d = m->d;
+    const size_t count = hi - lo + 1;
+    float2* dq = m->q.reserve(q.size());
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(dq, q.data(), q.size() * sizeof(cfloat), cudaMemcpyHostToDevice, st));
+    float* dc = m->matched.reserve(count);
+    matched_filter_kernel<<<unsigned(count), k_threads, 0, st>>>(reinterpret_cast<const float2*>(d_rx), lo, dq, d.N,
+                                                                 d.nr, dc);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    std::vector<float> c(count);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(c.data(), dc, count * sizeof(float), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
+    return c;
 }
 
 void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* syncs, size_t frames,

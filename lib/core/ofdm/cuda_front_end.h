@@ -9,7 +9,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <complex>
 #include <memory>
+#include <vector>
 
 namespace mimo_gpu {
 namespace detail {
@@ -27,6 +29,16 @@ public:
     /// `stream`. frame_start / cfo: host arrays of `frames` values.
     void run_device(const cfloat* d_rx, size_t samples, const size_t* frame_start, const float* cfo,
                     size_t frames, cudaStream_t stream);
+    /// Schmidl-Cox metric of positions [from, samples - N] of d_rx on the GPU;
+    /// returns the offset (from `from`) of the first of the first `search`
+    /// positions whose metric exceeds `threshold` (size_t(-1): none), with M and
+    /// P of `keep` positions from it copied to the host. And the matched filter
+    /// over [lo, hi] for the preamble q.
+    size_t sync_metric(const cfloat* d_rx, size_t samples, size_t from, size_t search, float threshold, size_t keep,
+                       std::vector<float>& M, std::vector<std::complex<double>>& P, cudaStream_t stream);
+    std::vector<float> matched_filter(const cfloat* d_rx, size_t lo, size_t hi, const std::vector<cfloat>& q,
+                                      cudaStream_t stream);
+
     const cfloat* device_H() const;
     const cfloat* device_y() const;
     const float* device_n0() const;

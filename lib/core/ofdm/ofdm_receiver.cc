@@ -17,6 +17,7 @@
 #include <cmath>
 #include <complex>
 #include <map>
+#include <functional>
 #include <stdexcept>
 
 namespace mimo_gpu {
@@ -120,9 +121,8 @@ ofdm_receiver::~ofdm_receiver() = default;
 sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t from) const
 {
     const int N = m_grid.fft_size, L = N / 2, CP = m_grid.cp_length, nr = m_config.nr;
-    sync_result out;
     if (samples < size_t(N) || from > samples - size_t(N))
-        return out;
+        return {};
     // Schmidl-Cox over all antennas: P(d) = sum conj(x[d+m]) x[d+m+L], R(d) the
     // mean energy of the two halves, M = |P|^2 / R^2; sums slide by one sample.
     const size_t last = samples - size_t(N);
@@ -139,11 +139,7 @@ sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t 
                 R += 0.5 * (std::norm(a) + std::norm(b));
             }
     };
-    auto metric = [&] { return R > 0 ? float(std::norm(P) / (R * R)) : 0.0f; };
-    std::vector<float> M;
-    std::vector<std::complex<double>> Ps;
-    size_t first = 0;
-    bool crossed = false;
+    sync_metric w;
     for (size_t d = from; d <= last; ++d) {
         if ((d - from) % 4096 == 0)
             exact(d); // no drift of the running sums over long buffers
@@ -153,60 +149,71 @@ sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t 
                 P += std::conj(aL) * a2 - std::conj(a0) * aL;
                 R += 0.5 * (std::norm(a2) - std::norm(a0));
             }
-        const float m = metric();
-        if (!crossed && m > m_config.sync_threshold) {
-            crossed = true;
-            first = d;
+        const float m = R > 0 ? float(std::norm(P) / (R * R)) : 0.0f;
+        if (!w.crossed && m > m_config.sync_threshold) {
+            w.crossed = true;
+            w.first = d;
         }
-        if (crossed) {
-            M.push_back(m);
-            Ps.push_back(P);
-            if (M.size() > size_t(N + CP))
+        if (w.crossed) {
+            w.M.push_back(m);
+            w.P.push_back(P);
+            if (w.M.size() > size_t(N + CP))
                 break;
         }
     }
-    if (!crossed)
+    return decide(w, from, samples, [&](size_t lo, size_t hi, const std::vector<cfloat>& q) {
+        const size_t span = hi - lo + size_t(N);
+        std::vector<cfloat> lanes(size_t(nr) * span);
+        for (size_t n = 0; n < span; ++n)
+            for (int r = 0; r < nr; ++r)
+                lanes[size_t(r) * span + n] = rx[(lo + n) * nr + size_t(r)];
+        std::vector<float> c(hi - lo + 1, 0.0f);
+        detail::parallel_for(c.size(), 32, [&](size_t begin, size_t end) {
+            for (size_t d = lo + begin; d < lo + end; ++d)
+                for (int r = 0; r < nr; ++r) {
+                    lv_32fc_t dot;
+                    volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(),
+                                                         unsigned(N));
+                    c[d - lo] += std::norm(dot);
+                }
+        });
+        return c;
+    });
+}
+
+sync_result ofdm_receiver::decide(const sync_metric& w, size_t from, size_t samples,
+                                  const matched_filter& matched) const
+{
+    const int N = m_grid.fft_size, CP = m_grid.cp_length;
+    sync_result out;
+    if (!w.crossed || w.M.empty())
         return out;
+    const size_t last = samples - size_t(N);
     // The plateau (M within 90% of its peak) is where both halves lie in the
     // repeated part; its middle gives the CFO, its end the coarse body start.
-    const float peak = *std::max_element(M.begin(), M.end());
-    size_t p0 = M.size(), p1 = 0;
-    for (size_t k = 0; k < M.size(); ++k)
-        if (M[k] >= 0.9f * peak) {
+    const float peak = *std::max_element(w.M.begin(), w.M.end());
+    size_t p0 = w.M.size(), p1 = 0;
+    for (size_t k = 0; k < w.M.size(); ++k)
+        if (w.M[k] >= 0.9f * peak) {
             p0 = std::min(p0, k);
             p1 = k;
         }
     const size_t mid = (p0 + p1) / 2;
     out.found = true;
-    out.metric = M[mid];
-    out.cfo = float(std::arg(Ps[mid]) / M_PI);
+    out.metric = w.M[mid];
+    out.cfo = float(std::arg(w.P[mid]) / M_PI);
     // Fine timing: matched filter with the CFO-rotated preamble over a window
     // around the coarse body start; the FFT window starts `backoff` samples
     // before the earliest path within 10 dB of the strongest. A path is a local
     // maximum of the matched filter's output: the preamble is band-limited, so
     // its correlation peak spans several samples.
-    const size_t coarse = first + p1;
+    const size_t coarse = w.first + p1;
     const size_t lo = coarse > size_t(CP) + from ? coarse - size_t(CP) : from;
     const size_t hi = std::min(last, coarse + size_t(CP / 2 + 1));
     std::vector<cfloat> q(static_cast<size_t>(N));
     for (int m = 0; m < N; ++m)
-        q[size_t(m)] = m_impl->preamble_body[size_t(m)] *
-                       std::polar(1.0f, float(2 * M_PI * out.cfo * m / N));
-    const size_t span = hi - lo + size_t(N);
-    std::vector<cfloat> lanes(size_t(nr) * span);
-    for (size_t n = 0; n < span; ++n)
-        for (int r = 0; r < nr; ++r)
-            lanes[size_t(r) * span + n] = rx[(lo + n) * nr + size_t(r)];
-    std::vector<float> c(hi - lo + 1, 0.0f);
-    detail::parallel_for(c.size(), 32, [&](size_t begin, size_t end) {
-        for (size_t d = lo + begin; d < lo + end; ++d)
-            for (int r = 0; r < nr; ++r) {
-                lv_32fc_t dot;
-                volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(),
-                                                     unsigned(N));
-                c[d - lo] += std::norm(dot);
-            }
-    });
+        q[size_t(m)] = m_impl->preamble_body[size_t(m)] * std::polar(1.0f, float(2 * M_PI * out.cfo * m / N));
+    const std::vector<float> c = matched(lo, hi, q);
     const float cmax = *std::max_element(c.begin(), c.end());
     size_t first_path = lo;
     for (size_t d = lo; d <= hi; ++d) {
@@ -222,6 +229,47 @@ sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t 
         out.frame_start + size_t(m_grid.slots) * (1 + m_grid.data_symbols) * m_grid.symbol_samples() + size_t(N);
     out.complete = frame_end <= samples;
     return out;
+}
+
+sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx, size_t samples, size_t from,
+                                              cuda_stream_t stream) const
+{
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (m_impl->cuda) {
+        const int N = m_grid.fft_size, CP = m_grid.cp_length;
+        if (samples < size_t(N) || from > samples - size_t(N))
+            return {};
+        const auto st = reinterpret_cast<cudaStream_t>(stream);
+        // The metric of every position on the GPU; the decisions (first crossing,
+        // plateau, first path) on the host, as synchronize() makes them.
+        // Searched a frame's length at a time (plus the plateau after a crossing),
+        // so finding frame after frame costs what the frames hold, not the buffer.
+        std::vector<float> M;
+        std::vector<std::complex<double>> P;
+        sync_metric w;
+        const size_t last = samples - size_t(N), window = size_t(m_grid.frame_samples()),
+                     tail = size_t(N + CP) + 1;
+        for (size_t at = from; at <= last && !w.crossed; at += window) {
+            const size_t end = std::min(last + 1, at + window + tail); // positions [at, end)
+            const size_t k = m_impl->cuda->sync_metric(d_rx, end - 1 + size_t(N), at, window,
+                                                       m_config.sync_threshold, tail, M, P, st);
+            if (k != size_t(-1)) {
+                w.crossed = true;
+                w.first = at + k;
+                w.M = M;
+                w.P = P;
+            }
+        }
+        return decide(w, from, samples, [&](size_t lo, size_t hi, const std::vector<cfloat>& q) {
+            return m_impl->cuda->matched_filter(d_rx, lo, hi, q, st);
+        });
+    }
+#endif
+    (void)d_rx;
+    (void)samples;
+    (void)from;
+    (void)stream;
+    throw std::logic_error("mimo_gpu: ofdm_receiver: synchronize_device needs the CUDA backend");
 }
 
 void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)

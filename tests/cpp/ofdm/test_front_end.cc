@@ -13,6 +13,10 @@
 #include <cmath>
 #include <random>
 
+#ifdef MIMO_GPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
 
@@ -384,10 +388,13 @@ TEST(ofdm_front_end, frames_back_to_back_are_found_in_turn)
     ofdm_receiver rx(g, receiver_config(2, time_interpolation::hold, backend::cpu));
     const frame_train train(g, 2, 4, fresh_seed(), rx);
     ASSERT_EQ(train.syncs.size(), 4u);
-    const size_t period = size_t(g.frame_samples()) + 40 + 5; // offset + EVA spread at 1.92 MHz
-    for (size_t f = 1; f < 4; ++f) {
-        const long step = long(train.syncs[f].frame_start) - long(train.syncs[f - 1].frame_start);
-        EXPECT_NEAR(double(step), double(period), 3.0) << "frame " << f;
+    // Frame f's preamble body starts at f * (frame + offset + EVA spread) + offset + CP;
+    // each window lies in its CP, as far in as the frame's own first path allows.
+    const long spread = 5, period = long(g.frame_samples()) + 40 + spread;
+    for (long f = 0; f < 4; ++f) {
+        const long body = f * period + 40 + g.cp_length, start = long(train.syncs[size_t(f)].frame_start);
+        EXPECT_LE(start, body) << "frame " << f;
+        EXPECT_GE(start, body - g.cp_length + spread) << "frame " << f;
     }
 }
 
@@ -422,6 +429,25 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                     ASSERT_LT(e, 1e-3) << what << " element " << i;
                 }
             };
+#ifdef MIMO_GPU_HAVE_CUDA
+            {
+                // Synchronisation on the device: the same frames, timing and CFO.
+                cfloat* d_rx = nullptr;
+                ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&d_rx), train.rx.size() * sizeof(cfloat)), cudaSuccess);
+                ASSERT_EQ(cudaMemcpy(d_rx, train.rx.data(), train.rx.size() * sizeof(cfloat), cudaMemcpyHostToDevice),
+                          cudaSuccess);
+                size_t from = 0;
+                for (size_t f = 0; f < train.syncs.size(); ++f) {
+                    const sync_result s = gpu.synchronize_device(d_rx, train.samples, from, nullptr);
+                    ASSERT_TRUE(s.found && s.complete) << "frame " << f;
+                    EXPECT_EQ(s.frame_start, train.syncs[f].frame_start) << "frame " << f;
+                    EXPECT_NEAR(s.cfo, train.syncs[f].cfo, 1e-4) << "frame " << f;
+                    from = s.frame_start + size_t(g.frame_samples()) - size_t(g.cp_length);
+                }
+                EXPECT_FALSE(gpu.synchronize_device(d_rx, train.samples, from, nullptr).complete);
+                cudaFree(d_rx);
+            }
+#endif
             for (size_t f = 0; f < a.size(); ++f) {
                 EXPECT_EQ(a[f].channels, b[f].channels);
                 EXPECT_EQ(a[f].symbols_per_channel, b[f].symbols_per_channel);
