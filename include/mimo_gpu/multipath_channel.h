@@ -43,6 +43,8 @@ public:
     explicit multipath_channel(const multipath_config& config);
     const multipath_config& config() const { return m_config; }
     float noise_variance() const { return m_n0; }
+    /// Changes the SNR from the next run() on (std::invalid_argument as the constructor).
+    void set_snr_db(double snr_db);
     /// Samples past the input that the taps' delay spread adds.
     int delay_spread_samples() const { return m_delays.back(); }
     /// Output length for `samples` input samples: timing offset + input + spread.

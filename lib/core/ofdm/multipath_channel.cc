@@ -117,6 +117,14 @@ multipath_channel::multipath_channel(const multipath_config& config) : m_config(
     draw_taps();
 }
 
+void multipath_channel::set_snr_db(double snr_db)
+{
+    if (!std::isfinite(snr_db) || std::abs(snr_db) > 200)
+        fail("snr_db must be finite, |snr_db| <= 200");
+    m_config.snr_db = snr_db;
+    m_n0 = float(std::pow(10.0, -snr_db / 10.0));
+}
+
 size_t multipath_channel::output_samples(size_t samples) const
 {
     return size_t(m_config.timing_offset) + samples + size_t(delay_spread_samples());

@@ -22,6 +22,9 @@ namespace py = pybind11;
 /**************************************/
 // BINDING_FUNCTION_PROTOTYPES(
 void bind_mimo_channel(py::module& m);
+void bind_ofdm_tx(py::module& m);
+void bind_ofdm_channel_model(py::module& m);
+void bind_ofdm_rx(py::module& m);
 void bind_qr_decomposition(py::module& m);
 void bind_nway_detector(py::module& m);
 void bind_mimo_detector(py::module& m);
@@ -62,6 +65,9 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     /**************************************/
     // BINDING_FUNCTION_CALLS(
     bind_mimo_channel(m);
+    bind_ofdm_tx(m);
+    bind_ofdm_channel_model(m);
+    bind_ofdm_rx(m);
     bind_qr_decomposition(m);
     bind_nway_detector(m);
     bind_mimo_detector(m);

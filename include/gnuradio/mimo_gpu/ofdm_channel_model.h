@@ -1,0 +1,63 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_OFDM_CHANNEL_MODEL_H
+#define INCLUDED_MIMO_GPU_OFDM_CHANNEL_MODEL_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimo_gpu/api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gr {
+namespace mimo_gpu {
+
+/*!
+ * \brief nt -> nr multipath channel for OFDM frames (simulation and loopback tests).
+ * \ingroup mimo_gpu
+ *
+ * Inputs: nt complex streams (ofdm_tx's frames); outputs: nr complex streams.
+ * Each frame of frame_samples() input samples per antenna goes through a
+ * tapped delay line per antenna pair (flat, EPA, EVA or ETU, new Rayleigh taps
+ * per frame, optional exponential spatial correlation), a carrier frequency
+ * offset, timing_offset noise samples in front, and AWGN of N0 = 10^(-snr/10):
+ * timing_offset + frame_samples() + the delay spread output samples per frame.
+ */
+class MIMO_GPU_API ofdm_channel_model : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<ofdm_channel_model> sptr;
+
+    /*!
+     * \param grid, nt, slots, data_symbols the frame (as ofdm_tx)
+     * \param nr receive antennas
+     * \param profile flat, epa, eva, etu
+     * \param snr_db Es/N0 per receive antenna and stream
+     * \param cfo carrier frequency offset in subcarrier spacings
+     * \param timing_offset noise samples before each frame
+     * \param seed generator seed
+     * \param tx_correlation, rx_correlation exponential correlation in [0, 1)
+     */
+    static sptr make(const std::string& grid = "lte1.4",
+                     int nt = 2,
+                     int nr = 2,
+                     int slots = 2,
+                     int data_symbols = 6,
+                     const std::string& profile = "epa",
+                     double snr_db = 20,
+                     double cfo = 0,
+                     int timing_offset = 0,
+                     uint64_t seed = 1,
+                     double tx_correlation = 0,
+                     double rx_correlation = 0);
+
+    virtual void set_snr_db(double snr_db) = 0;
+    virtual double snr_db() const = 0;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

@@ -1,0 +1,66 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_OFDM_RX_H
+#define INCLUDED_MIMO_GPU_OFDM_RX_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimo_gpu/api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace gr {
+namespace mimo_gpu {
+
+/*!
+ * \brief MIMO-OFDM receiver front end: nr antenna streams in; H and y out for mimo_detector.
+ * \ingroup mimo_gpu
+ *
+ * Inputs: nr complex streams (a USRP's channels, a recording, ofdm_channel_model).
+ * Frames are found one after another (Schmidl-Cox timing and CFO over all
+ * antennas), CFO-corrected, FFT'd and estimated from the pilots (LS, LMMSE or
+ * linear interpolation, N0 from the pilots), on the CPU or CUDA.
+ * Output 0: H (complex, vlen nr*nt), one item per channel; output 1: y (complex,
+ * vlen nr), one item per resource element, symbols_per_channel() y items per H
+ * item, in the resource-element order of docs/front_end.md (the detector's
+ * LLRs are then the frame's codeword). Each frame's first items carry a
+ * "noise_var" tag (N0) on both outputs and an "ofdm_frame" tag (dict: cfo,
+ * frame_start, delay_spread) on y. Samples without a complete frame are
+ * dropped (counted; the count is logged at the end of the stream). Input tags
+ * are not propagated (the rate changes per frame).
+ */
+class MIMO_GPU_API ofdm_rx : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<ofdm_rx> sptr;
+
+    /*!
+     * \param grid, nt, modulation, slots, data_symbols the frame (as ofdm_tx)
+     * \param nr receive antennas (nt..8)
+     * \param time_interpolation "hold" (symbols_per_channel = data_symbols) or "linear" (1)
+     * \param frequency_interpolation "lmmse" or "linear"
+     * \param backend "auto", "cpu" or "cuda"
+     */
+    static sptr make(const std::string& grid = "lte1.4",
+                     int nt = 2,
+                     int nr = 2,
+                     const std::string& modulation = "16qam",
+                     int slots = 2,
+                     int data_symbols = 6,
+                     const std::string& time_interpolation = "hold",
+                     const std::string& frequency_interpolation = "lmmse",
+                     const std::string& backend = "auto");
+
+    virtual int symbols_per_channel() const = 0;
+    virtual uint64_t frames_received() const = 0;
+    virtual uint64_t samples_dropped() const = 0;
+    virtual double last_noise_var() const = 0;
+    virtual double last_cfo() const = 0;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * Copyright 2026 gr-mimo_gpu authors
+ *
+ * This file is part of gr-mimo_gpu
+ *
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ */
+#include "pydoc_macros.h"
+#define D(...) DOC(gr, mimo_gpu, __VA_ARGS__)
+/*
+  Docstrings of the Python bindings, written from the block header's comments
+  (the build copies this template to <name>_pydoc.h).
+ */
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx = R"doc(MIMO-OFDM receiver front end: nr antenna streams in; H (vlen nr*nt) and y (vlen nr) out for mimo_detector, noise_var and ofdm_frame tags per frame.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_make = R"doc(Make a receiver: the frame (grid, nt, modulation, slots, data_symbols), nr, time_interpolation (hold/linear), frequency_interpolation (lmmse/linear), backend.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_symbols_per_channel = R"doc(y items per H item (data_symbols with hold, 1 with linear).)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_frames_received = R"doc(Frames received so far.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_samples_dropped = R"doc(Samples outside any frame so far.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_last_noise_var = R"doc(N0 of the last frame.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_last_cfo = R"doc(CFO (subcarrier spacings) of the last frame.)doc";
+

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+#
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+"""The OFDM front end blocks from Python: ofdm_tx -> ofdm_channel_model ->
+ofdm_rx -> mimo_detector at 30 dB gives the transmitted bits back."""
+import numpy as np
+from gnuradio import blocks, gr, gr_unittest
+
+from gnuradio import mimo_gpu
+from mimo_flowgraph import run_with_timeout
+
+
+class qa_ofdm_front_end(gr_unittest.TestCase):
+    def test_chain_returns_the_bits_at_30_db(self):
+        nt = nr = 2
+        tx = mimo_gpu.ofdm_tx("lte1.4", nt, "16qam", 2, 6)
+        frames = 3
+        bits = np.random.default_rng(5).integers(0, 2, size=frames * tx.frame_bits(), dtype=np.uint8)
+        tb = gr.top_block()
+        src = blocks.vector_source_b(bits.tolist(), False, tx.frame_bits())
+        channel = mimo_gpu.ofdm_channel_model("lte1.4", nt, nr, 2, 6, "epa", 30.0, 0.25, 100, 3)
+        rx = mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "hold", "lmmse", "auto")
+        det = mimo_gpu.mimo_detector("mmse", nr, nt, "16qam", "", 1.0, rx.symbols_per_channel())
+        sink = blocks.vector_sink_f(nt * 4)
+        tb.connect(src, tx)
+        for t in range(nt):
+            tb.connect((tx, t), (channel, t))
+        for r in range(nr):
+            tb.connect((channel, r), (rx, r))
+        tb.connect((rx, 0), (det, 0))
+        tb.connect((rx, 1), (det, 1))
+        tb.connect(det, sink)
+        run_with_timeout(tb)
+        llr = np.array(sink.data())
+        self.assertEqual(llr.size, bits.size)
+        errors = np.count_nonzero((llr < 0) != (bits != 0))
+        self.assertLess(errors, bits.size // 100)
+        self.assertEqual(rx.frames_received(), frames)
+        self.assertAlmostEqual(rx.last_cfo(), 0.25, delta=0.05)
+
+    def test_bad_parameters_raise(self):
+        with self.assertRaises(ValueError):
+            mimo_gpu.ofdm_tx("lte7")
+        with self.assertRaises(ValueError):
+            mimo_gpu.ofdm_rx("lte1.4", 4, 2)
+
+
+if __name__ == "__main__":
+    gr_unittest.run(qa_ofdm_front_end)
