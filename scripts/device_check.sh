@@ -30,7 +30,7 @@ if want tests; then
 step "core tests (CPU reference and CUDA against CPU)"
 run "$bundle/mimo_gpu_core_tests" --gtest_brief=1 2>&1 | tee /tmp/core_tests.log | grep -E "compared|measured|memory|PASSED|FAILED|SKIPPED|tests ran"
 
-for t in mimo_gpu_block_tests mimo_gpu_turbo_block_tests; do
+for t in mimo_gpu_block_tests mimo_gpu_turbo_block_tests mimo_gpu_ofdm_block_tests; do
   if [ -x "$bundle/$t" ]; then
     step "GNU Radio flowgraph tests: $t (CPU and CUDA backends)"
     run "$bundle/$t" 2>&1 | tee "/tmp/$t.log" | grep -E "OK \]|PASSED|FAILED|SKIPPED|tests ran"
@@ -41,13 +41,13 @@ fi
 if want sanitize; then
 step "compute-sanitizer memcheck (CUDA tests)"
 run timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.*:sumis_cuda.*:sumis.channel_reuse*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.*:sumis_cuda.*:sumis.channel_reuse*:ofdm_front_end_cuda.*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (CUDA tests of the small-MIMO families)"
 run timeout 450 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
   --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:erasures.cuda*:sphere_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (the MMSE and SUMIS kernels)"
 run timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='mmse_detector.bad*:sumis_cuda.bad*:sumis.channel_reuse*:detector_pipeline.bad_problems*' --gtest_brief=1 2>&1 | tee "$out/racecheck_large.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter='mmse_detector.bad*:sumis_cuda.bad*:sumis.channel_reuse*:detector_pipeline.bad_problems*:ofdm_front_end_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck_large.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
 fi
 
 if want bench; then
