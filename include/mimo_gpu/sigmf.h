@@ -43,6 +43,30 @@ struct sigmf_meta {
 void write_sigmf(const std::string& base, const sigmf_meta& meta, const cfloat* samples,
                  size_t samples_per_channel);
 
+/// Writes a recording as it streams in (interleaved layout only): samples are
+/// appended to BASE.sigmf-data, BASE.sigmf-meta is written by close() (or the
+/// destructor), so a recording with a meta is complete.
+class sigmf_writer
+{
+public:
+    /// Throws std::invalid_argument for a bad meta or a per-channel layout,
+    /// std::runtime_error when the data file cannot be created.
+    sigmf_writer(const std::string& base, const sigmf_meta& meta);
+    ~sigmf_writer();
+    sigmf_writer(const sigmf_writer&) = delete;
+    sigmf_writer& operator=(const sigmf_writer&) = delete;
+    /// samples: count * channels, interleaved by channel.
+    void write(const cfloat* samples, size_t count);
+    void close();
+    size_t samples_written() const { return m_written; }
+
+private:
+    std::string m_base;
+    sigmf_meta m_meta;
+    std::FILE* m_file = nullptr;
+    size_t m_written = 0;
+};
+
 class sigmf_reader
 {
 public:

@@ -238,6 +238,61 @@ void write_sigmf(const std::string& base_path, const sigmf_meta& meta, const cfl
         throw std::runtime_error("mimo_gpu: sigmf: writing " + base + k_meta_suffix + " failed");
 }
 
+sigmf_writer::sigmf_writer(const std::string& base, const sigmf_meta& meta) : m_base(base_of(base)), m_meta(meta)
+{
+    check_meta(meta);
+    if (!meta.interleaved)
+        throw std::invalid_argument("mimo_gpu: sigmf: a streamed recording is interleaved by channel");
+    m_file = std::fopen((m_base + k_data_suffix).c_str(), "wb");
+    if (!m_file)
+        throw std::runtime_error("mimo_gpu: sigmf: cannot write " + m_base + k_data_suffix);
+}
+
+sigmf_writer::~sigmf_writer()
+{
+    try {
+        close();
+    } catch (...) { // a destructor does not throw; close() reports to callers that call it
+    }
+}
+
+void sigmf_writer::write(const cfloat* samples, size_t count)
+{
+    if (!m_file)
+        throw std::logic_error("mimo_gpu: sigmf: write after close");
+    const size_t C = size_t(m_meta.channels);
+    if (m_meta.format == sample_format::cf32) {
+        if (std::fwrite(samples, sizeof(cfloat), count * C, m_file) != count * C)
+            throw std::runtime_error("mimo_gpu: sigmf: writing " + m_base + k_data_suffix + " failed");
+    } else {
+        std::vector<int16_t> iq(count * C * 2);
+        for (size_t k = 0; k < count * C; ++k) {
+            const float parts[2] = { samples[k].real(), samples[k].imag() };
+            for (int j = 0; j < 2; ++j) {
+                const float x = std::round(parts[j] / m_meta.ci16_full_scale * 32767.0f);
+                iq[2 * k + size_t(j)] = int16_t(std::max(-32767.0f, std::min(32767.0f, std::isnan(x) ? 0.0f : x)));
+            }
+        }
+        if (std::fwrite(iq.data(), sizeof(int16_t), iq.size(), m_file) != iq.size())
+            throw std::runtime_error("mimo_gpu: sigmf: writing " + m_base + k_data_suffix + " failed");
+    }
+    m_written += count;
+}
+
+void sigmf_writer::close()
+{
+    if (!m_file)
+        return;
+    const bool ok = std::fclose(m_file) == 0;
+    m_file = nullptr;
+    if (!ok)
+        throw std::runtime_error("mimo_gpu: sigmf: writing " + m_base + k_data_suffix + " failed");
+    std::ofstream out(m_base + k_meta_suffix, std::ios::trunc);
+    out << meta_text(m_meta);
+    if (!out)
+        throw std::runtime_error("mimo_gpu: sigmf: cannot write " + m_base + k_meta_suffix);
+}
+
 sigmf_reader::sigmf_reader(const std::string& path)
 {
     const std::string base = base_of(path), meta_path = base + k_meta_suffix;

@@ -25,6 +25,8 @@ void bind_mimo_channel(py::module& m);
 void bind_ofdm_tx(py::module& m);
 void bind_ofdm_channel_model(py::module& m);
 void bind_ofdm_rx(py::module& m);
+void bind_sigmf_file_source(py::module& m);
+void bind_sigmf_file_sink(py::module& m);
 void bind_qr_decomposition(py::module& m);
 void bind_nway_detector(py::module& m);
 void bind_mimo_detector(py::module& m);
@@ -68,6 +70,8 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     bind_ofdm_tx(m);
     bind_ofdm_channel_model(m);
     bind_ofdm_rx(m);
+    bind_sigmf_file_source(m);
+    bind_sigmf_file_sink(m);
     bind_qr_decomposition(m);
     bind_nway_detector(m);
     bind_mimo_detector(m);
