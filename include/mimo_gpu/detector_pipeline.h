@@ -7,8 +7,10 @@
 // f mod (number of devices), on that device to the next slot in turn, and its
 // copy in, detection and copy out run while other slots' frames run theirs.
 // Results are collected in submission order. Any detector family with a
-// device path (capabilities().device_path) works on CUDA; the soft MMSE
-// families are the ones it was built for.
+// device path (capabilities().device_path) is pipelined on CUDA; a family
+// without one (SUMIS) and the CPU backend run frames one after another through
+// the detector's host path on one worker thread, so a caller (the GNU Radio
+// detector block) can use one pipeline for every family.
 #pragma once
 
 #include <mimo_gpu/detector.h>
@@ -45,8 +47,7 @@ class detector_pipeline
 {
 public:
     /// Throws std::invalid_argument for an unknown device ordinal, a bad
-    /// detector configuration or slot count, a family without a device path
-    /// (capabilities().device_path) on CUDA, std::runtime_error when CUDA is
+    /// detector configuration or slot count, std::runtime_error when CUDA is
     /// demanded and unusable.
     explicit detector_pipeline(const pipeline_config& config);
     ~detector_pipeline(); // waits for every frame submitted

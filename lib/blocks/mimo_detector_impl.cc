@@ -12,6 +12,7 @@
 #include <mimo_gpu/detector_registry.h>
 
 #include <algorithm>
+#include <exception>
 
 namespace gr {
 namespace mimo_gpu {
@@ -48,6 +49,29 @@ std::vector<std::string> mimo_detector::algorithms()
     return ::mimo_gpu::detector_names();
 }
 
+namespace {
+
+/// Received vectors waiting at most this long for a whole batch by default.
+constexpr std::chrono::milliseconds k_default_max_wait{ 5 };
+/// Frames in flight per GPU (copy in, kernels, copy out of different frames
+/// overlap), and how many frames the upstream buffers hold (twice the output
+/// multiple, see batch_gate): enough that upstream blocks keep writing while
+/// frames are in flight.
+constexpr int k_slots = 3;
+constexpr int k_buffered_frames = 4;
+/// Upstream buffers stay below this size for the largest items (massive-MIMO H).
+constexpr size_t k_max_buffer_bytes = size_t(64) << 20;
+
+int frame_channels(const ::mimo_gpu::detector& core, int symbols_per_channel, int max_batch)
+{
+    const size_t h_bytes = sizeof(gr_complex) * core.shape().nr * core.shape().nt;
+    const size_t by_bytes = k_max_buffer_bytes / (2 * k_buffered_frames * h_bytes);
+    return int(std::max<size_t>(
+        1, std::min<size_t>(size_t(max_batch / symbols_per_channel), by_bytes)));
+}
+
+} // namespace
+
 mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> core,
                                        double noise_var,
                                        int symbols_per_channel,
@@ -57,17 +81,17 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
                 gr::io_signature::make(1, 1, sizeof(float) * core->llrs_per_problem())),
       d_core(std::move(core)),
       d_symbols_per_channel(symbols_per_channel),
-      d_batches(
-          std::max(1, max_batch / symbols_per_channel), d_logger, symbols_per_channel),
+      d_frame_channels(frame_channels(*d_core, symbols_per_channel, max_batch)),
+      d_gate(d_frame_channels * symbols_per_channel, k_buffered_frames, k_default_max_wait),
       d_noise_var(checked_noise_var(noise_var)),
       d_erasures(d_logger)
 {
-    set_output_multiple(d_symbols_per_channel);
+    d_gate.install(*this); // output multiple: whole frames of whole channels
     // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
     set_tag_propagation_policy(TPP_CUSTOM);
-    request_batch_sized_output_buffers(*this, max_batch);
-    d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', bad problems: {}, on "
-                   "backend {}",
+    rebuild_pipeline();
+    d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', bad problems: {}, "
+                   "frames of {} received vectors, on backend {}",
                    d_core->name(),
                    d_core->shape().nr,
                    d_core->shape().nt,
@@ -75,7 +99,22 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
                    d_symbols_per_channel,
                    ::mimo_gpu::format_parameter_list(d_core->parameters()),
                    ::mimo_gpu::to_string(d_core->bad_problems()),
+                   d_frame_channels * d_symbols_per_channel,
                    active_backend());
+}
+
+void mimo_detector_impl::rebuild_pipeline()
+{
+    ::mimo_gpu::pipeline_config config;
+    config.detector = d_core->name();
+    config.config = { d_core->shape(), d_core->mod(), d_core->parameters() };
+    config.slots_per_device = k_slots;
+    config.max_channels = size_t(d_frame_channels);
+    config.symbols_per_channel = d_symbols_per_channel;
+    config.requested = d_core->active_backend();
+    d_pipeline.reset(); // drains the old one first
+    d_pipeline = std::make_unique<::mimo_gpu::detector_pipeline>(config);
+    d_parameters_changed = false;
 }
 
 void mimo_detector_impl::set_noise_var(double noise_var)
@@ -95,6 +134,7 @@ void mimo_detector_impl::set_parameter(const std::string& name, double value)
 {
     gr::thread::scoped_lock lock(d_mutex);
     d_core->set_parameter(name, value); // throws for an unknown, fixed or bad value
+    d_parameters_changed = true;        // the pipeline's detectors are remade between frames
 }
 
 double mimo_detector_impl::parameter(const std::string& name) const
@@ -108,11 +148,111 @@ std::string mimo_detector_impl::active_backend() const
     return ::mimo_gpu::to_string(d_core->active_backend());
 }
 
+void mimo_detector_impl::set_max_wait_ms(double ms)
+{
+    if (!(ms >= 0 && ms <= 1e6))
+        throw std::invalid_argument("max_wait_ms must be in 0..1e6, got " + std::to_string(ms));
+    gr::thread::scoped_lock lock(d_mutex);
+    d_gate.set_max_wait(std::chrono::milliseconds(std::lround(ms)));
+}
+
+double mimo_detector_impl::max_wait_ms() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return double(d_gate.max_wait().count());
+}
+
+int mimo_detector_impl::items_in_flight() const
+{
+    int items = 0;
+    for (const auto& f : d_in_flight)
+        items += f.channels * d_symbols_per_channel;
+    return items;
+}
+
+bool mimo_detector_impl::inputs_ended() const
+{
+    const auto d = detail();
+    return d && (d->input(0)->done() || d->input(1)->done());
+}
+
 void mimo_detector_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
 {
     const int S = d_symbols_per_channel;
-    ninput_items_required[0] = (noutput_items + S - 1) / S;
-    ninput_items_required[1] = noutput_items;
+    if (!d_in_flight.empty() || d_parameters_changed) {
+        // Frames in flight are collected (and the tail flushed) without new input.
+        ninput_items_required[0] = ninput_items_required[1] = 0;
+        return;
+    }
+    int wanted = std::min(noutput_items, d_gate.batch_items());
+    if (const auto d = detail()) {
+        const auto y = d->input(1);
+        gr::thread::scoped_lock lock(d_mutex);
+        if (d_gate.due(y->items_available(), inputs_ended(), y->max_possible_items_available()))
+            wanted = S; // one channel is enough: take whatever waits
+    }
+    ninput_items_required[0] = (wanted + S - 1) / S;
+    ninput_items_required[1] = wanted;
+}
+
+void mimo_detector_impl::submit(
+    const gr_complex* H, const gr_complex* y, float* llr, int first_item, int channels)
+{
+    const int S = d_symbols_per_channel;
+    const auto shape = d_core->shape();
+    const size_t llrs_per_symbol = d_core->llrs_per_problem();
+    std::vector<gr::tag_t> tags;
+    get_tags_in_window(tags, 1, first_item, first_item + channels * S, k_noise_var_key);
+    // N0 changes at channel boundaries: a tag applies from the first symbol of its channel.
+    float n0 = d_noise_var;
+    const auto segments = split_at_noise_var_tags(
+        tags, nitems_read(1) + first_item, channels * S, n0, d_logger);
+    d_noise_var = n0;
+    const int first_channel = first_item / S;
+    for (size_t i = 0; i < segments.size(); ++i) {
+        const int begin = segments[i].begin / S;
+        const int end = i + 1 < segments.size() ? segments[i + 1].begin / S : channels;
+        for (int c = begin; c < end; c += d_frame_channels) {
+            const int count = std::min(d_frame_channels, end - c);
+            const size_t channel = size_t(first_channel + c);
+            d_pipeline->submit(H + channel * shape.nr * shape.nt,
+                               y + channel * S * shape.nr,
+                               size_t(count),
+                               segments[i].noise_var,
+                               llr + channel * S * llrs_per_symbol);
+            d_in_flight.push_back({ count, d_calls });
+        }
+    }
+}
+
+int mimo_detector_impl::collect(bool all)
+{
+    const int S = d_symbols_per_channel;
+    int items = 0;
+    while (!d_in_flight.empty() && (all || d_in_flight.front().call < d_calls)) {
+        const int frame_items = d_in_flight.front().channels * S;
+        d_in_flight.pop_front(); // collect() takes the frame, whether it succeeded or not
+        const uint64_t first = nitems_written(0) + uint64_t(items);
+        try {
+            const auto result = d_pipeline->collect();
+            if (d_failed)
+                continue; // frames after a failure are dropped: the stream ends
+            if (d_core->bad_problems() == ::mimo_gpu::bad_problem_policy::stop &&
+                result.report.erased > 0)
+                throw std::invalid_argument(result.report.describe());
+            for (const auto& tag : d_erasures.record(result.report, first))
+                add_item_tag(0, tag);
+            items += frame_items;
+        } catch (const std::exception& e) {
+            if (!d_failed)
+                d_logger->error("stream items {}..{}: {}; ending the stream",
+                                first,
+                                first + frame_items - 1,
+                                e.what());
+            d_failed = true;
+        }
+    }
+    return items;
 }
 
 int mimo_detector_impl::general_work(int noutput_items,
@@ -124,53 +264,60 @@ int mimo_detector_impl::general_work(int noutput_items,
     const auto y = static_cast<const gr_complex*>(input_items[1]);
     auto llr = static_cast<float*>(output_items[0]);
     const int S = d_symbols_per_channel;
-    const auto shape = d_core->shape();
-    const size_t llrs_per_symbol = d_core->llrs_per_problem();
-    const int channels =
-        std::min({ ninput_items[0], ninput_items[1] / S, noutput_items / S });
-    if (channels <= 0)
-        return 0;
+    ++d_calls;
 
-    if (!d_batches.start(nitems_read(1)))
-        return WORK_DONE;
     gr::thread::scoped_lock lock(d_mutex);
-    std::vector<gr::tag_t> tags;
-    get_tags_in_window(tags, 1, 0, channels * S, k_noise_var_key);
-    // N0 changes at channel boundaries: a tag applies from the first symbol of its
-    // channel.
-    const auto segments = split_at_noise_var_tags(
-        tags, nitems_read(1), channels * S, d_noise_var, d_logger);
-    for (size_t i = 0; i < segments.size(); ++i) {
-        const int begin = segments[i].begin / S;
-        const int end = i + 1 < segments.size() ? segments[i + 1].begin / S : channels;
-        d_batches.run(begin, end, [&](int first, int count) {
-            ::mimo_gpu::detector_input in;
-            in.H = H + size_t(first) * shape.nr * shape.nt;
-            in.y = y + size_t(first) * S * shape.nr;
-            in.channels = count;
-            in.symbols_per_channel = S;
-            in.n0 = segments[i].noise_var;
-            const auto report =
-                d_core->detect(in, llr + size_t(first) * S * llrs_per_symbol);
-            for (const auto& tag :
-                 d_erasures.record(report, nitems_written(0) + uint64_t(first) * S))
-                add_item_tag(0, tag);
-        });
+    const int pending = items_in_flight();
+    bool submitted = false;
+    if (!d_failed && !d_parameters_changed) {
+        // New channels beyond the frames in flight (which hold the windows' start).
+        const int channels = std::min({ ninput_items[0] - pending / S,
+                                        (ninput_items[1] - pending) / S,
+                                        (noutput_items - pending) / S });
+        const auto reader = detail()->input(1);
+        if (channels > 0 && d_gate.due(channels * S,
+                                       inputs_ended(),
+                                       reader->max_possible_items_available() - pending)) {
+            try {
+                submit(H, y, llr, pending, channels);
+                submitted = true;
+            } catch (const std::exception& e) {
+                d_logger->error("stream items {}..: {}; ending the stream",
+                                nitems_read(1) + pending,
+                                e.what());
+                d_failed = true;
+            }
+            d_gate.taken();
+        }
     }
-    const int done = d_batches.finish(channels);
-    if (done < 0)
-        return WORK_DONE;
+    // Frames of earlier calls; all of them when nothing new came (the tail, or
+    // before a parameter change remakes the pipeline's detectors).
+    const int done = collect(!submitted);
+    if (d_in_flight.empty() && d_parameters_changed)
+        rebuild_pipeline();
+
     std::vector<gr::tag_t> y_tags;
-    get_tags_in_window(y_tags, 1, 0, done * S);
+    get_tags_in_window(y_tags, 1, 0, done);
     for (const auto& tag : y_tags)
         add_item_tag(0, tag); // same absolute offset: output and y advance together
-    consume(0, done);
-    consume(1, done * S);
-    return done * S;
+    consume(0, done / S);
+    consume(1, done);
+    if (d_failed && d_in_flight.empty() && done == 0)
+        return WORK_DONE;
+    return done;
 }
 
 bool mimo_detector_impl::stop()
 {
+    // A flowgraph stopped early (tb.stop()) leaves frames in flight: wait for them
+    // before GNU Radio frees the buffers they read and write.
+    while (!d_in_flight.empty()) {
+        try {
+            d_pipeline->collect();
+        } catch (const std::exception&) {
+        }
+        d_in_flight.pop_front();
+    }
     d_erasures.summarize(nitems_written(0));
     // Received vectors left over at the end do not fill a channel of S symbols
     // (or have no H): say so rather than drop them silently.

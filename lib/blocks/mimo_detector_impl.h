@@ -8,15 +8,23 @@
 #include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/detector.h>
+#include <mimo_gpu/detector_pipeline.h>
 
-#include "batch_runner.h"
+#include "batch_gate.h"
 #include "erasure_tags.h"
 
+#include <deque>
 #include <memory>
 
 namespace gr {
 namespace mimo_gpu {
 
+/// The detector block. Received vectors go to the core in frames of up to
+/// max_batch through a detector_pipeline (on CUDA: several frames in flight on
+/// their own streams, copies of one overlapping another's kernels). A frame
+/// submitted in one work() call is collected in the next: its inputs stay
+/// unconsumed and its outputs unproduced until then, so GNU Radio's buffers
+/// hold them in place meanwhile, and the tail is flushed when the stream ends.
 class mimo_detector_impl : public mimo_detector
 {
 public:
@@ -32,6 +40,8 @@ public:
     double parameter(const std::string& name) const override;
     std::string active_backend() const override;
     uint64_t erased_problems() const override { return d_erasures.erased(); }
+    void set_max_wait_ms(double ms) override;
+    double max_wait_ms() const override;
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -41,11 +51,34 @@ public:
     bool stop() override;
 
 private:
-    std::unique_ptr<::mimo_gpu::detector> d_core;
+    struct frame_in_flight {
+        int channels;
+        uint64_t call; // the work() call that submitted it
+    };
+
+    int items_in_flight() const;
+    bool inputs_ended() const;
+    /// Submits frames for `channels` channels that start `first_item` items into
+    /// this call's windows, split at noise_var tags and into frames of at most
+    /// d_frame_channels.
+    void submit(const gr_complex* H, const gr_complex* y, float* llr, int first_item, int channels);
+    /// Collects frames in order (those of earlier calls, or every one when
+    /// `all`), records their erasures; returns the items they cover, stopping
+    /// at a failed frame.
+    int collect(bool all);
+    void rebuild_pipeline();
+
+    std::unique_ptr<::mimo_gpu::detector> d_core; // parameters, shape, capabilities
+    std::unique_ptr<::mimo_gpu::detector_pipeline> d_pipeline;
     const int d_symbols_per_channel;
-    batch_runner d_batches; // in channels
+    const int d_frame_channels;
+    batch_gate d_gate; // in received vectors
+    std::deque<frame_in_flight> d_in_flight; // oldest first
+    uint64_t d_calls = 0;
+    bool d_failed = false;       // a core call failed: the stream ends
+    bool d_parameters_changed = false;
     mutable gr::thread::mutex
-        d_mutex; // guards N0 and the parameters, set from other threads
+        d_mutex; // guards N0, the parameters and the gate's wait, set from other threads
     float d_noise_var;
     erasure_log d_erasures;
 };

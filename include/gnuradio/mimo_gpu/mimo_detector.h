@@ -73,6 +73,12 @@ public:
     virtual std::string active_backend() const = 0;
     /// Received vectors erased so far (bad input), exact.
     virtual uint64_t erased_problems() const = 0;
+    /// The block detects received vectors in batches of max_batch; fewer wait
+    /// at most this long (default 5 ms) before they are detected all the same,
+    /// so a live stream that pauses is not held back. At the end of a stream
+    /// the tail is detected at once.
+    virtual void set_max_wait_ms(double ms) = 0;
+    virtual double max_wait_ms() const = 0;
 };
 
 } // namespace mimo_gpu

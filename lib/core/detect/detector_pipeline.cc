@@ -118,16 +118,17 @@ std::unique_ptr<detector> make_pipeline_detector(const pipeline_config& c, backe
     return det;
 }
 
-/// The CPU: frames one after another through the host path.
-class cpu_worker final : public pipeline_worker
+/// Frames one after another through the detector's host path: the CPU, or a
+/// family without a device path on CUDA (its host path runs its own stream).
+class host_worker final : public pipeline_worker
 {
 public:
-    cpu_worker(const pipeline_config& c, result_board& board)
-        : m_config(c), m_board(board), m_detector(make_pipeline_detector(c, backend::cpu))
+    host_worker(const pipeline_config& c, backend b, result_board& board)
+        : m_config(c), m_board(board), m_detector(make_pipeline_detector(c, b))
     {
         start();
     }
-    ~cpu_worker() override { finish(); }
+    ~host_worker() override { finish(); }
 
 private:
     void run() override
@@ -406,6 +407,7 @@ struct detector_pipeline::impl {
     backend chosen = backend::cpu;
     result_board board;
     std::vector<std::unique_ptr<pipeline_worker>> workers;
+    bool host_path = false; // one host_worker (CPU, or a family without a device path)
     uint64_t submitted = 0, collected = 0;
     size_t llrs_per_problem = 0;
 };
@@ -427,11 +429,10 @@ detector_pipeline::detector_pipeline(const pipeline_config& config) : m_impl(std
     const detector_family& family = find_detector_family(config.detector);
     p.config.config = family.checked(config.config);
     p.chosen = resolve_backend(config.requested);
-    if (p.chosen == backend::cuda && !family.capabilities.device_path)
-        throw std::invalid_argument("mimo_gpu: detector_pipeline: detector '" + config.detector +
-                                    "' has no device path on CUDA; use the CPU backend or detect() directly");
-    if (p.chosen == backend::cpu) {
-        p.workers.push_back(std::make_unique<cpu_worker>(p.config, p.board));
+    if (p.chosen == backend::cpu || !family.capabilities.device_path) {
+        // One worker through the host path; devices beyond the first are not used.
+        p.host_path = true;
+        p.workers.push_back(std::make_unique<host_worker>(p.config, p.chosen, p.board));
     } else {
 #ifdef MIMO_GPU_HAVE_CUDA
         int count = 0;
@@ -482,7 +483,7 @@ frame_result detector_pipeline::collect()
 size_t detector_pipeline::pending() const { return size_t(m_impl->submitted - m_impl->collected); }
 size_t detector_pipeline::slots() const
 {
-    return m_impl->chosen == backend::cpu ? 1 : m_impl->workers.size() * size_t(m_impl->config.slots_per_device);
+    return m_impl->host_path ? 1 : m_impl->workers.size() * size_t(m_impl->config.slots_per_device);
 }
 backend detector_pipeline::active_backend() const { return m_impl->chosen; }
 const pipeline_config& detector_pipeline::config() const { return m_impl->config; }

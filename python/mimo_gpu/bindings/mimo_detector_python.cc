@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_detector.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(0a89b4a3bed5c53fd0f15089695eec32)                       */
+/* BINDTOOL_HEADER_FILE_HASH(42a5736698d851611022b2434a65c612)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -74,6 +74,13 @@ void bind_mimo_detector(py::module& m)
         .def("active_backend", &mimo_detector::active_backend, D(mimo_detector, active_backend))
 
         .def("erased_problems", &mimo_detector::erased_problems, D(mimo_detector, erased_problems))
+
+        .def("set_max_wait_ms",
+             &mimo_detector::set_max_wait_ms,
+             py::arg("ms"),
+             D(mimo_detector, set_max_wait_ms))
+
+        .def("max_wait_ms", &mimo_detector::max_wait_ms, D(mimo_detector, max_wait_ms))
 
         ;
 }
