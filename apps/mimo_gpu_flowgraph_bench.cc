@@ -4,6 +4,11 @@
 // (the same detector's detect() on the same batch size, host memory to host
 // memory). Any registered detector family by name.
 //
+// Beside each detector's figure it measures, in the same run, GNU Radio's own
+// ceiling for the same streams: the same sources and heads, with the buffer
+// sizes the detector's flowgraph had, into null sinks. Latency is from the
+// head (where items leave the sources) to the sink, the median over the run.
+//
 // --bad-every K makes it a soak: every K-th pre-drawn problem is bad (a NaN in
 // H, an all-zero H, an Inf in y, in turn), and the run checks that every item
 // comes out, that the block erased exactly as many as were injected (the tests
@@ -11,6 +16,8 @@
 // device memory stay flat (sampled every few seconds); exit 1 otherwise.
 #include "bench_util.h"
 #include "command_line.h"
+#include "flowgraph_probes.h"
+#include "json_writer.h"
 
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/blocks/null_sink.h>
@@ -163,10 +170,50 @@ private:
 
 struct flowgraph_result {
     double seconds = 0;
+    double latency_ms = 0;
     std::string active;
     uint64_t items_out = 0, erased = 0;
+    long head_buffer_H = 0, head_buffer_y = 0; // items, as GNU Radio allocated them
     std::vector<memory_monitor::sample> memory;
 };
+
+constexpr uint64_t k_stamp_every = 4096;
+
+/// The streams alone: the same sources and heads, the heads' buffers as large
+/// as the detector's flowgraph had them, into null sinks.
+flowgraph_result run_ceiling(const settings& s, const input_sets& in, const flowgraph_result& with)
+{
+    auto tb = gr::make_top_block("mimo_gpu_flowgraph_ceiling");
+    const size_t h_item = sizeof(gr_complex) * s.shape.nr * s.shape.nt,
+                 y_item = sizeof(gr_complex) * s.shape.nr;
+    const std::vector<gr_complex> H(in.H[0].begin(), in.H[0].end()),
+        y(in.y[0].begin(), in.y[0].end());
+    auto H_source = gr::blocks::vector_source_c::make(H, true, s.shape.nr * s.shape.nt);
+    auto y_source = gr::blocks::vector_source_c::make(y, true, s.shape.nr);
+    auto H_head = std::make_shared<stamped_head>(h_item, s.problems, k_stamp_every);
+    auto y_head = std::make_shared<stamped_head>(y_item, s.problems, k_stamp_every);
+    auto H_sink = gr::blocks::null_sink::make(h_item);
+    auto y_sink = std::make_shared<stamped_sink>(y_item, k_stamp_every);
+    if (s.source_buffer > 0) {
+        H_source->set_min_output_buffer(s.source_buffer);
+        y_source->set_min_output_buffer(s.source_buffer);
+    }
+    H_head->set_min_output_buffer(with.head_buffer_H);
+    y_head->set_min_output_buffer(with.head_buffer_y);
+    tb->connect(H_source, 0, H_head, 0);
+    tb->connect(y_source, 0, y_head, 0);
+    tb->connect(H_head, 0, H_sink, 0);
+    tb->connect(y_head, 0, y_sink, 0);
+    flowgraph_result r;
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.latency_ms = median_latency_ms(y_head->stamps(), y_sink->stamps());
+    r.items_out = y_sink->nitems_read(0);
+    r.head_buffer_H = H_head->max_output_buffer(0);
+    r.head_buffer_y = y_head->max_output_buffer(0);
+    return r;
+}
 
 /// `s.problems` problems through sources -> head -> detector -> null sink.
 flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
@@ -176,9 +223,10 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
         y(in.y[0].begin(), in.y[0].end());
     auto H_source = gr::blocks::vector_source_c::make(H, true, s.shape.nr * s.shape.nt);
     auto y_source = gr::blocks::vector_source_c::make(y, true, s.shape.nr);
-    auto H_head =
-        gr::blocks::head::make(sizeof(gr_complex) * s.shape.nr * s.shape.nt, s.problems);
-    auto y_head = gr::blocks::head::make(sizeof(gr_complex) * s.shape.nr, s.problems);
+    auto H_head = std::make_shared<stamped_head>(
+        sizeof(gr_complex) * s.shape.nr * s.shape.nt, s.problems, k_stamp_every);
+    auto y_head =
+        std::make_shared<stamped_head>(sizeof(gr_complex) * s.shape.nr, s.problems, k_stamp_every);
     auto det = gr::mimo_gpu::mimo_detector::make(
         s.detector.name,
         s.shape.nr,
@@ -190,8 +238,8 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
         s.backend,
         s.max_batch,
         "erase");
-    auto sink =
-        gr::blocks::null_sink::make(det->output_signature()->sizeof_stream_item(0));
+    auto sink = std::make_shared<stamped_sink>(det->output_signature()->sizeof_stream_item(0),
+                                               k_stamp_every);
     if (s.source_buffer > 0)
         for (gr::block_sptr b : { gr::block_sptr(H_source),
                                   gr::block_sptr(y_source),
@@ -215,6 +263,9 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.items_out = det->nitems_written(0);
     r.erased = det->erased_problems();
+    r.latency_ms = median_latency_ms(y_head->stamps(), sink->stamps());
+    r.head_buffer_H = H_head->max_output_buffer(0);
+    r.head_buffer_y = y_head->max_output_buffer(0);
     return r;
 }
 
@@ -251,14 +302,18 @@ int report_soak(const settings& s, const flowgraph_result& r)
 int run(const command_line& cli)
 {
     gr::logging::singleton().set_default_level(gr::log_level::warn);
-    const settings s = checked_setup([&] {
+    std::vector<core::detector_spec> specs;
+    const settings base = checked_setup([&] {
         settings v;
-        v.detector = core::parse_detector_spec(cli.text("detector"));
+        const std::string list = cli.text("detectors").empty() ? cli.text("detector")
+                                                               : cli.text("detectors");
+        specs = core::parse_detector_list(list);
+        v.detector = specs.front();
         v.shape = { int(cli.integer("nr", 1, core::k_largest_shape)),
                     int(cli.integer("nt", 1, core::k_largest_shape)) };
         v.mod = core::modulation_from_string(cli.text("modulation"));
-        core::find_detector_family(v.detector.name)
-            .checked({ v.shape, v.mod, v.detector.parameters });
+        for (const auto& spec : specs)
+            core::find_detector_family(spec.name).checked({ v.shape, v.mod, spec.parameters });
         v.problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
         v.distinct = size_t(cli.integer("distinct", 1, 1 << 24));
         v.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
@@ -267,50 +322,91 @@ int run(const command_line& cli)
         v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
-    input_sets in(s.shape, s.mod, s.distinct, 1, 1);
-    const size_t injected = inject_bad_problems(in, s.shape, s.bad_every);
-    if (s.bad_every)
+    input_sets in(base.shape, base.mod, base.distinct, 1, 1);
+    const size_t injected = inject_bad_problems(in, base.shape, base.bad_every);
+    if (base.bad_every) {
         std::printf("soak: %s %dx%d %s, %zu of %zu distinct problems bad, %llu problems\n",
-                    s.detector.label().c_str(), s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(),
-                    injected, s.distinct, (unsigned long long)s.problems);
-    const flowgraph_result fr = run_flowgraph(s, in);
-    if (s.bad_every)
-        return report_soak(s, fr);
-    const double seconds = fr.seconds;
-    const std::string& active = fr.active;
+                    base.detector.label().c_str(), base.shape.nr, base.shape.nt,
+                    core::to_string(base.mod).c_str(), injected, base.distinct,
+                    (unsigned long long)base.problems);
+        return report_soak(base, run_flowgraph(base, in));
+    }
 
-    // The core's own figure: detect() on batches of max_batch from the same (pageable)
-    // host memory.
-    auto det = core::make_detector(s.detector.name,
-                                   { s.shape, s.mod, s.detector.parameters },
-                                   core::backend_from_string(s.backend));
-    const size_t batch = std::min<size_t>(s.distinct, size_t(s.max_batch));
-    std::vector<float> llr(batch * size_t(det->llrs_per_problem()));
-    const double core_ms = host_median_ms(15, [&](int) {
-        det->detect(in.H[0].data(), in.y[0].data(), batch, 0.05f, llr.data());
-    });
-    const double bits = double(s.problems) * det->llrs_per_problem();
-    std::printf("%s %dx%d %s, backend %s: flowgraph %llu problems in %.3f s: %.2f M "
-                "problems/s, %.1f Mbit/s "
-                "(source buffers %s); core detect() of %zu problems from pageable "
-                "memory: %.3f ms, %.2f M "
-                "problems/s, %.1f Mbit/s\n",
-                s.detector.label().c_str(),
-                s.shape.nr,
-                s.shape.nt,
-                core::to_string(s.mod).c_str(),
-                active.c_str(),
-                (unsigned long long)s.problems,
-                seconds,
-                s.problems / seconds / 1e6,
-                bits / seconds / 1e6,
-                s.source_buffer ? (std::to_string(s.source_buffer) + " items").c_str()
-                                : "default",
-                batch,
-                core_ms,
-                batch / (core_ms * 1e-3) / 1e6,
-                mbps(batch * size_t(det->llrs_per_problem()), core_ms));
-    return 0;
+    std::ofstream json_file;
+    std::unique_ptr<json_writer> json;
+    if (!cli.text("json").empty()) {
+        json_file.open(cli.text("json"));
+        if (!json_file)
+            throw std::runtime_error("cannot write " + cli.text("json"));
+        json = std::make_unique<json_writer>(json_file);
+        json->begin_object()
+            .value("program", "mimo_gpu_flowgraph_bench")
+            .value("shape", std::to_string(base.shape.nr) + "x" + std::to_string(base.shape.nt))
+            .value("modulation", core::to_string(base.mod))
+            .value("problems", (unsigned long long)base.problems)
+            .value("max_batch", base.max_batch)
+            .value("source_buffer", (long long)base.source_buffer)
+            .begin_array("runs");
+    }
+    int failures = 0;
+    flowgraph_result ceiling;
+    for (size_t k = 0; k < specs.size(); ++k) {
+        settings s = base;
+        s.detector = specs[k];
+        const flowgraph_result fr = run_flowgraph(s, in);
+        if (k == 0)
+            ceiling = run_ceiling(s, in, fr); // the streams alone, with the same buffers
+        if (fr.items_out != s.problems) {
+            std::printf("%s: %llu of %llu problems came out\n", s.detector.label().c_str(),
+                        (unsigned long long)fr.items_out, (unsigned long long)s.problems);
+            ++failures;
+        }
+        // The core's own figure: detect() on batches of max_batch from the same
+        // (pageable) host memory.
+        auto det = core::make_detector(s.detector.name,
+                                       { s.shape, s.mod, s.detector.parameters },
+                                       core::backend_from_string(s.backend));
+        const size_t batch = std::min<size_t>(s.distinct, size_t(s.max_batch));
+        std::vector<float> llr(batch * size_t(det->llrs_per_problem()));
+        const double core_ms = host_median_ms(15, [&](int) {
+            det->detect(in.H[0].data(), in.y[0].data(), batch, 0.05f, llr.data());
+        });
+        const double flow_mps = s.problems / fr.seconds / 1e6,
+                     ceiling_mps = s.problems / ceiling.seconds / 1e6,
+                     core_mps = batch / (core_ms * 1e-3) / 1e6;
+        const double bits = double(s.problems) * det->llrs_per_problem();
+        std::printf("%s %dx%d %s, backend %s: flowgraph %.2f M problems/s (%.1f Mbit/s, %.3f s, "
+                    "latency %.2f ms); GNU Radio ceiling for the same streams %.2f M problems/s "
+                    "(%.0f%% of it; head buffers %ld / %ld items); core detect() of %zu problems "
+                    "from pageable memory %.2f M problems/s\n",
+                    s.detector.label().c_str(), s.shape.nr, s.shape.nt,
+                    core::to_string(s.mod).c_str(), fr.active.c_str(), flow_mps,
+                    bits / fr.seconds / 1e6, fr.seconds, fr.latency_ms, ceiling_mps,
+                    100.0 * flow_mps / ceiling_mps, fr.head_buffer_H, fr.head_buffer_y, batch,
+                    core_mps);
+        if (json)
+            json->begin_object()
+                .value("detector", s.detector.label())
+                .value("backend", fr.active)
+                .value("flowgraph_seconds", fr.seconds)
+                .value("flowgraph_mproblems_per_s", flow_mps)
+                .value("flowgraph_mbit_per_s", bits / fr.seconds / 1e6)
+                .value("latency_ms", fr.latency_ms)
+                .value("ceiling_mproblems_per_s", ceiling_mps)
+                .value("ceiling_latency_ms", ceiling.latency_ms)
+                .value("fraction_of_ceiling", flow_mps / ceiling_mps)
+                .value("head_buffer_H_items", (long long)fr.head_buffer_H)
+                .value("head_buffer_y_items", (long long)fr.head_buffer_y)
+                .value("core_batch", (unsigned long long)batch)
+                .value("core_ms", core_ms)
+                .value("core_mproblems_per_s", core_mps)
+                .end_object();
+    }
+    if (json) {
+        json->end_array().end_object();
+        json_file << "\n";
+    }
+    return failures ? 1 : 0;
 }
 
 } // namespace
@@ -326,6 +422,11 @@ int main(int argc, char** argv)
                    "SPEC",
                    "a registered detector, e.g. nway:1, mtt, ot:llr_clip=4",
                    "nway:1");
+    cli.add_option("detectors",
+                   "LIST",
+                   "several detectors, comma-separated (instead of --detector)",
+                   "");
+    cli.add_option("json", "FILE", "write the results as JSON", "");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "streams", "4");
     cli.add_option(

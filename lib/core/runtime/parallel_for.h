@@ -1,19 +1,19 @@
 // Splits a batch over the machine's cores for the CPU backend.
 #pragma once
 
+#include "thread_pool.h"
+
 #include <algorithm>
 #include <cstddef>
-#include <exception>
-#include <mutex>
 #include <thread>
-#include <vector>
 
 namespace mimo_gpu {
 namespace detail {
 
-/// Calls body(begin, end) on contiguous chunks of [0, count). Batches smaller
-/// than `min_per_thread * 2` run on the calling thread (thread start costs ~20 us).
-/// The first exception thrown by a chunk is rethrown after all chunks finish.
+/// Calls body(begin, end) on contiguous chunks of [0, count) on the process's
+/// worker threads (thread_pool.h) and the caller. Batches smaller than
+/// `min_per_thread * 2` run on the calling thread alone. The first exception
+/// thrown by a chunk is rethrown after all chunks finish.
 template <typename Body>
 void parallel_for(size_t count, size_t min_per_thread, Body body)
 {
@@ -23,28 +23,9 @@ void parallel_for(size_t count, size_t min_per_thread, Body body)
         body(size_t(0), count);
         return;
     }
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    std::vector<std::thread> pool;
     const size_t chunk = (count + threads - 1) / threads;
-    for (size_t t = 0; t < threads; ++t) {
-        const size_t begin = t * chunk, end = std::min(count, begin + chunk);
-        if (begin >= end)
-            break;
-        pool.emplace_back([&, begin, end] {
-            try {
-                body(begin, end);
-            } catch (...) {
-                std::lock_guard<std::mutex> lock(error_mutex);
-                if (!error)
-                    error = std::current_exception();
-            }
-        });
-    }
-    for (auto& th : pool)
-        th.join();
-    if (error)
-        std::rethrow_exception(error);
+    const size_t chunks = (count + chunk - 1) / chunk;
+    run_tasks(chunks, [&](size_t k) { body(k * chunk, std::min(count, (k + 1) * chunk)); });
 }
 
 } // namespace detail
