@@ -305,8 +305,8 @@ int run(const command_line& cli)
     std::vector<core::detector_spec> specs;
     const settings base = checked_setup([&] {
         settings v;
-        const std::string list = cli.text("detectors").empty() ? cli.text("detector")
-                                                               : cli.text("detectors");
+        const std::string list =
+            cli.is_set("detectors") ? cli.text("detectors") : cli.text("detector");
         specs = core::parse_detector_list(list);
         v.detector = specs.front();
         v.shape = { int(cli.integer("nr", 1, core::k_largest_shape)),
@@ -334,7 +334,7 @@ int run(const command_line& cli)
 
     std::ofstream json_file;
     std::unique_ptr<json_writer> json;
-    if (!cli.text("json").empty()) {
+    if (cli.is_set("json")) {
         json_file.open(cli.text("json"));
         if (!json_file)
             throw std::runtime_error("cannot write " + cli.text("json"));
