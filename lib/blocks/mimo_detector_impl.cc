@@ -188,7 +188,11 @@ void mimo_detector_impl::forecast(int noutput_items, gr_vector_int& ninput_items
     if (const auto d = detail()) {
         const auto y = d->input(1);
         gr::thread::scoped_lock lock(d_mutex);
-        if (d_gate.due(y->items_available(), inputs_ended(), y->max_possible_items_available()))
+        // Once an input has ended, never ask it for more than it may still hold:
+        // GNU Radio ends a block whose ended input cannot satisfy its forecast.
+        const bool ended = inputs_ended();
+        if (ended ||
+            d_gate.due(y->items_available(), ended, y->max_possible_items_available()))
             wanted = S; // one channel is enough: take whatever waits
     }
     ninput_items_required[0] = (wanted + S - 1) / S;
