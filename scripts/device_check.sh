@@ -6,7 +6,7 @@
 # simulations on CUDA, and the soak (10^9 problems with bad ones sprinkled in,
 # through the detector flowgraph). SIM_ARGS and CODED_ARGS add options to the
 # simulations, SOAK_ARGS replace the soak's. STEPS picks steps (default: all of
-# "tests sanitize bench mmse simulate soak"). MMSE_DEVICES: the --devices of the
+# "tests sanitize bench mmse simulate soak flowgraph"). MMSE_DEVICES: the --devices of the
 # MMSE benchmark (default 0,0: one GPU listed twice).
 # Usage: scripts/device_check.sh BUNDLE_DIR [OUT_DIR]
 set -u
@@ -20,7 +20,7 @@ failures=$out/failures.txt
 step() { echo; echo "=== $* ==="; }
 # Steps run inside pipelines (subshells), so failures are collected in a file.
 run() { "$@"; local rc=$?; [ $rc -eq 0 ] || { echo "FAILED (rc=$rc): $*"; echo "rc=$rc: $*" >> "$failures"; }; return 0; }
-steps=" ${STEPS:-tests sanitize bench mmse simulate soak} "
+steps=" ${STEPS:-tests sanitize bench mmse simulate soak flowgraph} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 
 step device
@@ -78,6 +78,28 @@ if want soak && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   run "$bundle/mimo_gpu_flowgraph_bench" ${SOAK_ARGS:---backend cuda --detector nway:1 --nr 4 --nt 4 \
     --modulation 16qam --problems 1000000000 --distinct 16800 --source-buffer 16800 --bad-every 997} \
     2>&1 | grep -E "^soak" | tee "$out/soak.txt"
+fi
+if want flowgraph && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
+  # Users' flowgraphs with GNU Radio's default buffers: vector sources -> head ->
+  # mimo_detector -> null sink, beside GNU Radio's ceiling for the same streams and
+  # the core's own figure, in the same run; the earlier build's block when the
+  # bundle holds it (bundle/before/).
+  fg="--nr 4 --nt 4 --modulation 16qam --problems ${FG_PROBLEMS:-8000000} --distinct 16800"
+  step "flowgraph: CUDA, default buffers"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $fg \
+    --detectors "${FG_DETECTORS:-nway:1,nway:4,mtt,fsd,sfsd,kbest:16,mmse}" \
+    --json "$out/flowgraph_cuda.json" 2>&1 | tail -12
+  step "flowgraph: CPU backend on this machine's cores"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --nr 4 --nt 4 --modulation 16qam \
+    --problems 2000000 --distinct 16800 --detectors nway:1,mtt --json "$out/flowgraph_cpu.json" 2>&1 | tail -4
+  if [ -x "$bundle/before/mimo_gpu_flowgraph_bench_before" ]; then
+    step "flowgraph: the earlier build's detector block, CUDA, default buffers"
+    for d in nway:1 nway:4; do
+      run env LD_LIBRARY_PATH="$PWD/$bundle/before:$LD_LIBRARY_PATH" \
+        "$bundle/before/mimo_gpu_flowgraph_bench_before" --backend cuda $fg --detector $d \
+        --json "$out/flowgraph_before_${d/:/_}.json" 2>&1 | tail -2
+    done
+  fi
 fi
 echo
 if [ -s "$failures" ]; then echo "device_check: SOME STEPS FAILED"; cat "$failures"; exit 1; fi

@@ -86,6 +86,7 @@ detector_capabilities ml_capabilities()
     c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
                      modulation::qam1024};
     c.exact_max_log = true;
+    c.device_path = false; // its CUDA engine reads host memory (detect() only)
     return c;
 }
 
