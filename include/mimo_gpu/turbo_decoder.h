@@ -54,7 +54,8 @@ struct turbo_decoder_config {
     /// stage K). Costs up to 2 * training / window more recursion steps, none
     /// stored. 0: the neighbours' boundary metrics alone (lost ~0.15 dB at
     /// K = 6144 and failed at code rates near 0.93). >= 0; clamped to K.
-    int training = 32;
+    /// transport_block_decoder lengthens it at high code rates.
+    int training = 16;
     /// Stop a block once this CRC of its K bits passes (never one without information).
     crc_type early_termination = crc_type::none;
     void validate() const; ///< throws std::invalid_argument
@@ -177,7 +178,11 @@ class transport_block_decoder
 {
 public:
     /// The decoder's early_termination is set per code block (CRC24B, or CRC24A
-    /// for C == 1).
+    /// for C == 1). Where the rate matching leaves few parity bits per trellis
+    /// stage (code rates above ~0.8), a training > 0 is raised to 8 K / (E - K)
+    /// stages (about 4 parity bits of each constituent; ~150 stages at rate 0.93)
+    /// and the window to at least the training, so that parallel windows decode
+    /// what one window decodes; training = 0 is left alone.
     transport_block_decoder(const transport_block_format& format,
                             turbo_decoder_config config,
                             backend requested = backend::automatic);

@@ -508,7 +508,8 @@ TEST(transport_block, parallel_windows_decode_what_one_window_decodes)
     std::mt19937_64 rng(seed);
     std::vector<transport_block_format> formats = { { 12960, 13936, 2 } };
     int group = 0;
-    for (int A : { 1000, 6000, 12960, 20000 })
+    // 2954, 8816: at rate 0.93 a fixed 64-stage prefix failed them
+    for (int A : { 1000, 2954, 6000, 8816, 12960, 20000 })
         for (double rate : { 0.5, 0.7, 0.8, 0.87, 0.93 }) {
             const int Qm = group++ % 2 ? 6 : 2;
             const int G = int(std::lround(A / rate / Qm)) * Qm;
@@ -555,7 +556,7 @@ TEST(transport_block, parallel_windows_decode_what_one_window_decodes)
         }
     }
     // not vacuous: one window decodes rv 0 at every rate, and more
-    EXPECT_GE(decoded_by_one, int(count) * (1 + 4 * 5));
+    EXPECT_GE(decoded_by_one, int(count) * (1 + 6 * 5));
 }
 
 // A decoder keeps its batch plan (and the CUDA engine its uploaded descriptors)
