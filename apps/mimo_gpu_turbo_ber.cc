@@ -160,7 +160,7 @@ int main(int argc, char** argv)
                             p.backend = to_string(dec.active_backend());
                             p.algorithm = alg;
                             p.window = std::stoi(w);
-                            p.training = cfg.training;
+                            p.training = std::stoi(w) == 0 ? 0 : cfg.training;
                             p.ebn0 = e;
                             for (uint64_t j = 0;
                                  p.bits < min_bits && p.block_errors < min_errors;
