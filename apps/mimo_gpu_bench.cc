@@ -149,6 +149,7 @@ struct turbo_case {
     map_algorithm algorithm;
     int iterations;
     int window;
+    int training; // turbo_decoder_config::training
 };
 
 struct turbo_result {
@@ -178,7 +179,7 @@ std::vector<float> turbo_input(const std::vector<int>& K, uint64_t seed)
     return llr;
 }
 
-std::vector<turbo_case> turbo_cases(size_t blocks, uint64_t seed)
+std::vector<turbo_case> turbo_cases(size_t blocks, uint64_t seed, const std::vector<int>& trainings)
 {
     std::vector<turbo_case> cases;
     const std::vector<int> k6144(blocks, 6144);
@@ -190,13 +191,14 @@ std::vector<turbo_case> turbo_cases(size_t blocks, uint64_t seed)
         mixed.push_back(sizes[rng() % sizes.size()]);
         bits += size_t(mixed.back());
     }
-    for (map_algorithm a : {map_algorithm::max_log_map, map_algorithm::log_map}) {
-        for (int it : {1, 2, 4, 6, 8})
-            cases.push_back({"K=6144", k6144, a, it, 64});
-        for (int w : {32, 128, 6144})
-            cases.push_back({"K=6144", k6144, a, 6, w});
-        cases.push_back({"K=40..6144", mixed, a, 6, 64});
-    }
+    for (int t : trainings)
+        for (map_algorithm a : {map_algorithm::max_log_map, map_algorithm::log_map}) {
+            for (int it : {1, 2, 4, 6, 8})
+                cases.push_back({"K=6144", k6144, a, it, 64, t});
+            for (int w : {32, 128, 6144})
+                cases.push_back({"K=6144", k6144, a, 6, w, t});
+            cases.push_back({"K=40..6144", mixed, a, 6, 64, t});
+        }
     return cases;
 }
 
@@ -209,6 +211,7 @@ void bench_turbo_cuda(turbo_result& r, int trials, double h2d_bandwidth, uint64_
     cfg.algorithm = r.c.algorithm;
     cfg.iterations = r.c.iterations;
     cfg.window = r.c.window;
+    cfg.training = r.c.training;
     turbo_decoder dec(cfg, backend::cuda);
     cuda_array<float> h_llr(n_llr, true), d_llr(n_llr, false);
     cuda_array<uint8_t> h_bits(n_bits, true), d_bits(n_bits, false);
@@ -231,6 +234,7 @@ void bench_turbo_cpu(turbo_result& r, int trials, uint64_t seed)
     cfg.algorithm = r.c.algorithm;
     cfg.iterations = r.c.iterations;
     cfg.window = r.c.window;
+    cfg.training = r.c.training;
     turbo_decoder dec(cfg, backend::cpu);
     std::vector<uint8_t> bits(turbo_decoder::output_bits(r.c.K));
     r.end_to_end_ms = host_median_ms(trials, [&](int) { dec.decode(r.c.K, llr.data(), bits.data()); });
@@ -308,6 +312,9 @@ int main(int argc, char** argv)
     cli.add_option("json", "FILE", "also write the results as JSON to FILE");
     cli.add_option("seed", "N", "seed of the random inputs", "1");
     cli.add_option("turbo-blocks", "N", "code blocks of K = 6144 per decoder batch (0: skip the decoder)", "256");
+    cli.add_option("turbo-training", "LIST",
+                   "the turbo decoder's training stages per window side, comma separated (each runs every case)",
+                   std::to_string(turbo_decoder_config{}.training));
     cli.add_flag("skip-detector", "skip the detector tables (N-way and MTT/OT): only the turbo decoder");
     cli.add_flag("fsd-paper",
                  "the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 symbols) with FSD, "
@@ -449,12 +456,19 @@ int main(int argc, char** argv)
         const size_t turbo_blocks =
             mmse_paper || sumis_paper || front_end ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
-        for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed) : std::vector<turbo_case>{}) {
+        std::vector<int> trainings;
+        {
+            std::stringstream list(cli.text("turbo-training"));
+            for (std::string item; std::getline(list, item, ',');)
+                trainings.push_back(int(checked_setup([&] { return std::stol(item); })));
+        }
+        for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed, trainings) : std::vector<turbo_case>{}) {
             turbo_result r;
             r.c = c;
             r.info_bits = turbo_decoder::output_bits(c.K);
-            std::fprintf(stderr, "  turbo %s %s %d it W=%d ...\n", c.name.c_str(),
-                         c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", c.iterations, c.window);
+            std::fprintf(stderr, "  turbo %s %s %d it W=%d T=%d ...\n", c.name.c_str(),
+                         c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", c.iterations, c.window,
+                         c.training);
 #ifdef MIMO_GPU_HAVE_CUDA
             if (b == backend::cuda)
                 bench_turbo_cuda(r, std::max(3, trials / 3), h2d, seed);
@@ -467,13 +481,13 @@ int main(int argc, char** argv)
             std::printf("\nturbo decoder: %s, backend %s, %zu code blocks of K = 6144 per batch (or the same bits in "
                         "mixed K); Mbit/s of information bits\n",
                         device.c_str(), to_string(b).c_str(), turbo_blocks);
-            std::printf("%-11s %-12s %4s %6s %4s | %9s %9s | %9s %9s | %8s\n", "K", "algorithm", "iter", "W", "P",
-                        "kernel ms", "Mbit/s", "e2e ms", "Mbit/s", "floor ms");
+            std::printf("%-11s %-12s %4s %6s %4s %4s | %9s %9s | %9s %9s | %8s\n", "K", "algorithm", "iter", "W",
+                        "P", "T", "kernel ms", "Mbit/s", "e2e ms", "Mbit/s", "floor ms");
             for (const turbo_result& r : turbo) {
                 const int P = (6144 + r.c.window - 1) / r.c.window;
-                std::printf("%-11s %-12s %4d %6d %4s | %9s %9s | %9s %9s | %8s\n", r.c.name.c_str(),
+                std::printf("%-11s %-12s %4d %6d %4s %4d | %9s %9s | %9s %9s | %8s\n", r.c.name.c_str(),
                             r.c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", r.c.iterations,
-                            r.c.window, r.c.name == "K=6144" ? std::to_string(P).c_str() : "-",
+                            r.c.window, r.c.name == "K=6144" ? std::to_string(P).c_str() : "-", r.c.training,
                             fmt(r.kernel_ms, "%.3f").c_str(), fmt(mbps(r.info_bits, r.kernel_ms), "%.1f").c_str(),
                             fmt(r.end_to_end_ms, "%.3f").c_str(), fmt(mbps(r.info_bits, r.end_to_end_ms), "%.1f").c_str(),
                             fmt(r.floor_ms, "%.3f").c_str());
@@ -512,7 +526,7 @@ int main(int argc, char** argv)
                 j.begin_object();
                 j.value("K", r.c.name).value("blocks", (unsigned long)r.c.K.size()).value("info_bits", (unsigned long)r.info_bits);
                 j.value("algorithm", r.c.algorithm == map_algorithm::log_map ? "log-map" : "max-log-map");
-                j.value("iterations", r.c.iterations).value("window", r.c.window);
+                j.value("iterations", r.c.iterations).value("window", r.c.window).value("training", r.c.training);
                 j.value("kernel_ms", r.kernel_ms).value("end_to_end_ms", r.end_to_end_ms).value("transfer_floor_ms", r.floor_ms);
                 j.value("kernel_Mbps", mbps(r.info_bits, r.kernel_ms)).value("end_to_end_Mbps", mbps(r.info_bits, r.end_to_end_ms));
                 j.end_object();

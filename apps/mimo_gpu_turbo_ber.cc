@@ -64,7 +64,7 @@ struct noisy_batch {
 
 struct point {
     std::string backend, algorithm;
-    int window = 0;
+    int window = 0, training = 0;
     double ebn0 = 0;
     uint64_t bits = 0, bit_errors = 0, blocks = 0, block_errors = 0;
     double seconds = 0;
@@ -100,6 +100,11 @@ int main(int argc, char** argv)
                    "LIST",
                    "trellis stages per parallel window; 0 = whole block (P = 1)",
                    "0,64");
+    cli.add_option("training",
+                   "LIST",
+                   "training stages before and after each window (0: none; no effect "
+                   "with one window)",
+                   std::to_string(turbo_decoder_config{}.training));
     cli.add_option("backends", "LIST", "cpu and/or cuda (or auto)", "auto");
     cli.add_option("iterations", "N", "decoder iterations", "6");
     cli.add_option("scale", "S", "max-log-MAP extrinsic scaling", "0.75");
@@ -127,76 +132,86 @@ int main(int argc, char** argv)
         std::vector<point> points;
         for (const std::string& be_name : split(cli.text("backends")))
             for (const std::string& alg : split(cli.text("algorithms")))
-                for (const std::string& w : split(cli.text("windows"))) {
-                    turbo_decoder_config cfg;
-                    if (alg == "max-log-map")
-                        cfg.algorithm = map_algorithm::max_log_map;
-                    else if (alg == "log-map")
-                        cfg.algorithm = map_algorithm::log_map;
-                    else
-                        throw usage_error("unknown algorithm '" + alg +
-                                          "' (max-log-map or log-map)");
-                    cfg.iterations = int(cli.integer("iterations", 1, 32));
-                    cfg.extrinsic_scale = float(cli.real("scale"));
-                    cfg.window = std::stoi(w) == 0 ? 1 << 20 : std::stoi(w);
-                    const backend be =
-                        checked_setup([&] { return backend_from_string(be_name); });
-                    turbo_decoder dec =
-                        checked_setup([&] { return turbo_decoder(cfg, be); });
-                    const std::vector<int> sizes(size_t(batch), K);
-                    std::vector<uint8_t> decoded(size_t(K) * batch);
-                    for (double e : ebn0) {
-                        point p;
-                        p.backend = to_string(dec.active_backend());
-                        p.algorithm = alg;
-                        p.window = std::stoi(w);
-                        p.ebn0 = e;
-                        for (uint64_t j = 0;
-                             p.bits < min_bits && p.block_errors < min_errors;
-                             ++j) {
-                            noisy_batch nb(K, batch, e, seed, j);
-                            const auto t0 = std::chrono::steady_clock::now();
-                            const auto results =
-                                dec.decode(sizes, nb.llr.data(), decoded.data());
-                            p.seconds += std::chrono::duration<double>(
-                                             std::chrono::steady_clock::now() - t0)
-                                             .count();
-                            for (int b = 0; b < batch; ++b) {
-                                uint64_t errors = 0;
-                                for (int i = 0; i < K; ++i)
-                                    errors += decoded[size_t(b) * K + i] !=
-                                              nb.bits[size_t(b) * K + i];
-                                p.bit_errors += errors;
-                                // a block without information is an error even if its
-                                // bits happen to match
-                                p.block_errors +=
-                                    errors || results[size_t(b)].no_information ? 1 : 0;
+                for (const std::string& w : split(cli.text("windows")))
+                    for (const std::string& t : split(cli.text("training"))) {
+                        // one window has no neighbours to train from: one row is enough
+                        if (std::stoi(w) == 0 && t != split(cli.text("training")).front())
+                            continue;
+                        turbo_decoder_config cfg;
+                        if (alg == "max-log-map")
+                            cfg.algorithm = map_algorithm::max_log_map;
+                        else if (alg == "log-map")
+                            cfg.algorithm = map_algorithm::log_map;
+                        else
+                            throw usage_error("unknown algorithm '" + alg +
+                                              "' (max-log-map or log-map)");
+                        cfg.iterations = int(cli.integer("iterations", 1, 32));
+                        cfg.extrinsic_scale = float(cli.real("scale"));
+                        cfg.window = std::stoi(w) == 0 ? 1 << 20 : std::stoi(w);
+                        cfg.training = std::stoi(t);
+                        const backend be =
+                            checked_setup([&] { return backend_from_string(be_name); });
+                        turbo_decoder dec =
+                            checked_setup([&] { return turbo_decoder(cfg, be); });
+                        const std::vector<int> sizes(size_t(batch), K);
+                        std::vector<uint8_t> decoded(size_t(K) * batch);
+                        for (double e : ebn0) {
+                            point p;
+                            p.backend = to_string(dec.active_backend());
+                            p.algorithm = alg;
+                            p.window = std::stoi(w);
+                            p.training = std::stoi(w) == 0 ? 0 : cfg.training;
+                            p.ebn0 = e;
+                            for (uint64_t j = 0;
+                                 p.bits < min_bits && p.block_errors < min_errors;
+                                 ++j) {
+                                noisy_batch nb(K, batch, e, seed, j);
+                                const auto t0 = std::chrono::steady_clock::now();
+                                const auto results =
+                                    dec.decode(sizes, nb.llr.data(), decoded.data());
+                                p.seconds += std::chrono::duration<double>(
+                                                 std::chrono::steady_clock::now() - t0)
+                                                 .count();
+                                for (int b = 0; b < batch; ++b) {
+                                    uint64_t errors = 0;
+                                    for (int i = 0; i < K; ++i)
+                                        errors += decoded[size_t(b) * K + i] !=
+                                                  nb.bits[size_t(b) * K + i];
+                                    p.bit_errors += errors;
+                                    // a block without information is an error even if its
+                                    // bits happen to match
+                                    p.block_errors +=
+                                        errors || results[size_t(b)].no_information ? 1
+                                                                                    : 0;
+                                }
+                                p.bits += uint64_t(K) * batch;
+                                p.blocks += uint64_t(batch);
                             }
-                            p.bits += uint64_t(K) * batch;
-                            p.blocks += uint64_t(batch);
+                            std::fprintf(stderr,
+                                         "  %s %s W=%s T=%s Eb/N0 %.2f dB: BER %.3e FER "
+                                         "%.3e (%llu "
+                                         "bits)\n",
+                                         p.backend.c_str(),
+                                         alg.c_str(),
+                                         w.c_str(),
+                                         t.c_str(),
+                                         e,
+                                         double(p.bit_errors) / p.bits,
+                                         double(p.block_errors) / p.blocks,
+                                         (unsigned long long)p.bits);
+                            points.push_back(p);
                         }
-                        std::fprintf(
-                            stderr,
-                            "  %s %s W=%s Eb/N0 %.2f dB: BER %.3e FER %.3e (%llu bits)\n",
-                            p.backend.c_str(),
-                            alg.c_str(),
-                            w.c_str(),
-                            e,
-                            double(p.bit_errors) / p.bits,
-                            double(p.block_errors) / p.blocks,
-                            (unsigned long long)p.bits);
-                        points.push_back(p);
                     }
-                }
 
         std::printf("\nLTE turbo decoder, K = %d, %s iterations, BPSK/AWGN (P = 1 where "
                     "window is 0)\n",
                     K,
                     cli.text("iterations").c_str());
-        std::printf("%-5s %-12s %6s %6s | %12s %10s %10s | %8s %8s %10s | %8s\n",
+        std::printf("%-5s %-12s %6s %5s %6s | %12s %10s %10s | %8s %8s %10s | %8s\n",
                     "back",
                     "algorithm",
                     "window",
+                    "train",
                     "Eb/N0",
                     "bits",
                     "bit errs",
@@ -206,11 +221,12 @@ int main(int argc, char** argv)
                     "FER",
                     "dec s");
         for (const point& p : points)
-            std::printf("%-5s %-12s %6d %6.2f | %12llu %10llu %10.3e | %8llu %8llu "
+            std::printf("%-5s %-12s %6d %5d %6.2f | %12llu %10llu %10.3e | %8llu %8llu "
                         "%10.3e | %8.2f\n",
                         p.backend.c_str(),
                         p.algorithm.c_str(),
                         p.window,
+                        p.training,
                         p.ebn0,
                         (unsigned long long)p.bits,
                         (unsigned long long)p.bit_errors,
@@ -234,7 +250,8 @@ int main(int argc, char** argv)
                 j.begin_object();
                 j.value("backend", p.backend)
                     .value("algorithm", p.algorithm)
-                    .value("window", p.window);
+                    .value("window", p.window)
+                    .value("training", p.training);
                 j.value("ebn0_db", p.ebn0).value("bits", (unsigned long long)p.bits);
                 j.value("bit_errors", (unsigned long long)p.bit_errors)
                     .value("ber", double(p.bit_errors) / p.bits);

@@ -23,7 +23,7 @@ struct turbo_block_desc {
 
 struct turbo_window_desc {
     int block;
-    int start, len;
+    window_span span; ///< its stages, training prefixes included (turbo_batch_plan)
 };
 
 /// Boundary state metrics of one window, for each constituent decoder and
@@ -60,10 +60,10 @@ struct turbo_batch_view {
 
 /// What one window of one half iteration reads and writes: its inputs and
 /// outputs, its starting metrics (from the neighbours' previous iteration, the
-/// encoder's start state or the tail) and where its own end metrics go.
+/// encoder's start state or the tail) and where its own boundary metrics go.
 struct window_job {
     half_iteration_io io;
-    int start, len;
+    window_span span;
     float alpha_start[k_states], beta_end[k_states];
     float* alpha_out;
     float* beta_out;
@@ -110,25 +110,25 @@ MIMO_HD bool prepare_window(
         for (int i = 0; i < 6; ++i)
             io.tail[i] = channel_llr(t[i]);
     }
-    job.start = win.start;
-    job.len = win.len;
+    job.span = win.span;
 
     const int read = iteration & 1, write = read ^ 1;
-    const size_t first = blk.window_offset, index = w - first;
     auto slot = [&](size_t window, int buffer, int beta) {
         return v.boundaries + window * k_boundary_floats +
                ((decoder * 2 + buffer) * 2 + beta) * k_states;
     };
-    if (index == 0) {
+    // A recursion that starts at the block's first stage (the first window, or a
+    // training prefix reaching it) starts from the encoder's state 0; one that
+    // starts at stage K from the tail; others from the neighbour's metrics there.
+    if (win.span.first == 0) {
         for (int s = 0; s < k_states; ++s)
-            // the encoder starts in state 0
             job.alpha_start[s] = s == 0 ? 0.0f : k_impossible;
     } else {
         const float* a = slot(w - 1, read, 0);
         for (int s = 0; s < k_states; ++s)
             job.alpha_start[s] = a[s];
     }
-    if (index + 1 == size_t(blk.windows)) {
+    if (win.span.last == K) {
         tail_beta<LogMap>(io.tail, job.beta_end);
     } else {
         const float* b = slot(w + 1, read, 1);
@@ -152,8 +152,7 @@ MIMO_HD void decode_window(const turbo_batch_view& v,
     window_job job;
     if (prepare_window<LogMap>(v, w, decoder, iteration, job))
         map_window<LogMap>(job.io,
-                           job.start,
-                           job.len,
+                           job.span,
                            job.alpha_start,
                            job.beta_end,
                            job.alpha_out,

@@ -27,21 +27,25 @@ void turbo_decoder_config::validate() const
         throw std::invalid_argument(
             "mimo_gpu::turbo_decoder: window must be >= 8 trellis stages, got " +
             std::to_string(window));
+    if (training < 0)
+        throw std::invalid_argument(
+            "mimo_gpu::turbo_decoder: training must be >= 0 trellis stages, got " +
+            std::to_string(training));
     crc_length(early_termination); // validates the enum
 }
 
 namespace detail {
 
-void turbo_batch_plan::build(const std::vector<int>& K, int window)
+void turbo_batch_plan::build(const std::vector<int>& K, int window, int training)
 {
-    if (m_generation != 0 && K == m_K && window == m_window)
+    if (m_generation != 0 && K == m_K && window == m_window && training == m_training)
         return;  // a stream of equal batches plans once
     m_K.clear(); // until the new plan is complete
     blocks.clear();
     windows.clear();
     permutations.clear();
     total_bits = total_llr = 0;
-    max_window = 0;
+    max_window = max_training = 0;
     std::map<int, size_t> pi_offset;
     for (size_t b = 0; b < K.size(); ++b) {
         if (!qpp_interleaver::is_block_size(K[b]))
@@ -69,11 +73,25 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window)
         d.bit_offset = total_bits;
         d.window_offset = windows.size();
         d.pi_offset = it->second;
+        // Clamped to K like the window (end + T cannot overflow); a prefix of K
+        // stages reaches the block's ends from any window.
+        const int T = std::min(training, K[b]);
         for (int w = 0; w < d.windows; ++w) {
             // near-equal windows
             const int start = w * K[b] / d.windows, end = (w + 1) * K[b] / d.windows;
-            windows.push_back({ int(b), start, end - start });
+            window_span span;
+            span.start = start;
+            span.len = end - start;
+            // The prefixes stop at the block's ends, where the state is known.
+            span.first = std::max(0, start - T);
+            span.last = std::min(K[b], end + T);
+            // Where the neighbours' recursions start (their first and last), unless
+            // that is a block end.
+            span.alpha_at = w + 1 < d.windows && end - T > 0 ? end - T : -1;
+            span.beta_at = w > 0 && start + T < K[b] ? start + T : -1;
+            windows.push_back({ int(b), span });
             max_window = std::max(max_window, end - start);
+            max_training = std::max(max_training, span.last - span.first - span.len);
         }
         blocks.push_back(d);
         total_bits += size_t(K[b]);
@@ -81,6 +99,7 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window)
     }
     m_K = K;
     m_window = window;
+    m_training = training;
     ++m_generation;
 }
 
@@ -234,7 +253,7 @@ void turbo_decoder::decode_device(const std::vector<int>& K,
 {
     if (K.empty())
         return;
-    m_engine->plan.build(K, m_config.window);
+    m_engine->plan.build(K, m_config.window, m_config.training);
     m_engine->decode_device(d_llr, d_bits, d_app_llr, stream);
 }
 
@@ -268,7 +287,7 @@ std::vector<turbo_block_result> turbo_decoder::decode(const std::vector<int>& K,
         return {};
     if (!llr || !bits)
         throw std::invalid_argument("mimo_gpu::turbo_decoder::decode: null buffer");
-    m_engine->plan.build(K, m_config.window);
+    m_engine->plan.build(K, m_config.window, m_config.training);
     return m_engine->decode(llr, bits, app_llr);
 }
 

@@ -62,7 +62,8 @@ __global__ void __launch_bounds__(64)
 // the same order as map_window (so results stay bit-identical to the CPU): the
 // predecessor and successor metrics come by shuffles, and the per-stage APP
 // reduction over the 8 states runs sequentially, one stage per lane, over a
-// ring of the last 8 stages (thesis Algorithm 6).
+// ring of the last 8 stages (thesis Algorithm 6). The training prefixes' branch
+// inputs (2 words a stage) follow the ring.
 
 constexpr int k_windows_per_block = 8;
 constexpr int k_state_parallel_threads = k_windows_per_block * k_states;
@@ -70,12 +71,17 @@ constexpr int k_ring_floats = k_states /*stages*/ * 2 /*u*/ * k_states;
 /// Per stage in shared memory: the 8 forward metrics, gs, gp and the natural index.
 constexpr int k_shared_stage_words = k_states + 3;
 
-size_t state_parallel_shared_floats(int max_window)
+/// Shared memory of one window: its stages, the ring, its training stages.
+MIMO_HD size_t state_parallel_window_floats(int max_window, int max_training)
 {
-    return size_t(k_windows_per_block) *
-           (size_t(max_window) * k_shared_stage_words + k_ring_floats);
+    return size_t(max_window) * k_shared_stage_words + k_ring_floats +
+           2 * size_t(max_training);
 }
-// no opt-in needed: windows up to ~130 stages
+size_t state_parallel_shared_floats(int max_window, int max_training)
+{
+    return k_windows_per_block * state_parallel_window_floats(max_window, max_training);
+}
+// no opt-in needed: windows up to ~130 stages without training, ~120 with T = 16
 constexpr size_t k_state_parallel_max_shared = 48 * 1024;
 
 template <bool LogMap>
@@ -83,7 +89,8 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     state_parallel_kernel(const __grid_constant__ turbo_batch_view v,
                           int decoder,
                           int iteration,
-                          int max_window)
+                          int max_window,
+                          int max_training)
 {
     extern __shared__ float smem[];
     const int group = threadIdx.x / k_states, s = threadIdx.x % k_states;
@@ -92,44 +99,76 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     if (w >= v.n_windows || !prepare_window<LogMap>(v, w, decoder, iteration, job))
         return; // the whole group of 8 leaves together
     const unsigned mask = 0xffu << ((threadIdx.x % 32) / k_states * k_states);
-    float* sc = smem + size_t(group) *
-                           (size_t(max_window) * k_shared_stage_words + k_ring_floats);
+    float* sc = smem + group * state_parallel_window_floats(max_window, max_training);
     float* ring = sc + size_t(max_window) * k_shared_stage_words;
+    float* train = ring + k_ring_floats;
     const half_iteration_io& io = job.io;
-    const int len = job.len;
+    const window_span& span = job.span;
+    const int len = span.len, end = span.start + len;
+    const int ahead = span.start - span.first, behind = span.last - end;
 
     for (int i = s; i < len; i += k_states) { // branch inputs, lanes sharing the stages
-        const int k = job.start + i;
+        const int k = span.start + i;
         const int n = io.pi ? io.pi[k] : k;
         sc[i * k_shared_stage_words + k_states] =
             0.5f * (channel_llr(io.systematic[n]) + io.apriori[n]);
         sc[i * k_shared_stage_words + k_states + 1] = 0.5f * channel_llr(io.parity[k]);
         sc[i * k_shared_stage_words + k_states + 2] = int_bits_as_float(n);
     }
+    for (int i = s; i < ahead + behind; i += k_states) { // training: gs, gp
+        const int k = i < ahead ? span.first + i : end + (i - ahead);
+        const int n = io.pi ? io.pi[k] : k;
+        train[2 * i] = 0.5f * (channel_llr(io.systematic[n]) + io.apriori[n]);
+        train[2 * i + 1] = 0.5f * channel_llr(io.parity[k]);
+    }
     __syncwarp(mask);
 
     const int s0 = previous_state(s, 0), s1 = previous_state(s, 1);
     const float p0 = parity_bit(s0, 0) ? -1.0f : 1.0f,
                 p1 = parity_bit(s1, 1) ? -1.0f : 1.0f;
-    float alpha = job.alpha_start[s];
-    for (int i = 0; i < len; ++i) {
-        const float gs = sc[i * k_shared_stage_words + k_states],
-                    gp = sc[i * k_shared_stage_words + k_states + 1];
-        sc[i * k_shared_stage_words + s] = alpha;
+    // forward_step, lane s computing state s
+    auto forward = [&](float alpha, float gs, float gp) {
         const float a0 = __shfl_sync(mask, alpha, s0, k_states),
                     a1 = __shfl_sync(mask, alpha, s1, k_states);
         const float m0 = a0 + gs + (p0 < 0.0f ? -gp : gp);
         const float m1 = a1 - gs + (p1 < 0.0f ? -gp : gp);
         const float next = max_star<LogMap>(m0, m1);
-        alpha = next - __shfl_sync(mask, next, 0, k_states);
+        return next - __shfl_sync(mask, next, 0, k_states);
+    };
+    float alpha = job.alpha_start[s];
+    for (int i = 0; i < ahead; ++i) { // training
+        if (span.first + i == span.alpha_at)
+            job.alpha_out[s] = alpha;
+        alpha = forward(alpha, train[2 * i], train[2 * i + 1]);
     }
-    job.alpha_out[s] = alpha;
+    for (int i = 0; i < len; ++i) {
+        const float gs = sc[i * k_shared_stage_words + k_states],
+                    gp = sc[i * k_shared_stage_words + k_states + 1];
+        if (span.start + i == span.alpha_at)
+            job.alpha_out[s] = alpha;
+        sc[i * k_shared_stage_words + s] = alpha;
+        alpha = forward(alpha, gs, gp);
+    }
+    if (end == span.alpha_at)
+        job.alpha_out[s] = alpha;
     __syncwarp(mask);
 
     const int t0 = next_state(s, 0), t1 = next_state(s, 1);
     const bool q0 = parity_bit(s, 0), q1 = parity_bit(s, 1);
     float beta = job.beta_end[s];
+    for (int i = behind - 1; i >= 0; --i) { // training: backward_step
+        if (end + i + 1 == span.beta_at)
+            job.beta_out[s] = beta;
+        const float gs = train[2 * (ahead + i)], gp = train[2 * (ahead + i) + 1];
+        const float b0 = __shfl_sync(mask, beta, t0, k_states),
+                    b1 = __shfl_sync(mask, beta, t1, k_states);
+        const float prev =
+            max_star<LogMap>(gs + (q0 ? -gp : gp) + b0, -gs + (q1 ? -gp : gp) + b1);
+        beta = prev - __shfl_sync(mask, prev, 0, k_states);
+    }
     for (int i = len - 1; i >= 0; --i) {
+        if (span.start + i + 1 == span.beta_at)
+            job.beta_out[s] = beta;
         const float gs = sc[i * k_shared_stage_words + k_states],
                     gp = sc[i * k_shared_stage_words + k_states + 1];
         const float a = sc[i * k_shared_stage_words + s];
@@ -166,7 +205,8 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
         }
         beta = prev - __shfl_sync(mask, prev, 0, k_states);
     }
-    job.beta_out[s] = beta;
+    if (span.start == span.beta_at)
+        job.beta_out[s] = beta;
 }
 
 /// Which kernel a half iteration runs. Measured on the H100 (docs/benchmarks.md,
@@ -174,22 +214,27 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
 /// window against 589 state-parallel (whose shuffles and shared-memory traffic
 /// saturate the MIO pipe); log-MAP 430 state-parallel against 280 (more
 /// arithmetic per shuffle). Both give bit-identical results.
-bool use_state_parallel(bool log_map, int max_window)
+bool use_state_parallel(bool log_map, const turbo_batch_plan& plan)
 {
-    return log_map && sizeof(float) * state_parallel_shared_floats(max_window) <=
+    return log_map && sizeof(float) * state_parallel_shared_floats(plan.max_window,
+                                                                   plan.max_training) <=
                           k_state_parallel_max_shared;
 }
 
 template <bool LogMap>
-void launch_half_iteration(
-    const turbo_batch_view& v, int max_window, int decoder, int iteration, cudaStream_t s)
+void launch_half_iteration(const turbo_batch_view& v,
+                           const turbo_batch_plan& plan,
+                           int decoder,
+                           int iteration,
+                           cudaStream_t s)
 {
-    if (use_state_parallel(LogMap, max_window)) {
-        const size_t shared = sizeof(float) * state_parallel_shared_floats(max_window);
+    if (use_state_parallel(LogMap, plan)) {
+        const size_t shared = sizeof(float) * state_parallel_shared_floats(
+                                                  plan.max_window, plan.max_training);
         const unsigned blocks =
             unsigned((v.n_windows + k_windows_per_block - 1) / k_windows_per_block);
         state_parallel_kernel<LogMap><<<blocks, k_state_parallel_threads, shared, s>>>(
-            v, decoder, iteration, max_window);
+            v, decoder, iteration, plan.max_window, plan.max_training);
     } else {
         const unsigned blocks = unsigned((v.n_windows + 63) / 64);
         window_per_thread_kernel<LogMap><<<blocks, 64, 0, s>>>(v, decoder, iteration);
@@ -393,7 +438,7 @@ private:
         MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        float* scratch = use_state_parallel(log_map, plan.max_window)
+        float* scratch = use_state_parallel(log_map, plan)
                              ? nullptr
                              : m_scratch.reserve(plan.scratch_floats());
         const bool early = m_config.early_termination != crc_type::none;
@@ -414,9 +459,9 @@ private:
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder) {
                 if (log_map)
-                    launch_half_iteration<true>(v, plan.max_window, decoder, it, s);
+                    launch_half_iteration<true>(v, plan, decoder, it, s);
                 else
-                    launch_half_iteration<false>(v, plan.max_window, decoder, it, s);
+                    launch_half_iteration<false>(v, plan, decoder, it, s);
             }
             if (early) {
                 crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(blocks,

@@ -21,8 +21,9 @@ class turbo_batch_plan
 {
 public:
     /// Throws std::invalid_argument naming the first K that is not a table size.
-    /// Keeps the plan (and its generation) when K and window are those of the last build.
-    void build(const std::vector<int>& K, int window);
+    /// Keeps the plan (and its generation) when K, window and training are those of
+    /// the last build.
+    void build(const std::vector<int>& K, int window, int training);
     /// Changes whenever the plan does: engines re-upload descriptors only then.
     uint64_t generation() const { return m_generation; }
 
@@ -31,12 +32,14 @@ public:
     std::vector<int32_t> permutations;
     size_t total_bits = 0, total_llr = 0;
     int max_window = 0; ///< longest window: the scratch holds this many stages per window
+    /// Most training stages (both prefixes) of a window: they are run, not stored.
+    int max_training = 0;
     size_t scratch_floats() const { return size_t(k_stage_words) * size_t(max_window) * windows.size(); }
 
 private:
     std::map<int, qpp_interleaver> m_interleavers;
     std::vector<int> m_K; ///< what the current plan was built for (empty while building)
-    int m_window = 0;
+    int m_window = 0, m_training = 0;
     uint64_t m_generation = 0;
 };
 

@@ -183,16 +183,126 @@ MIMO_HD void forward_step(const float (&alpha)[k_states],
         next_alpha[s] = next[s] - norm;
 }
 
+/// One backward trellis step without outputs (a training stage): beta of stage i
+/// from beta of stage i + 1, normalised so that state 0 is 0; the same operations
+/// as map_window's backward pass.
+template <bool LogMap>
+MIMO_HD void backward_step(const float (&beta)[k_states],
+                           float gs,
+                           float gp,
+                           float (&prev_beta)[k_states])
+{
+    float prev[k_states];
+    for (int s = 0; s < k_states; ++s) {
+        const float to0 = gs + (parity_bit(s, 0) ? -gp : gp) + beta[next_state(s, 0)];
+        const float to1 = -gs + (parity_bit(s, 1) ? -gp : gp) + beta[next_state(s, 1)];
+        prev[s] = max_star<LogMap>(to0, to1);
+    }
+    const float norm = prev[0];
+    for (int s = 0; s < k_states; ++s)
+        prev_beta[s] = prev[s] - norm;
+}
+
 /// Stages per chunk: map_window issues a chunk's independent loads before the
 /// recursion uses them, so the GPU has up to this many in flight per thread
 /// instead of waiting for two dependent loads at every stage. Values stay in
 /// registers (arrays indexed by unrolled constants).
 constexpr int k_chunk = 8;
 
-/// One window [start, start + len) of one half iteration: forward recursion
-/// from alpha_start, backward recursion from beta_end, extrinsic (and APP)
-/// outputs. Writes the window's last alpha to alpha_out and first beta to
-/// beta_out: the neighbours' starting points in the next iteration.
+/// Branch inputs of the stages c + j < end of a chunk: natural index n, gs =
+/// (systematic + a-priori) / 2, gp = parity / 2. All index loads are issued
+/// before the value loads that need them.
+MIMO_HD void load_chunk(const half_iteration_io& io,
+                        int c,
+                        int end,
+                        int (&n)[k_chunk],
+                        float (&gs)[k_chunk],
+                        float (&gp)[k_chunk])
+{
+    MIMO_UNROLL
+    for (int j = 0; j < k_chunk; ++j)
+        if (c + j < end)
+            n[j] = io.pi ? io.pi[c + j] : c + j;
+    MIMO_UNROLL
+    for (int j = 0; j < k_chunk; ++j)
+        if (c + j < end) {
+            gs[j] = 0.5f * (channel_llr(io.systematic[n[j]]) + io.apriori[n[j]]);
+            gp[j] = 0.5f * channel_llr(io.parity[c + j]);
+        }
+}
+
+/// The stages one window's recursions run. The window [start, start + len)
+/// writes the outputs. Its forward recursion starts at stage first <= start and
+/// its backward recursion at last >= start + len: the stages in between are a
+/// training (acquisition) prefix, run to bring the neighbour's stale metrics
+/// closer to the true ones, neither stored nor output. The forward metrics at
+/// stage boundary alpha_at and the backward ones at beta_at are written out: the
+/// right neighbour's first and the left neighbour's last in the next iteration
+/// (-1: no neighbour starts there).
+struct window_span {
+    int start, len;
+    int first, last;
+    int alpha_at, beta_at;
+};
+
+/// Forward recursion over the training stages [from, to): metrics only; the
+/// metrics at boundary `record` (if in [from, to)) are copied to `out`.
+template <bool LogMap>
+MIMO_HD void forward_training(const half_iteration_io& io,
+                              int from,
+                              int to,
+                              int record,
+                              float (&alpha)[k_states],
+                              float* out)
+{
+    for (int c = from; c < to; c += k_chunk) {
+        int n[k_chunk] = {};
+        float gs[k_chunk] = {}, gp[k_chunk] = {};
+        load_chunk(io, c, to, n, gs, gp);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < to) {
+                if (c + j == record)
+                    for (int s = 0; s < k_states; ++s)
+                        out[s] = alpha[s];
+                forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
+            }
+    }
+}
+
+/// Backward recursion over the training stages [from, to), from stage to - 1
+/// down: metrics only; the metrics at boundary `record` (if in (from, to]) are
+/// copied to `out`.
+template <bool LogMap>
+MIMO_HD void backward_training(const half_iteration_io& io,
+                               int from,
+                               int to,
+                               int record,
+                               float (&beta)[k_states],
+                               float* out)
+{
+    for (int hi = to; hi > from; hi -= k_chunk) {
+        const int c = hi - k_chunk > from ? hi - k_chunk : from;
+        int n[k_chunk] = {};
+        float gs[k_chunk] = {}, gp[k_chunk] = {};
+        load_chunk(io, c, hi, n, gs, gp);
+        MIMO_UNROLL
+        for (int j = k_chunk - 1; j >= 0; --j)
+            if (c + j < hi) {
+                if (c + j + 1 == record)
+                    for (int s = 0; s < k_states; ++s)
+                        out[s] = beta[s];
+                backward_step<LogMap>(beta, gs[j], gp[j], beta);
+            }
+    }
+}
+
+/// One window of one half iteration: forward recursion from alpha_start at
+/// span.first (training up to span.start), backward recursion from beta_end at
+/// span.last (training down to the window's end), extrinsic (and APP) outputs
+/// for the window's stages. Writes the metrics at span.alpha_at to alpha_out
+/// and at span.beta_at to beta_out: the neighbours' starting points in the next
+/// iteration.
 ///
 /// To halve the scratch traffic, the forward metrics are kept for even stages
 /// only (and without state 0's, which normalisation makes 0; window starts are
@@ -200,34 +310,29 @@ constexpr int k_chunk = 8;
 /// the even one before it with the same forward_step, so nothing changes.
 template <bool LogMap>
 MIMO_HD void map_window(const half_iteration_io& io,
-                        int start,
-                        int len,
+                        const window_span& span,
                         const float* alpha_start,
                         const float* beta_end,
                         float* alpha_out,
                         float* beta_out,
                         const stage_scratch& scratch)
 {
+    const int start = span.start, len = span.len;
     float alpha[k_states];
     for (int s = 0; s < k_states; ++s)
         alpha[s] = alpha_start[s];
+    forward_training<LogMap>(io, span.first, start, span.alpha_at, alpha, alpha_out);
     for (int c = 0; c < len; c += k_chunk) {
         int n[k_chunk] = {};
         float gs[k_chunk] = {}, gp[k_chunk] = {};
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j)
-            if (c + j < len)
-                n[j] = io.pi ? io.pi[start + c + j] : start + c + j;
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j)
-            if (c + j < len) {
-                gs[j] = 0.5f * (channel_llr(io.systematic[n[j]]) + io.apriori[n[j]]);
-                gp[j] = 0.5f * channel_llr(io.parity[start + c + j]);
-            }
+        load_chunk(io, start + c, start + len, n, gs, gp);
         MIMO_UNROLL
         for (int j = 0; j < k_chunk; ++j)
             if (c + j < len) {
                 const int i = c + j;
+                if (start + i == span.alpha_at)
+                    for (int s = 0; s < k_states; ++s)
+                        alpha_out[s] = alpha[s];
                 if (j % 2 == 0) // c is even, so i is even exactly when j is
                     for (int s = 1; s < k_states; ++s)
                         scratch.at(i, s) = alpha[s];
@@ -237,12 +342,14 @@ MIMO_HD void map_window(const half_iteration_io& io,
                 forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
             }
     }
-    for (int s = 0; s < k_states; ++s)
-        alpha_out[s] = alpha[s];
+    if (start + len == span.alpha_at)
+        for (int s = 0; s < k_states; ++s)
+            alpha_out[s] = alpha[s];
 
     float beta[k_states];
     for (int s = 0; s < k_states; ++s)
         beta[s] = beta_end[s];
+    backward_training<LogMap>(io, start + len, span.last, span.beta_at, beta, beta_out);
     for (int c = (len - 1) / k_chunk * k_chunk; c >= 0; c -= k_chunk) {
         int n[k_chunk] = {};
         float gs[k_chunk] = {}, gp[k_chunk] = {}, even_alpha[k_chunk / 2][k_states] = {};
@@ -262,6 +369,9 @@ MIMO_HD void map_window(const half_iteration_io& io,
         for (int j = k_chunk - 1; j >= 0; --j) {
             if (c + j >= len)
                 continue;
+            if (start + c + j + 1 == span.beta_at)
+                for (int s = 0; s < k_states; ++s)
+                    beta_out[s] = beta[s];
             float a[k_states];
             if (j % 2 == 0)
                 for (int s = 0; s < k_states; ++s)
@@ -288,8 +398,9 @@ MIMO_HD void map_window(const half_iteration_io& io,
                 beta[s] = prev[s] - norm;
         }
     }
-    for (int s = 0; s < k_states; ++s)
-        beta_out[s] = beta[s];
+    if (start == span.beta_at)
+        for (int s = 0; s < k_states; ++s)
+            beta_out[s] = beta[s];
 }
 
 } // namespace detail
