@@ -95,6 +95,11 @@ void write(std::ostream& y)
     y << "-   id: policy\n    label: Bad problems\n    dtype: enum\n    default: \"'erase'\"\n"
          "    options: [\"'erase'\", \"'stop'\"]\n"
          "    option_labels: [Erase (LLRs 0; tag, count; go on), Stop the stream]\n"
+         "    hide: part\n";
+    y << "-   id: device_buffers\n    label: Device buffers\n    dtype: bool\n"
+         "    default: 'False'\n"
+         "    options: ['False', 'True']\n"
+         "    option_labels: [Host memory, GPU memory (CUDA; between GPU blocks)]\n"
          "    hide: part\n\n";
     y << "inputs:\n-   label: H\n    domain: stream\n    dtype: complex\n    vlen: ${ "
          "nr*nt }\n"
@@ -121,7 +126,8 @@ void write(std::ostream& y)
             y << (first ? "" : ", ") << param_id(f, p) << "=${" << param_id(f, p) << "}";
             first = false;
         }
-    y << "), ${noise_var}, ${symbols_per_channel}, ${backend}, ${max_batch}, ${policy})\n";
+    y << "), ${noise_var}, ${symbols_per_channel}, ${backend}, ${max_batch}, ${policy}, "
+         "${device_buffers})\n";
     y << "    callbacks:\n    - set_noise_var(${noise_var})\n\n";
     y << "documentation: |-\n"
          "    Soft MIMO detector of any registered family: channel matrices H (one per S "
@@ -133,7 +139,9 @@ void write(std::ostream& y)
          "    A received vector with a NaN/Inf in H or y, or a rank-deficient H, is "
          "erased (LLRs 0, an\n"
          "    'erasure' tag on its output item, counted) and the stream goes on; "
-         "policy 'stop' ends it instead.\n";
+         "policy 'stop' ends it instead.\n"
+         "    Device buffers keep H, y and the LLRs in GPU memory, so a chain of GPU blocks "
+         "moves nothing over PCIe.\n";
     for (const auto& f : families) {
         y << "    \n    " << f.name << ": " << f.summary << ".\n";
         for (const auto& p : f.parameters)

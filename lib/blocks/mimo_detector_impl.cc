@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "block_parameters.h"
+#include "device_buffer.h"
 #include "mimo_detector_impl.h"
 #include "noise_var_tags.h"
 
@@ -26,7 +27,8 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         int symbols_per_channel,
                                         const std::string& backend,
                                         int max_batch,
-                                        const std::string& policy)
+                                        const std::string& policy,
+                                        bool device_buffers)
 {
     ::mimo_gpu::detector_config config;
     config.shape = checked_shape(nr, nt);
@@ -40,8 +42,16 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
     auto core = ::mimo_gpu::make_detector(
         algorithm, config, ::mimo_gpu::backend_from_string(backend));
     core->set_bad_problem_policy(bad_problems);
+    if (device_buffers && core->active_backend() != ::mimo_gpu::backend::cuda)
+        throw std::invalid_argument("device_buffers needs the CUDA backend; " +
+                                    core->name() + " runs on " +
+                                    ::mimo_gpu::to_string(core->active_backend()));
+    if (device_buffers && !core->capabilities().device_path)
+        throw std::invalid_argument("device_buffers needs a family that detects from device "
+                                    "memory; " +
+                                    core->name() + " has no device path");
     return gnuradio::make_block_sptr<mimo_detector_impl>(
-        std::move(core), noise_var, symbols_per_channel, max_batch);
+        std::move(core), noise_var, symbols_per_channel, max_batch, device_buffers);
 }
 
 std::vector<std::string> mimo_detector::algorithms()
@@ -62,6 +72,21 @@ constexpr int k_buffered_frames = 4;
 /// Upstream buffers stay below this size for the largest items (massive-MIMO H).
 constexpr size_t k_max_buffer_bytes = size_t(64) << 20;
 
+gr::io_signature::sptr detector_inputs(const ::mimo_gpu::detector& core, bool device)
+{
+    const int h = sizeof(gr_complex) * core.shape().nr * core.shape().nt,
+              y = sizeof(gr_complex) * core.shape().nr;
+    return device ? gr::io_signature::make2(2, 2, h, y, device_buffer::type, device_buffer::type)
+                  : gr::io_signature::make2(2, 2, h, y);
+}
+
+gr::io_signature::sptr detector_output(const ::mimo_gpu::detector& core, bool device)
+{
+    const int llrs = sizeof(float) * core.llrs_per_problem();
+    return device ? gr::io_signature::make(1, 1, llrs, device_buffer::type)
+                  : gr::io_signature::make(1, 1, llrs);
+}
+
 int frame_channels(const ::mimo_gpu::detector& core, int symbols_per_channel, int max_batch)
 {
     const size_t h_bytes = sizeof(gr_complex) * core.shape().nr * core.shape().nt;
@@ -75,10 +100,11 @@ int frame_channels(const ::mimo_gpu::detector& core, int symbols_per_channel, in
 mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> core,
                                        double noise_var,
                                        int symbols_per_channel,
-                                       int max_batch)
+                                       int max_batch,
+                                       bool device_buffers)
     : gr::block("mimo_detector",
-                channel_signature(core->shape().nr, core->shape().nt),
-                gr::io_signature::make(1, 1, sizeof(float) * core->llrs_per_problem())),
+                detector_inputs(*core, device_buffers),
+                detector_output(*core, device_buffers)),
       d_core(std::move(core)),
       d_symbols_per_channel(symbols_per_channel),
       d_frame_channels(frame_channels(*d_core, symbols_per_channel, max_batch)),
@@ -89,9 +115,12 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
     d_gate.install(*this); // output multiple: whole frames of whole channels
     // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
     set_tag_propagation_policy(TPP_CUSTOM);
-    rebuild_pipeline();
+    if (device_buffers)
+        d_device_stream = std::make_unique<::mimo_gpu::device_stream>();
+    else
+        rebuild_pipeline();
     d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', bad problems: {}, "
-                   "frames of {} received vectors, on backend {}",
+                   "frames of {} received vectors, on backend {}{}",
                    d_core->name(),
                    d_core->shape().nr,
                    d_core->shape().nt,
@@ -100,7 +129,8 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
                    ::mimo_gpu::format_parameter_list(d_core->parameters()),
                    ::mimo_gpu::to_string(d_core->bad_problems()),
                    d_frame_channels * d_symbols_per_channel,
-                   active_backend());
+                   active_backend(),
+                   device_buffers ? ", device buffers" : "");
 }
 
 void mimo_detector_impl::rebuild_pipeline()
@@ -134,7 +164,8 @@ void mimo_detector_impl::set_parameter(const std::string& name, double value)
 {
     gr::thread::scoped_lock lock(d_mutex);
     d_core->set_parameter(name, value); // throws for an unknown, fixed or bad value
-    d_parameters_changed = true;        // the pipeline's detectors are remade between frames
+    // The pipeline's detectors are remade between frames (device buffers use d_core).
+    d_parameters_changed = d_pipeline != nullptr;
 }
 
 double mimo_detector_impl::parameter(const std::string& name) const
@@ -271,6 +302,21 @@ int mimo_detector_impl::general_work(int noutput_items,
     ++d_calls;
 
     gr::thread::scoped_lock lock(d_mutex);
+    if (d_device_stream) {
+        const int channels =
+            std::min({ ninput_items[0], ninput_items[1] / S, noutput_items / S });
+        const auto reader = detail()->input(1);
+        if (d_failed)
+            return WORK_DONE;
+        if (channels <= 0 ||
+            !d_gate.due(channels * S, inputs_ended(), reader->max_possible_items_available()))
+            return 0;
+        d_gate.taken();
+        const int done = device_work(channels, H, y, llr);
+        if (done == 0 && d_failed)
+            return WORK_DONE;
+        return done;
+    }
     const int pending = items_in_flight();
     bool submitted = false;
     if (!d_failed && !d_parameters_changed) {
@@ -311,11 +357,59 @@ int mimo_detector_impl::general_work(int noutput_items,
     return done;
 }
 
+int mimo_detector_impl::device_work(int channels,
+                                    const gr_complex* H,
+                                    const gr_complex* y,
+                                    float* llr)
+{
+    const int S = d_symbols_per_channel;
+    const auto shape = d_core->shape();
+    const size_t llrs_per_symbol = d_core->llrs_per_problem();
+    std::vector<gr::tag_t> tags;
+    get_tags_in_window(tags, 1, 0, channels * S, k_noise_var_key);
+    float n0 = d_noise_var;
+    const auto segments =
+        split_at_noise_var_tags(tags, nitems_read(1), channels * S, n0, d_logger);
+    d_noise_var = n0;
+    const auto stream = d_device_stream->get();
+    try {
+        for (size_t i = 0; i < segments.size(); ++i) {
+            const int begin = segments[i].begin / S;
+            const int end = i + 1 < segments.size() ? segments[i + 1].begin / S : channels;
+            ::mimo_gpu::detector_input in;
+            in.H = H + size_t(begin) * shape.nr * shape.nt;
+            in.y = y + size_t(begin) * S * shape.nr;
+            in.channels = size_t(end - begin);
+            in.symbols_per_channel = S;
+            in.n0 = segments[i].noise_var;
+            d_core->detect_device(in, llr + size_t(begin) * S * llrs_per_symbol, stream);
+        }
+        d_device_stream->synchronize(); // the items are complete when GNU Radio hands them on
+        const auto report = d_core->check_device_status(stream);
+        for (const auto& tag : d_erasures.record(report, nitems_written(0)))
+            add_item_tag(0, tag);
+    } catch (const std::exception& e) {
+        d_logger->error("stream items {}..{}: {}; ending the stream",
+                        nitems_read(1),
+                        nitems_read(1) + uint64_t(channels) * S - 1,
+                        e.what());
+        d_failed = true;
+        return 0;
+    }
+    std::vector<gr::tag_t> y_tags;
+    get_tags_in_window(y_tags, 1, 0, channels * S);
+    for (const auto& tag : y_tags)
+        add_item_tag(0, tag);
+    consume(0, channels);
+    consume(1, channels * S);
+    return channels * S;
+}
+
 bool mimo_detector_impl::stop()
 {
     // A flowgraph stopped early (tb.stop()) leaves frames in flight: wait for them
     // before GNU Radio frees the buffers they read and write.
-    while (!d_in_flight.empty()) {
+    while (!d_in_flight.empty() && d_pipeline) {
         try {
             d_pipeline->collect();
         } catch (const std::exception&) {

@@ -9,6 +9,7 @@
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/detector.h>
 #include <mimo_gpu/detector_pipeline.h>
+#include <mimo_gpu/device_memory.h>
 
 #include "batch_gate.h"
 #include "erasure_tags.h"
@@ -31,7 +32,8 @@ public:
     mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> core,
                        double noise_var,
                        int symbols_per_channel,
-                       int max_batch);
+                       int max_batch,
+                       bool device_buffers);
 
     std::string algorithm() const override { return d_core->name(); }
     void set_noise_var(double noise_var) override;
@@ -42,6 +44,7 @@ public:
     uint64_t erased_problems() const override { return d_erasures.erased(); }
     void set_max_wait_ms(double ms) override;
     double max_wait_ms() const override;
+    bool device_buffers() const override { return d_device_stream != nullptr; }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -67,9 +70,14 @@ private:
     /// at a failed frame.
     int collect(bool all);
     void rebuild_pipeline();
+    /// device_buffers: H, y and the LLRs are in device memory (or, next to
+    /// ordinary readers, page-locked host memory the GPU reaches): detected on
+    /// the block's stream, finished before work() returns.
+    int device_work(int channels, const gr_complex* H, const gr_complex* y, float* llr);
 
     std::unique_ptr<::mimo_gpu::detector> d_core; // parameters, shape, capabilities
-    std::unique_ptr<::mimo_gpu::detector_pipeline> d_pipeline;
+    std::unique_ptr<::mimo_gpu::detector_pipeline> d_pipeline;  // host buffers
+    std::unique_ptr<::mimo_gpu::device_stream> d_device_stream; // device buffers
     const int d_symbols_per_channel;
     const int d_frame_channels;
     batch_gate d_gate; // in received vectors

@@ -65,10 +65,19 @@ struct problems {
     }
 };
 
-mimo_detector::sptr make_detector(const std::string& backend)
+mimo_detector::sptr make_detector(const std::string& backend, bool device_buffers = false)
 {
-    return mimo_detector::make(
-        "nway", k_nr, k_nt, "16qam", "", 0.05, 1, backend, k_max_batch);
+    return mimo_detector::make("nway",
+                               k_nr,
+                               k_nt,
+                               "16qam",
+                               "",
+                               0.05,
+                               1,
+                               backend,
+                               k_max_batch,
+                               "erase",
+                               device_buffers);
 }
 
 /// Emits `count` items from `data` (vlen items), then produces nothing and
@@ -261,6 +270,81 @@ TEST_P(block_batching, a_live_stream_that_pauses_is_not_held_back)
     tb->stop();
     tb->wait();
     expect_llrs(got, p.llr, n);
+}
+
+TEST(block_batching_device, device_buffers_carry_every_item_and_tag)
+{
+    // Ordinary sources write into the detector's device buffers (host -> device
+    // in the buffer) and an ordinary sink reads its device output (device -> host).
+    if (!core::cuda_available())
+        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    for (size_t n : { size_t(1), size_t(37), size_t(1037), size_t(20011) }) {
+        SCOPED_TRACE(n);
+        const problems p(n, "cuda");
+        std::vector<gr::tag_t> tags;
+        for (uint64_t offset : { 0ul, 99ul, 100ul, 1036ul, 20010ul })
+            if (offset < n) {
+                gr::tag_t t;
+                t.offset = offset;
+                t.key = pmt::mp("mark");
+                t.value = pmt::from_uint64(offset);
+                tags.push_back(t);
+            }
+        auto tb = gr::make_top_block("device_buffers");
+        auto H = gr::blocks::vector_source_c::make(p.H, false, k_nr * k_nt);
+        auto y = gr::blocks::vector_source_c::make(p.y, false, k_nr, tags);
+        auto det = make_detector("cuda", true);
+        EXPECT_TRUE(det->device_buffers());
+        auto sink = gr::blocks::vector_sink_f::make(k_llrs);
+        tb->connect(H, 0, det, 0);
+        tb->connect(y, 0, det, 1);
+        tb->connect(det, 0, sink, 0);
+        tb->run();
+        expect_llrs(sink->data(), p.llr, n);
+        const auto out_tags = sink->tags();
+        ASSERT_EQ(out_tags.size(), tags.size());
+        for (size_t k = 0; k < tags.size(); ++k)
+            EXPECT_EQ(out_tags[k].offset, tags[k].offset);
+    }
+}
+
+TEST(block_batching_device, a_device_buffer_shared_with_ordinary_readers)
+{
+    // y feeds a device-buffer detector, a host-buffer detector and a vector
+    // sink at once: every reader gets the page-locked host copy, all correct.
+    if (!core::cuda_available())
+        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    const size_t n = 5003;
+    const problems p(n, "cuda");
+    auto tb = gr::make_top_block("device_buffers_mixed");
+    auto H = gr::blocks::vector_source_c::make(p.H, false, k_nr * k_nt);
+    auto y = gr::blocks::vector_source_c::make(p.y, false, k_nr);
+    auto on_device = make_detector("cuda", true), on_host = make_detector("cuda", false);
+    auto device_sink = gr::blocks::vector_sink_f::make(k_llrs);
+    auto host_sink = gr::blocks::vector_sink_f::make(k_llrs);
+    auto y_copy = gr::blocks::vector_sink_c::make(k_nr);
+    for (auto det : { on_device, on_host }) {
+        tb->connect(H, 0, det, 0);
+        tb->connect(y, 0, det, 1);
+    }
+    tb->connect(y, 0, y_copy, 0);
+    tb->connect(on_device, 0, device_sink, 0);
+    tb->connect(on_host, 0, host_sink, 0);
+    tb->run();
+    expect_llrs(device_sink->data(), p.llr, n);
+    expect_llrs(host_sink->data(), p.llr, n);
+    EXPECT_EQ(y_copy->data(), p.y);
+}
+
+TEST(block_batching_device, device_buffers_need_cuda_and_a_device_path)
+{
+    EXPECT_THROW(mimo_detector::make(
+                     "nway", 4, 4, "16qam", "", 0.05, 1, "cpu", 100, "erase", true),
+                 std::invalid_argument);
+    if (core::cuda_available())
+        EXPECT_THROW(mimo_detector::make(
+                         "ml", 2, 2, "qpsk", "", 0.05, 1, "cuda", 100, "erase", true),
+                     std::invalid_argument);
 }
 
 INSTANTIATE_TEST_SUITE_P(backends,

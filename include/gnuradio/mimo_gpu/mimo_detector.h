@@ -48,6 +48,10 @@ public:
      * \param max_batch received vectors per core call, rounded down to whole
      *        channels of S (at least one channel)
      * \param policy what a bad received vector does: "erase" or "stop"
+     * \param device_buffers keep H, y and the LLRs in GPU memory (GNU Radio
+     *        custom buffers): between GPU blocks nothing crosses PCIe; next to an
+     *        ordinary block the buffer copies the items across. Needs the CUDA
+     *        backend and a family with a device path.
      */
     static sptr make(const std::string& algorithm,
                      int nr,
@@ -58,7 +62,8 @@ public:
                      int symbols_per_channel = 1,
                      const std::string& backend = "auto",
                      int max_batch = 8400,
-                     const std::string& policy = "erase");
+                     const std::string& policy = "erase",
+                     bool device_buffers = false);
 
     /// The registered detector families.
     static std::vector<std::string> algorithms();
@@ -79,6 +84,8 @@ public:
     /// the tail is detected at once.
     virtual void set_max_wait_ms(double ms) = 0;
     virtual double max_wait_ms() const = 0;
+    /// Whether H, y and the LLRs live in GPU memory (make's device_buffers).
+    virtual bool device_buffers() const = 0;
 };
 
 } // namespace mimo_gpu

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_detector.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(42a5736698d851611022b2434a65c612)                       */
+/* BINDTOOL_HEADER_FILE_HASH(169543b9425d7f45e18162de9393c34f)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -47,6 +47,7 @@ void bind_mimo_detector(py::module& m)
              py::arg("backend") = "auto",
              py::arg("max_batch") = 8400,
              py::arg("policy") = "erase",
+             py::arg("device_buffers") = false,
              D(mimo_detector, make))
 
         .def_static("algorithms", &mimo_detector::algorithms, D(mimo_detector, algorithms))
@@ -81,6 +82,8 @@ void bind_mimo_detector(py::module& m)
              D(mimo_detector, set_max_wait_ms))
 
         .def("max_wait_ms", &mimo_detector::max_wait_ms, D(mimo_detector, max_wait_ms))
+
+        .def("device_buffers", &mimo_detector::device_buffers, D(mimo_detector, device_buffers))
 
         ;
 }

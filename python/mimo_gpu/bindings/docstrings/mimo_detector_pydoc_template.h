@@ -42,3 +42,4 @@ static const char* __doc_gr_mimo_gpu_mimo_detector_active_backend = R"doc("cpu" 
 static const char* __doc_gr_mimo_gpu_mimo_detector_erased_problems = R"doc(Received vectors erased so far (non-finite input or a rank-deficient H): LLRs 0, tagged "erasure", counted exactly.)doc";
 static const char* __doc_gr_mimo_gpu_mimo_detector_set_max_wait_ms = R"doc(Longest wait (ms) of fewer received vectors than max_batch before they are detected all the same (default 5).)doc";
 static const char* __doc_gr_mimo_gpu_mimo_detector_max_wait_ms = R"doc(Longest wait (ms) of a partial batch.)doc";
+static const char* __doc_gr_mimo_gpu_mimo_detector_device_buffers = R"doc(Whether H, y and the LLRs live in GPU memory.)doc";

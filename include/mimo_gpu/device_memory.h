@@ -1,0 +1,42 @@
+// Page-locked host memory, device memory and copies between them, for code
+// that must not include CUDA headers (the GNU Radio device buffers in
+// lib/blocks). Every call is checked; without CUDA (not built, or no usable
+// device) each throws std::runtime_error naming the reason.
+#pragma once
+
+#include <mimo_gpu/types.h>
+
+#include <cstddef>
+
+namespace mimo_gpu {
+
+/// Page-locked host memory (DMA at full PCIe speed), at least `bytes`.
+void* allocate_pinned(size_t bytes);
+void free_pinned(void* p) noexcept;
+/// Device memory of the current CUDA device.
+void* allocate_device(size_t bytes);
+void free_device(void* p) noexcept;
+
+enum class copy_direction { host_to_device, device_to_host, device_to_device };
+/// Copies and returns when the copy is done.
+void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direction);
+/// memmove within device memory: the ranges may overlap (copied in
+/// non-overlapping pieces); returns when done.
+void move_device_memory(void* dst, const void* src, size_t bytes);
+
+/// A non-blocking CUDA stream owned by its creator, for code without CUDA headers.
+class device_stream
+{
+public:
+    device_stream();
+    ~device_stream();
+    device_stream(const device_stream&) = delete;
+    device_stream& operator=(const device_stream&) = delete;
+    cuda_stream_t get() const { return m_stream; }
+    void synchronize() const;
+
+private:
+    cuda_stream_t m_stream = nullptr;
+};
+
+} // namespace mimo_gpu

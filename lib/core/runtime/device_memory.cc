@@ -1,0 +1,127 @@
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/device_memory.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#ifdef MIMO_GPU_HAVE_CUDA
+#include "cuda_check.h"
+#include <cuda_runtime_api.h>
+#endif
+
+namespace mimo_gpu {
+
+namespace {
+
+[[noreturn]] void no_cuda(const char* what)
+{
+    throw std::runtime_error(std::string("mimo_gpu: ") + what + " needs CUDA: " +
+                             (cuda_available() ? "" : cuda_unavailable_reason()));
+}
+
+} // namespace
+
+#ifdef MIMO_GPU_HAVE_CUDA
+
+void* allocate_pinned(size_t bytes)
+{
+    if (!cuda_available())
+        no_cuda("page-locked memory");
+    void* p = nullptr;
+    MIMO_CUDA_CHECK(cudaHostAlloc(&p, std::max<size_t>(bytes, 1), cudaHostAllocPortable));
+    return p;
+}
+
+void free_pinned(void* p) noexcept
+{
+    if (p)
+        cudaFreeHost(p);
+}
+
+void* allocate_device(size_t bytes)
+{
+    if (!cuda_available())
+        no_cuda("device memory");
+    void* p = nullptr;
+    MIMO_CUDA_CHECK(cudaMalloc(&p, std::max<size_t>(bytes, 1)));
+    return p;
+}
+
+void free_device(void* p) noexcept
+{
+    if (p)
+        cudaFree(p);
+}
+
+void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direction)
+{
+    if (bytes == 0)
+        return;
+    const cudaMemcpyKind kind = direction == copy_direction::host_to_device
+                                    ? cudaMemcpyHostToDevice
+                                : direction == copy_direction::device_to_host
+                                    ? cudaMemcpyDeviceToHost
+                                    : cudaMemcpyDeviceToDevice;
+    MIMO_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+}
+
+void move_device_memory(void* dst, const void* src, size_t bytes)
+{
+    char* d = static_cast<char*>(dst);
+    const char* s = static_cast<const char*>(src);
+    if (bytes == 0 || d == s)
+        return;
+    // cudaMemcpy must not overlap: pieces no longer than the distance, taken
+    // from the end that the copy does not overwrite first.
+    const size_t step = size_t(d < s ? s - d : d - s);
+    if (d < s) {
+        for (size_t at = 0; at < bytes; at += step)
+            MIMO_CUDA_CHECK(cudaMemcpy(
+                d + at, s + at, std::min(step, bytes - at), cudaMemcpyDeviceToDevice));
+    } else {
+        for (size_t end = bytes; end > 0;) {
+            const size_t piece = std::min(step, end);
+            end -= piece;
+            MIMO_CUDA_CHECK(cudaMemcpy(d + end, s + end, piece, cudaMemcpyDeviceToDevice));
+        }
+    }
+}
+
+device_stream::device_stream()
+{
+    if (!cuda_available())
+        no_cuda("a device stream");
+    cudaStream_t s = nullptr;
+    MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    m_stream = reinterpret_cast<cuda_stream_t>(s);
+}
+
+device_stream::~device_stream()
+{
+    if (m_stream) {
+        cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(m_stream));
+        cudaStreamDestroy(reinterpret_cast<cudaStream_t>(m_stream));
+    }
+}
+
+void device_stream::synchronize() const
+{
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(m_stream)));
+}
+
+#else
+
+void* allocate_pinned(size_t) { no_cuda("page-locked memory"); }
+void free_pinned(void*) noexcept {}
+void* allocate_device(size_t) { no_cuda("device memory"); }
+void free_device(void*) noexcept {}
+void copy_memory(void*, const void*, size_t, copy_direction) { no_cuda("a device copy"); }
+void move_device_memory(void*, const void*, size_t) { no_cuda("a device copy"); }
+device_stream::device_stream() { no_cuda("a device stream"); }
+device_stream::~device_stream() = default;
+void device_stream::synchronize() const {}
+
+#endif
+
+} // namespace mimo_gpu
