@@ -9,6 +9,12 @@
 // sizes the detector's flowgraph had, into null sinks. Latency is from the
 // head (where items leave the sources) to the sink, the median over the run.
 //
+// --chain device runs the device-resident chain instead: mimo_channel_source
+// (CUDA, device buffers) -> mimo_detector (device buffers) -> ber_counter
+// (device buffers), nothing crossing PCIe but the error counts, beside the
+// core's own figure for the same work (generator, detect_device and the error
+// count on one stream, per batch, without GNU Radio).
+//
 // --bad-every K makes it a soak: every K-th pre-drawn problem is bad (a NaN in
 // H, an all-zero H, an Inf in y, in turn), and the run checks that every item
 // comes out, that the block erased exactly as many as were injected (the tests
@@ -23,9 +29,13 @@
 #include <gnuradio/blocks/null_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/logger.h>
+#include <gnuradio/mimo_gpu/ber_counter.h>
+#include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/top_block.h>
+#include <mimo_gpu/channel_generator.h>
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/device_memory.h>
 
 #include <algorithm>
 #include <atomic>
@@ -57,6 +67,7 @@ struct settings {
     long source_buffer; // min output buffer of sources and head, items (0: GNU Radio's
                         // default)
     std::string backend;
+    std::string chain; // "host": pre-drawn (H, y) from host sources; "device"
     uint64_t bad_every; // soak: every bad_every-th distinct problem is bad (0: none)
 };
 
@@ -299,6 +310,139 @@ int report_soak(const settings& s, const flowgraph_result& r)
     return pass ? 0 : 1;
 }
 
+struct chain_result {
+    double seconds = 0;
+    uint64_t items_out = 0, bits = 0, errors = 0;
+};
+
+constexpr double k_chain_snr_db = 14.0;
+
+/// The device-resident chain: channel source -> detector -> error counter, all
+/// on device buffers.
+chain_result run_device_chain(const settings& s)
+{
+    const int Q = core::constellation(s.mod).bits_per_symbol();
+    auto tb = gr::make_top_block("mimo_gpu_device_chain");
+    auto source = gr::mimo_gpu::mimo_channel_source::make(s.shape.nr,
+                                                          s.shape.nt,
+                                                          core::to_string(s.mod),
+                                                          k_chain_snr_db,
+                                                          1,
+                                                          1,
+                                                          s.problems,
+                                                          "cuda",
+                                                          s.max_batch);
+    auto det = gr::mimo_gpu::mimo_detector::make(s.detector.name,
+                                                 s.shape.nr,
+                                                 s.shape.nt,
+                                                 core::to_string(s.mod),
+                                                 core::format_parameter_list(s.detector.parameters),
+                                                 1.0, // N0 from the source's noise_var tag
+                                                 1,
+                                                 "cuda",
+                                                 s.max_batch,
+                                                 "erase",
+                                                 true);
+    auto errors = gr::mimo_gpu::ber_counter::make(s.shape.nt * Q, true);
+    tb->connect(source, 0, det, 0);
+    tb->connect(source, 1, det, 1);
+    tb->connect(source, 2, errors, 0);
+    tb->connect(det, 0, errors, 1);
+    chain_result r;
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.items_out = det->nitems_written(0);
+    r.bits = errors->bits();
+    r.errors = errors->errors();
+    return r;
+}
+
+/// The core's own figure for the same work: per batch of max_batch problems,
+/// the generator, detect_device and the error count on one stream, device
+/// memory throughout; the median time per batch in ms.
+double core_device_chain_ms(const settings& s)
+{
+    core::channel_generator generator(s.shape, s.mod, 1, 1, core::backend::cuda);
+    auto det = core::make_detector(
+        s.detector.name, { s.shape, s.mod, s.detector.parameters }, core::backend::cuda);
+    det->set_bad_problem_policy(core::bad_problem_policy::erase);
+    const size_t B = size_t(s.max_batch), nr = size_t(s.shape.nr), nt = size_t(s.shape.nt);
+    const size_t llrs = size_t(det->llrs_per_problem());
+    struct device_array {
+        void* p;
+        explicit device_array(size_t bytes) : p(core::allocate_device(bytes)) {}
+        ~device_array() { core::free_device(p); }
+    };
+    device_array H(B * nr * nt * sizeof(core::cfloat)), y(B * nr * sizeof(core::cfloat)),
+        bits(B * llrs), llr(B * llrs * sizeof(float)), count(sizeof(uint64_t));
+    core::device_stream stream;
+    const float n0 = core::noise_variance_from_snr_db(k_chain_snr_db);
+    return host_median_ms(15, [&](int t) {
+        generator.generate_device(uint64_t(t) * B,
+                                  B,
+                                  n0,
+                                  static_cast<uint8_t*>(bits.p),
+                                  static_cast<core::cfloat*>(H.p),
+                                  static_cast<core::cfloat*>(y.p),
+                                  stream.get());
+        core::detector_input in;
+        in.H = static_cast<const core::cfloat*>(H.p);
+        in.y = static_cast<const core::cfloat*>(y.p);
+        in.channels = B;
+        in.n0 = n0;
+        det->detect_device(in, static_cast<float*>(llr.p), stream.get());
+        core::count_bit_errors_device(static_cast<const float*>(llr.p),
+                                      static_cast<const uint8_t*>(bits.p),
+                                      B * llrs,
+                                      static_cast<unsigned long long*>(count.p),
+                                      stream.get());
+        stream.synchronize();
+        det->check_device_status(stream.get());
+    });
+}
+
+int run_device_chains(const settings& base,
+                      const std::vector<core::detector_spec>& specs,
+                      json_writer* json)
+{
+    int failures = 0;
+    for (const auto& spec : specs) {
+        settings s = base;
+        s.detector = spec;
+        const chain_result r = run_device_chain(s);
+        const double core_ms = core_device_chain_ms(s);
+        const double flow_mps = s.problems / r.seconds / 1e6,
+                     core_mps = s.max_batch / (core_ms * 1e-3) / 1e6;
+        const bool all_out = r.items_out == s.problems;
+        failures += all_out ? 0 : 1;
+        std::printf("%s %dx%d %s, device-resident chain (channel source -> detector -> "
+                    "error counter, CUDA device buffers): %.1f M problems/s (%.3f s, %llu of "
+                    "%llu problems out, BER %.3e at %.0f dB); core generate + detect_device + "
+                    "count of %d problems per batch: %.1f M problems/s (%.0f%% of it)\n",
+                    s.detector.label().c_str(), s.shape.nr, s.shape.nt,
+                    core::to_string(s.mod).c_str(), flow_mps, r.seconds,
+                    (unsigned long long)r.items_out, (unsigned long long)s.problems,
+                    r.bits ? double(r.errors) / double(r.bits) : 0.0, k_chain_snr_db,
+                    s.max_batch, core_mps, 100.0 * flow_mps / core_mps);
+        if (json)
+            json->begin_object()
+                .value("detector", s.detector.label())
+                .value("chain", "device")
+                .value("flowgraph_seconds", r.seconds)
+                .value("flowgraph_mproblems_per_s", flow_mps)
+                .value("items_out", (unsigned long long)r.items_out)
+                .value("ber", r.bits ? double(r.errors) / double(r.bits) : 0.0)
+                .value("snr_db", k_chain_snr_db)
+                .value("core_batch", s.max_batch)
+                .value("core_ms", core_ms)
+                .value("core_mproblems_per_s", core_mps)
+                .value("fraction_of_core", flow_mps / core_mps)
+                .end_object();
+    }
+    return failures;
+}
+
 int run(const command_line& cli)
 {
     gr::logging::singleton().set_default_level(gr::log_level::warn);
@@ -319,6 +463,9 @@ int run(const command_line& cli)
         v.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
         v.source_buffer = long(cli.integer("source-buffer", 0, 1 << 24));
         v.backend = cli.text("backend");
+        v.chain = cli.text("chain");
+        if (v.chain != "host" && v.chain != "device")
+            throw std::invalid_argument("--chain is host or device, got " + v.chain);
         v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
@@ -347,6 +494,14 @@ int run(const command_line& cli)
             .value("max_batch", base.max_batch)
             .value("source_buffer", (long long)base.source_buffer)
             .begin_array("runs");
+    }
+    if (base.chain == "device") {
+        const int failures = run_device_chains(base, specs, json.get());
+        if (json) {
+            json->end_array().end_object();
+            json_file << "\n";
+        }
+        return failures ? 1 : 0;
     }
     int failures = 0;
     flowgraph_result ceiling;
@@ -427,6 +582,11 @@ int main(int argc, char** argv)
                    "several detectors, comma-separated (instead of --detector)",
                    "");
     cli.add_option("json", "FILE", "write the results as JSON", "");
+    cli.add_option("chain",
+                   "KIND",
+                   "host: pre-drawn (H, y) from vector sources; device: the GPU channel "
+                   "source -> detector -> error counter on device buffers (CUDA)",
+                   "host");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "streams", "4");
     cli.add_option(

@@ -23,6 +23,7 @@
 #include <gnuradio/logger.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel.h>
+#include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/mimo_gpu/tb_decoder.h>
 #include <gnuradio/mimo_gpu/tb_encoder.h>
@@ -152,6 +153,7 @@ struct simulation_config {
     uint64_t requested_problems = 0; ///< --problems (uncoded)
     int symbols_per_channel = 1;     ///< S: consecutive problems sharing one H
     std::string backend;
+    std::string source; ///< "bits" (mimo_channel over random bits) or "gpu" (mimo_channel_source)
     int seed = 0;
     int max_batch = 0;
     std::string json_path;
@@ -196,6 +198,12 @@ struct simulation_config {
             c.requested_problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
             c.problems = (c.requested_problems + S - 1) / S * S;
             c.backend = core::to_string(core::backend_from_string(cli.text("backend")));
+            const std::string source = cli.text("source");
+            c.source = source == "auto" ? (c.backend == "cuda" ? "gpu" : "bits") : source;
+            if (c.source != "bits" && c.source != "gpu")
+                throw usage_error("--source is auto, bits or gpu, got " + source);
+            if (c.source == "gpu" && c.backend != "cuda")
+                throw usage_error("--source gpu needs the CUDA backend");
             c.seed = int(cli.integer("seed", 0, 0x7fffffff));
             c.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
             if (cli.is_set("json"))
@@ -269,12 +277,15 @@ struct point_result {
 };
 
 /// The detector block of one --detectors entry: (H, y) -> LLRs.
-gr::mimo_gpu::mimo_detector::sptr
-make_detector_block(const simulation_config& c, const detector_spec& spec, double n0)
+gr::mimo_gpu::mimo_detector::sptr make_detector_block(const simulation_config& c,
+                                                      const detector_spec& spec,
+                                                      double n0,
+                                                      bool device_buffers = false)
 {
     return gr::mimo_gpu::mimo_detector::make(spec.name, c.nr, c.nt, c.modulation,
                                              core::format_parameter_list(spec.parameters), n0,
-                                             c.symbols_per_channel, c.backend, c.max_batch);
+                                             c.symbols_per_channel, c.backend, c.max_batch,
+                                             "erase", device_buffers);
 }
 
 /// The flowgraph of one SNR point. The transmitted bits fan out to every ber_counter.
@@ -283,6 +294,20 @@ class ber_flowgraph
 public:
     ber_flowgraph(const simulation_config& c, const std::vector<detector_spec>& detectors, double snr_db)
         : m_top(gr::make_top_block("mimo_gpu_simulate")), m_detectors(detectors)
+    {
+        if (c.source == "gpu")
+            connect_gpu_chains(c, detectors, snr_db);
+        else
+            connect_bit_chains(c, detectors, snr_db);
+    }
+
+    const std::string& active_backend() const { return m_backend; }
+
+private:
+    /// Random bits -> mimo_channel -> each detector -> its ber_counter; the bits fan out.
+    void connect_bit_chains(const simulation_config& c,
+                            const std::vector<detector_spec>& detectors,
+                            double snr_db)
     {
         const int bits = c.bits_per_problem();
         const double n0 = core::noise_variance_from_snr_db(snr_db);
@@ -307,6 +332,42 @@ public:
         }
     }
 
+    /// Everything on the GPU: mimo_channel_source (bits, H, y in device memory) ->
+    /// each detector (device buffers) -> its ber_counter (device buffers). Families
+    /// that detect only from host memory (ml, sumis) get a second source with the
+    /// same seed, hence the same stream, whose buffers copy to the host, so the
+    /// device-buffer detectors keep reading device memory.
+    void connect_gpu_chains(const simulation_config& c,
+                            const std::vector<detector_spec>& detectors,
+                            double snr_db)
+    {
+        const int bits = c.bits_per_problem();
+        const double n0 = core::noise_variance_from_snr_db(snr_db);
+        gr::mimo_gpu::mimo_channel_source::sptr on_device, for_host;
+        auto source = [&](bool device) {
+            auto& s = device ? on_device : for_host;
+            if (!s)
+                s = gr::mimo_gpu::mimo_channel_source::make(c.nr, c.nt, c.modulation, snr_db,
+                                                            uint64_t(c.seed) + 1,
+                                                            c.symbols_per_channel, c.problems,
+                                                            "cuda");
+            return s;
+        };
+        for (const auto& spec : detectors) {
+            const bool device = core::find_detector_family(spec.name).capabilities.device_path;
+            auto src = source(device);
+            auto counter = gr::mimo_gpu::ber_counter::make(bits, device);
+            auto det = make_detector_block(c, spec, n0, device);
+            m_top->connect(src, 0, det, 0);
+            m_top->connect(src, 1, det, 1);
+            m_top->connect(src, 2, counter, 0);
+            m_top->connect(det, 0, counter, 1);
+            m_backend = det->active_backend();
+            m_counters.push_back(counter);
+        }
+    }
+
+public:
     const std::string& active_backend() const { return m_backend; }
 
     /// Runs the flowgraph to its end, calling progress(results so far) about every `period`.
@@ -627,6 +688,7 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     j.value("problems_per_point", (unsigned long long)c.problems).value("seed", c.seed);
     j.value("max_batch", c.max_batch);
     j.value("symbols_per_channel", c.symbols_per_channel);
+    j.value("source", c.coded ? std::string("bits") : c.source);
     j.value("coded", bool(c.coded));
     j.end_object();
     j.begin_object("backend");
@@ -865,6 +927,10 @@ int main(int argc, char** argv)
     cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
     cli.add_option("seed", "S", "seed of the bits and of the channel", "1");
     cli.add_option("max-batch", "B", "most problems a block hands to the core per call", "8400");
+    cli.add_option("source", "KIND",
+                   "uncoded: bits (random bits -> mimo_channel, host memory) or gpu "
+                   "(mimo_channel_source: bits, channel and noise drawn on the GPU, every "
+                   "block on device buffers); auto: gpu on CUDA", "auto");
     cli.add_option("symbols-per-channel", "S",
                    "consecutive problems sharing one channel matrix H (channel reuse; see below)", "1");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");

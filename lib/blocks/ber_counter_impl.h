@@ -7,6 +7,9 @@
 
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/thread/thread.h>
+#include <mimo_gpu/device_memory.h>
+
+#include <memory>
 
 namespace gr {
 namespace mimo_gpu {
@@ -14,7 +17,8 @@ namespace mimo_gpu {
 class ber_counter_impl : public ber_counter
 {
 public:
-    explicit ber_counter_impl(int bits_per_item);
+    ber_counter_impl(int bits_per_item, bool device_buffers);
+    ~ber_counter_impl() override;
 
     uint64_t bits() const override;
     uint64_t errors() const override;
@@ -27,6 +31,10 @@ public:
 
 private:
     const int d_bits_per_item;
+    // device_buffers: errors counted into a device word on the block's stream
+    std::unique_ptr<::mimo_gpu::device_stream> d_stream;
+    unsigned long long* d_device_errors = nullptr;
+    uint64_t d_errors_before = 0; // device count at the last reset
     mutable gr::thread::mutex d_mutex; // the counters are read from other threads
     uint64_t d_bits = 0;
     uint64_t d_errors = 0;

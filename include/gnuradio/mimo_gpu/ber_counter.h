@@ -17,13 +17,16 @@ namespace mimo_gpu {
  *
  * Input 0: transmitted bits (bytes 0/1, vlen bits_per_item).
  * Input 1: LLRs (float, vlen bits_per_item); decision is 1 when LLR < 0.
+ * With device_buffers (CUDA) both inputs are GPU memory and the errors are
+ * counted on the GPU, so a device-resident chain ends here without copying
+ * its bits and LLRs to the host.
  */
 class MIMO_GPU_API ber_counter : virtual public gr::sync_block
 {
 public:
     typedef std::shared_ptr<ber_counter> sptr;
 
-    static sptr make(int bits_per_item);
+    static sptr make(int bits_per_item, bool device_buffers = false);
 
     virtual uint64_t bits() const = 0;
     virtual uint64_t errors() const = 0;

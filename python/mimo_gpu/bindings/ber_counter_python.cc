@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ber_counter.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(824513bfa0fd4149f9f032a2ab67f0fb)                       */
+/* BINDTOOL_HEADER_FILE_HASH(4c528479c377065de48d3912ffb77524)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -41,6 +41,7 @@ void bind_ber_counter(py::module& m)
 
         .def(py::init(&ber_counter::make),
              py::arg("bits_per_item"),
+             py::arg("device_buffers") = false,
              D(ber_counter, make))
 
 

@@ -22,6 +22,7 @@ namespace py = pybind11;
 /**************************************/
 // BINDING_FUNCTION_PROTOTYPES(
 void bind_mimo_channel(py::module& m);
+void bind_mimo_channel_source(py::module& m);
 void bind_ofdm_tx(py::module& m);
 void bind_ofdm_channel_model(py::module& m);
 void bind_ofdm_rx(py::module& m);
@@ -67,6 +68,7 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     /**************************************/
     // BINDING_FUNCTION_CALLS(
     bind_mimo_channel(m);
+    bind_mimo_channel_source(m);
     bind_ofdm_tx(m);
     bind_ofdm_channel_model(m);
     bind_ofdm_rx(m);

@@ -1,0 +1,170 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "mimo_channel_source_impl.h"
+#include "block_parameters.h"
+#include "device_buffer.h"
+#include "noise_var_tags.h"
+
+#include <gnuradio/buffer_double_mapped.h>
+#include <gnuradio/io_signature.h>
+#include <mimo_gpu/channel_simulator.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gr {
+namespace mimo_gpu {
+
+namespace {
+
+gr::io_signature::sptr source_outputs(const ::mimo_gpu::channel_generator& g)
+{
+    const auto shape = g.shape();
+    const std::vector<int> sizes{ int(sizeof(gr_complex)) * shape.nr * shape.nt,
+                                  int(sizeof(gr_complex)) * shape.nr,
+                                  g.bits_per_problem() };
+    if (g.active_backend() == ::mimo_gpu::backend::cuda)
+        return gr::io_signature::makev(
+            3, 3, sizes, { device_buffer::type, device_buffer::type, device_buffer::type });
+    return gr::io_signature::makev(3,
+                                   3,
+                                   sizes,
+                                   { gr::buffer_double_mapped::type,
+                                     gr::buffer_double_mapped::type,
+                                     gr::buffer_double_mapped::type });
+}
+
+double checked_snr_db(double snr_db)
+{
+    if (!std::isfinite(snr_db))
+        throw std::invalid_argument("snr_db must be finite");
+    ::mimo_gpu::noise_variance_from_snr_db(snr_db); // throws outside float's range
+    return snr_db;
+}
+
+} // namespace
+
+mimo_channel_source::sptr mimo_channel_source::make(int nr,
+                                                    int nt,
+                                                    const std::string& modulation,
+                                                    double snr_db,
+                                                    uint64_t seed,
+                                                    int symbols_per_channel,
+                                                    uint64_t problems,
+                                                    const std::string& backend,
+                                                    int max_batch)
+{
+    checked_max_batch(max_batch);
+    checked_snr_db(snr_db);
+    auto generator = std::make_unique<::mimo_gpu::channel_generator>(
+        checked_shape(nr, nt),
+        ::mimo_gpu::modulation_from_string(modulation),
+        seed,
+        symbols_per_channel,
+        ::mimo_gpu::backend_from_string(backend));
+    return gnuradio::make_block_sptr<mimo_channel_source_impl>(
+        std::move(generator), snr_db, problems, max_batch);
+}
+
+mimo_channel_source_impl::mimo_channel_source_impl(
+    std::unique_ptr<::mimo_gpu::channel_generator> generator,
+    double snr_db,
+    uint64_t problems,
+    int max_batch)
+    : gr::block("mimo_channel_source", gr::io_signature::make(0, 0, 0), source_outputs(*generator)),
+      d_generator(std::move(generator)),
+      d_channels((problems + d_generator->symbols_per_channel() - 1) /
+                 d_generator->symbols_per_channel()),
+      d_max_channels(std::max(1, max_batch / d_generator->symbols_per_channel())),
+      d_snr_db(snr_db),
+      d_noise_var(::mimo_gpu::noise_variance_from_snr_db(snr_db))
+{
+    if (d_generator->active_backend() == ::mimo_gpu::backend::cuda)
+        d_stream = std::make_unique<::mimo_gpu::device_stream>();
+    // noutput_items counts y items (whole channels); H gets one per S of them.
+    set_output_multiple(d_generator->symbols_per_channel());
+    set_tag_propagation_policy(TPP_DONT);
+    request_batch_sized_output_buffers(*this, size_t(max_batch));
+    d_logger->info("{}x{} channel source, S = {}, SNR {} dB, on {}{}",
+                   d_generator->shape().nr,
+                   d_generator->shape().nt,
+                   d_generator->symbols_per_channel(),
+                   d_snr_db,
+                   active_backend(),
+                   d_stream ? " (device buffers)" : "");
+}
+
+void mimo_channel_source_impl::set_snr_db(double snr_db)
+{
+    checked_snr_db(snr_db);
+    gr::thread::scoped_lock lock(d_mutex);
+    d_snr_db = snr_db;
+    d_noise_var = ::mimo_gpu::noise_variance_from_snr_db(snr_db);
+    d_tag_pending = true;
+}
+
+double mimo_channel_source_impl::snr_db() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_snr_db;
+}
+
+double mimo_channel_source_impl::noise_var() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_noise_var;
+}
+
+std::string mimo_channel_source_impl::active_backend() const
+{
+    return ::mimo_gpu::to_string(d_generator->active_backend());
+}
+
+int mimo_channel_source_impl::general_work(int noutput_items,
+                                           gr_vector_int&,
+                                           gr_vector_const_void_star&,
+                                           gr_vector_void_star& output_items)
+{
+    const int S = d_generator->symbols_per_channel();
+    const uint64_t first = nitems_written(0); // channels so far
+    if (d_channels && first >= d_channels)
+        return WORK_DONE;
+    uint64_t channels = uint64_t(std::min(noutput_items / S, d_max_channels));
+    if (d_channels)
+        channels = std::min(channels, d_channels - first);
+    if (channels == 0)
+        return 0;
+    auto H = static_cast<gr_complex*>(output_items[0]);
+    auto y = static_cast<gr_complex*>(output_items[1]);
+    auto bits = static_cast<uint8_t*>(output_items[2]);
+    gr::thread::scoped_lock lock(d_mutex);
+    if (d_tag_pending) {
+        for (int port = 0; port < 2; ++port)
+            add_item_tag(
+                port, nitems_written(port), k_noise_var_key, pmt::from_double(d_noise_var));
+        d_tag_pending = false;
+    }
+    try {
+        if (d_stream) {
+            d_generator->generate_device(
+                first, channels, d_noise_var, bits, H, y, d_stream->get());
+            d_stream->synchronize(); // complete before GNU Radio hands the items on
+        } else {
+            d_generator->generate(first, channels, d_noise_var, bits, H, y);
+        }
+    } catch (const std::exception& e) {
+        // An exception escaping work() would leave the flowgraph waiting forever.
+        d_logger->error("channels {}..: {}; ending the stream", first, e.what());
+        return WORK_DONE;
+    }
+    produce(0, int(channels));
+    produce(1, int(channels) * S);
+    produce(2, int(channels) * S);
+    return WORK_CALLED_PRODUCE;
+}
+
+} // namespace mimo_gpu
+} // namespace gr

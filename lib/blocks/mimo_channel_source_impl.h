@@ -1,0 +1,50 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_MIMO_CHANNEL_SOURCE_IMPL_H
+#define INCLUDED_MIMO_GPU_MIMO_CHANNEL_SOURCE_IMPL_H
+
+#include <gnuradio/mimo_gpu/mimo_channel_source.h>
+#include <gnuradio/thread/thread.h>
+#include <mimo_gpu/channel_generator.h>
+#include <mimo_gpu/device_memory.h>
+
+#include <memory>
+
+namespace gr {
+namespace mimo_gpu {
+
+class mimo_channel_source_impl : public mimo_channel_source
+{
+public:
+    mimo_channel_source_impl(std::unique_ptr<::mimo_gpu::channel_generator> generator,
+                             double snr_db,
+                             uint64_t problems,
+                             int max_batch);
+
+    void set_snr_db(double snr_db) override;
+    double snr_db() const override;
+    double noise_var() const override;
+    std::string active_backend() const override;
+
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    std::unique_ptr<::mimo_gpu::channel_generator> d_generator;
+    std::unique_ptr<::mimo_gpu::device_stream> d_stream; // CUDA: device buffers
+    const uint64_t d_channels;                           // 0: endless
+    const int d_max_channels;                            // per work() call
+    mutable gr::thread::mutex d_mutex;                   // guards the SNR
+    double d_snr_db;
+    float d_noise_var;
+    bool d_tag_pending = true;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif
