@@ -368,8 +368,6 @@ private:
     }
 
 public:
-    const std::string& active_backend() const { return m_backend; }
-
     /// Runs the flowgraph to its end, calling progress(results so far) about every `period`.
     point_result run(double snr_db, std::chrono::milliseconds period,
                      const std::function<void(const point_result&)>& progress)

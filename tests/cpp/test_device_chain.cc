@@ -201,7 +201,7 @@ TEST(channel_source, bad_parameters_are_invalid_argument)
     EXPECT_THROW(mimo_channel_source::make(4, 4, "8psk", 10, 1), std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", NAN, 1), std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 0), std::invalid_argument);
-    EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 1, 0, "gpu"),
+    EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 1, 0, "tpu"),
                  std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 1, 0, "cpu", 0),
                  std::invalid_argument);
