@@ -4,13 +4,15 @@
 // with the paper's GTX 560 Ti numbers beside them; the MTT and OT detectors on
 // the MTT thesis' Tables 4.1-4.2 workloads, with its C1060 numbers beside them;
 // with --detectors, any registered detector family by name (bench_detectors.cc);
-// and the turbo decoder. Core library only, so it runs on a GPU machine without
+// and the turbo decoder; with --channel-generator, the device-resident simulation
+// source and bit-error counter (bench_channel_generator.cc). Core library only, so it runs on a GPU machine without
 // GNU Radio.
 //
 // Method (docs/benchmarks.md): floors first (the measured pinned copy bandwidth
 // for the bytes that must cross PCIe); kernels timed with CUDA events around
 // `reps` back-to-back launches over rotating input sets, median of `trials`;
 // end to end timed on the host clock around whole detect() calls, median.
+#include "bench_channel_generator.h"
 #include "bench_detectors.h"
 #include "bench_mmse.h"
 #include "bench_sumis.h"
@@ -330,6 +332,11 @@ int main(int argc, char** argv)
     cli.add_flag("front-end",
                  "the OFDM receiver front end (LTE 20 MHz and NR 100 MHz grids, 4x4): resource elements per "
                  "second on the CPU and CUDA beside the NR 100 MHz 4x4 requirement, instead of the other tables");
+    cli.add_flag("channel-generator",
+                 "the channel generator (generate_device) and the bit-error counter "
+                 "(count_bit_errors_device) at 65536 problems per call (4x4 16-QAM, also S = 14 "
+                 "and 8x8 256-QAM) beside the byte floor and 100 M problems/s, instead of the "
+                 "other tables");
     cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
                    "listed twice)", "0");
     cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
@@ -355,7 +362,9 @@ int main(int argc, char** argv)
         const bool mmse_paper = cli.flag("mmse-paper").value_or(false);
         const bool sumis_paper = cli.flag("sumis-paper").value_or(false);
         const bool front_end = cli.flag("front-end").value_or(false);
-        if (mmse_paper || sumis_paper || front_end)
+        const bool generator = cli.flag("channel-generator").value_or(false);
+        const bool other_tables = mmse_paper || sumis_paper || front_end || generator;
+        if (other_tables)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
@@ -372,7 +381,7 @@ int main(int argc, char** argv)
                          prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
         }
 #endif
-        const bool run_detector = !skip_detector && !mmse_paper && !sumis_paper && !front_end && plan.table == "mtt_thesis"; // the N-way paper tables
+        const bool run_detector = !skip_detector && !other_tables && plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
         for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
@@ -453,8 +462,14 @@ int main(int argc, char** argv)
             print_front_end_table(front_end_rows, device);
         }
 
+        std::vector<channel_generator_row> generator_rows;
+        if (generator) {
+            generator_rows = bench_channel_generator(b, trials, reps, seed);
+            print_channel_generator_table(generator_rows, device);
+        }
+
         const size_t turbo_blocks =
-            mmse_paper || sumis_paper || front_end ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
+            other_tables ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
         std::vector<int> trainings;
         {
@@ -539,6 +554,8 @@ int main(int argc, char** argv)
                 write_sumis_json(j, sumis_rows);
             if (!front_end_rows.empty())
                 write_front_end_json(j, front_end_rows);
+            if (!generator_rows.empty())
+                write_channel_generator_json(j, generator_rows);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

@@ -67,8 +67,8 @@ struct problem_stage {
 };
 
 /// Staged: outputs go through shared memory (up to 384 bytes of y and bits per
-/// problem, e.g. 32x8 16-QAM);
-/// larger shapes write each problem's outputs straight to global memory.
+/// problem, e.g. 32x8 16-QAM); larger shapes write each problem's outputs
+/// straight to global memory.
 template <bool Staged>
 __global__ void __launch_bounds__(k_problem_threads)
     problem_kernel(generator_params g,
