@@ -4,9 +4,9 @@
  */
 #include "ber_counter_impl.h"
 
-#include "device_buffer.h"
 
 #include <gnuradio/io_signature.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_generator.h>
 

@@ -2,14 +2,12 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "device_buffer.h"
 
-#include <gnuradio/block.h>
-#include <gnuradio/block_detail.h>
-#include <gnuradio/buffer_reader.h>
-#include <gnuradio/io_signature.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/device_memory.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -17,6 +15,8 @@ namespace gr {
 namespace mimo_gpu {
 
 namespace {
+
+std::atomic<bool> g_simulated{ false };
 
 void* copy_on_device(void* dst, const void* src, size_t bytes)
 {
@@ -34,11 +34,7 @@ void* move_on_device(void* dst, const void* src, size_t bytes)
 
 gr::buffer_type device_buffer::type(gr::buftype<device_buffer, device_buffer>{});
 
-bool uses_device_buffer(const gr::block& block, int port, bool input)
-{
-    const auto signature = input ? block.input_signature() : block.output_signature();
-    return signature->stream_buffer_type(size_t(port)) == device_buffer::type;
-}
+void device_buffer::simulate_device_memory(bool on) { g_simulated = on; }
 
 gr::buffer_sptr device_buffer::make_buffer(int nitems,
                                            size_t sizeof_item,
@@ -66,7 +62,8 @@ device_buffer::device_buffer(int nitems,
                                downstream_lcm_nitems,
                                downstream_max_out_mult,
                                link,
-                               buf_owner)
+                               buf_owner),
+      m_simulated(g_simulated)
 {
     gr::configure_default_loggers(d_logger, d_debug_logger, "device_buffer");
     if (!allocate_buffer(nitems))
@@ -75,91 +72,129 @@ device_buffer::device_buffer(int nitems,
 
 device_buffer::~device_buffer()
 {
-    ::mimo_gpu::free_device(m_device);
-    ::mimo_gpu::free_pinned(m_host);
+    if (m_simulated) {
+        std::free(m_device);
+        std::free(m_host);
+    } else {
+        ::mimo_gpu::free_device(m_device);
+        ::mimo_gpu::free_pinned(m_host);
+    }
 }
 
 bool device_buffer::do_allocate_buffer(size_t final_nitems, size_t sizeof_item)
 {
     const size_t bytes = final_nitems * sizeof_item;
-    m_host = static_cast<char*>(::mimo_gpu::allocate_pinned(bytes));
-    m_device = static_cast<char*>(::mimo_gpu::allocate_device(bytes));
+    if (m_simulated) {
+        m_host = static_cast<char*>(std::calloc(bytes, 1));
+        m_device = static_cast<char*>(std::calloc(bytes, 1));
+        if (!m_host || !m_device)
+            throw std::bad_alloc();
+    } else {
+        m_host = static_cast<char*>(::mimo_gpu::allocate_pinned(bytes));
+        m_device = static_cast<char*>(::mimo_gpu::allocate_device(bytes));
+        // Zeros, as GNU Radio's own buffers hold before anything is written: a
+        // reader with history starts by reading items "before" the first.
+        std::memset(m_host, 0, bytes);
+        copy(m_device, m_host, bytes, true, false);
+    }
     d_base = m_host;
     return true;
 }
 
-void device_buffer::decide_sides()
+bool device_buffer::written_on_device() const
 {
-    if (m_sides_decided)
+    return d_transfer_type == transfer_type::DEVICE_TO_HOST ||
+           d_transfer_type == transfer_type::DEVICE_TO_DEVICE;
+}
+
+bool device_buffer::read_on_device() const
+{
+    return d_transfer_type == transfer_type::HOST_TO_DEVICE ||
+           d_transfer_type == transfer_type::DEVICE_TO_DEVICE;
+}
+
+void device_buffer::copy(
+    char* dst, const char* src, size_t bytes, bool dst_device, bool src_device)
+{
+    if (bytes == 0)
         return;
-    m_sides_decided = true;
-    // The writer: the port of the linked block whose output is this buffer.
-    const gr::block_sptr writer = link();
-    for (int port = 0; writer->detail() && port < writer->detail()->noutputs(); ++port)
-        if (writer->detail()->output(port).get() == this)
-            m_writer_on_device = uses_device_buffer(*writer, port, false);
-    int device_readers = 0, host_readers = 0;
-    for (size_t r = 0; r < nreaders(); ++r) {
-        const gr::block_sptr block = reader(r)->link();
-        for (int port = 0; block->detail() && port < block->detail()->ninputs(); ++port)
-            if (block->detail()->input(port)->buffer().get() == this)
-                ++(uses_device_buffer(*block, port, true) ? device_readers : host_readers);
+    if (m_simulated) {
+        std::memcpy(dst, src, bytes);
+        return;
     }
-    m_readers_on_device = device_readers > 0 && host_readers == 0;
-    if (device_readers > 0 && host_readers > 0)
-        d_logger->warn("{} feeds GPU and ordinary blocks at once: every reader gets the "
-                       "page-locked host copy (GPU blocks read it over PCIe)",
-                       writer->alias());
+    ::mimo_gpu::copy_memory(dst,
+                            src,
+                            bytes,
+                            dst_device ? (src_device
+                                              ? ::mimo_gpu::copy_direction::device_to_device
+                                              : ::mimo_gpu::copy_direction::host_to_device)
+                                       : ::mimo_gpu::copy_direction::device_to_host);
 }
 
 void* device_buffer::write_pointer()
 {
-    decide_sides();
-    return writer_side() + size_t(d_write_index) * d_sizeof_item;
+    return side(written_on_device()) + size_t(d_write_index) * d_sizeof_item;
 }
 
 const void* device_buffer::_read_pointer(unsigned int read_index)
 {
-    decide_sides();
-    return reader_side() + size_t(read_index) * d_sizeof_item;
+    return side(read_on_device()) + size_t(read_index) * d_sizeof_item;
 }
 
 void device_buffer::post_work(int nitems)
 {
-    if (nitems <= 0 || m_writer_on_device == m_readers_on_device)
+    const bool from = written_on_device(), to = read_on_device();
+    if (nitems <= 0 || from == to)
         return;
     // The write index has not advanced yet: the new items start there.
-    const size_t offset = size_t(d_write_index) * d_sizeof_item,
-                 bytes = size_t(nitems) * d_sizeof_item;
-    ::mimo_gpu::copy_memory(reader_side() + offset,
-                            writer_side() + offset,
-                            bytes,
-                            m_writer_on_device ? ::mimo_gpu::copy_direction::device_to_host
-                                               : ::mimo_gpu::copy_direction::host_to_device);
+    const size_t offset = size_t(d_write_index) * d_sizeof_item;
+    copy(side(to) + offset, side(from) + offset, size_t(nitems) * d_sizeof_item, to, from);
+}
+
+void device_buffer::mirror(bool from_device)
+{
+    if (written_on_device() != read_on_device())
+        copy(side(!from_device),
+             side(from_device),
+             size_t(d_write_index) * d_sizeof_item,
+             !from_device,
+             from_device);
 }
 
 bool device_buffer::input_blocked_callback(int items_required,
                                            int items_avail,
                                            unsigned read_index)
 {
-    // Unread items are moved where the readers read them; the writer's side
-    // receives only new items, copied across by post_work.
-    if (m_readers_on_device)
-        return input_blocked_callback_logic(items_required,
-                                            items_avail,
-                                            read_index,
-                                            m_device,
-                                            copy_on_device,
-                                            move_on_device);
-    return input_blocked_callback_logic(
-        items_required, items_avail, read_index, m_host, std::memcpy, std::memmove);
+    // Unread items move where the readers read them; the other side follows.
+    const bool device = read_on_device() && !m_simulated;
+    const bool moved =
+        device ? input_blocked_callback_logic(items_required,
+                                              items_avail,
+                                              read_index,
+                                              m_device,
+                                              copy_on_device,
+                                              move_on_device)
+               : input_blocked_callback_logic(items_required,
+                                              items_avail,
+                                              read_index,
+                                              side(read_on_device()),
+                                              std::memcpy,
+                                              std::memmove);
+    if (moved)
+        mirror(read_on_device());
+    return moved;
 }
 
 bool device_buffer::output_blocked_callback(int output_multiple, bool force)
 {
-    if (m_readers_on_device)
-        return output_blocked_callback_logic(output_multiple, force, m_device, move_on_device);
-    return output_blocked_callback_logic(output_multiple, force, m_host, std::memmove);
+    const bool device = read_on_device() && !m_simulated;
+    const bool moved =
+        device ? output_blocked_callback_logic(output_multiple, force, m_device, move_on_device)
+               : output_blocked_callback_logic(
+                     output_multiple, force, side(read_on_device()), std::memmove);
+    if (moved)
+        mirror(read_on_device());
+    return moved;
 }
 
 } // namespace mimo_gpu

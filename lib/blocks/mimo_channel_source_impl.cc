@@ -4,11 +4,11 @@
  */
 #include "mimo_channel_source_impl.h"
 #include "block_parameters.h"
-#include "device_buffer.h"
 #include "noise_var_tags.h"
 
 #include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/io_signature.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/channel_simulator.h>
 
 #include <algorithm>

@@ -3,13 +3,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "block_parameters.h"
-#include "device_buffer.h"
 #include "mimo_detector_impl.h"
 #include "noise_var_tags.h"
 
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/detector_registry.h>
 
 #include <algorithm>

@@ -7,6 +7,7 @@
 
 #include <gnuradio/buffer_single_mapped.h>
 #include <gnuradio/buffer_type.h>
+#include <gnuradio/mimo_gpu/api.h>
 
 #include <memory>
 
@@ -17,16 +18,19 @@ namespace mimo_gpu {
 /// buffer_single_mapped subclass named in a block's io_signature), so that the
 /// items between two GPU blocks stay on the device.
 ///
-/// Where an ordinary block meets it, the buffer keeps a page-locked host copy
-/// and moves the items across itself after each work() call (post_work):
-///  - written by an ordinary block, read by GPU blocks: host -> device;
-///  - written by a GPU block, read by ordinary blocks: device -> host.
-/// When GPU and ordinary blocks read the same buffer, every reader gets the
-/// host copy (GPU blocks reach page-locked memory through unified addressing,
-/// over PCIe: correct, slower; a warning says so).
-/// GPU blocks that write it finish their kernels before work() returns, so
-/// the items are complete when GNU Radio hands them on.
-class device_buffer : public gr::buffer_single_mapped
+/// Where an ordinary block meets it, the buffer also keeps a page-locked host
+/// copy and moves the items across itself after each work() call (post_work),
+/// as GNU Radio's transfer type for the edge says: written by an ordinary block
+/// and read by GPU blocks, host -> device; written by a GPU block and read by
+/// ordinary blocks, device -> host. (GNU Radio 3.10 refuses, when the flowgraph
+/// starts, a buffer read by GPU and ordinary blocks at once.) When the single
+/// mapped buffer moves unread items to its start, both copies are kept equal.
+/// GPU blocks that write it finish their kernels before work() returns, so the
+/// items are complete when GNU Radio hands them on.
+///
+/// A GPU block of another module can name device_buffer::type in its
+/// io_signature to take or give device-resident items to this module's blocks.
+class MIMO_GPU_API device_buffer : public gr::buffer_single_mapped
 {
 public:
     static gr::buffer_type type;
@@ -48,6 +52,11 @@ public:
                                 unsigned read_index) override;
     bool output_blocked_callback(int output_multiple, bool force) override;
 
+    /// Tests without a GPU: "device" memory is ordinary host memory, so the
+    /// buffer's bookkeeping (wrap-around, history, moves) runs in CI. Affects
+    /// buffers made afterwards.
+    static void simulate_device_memory(bool on);
+
 private:
     device_buffer(int nitems,
                   size_t sizeof_item,
@@ -56,21 +65,17 @@ private:
                   gr::block_sptr link,
                   gr::block_sptr buf_owner);
 
-    /// Where the writer writes and the readers read, decided once the flowgraph
-    /// is connected (the first write_pointer() call, before any item exists).
-    void decide_sides();
-    char* writer_side() const { return m_writer_on_device ? m_device : m_host; }
-    char* reader_side() const { return m_readers_on_device ? m_device : m_host; }
+    bool written_on_device() const;
+    bool read_on_device() const;
+    char* side(bool device) const { return device ? m_device : m_host; }
+    /// After a move on one side: the same [0, write index) on the other.
+    void mirror(bool from_device);
+    void copy(char* dst, const char* src, size_t bytes, bool dst_device, bool src_device);
 
+    const bool m_simulated;
     char* m_host = nullptr;   // page-locked
     char* m_device = nullptr; // device memory
-    bool m_sides_decided = false;
-    bool m_writer_on_device = false;
-    bool m_readers_on_device = false;
 };
-
-/// Whether port `port` of `block` (an input when `input`) names device_buffer.
-bool uses_device_buffer(const gr::block& block, int port, bool input);
 
 } // namespace mimo_gpu
 } // namespace gr

@@ -1,0 +1,179 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+// device_buffer's bookkeeping in the shapes where GNU Radio's custom buffers
+// are known to go wrong: an ordinary block with history reading it, a block
+// with several custom-buffer outputs, two custom-buffer blocks in a row, and
+// long streams that wrap the buffers many times. On a machine without a GPU
+// the "device" side is simulated in host memory (device_buffer's test mode),
+// so CI runs the same index logic the GPU machine runs for real.
+
+#include <gnuradio/blocks/vector_sink.h>
+#include <gnuradio/io_signature.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
+#include <gnuradio/sync_block.h>
+#include <gnuradio/top_block.h>
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/device_memory.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace {
+
+using gr::mimo_gpu::device_buffer;
+
+bool simulated() { return !::mimo_gpu::cuda_available(); }
+
+/// Counts 0, 1, 2, ... on `outputs` custom-buffer outputs (output k adds k*1e6).
+class counting_source : public gr::sync_block
+{
+public:
+    counting_source(uint64_t items, int outputs)
+        : gr::sync_block(
+              "counting_source",
+              gr::io_signature::make(0, 0, 0),
+              gr::io_signature::makev(outputs,
+                                      outputs,
+                                      std::vector<int>(outputs, sizeof(float)),
+                                      gr::gr_vector_buffer_type(outputs, device_buffer::type))),
+          m_items(items)
+    {
+    }
+    int work(int n, gr_vector_const_void_star&, gr_vector_void_star& out) override
+    {
+        const uint64_t done = nitems_written(0);
+        if (done >= m_items)
+            return WORK_DONE;
+        const int count = int(std::min<uint64_t>(uint64_t(n), m_items - done));
+        std::vector<float> values(count);
+        for (size_t k = 0; k < out.size(); ++k) {
+            for (int i = 0; i < count; ++i)
+                values[i] = float(done + i) + 1e6f * k;
+            write(out[k], values);
+        }
+        return count;
+    }
+
+private:
+    /// Writes host values into a device-side pointer.
+    static void write(void* dst, const std::vector<float>& v)
+    {
+        if (simulated())
+            std::copy(v.begin(), v.end(), static_cast<float*>(dst));
+        else
+            ::mimo_gpu::copy_memory(dst,
+                                    v.data(),
+                                    v.size() * sizeof(float),
+                                    ::mimo_gpu::copy_direction::host_to_device);
+    }
+    uint64_t m_items;
+};
+
+/// Output i = input i through a history of `history` (an ordinary block).
+class history_copy : public gr::sync_block
+{
+public:
+    explicit history_copy(unsigned history)
+        : gr::sync_block("history_copy",
+                         gr::io_signature::make(1, 1, sizeof(float)),
+                         gr::io_signature::make(1, 1, sizeof(float)))
+    {
+        set_history(history);
+    }
+    int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
+    {
+        const auto x = static_cast<const float*>(in[0]) + (history() - 1);
+        std::copy(x, x + n, static_cast<float*>(out[0]));
+        return n;
+    }
+};
+
+/// Copies custom-buffer input to custom-buffer output (a GPU block stand-in).
+class device_copy : public gr::sync_block
+{
+public:
+    device_copy()
+        : gr::sync_block("device_copy",
+                         gr::io_signature::make(1, 1, sizeof(float), device_buffer::type),
+                         gr::io_signature::make(1, 1, sizeof(float), device_buffer::type))
+    {
+    }
+    int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
+    {
+        if (simulated())
+            std::copy_n(static_cast<const float*>(in[0]), n, static_cast<float*>(out[0]));
+        else
+            ::mimo_gpu::copy_memory(out[0],
+                                    in[0],
+                                    size_t(n) * sizeof(float),
+                                    ::mimo_gpu::copy_direction::device_to_device);
+        return n;
+    }
+};
+
+class device_buffer_test : public ::testing::Test
+{
+protected:
+    void SetUp() override { device_buffer::simulate_device_memory(simulated()); }
+    void TearDown() override { device_buffer::simulate_device_memory(false); }
+};
+
+void expect_count(const std::vector<float>& got, uint64_t items, float offset = 0)
+{
+    ASSERT_EQ(got.size(), items);
+    for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_EQ(got[i], float(i) + offset) << "item " << i;
+}
+
+TEST_F(device_buffer_test, an_ordinary_block_with_history_reads_it)
+{
+    for (unsigned history : { 2u, 3u, 17u }) {
+        SCOPED_TRACE(history);
+        const uint64_t items = 300007;
+        auto tb = gr::make_top_block("history");
+        auto source = std::make_shared<counting_source>(items, 1);
+        auto copy = std::make_shared<history_copy>(history);
+        auto sink = gr::blocks::vector_sink_f::make();
+        tb->connect(source, 0, copy, 0);
+        tb->connect(copy, 0, sink, 0);
+        tb->run();
+        expect_count(sink->data(), items);
+    }
+}
+
+TEST_F(device_buffer_test, several_outputs_and_two_custom_buffer_blocks_in_a_row)
+{
+    const uint64_t items = 250003;
+    auto tb = gr::make_top_block("outputs");
+    auto source = std::make_shared<counting_source>(items, 3);
+    auto first = std::make_shared<device_copy>(), second = std::make_shared<device_copy>();
+    std::vector<gr::blocks::vector_sink_f::sptr> sinks;
+    for (int k = 0; k < 3; ++k)
+        sinks.push_back(gr::blocks::vector_sink_f::make());
+    tb->connect(source, 0, first, 0);
+    tb->connect(first, 0, second, 0); // device -> device -> device
+    tb->connect(second, 0, sinks[0], 0);
+    tb->connect(source, 1, sinks[1], 0); // device -> host
+    tb->connect(source, 2, sinks[2], 0);
+    tb->run();
+    for (int k = 0; k < 3; ++k)
+        expect_count(sinks[k]->data(), items, 1e6f * k);
+}
+
+TEST_F(device_buffer_test, gpu_and_ordinary_readers_at_once_are_refused_when_connected)
+{
+    auto tb = gr::make_top_block("mixed");
+    auto source = std::make_shared<counting_source>(100, 1);
+    auto gpu = std::make_shared<device_copy>();
+    auto host = gr::blocks::vector_sink_f::make(), after = gr::blocks::vector_sink_f::make();
+    tb->connect(source, 0, gpu, 0);
+    tb->connect(source, 0, host, 0);
+    tb->connect(gpu, 0, after, 0);
+    EXPECT_THROW(tb->run(), std::exception); // GNU Radio names the conflicting transfer types
+}
+
+} // namespace
