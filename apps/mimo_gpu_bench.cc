@@ -15,6 +15,7 @@
 #include "bench_mmse.h"
 #include "bench_sumis.h"
 #include "bench_front_end.h"
+#include "bench_transport_block.h"
 #include "bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
@@ -330,6 +331,13 @@ int main(int argc, char** argv)
     cli.add_flag("front-end",
                  "the OFDM receiver front end (LTE 20 MHz and NR 100 MHz grids, 4x4): resource elements per "
                  "second on the CPU and CUDA beside the NR 100 MHz 4x4 requirement, instead of the other tables");
+    cli.add_flag("tb-device",
+                 "transport blocks (A = 6120, one code block of K = 6144, rate 1/3 and ~1/2) decoded from "
+                 "device LLRs to device bits (decode_device: de-rate-matching, turbo, desegmentation and CRC "
+                 "on the GPU), float and int8 input, beside decode() host to host, instead of the other tables");
+    cli.add_option("tb-count", "N", "transport blocks per call of --tb-device", "256");
+    cli.add_option("tb-int8-scale", "S", "--tb-device int8 input: LLR = S * value (q = round(LLR / S))",
+                   "0.125");
     cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
                    "listed twice)", "0");
     cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
@@ -355,7 +363,8 @@ int main(int argc, char** argv)
         const bool mmse_paper = cli.flag("mmse-paper").value_or(false);
         const bool sumis_paper = cli.flag("sumis-paper").value_or(false);
         const bool front_end = cli.flag("front-end").value_or(false);
-        if (mmse_paper || sumis_paper || front_end)
+        const bool tb_device = cli.flag("tb-device").value_or(false);
+        if (mmse_paper || sumis_paper || front_end || tb_device)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
@@ -372,7 +381,8 @@ int main(int argc, char** argv)
                          prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
         }
 #endif
-        const bool run_detector = !skip_detector && !mmse_paper && !sumis_paper && !front_end && plan.table == "mtt_thesis"; // the N-way paper tables
+        const bool run_detector = !skip_detector && !mmse_paper && !sumis_paper && !front_end && !tb_device &&
+                                  plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
         for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
@@ -453,8 +463,24 @@ int main(int argc, char** argv)
             print_front_end_table(front_end_rows, device);
         }
 
-        const size_t turbo_blocks =
-            mmse_paper || sumis_paper || front_end ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
+        std::vector<tb_device_row> tb_rows;
+        tb_device_options tb_options;
+        if (tb_device) {
+            tb_options.backend = b;
+            tb_options.trials = trials;
+            tb_options.seed = seed;
+            tb_options.count = size_t(cli.integer("tb-count", 1, 100000));
+            tb_options.int8_scale = float(cli.real("tb-int8-scale"));
+            if (!(tb_options.int8_scale > 0.0f && std::isfinite(tb_options.int8_scale)))
+                throw usage_error("--tb-int8-scale must be finite and > 0");
+            tb_options.h2d_bandwidth = h2d;
+            tb_rows = bench_transport_blocks(tb_options);
+            print_transport_block_table(tb_rows, device, tb_options);
+        }
+
+        const size_t turbo_blocks = mmse_paper || sumis_paper || front_end || tb_device
+                                        ? 0
+                                        : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
         std::vector<int> trainings;
         {
@@ -539,6 +565,8 @@ int main(int argc, char** argv)
                 write_sumis_json(j, sumis_rows);
             if (!front_end_rows.empty())
                 write_front_end_json(j, front_end_rows);
+            if (!tb_rows.empty())
+                write_transport_block_json(j, tb_rows, tb_options);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());
