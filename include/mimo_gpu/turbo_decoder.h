@@ -227,9 +227,15 @@ public:
     /// std::invalid_argument. Buffers are made on the first call of a size and
     /// reused; one decoder serves one call at a time (a call on another stream
     /// waits for the previous one).
-    void decode_device(const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream);
-    void decode_device(
-        const int8_t* d_llr, float scale, size_t count, uint8_t* d_a, cuda_stream_t stream);
+    void decode_device(const float* d_llr,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream);
+    void decode_device(const int8_t* d_llr,
+                       float scale,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream);
     /// Waits for `stream` and returns the results of the last decode_device call,
     /// as decode() returns them for the same input; a non-finite input LLR throws
     /// std::invalid_argument naming its code block (counted over the batch), as
@@ -237,7 +243,8 @@ public:
     std::vector<transport_block_result> device_results(cuda_stream_t stream);
 
 private:
-    void check_device_call(const void* d_llr, const uint8_t* d_a, const char* call) const;
+    void require_cuda(const char* call) const; ///< std::logic_error on another backend
+    static void require_buffers(const void* d_llr, const uint8_t* d_a);
     transport_block_device_engine& device_engine();
 
     transport_block_format m_format;

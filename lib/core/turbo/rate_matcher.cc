@@ -41,8 +41,9 @@ int subblock_source(int stream, int k, int R)
 void check_filler(int filler, int K)
 {
     if (filler < 0 || filler >= K)
-        throw std::invalid_argument("mimo_gpu: dematch with filler = " + std::to_string(filler) +
-                                    " bits for K = " + std::to_string(K));
+        throw std::invalid_argument("mimo_gpu: dematch with filler = " +
+                                    std::to_string(filler) + " bits for K = " +
+                                    std::to_string(K));
 }
 
 /// The filler bits are <NULL> in d0 and d1 (not d2), as the encoder made them.
@@ -127,7 +128,8 @@ void rate_matcher::dematch(const float* e, int E, int rv, int filler, float* d) 
     check_E(E);
     check_filler(filler, m_K);
     std::fill(d, d + 3 * D(), 0.0f);
-    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), E, filler_bits{ D(), filler }, [&](int j, int s) { d[s] += e[j]; });
+    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), E, filler_bits{ D(), filler },
+                [&](int j, int s) { d[s] += e[j]; });
 }
 
 int rate_matcher::dematch_order(int rv, int filler, int32_t* first) const
@@ -139,7 +141,8 @@ int rate_matcher::dematch_order(int rv, int filler, int32_t* first) const
         period += s >= 0 && !is_filler(s);
     std::fill(first, first + 3 * D(), -1);
     // One turn: every bit sent appears once (select_bits refuses period 0).
-    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), period, is_filler, [&](int j, int s) { first[s] = j; });
+    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), period, is_filler,
+                [&](int j, int s) { first[s] = j; });
     return period;
 }
 

@@ -22,7 +22,8 @@ dematch_plan make_dematch_plan(const code_block_segmentation& seg,
                                int rv)
 {
     dematch_plan plan;
-    std::map<std::pair<int, int>, std::pair<int32_t, int32_t>> made; // (K, F): table, period
+    // (K, filler) -> (table, period)
+    std::map<std::pair<int, int>, std::pair<int32_t, int32_t>> made;
     int64_t e_offset = 0;
     for (int r = 0; r < seg.C; ++r) {
         const int K = seg.K[r], filler = r == 0 ? seg.F : 0;
@@ -32,7 +33,8 @@ dematch_plan make_dematch_plan(const code_block_segmentation& seg,
             plan.tables.resize(plan.tables.size() + 3 * size_t(K + 4));
             const int period =
                 rate_matcher(K).dematch_order(rv, filler, plan.tables.data() + table);
-            it = made.emplace(std::make_pair(K, filler), std::make_pair(table, period)).first;
+            it = made.emplace(std::make_pair(K, filler), std::make_pair(table, period))
+                     .first;
         }
         dematch_block b;
         b.table = it->second.first;
@@ -112,16 +114,18 @@ void transport_block_decoder::set_redundancy_version(int rv)
     m_format.rv = rv;
 }
 
-void transport_block_decoder::check_device_call(const void* d_llr,
-                                                const uint8_t* d_a,
-                                                const char* call) const
+void transport_block_decoder::require_cuda(const char* call) const
 {
     if (active_backend() != backend::cuda)
         throw std::logic_error(std::string("mimo_gpu::transport_block_decoder::") + call +
                                " needs the CUDA backend");
+}
+
+void transport_block_decoder::require_buffers(const void* d_llr, const uint8_t* d_a)
+{
     if (!d_llr || !d_a)
-        throw std::invalid_argument(std::string("mimo_gpu::transport_block_decoder::") +
-                                    call + ": null buffer");
+        throw std::invalid_argument(
+            "mimo_gpu::transport_block_decoder::decode_device: null buffer");
 }
 
 transport_block_device_engine& transport_block_decoder::device_engine()
@@ -141,35 +145,30 @@ void transport_block_decoder::decode_device(const float* d_llr,
                                             uint8_t* d_a,
                                             cuda_stream_t stream)
 {
-    if (active_backend() != backend::cuda)
-        check_device_call(d_llr, d_a, "decode_device");
-    if (count == 0)
-        return device_engine().decode(d_llr, 0, m_format.rv, d_a, m_decoder, stream);
-    check_device_call(d_llr, d_a, "decode_device");
+    require_cuda("decode_device");
+    if (count > 0) // count 0 does nothing, but is the last call device_results reports
+        require_buffers(d_llr, d_a);
     device_engine().decode(d_llr, count, m_format.rv, d_a, m_decoder, stream);
 }
 
 void transport_block_decoder::decode_device(
     const int8_t* d_llr, float scale, size_t count, uint8_t* d_a, cuda_stream_t stream)
 {
-    if (active_backend() != backend::cuda)
-        check_device_call(d_llr, d_a, "decode_device");
+    require_cuda("decode_device");
     if (!(std::isfinite(scale) && scale > 0.0f))
         throw std::invalid_argument(
             "mimo_gpu::transport_block_decoder::decode_device: int8 scale must be finite "
             "and > 0, got " +
             std::to_string(scale));
-    if (count == 0)
-        return device_engine().decode(d_llr, scale, 0, m_format.rv, d_a, m_decoder, stream);
-    check_device_call(d_llr, d_a, "decode_device");
+    if (count > 0)
+        require_buffers(d_llr, d_a);
     device_engine().decode(d_llr, scale, count, m_format.rv, d_a, m_decoder, stream);
 }
 
-std::vector<transport_block_result> transport_block_decoder::device_results(cuda_stream_t stream)
+std::vector<transport_block_result>
+transport_block_decoder::device_results(cuda_stream_t stream)
 {
-    if (active_backend() != backend::cuda)
-        throw std::logic_error(
-            "mimo_gpu::transport_block_decoder::device_results needs the CUDA backend");
+    require_cuda("device_results");
     return device_engine().results(m_decoder, stream);
 }
 
