@@ -17,6 +17,7 @@
 #include "bench_mmse.h"
 #include "bench_sumis.h"
 #include "bench_front_end.h"
+#include "bench_transport_block.h"
 #include "bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
@@ -337,6 +338,13 @@ int main(int argc, char** argv)
                  "(count_bit_errors_device) at 65536 problems per call (4x4 16-QAM, also S = 14 "
                  "and 8x8 256-QAM) beside the byte floor and 100 M problems/s, instead of the "
                  "other tables");
+    cli.add_flag("tb-device",
+                 "transport blocks (A = 6120, one code block of K = 6144, rate 1/3 and ~1/2) decoded from "
+                 "device LLRs to device bits (decode_device: de-rate-matching, turbo, desegmentation and CRC "
+                 "on the GPU), float and int8 input, beside decode() host to host, instead of the other tables");
+    cli.add_option("tb-count", "N", "transport blocks per call of --tb-device", "256");
+    cli.add_option("tb-int8-scale", "S", "--tb-device int8 input: LLR = S * value (q = round(LLR / S))",
+                   "0.125");
     cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
                    "listed twice)", "0");
     cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
@@ -363,7 +371,8 @@ int main(int argc, char** argv)
         const bool sumis_paper = cli.flag("sumis-paper").value_or(false);
         const bool front_end = cli.flag("front-end").value_or(false);
         const bool generator = cli.flag("channel-generator").value_or(false);
-        const bool other_tables = mmse_paper || sumis_paper || front_end || generator;
+        const bool tb_device = cli.flag("tb-device").value_or(false);
+        const bool other_tables = mmse_paper || sumis_paper || front_end || generator || tb_device;
         if (other_tables)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
@@ -467,6 +476,20 @@ int main(int argc, char** argv)
             generator_rows = bench_channel_generator(b, trials, reps, seed);
             print_channel_generator_table(generator_rows, device);
         }
+        std::vector<tb_device_row> tb_rows;
+        tb_device_options tb_options;
+        if (tb_device) {
+            tb_options.backend = b;
+            tb_options.trials = trials;
+            tb_options.seed = seed;
+            tb_options.count = size_t(cli.integer("tb-count", 1, 100000));
+            tb_options.int8_scale = float(cli.real("tb-int8-scale"));
+            if (!(tb_options.int8_scale > 0.0f && std::isfinite(tb_options.int8_scale)))
+                throw usage_error("--tb-int8-scale must be finite and > 0");
+            tb_options.h2d_bandwidth = h2d;
+            tb_rows = bench_transport_blocks(tb_options);
+            print_transport_block_table(tb_rows, device, tb_options);
+        }
 
         const size_t turbo_blocks =
             other_tables ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
@@ -556,6 +579,8 @@ int main(int argc, char** argv)
                 write_front_end_json(j, front_end_rows);
             if (!generator_rows.empty())
                 write_channel_generator_json(j, generator_rows);
+            if (!tb_rows.empty())
+                write_transport_block_json(j, tb_rows, tb_options);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

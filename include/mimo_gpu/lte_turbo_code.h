@@ -102,6 +102,12 @@ public:
     /// `filler` is the F of the segmentation for this block (d0 and d1 are <NULL>
     /// at positions < F), as match() saw it in the encoder's output.
     void dematch(const float* e, int E, int rv, int filler, float* d) const;
+    /// dematch() as a gather: bit selection visits the same bits in the same order on
+    /// every turn of the circular buffer, so d[s] is the sum of e_j over j = first[s],
+    /// first[s] + P, first[s] + 2P, ... below E. Writes first[s] for the 3 D positions
+    /// s of [d0 | d1 | d2] (-1 where no bit is ever sent: dummy, filler, beyond Ncb)
+    /// and returns P, the bits sent per turn.
+    int dematch_order(int rv, int filler, int32_t* first) const;
 
 private:
     int m_K, m_Kpi, m_Ncb;

@@ -112,6 +112,18 @@ public:
                        cuda_stream_t stream);
     void check_device_status(cuda_stream_t stream);
 
+    /// The per-block results of the last decode_device, in device memory (one entry
+    /// per code block of its batch, valid on its stream until the next decode):
+    /// iterations run (nullptr without early termination, where every block runs
+    /// config().iterations), crc_ok and no_information (0 or 1 each), as decode()
+    /// returns them. CUDA backend only, else std::logic_error.
+    struct device_block_results {
+        const int* iterations = nullptr;
+        const uint8_t* crc_ok = nullptr;
+        const uint8_t* no_information = nullptr;
+    };
+    device_block_results device_results() const;
+
     /// Floats of input for blocks of sizes K.
     static size_t input_floats(const std::vector<int>& K);
     static size_t output_bits(const std::vector<int>& K);
@@ -172,6 +184,8 @@ struct transport_block_result {
     int max_iterations = 0; ///< most iterations any code block used
 };
 
+class transport_block_device_engine; // lib/core/turbo/transport_block_device.h
+
 /// Decodes many transport blocks of one format per call: all their code blocks
 /// go to the turbo decoder in one batch (one GPU launch sequence).
 class transport_block_decoder
@@ -186,14 +200,53 @@ public:
     transport_block_decoder(const transport_block_format& format,
                             turbo_decoder_config config,
                             backend requested = backend::automatic);
+    ~transport_block_decoder();
+    transport_block_decoder(transport_block_decoder&&) noexcept;
+    transport_block_decoder& operator=(transport_block_decoder&&) noexcept;
+
     const transport_block_format& format() const { return m_format; }
     backend active_backend() const { return m_decoder.active_backend(); }
+    /// Changes the format's redundancy version (0..3, else std::invalid_argument)
+    /// for the calls that follow: HARQ retransmissions of one format differ only in
+    /// rv. The device path keeps its tables of each rv once made.
+    void set_redundancy_version(int rv);
 
     /// llr: count * G LLRs; a: count * A decoded bits.
     std::vector<transport_block_result>
     decode(const float* llr, size_t count, uint8_t* a);
 
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error): d_llr holds count * G LLRs, float or int8 with `scale`
+    /// (LLR = scale * value; finite and > 0, else std::invalid_argument: a
+    /// detector's int8 output at int8_scale s is read with scale = 1 / s);
+    /// d_a gets count * A decoded bits (bytes 0/1). De-rate-matching (int8
+    /// dequantised as it is read), turbo decoding, code block desegmentation and
+    /// the transport block CRC all run on the GPU: no host round trip. Decodes
+    /// what decode() decodes from the same floats (from scale * value for int8) to
+    /// the same bits. count == 0 does nothing; null pointers otherwise throw
+    /// std::invalid_argument. Buffers are made on the first call of a size and
+    /// reused; one decoder serves one call at a time (a call on another stream
+    /// waits for the previous one).
+    void decode_device(const float* d_llr,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream);
+    void decode_device(const int8_t* d_llr,
+                       float scale,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream);
+    /// Waits for `stream` and returns the results of the last decode_device call,
+    /// as decode() returns them for the same input; a non-finite input LLR throws
+    /// std::invalid_argument naming its code block (counted over the batch), as
+    /// decode() does. CUDA backend only, else std::logic_error.
+    std::vector<transport_block_result> device_results(cuda_stream_t stream);
+
 private:
+    void require_cuda(const char* call) const; ///< std::logic_error on another backend
+    static void require_buffers(const void* d_llr, const uint8_t* d_a);
+    transport_block_device_engine& device_engine();
+
     transport_block_format m_format;
     code_block_segmentation m_seg;
     std::vector<int> m_E;
@@ -201,6 +254,7 @@ private:
     std::vector<rate_matcher> m_matchers; // one per distinct K (at most two)
     std::vector<float> m_block_llr;
     std::vector<uint8_t> m_block_bits;
+    std::unique_ptr<transport_block_device_engine> m_device; // made on first use
 };
 
 } // namespace mimo_gpu

@@ -38,6 +38,20 @@ int subblock_source(int stream, int k, int R)
     return stream == 2 ? (y + 1) % Kpi : y;
 }
 
+void check_filler(int filler, int K)
+{
+    if (filler < 0 || filler >= K)
+        throw std::invalid_argument("mimo_gpu: dematch with filler = " +
+                                    std::to_string(filler) + " bits for K = " +
+                                    std::to_string(K));
+}
+
+/// The filler bits are <NULL> in d0 and d1 (not d2), as the encoder made them.
+struct filler_bits {
+    int D, filler;
+    bool operator()(int s) const { return s < 2 * D && s % D < filler; }
+};
+
 /// Bit selection (5.1.4.1.2): walks the circular buffer from k0, wrapping at
 /// Ncb, and calls visit(j, s) for output bit j = 0..E-1 and the index s of its
 /// bit in [d0 | d1 | d2], passing over dummy positions and those skip(s) marks.
@@ -112,13 +126,24 @@ void rate_matcher::match(const uint8_t* d0, const uint8_t* d1, const uint8_t* d2
 void rate_matcher::dematch(const float* e, int E, int rv, int filler, float* d) const
 {
     check_E(E);
-    if (filler < 0 || filler >= m_K)
-        throw std::invalid_argument("mimo_gpu: dematch with filler = " + std::to_string(filler) +
-                                    " bits for K = " + std::to_string(m_K));
+    check_filler(filler, m_K);
     std::fill(d, d + 3 * D(), 0.0f);
-    // The filler bits are <NULL> in d0 and d1 (not d2), as the encoder made them.
-    auto is_filler = [&](int s) { return s < 2 * D() && s % D() < filler; };
-    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), E, is_filler, [&](int j, int s) { d[s] += e[j]; });
+    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), E, filler_bits{ D(), filler },
+                [&](int j, int s) { d[s] += e[j]; });
+}
+
+int rate_matcher::dematch_order(int rv, int filler, int32_t* first) const
+{
+    check_filler(filler, m_K);
+    const filler_bits is_filler{ D(), filler };
+    int period = 0;
+    for (int s : m_buffer_to_stream)
+        period += s >= 0 && !is_filler(s);
+    std::fill(first, first + 3 * D(), -1);
+    // One turn: every bit sent appears once (select_bits refuses period 0).
+    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), period, is_filler,
+                [&](int j, int s) { first[s] = j; });
+    return period;
 }
 
 } // namespace mimo_gpu

@@ -1,16 +1,59 @@
 #include <mimo_gpu/turbo_decoder.h>
 
+#include "dematch_gather.h"
+#include "transport_block_device.h"
+
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace mimo_gpu {
 
-namespace {
+using detail::k_filler_llr;
 
-/// LLR of a filler bit: known to be 0, so certain: the largest the decoder takes.
-constexpr float k_filler_llr = k_turbo_llr_limit;
+namespace detail {
+
+dematch_plan make_dematch_plan(const code_block_segmentation& seg,
+                               const std::vector<int>& E,
+                               int rv)
+{
+    dematch_plan plan;
+    // (K, filler) -> (table, period)
+    std::map<std::pair<int, int>, std::pair<int32_t, int32_t>> made;
+    int64_t e_offset = 0;
+    for (int r = 0; r < seg.C; ++r) {
+        const int K = seg.K[r], filler = r == 0 ? seg.F : 0;
+        auto it = made.find({ K, filler });
+        if (it == made.end()) {
+            const int32_t table = int32_t(plan.tables.size());
+            plan.tables.resize(plan.tables.size() + 3 * size_t(K + 4));
+            const int period =
+                rate_matcher(K).dematch_order(rv, filler, plan.tables.data() + table);
+            it = made.emplace(std::make_pair(K, filler), std::make_pair(table, period))
+                     .first;
+        }
+        dematch_block b;
+        b.table = it->second.first;
+        b.outputs = 3 * (K + 4);
+        b.filler = filler;
+        b.period = it->second.second;
+        b.E = E[r];
+        b.e_offset = e_offset;
+        b.d_offset = int64_t(plan.outputs);
+        plan.blocks.push_back(b);
+        e_offset += E[r];
+        plan.outputs += size_t(b.outputs);
+    }
+    return plan;
+}
+
+} // namespace detail
+
+namespace {
 
 /// The decoder configuration for this format: early termination on the code block
 /// CRC, and training prefixes long enough for the rate matching's parity density.
@@ -54,6 +97,79 @@ transport_block_decoder::transport_block_decoder(const transport_block_format& f
                                   m_matchers.end(),
                                   [&](const rate_matcher& m) { return m.K() == K; }))
             m_matchers.emplace_back(K);
+}
+
+transport_block_decoder::~transport_block_decoder() = default;
+transport_block_decoder::transport_block_decoder(transport_block_decoder&&) noexcept =
+    default;
+transport_block_decoder&
+transport_block_decoder::operator=(transport_block_decoder&&) noexcept = default;
+
+void transport_block_decoder::set_redundancy_version(int rv)
+{
+    if (rv < 0 || rv > 3)
+        throw std::invalid_argument(
+            "mimo_gpu::transport_block_decoder: redundancy version rv = " +
+            std::to_string(rv) + " (expected 0..3)");
+    m_format.rv = rv;
+}
+
+void transport_block_decoder::require_cuda(const char* call) const
+{
+    if (active_backend() != backend::cuda)
+        throw std::logic_error(std::string("mimo_gpu::transport_block_decoder::") + call +
+                               " needs the CUDA backend");
+}
+
+void transport_block_decoder::require_buffers(const void* d_llr, const uint8_t* d_a)
+{
+    if (!d_llr || !d_a)
+        throw std::invalid_argument(
+            "mimo_gpu::transport_block_decoder::decode_device: null buffer");
+}
+
+transport_block_device_engine& transport_block_decoder::device_engine()
+{
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (!m_device)
+        m_device = detail::make_transport_block_device_engine(m_format);
+#endif
+    if (!m_device) // unreachable: a build without CUDA has no CUDA backend
+        throw std::logic_error(
+            "mimo_gpu::transport_block_decoder: built without CUDA");
+    return *m_device;
+}
+
+void transport_block_decoder::decode_device(const float* d_llr,
+                                            size_t count,
+                                            uint8_t* d_a,
+                                            cuda_stream_t stream)
+{
+    require_cuda("decode_device");
+    if (count > 0) // count 0 does nothing, but is the last call device_results reports
+        require_buffers(d_llr, d_a);
+    device_engine().decode(d_llr, count, m_format.rv, d_a, m_decoder, stream);
+}
+
+void transport_block_decoder::decode_device(
+    const int8_t* d_llr, float scale, size_t count, uint8_t* d_a, cuda_stream_t stream)
+{
+    require_cuda("decode_device");
+    if (!(std::isfinite(scale) && scale > 0.0f))
+        throw std::invalid_argument(
+            "mimo_gpu::transport_block_decoder::decode_device: int8 scale must be finite "
+            "and > 0, got " +
+            std::to_string(scale));
+    if (count > 0)
+        require_buffers(d_llr, d_a);
+    device_engine().decode(d_llr, scale, count, m_format.rv, d_a, m_decoder, stream);
+}
+
+std::vector<transport_block_result>
+transport_block_decoder::device_results(cuda_stream_t stream)
+{
+    require_cuda("device_results");
+    return device_engine().results(m_decoder, stream);
 }
 
 std::vector<transport_block_result>

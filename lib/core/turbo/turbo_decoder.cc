@@ -119,6 +119,21 @@ uint32_t crc_generator(crc_type t)
     }
 }
 
+std::vector<uint32_t> crc_powers(crc_type t, size_t count)
+{
+    const uint32_t g = crc_generator(t);
+    const int L = crc_length(t);
+    std::vector<uint32_t> powers(count);
+    uint32_t r = 1;
+    for (auto& p : powers) {
+        p = r;
+        r <<= 1;
+        if (r & (1u << L))
+            r ^= g;
+    }
+    return powers;
+}
+
 namespace {
 
 /// First non-finite input LLR's block, or k_status_ok; sets no_information[b]
@@ -260,6 +275,11 @@ void turbo_decoder::decode_device(const std::vector<int>& K,
 void turbo_decoder::check_device_status(cuda_stream_t stream)
 {
     m_engine->check_device_status(stream);
+}
+
+turbo_decoder::device_block_results turbo_decoder::device_results() const
+{
+    return m_engine->device_results();
 }
 
 size_t turbo_decoder::input_floats(const std::vector<int>& K)

@@ -294,22 +294,6 @@ __global__ void hard_decision_kernel(const float* __restrict__ app,
     }
 }
 
-/// x^n mod g for n = 0..6143 (the largest K).
-std::vector<uint32_t> crc_powers(crc_type t)
-{
-    const uint32_t g = crc_generator(t);
-    const int L = crc_length(t);
-    std::vector<uint32_t> powers(6144);
-    uint32_t r = 1;
-    for (auto& p : powers) {
-        p = r;
-        r <<= 1;
-        if (r & (1u << L))
-            r ^= g;
-    }
-    return powers;
-}
-
 template <typename T>
 const T* to_device(device_buffer<T>& dev,
                    host_input<T>& staging,
@@ -329,7 +313,8 @@ public:
     explicit cuda_turbo_engine(const turbo_decoder_config& config) : m_config(config)
     {
         if (config.early_termination != crc_type::none) {
-            const std::vector<uint32_t> powers = crc_powers(config.early_termination);
+            // x^n mod g up to the largest K
+            const std::vector<uint32_t> powers = crc_powers(config.early_termination, 6144);
             MIMO_CUDA_CHECK(cudaMemcpy(m_crc_powers.reserve(powers.size()),
                                        powers.data(),
                                        powers.size() * sizeof(uint32_t),
@@ -393,6 +378,15 @@ public:
     void check_device_status(cuda_stream_t stream) override
     {
         m_status.check("turbo_decoder", stream, "code block");
+    }
+
+    turbo_decoder::device_block_results device_results() const override
+    {
+        // enqueue() writes them for every batch (iterations only with early termination)
+        const bool early = m_config.early_termination != crc_type::none;
+        return { early ? m_iterations.data() : nullptr,
+                 m_crc_ok.data(),
+                 m_no_information.data() };
     }
 
 private:

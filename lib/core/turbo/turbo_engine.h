@@ -45,6 +45,9 @@ private:
 
 /// CRC generator polynomial with its x^L term, and L.
 uint32_t crc_generator(crc_type t);
+/// x^n mod g for n = 0..count-1: a bit string's remainder is the XOR of the entries
+/// of its ones (bit i of N at n = N - 1 - i), zero when its CRC passes.
+std::vector<uint32_t> crc_powers(crc_type t, size_t count);
 
 } // namespace detail
 
@@ -62,6 +65,10 @@ public:
     virtual void check_device_status(cuda_stream_t)
     {
         throw std::logic_error("mimo_gpu::turbo_decoder::check_device_status needs the CUDA backend");
+    }
+    virtual turbo_decoder::device_block_results device_results() const
+    {
+        throw std::logic_error("mimo_gpu::turbo_decoder::device_results needs the CUDA backend");
     }
 
     detail::turbo_batch_plan plan; ///< built by turbo_decoder before each decode

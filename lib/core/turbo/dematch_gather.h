@@ -1,0 +1,76 @@
+// De-rate-matching of a transport block's code blocks as a gather, one output
+// LLR at a time: written once for the host (tests) and the transport block
+// decoder's CUDA kernel, and float op for float op what rate_matcher::dematch
+// followed by the decoder's filler fill computes, so the turbo decoder behind it
+// decodes to the same bits on both paths.
+#pragma once
+
+#include "../runtime/host_device.h"
+
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+/// LLR of a filler bit: known to be 0, so certain: the largest the decoder takes.
+constexpr float k_filler_llr = k_turbo_llr_limit;
+
+/// One code block of a transport block, for the gather.
+struct dematch_block {
+    int32_t table;    ///< its first-occurrence table (rate_matcher::dematch_order) in
+                      ///< dematch_plan::tables
+    int32_t outputs;  ///< 3 (K + 4): [d0 | d1 | d2]
+    int32_t filler;   ///< d0 positions below this are filler bits
+    int32_t period;   ///< bits sent per turn of the circular buffer
+    int32_t E;        ///< coded bits of the block
+    int64_t e_offset; ///< its first coded bit in the transport block's G
+    int64_t d_offset; ///< its first output in the transport block's decoder input
+};
+
+/// The blocks of one transport block format and their tables for one rv. Code
+/// blocks of equal K and filler share a table (at most three differ: K_minus,
+/// K_plus, and block 0 with filler), so the tables stay small for any C.
+struct dematch_plan {
+    std::vector<dematch_block> blocks; ///< C; the same for every rv
+    std::vector<int32_t> tables;
+    size_t outputs = 0; ///< decoder input floats per transport block
+};
+
+/// Throws std::invalid_argument on a bad rv (the format itself has been validated).
+dematch_plan
+make_dematch_plan(const code_block_segmentation& seg, const std::vector<int>& E, int rv);
+
+/// Received LLRs as floats,
+struct float_llrs {
+    const float* e;
+    MIMO_HD float operator()(int64_t j) const { return e[j]; }
+};
+/// or int8 with a scale (LLR = scale * value), dequantised where they are read.
+struct int8_llrs {
+    const int8_t* e;
+    float scale;
+    MIMO_HD float operator()(int64_t j) const { return scale * float(e[j]); }
+};
+
+/// Decoder input s (< b.outputs) of block b from its transport block's received
+/// LLRs `e` (G of them): k_filler_llr for a filler bit of d0; else the sum from
+/// 0.0f, in transmission order, of every received copy of the bit (0 for a bit
+/// never sent), the order in which dematch() adds them.
+template <class Llrs>
+MIMO_HD float dematch_gather(const int32_t* tables, const dematch_block& b, int s, Llrs e)
+{
+    if (s < b.filler)
+        return k_filler_llr;
+    float sum = 0.0f;
+    const int first = tables[b.table + s];
+    if (first >= 0)
+        for (int64_t j = first; j < b.E; j += b.period)
+            sum += e(b.e_offset + j);
+    return sum;
+}
+
+} // namespace detail
+} // namespace mimo_gpu

@@ -1,0 +1,405 @@
+// transport_block_decoder::decode_device: the de-rate-matching gather against
+// rate_matcher::dematch on the CPU (every format, rv, float and int8), and on
+// CUDA (skips without a GPU) decode_device from device LLRs against decode()
+// on the CPU backend: bits and every result field, float and int8 input; bad input.
+#include "test_support.h"
+
+#include "../../lib/core/turbo/dematch_gather.h"
+
+#include <mimo_gpu/device_memory.h>
+#include <mimo_gpu/lte_turbo_code.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <stdexcept>
+
+using namespace mimo_gpu;
+using namespace mimo_gpu_test;
+
+namespace {
+
+/// One code block with filler (C = 1, F > 0), several with K_minus and K_plus and
+/// filler, repetition, Qm 2 / 4 / 6, rate ~0.93, one code block of K = 6144.
+std::vector<transport_block_format> formats()
+{
+    return {
+        { 100, 600, 2 },       // C = 1, K = 128, F = 4, repetition
+        { 40, 1200, 2 },       // C = 1, K = 64, F = 0, heavy repetition
+        { 6120, 18432, 2 },    // C = 1, K = 6144, rate 1/3
+        { 6120, 12240, 4 },    // C = 1, K = 6144, rate 1/2
+        { 7000, 18000, 4 },    // C = 2
+        { 20000, 30000, 6 },   // C = 4, K_minus and K_plus
+        { 12960, 13936, 2 },   // C = 3, rate 0.93
+        { 15000, 16128, 6 },   // C = 3, rate 0.93, Qm 6
+        { 9000, 20000, 4, 2 }, // two layers
+    };
+}
+
+struct device_array {
+    void* p;
+    explicit device_array(size_t bytes) : p(allocate_device(std::max<size_t>(bytes, 1)))
+    {
+    }
+    ~device_array() { free_device(p); }
+    device_array(const device_array&) = delete;
+    device_array& operator=(const device_array&) = delete;
+    template <typename T>
+    T* as() const
+    {
+        return static_cast<T*>(p);
+    }
+};
+
+/// Transport blocks of random bits, encoded, BPSK over AWGN at SNR snr_db[t] per
+/// coded bit (1 / sigma^2) for block t, LLR = 2 y / sigma^2.
+struct noisy_blocks {
+    std::vector<uint8_t> a;
+    std::vector<float> llr;
+    noisy_blocks(const transport_block_format& f,
+                 const std::vector<double>& snr_db,
+                 uint64_t seed)
+        : a(snr_db.size() * size_t(f.A)), llr(snr_db.size() * size_t(f.G))
+    {
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        transport_block_encoder enc(f);
+        std::vector<uint8_t> coded(size_t(f.G));
+        for (size_t t = 0; t < snr_db.size(); ++t) {
+            const float sigma2 = float(std::pow(10.0, -snr_db[t] / 10.0));
+            for (int i = 0; i < f.A; ++i)
+                a[t * f.A + i] = uint8_t(rng() >> 63);
+            enc.encode(a.data() + t * f.A, coded.data());
+            for (int i = 0; i < f.G; ++i)
+                llr[t * f.G + i] =
+                    2.0f * ((coded[i] ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) /
+                    sigma2;
+        }
+    }
+};
+
+std::vector<int8_t> quantise(const std::vector<float>& llr, float scale)
+{
+    std::vector<int8_t> q(llr.size());
+    for (size_t i = 0; i < llr.size(); ++i)
+        q[i] = int8_t(std::clamp(std::nearbyint(llr[i] / scale), -127.0f, 127.0f));
+    return q;
+}
+
+/// What decode_device reads from int8 input: scale * value, in float.
+std::vector<float> dequantise(const std::vector<int8_t>& q, float scale)
+{
+    std::vector<float> x(q.size());
+    for (size_t i = 0; i < q.size(); ++i)
+        x[i] = scale * float(q[i]);
+    return x;
+}
+
+void expect_same_bits(const std::vector<float>& got,
+                      const std::vector<float>& want,
+                      const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+            << what << ": output " << i << " got " << got[i] << " want " << want[i];
+}
+
+/// The decoder input of one transport block by the gather, on the host.
+template <class Llrs>
+std::vector<float> gather(const detail::dematch_plan& plan, Llrs e)
+{
+    std::vector<float> d(plan.outputs, NAN);
+    for (const detail::dematch_block& b : plan.blocks)
+        for (int s = 0; s < b.outputs; ++s)
+            d[size_t(b.d_offset) + s] =
+                detail::dematch_gather(plan.tables.data(), b, s, e);
+    return d;
+}
+
+/// rate_matcher::dematch per code block, then the filler fill: what decode() feeds
+/// the turbo decoder.
+std::vector<float> reference(const transport_block_format& f, const float* e)
+{
+    const code_block_segmentation seg = f.segmentation();
+    const std::vector<int> E = f.rate_matched_sizes();
+    std::vector<float> d;
+    for (int r = 0; r < seg.C; ++r) {
+        const int K = seg.K[r], filler = r == 0 ? seg.F : 0;
+        std::vector<float> block(3 * size_t(K + 4));
+        rate_matcher(K).dematch(e, E[r], f.rv, filler, block.data());
+        std::fill(block.begin(), block.begin() + filler, detail::k_filler_llr);
+        d.insert(d.end(), block.begin(), block.end());
+        e += E[r];
+    }
+    return d;
+}
+
+} // namespace
+
+TEST(dematch_gather, equals_rate_matcher_dematch_for_every_format_and_rv)
+{
+    const uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 4.0f);
+    for (transport_block_format f : formats()) {
+        const code_block_segmentation seg = f.segmentation();
+        for (int rv = 0; rv < 4; ++rv) {
+            f.rv = rv;
+            const detail::dematch_plan plan =
+                detail::make_dematch_plan(seg, f.rate_matched_sizes(), rv);
+            ASSERT_EQ(plan.blocks.size(), size_t(seg.C));
+            EXPECT_LE(plan.tables.size(), 3 * 3 * size_t(6148)); // at most 3 distinct
+            std::vector<float> e(size_t(f.G));
+            for (float& x : e) // exact zeros and negative zeros too
+                x = rng() % 16 == 0 ? (rng() % 2 ? 0.0f : -0.0f) : normal(rng);
+            const std::string what = "A " + std::to_string(f.A) + " G " +
+                                     std::to_string(f.G) + " rv " + std::to_string(rv);
+            expect_same_bits(gather(plan, detail::float_llrs{ e.data() }),
+                             reference(f, e.data()),
+                             what + " float");
+            std::vector<int8_t> q(size_t(f.G));
+            for (int8_t& v : q)
+                v = int8_t(int(rng() % 256) - 128);
+            const float scale = 0.0625f + float(rng() % 1000) * 1e-4f;
+            expect_same_bits(gather(plan, detail::int8_llrs{ q.data(), scale }),
+                             reference(f, dequantise(q, scale).data()),
+                             what + " int8");
+        }
+    }
+}
+
+TEST(dematch_gather, order_is_one_turn_of_the_circular_buffer)
+{
+    // K = 40 without filler: every one of the 3 D = 132 bits is sent once per turn.
+    rate_matcher rm(40);
+    std::vector<int32_t> first(3 * 44);
+    EXPECT_EQ(rm.dematch_order(0, 0, first.data()), 132);
+    std::vector<int32_t> sorted = first;
+    std::sort(sorted.begin(), sorted.end());
+    for (int j = 0; j < 132; ++j)
+        ASSERT_EQ(sorted[j], j);
+    // 4 filler bits: <NULL> in d0 and d1, never sent.
+    EXPECT_EQ(rm.dematch_order(2, 4, first.data()), 132 - 8);
+    for (int s = 0; s < 4; ++s) {
+        EXPECT_EQ(first[s], -1);
+        EXPECT_EQ(first[44 + s], -1);
+        EXPECT_GE(first[88 + s], 0);
+    }
+    EXPECT_THROW(rm.dematch_order(4, 0, first.data()), std::invalid_argument);
+    EXPECT_THROW(rm.dematch_order(0, 40, first.data()), std::invalid_argument);
+}
+
+TEST(transport_block_device, cpu_decoder_has_no_device_path)
+{
+    transport_block_decoder dec({ 100, 600, 2 }, turbo_decoder_config{}, backend::cpu);
+    std::vector<float> llr(600, 1.0f);
+    std::vector<int8_t> q(600, 1);
+    std::vector<uint8_t> a(100);
+    EXPECT_THROW(dec.decode_device(llr.data(), 1, a.data(), nullptr), std::logic_error);
+    EXPECT_THROW(dec.decode_device(q.data(), 0.5f, 1, a.data(), nullptr),
+                 std::logic_error);
+    EXPECT_THROW(dec.decode_device(llr.data(), 0, a.data(), nullptr), std::logic_error);
+    EXPECT_THROW(dec.device_results(nullptr), std::logic_error);
+    EXPECT_THROW(dec.set_redundancy_version(4), std::invalid_argument);
+    EXPECT_THROW(dec.set_redundancy_version(-1), std::invalid_argument);
+}
+
+// rv set on the decoder is what decode() uses: the same as a decoder made for it.
+TEST(transport_block_device, set_redundancy_version_decodes_as_a_new_decoder)
+{
+    const uint64_t seed = fresh_seed();
+    transport_block_format f{ 7000, 18000, 4 };
+    transport_block_decoder changed(f, turbo_decoder_config{}, backend::cpu);
+    for (int rv : { 2, 1, 3, 0 }) {
+        f.rv = rv;
+        const noisy_blocks in(f, { 2.0, 2.0 }, seed + rv);
+        transport_block_decoder made(f, turbo_decoder_config{}, backend::cpu);
+        changed.set_redundancy_version(rv);
+        EXPECT_EQ(changed.format().rv, rv);
+        std::vector<uint8_t> a1(2 * f.A), a2(2 * f.A);
+        const auto r1 = changed.decode(in.llr.data(), 2, a1.data());
+        const auto r2 = made.decode(in.llr.data(), 2, a2.data());
+        EXPECT_EQ(a1, a2) << "rv " << rv;
+        for (size_t t = 0; t < 2; ++t) {
+            EXPECT_TRUE(r1[t].crc_ok) << "rv " << rv; // 2 dB above the limit decodes
+            EXPECT_EQ(r1[t].max_iterations, r2[t].max_iterations);
+        }
+    }
+}
+
+// ---- CUDA ------------------------------------------------------------------
+
+namespace {
+
+void expect_same_results(const std::vector<transport_block_result>& got,
+                         const std::vector<transport_block_result>& want,
+                         const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t t = 0; t < want.size(); ++t) {
+        EXPECT_EQ(got[t].crc_ok, want[t].crc_ok) << what << " TB " << t;
+        EXPECT_EQ(got[t].code_blocks, want[t].code_blocks) << what << " TB " << t;
+        EXPECT_EQ(got[t].code_blocks_crc_ok, want[t].code_blocks_crc_ok)
+            << what << " TB " << t;
+        EXPECT_EQ(got[t].code_blocks_no_information, want[t].code_blocks_no_information)
+            << what << " TB " << t;
+        EXPECT_EQ(got[t].max_iterations, want[t].max_iterations) << what << " TB " << t;
+    }
+}
+
+template <typename T>
+void upload(const device_array& d, const std::vector<T>& host)
+{
+    copy_memory(
+        d.p, host.data(), host.size() * sizeof(T), copy_direction::host_to_device);
+}
+
+std::vector<uint8_t> download(const device_array& d, size_t n)
+{
+    std::vector<uint8_t> host(n);
+    copy_memory(host.data(), d.p, n, copy_direction::device_to_host);
+    return host;
+}
+
+} // namespace
+
+// Fresh noisy transport blocks at SNRs where some decode and some do not (and one
+// all-zero block: no information), every format above, rv 0..3, float and int8:
+// decode_device's bits and results equal decode()'s on the CPU backend.
+TEST(transport_block_device, decodes_like_decode_on_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    device_stream stream;
+    const size_t count = 5;
+    int compared = 0, passed = 0;
+    for (transport_block_format f : formats()) {
+        f.rv = 0;
+        turbo_decoder_config cfg;
+        cfg.iterations = 4;
+        transport_block_decoder cpu(f, cfg, backend::cpu), gpu(f, cfg, backend::cuda);
+        device_array d_llr(count * f.G * sizeof(float)), d_q(count * size_t(f.G)),
+            d_a(count * size_t(f.A));
+        // the rv changes between calls on the same decoder, as in HARQ
+        for (int rv : { 0, 2, 1, 3, 0 }) {
+            f.rv = rv;
+            cpu.set_redundancy_version(rv);
+            gpu.set_redundancy_version(rv);
+            // From below the Shannon limit of this rate (real Gaussian channel) to 3 dB
+            // above it, so that some blocks decode and some do not.
+            const double limit =
+                10.0 * std::log10(std::pow(2.0, 2.0 * double(f.A) / f.G) - 1.0);
+            noisy_blocks in(f,
+                            { limit - 0.5, limit + 0.7, limit + 1.5, limit + 3.0, 0.0 },
+                            seed + compared);
+            std::fill(
+                in.llr.begin() + 4 * size_t(f.G), in.llr.end(), 0.0f); // TB 4 erased
+            const std::string what = "A " + std::to_string(f.A) + " G " +
+                                     std::to_string(f.G) + " Qm " + std::to_string(f.Qm) +
+                                     " rv " + std::to_string(rv);
+
+            std::vector<uint8_t> want(count * f.A, 9);
+            const auto r_want = cpu.decode(in.llr.data(), count, want.data());
+            upload(d_llr, in.llr);
+            gpu.decode_device(d_llr.as<float>(), count, d_a.as<uint8_t>(), stream.get());
+            const auto r_got = gpu.device_results(stream.get());
+            EXPECT_EQ(download(d_a, count * f.A), want) << what << " float";
+            expect_same_results(r_got, r_want, what + " float");
+
+            const float scale = 0.125f + 0.0625f * float(rv);
+            const std::vector<int8_t> q = quantise(in.llr, scale);
+            const std::vector<float> x = dequantise(q, scale);
+            std::vector<uint8_t> want_q(count * f.A, 9);
+            const auto r_want_q = cpu.decode(x.data(), count, want_q.data());
+            upload(d_q, q);
+            gpu.decode_device(
+                d_q.as<int8_t>(), scale, count, d_a.as<uint8_t>(), stream.get());
+            const auto r_got_q = gpu.device_results(stream.get());
+            EXPECT_EQ(download(d_a, count * f.A), want_q) << what << " int8";
+            expect_same_results(r_got_q, r_want_q, what + " int8");
+            for (const auto& r : r_want)
+                passed += r.crc_ok;
+            compared += 2;
+        }
+    }
+    std::printf("[ compared ] %d batches of %zu transport blocks, %d float TBs passed\n",
+                compared,
+                count,
+                passed);
+    EXPECT_GT(passed, 0); // the SNRs must leave both outcomes
+    EXPECT_LT(passed, compared / 2 * int(count - 1));
+}
+
+// Batches of changing sizes on one decoder, and a NaN reported like decode() does.
+TEST(transport_block_device, changing_batches_and_bad_input)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    device_stream stream;
+    const transport_block_format f{ 7000, 18000, 4 };
+    transport_block_decoder cpu(f, turbo_decoder_config{}, backend::cpu),
+        gpu(f, turbo_decoder_config{}, backend::cuda);
+    device_array d_llr(8 * f.G * sizeof(float)), d_a(8 * size_t(f.A));
+    for (size_t count : { 3, 8, 1, 8 }) {
+        noisy_blocks in(f, std::vector<double>(count, 1.0), seed + count);
+        std::vector<uint8_t> want(count * f.A);
+        const auto r_want = cpu.decode(in.llr.data(), count, want.data());
+        upload(d_llr, in.llr);
+        gpu.decode_device(d_llr.as<float>(), count, d_a.as<uint8_t>(), stream.get());
+        expect_same_results(
+            gpu.device_results(stream.get()), r_want, "count " + std::to_string(count));
+        EXPECT_EQ(download(d_a, count * f.A), want) << "count " << count;
+    }
+    // count 0: nothing to do, and no results
+    gpu.decode_device(static_cast<const float*>(nullptr), 0, nullptr, stream.get());
+    EXPECT_TRUE(gpu.device_results(stream.get()).empty());
+    // null buffers, bad scales
+    uint8_t* a = d_a.as<uint8_t>();
+    const int8_t* q = d_llr.as<int8_t>();
+    EXPECT_THROW(
+        gpu.decode_device(static_cast<const float*>(nullptr), 1, a, stream.get()),
+        std::invalid_argument);
+    EXPECT_THROW(gpu.decode_device(d_llr.as<float>(), 1, nullptr, stream.get()),
+                 std::invalid_argument);
+    EXPECT_THROW(
+        gpu.decode_device(static_cast<const int8_t*>(nullptr), 1.0f, 1, a, stream.get()),
+        std::invalid_argument);
+    for (float scale : { 0.0f,
+                         -1.0f,
+                         std::numeric_limits<float>::quiet_NaN(),
+                         std::numeric_limits<float>::infinity() })
+        EXPECT_THROW(gpu.decode_device(q, scale, 1, a, stream.get()),
+                     std::invalid_argument)
+            << scale;
+    // A NaN in TB 1 (code block 1 of 2 there: code block 3 of the batch), as decode().
+    noisy_blocks in(f, { 1.0, 1.0 }, seed);
+    in.llr[f.G + f.rate_matched_sizes()[0] + 5] = NAN;
+    std::vector<uint8_t> out(2 * f.A);
+    std::string cpu_message, gpu_message;
+    try {
+        cpu.decode(in.llr.data(), 2, out.data());
+    } catch (const std::invalid_argument& e) {
+        cpu_message = e.what();
+    }
+    upload(d_llr, in.llr);
+    gpu.decode_device(d_llr.as<float>(), 2, a, stream.get());
+    try {
+        gpu.device_results(stream.get());
+    } catch (const std::invalid_argument& e) {
+        gpu_message = e.what();
+    }
+    EXPECT_NE(cpu_message.find("code block 3 "), std::string::npos) << cpu_message;
+    EXPECT_NE(gpu_message.find("code block 3 "), std::string::npos) << gpu_message;
+    // and the decoder goes on
+    noisy_blocks ok(f, { 1.0, 1.0 }, seed + 1);
+    std::vector<uint8_t> want(2 * f.A);
+    const auto r_want = cpu.decode(ok.llr.data(), 2, want.data());
+    upload(d_llr, ok.llr);
+    gpu.decode_device(d_llr.as<float>(), 2, a, stream.get());
+    expect_same_results(gpu.device_results(stream.get()), r_want, "after NaN");
+    EXPECT_EQ(download(d_a, 2 * f.A), want);
+}
