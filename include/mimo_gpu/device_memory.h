@@ -17,12 +17,19 @@ void free_pinned(void* p) noexcept;
 void* allocate_device(size_t bytes);
 void free_device(void* p) noexcept;
 
-enum class copy_direction { host_to_device, device_to_host, device_to_device };
+/// any: wherever the pointers lie (unified addressing), e.g. page-locked to device.
+enum class copy_direction { host_to_device, device_to_host, device_to_device, any };
 /// Copies and returns when the copy is done.
 void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direction);
 /// memmove within device memory: the ranges may overlap (copied in
 /// non-overlapping pieces); returns when done.
 void move_device_memory(void* dst, const void* src, size_t bytes);
+
+/// Where a pointer points: device memory, page-locked host memory (which
+/// kernels reach too, by unified addressing), or ordinary (pageable) host memory,
+/// which kernels cannot read. Without CUDA every pointer is pageable.
+enum class memory_kind { device, pinned, pageable };
+memory_kind memory_kind_of(const void* p);
 
 /// A non-blocking CUDA stream owned by its creator, for code without CUDA headers.
 class device_stream

@@ -38,16 +38,9 @@ ber_counter::sptr ber_counter::make(int bits_per_item, bool device_buffers)
 ber_counter_impl::ber_counter_impl(int bits_per_item, bool device_buffers)
     : gr::sync_block(
           "ber_counter",
-          device_buffers ? gr::io_signature::make2(2,
-                                                   2,
-                                                   bits_per_item * sizeof(uint8_t),
-                                                   bits_per_item * sizeof(float),
-                                                   device_buffer::type,
-                                                   device_buffer::type)
-                         : gr::io_signature::make2(2,
-                                                   2,
-                                                   bits_per_item * sizeof(uint8_t),
-                                                   bits_per_item * sizeof(float)),
+          // Ordinary input types even with device buffers (device_buffer.h says why).
+          gr::io_signature::make2(
+              2, 2, bits_per_item * sizeof(uint8_t), bits_per_item * sizeof(float)),
           gr::io_signature::make(0, 0, 0)),
       d_bits_per_item(bits_per_item)
 {
@@ -102,7 +95,12 @@ int ber_counter_impl::work(int noutput_items,
     gr::thread::scoped_lock lock(d_mutex);
     if (d_stream) {
         try {
-            ::mimo_gpu::count_bit_errors_device(llr, sent, count, d_device_errors, d_stream->get());
+            // Pageable host memory (an ordinary upstream block) is staged first.
+            ::mimo_gpu::count_bit_errors_device(d_llr_staging.device_view(llr, count),
+                                                d_bits_staging.device_view(sent, count),
+                                                count,
+                                                d_device_errors,
+                                                d_stream->get());
             d_stream->synchronize();
             unsigned long long total = 0;
             ::mimo_gpu::copy_memory(&total,

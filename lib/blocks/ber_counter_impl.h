@@ -7,14 +7,17 @@
 
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/thread/thread.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/device_memory.h>
+
+#include "device_staging.h"
 
 #include <memory>
 
 namespace gr {
 namespace mimo_gpu {
 
-class ber_counter_impl : public ber_counter
+class ber_counter_impl : public ber_counter, public device_stream_reader
 {
 public:
     ber_counter_impl(int bits_per_item, bool device_buffers);
@@ -24,6 +27,7 @@ public:
     uint64_t errors() const override;
     double ber() const override;
     void reset() override;
+    bool reads_device_memory() const override { return d_stream != nullptr; }
 
     int work(int noutput_items,
              gr_vector_const_void_star& input_items,
@@ -34,6 +38,8 @@ private:
     // device_buffers: errors counted into a device word on the block's stream
     std::unique_ptr<::mimo_gpu::device_stream> d_stream;
     unsigned long long* d_device_errors = nullptr;
+    device_staging<float> d_llr_staging;
+    device_staging<uint8_t> d_bits_staging;
     uint64_t d_errors_before = 0; // device count at the last reset
     mutable gr::thread::mutex d_mutex; // the counters are read from other threads
     uint64_t d_bits = 0;

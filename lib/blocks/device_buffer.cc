@@ -9,6 +9,8 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <gnuradio/block.h>
+#include <gnuradio/buffer_reader.h>
 #include <stdexcept>
 
 namespace gr {
@@ -101,16 +103,24 @@ bool device_buffer::do_allocate_buffer(size_t final_nitems, size_t sizeof_item)
     return true;
 }
 
-bool device_buffer::written_on_device() const
+void device_buffer::decide_readers_side()
 {
-    return d_transfer_type == transfer_type::DEVICE_TO_HOST ||
-           d_transfer_type == transfer_type::DEVICE_TO_DEVICE;
+    if (m_decided)
+        return;
+    m_decided = true;
+    bool all_device = nreaders() > 0;
+    for (size_t r = 0; r < nreaders(); ++r) {
+        const auto reader_block = reader(r)->link();
+        const auto device_reader = dynamic_cast<const device_stream_reader*>(reader_block.get());
+        all_device = all_device && device_reader && device_reader->reads_device_memory();
+    }
+    m_readers_on_device = all_device;
 }
 
-bool device_buffer::read_on_device() const
+bool device_buffer::read_on_device()
 {
-    return d_transfer_type == transfer_type::HOST_TO_DEVICE ||
-           d_transfer_type == transfer_type::DEVICE_TO_DEVICE;
+    decide_readers_side();
+    return m_readers_on_device;
 }
 
 void device_buffer::copy(
@@ -133,68 +143,54 @@ void device_buffer::copy(
 
 void* device_buffer::write_pointer()
 {
-    return side(written_on_device()) + size_t(d_write_index) * d_sizeof_item;
+    decide_readers_side();
+    return m_device + size_t(d_write_index) * d_sizeof_item;
 }
 
 const void* device_buffer::_read_pointer(unsigned int read_index)
 {
-    return side(read_on_device()) + size_t(read_index) * d_sizeof_item;
+    decide_readers_side();
+    return reader_side() + size_t(read_index) * d_sizeof_item;
 }
 
 void device_buffer::post_work(int nitems)
 {
-    const bool from = written_on_device(), to = read_on_device();
-    if (nitems <= 0 || from == to)
+    if (nitems <= 0 || m_readers_on_device)
         return;
     // The write index has not advanced yet: the new items start there.
     const size_t offset = size_t(d_write_index) * d_sizeof_item;
-    copy(side(to) + offset, side(from) + offset, size_t(nitems) * d_sizeof_item, to, from);
-}
-
-void device_buffer::mirror(bool from_device)
-{
-    if (written_on_device() != read_on_device())
-        copy(side(!from_device),
-             side(from_device),
-             size_t(d_write_index) * d_sizeof_item,
-             !from_device,
-             from_device);
+    copy(m_host + offset, m_device + offset, size_t(nitems) * d_sizeof_item, false, true);
 }
 
 bool device_buffer::input_blocked_callback(int items_required,
                                            int items_avail,
                                            unsigned read_index)
 {
-    // Unread items move where the readers read them; the other side follows.
-    const bool device = read_on_device() && !m_simulated;
-    const bool moved =
-        device ? input_blocked_callback_logic(items_required,
-                                              items_avail,
-                                              read_index,
-                                              m_device,
-                                              copy_on_device,
-                                              move_on_device)
-               : input_blocked_callback_logic(items_required,
-                                              items_avail,
-                                              read_index,
-                                              side(read_on_device()),
-                                              std::memcpy,
-                                              std::memmove);
-    if (moved)
-        mirror(read_on_device());
-    return moved;
+    // Unread items move where the readers read them. The writer's side needs no
+    // such move: post_work copies each new item to the readers' side at its index.
+    decide_readers_side();
+    return m_readers_on_device && !m_simulated
+            ? input_blocked_callback_logic(items_required,
+                                           items_avail,
+                                           read_index,
+                                           m_device,
+                                           copy_on_device,
+                                           move_on_device)
+            : input_blocked_callback_logic(items_required,
+                                           items_avail,
+                                           read_index,
+                                           reader_side(),
+                                           std::memcpy,
+                                           std::memmove);
 }
 
 bool device_buffer::output_blocked_callback(int output_multiple, bool force)
 {
-    const bool device = read_on_device() && !m_simulated;
-    const bool moved =
-        device ? output_blocked_callback_logic(output_multiple, force, m_device, move_on_device)
+    decide_readers_side();
+    return m_readers_on_device && !m_simulated
+               ? output_blocked_callback_logic(output_multiple, force, m_device, move_on_device)
                : output_blocked_callback_logic(
-                     output_multiple, force, side(read_on_device()), std::memmove);
-    if (moved)
-        mirror(read_on_device());
-    return moved;
+                     output_multiple, force, reader_side(), std::memmove);
 }
 
 } // namespace mimo_gpu

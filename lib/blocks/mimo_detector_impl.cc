@@ -72,12 +72,13 @@ constexpr int k_buffered_frames = 4;
 /// Upstream buffers stay below this size for the largest items (massive-MIMO H).
 constexpr size_t k_max_buffer_bytes = size_t(64) << 20;
 
-gr::io_signature::sptr detector_inputs(const ::mimo_gpu::detector& core, bool device)
+/// Ordinary input types even with device buffers (device_buffer.h says why).
+gr::io_signature::sptr detector_inputs(const ::mimo_gpu::detector& core)
 {
-    const int h = sizeof(gr_complex) * core.shape().nr * core.shape().nt,
-              y = sizeof(gr_complex) * core.shape().nr;
-    return device ? gr::io_signature::make2(2, 2, h, y, device_buffer::type, device_buffer::type)
-                  : gr::io_signature::make2(2, 2, h, y);
+    return gr::io_signature::make2(2,
+                                   2,
+                                   sizeof(gr_complex) * core.shape().nr * core.shape().nt,
+                                   sizeof(gr_complex) * core.shape().nr);
 }
 
 gr::io_signature::sptr detector_output(const ::mimo_gpu::detector& core, bool device)
@@ -103,7 +104,7 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
                                        int max_batch,
                                        bool device_buffers)
     : gr::block("mimo_detector",
-                detector_inputs(*core, device_buffers),
+                detector_inputs(*core),
                 detector_output(*core, device_buffers)),
       d_core(std::move(core)),
       d_symbols_per_channel(symbols_per_channel),
@@ -373,6 +374,10 @@ int mimo_detector_impl::device_work(int channels,
     d_noise_var = n0;
     const auto stream = d_device_stream->get();
     try {
+        // From an ordinary upstream block the inputs are pageable host memory,
+        // which kernels cannot read: staged to the device first.
+        H = d_H_staging.device_view(H, size_t(channels) * shape.nr * shape.nt);
+        y = d_y_staging.device_view(y, size_t(channels) * S * shape.nr);
         for (size_t i = 0; i < segments.size(); ++i) {
             const int begin = segments[i].begin / S;
             const int end = i + 1 < segments.size() ? segments[i + 1].begin / S : channels;

@@ -12,7 +12,9 @@
 #include <mimo_gpu/device_memory.h>
 
 #include "batch_gate.h"
+#include "device_staging.h"
 #include "erasure_tags.h"
+#include <gnuradio/mimo_gpu/device_buffer.h>
 
 #include <deque>
 #include <memory>
@@ -26,7 +28,7 @@ namespace mimo_gpu {
 /// submitted in one work() call is collected in the next: its inputs stay
 /// unconsumed and its outputs unproduced until then, so GNU Radio's buffers
 /// hold them in place meanwhile, and the tail is flushed when the stream ends.
-class mimo_detector_impl : public mimo_detector
+class mimo_detector_impl : public mimo_detector, public device_stream_reader
 {
 public:
     mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> core,
@@ -45,6 +47,7 @@ public:
     void set_max_wait_ms(double ms) override;
     double max_wait_ms() const override;
     bool device_buffers() const override { return d_device_stream != nullptr; }
+    bool reads_device_memory() const override { return device_buffers(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -78,6 +81,7 @@ private:
     std::unique_ptr<::mimo_gpu::detector> d_core; // parameters, shape, capabilities
     std::unique_ptr<::mimo_gpu::detector_pipeline> d_pipeline;  // host buffers
     std::unique_ptr<::mimo_gpu::device_stream> d_device_stream; // device buffers
+    device_staging<gr_complex> d_H_staging, d_y_staging;        // pageable inputs
     const int d_symbols_per_channel;
     const int d_frame_channels;
     batch_gate d_gate; // in received vectors

@@ -10,6 +10,7 @@
 // so CI runs the same index logic the GPU machine runs for real.
 
 #include <gnuradio/blocks/vector_sink.h>
+#include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/sync_block.h>
@@ -92,16 +93,18 @@ public:
     }
 };
 
-/// Copies custom-buffer input to custom-buffer output (a GPU block stand-in).
-class device_copy : public gr::sync_block
+/// A GPU block stand-in: reads device memory where it is given it (an ordinary
+/// input type, as the module's GPU blocks have) and writes a device buffer.
+class device_copy : public gr::sync_block, public gr::mimo_gpu::device_stream_reader
 {
 public:
     device_copy()
         : gr::sync_block("device_copy",
-                         gr::io_signature::make(1, 1, sizeof(float), device_buffer::type),
+                         gr::io_signature::make(1, 1, sizeof(float)),
                          gr::io_signature::make(1, 1, sizeof(float), device_buffer::type))
     {
     }
+    bool reads_device_memory() const override { return true; }
     int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
     {
         if (simulated())
@@ -110,7 +113,7 @@ public:
             ::mimo_gpu::copy_memory(out[0],
                                     in[0],
                                     size_t(n) * sizeof(float),
-                                    ::mimo_gpu::copy_direction::device_to_device);
+                                    ::mimo_gpu::copy_direction::any);
         return n;
     }
 };
@@ -164,16 +167,39 @@ TEST_F(device_buffer_test, several_outputs_and_two_custom_buffer_blocks_in_a_row
         expect_count(sinks[k]->data(), items, 1e6f * k);
 }
 
-TEST_F(device_buffer_test, gpu_and_ordinary_readers_at_once_are_refused_when_connected)
+TEST_F(device_buffer_test, fan_out_to_gpu_and_ordinary_readers)
 {
-    auto tb = gr::make_top_block("mixed");
-    auto source = std::make_shared<counting_source>(100, 1);
-    auto gpu = std::make_shared<device_copy>();
-    auto host = gr::blocks::vector_sink_f::make(), after = gr::blocks::vector_sink_f::make();
-    tb->connect(source, 0, gpu, 0);
+    // One device buffer read by two GPU blocks and an ordinary sink, and a host
+    // source read by two GPU blocks: every reader gets every item (GNU Radio
+    // 3.10.5 would replace a fanned-out buffer once per custom-input reader).
+    const uint64_t items = 200003;
+    auto tb = gr::make_top_block("fan_out");
+    auto source = std::make_shared<counting_source>(items, 1);
+    auto first = std::make_shared<device_copy>(), second = std::make_shared<device_copy>();
+    auto host = gr::blocks::vector_sink_f::make();
+    std::vector<gr::blocks::vector_sink_f::sptr> sinks;
+    for (int k = 0; k < 4; ++k)
+        sinks.push_back(gr::blocks::vector_sink_f::make());
+    tb->connect(source, 0, first, 0);
+    tb->connect(source, 0, second, 0);
     tb->connect(source, 0, host, 0);
-    tb->connect(gpu, 0, after, 0);
-    EXPECT_THROW(tb->run(), std::exception); // GNU Radio names the conflicting transfer types
+    tb->connect(first, 0, sinks[0], 0);
+    tb->connect(second, 0, sinks[1], 0);
+    std::vector<float> ramp(5000);
+    for (size_t i = 0; i < ramp.size(); ++i)
+        ramp[i] = float(i);
+    auto host_source = gr::blocks::vector_source_f::make(ramp);
+    auto third = std::make_shared<device_copy>(), fourth = std::make_shared<device_copy>();
+    tb->connect(host_source, 0, third, 0);
+    tb->connect(host_source, 0, fourth, 0);
+    tb->connect(third, 0, sinks[2], 0);
+    tb->connect(fourth, 0, sinks[3], 0);
+    tb->run();
+    expect_count(host->data(), items);
+    expect_count(sinks[0]->data(), items);
+    expect_count(sinks[1]->data(), items);
+    expect_count(sinks[2]->data(), ramp.size());
+    expect_count(sinks[3]->data(), ramp.size());
 }
 
 } // namespace

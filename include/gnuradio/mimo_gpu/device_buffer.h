@@ -14,22 +14,37 @@
 namespace gr {
 namespace mimo_gpu {
 
+/// A block that reads device memory where its upstream gives it (a GPU block
+/// in device-buffer mode). device_buffer asks its readers: when every reader
+/// says yes, the items stay on the device.
+class MIMO_GPU_API device_stream_reader
+{
+public:
+    virtual ~device_stream_reader() = default;
+    virtual bool reads_device_memory() const = 0;
+};
+
 /// A GNU Radio stream buffer in GPU memory (GNU Radio 3.10's custom buffers: a
-/// buffer_single_mapped subclass named in a block's io_signature), so that the
-/// items between two GPU blocks stay on the device.
+/// buffer_single_mapped subclass) on the output of a GPU block, so that the
+/// items between GPU blocks stay on the device.
 ///
-/// Where an ordinary block meets it, the buffer also keeps a page-locked host
-/// copy and moves the items across itself after each work() call (post_work),
-/// as GNU Radio's transfer type for the edge says: written by an ordinary block
-/// and read by GPU blocks, host -> device; written by a GPU block and read by
-/// ordinary blocks, device -> host. (GNU Radio 3.10 refuses, when the flowgraph
-/// starts, a buffer read by GPU and ordinary blocks at once.) When the single
-/// mapped buffer moves unread items to its start, both copies are kept equal.
+/// Only outputs name it: GNU Radio 3.10.5 replaces an upstream block's buffer
+/// when a downstream *input* names a custom type, and on a fan-out it replaces
+/// it again for the next reader, leaving the first reader on a buffer nobody
+/// writes (a hang). So GPU blocks keep ordinary input types and say with
+/// device_stream_reader that they read device memory; they check at run time
+/// where each input pointer lies and stage pageable host memory themselves.
+///
+/// The writer writes device memory. When every reader reads device memory,
+/// that is all; otherwise the buffer keeps a page-locked host copy, copies each
+/// work() call's new items across (post_work), and every reader gets the host
+/// copy (GPU readers reach it over PCIe by unified addressing).
 /// GPU blocks that write it finish their kernels before work() returns, so the
 /// items are complete when GNU Radio hands them on.
 ///
-/// A GPU block of another module can name device_buffer::type in its
-/// io_signature to take or give device-resident items to this module's blocks.
+/// A GPU block of another module can name device_buffer::type on its outputs
+/// and implement device_stream_reader to exchange device-resident items with
+/// this module's blocks.
 class MIMO_GPU_API device_buffer : public gr::buffer_single_mapped
 {
 public:
@@ -52,6 +67,9 @@ public:
                                 unsigned read_index) override;
     bool output_blocked_callback(int output_multiple, bool force) override;
 
+    /// Whether the readers read the device side (known once the flowgraph runs).
+    bool read_on_device();
+
     /// Tests without a GPU: "device" memory is ordinary host memory, so the
     /// buffer's bookkeeping (wrap-around, history, moves) runs in CI. Affects
     /// buffers made afterwards.
@@ -65,16 +83,16 @@ private:
                   gr::block_sptr link,
                   gr::block_sptr buf_owner);
 
-    bool written_on_device() const;
-    bool read_on_device() const;
-    char* side(bool device) const { return device ? m_device : m_host; }
-    /// After a move on one side: the same [0, write index) on the other.
-    void mirror(bool from_device);
+    /// The readers are connected before the first item is written: decided then.
+    void decide_readers_side();
+    char* reader_side() const { return m_readers_on_device ? m_device : m_host; }
     void copy(char* dst, const char* src, size_t bytes, bool dst_device, bool src_device);
 
     const bool m_simulated;
     char* m_host = nullptr;   // page-locked
     char* m_device = nullptr; // device memory
+    bool m_decided = false;
+    bool m_readers_on_device = false;
 };
 
 } // namespace mimo_gpu

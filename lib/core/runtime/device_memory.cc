@@ -62,7 +62,9 @@ void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direct
                                     ? cudaMemcpyHostToDevice
                                 : direction == copy_direction::device_to_host
                                     ? cudaMemcpyDeviceToHost
-                                    : cudaMemcpyDeviceToDevice;
+                                : direction == copy_direction::device_to_device
+                                    ? cudaMemcpyDeviceToDevice
+                                    : cudaMemcpyDefault;
     MIMO_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
 }
 
@@ -86,6 +88,20 @@ void move_device_memory(void* dst, const void* src, size_t bytes)
             MIMO_CUDA_CHECK(cudaMemcpy(d + end, s + end, piece, cudaMemcpyDeviceToDevice));
         }
     }
+}
+
+memory_kind memory_kind_of(const void* p)
+{
+    if (!p || !cuda_available())
+        return memory_kind::pageable;
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+        cudaGetLastError(); // pageable memory on older drivers reports an error
+        return memory_kind::pageable;
+    }
+    if (attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged)
+        return memory_kind::device;
+    return attr.type == cudaMemoryTypeHost ? memory_kind::pinned : memory_kind::pageable;
 }
 
 device_stream::device_stream()
@@ -118,6 +134,7 @@ void* allocate_device(size_t) { no_cuda("device memory"); }
 void free_device(void*) noexcept {}
 void copy_memory(void*, const void*, size_t, copy_direction) { no_cuda("a device copy"); }
 void move_device_memory(void*, const void*, size_t) { no_cuda("a device copy"); }
+memory_kind memory_kind_of(const void*) { return memory_kind::pageable; }
 device_stream::device_stream() { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
 void device_stream::synchronize() const {}
