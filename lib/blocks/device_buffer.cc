@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <gnuradio/block.h>
+#include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_reader.h>
 #include <stdexcept>
 
@@ -35,6 +36,29 @@ void* move_on_device(void* dst, const void* src, size_t bytes)
 } // namespace
 
 gr::buffer_type device_buffer::type(gr::buftype<device_buffer, device_buffer>{});
+
+std::string device_outputs_stall(const gr::block& writer)
+{
+    const auto detail = writer.detail();
+    if (!detail || detail->noutputs() < 2)
+        return "";
+    for (int port = 0; port < detail->noutputs(); ++port) {
+        const auto buffer = detail->output(port);
+        if (!dynamic_cast<device_buffer*>(buffer.get()))
+            continue;
+        for (size_t r = 0; r < buffer->nreaders(); ++r) {
+            const auto reader = buffer->reader(r)->link();
+            if (reader->history() > 1)
+                return reader->alias() + " (history " + std::to_string(reader->history()) +
+                       ") reads output " + std::to_string(port) + " of " + writer.alias() +
+                       ", a block with several device-buffer outputs: GNU Radio 3.10's "
+                       "single-mapped buffers stall in that shape. Give " + writer.alias() +
+                       " host buffers (device_buffers=False), or put a block without "
+                       "history between them";
+        }
+    }
+    return "";
+}
 
 void device_buffer::simulate_device_memory(bool on) { g_simulated = on; }
 

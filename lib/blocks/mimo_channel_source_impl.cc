@@ -20,13 +20,13 @@ namespace mimo_gpu {
 
 namespace {
 
-gr::io_signature::sptr source_outputs(const ::mimo_gpu::channel_generator& g)
+gr::io_signature::sptr source_outputs(const ::mimo_gpu::channel_generator& g, bool device)
 {
     const auto shape = g.shape();
     const std::vector<int> sizes{ int(sizeof(gr_complex)) * shape.nr * shape.nt,
                                   int(sizeof(gr_complex)) * shape.nr,
                                   g.bits_per_problem() };
-    if (g.active_backend() == ::mimo_gpu::backend::cuda)
+    if (device)
         return gr::io_signature::makev(
             3, 3, sizes, { device_buffer::type, device_buffer::type, device_buffer::type });
     return gr::io_signature::makev(3,
@@ -55,7 +55,8 @@ mimo_channel_source::sptr mimo_channel_source::make(int nr,
                                                     int symbols_per_channel,
                                                     uint64_t problems,
                                                     const std::string& backend,
-                                                    int max_batch)
+                                                    int max_batch,
+                                                    bool device_buffers)
 {
     checked_max_batch(max_batch);
     checked_snr_db(snr_db);
@@ -65,16 +66,21 @@ mimo_channel_source::sptr mimo_channel_source::make(int nr,
         seed,
         symbols_per_channel,
         ::mimo_gpu::backend_from_string(backend));
+    const bool device =
+        device_buffers && generator->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<mimo_channel_source_impl>(
-        std::move(generator), snr_db, problems, max_batch);
+        std::move(generator), snr_db, problems, max_batch, device);
 }
 
 mimo_channel_source_impl::mimo_channel_source_impl(
     std::unique_ptr<::mimo_gpu::channel_generator> generator,
     double snr_db,
     uint64_t problems,
-    int max_batch)
-    : gr::block("mimo_channel_source", gr::io_signature::make(0, 0, 0), source_outputs(*generator)),
+    int max_batch,
+    bool device_buffers)
+    : gr::block("mimo_channel_source",
+                gr::io_signature::make(0, 0, 0),
+                source_outputs(*generator, device_buffers)),
       d_generator(std::move(generator)),
       d_channels((problems + d_generator->symbols_per_channel() - 1) /
                  d_generator->symbols_per_channel()),
@@ -82,7 +88,7 @@ mimo_channel_source_impl::mimo_channel_source_impl(
       d_snr_db(snr_db),
       d_noise_var(::mimo_gpu::noise_variance_from_snr_db(snr_db))
 {
-    if (d_generator->active_backend() == ::mimo_gpu::backend::cuda)
+    if (device_buffers) // else generate() writes host memory, on either backend
         d_stream = std::make_unique<::mimo_gpu::device_stream>();
     // noutput_items counts y items (whole channels); H gets one per S of them.
     set_output_multiple(d_generator->symbols_per_channel());
@@ -128,6 +134,14 @@ int mimo_channel_source_impl::general_work(int noutput_items,
                                            gr_vector_const_void_star&,
                                            gr_vector_void_star& output_items)
 {
+    if (!d_shape_checked) {
+        d_shape_checked = true;
+        const std::string stall = device_outputs_stall(*this);
+        if (!stall.empty()) {
+            d_logger->error("{}; ending the stream", stall); // rather than hang
+            return WORK_DONE;
+        }
+    }
     const int S = d_generator->symbols_per_channel();
     const uint64_t first = nitems_written(0); // channels so far
     if (d_channels && first >= d_channels)

@@ -21,7 +21,8 @@ public:
     mimo_channel_source_impl(std::unique_ptr<::mimo_gpu::channel_generator> generator,
                              double snr_db,
                              uint64_t problems,
-                             int max_batch);
+                             int max_batch,
+                             bool device_buffers);
 
     void set_snr_db(double snr_db) override;
     double snr_db() const override;
@@ -42,6 +43,7 @@ private:
     double d_snr_db;
     float d_noise_var;
     bool d_tag_pending = true;
+    bool d_shape_checked = false; // device_outputs_stall, on the first work()
 };
 
 } // namespace mimo_gpu

@@ -33,27 +33,41 @@ bool simulated() { return !::mimo_gpu::cuda_available(); }
 class counting_source : public gr::sync_block
 {
 public:
-    counting_source(uint64_t items, int outputs)
+    /// vlens: floats per item of each output (default: one output of 1).
+    counting_source(uint64_t items, int outputs, std::vector<int> vlens = {})
         : gr::sync_block(
               "counting_source",
               gr::io_signature::make(0, 0, 0),
               gr::io_signature::makev(outputs,
                                       outputs,
-                                      std::vector<int>(outputs, sizeof(float)),
+                                      item_sizes(outputs, vlens),
                                       gr::gr_vector_buffer_type(outputs, device_buffer::type))),
-          m_items(items)
+          m_items(items),
+          m_vlens(vlens.empty() ? std::vector<int>(outputs, 1) : vlens)
     {
+    }
+    static std::vector<int> item_sizes(int outputs, std::vector<int> vlens)
+    {
+        if (vlens.empty())
+            vlens.assign(outputs, 1);
+        for (auto& v : vlens)
+            v *= sizeof(float);
+        return vlens;
     }
     int work(int n, gr_vector_const_void_star&, gr_vector_void_star& out) override
     {
+        if (nitems_written(0) == 0 && !gr::mimo_gpu::device_outputs_stall(*this).empty())
+            return WORK_DONE; // as the module's GPU sources do
         const uint64_t done = nitems_written(0);
         if (done >= m_items)
             return WORK_DONE;
         const int count = int(std::min<uint64_t>(uint64_t(n), m_items - done));
-        std::vector<float> values(count);
         for (size_t k = 0; k < out.size(); ++k) {
+            const int vlen = m_vlens[k];
+            std::vector<float> values(size_t(count) * vlen);
             for (int i = 0; i < count; ++i)
-                values[i] = float(done + i) + 1e6f * k;
+                for (int j = 0; j < vlen; ++j)
+                    values[size_t(i) * vlen + j] = float(done + i) + 1e6f * k;
             write(out[k], values);
         }
         return count;
@@ -72,25 +86,30 @@ private:
                                     ::mimo_gpu::copy_direction::host_to_device);
     }
     uint64_t m_items;
+    std::vector<int> m_vlens;
 };
 
 /// Output i = input i through a history of `history` (an ordinary block).
 class history_copy : public gr::sync_block
 {
 public:
-    explicit history_copy(unsigned history)
+    explicit history_copy(unsigned history, int vlen = 1)
         : gr::sync_block("history_copy",
-                         gr::io_signature::make(1, 1, sizeof(float)),
-                         gr::io_signature::make(1, 1, sizeof(float)))
+                         gr::io_signature::make(1, 1, sizeof(float) * vlen),
+                         gr::io_signature::make(1, 1, sizeof(float) * vlen)),
+          m_vlen(vlen)
     {
         set_history(history);
     }
     int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
     {
-        const auto x = static_cast<const float*>(in[0]) + (history() - 1);
-        std::copy(x, x + n, static_cast<float*>(out[0]));
+        const auto x = static_cast<const float*>(in[0]) + (history() - 1) * m_vlen;
+        std::copy(x, x + size_t(n) * m_vlen, static_cast<float*>(out[0]));
         return n;
     }
+
+private:
+    int m_vlen;
 };
 
 /// A GPU block stand-in: reads device memory where it is given it (an ordinary
@@ -146,6 +165,30 @@ TEST_F(device_buffer_test, an_ordinary_block_with_history_reads_it)
         tb->run();
         expect_count(sink->data(), items);
     }
+}
+
+TEST_F(device_buffer_test, a_history_reader_beside_other_outputs_is_refused_not_hung)
+{
+    // The channel source's shape: three custom-buffer outputs of about 1000
+    // items, an ordinary block with history on one of them. GNU Radio 3.10.5
+    // stalls here (its own host_buffer crashes): device_outputs_stall names
+    // the shape and the source ends at once.
+    const uint64_t items = 54321;
+    auto tb = gr::make_top_block("history_outputs");
+    auto source = std::make_shared<counting_source>(items, 3, std::vector<int>{ 16, 8, 2 });
+    for (int k = 0; k < 3; ++k)
+        source->set_min_output_buffer(k, 1000);
+    auto copy = std::make_shared<history_copy>(3, 8);
+    std::vector<gr::blocks::vector_sink_f::sptr> sinks{ gr::blocks::vector_sink_f::make(16),
+                                                        gr::blocks::vector_sink_f::make(8),
+                                                        gr::blocks::vector_sink_f::make(2) };
+    tb->connect(source, 0, sinks[0], 0);
+    tb->connect(source, 1, copy, 0);
+    tb->connect(copy, 0, sinks[1], 0);
+    tb->connect(source, 2, sinks[2], 0);
+    tb->run(); // returns: nothing hangs
+    EXPECT_NE(gr::mimo_gpu::device_outputs_stall(*source).find("history 3"), std::string::npos);
+    EXPECT_EQ(sinks[1]->data().size(), 0u);
 }
 
 TEST_F(device_buffer_test, several_outputs_and_two_custom_buffer_blocks_in_a_row)

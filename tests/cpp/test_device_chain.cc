@@ -183,28 +183,41 @@ TEST(channel_source, device_counter_counts_errors_at_0_db_and_resets)
     EXPECT_EQ(on_device->bits(), 0u);
 }
 
-TEST(channel_source, a_block_with_history_reads_the_device_buffer)
+TEST(channel_source, a_block_with_history_ends_the_stream_or_reads_host_buffers)
 {
+    // GNU Radio 3.10.5 stalls when a block with history reads one of several
+    // single-mapped outputs: the source ends its stream with an error instead
+    // of hanging, and with host buffers (the generator still on the GPU) the
+    // same flowgraph runs and gives the CPU's stream.
     if (!have_cuda())
         GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
     const uint64_t problems = 54321;
     const drawn cpu = run_source("cpu", problems, 1, 10.0);
-    auto tb = gr::make_top_block("device_history");
-    auto source = mimo_channel_source::make(4, 2, "16qam", 10.0, 7, 1, problems, "cuda", 1000);
-    auto copy = std::make_shared<history_copy>();
-    auto y = gr::blocks::vector_sink_c::make(4);
-    auto H = gr::blocks::vector_sink_c::make(8);
-    auto bits = gr::blocks::vector_sink_b::make(8);
-    tb->connect(source, 1, copy, 0);
-    tb->connect(copy, 0, y, 0);
-    tb->connect(source, 0, H, 0);
-    tb->connect(source, 2, bits, 0);
-    tb->run();
-    ASSERT_EQ(y->data().size(), cpu.y.size());
-    for (size_t i = 0; i < cpu.y.size(); ++i)
-        ASSERT_NEAR(std::abs(y->data()[i] - cpu.y[i]), 0.0f, 1e-5f * (1 + std::abs(cpu.y[i])))
-            << i;
-    EXPECT_EQ(bits->data(), cpu.bits);
+    for (bool device_buffers : { true, false }) {
+        SCOPED_TRACE(device_buffers);
+        auto tb = gr::make_top_block("device_history");
+        auto source = mimo_channel_source::make(
+            4, 2, "16qam", 10.0, 7, 1, problems, "cuda", 1000, device_buffers);
+        auto copy = std::make_shared<history_copy>();
+        auto y = gr::blocks::vector_sink_c::make(4);
+        auto H = gr::blocks::vector_sink_c::make(8);
+        auto bits = gr::blocks::vector_sink_b::make(8);
+        tb->connect(source, 1, copy, 0);
+        tb->connect(copy, 0, y, 0);
+        tb->connect(source, 0, H, 0);
+        tb->connect(source, 2, bits, 0);
+        tb->run(); // returns either way
+        if (device_buffers) {
+            EXPECT_EQ(y->data().size(), 0u);
+            continue;
+        }
+        ASSERT_EQ(y->data().size(), cpu.y.size());
+        for (size_t i = 0; i < cpu.y.size(); ++i)
+            ASSERT_NEAR(
+                std::abs(y->data()[i] - cpu.y[i]), 0.0f, 1e-5f * (1 + std::abs(cpu.y[i])))
+                << i;
+        EXPECT_EQ(bits->data(), cpu.bits);
+    }
 }
 
 TEST(channel_source, bad_parameters_are_invalid_argument)

@@ -10,6 +10,7 @@
 #include <gnuradio/mimo_gpu/api.h>
 
 #include <memory>
+#include <string>
 
 namespace gr {
 namespace mimo_gpu {
@@ -23,6 +24,14 @@ public:
     virtual ~device_stream_reader() = default;
     virtual bool reads_device_memory() const = 0;
 };
+
+/// Why `writer`'s device-buffer outputs would stall, or "" when they will not:
+/// in GNU Radio 3.10.5 a block with several single-mapped (custom) outputs
+/// whose readers include a block with history stalls (GNU Radio's own
+/// host_buffer crashes in that shape). A GPU block calls this on its first
+/// work() and ends its stream with the message instead of hanging; with
+/// ordinary (host) outputs the shape works.
+MIMO_GPU_API std::string device_outputs_stall(const gr::block& writer);
 
 /// A GNU Radio stream buffer in GPU memory (GNU Radio 3.10's custom buffers: a
 /// buffer_single_mapped subclass) on the output of a GPU block, so that the

@@ -39,6 +39,9 @@ public:
      *        rounded up to whole channels
      * \param backend "auto", "cpu" or "cuda"
      * \param max_batch problems per generator call
+     * \param device_buffers on CUDA, outputs in GPU memory (the default); False:
+     *        ordinary host buffers (the generator still runs on the GPU), for
+     *        flowgraphs where an ordinary block with history reads an output
      */
     static sptr make(int nr,
                      int nt,
@@ -48,7 +51,8 @@ public:
                      int symbols_per_channel = 1,
                      uint64_t problems = 0,
                      const std::string& backend = "auto",
-                     int max_batch = 65536);
+                     int max_batch = 65536,
+                     bool device_buffers = true);
 
     virtual void set_snr_db(double snr_db) = 0;
     virtual double snr_db() const = 0;

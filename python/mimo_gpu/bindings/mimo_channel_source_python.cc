@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_channel_source.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(b8e83c54d77cacfe7879b8df521952b5)                       */
+/* BINDTOOL_HEADER_FILE_HASH(1f9556120611ae98e0fcbac81cfdbf51)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -47,6 +47,7 @@ void bind_mimo_channel_source(py::module& m)
              py::arg("problems") = 0,
              py::arg("backend") = "auto",
              py::arg("max_batch") = 65536,
+             py::arg("device_buffers") = true,
              D(mimo_channel_source, make))
 
         .def("set_snr_db",
