@@ -332,35 +332,28 @@ private:
         }
     }
 
-    /// Everything on the GPU: mimo_channel_source (bits, H, y in device memory) ->
-    /// each detector (device buffers) -> its ber_counter (device buffers). Families
-    /// that detect only from host memory (ml, sumis) get a second source with the
-    /// same seed, hence the same stream, whose buffers copy to the host, so the
-    /// device-buffer detectors keep reading device memory.
+    /// Everything on the GPU: per detector, mimo_channel_source (bits, H, y in
+    /// device memory) -> the detector (device buffers) -> its ber_counter (device
+    /// buffers). Every chain has its own source with the same seed, hence the same
+    /// stream (the generator costs about 0.4 ns a problem): a device buffer read by
+    /// several blocks is not safe in GNU Radio 3.10.5 (device_buffer.h). Families
+    /// that detect only from host memory (ml, sumis) read host buffers.
     void connect_gpu_chains(const simulation_config& c,
                             const std::vector<detector_spec>& detectors,
                             double snr_db)
     {
         const int bits = c.bits_per_problem();
         const double n0 = core::noise_variance_from_snr_db(snr_db);
-        gr::mimo_gpu::mimo_channel_source::sptr on_device, for_host;
-        auto source = [&](bool device) {
-            auto& s = device ? on_device : for_host;
-            if (!s)
-                s = gr::mimo_gpu::mimo_channel_source::make(c.nr, c.nt, c.modulation, snr_db,
-                                                            uint64_t(c.seed) + 1,
-                                                            c.symbols_per_channel, c.problems,
-                                                            "cuda");
-            return s;
-        };
         for (const auto& spec : detectors) {
             const bool device = core::find_detector_family(spec.name).capabilities.device_path;
-            auto src = source(device);
+            auto source = gr::mimo_gpu::mimo_channel_source::make(
+                c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1, c.symbols_per_channel,
+                c.problems, "cuda", 65536, device);
             auto counter = gr::mimo_gpu::ber_counter::make(bits, device);
             auto det = make_detector_block(c, spec, n0, device);
-            m_top->connect(src, 0, det, 0);
-            m_top->connect(src, 1, det, 1);
-            m_top->connect(src, 2, counter, 0);
+            m_top->connect(source, 0, det, 0);
+            m_top->connect(source, 1, det, 1);
+            m_top->connect(source, 2, counter, 0);
             m_top->connect(det, 0, counter, 1);
             m_backend = det->active_backend();
             m_counters.push_back(counter);

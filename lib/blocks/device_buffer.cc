@@ -139,6 +139,12 @@ void device_buffer::decide_readers_side()
         all_device = all_device && device_reader && device_reader->reads_device_memory();
     }
     m_readers_on_device = all_device;
+    if (nreaders() > 1)
+        d_logger->warn("{} readers share a device buffer of {}: GNU Radio 3.10's "
+                       "single-mapped buffers can move items under a reader still "
+                       "working on them; give each reader its own source",
+                       nreaders(),
+                       link()->alias());
 }
 
 bool device_buffer::read_on_device()

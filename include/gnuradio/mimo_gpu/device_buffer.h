@@ -51,6 +51,12 @@ MIMO_GPU_API std::string device_outputs_stall(const gr::block& writer);
 /// GPU blocks that write it finish their kernels before work() returns, so the
 /// items are complete when GNU Radio hands them on.
 ///
+/// One reader per device buffer: GNU Radio 3.10.5's single-mapped buffers move
+/// unread items to the buffer's start for a blocked reader while other readers
+/// (or the writer) may still be working on them, which corrupted items when
+/// eight detectors shared one channel source on the H100. A buffer with
+/// several readers logs a warning; give each GPU chain its own source instead.
+///
 /// A GPU block of another module can name device_buffer::type on its outputs
 /// and implement device_stream_reader to exchange device-resident items with
 /// this module's blocks.
