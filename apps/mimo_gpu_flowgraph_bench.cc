@@ -531,12 +531,13 @@ int run(const command_line& cli)
                      core_mps = batch / (core_ms * 1e-3) / 1e6;
         const double bits = double(s.problems) * det->llrs_per_problem();
         std::printf("%s %dx%d %s, backend %s: flowgraph %.2f M problems/s (%.1f Mbit/s, %.3f s, "
-                    "latency %.2f ms); GNU Radio ceiling for the same streams %.2f M problems/s "
-                    "(%.0f%% of it; head buffers %ld / %ld items); core detect() of %zu problems "
-                    "from pageable memory %.2f M problems/s\n",
+                    "%llu of %llu problems out, latency %.2f ms); GNU Radio ceiling for the same "
+                    "streams %.2f M problems/s (%.0f%% of it; head buffers %ld / %ld items); core "
+                    "detect() of %zu problems from pageable memory %.2f M problems/s\n",
                     s.detector.label().c_str(), s.shape.nr, s.shape.nt,
                     core::to_string(s.mod).c_str(), fr.active.c_str(), flow_mps,
-                    bits / fr.seconds / 1e6, fr.seconds, fr.latency_ms, ceiling_mps,
+                    bits / fr.seconds / 1e6, fr.seconds, (unsigned long long)fr.items_out,
+                    (unsigned long long)s.problems, fr.latency_ms, ceiling_mps,
                     100.0 * flow_mps / ceiling_mps, fr.head_buffer_H, fr.head_buffer_y, batch,
                     core_mps);
         if (json)

@@ -201,15 +201,13 @@ struct simulation_config {
             c.source = cli.text("source");
             if (c.source != "bits" && c.source != "gpu")
                 throw usage_error("--source is bits or gpu, got " + c.source);
-            if (c.source == "gpu" && c.backend != "cuda")
+            if (c.source == "gpu" &&
+                core::resolve_backend(core::backend_from_string(c.backend)) !=
+                    core::backend::cuda)
                 throw usage_error("--source gpu needs the CUDA backend");
-            // Ten device chains in one flowgraph gave wrong error counts at some points
-            // on the H100 (one chain equals the host path exactly, tests); until that
-            // is understood, one device chain per run.
-            if (c.source == "gpu" && c.detectors.size() > 1)
-                throw usage_error("--source gpu runs one detector per run (several device "
-                                  "chains in one flowgraph are not yet reliable; see "
-                                  "docs/flowgraphs.md)");
+            if (c.source == "gpu" && cli.flag("coded").value_or(false))
+                throw usage_error("--source gpu is for the uncoded link; --coded encodes "
+                                  "transport blocks on the host");
             c.seed = int(cli.integer("seed", 0, 0x7fffffff));
             c.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
             if (cli.is_set("json"))
@@ -341,9 +339,9 @@ private:
     /// Everything on the GPU: per detector, mimo_channel_source (bits, H, y in
     /// device memory) -> the detector (device buffers) -> its ber_counter (device
     /// buffers). Every chain has its own source with the same seed, hence the same
-    /// stream (the generator costs about 0.4 ns a problem): a device buffer read by
-    /// several blocks is not safe in GNU Radio 3.10.5 (device_buffer.h). Families
-    /// that detect only from host memory (ml, sumis) read host buffers.
+    /// stream (the generator costs about 0.4 ns a problem), so the chains never
+    /// wait for each other's readers. Families that detect only from host memory
+    /// (ml, sumis) read host buffers.
     void connect_gpu_chains(const simulation_config& c,
                             const std::vector<detector_spec>& detectors,
                             double snr_db)
@@ -354,7 +352,7 @@ private:
             const bool device = core::find_detector_family(spec.name).capabilities.device_path;
             auto source = gr::mimo_gpu::mimo_channel_source::make(
                 c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1, c.symbols_per_channel,
-                c.problems, "cuda", 65536, device);
+                c.problems, "cuda", std::max(c.max_batch, 65536), device);
             auto counter = gr::mimo_gpu::ber_counter::make(bits, device);
             auto det = make_detector_block(c, spec, n0, device);
             m_top->connect(source, 0, det, 0);
@@ -930,7 +928,7 @@ int main(int argc, char** argv)
     cli.add_option("source", "KIND",
                    "uncoded: bits (random bits -> mimo_channel, host memory) or gpu "
                    "(mimo_channel_source: bits, channel and noise drawn on the GPU, every "
-                   "block on device buffers; CUDA, one detector)", "bits");
+                   "block on device buffers; CUDA)", "bits");
     cli.add_option("symbols-per-channel", "S",
                    "consecutive problems sharing one channel matrix H (channel reuse; see below)", "1");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");

@@ -21,9 +21,10 @@ void free_device(void* p) noexcept;
 enum class copy_direction { host_to_device, device_to_host, device_to_device, any };
 /// Copies and returns when the copy is done.
 void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direction);
-/// memmove within device memory: the ranges may overlap (copied in
-/// non-overlapping pieces); returns when done.
-void move_device_memory(void* dst, const void* src, size_t bytes);
+/// memmove within device memory: the ranges may overlap (copied through
+/// `scratch`, device memory of at least `bytes`, or a temporary one when null);
+/// returns when done.
+void move_device_memory(void* dst, const void* src, size_t bytes, void* scratch = nullptr);
 
 /// Where a pointer points: device memory, page-locked host memory (which
 /// kernels reach too, by unified addressing), or ordinary (pageable) host memory,

@@ -7,6 +7,7 @@
 #include <mimo_gpu/device_memory.h>
 
 #include <atomic>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <gnuradio/block.h>
@@ -24,12 +25,6 @@ std::atomic<bool> g_simulated{ false };
 void* copy_on_device(void* dst, const void* src, size_t bytes)
 {
     ::mimo_gpu::copy_memory(dst, src, bytes, ::mimo_gpu::copy_direction::device_to_device);
-    return dst;
-}
-
-void* move_on_device(void* dst, const void* src, size_t bytes)
-{
-    ::mimo_gpu::move_device_memory(dst, src, bytes);
     return dst;
 }
 
@@ -102,6 +97,7 @@ device_buffer::~device_buffer()
         std::free(m_device);
         std::free(m_host);
     } else {
+        ::mimo_gpu::free_device(m_scratch);
         ::mimo_gpu::free_device(m_device);
         ::mimo_gpu::free_pinned(m_host);
     }
@@ -129,9 +125,12 @@ bool device_buffer::do_allocate_buffer(size_t final_nitems, size_t sizeof_item)
 
 void device_buffer::decide_readers_side()
 {
-    if (m_decided)
-        return;
-    m_decided = true;
+    // The writer's and the readers' threads ask; the first decides for all.
+    std::call_once(m_decided, [this] { decide_readers_side_once(); });
+}
+
+void device_buffer::decide_readers_side_once()
+{
     bool all_device = nreaders() > 0;
     for (size_t r = 0; r < nreaders(); ++r) {
         const auto reader_block = reader(r)->link();
@@ -139,12 +138,6 @@ void device_buffer::decide_readers_side()
         all_device = all_device && device_reader && device_reader->reads_device_memory();
     }
     m_readers_on_device = all_device;
-    if (nreaders() > 1)
-        d_logger->warn("{} readers share a device buffer of {}: GNU Radio 3.10's "
-                       "single-mapped buffers can move items under a reader still "
-                       "working on them; give each reader its own source",
-                       nreaders(),
-                       link()->alias());
 }
 
 bool device_buffer::read_on_device()
@@ -189,7 +182,38 @@ void device_buffer::post_work(int nitems)
         return;
     // The write index has not advanced yet: the new items start there.
     const size_t offset = size_t(d_write_index) * d_sizeof_item;
-    copy(m_host + offset, m_device + offset, size_t(nitems) * d_sizeof_item, false, true);
+    try {
+        copy(m_host + offset, m_device + offset, size_t(nitems) * d_sizeof_item, false, true);
+    } catch (const std::exception& e) {
+        // Runs in the scheduler, outside work(): an exception here would end the
+        // writer's thread and hang the flowgraph. The writer checks failed().
+        d_logger->error("copying items to the host: {}", e.what());
+        m_failed = true;
+    }
+}
+
+bool device_buffer::failed() const { return m_failed; }
+
+gr::mem_func_t device_buffer::device_move()
+{
+    // One scratch region of the buffer's size, made on the first move: a move per
+    // wrap-around must not pay a cudaMalloc and a device-wide cudaFree.
+    if (!m_scratch)
+        m_scratch = static_cast<char*>(::mimo_gpu::allocate_device(size_t(d_bufsize) * d_sizeof_item));
+    return [this](void* dst, const void* src, size_t bytes) {
+        ::mimo_gpu::move_device_memory(dst, src, bytes, m_scratch);
+        return dst;
+    };
+}
+
+bool device_outputs_failed(const gr::block& writer)
+{
+    const auto detail = writer.detail();
+    for (int port = 0; detail && port < detail->noutputs(); ++port)
+        if (const auto* b = dynamic_cast<const device_buffer*>(detail->output(port).get()))
+            if (b->failed())
+                return true;
+    return false;
 }
 
 bool device_buffer::input_blocked_callback(int items_required,
@@ -199,28 +223,41 @@ bool device_buffer::input_blocked_callback(int items_required,
     // Unread items move where the readers read them. The writer's side needs no
     // such move: post_work copies each new item to the readers' side at its index.
     decide_readers_side();
-    return m_readers_on_device && !m_simulated
-            ? input_blocked_callback_logic(items_required,
-                                           items_avail,
-                                           read_index,
-                                           m_device,
-                                           copy_on_device,
-                                           move_on_device)
-            : input_blocked_callback_logic(items_required,
-                                           items_avail,
-                                           read_index,
-                                           reader_side(),
-                                           std::memcpy,
-                                           std::memmove);
+    try {
+        return m_readers_on_device && !m_simulated
+                   ? input_blocked_callback_logic(items_required,
+                                                  items_avail,
+                                                  read_index,
+                                                  m_device,
+                                                  copy_on_device,
+                                                  device_move())
+                   : input_blocked_callback_logic(items_required,
+                                                  items_avail,
+                                                  read_index,
+                                                  reader_side(),
+                                                  std::memcpy,
+                                                  std::memmove);
+    } catch (const std::exception& e) {
+        d_logger->error("moving unread items: {}", e.what());
+        m_failed = true;
+        return false;
+    }
 }
 
 bool device_buffer::output_blocked_callback(int output_multiple, bool force)
 {
     decide_readers_side();
-    return m_readers_on_device && !m_simulated
-               ? output_blocked_callback_logic(output_multiple, force, m_device, move_on_device)
-               : output_blocked_callback_logic(
-                     output_multiple, force, reader_side(), std::memmove);
+    try {
+        return m_readers_on_device && !m_simulated
+                   ? output_blocked_callback_logic(
+                         output_multiple, force, m_device, device_move())
+                   : output_blocked_callback_logic(
+                         output_multiple, force, reader_side(), std::memmove);
+    } catch (const std::exception& e) {
+        d_logger->error("moving unread items: {}", e.what());
+        m_failed = true;
+        return false;
+    }
 }
 
 } // namespace mimo_gpu

@@ -94,6 +94,7 @@ mimo_channel_source_impl::mimo_channel_source_impl(
     set_output_multiple(d_generator->symbols_per_channel());
     set_tag_propagation_policy(TPP_DONT);
     request_batch_sized_output_buffers(*this, size_t(max_batch));
+    set_min_output_buffer(0, std::max(1, max_batch / d_generator->symbols_per_channel()));
     d_logger->info("{}x{} channel source, S = {}, SNR {} dB, on {}{}",
                    d_generator->shape().nr,
                    d_generator->shape().nt,
@@ -142,6 +143,8 @@ int mimo_channel_source_impl::general_work(int noutput_items,
             return WORK_DONE;
         }
     }
+    if (device_outputs_failed(*this))
+        return WORK_DONE; // a copy to an ordinary reader failed (logged)
     const int S = d_generator->symbols_per_channel();
     const uint64_t first = nitems_written(0); // channels so far
     if (d_channels && first >= d_channels)

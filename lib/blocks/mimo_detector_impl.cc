@@ -187,6 +187,8 @@ void mimo_detector_impl::set_max_wait_ms(double ms)
         throw std::invalid_argument("max_wait_ms must be in 0..1e6, got " + std::to_string(ms));
     gr::thread::scoped_lock lock(d_mutex);
     d_gate.set_max_wait(std::chrono::milliseconds(std::lround(ms)));
+    // The scheduler's re-check interval while blocked on input follows.
+    set_blkd_input_timer_value(static_cast<unsigned>(std::max<long>(1, std::lround(ms))));
 }
 
 double mimo_detector_impl::max_wait_ms() const
@@ -201,6 +203,15 @@ int mimo_detector_impl::items_in_flight() const
     for (const auto& f : d_in_flight)
         items += f.channels * d_symbols_per_channel;
     return items;
+}
+
+bool mimo_detector_impl::single_mapped_inputs() const
+{
+    const auto d = detail();
+    for (int i = 0; d && i < d->ninputs(); ++i)
+        if (d->input(i)->buffer()->get_mapping_type() == gr::buffer_mapping_type::single_mapped)
+            return true;
+    return false;
 }
 
 bool mimo_detector_impl::inputs_ended() const
@@ -220,12 +231,15 @@ void mimo_detector_impl::forecast(int noutput_items, gr_vector_int& ninput_items
     int wanted = std::min(noutput_items, d_gate.batch_items());
     if (const auto d = detail()) {
         const auto y = d->input(1);
+        // The same measure as general_work's: whole channels that both inputs hold,
+        // so a "due" here is a call that work() does not turn down (which would spin).
+        const int waiting =
+            std::min(d->input(0)->items_available() * S, y->items_available()) / S * S;
         gr::thread::scoped_lock lock(d_mutex);
         // Once an input has ended, never ask it for more than it may still hold:
         // GNU Radio ends a block whose ended input cannot satisfy its forecast.
         const bool ended = inputs_ended();
-        if (ended ||
-            d_gate.due(y->items_available(), ended, y->max_possible_items_available()))
+        if (ended || d_gate.due(waiting, ended, y->max_possible_items_available()))
             wanted = S; // one channel is enough: take whatever waits
     }
     ninput_items_required[0] = (wanted + S - 1) / S;
@@ -308,7 +322,7 @@ int mimo_detector_impl::general_work(int noutput_items,
         const int channels =
             std::min({ ninput_items[0], ninput_items[1] / S, noutput_items / S });
         const auto reader = detail()->input(1);
-        if (d_failed)
+        if (d_failed || device_outputs_failed(*this))
             return WORK_DONE;
         if (channels <= 0 ||
             !d_gate.due(channels * S, inputs_ended(), reader->max_possible_items_available()))
@@ -343,10 +357,20 @@ int mimo_detector_impl::general_work(int noutput_items,
         }
     }
     // Frames of earlier calls; all of them when nothing new came (the tail, or
-    // before a parameter change remakes the pipeline's detectors).
-    const int done = collect(!submitted);
-    if (d_in_flight.empty() && d_parameters_changed)
-        rebuild_pipeline();
+    // before a parameter change remakes the pipeline's detectors), or when an
+    // input is a single-mapped (custom) buffer, which GNU Radio may move between
+    // work() calls under a frame still reading it.
+    const int done = collect(!submitted || single_mapped_inputs());
+    if (d_in_flight.empty() && d_parameters_changed) {
+        try {
+            rebuild_pipeline();
+        } catch (const std::exception& e) {
+            d_logger->error("remaking the detectors after a parameter change: {}; ending the "
+                            "stream",
+                            e.what());
+            d_failed = true; // an exception escaping work() would hang the flowgraph
+        }
+    }
 
     std::vector<gr::tag_t> y_tags;
     get_tags_in_window(y_tags, 1, 0, done);
@@ -409,6 +433,12 @@ int mimo_detector_impl::device_work(int channels,
     consume(0, channels);
     consume(1, channels * S);
     return channels * S;
+}
+
+bool mimo_detector_impl::start()
+{
+    d_failed = false; // a flowgraph started again after a failure runs again
+    return true;
 }
 
 bool mimo_detector_impl::stop()

@@ -16,6 +16,7 @@
 #include "erasure_tags.h"
 #include <gnuradio/mimo_gpu/device_buffer.h>
 
+#include <atomic>
 #include <deque>
 #include <memory>
 
@@ -54,6 +55,7 @@ public:
                      gr_vector_int& ninput_items,
                      gr_vector_const_void_star& input_items,
                      gr_vector_void_star& output_items) override;
+    bool start() override;
     bool stop() override;
 
 private:
@@ -64,6 +66,7 @@ private:
 
     int items_in_flight() const;
     bool inputs_ended() const;
+    bool single_mapped_inputs() const;
     /// Submits frames for `channels` channels that start `first_item` items into
     /// this call's windows, split at noise_var tags and into frames of at most
     /// d_frame_channels.
@@ -88,7 +91,7 @@ private:
     std::deque<frame_in_flight> d_in_flight; // oldest first
     uint64_t d_calls = 0;
     bool d_failed = false;       // a core call failed: the stream ends
-    bool d_parameters_changed = false;
+    std::atomic<bool> d_parameters_changed{ false }; // read by forecast() unlocked
     mutable gr::thread::mutex
         d_mutex; // guards N0, the parameters and the gate's wait, set from other threads
     float d_noise_var;

@@ -9,7 +9,9 @@
 #include <gnuradio/buffer_type.h>
 #include <gnuradio/mimo_gpu/api.h>
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace gr {
@@ -33,6 +35,10 @@ public:
 /// ordinary (host) outputs the shape works.
 MIMO_GPU_API std::string device_outputs_stall(const gr::block& writer);
 
+/// Whether a copy or move of one of `writer`'s device-buffer outputs failed;
+/// the writer then ends its stream.
+MIMO_GPU_API bool device_outputs_failed(const gr::block& writer);
+
 /// A GNU Radio stream buffer in GPU memory (GNU Radio 3.10's custom buffers: a
 /// buffer_single_mapped subclass) on the output of a GPU block, so that the
 /// items between GPU blocks stay on the device.
@@ -51,11 +57,8 @@ MIMO_GPU_API std::string device_outputs_stall(const gr::block& writer);
 /// GPU blocks that write it finish their kernels before work() returns, so the
 /// items are complete when GNU Radio hands them on.
 ///
-/// One reader per device buffer: GNU Radio 3.10.5's single-mapped buffers move
-/// unread items to the buffer's start for a blocked reader while other readers
-/// (or the writer) may still be working on them, which corrupted items when
-/// eight detectors shared one channel source on the H100. A buffer with
-/// several readers logs a warning; give each GPU chain its own source instead.
+/// Copies and moves of device memory finish before they return (the blocks'
+/// kernels run on non-blocking streams that would not wait for them).
 ///
 /// A GPU block of another module can name device_buffer::type on its outputs
 /// and implement device_stream_reader to exchange device-resident items with
@@ -84,6 +87,9 @@ public:
 
     /// Whether the readers read the device side (known once the flowgraph runs).
     bool read_on_device();
+    /// A copy or move failed outside work() (it was logged): the writer ends its
+    /// stream (device_outputs_failed), as an exception there would hang GNU Radio.
+    bool failed() const;
 
     /// Tests without a GPU: "device" memory is ordinary host memory, so the
     /// buffer's bookkeeping (wrap-around, history, moves) runs in CI. Affects
@@ -100,14 +106,18 @@ private:
 
     /// The readers are connected before the first item is written: decided then.
     void decide_readers_side();
+    void decide_readers_side_once();
     char* reader_side() const { return m_readers_on_device ? m_device : m_host; }
     void copy(char* dst, const char* src, size_t bytes, bool dst_device, bool src_device);
 
     const bool m_simulated;
     char* m_host = nullptr;   // page-locked
     char* m_device = nullptr; // device memory
-    bool m_decided = false;
+    char* m_scratch = nullptr; // device memory for overlapping moves, made on the first
+    gr::mem_func_t device_move();
+    std::once_flag m_decided;
     bool m_readers_on_device = false;
+    std::atomic<bool> m_failed{ false };
 };
 
 } // namespace mimo_gpu

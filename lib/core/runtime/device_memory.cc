@@ -66,28 +66,28 @@ void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direct
                                     ? cudaMemcpyDeviceToDevice
                                     : cudaMemcpyDefault;
     MIMO_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
+    // cudaMemcpy may return before a device-to-device copy, or the DMA of a
+    // pageable host-to-device copy, has finished, and the callers' kernels run on
+    // non-blocking streams that do not wait for the legacy stream: wait here.
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
-void move_device_memory(void* dst, const void* src, size_t bytes)
+void move_device_memory(void* dst, const void* src, size_t bytes, void* scratch)
 {
-    char* d = static_cast<char*>(dst);
-    const char* s = static_cast<const char*>(src);
-    if (bytes == 0 || d == s)
+    if (bytes == 0 || dst == src)
         return;
-    // cudaMemcpy must not overlap: pieces no longer than the distance, taken
-    // from the end that the copy does not overwrite first.
-    const size_t step = size_t(d < s ? s - d : d - s);
-    if (d < s) {
-        for (size_t at = 0; at < bytes; at += step)
-            MIMO_CUDA_CHECK(cudaMemcpy(
-                d + at, s + at, std::min(step, bytes - at), cudaMemcpyDeviceToDevice));
-    } else {
-        for (size_t end = bytes; end > 0;) {
-            const size_t piece = std::min(step, end);
-            end -= piece;
-            MIMO_CUDA_CHECK(cudaMemcpy(d + end, s + end, piece, cudaMemcpyDeviceToDevice));
-        }
+    // cudaMemcpy must not overlap: through a scratch copy (two copies, not one
+    // per shift distance, which for a shift of a few items would be thousands).
+    void* temporary = scratch ? nullptr : allocate_device(bytes);
+    void* via = scratch ? scratch : temporary;
+    try {
+        copy_memory(via, src, bytes, copy_direction::device_to_device);
+        copy_memory(dst, via, bytes, copy_direction::device_to_device);
+    } catch (...) {
+        free_device(temporary);
+        throw;
     }
+    free_device(temporary);
 }
 
 memory_kind memory_kind_of(const void* p)
@@ -133,7 +133,7 @@ void free_pinned(void*) noexcept {}
 void* allocate_device(size_t) { no_cuda("device memory"); }
 void free_device(void*) noexcept {}
 void copy_memory(void*, const void*, size_t, copy_direction) { no_cuda("a device copy"); }
-void move_device_memory(void*, const void*, size_t) { no_cuda("a device copy"); }
+void move_device_memory(void*, const void*, size_t, void*) { no_cuda("a device copy"); }
 memory_kind memory_kind_of(const void*) { return memory_kind::pageable; }
 device_stream::device_stream() { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
