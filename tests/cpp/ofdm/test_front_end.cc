@@ -390,11 +390,16 @@ TEST(ofdm_front_end, frames_back_to_back_are_found_in_turn)
     ASSERT_EQ(train.syncs.size(), 4u);
     // Frame f's preamble body starts at f * (frame + offset + EVA spread) + offset + CP;
     // each window lies in its CP, as far in as the frame's own first path allows.
-    const long spread = 5, period = long(g.frame_samples()) + 40 + spread;
+    // The path finder resolves a path to about two samples at 1.92 MHz: in a
+    // Rayleigh draw the first EVA cluster can fade more than 10 dB below the
+    // strongest (the window then starts a sample late), or a band-limited
+    // sidelobe of a strong later cluster can pass for a path (up to two samples
+    // into the previous frame's tail). 4 % of fresh seeds did one or the other.
+    const long spread = 5, resolution = 2, period = long(g.frame_samples()) + 40 + spread;
     for (long f = 0; f < 4; ++f) {
         const long body = f * period + 40 + g.cp_length, start = long(train.syncs[size_t(f)].frame_start);
-        EXPECT_LE(start, body) << "frame " << f;
-        EXPECT_GE(start, body - g.cp_length + spread) << "frame " << f;
+        EXPECT_LE(start, body + 1) << "frame " << f;
+        EXPECT_GE(start, body - g.cp_length + spread - resolution) << "frame " << f;
     }
 }
 
