@@ -48,12 +48,17 @@ public:
     /// bits: channels*S*nt*Q bytes, H: channels*nr*nt, y: channels*S*nr.
     /// Throws std::invalid_argument on a bad n0 (check_noise_variance), null
     /// pointers, or a range past the end of the stream (problem index >= 2^64).
+    ///
+    /// given_bits (optional, channels*S*nt*Q bytes, non-zero means 1): the bits to
+    /// send instead of drawn ones (a coded stream, e.g. transport blocks); `bits`
+    /// then gets them as 0/1, and H and the noise are the stream's own as without.
     void generate(uint64_t first_channel,
                   size_t channels,
                   float n0,
                   uint8_t* bits,
                   cfloat* H,
-                  cfloat* y);
+                  cfloat* y,
+                  const uint8_t* given_bits = nullptr);
 
     /// Device memory, asynchronous on `stream` (CUDA backend only, else
     /// std::logic_error). Allocates nothing and never synchronises.
@@ -63,7 +68,8 @@ public:
                          uint8_t* d_bits,
                          cfloat* d_H,
                          cfloat* d_y,
-                         cuda_stream_t stream);
+                         cuda_stream_t stream,
+                         const uint8_t* d_given_bits = nullptr);
 
 private:
     void check(uint64_t first_channel,
@@ -83,6 +89,34 @@ private:
 /// Bits whose hard decision from the LLR (L < 0 -> 1, else 0; positive means bit 0,
 /// and so do 0 and NaN) differs from bits[i] != 0, over n values. Host memory.
 uint64_t count_bit_errors(const float* llr, const uint8_t* bits, size_t n);
+
+/// Errors of decisions against the bits sent, over `items` items of bits_per_item
+/// bits each: erroneous bits, and items with at least one (a transport block in
+/// error, a symbol vector in error).
+struct error_counts {
+    uint64_t bits = 0;
+    uint64_t items = 0;
+};
+/// From LLRs (hard decision as count_bit_errors), host memory.
+error_counts count_errors(const float* llr, const uint8_t* bits, size_t items, size_t bits_per_item);
+/// From hard decisions (bytes, non-zero means 1; a decoder's output), host memory.
+error_counts
+count_errors(const uint8_t* decided, const uint8_t* bits, size_t items, size_t bits_per_item);
+/// Device memory, asynchronous on `stream`: adds the counts into d_counts[0]
+/// (bits) and d_counts[1] (items), device unsigned long longs. CUDA builds only
+/// (else std::logic_error); items = 0 adds nothing.
+void count_errors_device(const float* d_llr,
+                         const uint8_t* d_bits,
+                         size_t items,
+                         size_t bits_per_item,
+                         unsigned long long* d_counts,
+                         cuda_stream_t stream);
+void count_errors_device(const uint8_t* d_decided,
+                         const uint8_t* d_bits,
+                         size_t items,
+                         size_t bits_per_item,
+                         unsigned long long* d_counts,
+                         cuda_stream_t stream);
 
 /// Device memory, asynchronous on `stream`: adds the count into *d_count (a device
 /// unsigned long long). CUDA builds only (else std::logic_error). n = 0 adds nothing.

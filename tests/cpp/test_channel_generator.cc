@@ -59,6 +59,58 @@ void expect_same_stream(const generated& a, const generated& b, const std::strin
 
 } // namespace
 
+// Given bits (a coded stream) are sent through the stream's own H and noise:
+// the drawn bits given back reproduce the drawn stream exactly, and other bits
+// change y by H (s' - s) alone.
+TEST(channel_generator, given_bits_are_sent_through_the_streams_channel_and_noise)
+{
+    const mimo_shape shape{ 4, 2 };
+    const int S = 3;
+    const size_t channels = 301;
+    const float n0 = noise_variance_from_snr_db(15.0);
+    const uint64_t seed = fresh_seed();
+    channel_generator g(shape, modulation::qam16, seed, S, backend::cpu);
+    const generated drawn(g, 1234, channels, n0);
+
+    std::vector<uint8_t> given(drawn.bits);
+    for (uint8_t& b : given)
+        b = b ? 0x5a : 0; // any non-zero byte is a 1
+    generated resent(g, 1234, 0, n0);
+    resent.bits.assign(drawn.bits.size(), 0xff);
+    resent.H.assign(drawn.H.size(), generated::nan_sample());
+    resent.y.assign(drawn.y.size(), generated::nan_sample());
+    g.generate(1234, channels, n0, resent.bits.data(), resent.H.data(), resent.y.data(), given.data());
+    expect_same_stream(drawn, resent, "drawn bits given back");
+
+    std::mt19937_64 rng(seed + 1);
+    for (uint8_t& b : given)
+        b = uint8_t(rng() & 1);
+    std::vector<uint8_t> bits(given.size(), 0xff);
+    std::vector<cfloat> H(drawn.H.size()), y(drawn.y.size());
+    g.generate(1234, channels, n0, bits.data(), H.data(), y.data(), given.data());
+    EXPECT_EQ(bits, given);
+    EXPECT_EQ(H, drawn.H);
+    const constellation c(modulation::qam16);
+    const int Q = c.bits_per_symbol();
+    auto symbol = [&](const std::vector<uint8_t>& b, size_t problem, int t) {
+        uint32_t label = 0;
+        for (int k = 0; k < Q; ++k)
+            label = (label << 1) | b[(problem * shape.nt + size_t(t)) * Q + size_t(k)];
+        return c.point(label);
+    };
+    size_t changed = 0;
+    for (size_t q = 0; q < channels * S; ++q)
+        for (int r = 0; r < shape.nr; ++r) {
+            cfloat want = drawn.y[q * shape.nr + r];
+            for (int t = 0; t < shape.nt; ++t)
+                want += H[(q / S) * shape.nr * shape.nt + r * shape.nt + t] *
+                        (symbol(given, q, t) - symbol(drawn.bits, q, t));
+            ASSERT_NEAR(std::abs(y[q * shape.nr + r] - want), 0.0f, 1e-4f) << "problem " << q;
+            changed += y[q * shape.nr + r] != drawn.y[q * shape.nr + r];
+        }
+    EXPECT_GT(changed, channels * S); // the given bits were sent, not the drawn ones
+}
+
 // Random123's known-answer vectors for philox4x32_10 (kat_vectors).
 TEST(channel_generator, philox_known_answers)
 {
@@ -248,6 +300,27 @@ TEST(channel_generator, detector_end_to_end)
             EXPECT_LT(errors, llr.size() / 2);
         }
     }
+}
+
+// Item errors: an item with any wrong bit counts once; LLR and hard decisions.
+TEST(channel_generator, count_errors_counts_bits_and_items)
+{
+    // 3 items of 4 bits: item 0 right, item 1 one wrong bit, item 2 three.
+    const std::vector<uint8_t> sent{ 0, 1, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1 };
+    const std::vector<uint8_t> decided{ 0, 7, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1 };
+    std::vector<float> llr(decided.size());
+    for (size_t i = 0; i < llr.size(); ++i)
+        llr[i] = decided[i] ? -2.0f : 3.0f;
+    for (const error_counts e : { count_errors(decided.data(), sent.data(), 3, 4),
+                                  count_errors(llr.data(), sent.data(), 3, 4) }) {
+        EXPECT_EQ(e.bits, 4u);
+        EXPECT_EQ(e.items, 2u);
+    }
+    EXPECT_EQ(count_errors(decided.data(), sent.data(), 1, 4).bits, 0u);
+    EXPECT_EQ(count_errors(decided.data(), sent.data(), 1, 12).items, 1u);
+    EXPECT_EQ(count_errors(static_cast<const uint8_t*>(nullptr), nullptr, 0, 4).bits, 0u);
+    EXPECT_THROW(count_errors(static_cast<const uint8_t*>(nullptr), sent.data(), 1, 4),
+                 std::invalid_argument);
 }
 
 TEST(channel_generator, count_bit_errors_by_hand)
@@ -461,6 +534,89 @@ TEST(channel_generator_cuda, device_matches_cpu)
         expect_close_stream(
             want, host.bits, host.H, host.y, k.shape, k.mod, k.S, what + " host");
     }
+    ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+}
+
+TEST(channel_generator_cuda, given_bits_on_the_device_match_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const mimo_shape shape{ 4, 4 };
+    const int S = 2;
+    const size_t channels = 4099;
+    const float n0 = noise_variance_from_snr_db(10.0);
+    const uint64_t seed = fresh_seed();
+    channel_generator cpu(shape, modulation::qam64, seed, S, backend::cpu);
+    channel_generator gpu(shape, modulation::qam64, seed, S, backend::cuda);
+    const size_t problems = channels * S, n_bits = problems * cpu.bits_per_problem();
+    std::mt19937_64 rng(seed);
+    std::vector<uint8_t> given(n_bits);
+    for (uint8_t& b : given)
+        b = uint8_t(rng() & 1);
+    generated want(cpu, 7, 0, n0);
+    want.bits.resize(n_bits);
+    want.H.resize(channels * shape.nr * shape.nt);
+    want.y.resize(problems * shape.nr);
+    cpu.generate(7, channels, n0, want.bits.data(), want.H.data(), want.y.data(), given.data());
+
+    device_array<uint8_t> d_given(n_bits), d_bits(n_bits);
+    device_array<cfloat> d_H(want.H.size()), d_y(want.y.size());
+    d_given.upload(given);
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    gpu.generate_device(7, channels, n0, d_bits.p, d_H.p, d_y.p, stream, d_given.p);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+    expect_close_stream(want, d_bits.host(), d_H.host(), d_y.host(), shape, modulation::qam64, S, "device");
+
+    // The CUDA engine's host-memory path (given bits staged).
+    std::vector<uint8_t> bits(n_bits);
+    std::vector<cfloat> H(want.H.size()), y(want.y.size());
+    gpu.generate(7, channels, n0, bits.data(), H.data(), y.data(), given.data());
+    expect_close_stream(want, bits, H, y, shape, modulation::qam64, S, "host");
+}
+
+TEST(channel_generator_cuda, count_errors_device_matches_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    std::mt19937_64 rng(fresh_seed());
+    cudaStream_t stream;
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    struct shape {
+        size_t items, bits_per_item;
+    };
+    for (const shape k : { shape{ 0, 16 }, shape{ 1, 1 }, shape{ 1000, 16 }, shape{ 100003, 6 },
+                           shape{ 333, 6120 }, shape{ 70000, 33 } }) {
+        const size_t n = k.items * k.bits_per_item;
+        std::vector<uint8_t> sent(n), decided(n);
+        std::vector<float> llr(n);
+        for (size_t i = 0; i < n; ++i) {
+            sent[i] = uint8_t(rng() & 1);
+            // about one item in three in error, its errors sparse
+            const bool wrong = (i / k.bits_per_item) % 3 == 0 && rng() % 50 == 0;
+            decided[i] = uint8_t(wrong ? !sent[i] : sent[i]) * uint8_t(1 + rng() % 200);
+            llr[i] = decided[i] ? -1.0f : 1.0f;
+        }
+        const error_counts want = count_errors(decided.data(), sent.data(), k.items, k.bits_per_item);
+        device_array<uint8_t> d_sent(n), d_decided(n);
+        device_array<float> d_llr(n);
+        device_array<unsigned long long> d_counts(2);
+        d_sent.upload(sent);
+        d_decided.upload(decided);
+        d_llr.upload(llr);
+        d_counts.upload({ 5, 7 });
+        count_errors_device(d_decided.p, d_sent.p, k.items, k.bits_per_item, d_counts.p, stream);
+        count_errors_device(d_llr.p, d_sent.p, k.items, k.bits_per_item, d_counts.p, stream);
+        ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+        const std::vector<unsigned long long> got = d_counts.host();
+        const std::string what = std::to_string(k.items) + " x " + std::to_string(k.bits_per_item);
+        EXPECT_EQ(got[0], 5 + 2 * want.bits) << what;
+        EXPECT_EQ(got[1], 7 + 2 * want.items) << what;
+        if (k.items * k.bits_per_item > 10000) {
+            EXPECT_GT(want.items, 0u) << what;
+        }
+    }
+    EXPECT_THROW(count_errors_device(static_cast<const uint8_t*>(nullptr), nullptr, 4, 4, nullptr, stream),
+                 std::invalid_argument);
     ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 

@@ -93,18 +93,28 @@ map_symbol(const generator_params& g, const uint8_t* bits, float& re, float& im)
 }
 
 /// Problem p's bits (bit i is bit i % 32 of word (i / 32) % 4 of draw i / 128)
-/// and y = H s + n, from its channel's H (floats, as channel_draw wrote them).
-/// The bits are read back from `bits` to map the symbols.
-MIMO_HD void draw_problem(
-    const generator_params& g, uint64_t problem, const float* H, uint8_t* bits, float* y)
+/// into `bits`, unless `given` holds the bits to send (transmit(): bytes, any
+/// non-zero is 1); and y = H s + n, from its channel's H (floats, as
+/// channel_draw wrote them). The noise does not depend on the bits.
+MIMO_HD void draw_problem(const generator_params& g,
+                          uint64_t problem,
+                          const float* H,
+                          const uint8_t* given,
+                          uint8_t* bits,
+                          float* y)
 {
     const int n_bits = g.bits_per_problem(), Q = g.bits_per_symbol, nr = g.nr, nt = g.nt;
-    for (int first = 0; first < n_bits; first += 128) {
-        const philox_block x =
-            generator_draw(g, problem, k_bits_stream, uint32_t(first / 128));
-        const int count = n_bits - first < 128 ? n_bits - first : 128;
-        for (int i = 0; i < count; ++i)
-            bits[first + i] = uint8_t((x.v[i >> 5] >> (i & 31)) & 1u);
+    if (given) {
+        for (int i = 0; i < n_bits; ++i)
+            bits[i] = uint8_t(given[i] != 0);
+    } else {
+        for (int first = 0; first < n_bits; first += 128) {
+            const philox_block x =
+                generator_draw(g, problem, k_bits_stream, uint32_t(first / 128));
+            const int count = n_bits - first < 128 ? n_bits - first : 128;
+            for (int i = 0; i < count; ++i)
+                bits[first + i] = uint8_t((x.v[i >> 5] >> (i & 31)) & 1u);
+        }
     }
     // Rows in pairs: one Philox block is the noise of two rows.
     for (int pair = 0; 2 * pair < nr; ++pair) {
@@ -131,6 +141,12 @@ MIMO_HD void draw_problem(
 MIMO_HD unsigned bit_error(float llr, uint8_t bit)
 {
     return unsigned((llr < 0.0f) != (bit != 0));
+}
+
+/// 1 where a hard decision (non-zero: bit 1) is not `bit` != 0.
+MIMO_HD unsigned bit_error(uint8_t decided, uint8_t bit)
+{
+    return unsigned((decided != 0) != (bit != 0));
 }
 
 } // namespace detail

@@ -44,7 +44,8 @@ public:
                   float n0,
                   uint8_t* bits,
                   cfloat* H,
-                  cfloat* y) override
+                  cfloat* y,
+                  const uint8_t* given) override
     {
         const generator_params g = params(n0);
         const size_t S = size_t(g.symbols_per_channel),
@@ -68,6 +69,7 @@ public:
                         draw_problem(g,
                                      (first_channel + c) * S + s,
                                      h,
+                                     given ? given + q * bpp : nullptr,
                                      bits + q * bpp,
                                      reinterpret_cast<float*>(y + q * size_t(g.nr)));
                     }
@@ -143,11 +145,12 @@ void channel_generator::generate(uint64_t first_channel,
                                  float n0,
                                  uint8_t* bits,
                                  cfloat* H,
-                                 cfloat* y)
+                                 cfloat* y,
+                                 const uint8_t* given_bits)
 {
     check(first_channel, channels, n0, bits, H, y, "generate");
     if (channels > 0)
-        m_engine->generate(first_channel, channels, n0, bits, H, y);
+        m_engine->generate(first_channel, channels, n0, bits, H, y, given_bits);
 }
 
 void channel_generator::generate_device(uint64_t first_channel,
@@ -156,14 +159,16 @@ void channel_generator::generate_device(uint64_t first_channel,
                                         uint8_t* d_bits,
                                         cfloat* d_H,
                                         cfloat* d_y,
-                                        cuda_stream_t stream)
+                                        cuda_stream_t stream,
+                                        const uint8_t* d_given_bits)
 {
     if (m_engine->kind() != backend::cuda)
         throw std::logic_error("mimo_gpu::channel_generator::generate_device needs the "
                                "CUDA backend (this generator runs on the CPU)");
     check(first_channel, channels, n0, d_bits, d_H, d_y, "generate_device");
     if (channels > 0)
-        m_engine->generate_device(first_channel, channels, n0, d_bits, d_H, d_y, stream);
+        m_engine->generate_device(
+            first_channel, channels, n0, d_bits, d_H, d_y, stream, d_given_bits);
 }
 
 uint64_t count_bit_errors(const float* llr, const uint8_t* bits, size_t n)
@@ -180,7 +185,58 @@ uint64_t count_bit_errors(const float* llr, const uint8_t* bits, size_t n)
     return errors.load();
 }
 
+namespace {
+template <typename Decision>
+error_counts count_item_errors(const Decision* decided,
+                               const uint8_t* bits,
+                               size_t items,
+                               size_t bits_per_item,
+                               const char* call)
+{
+    if (items > 0 && (!decided || !bits))
+        throw std::invalid_argument(std::string("mimo_gpu::") + call + ": null buffer");
+    std::atomic<uint64_t> bit_errors{ 0 }, item_errors{ 0 };
+    const size_t grain = std::max<size_t>(1, (size_t(1) << 16) / std::max<size_t>(1, bits_per_item));
+    detail::parallel_for(items, grain, [&](size_t begin, size_t end) {
+        uint64_t local_bits = 0, local_items = 0;
+        for (size_t i = begin; i < end; ++i) {
+            uint64_t errors = 0;
+            for (size_t k = i * bits_per_item; k < (i + 1) * bits_per_item; ++k)
+                errors += detail::bit_error(decided[k], bits[k]);
+            local_bits += errors;
+            local_items += errors > 0;
+        }
+        bit_errors += local_bits;
+        item_errors += local_items;
+    });
+    return { bit_errors.load(), item_errors.load() };
+}
+} // namespace
+
+error_counts count_errors(const float* llr, const uint8_t* bits, size_t items, size_t bits_per_item)
+{
+    return count_item_errors(llr, bits, items, bits_per_item, "count_errors");
+}
+
+error_counts
+count_errors(const uint8_t* decided, const uint8_t* bits, size_t items, size_t bits_per_item)
+{
+    return count_item_errors(decided, bits, items, bits_per_item, "count_errors");
+}
+
 #ifndef MIMO_GPU_HAVE_CUDA
+void count_errors_device(
+    const float*, const uint8_t*, size_t, size_t, unsigned long long*, cuda_stream_t)
+{
+    throw std::logic_error("mimo_gpu::count_errors_device: this build of mimo_gpu has no CUDA");
+}
+
+void count_errors_device(
+    const uint8_t*, const uint8_t*, size_t, size_t, unsigned long long*, cuda_stream_t)
+{
+    throw std::logic_error("mimo_gpu::count_errors_device: this build of mimo_gpu has no CUDA");
+}
+
 void count_bit_errors_device(
     const float*, const uint8_t*, size_t, unsigned long long*, cuda_stream_t)
 {

@@ -75,6 +75,7 @@ __global__ void __launch_bounds__(k_problem_threads)
                    uint64_t first_problem,
                    size_t problems,
                    const float* __restrict__ H,
+                   const uint8_t* __restrict__ given,
                    uint8_t* __restrict__ bits,
                    float* __restrict__ y)
 {
@@ -93,7 +94,12 @@ __global__ void __launch_bounds__(k_problem_threads)
         uint8_t* b =
             Staged ? stage_bits + threadIdx.x * layout.bits_pitch : bits + q * bpp;
         float* yy = Staged ? stage_y + threadIdx.x * layout.y_pitch : y + q * y_floats;
-        draw_problem(g, first_problem + q, H + (q / S) * h_floats, b, yy);
+        draw_problem(g,
+                     first_problem + q,
+                     H + (q / S) * h_floats,
+                     given ? given + q * bpp : nullptr,
+                     b,
+                     yy);
     }
     if constexpr (Staged) {
         __syncthreads();
@@ -113,6 +119,7 @@ void launch_generator(const generator_params& g,
                       uint8_t* d_bits,
                       cfloat* d_H,
                       cfloat* d_y,
+                      const uint8_t* d_given,
                       cudaStream_t stream)
 {
     const size_t draws = channels * size_t(g.channel_draws());
@@ -131,10 +138,10 @@ void launch_generator(const generator_params& g,
     const size_t stage_bytes = problem_stage(g).bytes();
     if (stage_bytes <= k_max_stage_bytes) {
         problem_kernel<true><<<blocks, k_problem_threads, stage_bytes, stream>>>(
-            g, first_problem, problems, H, d_bits, y);
+            g, first_problem, problems, H, d_given, d_bits, y);
     } else {
         problem_kernel<false><<<blocks, k_problem_threads, 0, stream>>>(
-            g, first_problem, problems, H, d_bits, y);
+            g, first_problem, problems, H, d_given, d_bits, y);
     }
     MIMO_CUDA_CHECK_LAUNCH("problem_kernel");
 }
@@ -150,17 +157,20 @@ public:
                   float n0,
                   uint8_t* bits,
                   cfloat* H,
-                  cfloat* y) override
+                  cfloat* y,
+                  const uint8_t* given) override
     {
         const generator_params g = params(n0);
         const size_t problems = channels * size_t(g.symbols_per_channel);
+        const size_t n_bits = problems * size_t(g.bits_per_problem());
         launch_generator(
             g,
             first_channel,
             channels,
-            m_bits.device_view(bits, problems * size_t(g.bits_per_problem())),
+            m_bits.device_view(bits, n_bits),
             m_H.device_view(H, channels * size_t(g.channel_entries())),
             m_y.device_view(y, problems * size_t(g.nr)),
+            given ? m_given.device_view(given, n_bits) : nullptr,
             m_stream.get());
         m_stream.synchronize();
         m_bits.finish();
@@ -174,13 +184,16 @@ public:
                          uint8_t* d_bits,
                          cfloat* d_H,
                          cfloat* d_y,
-                         cuda_stream_t stream) override
+                         cuda_stream_t stream,
+                         const uint8_t* d_given) override
     {
-        launch_generator(params(n0), first_channel, channels, d_bits, d_H, d_y, stream);
+        launch_generator(
+            params(n0), first_channel, channels, d_bits, d_H, d_y, d_given, stream);
     }
 
 private:
     cuda_stream m_stream; // generate()'s own
+    host_input<uint8_t> m_given;
     host_output<uint8_t> m_bits;
     host_output<cfloat> m_H, m_y;
 };
@@ -220,6 +233,67 @@ __global__ void __launch_bounds__(k_count_threads)
     }
 }
 
+/// A warp per item (coalesced over its bits), grid-striding over the items.
+template <typename Decision>
+__global__ void __launch_bounds__(k_count_threads)
+    count_item_errors_kernel(const Decision* __restrict__ decided,
+                             const uint8_t* __restrict__ bits,
+                             size_t items,
+                             size_t bits_per_item,
+                             unsigned long long* __restrict__ counts)
+{
+    constexpr int warps = k_count_threads / 32;
+    __shared__ unsigned long long warp_bits[warps], warp_items[warps];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    unsigned long long bit_errors = 0, item_errors = 0;
+    for (size_t i = size_t(blockIdx.x) * warps + warp; i < items; i += size_t(gridDim.x) * warps) {
+        unsigned long long errors = 0;
+        for (size_t k = i * bits_per_item + lane; k < (i + 1) * bits_per_item; k += 32)
+            errors += bit_error(decided[k], bits[k]);
+        errors = warp_sum(errors);
+        if (lane == 0) {
+            bit_errors += errors;
+            item_errors += errors > 0;
+        }
+    }
+    if (lane == 0) {
+        warp_bits[warp] = bit_errors;
+        warp_items[warp] = item_errors;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long b = 0, n = 0;
+        for (int w = 0; w < warps; ++w) {
+            b += warp_bits[w];
+            n += warp_items[w];
+        }
+        if (b > 0) {
+            atomicAdd(&counts[0], b);
+            atomicAdd(&counts[1], n);
+        }
+    }
+}
+
+template <typename Decision>
+void launch_count_item_errors(const Decision* d_decided,
+                              const uint8_t* d_bits,
+                              size_t items,
+                              size_t bits_per_item,
+                              unsigned long long* d_counts,
+                              cudaStream_t stream)
+{
+    if (items == 0 || bits_per_item == 0)
+        return;
+    if (!d_decided || !d_bits || !d_counts)
+        throw std::invalid_argument("mimo_gpu::count_errors_device: null buffer");
+    constexpr size_t warps = k_count_threads / 32;
+    const unsigned blocks =
+        unsigned(std::min<size_t>((items + warps - 1) / warps, k_count_max_blocks));
+    count_item_errors_kernel<<<blocks, k_count_threads, 0, stream>>>(
+        d_decided, d_bits, items, bits_per_item, d_counts);
+    MIMO_CUDA_CHECK_LAUNCH("count_item_errors_kernel");
+}
+
 } // namespace
 
 std::unique_ptr<channel_generator_engine>
@@ -246,6 +320,26 @@ void count_bit_errors_device(const float* d_llr,
     detail::count_bit_errors_kernel<<<blocks, detail::k_count_threads, 0, stream>>>(
         d_llr, d_bits, n, d_count);
     MIMO_CUDA_CHECK_LAUNCH("count_bit_errors_kernel");
+}
+
+void count_errors_device(const float* d_llr,
+                         const uint8_t* d_bits,
+                         size_t items,
+                         size_t bits_per_item,
+                         unsigned long long* d_counts,
+                         cuda_stream_t stream)
+{
+    detail::launch_count_item_errors(d_llr, d_bits, items, bits_per_item, d_counts, stream);
+}
+
+void count_errors_device(const uint8_t* d_decided,
+                         const uint8_t* d_bits,
+                         size_t items,
+                         size_t bits_per_item,
+                         unsigned long long* d_counts,
+                         cuda_stream_t stream)
+{
+    detail::launch_count_item_errors(d_decided, d_bits, items, bits_per_item, d_counts, stream);
 }
 
 } // namespace mimo_gpu

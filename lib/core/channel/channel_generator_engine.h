@@ -26,9 +26,10 @@ public:
                           float n0,
                           uint8_t* bits,
                           cfloat* H,
-                          cfloat* y) = 0;
-    virtual void
-    generate_device(uint64_t, size_t, float, uint8_t*, cfloat*, cfloat*, cuda_stream_t)
+                          cfloat* y,
+                          const uint8_t* given) = 0;
+    virtual void generate_device(
+        uint64_t, size_t, float, uint8_t*, cfloat*, cfloat*, cuda_stream_t, const uint8_t*)
     {
         throw std::logic_error(
             "mimo_gpu::channel_generator::generate_device needs the CUDA backend");
