@@ -15,6 +15,14 @@
 // core's own figure for the same work (generator, detect_device and the error
 // count on one stream, per batch, without GNU Radio).
 //
+// --chain coded runs the coded chain: tb_source (a pool of LTE transport
+// blocks, A = 6120: one code block of K = 6144) -> mimo_channel_source (the
+// coded bits in) -> mimo_detector -> tb_stream_decoder -> ber_counter (a
+// transport block per item), on device buffers with CUDA (on the host with
+// --backend cpu), reporting information bits per second and the BLER, beside
+// the core's own figure for the same work on one stream (generate with the
+// given bits, detect_device, decode_device, count_errors_device per batch).
+//
 // --bad-every K makes it a soak: every K-th pre-drawn problem is bad (a NaN in
 // H, an all-zero H, an Inf in y, in turn), and the run checks that every item
 // comes out, that the block erased exactly as many as were injected (the tests
@@ -32,10 +40,13 @@
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
+#include <gnuradio/mimo_gpu/tb_source.h>
+#include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/channel_generator.h>
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/device_memory.h>
+#include <mimo_gpu/turbo_decoder.h>
 
 #include <algorithm>
 #include <atomic>
@@ -45,6 +56,7 @@
 #include <cstdio>
 #include <fstream>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -69,6 +81,11 @@ struct settings {
     std::string backend;
     std::string chain; // "host": pre-drawn (H, y) from host sources; "device"
     uint64_t bad_every; // soak: every bad_every-th distinct problem is bad (0: none)
+    // --chain coded
+    int tb_size = 6120;       // A
+    double code_rate = 0.5;   // G from it, whole received vectors
+    double snr_db = 14.0;
+    int max_blocks = 128;     // transport blocks per decoder call
 };
 
 /// Resident set size of this process in bytes (VmRSS).
@@ -443,6 +460,173 @@ int run_device_chains(const settings& base,
     return failures;
 }
 
+/// The coded chain's transport block format: A bits on G coded bits, G the
+/// smallest multiple of nt*Q at or above (A + 24) / rate; NL = nt layers.
+core::transport_block_format coded_format(const settings& s)
+{
+    const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
+    core::transport_block_format f;
+    f.A = s.tb_size;
+    f.Qm = core::constellation(s.mod).bits_per_symbol();
+    f.NL = s.shape.nt;
+    f.G = int(std::ceil(double(s.tb_size + 24) / s.code_rate / unit)) * unit;
+    f.validate_for_decoding();
+    return f;
+}
+
+struct coded_result {
+    double seconds = 0;
+    uint64_t blocks = 0, block_errors = 0, crc_failures = 0, bit_errors = 0;
+};
+
+/// tb_source -> channel source -> detector -> transport block decoder -> counter.
+coded_result run_coded_chain(const settings& s, const core::transport_block_format& f, uint64_t blocks)
+{
+    const bool cuda = s.backend != "cpu";
+    const std::string backend = cuda ? "cuda" : "cpu";
+    const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
+    auto tb = gr::make_top_block("mimo_gpu_coded_chain");
+    auto source = gr::mimo_gpu::tb_source::make(f.A, f.G, f.Qm, f.NL, 0, 1, 64, blocks, backend, cuda);
+    auto channel = gr::mimo_gpu::mimo_channel_source::make(s.shape.nr, s.shape.nt, core::to_string(s.mod),
+                                                           s.snr_db, 1, 1, 0, backend,
+                                                           std::max(s.max_batch, f.G / unit), cuda, f.G);
+    auto det = gr::mimo_gpu::mimo_detector::make(s.detector.name, s.shape.nr, s.shape.nt,
+                                                 core::to_string(s.mod),
+                                                 core::format_parameter_list(s.detector.parameters),
+                                                 1.0, 1, backend, s.max_batch, "erase", cuda);
+    auto decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, 0, unit, "max-log-map", 6,
+                                                         0.75, 64, backend, s.max_blocks, cuda);
+    auto counter = gr::mimo_gpu::ber_counter::make(f.A, cuda, "hard");
+    tb->connect(source, 0, channel, 0);
+    tb->connect(channel, 0, det, 0);
+    tb->connect(channel, 1, det, 1);
+    tb->connect(det, 0, decoder, 0);
+    tb->connect(source, 1, counter, 0);
+    tb->connect(decoder, 0, counter, 1);
+    auto bits_sink = gr::blocks::null_sink::make(unit);
+    tb->connect(channel, 2, bits_sink, 0);
+    coded_result r;
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.blocks = counter->items();
+    r.block_errors = counter->item_errors();
+    r.bit_errors = counter->errors();
+    r.crc_failures = decoder->crc_failures();
+    return r;
+}
+
+/// The core's own figure for the same work on one stream, device memory
+/// throughout: per batch of max_blocks transport blocks, the generator with
+/// the coded bits given, detect_device in max_batch pieces, decode_device and
+/// the error count; the median ms per batch. CUDA only (else 0).
+double core_coded_chain_ms(const settings& s, const core::transport_block_format& f)
+{
+    if (s.backend == "cpu")
+        return 0;
+    const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
+    const size_t T = size_t(s.max_blocks), per_block = size_t(f.G / unit);
+    const size_t problems = T * per_block, nr = size_t(s.shape.nr), nt = size_t(s.shape.nt);
+    core::channel_generator generator(s.shape, s.mod, 1, 1, core::backend::cuda);
+    auto det = core::make_detector(s.detector.name, { s.shape, s.mod, s.detector.parameters },
+                                   core::backend::cuda);
+    det->set_bad_problem_policy(core::bad_problem_policy::erase);
+    core::transport_block_decoder decoder(f, core::turbo_decoder_config{}, core::backend::cuda);
+    const core::transport_block_encoder encoder(f);
+    std::vector<uint8_t> info(T * size_t(f.A)), coded(T * size_t(f.G));
+    std::mt19937_64 rng(1);
+    for (auto& b : info)
+        b = uint8_t(rng() & 1);
+    for (size_t t = 0; t < T; ++t)
+        encoder.encode(info.data() + t * size_t(f.A), coded.data() + t * size_t(f.G));
+    struct device_array {
+        void* p;
+        explicit device_array(size_t bytes) : p(core::allocate_device(bytes)) {}
+        ~device_array() { core::free_device(p); }
+    };
+    device_array d_coded(coded.size()), d_info(info.size()), d_bits(coded.size()),
+        H(problems * nr * nt * sizeof(core::cfloat)), y(problems * nr * sizeof(core::cfloat)),
+        llr(coded.size() * sizeof(float)), decoded(info.size()), counts(2 * sizeof(uint64_t));
+    core::copy_memory(d_coded.p, coded.data(), coded.size(), core::copy_direction::host_to_device);
+    core::copy_memory(d_info.p, info.data(), info.size(), core::copy_direction::host_to_device);
+    core::device_stream stream;
+    const float n0 = core::noise_variance_from_snr_db(s.snr_db);
+    return host_median_ms(9, [&](int i) {
+        generator.generate_device(uint64_t(i) * problems, problems, n0,
+                                  static_cast<uint8_t*>(d_bits.p), static_cast<core::cfloat*>(H.p),
+                                  static_cast<core::cfloat*>(y.p), stream.get(),
+                                  static_cast<const uint8_t*>(d_coded.p));
+        for (size_t first = 0; first < problems; first += size_t(s.max_batch)) {
+            core::detector_input in;
+            in.H = static_cast<const core::cfloat*>(H.p) + first * nr * nt;
+            in.y = static_cast<const core::cfloat*>(y.p) + first * nr;
+            in.channels = std::min(problems - first, size_t(s.max_batch));
+            in.n0 = n0;
+            det->detect_device(in, static_cast<float*>(llr.p) + first * size_t(unit), stream.get());
+        }
+        decoder.decode_device(static_cast<const float*>(llr.p), T, static_cast<uint8_t*>(decoded.p),
+                              stream.get());
+        core::count_errors_device(static_cast<const uint8_t*>(decoded.p),
+                                  static_cast<const uint8_t*>(d_info.p), T, size_t(f.A),
+                                  static_cast<unsigned long long*>(counts.p), stream.get());
+        decoder.device_results(stream.get()); // synchronises
+        det->check_device_status(stream.get());
+    });
+}
+
+int run_coded_chains(const settings& base,
+                     const std::vector<core::detector_spec>& specs,
+                     json_writer* json)
+{
+    int failures = 0;
+    for (const auto& spec : specs) {
+        settings s = base;
+        s.detector = spec;
+        const core::transport_block_format f = coded_format(s);
+        const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
+        const uint64_t blocks = std::max<uint64_t>(1, s.problems * uint64_t(unit) / uint64_t(f.G));
+        const coded_result r = run_coded_chain(s, f, blocks);
+        const double core_ms = core_coded_chain_ms(s, f);
+        const double info_mbps = double(r.blocks) * f.A / r.seconds / 1e6;
+        const double core_mbps = core_ms > 0 ? double(s.max_blocks) * f.A / (core_ms * 1e-3) / 1e6 : 0;
+        const double problems_per_s = double(r.blocks) * (f.G / unit) / r.seconds;
+        const double bler = r.blocks ? double(r.block_errors) / double(r.blocks) : 0;
+        const bool all_out = r.blocks == blocks;
+        failures += all_out ? 0 : 1;
+        std::printf("%s %dx%d %s, coded chain (tb_source -> channel -> detector -> tb_stream_decoder -> "
+                    "counter, %s): A %d, G %d (rate %.3f), %.1f dB: %.1f Mbit/s of information bits "
+                    "(%.1f M problems/s, %.3f s, %llu of %llu blocks out, BLER %.3e, CRC failures %llu)",
+                    s.detector.label().c_str(), s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(),
+                    s.backend == "cpu" ? "CPU" : "CUDA device buffers", f.A, f.G,
+                    double(f.A + 24) / f.G, s.snr_db, info_mbps, problems_per_s / 1e6, r.seconds,
+                    (unsigned long long)r.blocks, (unsigned long long)blocks, bler,
+                    (unsigned long long)r.crc_failures);
+        if (core_ms > 0)
+            std::printf("; core on one stream, %d blocks per batch: %.1f Mbit/s (%.0f%% of it)",
+                        s.max_blocks, core_mbps, 100.0 * info_mbps / core_mbps);
+        std::printf("\n");
+        if (json)
+            json->begin_object()
+                .value("detector", s.detector.label())
+                .value("chain", "coded")
+                .value("backend", s.backend == "cpu" ? "cpu" : "cuda")
+                .value("A", f.A)
+                .value("G", f.G)
+                .value("snr_db", s.snr_db)
+                .value("flowgraph_seconds", r.seconds)
+                .value("info_mbit_per_s", info_mbps)
+                .value("mproblems_per_s", problems_per_s / 1e6)
+                .value("blocks", (unsigned long long)r.blocks)
+                .value("bler", bler)
+                .value("crc_failures", (unsigned long long)r.crc_failures)
+                .value("core_blocks_per_batch", s.max_blocks)
+                .value("core_ms", core_ms)
+                .value("core_info_mbit_per_s", core_mbps)
+                .end_object();
+    }
+    return failures;
+}
+
 int run(const command_line& cli)
 {
     gr::logging::singleton().set_default_level(gr::log_level::warn);
@@ -464,8 +648,14 @@ int run(const command_line& cli)
         v.source_buffer = long(cli.integer("source-buffer", 0, 1 << 24));
         v.backend = cli.text("backend");
         v.chain = cli.text("chain");
-        if (v.chain != "host" && v.chain != "device")
-            throw std::invalid_argument("--chain is host or device, got " + v.chain);
+        if (v.chain != "host" && v.chain != "device" && v.chain != "coded")
+            throw std::invalid_argument("--chain is host, device or coded, got " + v.chain);
+        v.tb_size = int(cli.integer("tb-size", 40, 1 << 20));
+        v.code_rate = cli.real("code-rate");
+        if (!(v.code_rate > 0.05 && v.code_rate <= 0.95))
+            throw std::invalid_argument("--code-rate must be in (0.05, 0.95]");
+        v.snr_db = cli.real("snr");
+        v.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
         v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
@@ -495,8 +685,9 @@ int run(const command_line& cli)
             .value("source_buffer", (long long)base.source_buffer)
             .begin_array("runs");
     }
-    if (base.chain == "device") {
-        const int failures = run_device_chains(base, specs, json.get());
+    if (base.chain == "device" || base.chain == "coded") {
+        const int failures = base.chain == "device" ? run_device_chains(base, specs, json.get())
+                                                    : run_coded_chains(base, specs, json.get());
         if (json) {
             json->end_array().end_object();
             json_file << "\n";
@@ -586,8 +777,13 @@ int main(int argc, char** argv)
     cli.add_option("chain",
                    "KIND",
                    "host: pre-drawn (H, y) from vector sources; device: the GPU channel "
-                   "source -> detector -> error counter on device buffers (CUDA)",
+                   "source -> detector -> error counter on device buffers (CUDA); coded: "
+                   "transport blocks -> channel -> detector -> decoder -> block error counter",
                    "host");
+    cli.add_option("tb-size", "A", "--chain coded: information bits per transport block", "6120");
+    cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
+    cli.add_option("snr", "DB", "--chain coded: Es/N0 per receive antenna", "14");
+    cli.add_option("max-blocks", "N", "--chain coded: transport blocks per decoder call", "128");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "streams", "4");
     cli.add_option(

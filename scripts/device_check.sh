@@ -89,6 +89,15 @@ if want flowgraph && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $fg \
     --detectors "${FG_DETECTORS:-nway:1,nway:4,mtt,fsd,sfsd,kbest:16,mmse}" \
     --json "$out/flowgraph_cuda.json" 2>&1 | tail -12
+  step "flowgraph: the device-resident chain (channel source -> detector -> error counter)"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain device --nr 4 --nt 4 --modulation 16qam \
+    --problems 40000000 --detectors nway:1 --json "$out/flowgraph_device.json" 2>&1 | tail -3
+  # The coded chain: transport blocks of A = 6120 (K = 6144) -> channel -> detector
+  # -> transport-block decoder -> block error counter, on device buffers.
+  step "flowgraph: the coded chain on device buffers (K = 6144)"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain coded --nr 4 --nt 4 --modulation 16qam \
+    --problems ${CODED_PROBLEMS:-40000000} --detectors nway:1 ${CODED_FG_ARGS:-} \
+    --json "$out/flowgraph_coded.json" 2>&1 | tail -3
   step "flowgraph: CPU backend on this machine's cores"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --nr 4 --nt 4 --modulation 16qam \
     --problems 2000000 --distinct 16800 --detectors nway:1,mtt --json "$out/flowgraph_cpu.json" 2>&1 | tail -4

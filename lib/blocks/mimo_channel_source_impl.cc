@@ -7,12 +7,15 @@
 #include "noise_var_tags.h"
 
 #include <gnuradio/buffer_double_mapped.h>
+#include <gnuradio/block_detail.h>
+#include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/channel_simulator.h>
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace gr {
@@ -56,7 +59,8 @@ mimo_channel_source::sptr mimo_channel_source::make(int nr,
                                                     uint64_t problems,
                                                     const std::string& backend,
                                                     int max_batch,
-                                                    bool device_buffers)
+                                                    bool device_buffers,
+                                                    int bits_per_input_item)
 {
     checked_max_batch(max_batch);
     checked_snr_db(snr_db);
@@ -66,10 +70,18 @@ mimo_channel_source::sptr mimo_channel_source::make(int nr,
         seed,
         symbols_per_channel,
         ::mimo_gpu::backend_from_string(backend));
+    const int bpp = generator->bits_per_problem();
+    if (bits_per_input_item == 0)
+        bits_per_input_item = bpp;
+    if (bits_per_input_item < 0 || bits_per_input_item % bpp != 0)
+        throw std::invalid_argument("mimo_channel_source: bits_per_input_item must be 0 or a "
+                                    "positive multiple of nt*Q = " +
+                                    std::to_string(bpp) + ", got " +
+                                    std::to_string(bits_per_input_item));
     const bool device =
         device_buffers && generator->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<mimo_channel_source_impl>(
-        std::move(generator), snr_db, problems, max_batch, device);
+        std::move(generator), snr_db, problems, max_batch, device, bits_per_input_item);
 }
 
 mimo_channel_source_impl::mimo_channel_source_impl(
@@ -77,21 +89,27 @@ mimo_channel_source_impl::mimo_channel_source_impl(
     double snr_db,
     uint64_t problems,
     int max_batch,
-    bool device_buffers)
+    bool device_buffers,
+    int bits_per_input_item)
     : gr::block("mimo_channel_source",
-                gr::io_signature::make(0, 0, 0),
+                // the optional bits to send; an ordinary type (device_buffer.h says why)
+                gr::io_signature::make(0, 1, bits_per_input_item),
                 source_outputs(*generator, device_buffers)),
       d_generator(std::move(generator)),
       d_channels((problems + d_generator->symbols_per_channel() - 1) /
                  d_generator->symbols_per_channel()),
-      d_max_channels(std::max(1, max_batch / d_generator->symbols_per_channel())),
+      d_problems_per_input_item(bits_per_input_item / d_generator->bits_per_problem()),
+      d_unit_channels(std::lcm(d_generator->symbols_per_channel(), d_problems_per_input_item) /
+                      d_generator->symbols_per_channel()),
+      d_max_channels(std::max(1, max_batch / d_generator->symbols_per_channel() / d_unit_channels) *
+                     d_unit_channels),
       d_snr_db(snr_db),
       d_noise_var(::mimo_gpu::noise_variance_from_snr_db(snr_db))
 {
     if (device_buffers) // else generate() writes host memory, on either backend
         d_stream = std::make_unique<::mimo_gpu::device_stream>();
     // noutput_items counts y items (whole channels); H gets one per S of them.
-    set_output_multiple(d_generator->symbols_per_channel());
+    set_output_multiple(d_unit_channels * d_generator->symbols_per_channel());
     set_tag_propagation_policy(TPP_DONT);
     request_batch_sized_output_buffers(*this, size_t(max_batch));
     set_min_output_buffer(0, std::max(1, max_batch / d_generator->symbols_per_channel()));
@@ -130,9 +148,16 @@ std::string mimo_channel_source_impl::active_backend() const
     return ::mimo_gpu::to_string(d_generator->active_backend());
 }
 
+void mimo_channel_source_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+{
+    if (!ninput_items_required.empty()) // whole input items (noutput_items is a multiple)
+        ninput_items_required[0] =
+            std::max(1, noutput_items / d_problems_per_input_item);
+}
+
 int mimo_channel_source_impl::general_work(int noutput_items,
-                                           gr_vector_int&,
-                                           gr_vector_const_void_star&,
+                                           gr_vector_int& ninput_items,
+                                           gr_vector_const_void_star& input_items,
                                            gr_vector_void_star& output_items)
 {
     if (!d_shape_checked) {
@@ -152,6 +177,15 @@ int mimo_channel_source_impl::general_work(int noutput_items,
     uint64_t channels = uint64_t(std::min(noutput_items / S, d_max_channels));
     if (d_channels)
         channels = std::min(channels, d_channels - first);
+    const bool given = !input_items.empty();
+    if (given) { // whole input items only
+        const uint64_t unit = uint64_t(d_unit_channels);
+        const uint64_t waiting =
+            uint64_t(ninput_items[0]) * uint64_t(d_problems_per_input_item) / uint64_t(S);
+        channels = std::min(channels, waiting) / unit * unit;
+        if (channels == 0 && detail()->input(0)->done())
+            return WORK_DONE; // the input ended; what is left makes no whole channel
+    }
     if (channels == 0)
         return 0;
     auto H = static_cast<gr_complex*>(output_items[0]);
@@ -165,18 +199,28 @@ int mimo_channel_source_impl::general_work(int noutput_items,
         d_tag_pending = false;
     }
     try {
+        const size_t n_bits = size_t(channels) * size_t(S) * size_t(d_generator->bits_per_problem());
+        const auto in = given ? static_cast<const uint8_t*>(input_items[0]) : nullptr;
         if (d_stream) {
-            d_generator->generate_device(
-                first, channels, d_noise_var, bits, H, y, d_stream->get());
+            d_generator->generate_device(first,
+                                         channels,
+                                         d_noise_var,
+                                         bits,
+                                         H,
+                                         y,
+                                         d_stream->get(),
+                                         in ? d_given_staging.device_view(in, n_bits) : nullptr);
             d_stream->synchronize(); // complete before GNU Radio hands the items on
         } else {
-            d_generator->generate(first, channels, d_noise_var, bits, H, y);
+            d_generator->generate(first, channels, d_noise_var, bits, H, y, in);
         }
     } catch (const std::exception& e) {
         // An exception escaping work() would leave the flowgraph waiting forever.
         d_logger->error("channels {}..: {}; ending the stream", first, e.what());
         return WORK_DONE;
     }
+    if (given)
+        consume(0, int(channels * S / uint64_t(d_problems_per_input_item)));
     produce(0, int(channels));
     produce(1, int(channels) * S);
     produce(2, int(channels) * S);

@@ -27,6 +27,12 @@ namespace mimo_gpu {
  * a detector and a ber_counter with device buffers take them without a trip
  * over PCIe. A "noise_var" tag on H and y at the first item and after every
  * SNR change sets the detectors' N0.
+ *
+ * Input 0 (optional): the bits to send instead of drawn ones (bytes, non-zero
+ * is 1), bits_per_input_item per item: nt*Q (one received vector), or a
+ * multiple of it such as a transport block's G coded bits (tb_source). H and
+ * the noise are the stream's own as without; the stream ends with the input,
+ * and bits that make no whole channel at its end are not sent.
  */
 class MIMO_GPU_API mimo_channel_source : virtual public gr::block
 {
@@ -42,6 +48,8 @@ public:
      * \param device_buffers on CUDA, outputs in GPU memory (the default); False:
      *        ordinary host buffers (the generator still runs on the GPU), for
      *        flowgraphs where an ordinary block with history reads an output
+     * \param bits_per_input_item bits per item of the optional input: 0 for
+     *        nt*Q, else a multiple of nt*Q
      */
     static sptr make(int nr,
                      int nt,
@@ -52,7 +60,8 @@ public:
                      uint64_t problems = 0,
                      const std::string& backend = "auto",
                      int max_batch = 65536,
-                     bool device_buffers = true);
+                     bool device_buffers = true,
+                     int bits_per_input_item = 0);
 
     virtual void set_snr_db(double snr_db) = 0;
     virtual double snr_db() const = 0;

@@ -1,0 +1,81 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_TB_STREAM_DECODER_H
+#define INCLUDED_MIMO_GPU_TB_STREAM_DECODER_H
+
+#include <gnuradio/block.h>
+#include <gnuradio/mimo_gpu/api.h>
+
+#include <string>
+
+namespace gr {
+namespace mimo_gpu {
+
+/*!
+ * \brief LTE transport-block decoder on a stream: a detector's LLRs in, the
+ * decoded information bits out, one item per transport block.
+ * \ingroup mimo_gpu
+ *
+ * Input 0: LLRs (float, vlen llrs_per_item: the detector's nt*Q), positive
+ * means bit 0; every G of them, from the start of the stream, are one
+ * transport block. Output 0: its A decoded bits (bytes 0/1, vlen A). A block
+ * whose CRC24A fails gets a "crc_ok" tag (False) on its item and is counted.
+ * De-rate-matching, turbo decoding, desegmentation and the CRC run in one
+ * batch of up to max_blocks transport blocks per call (tb_decoder's core).
+ *
+ * With device_buffers (CUDA) the LLRs are read where the detector left them
+ * (GPU memory with its device_buffers) and the bits stay in GPU memory: the
+ * detector -> decoder -> error counter chain does not cross PCIe. Non-finite
+ * LLRs fail their transport block (logged), not the stream. LLRs left at the
+ * end of the stream that make no whole block are counted (dropped_llrs).
+ */
+class MIMO_GPU_API tb_stream_decoder : virtual public gr::block
+{
+public:
+    typedef std::shared_ptr<tb_stream_decoder> sptr;
+
+    /*!
+     * \param A, G, Qm, NL, rv the transport block format, as tb_encoder's
+     * \param llrs_per_item LLRs per input item (G a multiple of it)
+     * \param algorithm "max-log-map" or "log-map"
+     * \param iterations most full iterations per code block, 1..32
+     * \param extrinsic_scale max-log-MAP extrinsic scaling, (0, 1]
+     * \param window trellis stages per parallel window
+     * \param backend "auto", "cpu" or "cuda"
+     * \param max_blocks most transport blocks per decoder call
+     * \param device_buffers GPU-memory input and output (needs CUDA)
+     */
+    static sptr make(int A,
+                     int G,
+                     int Qm,
+                     int NL,
+                     int rv,
+                     int llrs_per_item,
+                     const std::string& algorithm = "max-log-map",
+                     int iterations = 6,
+                     double extrinsic_scale = 0.75,
+                     int window = 64,
+                     const std::string& backend = "auto",
+                     int max_blocks = 128,
+                     bool device_buffers = false);
+
+    virtual void set_rv(int rv) = 0;
+    virtual int rv() const = 0;
+    virtual std::string active_backend() const = 0;
+    virtual bool device_buffers() const = 0;
+    /// Transport blocks decoded so far, and those whose CRC24A failed.
+    virtual uint64_t blocks() const = 0;
+    virtual uint64_t crc_failures() const = 0;
+    /// LLRs at the end of the stream that made no whole transport block.
+    virtual uint64_t dropped_llrs() const = 0;
+    /// As mimo_detector's: fewer than max_blocks wait at most this long.
+    virtual void set_max_wait_ms(double ms) = 0;
+    virtual double max_wait_ms() const = 0;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

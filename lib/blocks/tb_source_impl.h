@@ -1,0 +1,55 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_TB_SOURCE_IMPL_H
+#define INCLUDED_MIMO_GPU_TB_SOURCE_IMPL_H
+
+#include <gnuradio/mimo_gpu/tb_source.h>
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <vector>
+
+namespace gr {
+namespace mimo_gpu {
+
+/// The pool of encoded transport blocks, in host or device memory, copied out in
+/// runs of consecutive blocks.
+class tb_source_impl : public tb_source
+{
+public:
+    tb_source_impl(const ::mimo_gpu::transport_block_format& format,
+                   uint64_t seed,
+                   int pool,
+                   uint64_t blocks,
+                   ::mimo_gpu::backend backend,
+                   bool device_buffers);
+    ~tb_source_impl() override;
+
+    std::string active_backend() const override;
+    bool device_buffers() const override { return d_device_coded != nullptr; }
+
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    /// Copies blocks [first, first + count) of the stream (pool indices cycled).
+    void copy_out(uint64_t first, size_t count, uint8_t* coded, uint8_t* info) const;
+
+    const ::mimo_gpu::transport_block_format d_format;
+    const ::mimo_gpu::backend d_backend;
+    const size_t d_pool;
+    const uint64_t d_blocks; // 0: endless
+    std::vector<uint8_t> d_coded, d_info; // pool, host side
+    uint8_t* d_device_coded = nullptr;    // pool, device side (device buffers)
+    uint8_t* d_device_info = nullptr;
+    bool d_shape_checked = false;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

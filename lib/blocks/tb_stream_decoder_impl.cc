@@ -1,0 +1,273 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "tb_stream_decoder_impl.h"
+#include "block_parameters.h"
+#include "transport_block_pdu.h"
+#include "turbo_parameters.h"
+
+#include <gnuradio/buffer_double_mapped.h>
+#include <gnuradio/block_detail.h>
+#include <gnuradio/buffer_reader.h>
+#include <gnuradio/io_signature.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace gr {
+namespace mimo_gpu {
+
+namespace {
+const pmt::pmt_t k_crc_ok_key = pmt::mp("crc_ok");
+constexpr std::chrono::milliseconds k_default_max_wait{ 5 };
+constexpr int k_buffered_batches = 2;
+} // namespace
+
+tb_stream_decoder::sptr tb_stream_decoder::make(int A,
+                                                int G,
+                                                int Qm,
+                                                int NL,
+                                                int rv,
+                                                int llrs_per_item,
+                                                const std::string& algorithm,
+                                                int iterations,
+                                                double extrinsic_scale,
+                                                int window,
+                                                const std::string& backend,
+                                                int max_blocks,
+                                                bool device_buffers)
+{
+    const auto format = transport_block_format_of(A, G, Qm, NL, rv);
+    if (llrs_per_item < 1 || G % llrs_per_item != 0)
+        throw std::invalid_argument("tb_stream_decoder: llrs_per_item must divide G = " +
+                                    std::to_string(G) + ", got " +
+                                    std::to_string(llrs_per_item));
+    checked_max_batch(max_blocks);
+    auto decoder = std::make_unique<::mimo_gpu::transport_block_decoder>(
+        format,
+        turbo_config(algorithm, iterations, extrinsic_scale, window),
+        ::mimo_gpu::backend_from_string(backend));
+    if (device_buffers && decoder->active_backend() != ::mimo_gpu::backend::cuda)
+        throw std::invalid_argument("tb_stream_decoder: device_buffers needs the CUDA backend "
+                                    "(this decoder runs on " +
+                                    ::mimo_gpu::to_string(decoder->active_backend()) + ")");
+    return gnuradio::make_block_sptr<tb_stream_decoder_impl>(
+        std::move(decoder), llrs_per_item, max_blocks, device_buffers);
+}
+
+tb_stream_decoder_impl::tb_stream_decoder_impl(
+    std::unique_ptr<::mimo_gpu::transport_block_decoder> decoder,
+    int llrs_per_item,
+    int max_blocks,
+    bool device_buffers)
+    : gr::block("tb_stream_decoder",
+                // An ordinary input type even with device buffers (device_buffer.h says why).
+                gr::io_signature::make(1, 1, llrs_per_item * int(sizeof(float))),
+                gr::io_signature::make(1,
+                                       1,
+                                       decoder->format().A,
+                                       device_buffers ? device_buffer::type
+                                                      : gr::buffer_double_mapped::type)),
+      d_decoder(std::move(decoder)),
+      d_items_per_block(d_decoder->format().G / llrs_per_item),
+      d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
+{
+    if (device_buffers)
+        d_stream = std::make_unique<::mimo_gpu::device_stream>();
+    // GNU Radio sizes the LLR buffer for whole batches from this rate and the
+    // output multiple (whole batches of blocks, see batch_gate).
+    set_relative_rate(1, uint64_t(d_items_per_block));
+    d_gate.install(*this);
+    set_tag_propagation_policy(TPP_DONT);
+    const auto& f = d_decoder->format();
+    d_logger->info("A {} -> G {} ({} code block(s)), up to {} transport blocks a call, on {}{}",
+                   f.A, f.G, f.segmentation().C, max_blocks, active_backend(),
+                   device_buffers ? " (device buffers)" : "");
+}
+
+void tb_stream_decoder_impl::set_rv(int rv)
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    d_decoder->set_redundancy_version(rv);
+}
+
+int tb_stream_decoder_impl::rv() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_decoder->format().rv;
+}
+
+std::string tb_stream_decoder_impl::active_backend() const
+{
+    return ::mimo_gpu::to_string(d_decoder->active_backend());
+}
+
+uint64_t tb_stream_decoder_impl::blocks() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_blocks;
+}
+
+uint64_t tb_stream_decoder_impl::crc_failures() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_crc_failures;
+}
+
+uint64_t tb_stream_decoder_impl::dropped_llrs() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return d_dropped_llrs;
+}
+
+void tb_stream_decoder_impl::set_max_wait_ms(double ms)
+{
+    if (!std::isfinite(ms) || ms < 0 || ms > 60000)
+        throw std::invalid_argument("max_wait_ms must be in [0, 60000], got " + std::to_string(ms));
+    gr::thread::scoped_lock lock(d_mutex);
+    d_gate.set_max_wait(std::chrono::milliseconds(std::lround(ms)));
+    set_blkd_input_timer_value(unsigned(std::max<long>(1, std::lround(ms))));
+}
+
+double tb_stream_decoder_impl::max_wait_ms() const
+{
+    gr::thread::scoped_lock lock(d_mutex);
+    return double(d_gate.max_wait().count());
+}
+
+bool tb_stream_decoder_impl::input_ended() const
+{
+    const auto d = detail();
+    return d && d->input(0)->done();
+}
+
+void tb_stream_decoder_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+{
+    int wanted = std::min(noutput_items, d_gate.batch_items());
+    if (const auto d = detail()) {
+        const auto in = d->input(0);
+        const int available = in->items_available();
+        const bool ended = input_ended();
+        gr::thread::scoped_lock lock(d_mutex);
+        if (ended && available < d_items_per_block) {
+            // What is left makes no whole block: work() counts it and ends.
+            ninput_items_required[0] = 0;
+            return;
+        }
+        if (ended || d_gate.due(available / d_items_per_block,
+                                ended,
+                                in->max_possible_items_available() / d_items_per_block))
+            wanted = 1; // take whatever whole blocks wait
+    }
+    ninput_items_required[0] = wanted * d_items_per_block;
+}
+
+std::vector<::mimo_gpu::transport_block_result>
+tb_stream_decoder_impl::decode(const float* llr, size_t count, uint8_t* bits)
+{
+    const size_t G = size_t(d_decoder->format().G);
+    if (!d_stream)
+        return d_decoder->decode(llr, count, bits);
+    const float* d_llr = d_llr_staging.device_view(llr, count * G);
+    d_decoder->decode_device(d_llr, count, bits, d_stream->get());
+    return d_decoder->device_results(d_stream->get()); // waits: the items are complete
+}
+
+std::vector<::mimo_gpu::transport_block_result>
+tb_stream_decoder_impl::decode_one_by_one(const float* llr, size_t count, uint8_t* bits)
+{
+    const size_t G = size_t(d_decoder->format().G), A = size_t(d_decoder->format().A);
+    const bool device = d_stream != nullptr;
+    std::vector<float> host_llr(G);
+    std::vector<uint8_t> host_bits(A);
+    std::vector<::mimo_gpu::transport_block_result> results(count);
+    for (size_t t = 0; t < count; ++t) {
+        const auto kind = ::mimo_gpu::memory_kind_of(llr + t * G);
+        if (kind == ::mimo_gpu::memory_kind::device)
+            ::mimo_gpu::copy_memory(host_llr.data(), llr + t * G, G * sizeof(float),
+                                    ::mimo_gpu::copy_direction::device_to_host);
+        else
+            std::copy_n(llr + t * G, G, host_llr.data());
+        try {
+            results[t] = d_decoder->decode(host_llr.data(), 1, host_bits.data()).at(0);
+        } catch (const std::invalid_argument& e) {
+            d_logger->error("transport block {}: {}; failed",
+                            nitems_written(0) + t, e.what());
+            std::fill(host_bits.begin(), host_bits.end(), 0);
+            results[t] = ::mimo_gpu::transport_block_result{};
+        }
+        if (device)
+            ::mimo_gpu::copy_memory(bits + t * A, host_bits.data(), A,
+                                    ::mimo_gpu::copy_direction::host_to_device);
+        else
+            std::copy(host_bits.begin(), host_bits.end(), bits + t * A);
+    }
+    return results;
+}
+
+int tb_stream_decoder_impl::general_work(int noutput_items,
+                                         gr_vector_int& ninput_items,
+                                         gr_vector_const_void_star& input_items,
+                                         gr_vector_void_star& output_items)
+{
+    if (!d_shape_checked && d_stream) {
+        d_shape_checked = true;
+        const std::string stall = device_outputs_stall(*this);
+        if (!stall.empty()) {
+            d_logger->error("{}; ending the stream", stall); // rather than hang
+            return WORK_DONE;
+        }
+    }
+    if (device_outputs_failed(*this))
+        return WORK_DONE;
+    const int whole = ninput_items[0] / d_items_per_block;
+    gr::thread::scoped_lock lock(d_mutex);
+    const bool ended = input_ended();
+    if (whole == 0) {
+        if (ended) { // the tail makes no whole block
+            const uint64_t tail = uint64_t(ninput_items[0]) *
+                                  (input_signature()->sizeof_stream_item(0) / sizeof(float));
+            d_dropped_llrs += tail;
+            if (tail > 0)
+                d_logger->warn("{} LLRs at the end of the stream make no whole transport "
+                               "block; dropped",
+                               tail);
+            consume(0, ninput_items[0]);
+            return WORK_DONE;
+        }
+        return 0;
+    }
+    if (!d_gate.due(whole, ended, ninput_items[0] / d_items_per_block))
+        return 0;
+    const size_t count = size_t(std::min({ whole, noutput_items, d_gate.batch_items() }));
+    d_gate.taken();
+    const auto llr = static_cast<const float*>(input_items[0]);
+    const auto bits = static_cast<uint8_t*>(output_items[0]);
+    std::vector<::mimo_gpu::transport_block_result> results;
+    try {
+        try {
+            results = decode(llr, count, bits);
+        } catch (const std::invalid_argument&) {
+            results = decode_one_by_one(llr, count, bits); // non-finite LLRs somewhere
+        }
+    } catch (const std::exception& e) {
+        d_logger->error("transport blocks {}..: {}; ending the stream", nitems_written(0), e.what());
+        return WORK_DONE; // an exception escaping work() would hang the flowgraph
+    }
+    for (size_t t = 0; t < count; ++t)
+        if (!results[t].crc_ok) {
+            ++d_crc_failures;
+            add_item_tag(0, nitems_written(0) + t, k_crc_ok_key, pmt::PMT_F);
+        }
+    d_blocks += count;
+    consume(0, int(count) * d_items_per_block);
+    produce(0, int(count));
+    return WORK_CALLED_PRODUCE;
+}
+
+} // namespace mimo_gpu
+} // namespace gr

@@ -1,0 +1,71 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef INCLUDED_MIMO_GPU_TB_STREAM_DECODER_IMPL_H
+#define INCLUDED_MIMO_GPU_TB_STREAM_DECODER_IMPL_H
+
+#include "batch_gate.h"
+#include "device_staging.h"
+
+#include <gnuradio/mimo_gpu/device_buffer.h>
+#include <gnuradio/mimo_gpu/tb_stream_decoder.h>
+#include <gnuradio/thread/thread.h>
+#include <mimo_gpu/device_memory.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <memory>
+#include <vector>
+
+namespace gr {
+namespace mimo_gpu {
+
+class tb_stream_decoder_impl : public tb_stream_decoder, public device_stream_reader
+{
+public:
+    tb_stream_decoder_impl(std::unique_ptr<::mimo_gpu::transport_block_decoder> decoder,
+                           int llrs_per_item,
+                           int max_blocks,
+                           bool device_buffers);
+
+    void set_rv(int rv) override;
+    int rv() const override;
+    std::string active_backend() const override;
+    bool device_buffers() const override { return d_stream != nullptr; }
+    uint64_t blocks() const override;
+    uint64_t crc_failures() const override;
+    uint64_t dropped_llrs() const override;
+    void set_max_wait_ms(double ms) override;
+    double max_wait_ms() const override;
+    bool reads_device_memory() const override { return device_buffers(); }
+
+    void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    int general_work(int noutput_items,
+                     gr_vector_int& ninput_items,
+                     gr_vector_const_void_star& input_items,
+                     gr_vector_void_star& output_items) override;
+
+private:
+    bool input_ended() const;
+    /// Decodes `count` blocks; the per-block results, as decode() gives them.
+    std::vector<::mimo_gpu::transport_block_result>
+    decode(const float* llr, size_t count, uint8_t* bits);
+    /// A batch the decoder refused (non-finite LLRs): block by block on the host,
+    /// each refused block failed with zero bits, the others decoded.
+    std::vector<::mimo_gpu::transport_block_result>
+    decode_one_by_one(const float* llr, size_t count, uint8_t* bits);
+
+    std::unique_ptr<::mimo_gpu::transport_block_decoder> d_decoder;
+    const int d_items_per_block; // input items per transport block, G / llrs_per_item
+    std::unique_ptr<::mimo_gpu::device_stream> d_stream; // device buffers
+    device_staging<float> d_llr_staging;                 // pageable input, device mode
+    mutable gr::thread::mutex d_mutex; // guards the decoder (set_rv), counters, gate
+    batch_gate d_gate;
+    uint64_t d_blocks = 0, d_crc_failures = 0, d_dropped_llrs = 0;
+    bool d_shape_checked = false;
+};
+
+} // namespace mimo_gpu
+} // namespace gr
+
+#endif

@@ -1,0 +1,261 @@
+/* -*- c++ -*- */
+/*
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+// The coded chain through blocks: tb_source -> mimo_channel_source (the coded
+// bits in) -> mimo_detector -> tb_stream_decoder -> ber_counter ("hard", one
+// transport block per item), on the CPU and, with device buffers everywhere,
+// on CUDA; the stream decoder on its own (tails, non-finite LLRs, tags); the
+// channel source's bits input; bad parameters.
+
+#include "test_support.h"
+
+#include <gnuradio/blocks/vector_sink.h>
+#include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/mimo_gpu/ber_counter.h>
+#include <gnuradio/mimo_gpu/mimo_channel_source.h>
+#include <gnuradio/mimo_gpu/mimo_detector.h>
+#include <gnuradio/mimo_gpu/tb_source.h>
+#include <gnuradio/mimo_gpu/tb_stream_decoder.h>
+#include <gnuradio/top_block.h>
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+namespace core = ::mimo_gpu;
+using gr::mimo_gpu::ber_counter;
+using gr::mimo_gpu::mimo_channel_source;
+using gr::mimo_gpu::mimo_detector;
+using gr::mimo_gpu::tb_source;
+using gr::mimo_gpu::tb_stream_decoder;
+using mimo_gpu_test::fresh_seed;
+
+// 2x2 16-QAM, two layers: 8 coded bits per received vector. A = 1000 bits on
+// G = 2400 (rate ~0.43, one code block of K = 1024): 300 vectors per block.
+constexpr int k_A = 1000, k_G = 2400, k_Qm = 4, k_NL = 2, k_bits_per_vector = 8;
+
+struct chain_counts {
+    uint64_t blocks = 0, crc_failures = 0, items = 0, item_errors = 0, bit_errors = 0;
+};
+
+/// tb_source -> channel -> detector -> decoder -> counter; device: CUDA with
+/// device buffers on every block.
+chain_counts run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed)
+{
+    const std::string backend = device ? "cuda" : "cpu";
+    auto tb = gr::make_top_block("coded_chain");
+    auto source = tb_source::make(k_A, k_G, k_Qm, k_NL, 0, seed, 7, blocks, backend, device);
+    auto channel = mimo_channel_source::make(
+        2, 2, "16qam", snr_db, seed, 1, 0, backend, 4096, device, k_G);
+    auto detector = mimo_detector::make(
+        "nway", 2, 2, "16qam", "", 0.1, 1, backend, 2048, "erase", device);
+    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
+                                           "max-log-map", 6, 0.75, 64, backend, 8, device);
+    auto counter = ber_counter::make(k_A, device, "hard");
+    tb->connect(source, 0, channel, 0);
+    tb->connect(channel, 0, detector, 0);
+    tb->connect(channel, 1, detector, 1);
+    tb->connect(detector, 0, decoder, 0);
+    tb->connect(source, 1, counter, 0);
+    tb->connect(decoder, 0, counter, 1);
+    auto bits_sink = gr::blocks::vector_sink_b::make(k_bits_per_vector);
+    tb->connect(channel, 2, bits_sink, 0); // the coded bits as sent
+    tb->run();
+    EXPECT_EQ(decoder->active_backend(), backend);
+    EXPECT_EQ(decoder->dropped_llrs(), 0u);
+    EXPECT_EQ(bits_sink->data().size(), blocks * k_G);
+    return { decoder->blocks(), decoder->crc_failures(), counter->items(),
+             counter->item_errors(), counter->errors() };
+}
+
+void expect_chain(bool device)
+{
+    const uint64_t seed = fresh_seed();
+    // 25 dB: every block decodes.
+    const chain_counts clean = run_chain(device, 25.0, 23, seed);
+    EXPECT_EQ(clean.blocks, 23u);
+    EXPECT_EQ(clean.items, 23u);
+    EXPECT_EQ(clean.crc_failures, 0u);
+    EXPECT_EQ(clean.item_errors, 0u);
+    EXPECT_EQ(clean.bit_errors, 0u);
+    // 3 dB: blocks fail, and the CRC sees exactly the blocks the counter sees.
+    const chain_counts noisy = run_chain(device, 3.0, 23, seed + 1);
+    EXPECT_EQ(noisy.blocks, 23u);
+    EXPECT_GT(noisy.item_errors, 10u);
+    EXPECT_EQ(noisy.crc_failures, noisy.item_errors);
+    EXPECT_GT(noisy.bit_errors, noisy.item_errors);
+}
+
+/// n transport blocks of the test format: their bits, and clean LLRs (+-4).
+struct coded_blocks {
+    std::vector<uint8_t> info;
+    std::vector<float> llr;
+    coded_blocks(size_t n, uint64_t seed)
+    {
+        core::transport_block_format f;
+        f.A = k_A;
+        f.G = k_G;
+        f.Qm = k_Qm;
+        f.NL = k_NL;
+        const core::transport_block_encoder encoder(f);
+        std::mt19937_64 rng(seed);
+        std::vector<uint8_t> coded(k_G);
+        for (size_t b = 0; b < n; ++b) {
+            std::vector<uint8_t> a(k_A);
+            for (auto& bit : a)
+                bit = uint8_t(rng() & 1);
+            encoder.encode(a.data(), coded.data());
+            info.insert(info.end(), a.begin(), a.end());
+            for (uint8_t c : coded)
+                llr.push_back(c ? -4.0f : 4.0f);
+        }
+    }
+};
+
+void expect_stream_decoder(const std::string& backend, bool device)
+{
+    const coded_blocks blocks(11, fresh_seed());
+    std::vector<float> llr = blocks.llr;
+    llr[5 * k_G + 17] = std::numeric_limits<float>::quiet_NaN(); // block 5 is refused
+    llr.insert(llr.end(), k_G / 2, 4.0f); // half a block at the end
+    auto tb = gr::make_top_block("stream_decoder");
+    auto source = gr::blocks::vector_source_f::make(llr, false, k_bits_per_vector);
+    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
+                                           "max-log-map", 6, 0.75, 64, backend, 4, device);
+    auto sink = gr::blocks::vector_sink_b::make(k_A);
+    tb->connect(source, 0, decoder, 0);
+    tb->connect(decoder, 0, sink, 0);
+    tb->run();
+    const std::vector<uint8_t> got = sink->data();
+    ASSERT_EQ(got.size(), blocks.info.size());
+    for (size_t b = 0; b < 11; ++b) {
+        const std::vector<uint8_t> want(blocks.info.begin() + b * k_A,
+                                        blocks.info.begin() + (b + 1) * k_A);
+        const std::vector<uint8_t> block(got.begin() + b * k_A, got.begin() + (b + 1) * k_A);
+        if (b == 5)
+            EXPECT_EQ(block, std::vector<uint8_t>(k_A, 0)) << "the refused block";
+        else
+            EXPECT_EQ(block, want) << "block " << b;
+    }
+    EXPECT_EQ(decoder->blocks(), 11u);
+    EXPECT_EQ(decoder->crc_failures(), 1u);
+    EXPECT_EQ(decoder->dropped_llrs(), uint64_t(k_G / 2));
+    const auto tags = sink->tags();
+    ASSERT_EQ(tags.size(), 1u);
+    EXPECT_EQ(tags[0].offset, 5u);
+    EXPECT_EQ(pmt::symbol_to_string(tags[0].key), "crc_ok");
+    EXPECT_FALSE(pmt::to_bool(tags[0].value));
+}
+
+} // namespace
+
+TEST(coded_chain, cpu_chain_decodes_at_high_snr_and_counts_what_the_crc_sees)
+{
+    expect_chain(false);
+}
+
+TEST(coded_chain_cuda, device_chain_decodes_at_high_snr_and_counts_what_the_crc_sees)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    expect_chain(true);
+}
+
+TEST(coded_chain, stream_decoder_keeps_every_block_fails_non_finite_ones_and_counts_the_tail)
+{
+    expect_stream_decoder("cpu", false);
+}
+
+TEST(coded_chain_cuda, stream_decoder_on_device_buffers_does_the_same)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    expect_stream_decoder("cuda", false);
+    expect_stream_decoder("cuda", true);
+}
+
+TEST(coded_chain, channel_source_sends_the_given_bits_through_its_own_channel)
+{
+    const uint64_t seed = fresh_seed();
+    // 2 items of 96 bits (12 received vectors each).
+    std::mt19937_64 rng(seed);
+    std::vector<uint8_t> given(2 * 96);
+    for (auto& b : given)
+        b = uint8_t(rng() & 1) * 3; // non-zero is 1
+    auto run = [&](bool with_input) {
+        auto tb = gr::make_top_block("given_bits");
+        // S = 4 and 96 bits an item: 12 vectors an item, whole channels of 4
+        auto channel = mimo_channel_source::make(
+            2, 2, "16qam", 20.0, seed, 4, with_input ? 0 : 24, "cpu", 1000, false, 96);
+        auto H = gr::blocks::vector_sink_c::make(4);
+        auto bits = gr::blocks::vector_sink_b::make(8);
+        auto y = gr::blocks::vector_sink_c::make(2);
+        if (with_input) {
+            auto source = gr::blocks::vector_source_b::make(
+                given, false, 96);
+            tb->connect(source, 0, channel, 0);
+        }
+        tb->connect(channel, 0, H, 0);
+        tb->connect(channel, 1, y, 0);
+        tb->connect(channel, 2, bits, 0);
+        tb->run();
+        return std::make_tuple(H->data(), y->data(), bits->data());
+    };
+    const auto [H_given, y_given, bits_given] = run(true);
+    const auto [H_drawn, y_drawn, bits_drawn] = run(false);
+    ASSERT_EQ(bits_given.size(), 2u * 96);
+    for (size_t i = 0; i < bits_given.size(); ++i)
+        ASSERT_EQ(bits_given[i], given[i] != 0) << i;
+    EXPECT_EQ(H_given, H_drawn); // 6 channels either way, the stream's own
+    EXPECT_EQ(y_given.size(), y_drawn.size());
+    EXPECT_NE(bits_given, bits_drawn);
+}
+
+TEST(coded_chain, hard_ber_counter_counts_bits_and_items)
+{
+    const std::vector<uint8_t> sent{ 0, 1, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1 };
+    const std::vector<uint8_t> decided{ 0, 1, 0, 1, 1, 0, 0, 0, 1, 1, 0, 1 };
+    auto tb = gr::make_top_block("hard_counter");
+    auto counter = ber_counter::make(4, false, "hard");
+    tb->connect(gr::blocks::vector_source_b::make(sent, false, 4), 0, counter, 0);
+    tb->connect(gr::blocks::vector_source_b::make(decided, false, 4), 0, counter, 1);
+    tb->run();
+    EXPECT_EQ(counter->bits(), 12u);
+    EXPECT_EQ(counter->errors(), 4u);
+    EXPECT_EQ(counter->items(), 3u);
+    EXPECT_EQ(counter->item_errors(), 2u);
+    counter->reset();
+    EXPECT_EQ(counter->item_errors(), 0u);
+    EXPECT_EQ(counter->items(), 0u);
+}
+
+TEST(coded_chain, bad_parameters_are_clear_errors)
+{
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 7), std::invalid_argument);
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75,
+                                         64, "cpu", 0),
+                 std::invalid_argument);
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75,
+                                         64, "cpu", 8, true),
+                 std::invalid_argument);
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G + 1, k_Qm, k_NL, 0, 1), std::invalid_argument);
+    EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 0), std::invalid_argument);
+    EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 4), std::invalid_argument);
+    EXPECT_THROW(ber_counter::make(8, false, "soft"), std::invalid_argument);
+    EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, 12),
+                 std::invalid_argument);
+    EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, -8),
+                 std::invalid_argument);
+    if (!core::cuda_available()) {
+        EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 4, 0, "cuda"), std::exception);
+    }
+}
