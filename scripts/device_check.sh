@@ -96,7 +96,7 @@ if want flowgraph && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   # -> transport-block decoder -> block error counter, on device buffers.
   step "flowgraph: the coded chain on device buffers (K = 6144)"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain coded --nr 4 --nt 4 --modulation 16qam \
-    --problems ${CODED_PROBLEMS:-40000000} --detectors nway:1 ${CODED_FG_ARGS:-} \
+    --problems ${CODED_PROBLEMS:-200000000} --detectors nway:1 ${CODED_FG_ARGS:---max-batch 98304 --max-blocks 256} \
     --json "$out/flowgraph_coded.json" 2>&1 | tail -3
   step "flowgraph: CPU backend on this machine's cores"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --nr 4 --nt 4 --modulation 16qam \

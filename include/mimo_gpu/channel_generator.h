@@ -51,7 +51,8 @@ public:
     ///
     /// given_bits (optional, channels*S*nt*Q bytes, non-zero means 1): the bits to
     /// send instead of drawn ones (a coded stream, e.g. transport blocks); `bits`
-    /// then gets them as 0/1, and H and the noise are the stream's own as without.
+    /// then gets them as 0/1, or may be null (not copied out), and H and the
+    /// noise are the stream's own as without.
     void generate(uint64_t first_channel,
                   size_t channels,
                   float n0,

@@ -29,10 +29,11 @@ gr::io_signature::sptr source_outputs(const ::mimo_gpu::channel_generator& g, bo
     const std::vector<int> sizes{ int(sizeof(gr_complex)) * shape.nr * shape.nt,
                                   int(sizeof(gr_complex)) * shape.nr,
                                   g.bits_per_problem() };
+    // The bits output may be left unconnected when the bits come in (input 0).
     if (device)
         return gr::io_signature::makev(
-            3, 3, sizes, { device_buffer::type, device_buffer::type, device_buffer::type });
-    return gr::io_signature::makev(3,
+            2, 3, sizes, { device_buffer::type, device_buffer::type, device_buffer::type });
+    return gr::io_signature::makev(2,
                                    3,
                                    sizes,
                                    { gr::buffer_double_mapped::type,
@@ -148,6 +149,16 @@ std::string mimo_channel_source_impl::active_backend() const
     return ::mimo_gpu::to_string(d_generator->active_backend());
 }
 
+bool mimo_channel_source_impl::check_topology(int ninputs, int noutputs)
+{
+    if (ninputs == 0 && noutputs < 3) {
+        d_logger->error("output 2 (the bits sent) must be connected when the bits are "
+                        "drawn here (no bits input)");
+        return false;
+    }
+    return true;
+}
+
 void mimo_channel_source_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
 {
     if (!ninput_items_required.empty()) // whole input items (noutput_items is a multiple)
@@ -190,7 +201,7 @@ int mimo_channel_source_impl::general_work(int noutput_items,
         return 0;
     auto H = static_cast<gr_complex*>(output_items[0]);
     auto y = static_cast<gr_complex*>(output_items[1]);
-    auto bits = static_cast<uint8_t*>(output_items[2]);
+    auto bits = output_items.size() > 2 ? static_cast<uint8_t*>(output_items[2]) : nullptr;
     gr::thread::scoped_lock lock(d_mutex);
     if (d_tag_pending) {
         for (int port = 0; port < 2; ++port)
@@ -223,7 +234,8 @@ int mimo_channel_source_impl::general_work(int noutput_items,
         consume(0, int(channels * S / uint64_t(d_problems_per_input_item)));
     produce(0, int(channels));
     produce(1, int(channels) * S);
-    produce(2, int(channels) * S);
+    if (bits)
+        produce(2, int(channels) * S);
     return WORK_CALLED_PRODUCE;
 }
 

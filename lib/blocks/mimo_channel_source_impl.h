@@ -35,6 +35,7 @@ public:
     bool reads_device_memory() const override { return d_stream != nullptr; }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    bool check_topology(int ninputs, int noutputs) override;
 
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,

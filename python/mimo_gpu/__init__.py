@@ -11,7 +11,8 @@ GPU (CUDA) MIMO receiver blocks for GNU Radio: mimo_channel, mimo_detector (ever
 detector family by name: nway, ml, mtt, ot, ...), qr_decomposition and nway_detector
 (the N-way detector on QR items), ber_counter, and the LTE turbo code:
 turbo_encoder, turbo_decoder (code blocks on streams), tb_encoder, tb_decoder
-(transport blocks on PDUs). Each runs on the CPU where no GPU is usable.
+(transport blocks on PDUs), tb_source, tb_stream_decoder (transport blocks on
+streams). Each runs on the CPU where no GPU is usable.
 mimo_gpu.core runs the same algorithms on numpy arrays (core.detector(name, nr, nt, ...)).
 '''
 import os

@@ -90,6 +90,12 @@ TEST(channel_generator, given_bits_are_sent_through_the_streams_channel_and_nois
     g.generate(1234, channels, n0, bits.data(), H.data(), y.data(), given.data());
     EXPECT_EQ(bits, given);
     EXPECT_EQ(H, drawn.H);
+    // Without a bits output: the same H and y.
+    std::vector<cfloat> H2(H.size()), y2(y.size());
+    g.generate(1234, channels, n0, nullptr, H2.data(), y2.data(), given.data());
+    EXPECT_EQ(H2, H);
+    EXPECT_EQ(y2, y);
+    EXPECT_THROW(g.generate(1234, channels, n0, nullptr, H2.data(), y2.data()), std::invalid_argument);
     const constellation c(modulation::qam16);
     const int Q = c.bits_per_symbol();
     auto symbol = [&](const std::vector<uint8_t>& b, size_t problem, int t) {
@@ -567,6 +573,14 @@ TEST(channel_generator_cuda, given_bits_on_the_device_match_the_cpu)
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
     expect_close_stream(want, d_bits.host(), d_H.host(), d_y.host(), shape, modulation::qam64, S, "device");
+    // Without a bits output: the same H and y.
+    device_array<cfloat> d_H2(want.H.size()), d_y2(want.y.size());
+    ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+    gpu.generate_device(7, channels, n0, nullptr, d_H2.p, d_y2.p, stream, d_given.p);
+    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
+    EXPECT_EQ(d_H2.host(), d_H.host());
+    EXPECT_EQ(d_y2.host(), d_y.host());
 
     // The CUDA engine's host-memory path (given bits staged).
     std::vector<uint8_t> bits(n_bits);

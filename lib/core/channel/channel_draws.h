@@ -85,17 +85,18 @@ map_symbol(const generator_params& g, const uint8_t* bits, float& re, float& im)
 {
     uint32_t i_label = 0, q_label = 0;
     for (int k = 0; k < g.bits_per_symbol; k += 2) {
-        i_label = (i_label << 1) | bits[k];
-        q_label = (q_label << 1) | bits[k + 1];
+        i_label = (i_label << 1) | uint32_t(bits[k] != 0);
+        q_label = (q_label << 1) | uint32_t(bits[k + 1] != 0);
     }
     re = g.amplitude[i_label];
     im = g.amplitude[q_label];
 }
 
 /// Problem p's bits (bit i is bit i % 32 of word (i / 32) % 4 of draw i / 128)
-/// into `bits`, unless `given` holds the bits to send (transmit(): bytes, any
-/// non-zero is 1); and y = H s + n, from its channel's H (floats, as
-/// channel_draw wrote them). The noise does not depend on the bits.
+/// into `bits`, unless `given` holds the bits to send (bytes, any non-zero is
+/// 1; then `bits`, if not null, gets them as 0/1); and y = H s + n, from its
+/// channel's H (floats, as channel_draw wrote them). The noise does not depend
+/// on the bits.
 MIMO_HD void draw_problem(const generator_params& g,
                           uint64_t problem,
                           const float* H,
@@ -104,9 +105,11 @@ MIMO_HD void draw_problem(const generator_params& g,
                           float* y)
 {
     const int n_bits = g.bits_per_problem(), Q = g.bits_per_symbol, nr = g.nr, nt = g.nt;
+    const uint8_t* sent = given ? given : bits; // mapped below (non-zero is 1)
     if (given) {
-        for (int i = 0; i < n_bits; ++i)
-            bits[i] = uint8_t(given[i] != 0);
+        if (bits)
+            for (int i = 0; i < n_bits; ++i)
+                bits[i] = uint8_t(given[i] != 0);
     } else {
         for (int first = 0; first < n_bits; first += 128) {
             const philox_block x =
@@ -124,7 +127,7 @@ MIMO_HD void draw_problem(const generator_params& g,
             float re = 0.0f, im = 0.0f; // sum over t in order, on both backends
             for (int t = 0; t < nt; ++t) {
                 float sr, si;
-                map_symbol(g, bits + t * Q, sr, si);
+                map_symbol(g, sent + t * Q, sr, si);
                 const float hr = H[2 * (r * nt + t)], hi = H[2 * (r * nt + t) + 1];
                 re += hr * sr - hi * si;
                 im += hr * si + hi * sr;

@@ -70,7 +70,7 @@ public:
                                      (first_channel + c) * S + s,
                                      h,
                                      given ? given + q * bpp : nullptr,
-                                     bits + q * bpp,
+                                     bits ? bits + q * bpp : nullptr,
                                      reinterpret_cast<float*>(y + q * size_t(g.nr)));
                     }
                 }
@@ -148,7 +148,7 @@ void channel_generator::generate(uint64_t first_channel,
                                  cfloat* y,
                                  const uint8_t* given_bits)
 {
-    check(first_channel, channels, n0, bits, H, y, "generate");
+    check(first_channel, channels, n0, bits ? bits : given_bits, H, y, "generate");
     if (channels > 0)
         m_engine->generate(first_channel, channels, n0, bits, H, y, given_bits);
 }
@@ -165,7 +165,7 @@ void channel_generator::generate_device(uint64_t first_channel,
     if (m_engine->kind() != backend::cuda)
         throw std::logic_error("mimo_gpu::channel_generator::generate_device needs the "
                                "CUDA backend (this generator runs on the CPU)");
-    check(first_channel, channels, n0, d_bits, d_H, d_y, "generate_device");
+    check(first_channel, channels, n0, d_bits ? d_bits : d_given_bits, d_H, d_y, "generate_device");
     if (channels > 0)
         m_engine->generate_device(
             first_channel, channels, n0, d_bits, d_H, d_y, stream, d_given_bits);

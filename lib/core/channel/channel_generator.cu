@@ -91,8 +91,8 @@ __global__ void __launch_bounds__(k_problem_threads)
 
     if (int(threadIdx.x) < n) {
         const size_t q = first + threadIdx.x;
-        uint8_t* b =
-            Staged ? stage_bits + threadIdx.x * layout.bits_pitch : bits + q * bpp;
+        uint8_t* b = Staged ? stage_bits + threadIdx.x * layout.bits_pitch
+                            : (bits ? bits + q * bpp : nullptr);
         float* yy = Staged ? stage_y + threadIdx.x * layout.y_pitch : y + q * y_floats;
         draw_problem(g,
                      first_problem + q,
@@ -106,8 +106,9 @@ __global__ void __launch_bounds__(k_problem_threads)
         const int yf = int(y_floats), nb = int(bpp);
         for (int i = threadIdx.x; i < n * yf; i += k_problem_threads)
             y[first * y_floats + i] = stage_y[(i / yf) * layout.y_pitch + i % yf];
-        for (int i = threadIdx.x; i < n * nb; i += k_problem_threads)
-            bits[first * bpp + i] = stage_bits[(i / nb) * layout.bits_pitch + i % nb];
+        if (bits) // null: the given bits are sent and not copied out
+            for (int i = threadIdx.x; i < n * nb; i += k_problem_threads)
+                bits[first * bpp + i] = stage_bits[(i / nb) * layout.bits_pitch + i % nb];
     }
 }
 
@@ -167,13 +168,14 @@ public:
             g,
             first_channel,
             channels,
-            m_bits.device_view(bits, n_bits),
+            bits ? m_bits.device_view(bits, n_bits) : nullptr,
             m_H.device_view(H, channels * size_t(g.channel_entries())),
             m_y.device_view(y, problems * size_t(g.nr)),
             given ? m_given.device_view(given, n_bits) : nullptr,
             m_stream.get());
         m_stream.synchronize();
-        m_bits.finish();
+        if (bits)
+            m_bits.finish();
         m_H.finish();
         m_y.finish();
     }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ber_counter.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(4c528479c377065de48d3912ffb77524)                       */
+/* BINDTOOL_HEADER_FILE_HASH(d28a3ae955b6ce3ca17e1959d0ce788f)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -42,6 +42,7 @@ void bind_ber_counter(py::module& m)
         .def(py::init(&ber_counter::make),
              py::arg("bits_per_item"),
              py::arg("device_buffers") = false,
+             py::arg("decisions") = "llr",
              D(ber_counter, make))
 
 
@@ -56,6 +57,14 @@ void bind_ber_counter(py::module& m)
         .def("ber",
              &ber_counter::ber,
              D(ber_counter, ber))
+
+        .def("items",
+             &ber_counter::items,
+             D(ber_counter, items))
+
+        .def("item_errors",
+             &ber_counter::item_errors,
+             D(ber_counter, item_errors))
 
         .def("reset",
              &ber_counter::reset,

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_channel_source.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(1f9556120611ae98e0fcbac81cfdbf51)                       */
+/* BINDTOOL_HEADER_FILE_HASH(4d39647c593fc23032b4655df5c4932c)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -48,6 +48,7 @@ void bind_mimo_channel_source(py::module& m)
              py::arg("backend") = "auto",
              py::arg("max_batch") = 65536,
              py::arg("device_buffers") = true,
+             py::arg("bits_per_input_item") = 0,
              D(mimo_channel_source, make))
 
         .def("set_snr_db",

@@ -36,6 +36,8 @@ void bind_turbo_encoder(py::module& m);
 void bind_turbo_decoder(py::module& m);
 void bind_tb_encoder(py::module& m);
 void bind_tb_decoder(py::module& m);
+void bind_tb_source(py::module& m);
+void bind_tb_stream_decoder(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 
@@ -82,6 +84,8 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     bind_turbo_decoder(m);
     bind_tb_encoder(m);
     bind_tb_decoder(m);
+    bind_tb_source(m);
+    bind_tb_stream_decoder(m);
     // ) END BINDING_FUNCTION_CALLS
 
     bind_core(m.def_submodule("core", "The mimo_gpu core library on numpy arrays"));
