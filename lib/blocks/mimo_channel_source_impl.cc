@@ -171,16 +171,8 @@ int mimo_channel_source_impl::general_work(int noutput_items,
                                            gr_vector_const_void_star& input_items,
                                            gr_vector_void_star& output_items)
 {
-    if (!d_shape_checked) {
-        d_shape_checked = true;
-        const std::string stall = device_outputs_stall(*this);
-        if (!stall.empty()) {
-            d_logger->error("{}; ending the stream", stall); // rather than hang
-            return WORK_DONE;
-        }
-    }
-    if (device_outputs_failed(*this))
-        return WORK_DONE; // a copy to an ordinary reader failed (logged)
+    if (d_output_guard.must_stop(*this, *d_logger))
+        return WORK_DONE;
     const int S = d_generator->symbols_per_channel();
     const uint64_t first = nitems_written(0); // channels so far
     if (d_channels && first >= d_channels)

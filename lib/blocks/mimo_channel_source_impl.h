@@ -7,6 +7,8 @@
 
 #include "device_staging.h"
 
+#include "device_output_guard.h"
+
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/thread/thread.h>
@@ -54,7 +56,7 @@ private:
     double d_snr_db;
     float d_noise_var;
     bool d_tag_pending = true;
-    bool d_shape_checked = false; // device_outputs_stall, on the first work()
+    device_output_guard d_output_guard;
 };
 
 } // namespace mimo_gpu

@@ -132,15 +132,7 @@ int tb_source_impl::general_work(int noutput_items,
                                  gr_vector_const_void_star&,
                                  gr_vector_void_star& output_items)
 {
-    if (!d_shape_checked && d_device_coded) {
-        d_shape_checked = true;
-        const std::string stall = device_outputs_stall(*this);
-        if (!stall.empty()) {
-            d_logger->error("{}; ending the stream", stall); // rather than hang
-            return WORK_DONE;
-        }
-    }
-    if (device_outputs_failed(*this))
+    if (d_output_guard.must_stop(*this, *d_logger))
         return WORK_DONE;
     const uint64_t first = nitems_written(0);
     if (d_blocks && first >= d_blocks)

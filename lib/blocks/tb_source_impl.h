@@ -5,6 +5,8 @@
 #ifndef INCLUDED_MIMO_GPU_TB_SOURCE_IMPL_H
 #define INCLUDED_MIMO_GPU_TB_SOURCE_IMPL_H
 
+#include "device_output_guard.h"
+
 #include <gnuradio/mimo_gpu/tb_source.h>
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/turbo_decoder.h>
@@ -46,7 +48,7 @@ private:
     std::vector<uint8_t> d_coded, d_info; // pool, host side
     uint8_t* d_device_coded = nullptr;    // pool, device side (device buffers)
     uint8_t* d_device_info = nullptr;
-    bool d_shape_checked = false;
+    device_output_guard d_output_guard;
 };
 
 } // namespace mimo_gpu

@@ -214,15 +214,7 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
                                          gr_vector_const_void_star& input_items,
                                          gr_vector_void_star& output_items)
 {
-    if (!d_shape_checked && d_stream) {
-        d_shape_checked = true;
-        const std::string stall = device_outputs_stall(*this);
-        if (!stall.empty()) {
-            d_logger->error("{}; ending the stream", stall); // rather than hang
-            return WORK_DONE;
-        }
-    }
-    if (device_outputs_failed(*this))
+    if (d_output_guard.must_stop(*this, *d_logger))
         return WORK_DONE;
     const int whole = ninput_items[0] / d_items_per_block;
     gr::thread::scoped_lock lock(d_mutex);

@@ -8,6 +8,8 @@
 #include "batch_gate.h"
 #include "device_staging.h"
 
+#include "device_output_guard.h"
+
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/thread/thread.h>
@@ -62,7 +64,7 @@ private:
     mutable gr::thread::mutex d_mutex; // guards the decoder (set_rv), counters, gate
     batch_gate d_gate;
     uint64_t d_blocks = 0, d_crc_failures = 0, d_dropped_llrs = 0;
-    bool d_shape_checked = false;
+    device_output_guard d_output_guard;
 };
 
 } // namespace mimo_gpu
