@@ -57,10 +57,15 @@ ber_counter_impl::ber_counter_impl(int bits_per_item, bool device_buffers, bool 
         d_device_counts = static_cast<unsigned long long*>(
             ::mimo_gpu::allocate_device(2 * sizeof(unsigned long long)));
         const unsigned long long zero[2] = { 0, 0 };
-        ::mimo_gpu::copy_memory(d_device_counts,
-                                zero,
-                                sizeof(zero),
-                                ::mimo_gpu::copy_direction::host_to_device);
+        try { // a constructor that throws runs no destructor
+            ::mimo_gpu::copy_memory(d_device_counts,
+                                    zero,
+                                    sizeof(zero),
+                                    ::mimo_gpu::copy_direction::host_to_device);
+        } catch (...) {
+            ::mimo_gpu::free_device(d_device_counts);
+            throw;
+        }
     }
 }
 

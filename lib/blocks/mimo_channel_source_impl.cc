@@ -79,6 +79,15 @@ mimo_channel_source::sptr mimo_channel_source::make(int nr,
                                     "positive multiple of nt*Q = " +
                                     std::to_string(bpp) + ", got " +
                                     std::to_string(bits_per_input_item));
+    // With a bits input the block works in whole input items and whole channels.
+    const uint64_t unit_problems = std::lcm(uint64_t(symbols_per_channel),
+                                            uint64_t(bits_per_input_item / bpp));
+    if (unit_problems > (uint64_t(1) << 24))
+        throw std::invalid_argument(
+            "mimo_channel_source: whole channels of S = " + std::to_string(symbols_per_channel) +
+            " that take whole input items of " + std::to_string(bits_per_input_item / bpp) +
+            " received vectors come in units of " + std::to_string(unit_problems) +
+            " received vectors, more than 2^24");
     const bool device =
         device_buffers && generator->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<mimo_channel_source_impl>(
@@ -111,6 +120,8 @@ mimo_channel_source_impl::mimo_channel_source_impl(
         d_stream = std::make_unique<::mimo_gpu::device_stream>();
     // noutput_items counts y items (whole channels); H gets one per S of them.
     set_output_multiple(d_unit_channels * d_generator->symbols_per_channel());
+    // y items per input item: GNU Radio sizes the bits input's buffer from it.
+    set_relative_rate(uint64_t(d_problems_per_input_item), 1);
     set_tag_propagation_policy(TPP_DONT);
     request_batch_sized_output_buffers(*this, size_t(max_batch));
     set_min_output_buffer(0, std::max(1, max_batch / d_generator->symbols_per_channel()));
@@ -183,6 +194,8 @@ int mimo_channel_source_impl::general_work(int noutput_items,
     const bool given = !input_items.empty();
     if (given) { // whole input items only
         const uint64_t unit = uint64_t(d_unit_channels);
+        if (d_channels && d_channels - first < unit)
+            return WORK_DONE; // `problems` reached, to whole input items
         const uint64_t waiting =
             uint64_t(ninput_items[0]) * uint64_t(d_problems_per_input_item) / uint64_t(S);
         channels = std::min(channels, waiting) / unit * unit;

@@ -79,17 +79,18 @@ tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
         encoder.encode(a, d_coded.data() + b * size_t(format.G));
     }
     if (device_buffers) {
-        try {
+        try { // a constructor that throws runs no destructor
             d_device_coded = static_cast<uint8_t*>(::mimo_gpu::allocate_device(d_coded.size()));
             d_device_info = static_cast<uint8_t*>(::mimo_gpu::allocate_device(d_info.size()));
+            ::mimo_gpu::copy_memory(d_device_coded, d_coded.data(), d_coded.size(),
+                                    ::mimo_gpu::copy_direction::host_to_device);
+            ::mimo_gpu::copy_memory(d_device_info, d_info.data(), d_info.size(),
+                                    ::mimo_gpu::copy_direction::host_to_device);
         } catch (...) {
             ::mimo_gpu::free_device(d_device_coded);
+            ::mimo_gpu::free_device(d_device_info);
             throw;
         }
-        ::mimo_gpu::copy_memory(d_device_coded, d_coded.data(), d_coded.size(),
-                                ::mimo_gpu::copy_direction::host_to_device);
-        ::mimo_gpu::copy_memory(d_device_info, d_info.data(), d_info.size(),
-                                ::mimo_gpu::copy_direction::host_to_device);
     }
     const size_t per_call = std::max<size_t>(1, k_max_bytes_per_call / size_t(format.G));
     set_min_output_buffer(0, long(per_call));

@@ -47,6 +47,10 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
                                     std::to_string(G) + ", got " +
                                     std::to_string(llrs_per_item));
     checked_max_batch(max_blocks);
+    // A batch's LLRs (and GNU Radio's buffer of two batches) must stay far within int.
+    if (uint64_t(max_blocks) * uint64_t(G) > (uint64_t(1) << 27))
+        throw std::invalid_argument("tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
+                                    std::to_string(max_blocks) + " * " + std::to_string(G));
     auto decoder = std::make_unique<::mimo_gpu::transport_block_decoder>(
         format,
         turbo_config(algorithm, iterations, extrinsic_scale, window),
@@ -74,6 +78,7 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
                                                       : gr::buffer_double_mapped::type)),
       d_decoder(std::move(decoder)),
       d_items_per_block(d_decoder->format().G / llrs_per_item),
+      d_rv(d_decoder->format().rv),
       d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
 {
     if (device_buffers)
@@ -91,38 +96,23 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
 
 void tb_stream_decoder_impl::set_rv(int rv)
 {
-    gr::thread::scoped_lock lock(d_mutex);
-    d_decoder->set_redundancy_version(rv);
+    if (rv < 0 || rv > 3)
+        throw std::invalid_argument("rv must be 0..3, got " + std::to_string(rv));
+    d_rv = rv; // from the next batch on
 }
 
-int tb_stream_decoder_impl::rv() const
-{
-    gr::thread::scoped_lock lock(d_mutex);
-    return d_decoder->format().rv;
-}
+int tb_stream_decoder_impl::rv() const { return d_rv; }
 
 std::string tb_stream_decoder_impl::active_backend() const
 {
     return ::mimo_gpu::to_string(d_decoder->active_backend());
 }
 
-uint64_t tb_stream_decoder_impl::blocks() const
-{
-    gr::thread::scoped_lock lock(d_mutex);
-    return d_blocks;
-}
+uint64_t tb_stream_decoder_impl::blocks() const { return d_blocks; }
 
-uint64_t tb_stream_decoder_impl::crc_failures() const
-{
-    gr::thread::scoped_lock lock(d_mutex);
-    return d_crc_failures;
-}
+uint64_t tb_stream_decoder_impl::crc_failures() const { return d_crc_failures; }
 
-uint64_t tb_stream_decoder_impl::dropped_llrs() const
-{
-    gr::thread::scoped_lock lock(d_mutex);
-    return d_dropped_llrs;
-}
+uint64_t tb_stream_decoder_impl::dropped_llrs() const { return d_dropped_llrs; }
 
 void tb_stream_decoder_impl::set_max_wait_ms(double ms)
 {
@@ -145,22 +135,31 @@ bool tb_stream_decoder_impl::input_ended() const
     return d && d->input(0)->done();
 }
 
+uint64_t tb_stream_decoder_impl::unread_items() const
+{
+    const auto in = detail()->input(0);
+    return in->buffer()->nitems_written() - in->nitems_read();
+}
+
 void tb_stream_decoder_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
 {
     int wanted = std::min(noutput_items, d_gate.batch_items());
     if (const auto d = detail()) {
         const auto in = d->input(0);
-        const int available = in->items_available();
-        const bool ended = input_ended();
-        gr::thread::scoped_lock lock(d_mutex);
-        if (ended && available < d_items_per_block) {
-            // What is left makes no whole block: work() counts it and ends.
-            ninput_items_required[0] = 0;
+        // done() first: the items written before it are then all counted below.
+        if (input_ended()) {
+            // Whole blocks may lie past the end of a single-mapped (device) buffer,
+            // where items_available() does not see them: asking for one block makes
+            // GNU Radio move them. Less than a block left: work() counts it and ends.
+            ninput_items_required[0] =
+                unread_items() >= uint64_t(d_items_per_block) ? d_items_per_block : 0;
             return;
         }
-        if (ended || d_gate.due(available / d_items_per_block,
-                                ended,
-                                in->max_possible_items_available() / d_items_per_block))
+        const int available = in->items_available();
+        gr::thread::scoped_lock lock(d_mutex);
+        if (d_gate.due(available / d_items_per_block,
+                       false,
+                       in->max_possible_items_available() / d_items_per_block))
             wanted = 1; // take whatever whole blocks wait
     }
     ninput_items_required[0] = wanted * d_items_per_block;
@@ -216,12 +215,11 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
 {
     if (d_output_guard.must_stop(*this, *d_logger))
         return WORK_DONE;
+    const bool ended = input_ended(); // first, as in forecast()
     const int whole = ninput_items[0] / d_items_per_block;
-    gr::thread::scoped_lock lock(d_mutex);
-    const bool ended = input_ended();
     if (whole == 0) {
-        if (ended) { // the tail makes no whole block
-            const uint64_t tail = uint64_t(ninput_items[0]) *
+        if (ended && unread_items() < uint64_t(d_items_per_block)) { // the tail: no whole block
+            const uint64_t tail = unread_items() *
                                   (input_signature()->sizeof_stream_item(0) / sizeof(float));
             d_dropped_llrs += tail;
             if (tail > 0)
@@ -233,10 +231,14 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
         }
         return 0;
     }
-    if (!d_gate.due(whole, ended, ninput_items[0] / d_items_per_block))
-        return 0;
+    // forecast() gated the call: whole batches, or what waited max_wait_ms, or the end.
     const size_t count = size_t(std::min({ whole, noutput_items, d_gate.batch_items() }));
-    d_gate.taken();
+    {
+        gr::thread::scoped_lock lock(d_mutex);
+        d_gate.taken();
+    }
+    if (const int rv = d_rv; rv != d_decoder->format().rv)
+        d_decoder->set_redundancy_version(rv);
     const auto llr = static_cast<const float*>(input_items[0]);
     const auto bits = static_cast<uint8_t*>(output_items[0]);
     std::vector<::mimo_gpu::transport_block_result> results;

@@ -16,6 +16,7 @@
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/turbo_decoder.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -49,6 +50,9 @@ public:
 
 private:
     bool input_ended() const;
+    /// Items of the input not yet consumed, also those past the end of a
+    /// single-mapped buffer that items_available() does not count.
+    uint64_t unread_items() const;
     /// Decodes `count` blocks; the per-block results, as decode() gives them.
     std::vector<::mimo_gpu::transport_block_result>
     decode(const float* llr, size_t count, uint8_t* bits);
@@ -61,9 +65,12 @@ private:
     const int d_items_per_block; // input items per transport block, G / llrs_per_item
     std::unique_ptr<::mimo_gpu::device_stream> d_stream; // device buffers
     device_staging<float> d_llr_staging;                 // pageable input, device mode
-    mutable gr::thread::mutex d_mutex; // guards the decoder (set_rv), counters, gate
+    // The setters and counters never wait for a batch being decoded: the rv is
+    // applied by work(), the counters are atomic, the mutex guards the gate only.
+    std::atomic<int> d_rv;
+    mutable gr::thread::mutex d_mutex;
     batch_gate d_gate;
-    uint64_t d_blocks = 0, d_crc_failures = 0, d_dropped_llrs = 0;
+    std::atomic<uint64_t> d_blocks{ 0 }, d_crc_failures{ 0 }, d_dropped_llrs{ 0 };
     device_output_guard d_output_guard;
 };
 

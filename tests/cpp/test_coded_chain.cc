@@ -13,12 +13,16 @@
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/mimo_gpu/tb_source.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
+#include <gnuradio/sync_block.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/channel_generator.h>
+#include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/turbo_decoder.h>
 
 #include <gtest/gtest.h>
@@ -51,7 +55,8 @@ struct chain_counts {
 
 /// tb_source -> channel -> detector -> decoder -> counter; device: CUDA with
 /// device buffers on every block.
-chain_counts run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed)
+chain_counts
+run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_blocks = 8)
 {
     const std::string backend = device ? "cuda" : "cpu";
     auto tb = gr::make_top_block("coded_chain");
@@ -61,7 +66,7 @@ chain_counts run_chain(bool device, double snr_db, uint64_t blocks, uint64_t see
     auto detector = mimo_detector::make(
         "nway", 2, 2, "16qam", "", 0.1, 1, backend, 2048, "erase", device);
     auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
-                                           "max-log-map", 6, 0.75, 64, backend, 8, device);
+                                           "max-log-map", 6, 0.75, 64, backend, max_blocks, device);
     auto counter = ber_counter::make(k_A, device, "hard");
     tb->connect(source, 0, channel, 0);
     tb->connect(channel, 0, detector, 0);
@@ -76,7 +81,9 @@ chain_counts run_chain(bool device, double snr_db, uint64_t blocks, uint64_t see
     tb->run();
     EXPECT_EQ(decoder->active_backend(), backend);
     EXPECT_EQ(decoder->dropped_llrs(), 0u);
-    EXPECT_EQ(bits_sink->data().size(), device ? 0 : blocks * k_G);
+    if (!device) {
+        EXPECT_EQ(bits_sink->data().size(), blocks * k_G);
+    }
     return { decoder->blocks(), decoder->crc_failures(), counter->items(),
              counter->item_errors(), counter->errors() };
 }
@@ -97,6 +104,12 @@ void expect_chain(bool device)
     EXPECT_GT(noisy.item_errors, 10u);
     EXPECT_EQ(noisy.crc_failures, noisy.item_errors);
     EXPECT_GT(noisy.bit_errors, noisy.item_errors);
+    // Many blocks, two a call: the LLR buffer wraps at offsets that are no
+    // multiple of a block (single-mapped on the device), and every block comes out.
+    const chain_counts many = run_chain(device, 25.0, 301, seed + 2, 2);
+    EXPECT_EQ(many.blocks, 301u);
+    EXPECT_EQ(many.items, 301u);
+    EXPECT_EQ(many.item_errors, 0u);
 }
 
 /// n transport blocks of the test format: their bits, and clean LLRs (+-4).
@@ -218,8 +231,78 @@ TEST(coded_chain, channel_source_sends_the_given_bits_through_its_own_channel)
     for (size_t i = 0; i < bits_given.size(); ++i)
         ASSERT_EQ(bits_given[i], given[i] != 0) << i;
     EXPECT_EQ(H_given, H_drawn); // 6 channels either way, the stream's own
-    EXPECT_EQ(y_given.size(), y_drawn.size());
     EXPECT_NE(bits_given, bits_drawn);
+    // y is the core generator's for the given bits.
+    core::channel_generator g({ 2, 2 }, core::modulation::qam16, seed, 4, core::backend::cpu);
+    std::vector<core::cfloat> H(6 * 4), y(24 * 2);
+    g.generate(0, 6, float(core::noise_variance_from_snr_db(20.0)), nullptr, H.data(), y.data(),
+               given.data());
+    ASSERT_EQ(y_given.size(), y.size());
+    for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_EQ(y_given[i], y[i]) << "y element " << i;
+}
+
+TEST(coded_chain, channel_source_with_bits_in_stops_at_whole_items_within_its_problems)
+{
+    // 12 received vectors an item, problems = 30: two whole items (24 vectors), then
+    // the stream ends although the input goes on (it does not spin).
+    std::vector<uint8_t> given(10 * 96, 1);
+    auto tb = gr::make_top_block("given_bits_problems");
+    auto source = gr::blocks::vector_source_b::make(given, true, 96); // endless
+    auto channel = mimo_channel_source::make(2, 2, "16qam", 20.0, 1, 1, 30, "cpu", 1000, false, 96);
+    auto y = gr::blocks::vector_sink_c::make(2);
+    tb->connect(source, 0, channel, 0);
+    tb->connect(channel, 0, gr::blocks::vector_sink_c::make(4), 0);
+    tb->connect(channel, 1, y, 0);
+    tb->run();
+    EXPECT_EQ(y->data().size(), 24u * 2);
+}
+
+/// A GPU block stand-in writing a device buffer (simulated: host memory with the
+/// single-mapped buffer's wrap-around), so the stream decoder's input wraps as it
+/// does on the GPU.
+class single_mapped_copy : public gr::sync_block, public gr::mimo_gpu::device_stream_reader
+{
+public:
+    explicit single_mapped_copy(int vlen)
+        : gr::sync_block("single_mapped_copy",
+                         gr::io_signature::make(1, 1, vlen * sizeof(float)),
+                         gr::io_signature::make(1, 1, vlen * sizeof(float), gr::mimo_gpu::device_buffer::type)),
+          m_vlen(vlen)
+    {
+    }
+    bool reads_device_memory() const override { return false; }
+    int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
+    {
+        std::copy_n(static_cast<const float*>(in[0]), size_t(n) * m_vlen, static_cast<float*>(out[0]));
+        return n;
+    }
+
+private:
+    int m_vlen;
+};
+
+TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_block)
+{
+    gr::mimo_gpu::device_buffer::simulate_device_memory(true);
+    const coded_blocks blocks(57, fresh_seed());
+    std::vector<float> llr = blocks.llr;
+    llr.insert(llr.end(), 3 * k_bits_per_vector, 4.0f); // and 3 items of a block more
+    auto tb = gr::make_top_block("wrapping_decoder_input");
+    auto source = gr::blocks::vector_source_f::make(llr, false, k_bits_per_vector);
+    auto copy = std::make_shared<single_mapped_copy>(k_bits_per_vector);
+    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
+                                           "max-log-map", 6, 0.75, 64, "cpu", 2, false);
+    auto sink = gr::blocks::vector_sink_b::make(k_A);
+    tb->connect(source, 0, copy, 0);
+    tb->connect(copy, 0, decoder, 0);
+    tb->connect(decoder, 0, sink, 0);
+    tb->run();
+    gr::mimo_gpu::device_buffer::simulate_device_memory(false);
+    EXPECT_EQ(sink->data(), blocks.info);
+    EXPECT_EQ(decoder->blocks(), 57u);
+    EXPECT_EQ(decoder->crc_failures(), 0u);
+    EXPECT_EQ(decoder->dropped_llrs(), uint64_t(3 * k_bits_per_vector));
 }
 
 TEST(coded_chain, channel_source_without_bits_in_needs_its_bits_output)
@@ -266,6 +349,16 @@ TEST(coded_chain, bad_parameters_are_clear_errors)
                  std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, -8),
                  std::invalid_argument);
+    // S = 8191 and items of 8191 * 8 ... : units beyond 2^24 received vectors
+    EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 8191, 0, "cpu", 100, false, 8 * 8192),
+                 std::invalid_argument);
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64,
+                                         "cpu", 1 << 16),
+                 std::invalid_argument);
+    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8);
+    EXPECT_THROW(decoder->set_rv(4), std::invalid_argument);
+    decoder->set_rv(3);
+    EXPECT_EQ(decoder->rv(), 3);
     if (!core::cuda_available()) {
         EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 4, 0, "cuda"), std::exception);
     }

@@ -32,7 +32,8 @@ namespace mimo_gpu {
  * is 1), bits_per_input_item per item: nt*Q (one received vector), or a
  * multiple of it such as a transport block's G coded bits (tb_source). H and
  * the noise are the stream's own as without; the stream ends with the input,
- * and bits that make no whole channel at its end are not sent. Output 2 may
+ * and bits that make no whole channel at its end are not sent (with
+ * `problems`, the stream ends at the last whole input item within it). Output 2 may
  * then be left unconnected (it must be connected when the bits are drawn here).
  */
 class MIMO_GPU_API mimo_channel_source : virtual public gr::block
