@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_channel_source.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(4d39647c593fc23032b4655df5c4932c)                       */
+/* BINDTOOL_HEADER_FILE_HASH(0dd8b4bd5c267b7ab77173c3cc0566c0)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
