@@ -11,6 +11,7 @@
 
 #include <mimo_gpu/ofdm_grid.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -33,14 +34,19 @@ struct sigmf_meta {
     /// transport block size A of each frame (0: absent).
     double snr_db = 0.0 / 0.0;
     int transport_block_bits = 0;
+    /// ci16: how many int16 values the writer had to clip (beyond full scale,
+    /// or not finite, written as 0). Set by the writers; read back from the meta
+    /// ("mimo_gpu:ci16_values_clipped"), so a clipped capture says so.
+    uint64_t ci16_values_clipped = 0;
 };
 
 /// Writes BASE.sigmf-data, then BASE.sigmf-meta (a recording with a meta is
 /// complete). samples: samples_per_channel * channels, interleaved by channel
-/// whatever the file layout. ci16 values beyond full scale are clipped.
+/// whatever the file layout. ci16 values beyond full scale are clipped (and
+/// counted in the meta). Returns the number of int16 values clipped (0 for cf32).
 /// Throws std::invalid_argument for a bad meta, std::runtime_error (with the
 /// path) when a file cannot be written.
-void write_sigmf(const std::string& base, const sigmf_meta& meta, const cfloat* samples,
+uint64_t write_sigmf(const std::string& base, const sigmf_meta& meta, const cfloat* samples,
                  size_t samples_per_channel);
 
 /// Writes a recording as it streams in (interleaved layout only): samples are
@@ -59,6 +65,8 @@ public:
     void write(const cfloat* samples, size_t count);
     void close();
     size_t samples_written() const { return m_written; }
+    /// ci16: int16 values clipped so far (beyond full scale or not finite).
+    uint64_t values_clipped() const { return m_meta.ci16_values_clipped; }
 
 private:
     std::string m_base;

@@ -8,6 +8,7 @@
 #include <gnuradio/mimo_gpu/sigmf_file_sink.h>
 #include <mimo_gpu/sigmf.h>
 
+#include <atomic>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -25,7 +26,8 @@ public:
           d_writer(std::make_unique<::mimo_gpu::sigmf_writer>(base, meta))
     {
     }
-    uint64_t samples_written() const override { return d_writer->samples_written(); }
+    uint64_t samples_written() const override { return d_samples_written; }
+    uint64_t values_clipped() const override { return d_values_clipped; }
 
     int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star&) override
     {
@@ -37,6 +39,13 @@ public:
                 d_buffer[size_t(k) * C + c] = in[k];
         }
         d_writer->write(d_buffer.data(), size_t(noutput_items));
+        d_samples_written = d_writer->samples_written();
+        const uint64_t clipped = d_writer->values_clipped();
+        if (clipped > 0 && d_values_clipped == 0)
+            d_logger->warn("ci16 values beyond full scale are being clipped (first at sample {}): raise "
+                           "full_scale or lower the gain; the meta will record how many",
+                           d_samples_written);
+        d_values_clipped = clipped;
         return noutput_items;
     }
     bool stop() override
@@ -48,6 +57,8 @@ public:
 private:
     std::unique_ptr<::mimo_gpu::sigmf_writer> d_writer;
     std::vector<gr_complex> d_buffer;
+    // Read by other threads while the flowgraph runs.
+    std::atomic<uint64_t> d_samples_written{ 0 }, d_values_clipped{ 0 };
 };
 
 sigmf_file_sink::sptr sigmf_file_sink::make(const std::string& base,

@@ -666,8 +666,9 @@ TEST(channel_generator_cuda, count_bit_errors_device_matches_cpu)
         count_bit_errors_device(d_llr.p, d_bits.p, n, d_count.p, stream); // accumulates
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
         EXPECT_EQ(d_count.host()[0], 12345 + 2 * want) << "n = " << n;
-        if (n > 100)
+        if (n > 100) {
             EXPECT_GT(want, n / 4) << "n = " << n; // random LLRs: about half wrong
+        }
     }
     EXPECT_THROW(count_bit_errors_device(nullptr, nullptr, 4, nullptr, stream),
                  std::invalid_argument);

@@ -90,6 +90,43 @@ inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c, int
     return llr;
 }
 
+/// Squared distance |y - H s|^2 (double precision) of the symbol vector that the
+/// LLR signs of one problem decide (LLR < 0 means 1, bits MSB first per symbol).
+inline double decision_distance(const mimo_gpu::constellation& c, int nr, int nt, const cfloat* H,
+                                const cfloat* y, const float* llr)
+{
+    const int Q = c.bits_per_symbol();
+    double d = 0;
+    for (int r = 0; r < nr; ++r) {
+        std::complex<double> e(y[r]);
+        for (int t = 0; t < nt; ++t) {
+            int idx = 0;
+            for (int k = 0; k < Q; ++k)
+                idx = (idx << 1) | int(llr[t * Q + k] < 0.0f);
+            e -= std::complex<double>(H[r * nt + t]) * std::complex<double>(c.point(idx));
+        }
+        d += std::norm(e);
+    }
+    return d;
+}
+
+/// ML's decisions minimise |y - H s|^2, so in every problem no other detector's
+/// decision is closer. Deterministic, unlike comparing bit error rates (ML
+/// minimises vector errors, not bit errors, and both are random counts).
+inline void expect_ml_decisions_never_farther(const problem_batch& pb, const std::vector<float>& ml_llr,
+                                              const std::vector<float>& other_llr, const std::string& what)
+{
+    const mimo_gpu::constellation c(pb.mod);
+    const int nr = pb.shape.nr, nt = pb.shape.nt, bpp = pb.bits_per_problem();
+    for (size_t p = 0; p < pb.batch; ++p) {
+        const cfloat* H = pb.H.data() + p * nr * nt;
+        const cfloat* y = pb.y.data() + p * nr;
+        const double d_ml = decision_distance(c, nr, nt, H, y, ml_llr.data() + p * bpp);
+        const double d_other = decision_distance(c, nr, nt, H, y, other_llr.data() + p * bpp);
+        ASSERT_LE(d_ml, d_other + 1e-4 * (1 + d_other)) << what << " problem " << p;
+    }
+}
+
 /// Fraction of bits whose LLR sign disagrees with the transmitted bit (LLR < 0 means 1).
 inline double bit_error_rate(const std::vector<uint8_t>& bits, const std::vector<float>& llr)
 {

@@ -546,8 +546,9 @@ TEST(transport_block, parallel_windows_decode_what_one_window_decodes)
                 return std::equal(
                     a.begin() + t * f.A, a.begin() + (t + 1) * f.A, d.begin() + t * f.A);
             };
-            if (f.A == 12960 && f.G == 13936 && f.rv == 0)
+            if (f.A == 12960 && f.G == 13936 && f.rv == 0) {
                 EXPECT_TRUE(r_one[t].crc_ok && same(by_one)) << what;
+            }
             if (!(r_one[t].crc_ok && same(by_one)))
                 continue;
             ++decoded_by_one;

@@ -21,7 +21,9 @@ namespace mimo_gpu {
  * `full_scale` the float value of int16 32767); BASE.sigmf-meta (sample rate,
  * centre frequency, channels, and, when `grid` is not empty, the module's
  * frame parameters so mimo_gpu_ofdm_file and sigmf_file_source -> ofdm_rx can
- * decode it) is written when the flowgraph stops.
+ * decode it) is written when the flowgraph stops. In ci16, values beyond
+ * full scale are clipped: the block warns the first time, values_clipped()
+ * counts them and the meta records the count ("mimo_gpu:ci16_values_clipped").
  */
 class MIMO_GPU_API sigmf_file_sink : virtual public gr::sync_block
 {
@@ -40,6 +42,8 @@ public:
                      int data_symbols = 6,
                      const std::string& description = "");
     virtual uint64_t samples_written() const = 0;
+    //! ci16: int16 values clipped so far (beyond full scale or not finite).
+    virtual uint64_t values_clipped() const = 0;
 };
 
 } // namespace mimo_gpu

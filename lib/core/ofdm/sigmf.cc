@@ -48,6 +48,17 @@ void check_meta(const sigmf_meta& m)
         m.grid.validate();
 }
 
+/// One part of a sample as int16 (32767 = full_scale); a value beyond full
+/// scale is clipped and a non-finite one written as 0, and both are counted.
+int16_t to_ci16(float part, float full_scale, uint64_t& clipped)
+{
+    const float x = std::round(part / full_scale * 32767.0f);
+    if (std::abs(x) <= 32767.0f)
+        return int16_t(x);
+    ++clipped;
+    return std::isnan(x) ? int16_t(0) : int16_t(x > 0 ? 32767 : -32767);
+}
+
 /// The meta's JSON (SigMF core fields and the mimo_gpu namespace).
 std::string meta_text(const sigmf_meta& m)
 {
@@ -71,8 +82,10 @@ std::string meta_text(const sigmf_meta& m)
     extensions.push(ext);
     global.set("core:extensions", extensions);
     global.set("mimo_gpu:channel_layout", json_value::from_string(m.interleaved ? "interleaved" : "per_channel"));
-    if (m.format == sample_format::ci16)
+    if (m.format == sample_format::ci16) {
         global.set("mimo_gpu:ci16_full_scale", json_value::from_number(m.ci16_full_scale));
+        global.set("mimo_gpu:ci16_values_clipped", json_value::from_number(double(m.ci16_values_clipped)));
+    }
     if (m.has_grid) {
         const ofdm_grid& g = m.grid;
         global.set("mimo_gpu:fft_size", json_value::from_number(g.fft_size));
@@ -160,6 +173,12 @@ sigmf_meta parse_meta(const std::string& text, const std::string& path)
     }
     if (g.find("mimo_gpu:ci16_full_scale"))
         m.ci16_full_scale = float(field(g, "mimo_gpu:ci16_full_scale", json_value::kind::number, path).as_number());
+    if (g.find("mimo_gpu:ci16_values_clipped")) {
+        const double c = field(g, "mimo_gpu:ci16_values_clipped", json_value::kind::number, path).as_number();
+        if (!(c >= 0 && c == std::floor(c) && c < 9e15))
+            bad_meta(path, "field \"mimo_gpu:ci16_values_clipped\" must be a whole number >= 0");
+        m.ci16_values_clipped = uint64_t(c);
+    }
     if (g.find("mimo_gpu:fft_size")) {
         m.has_grid = true;
         m.grid.fft_size = whole(g, "mimo_gpu:fft_size", path);
@@ -196,28 +215,24 @@ sigmf_meta parse_meta(const std::string& text, const std::string& path)
 
 } // namespace
 
-void write_sigmf(const std::string& base_path, const sigmf_meta& meta, const cfloat* samples,
-                 size_t samples_per_channel)
+uint64_t write_sigmf(const std::string& base_path, const sigmf_meta& meta, const cfloat* samples,
+                     size_t samples_per_channel)
 {
     check_meta(meta);
     const std::string base = base_of(base_path);
     const size_t C = size_t(meta.channels);
+    uint64_t clipped = 0;
     {
         std::ofstream data(base + k_data_suffix, std::ios::binary | std::ios::trunc);
         if (!data)
             throw std::runtime_error("mimo_gpu: sigmf: cannot write " + base + k_data_suffix);
-        std::vector<char> row;
         auto put = [&](const cfloat& v) {
             if (meta.format == sample_format::cf32) {
                 data.write(reinterpret_cast<const char*>(&v), sizeof v);
                 return;
             }
-            int16_t iq[2];
-            const float parts[2] = { v.real(), v.imag() };
-            for (int k = 0; k < 2; ++k) {
-                const float x = std::round(parts[k] / meta.ci16_full_scale * 32767.0f);
-                iq[k] = int16_t(std::max(-32767.0f, std::min(32767.0f, std::isnan(x) ? 0.0f : x)));
-            }
+            const int16_t iq[2] = { to_ci16(v.real(), meta.ci16_full_scale, clipped),
+                                    to_ci16(v.imag(), meta.ci16_full_scale, clipped) };
             data.write(reinterpret_cast<const char*>(iq), sizeof iq);
         };
         if (meta.interleaved)
@@ -233,14 +248,18 @@ void write_sigmf(const std::string& base_path, const sigmf_meta& meta, const cfl
     std::ofstream out(base + k_meta_suffix, std::ios::trunc);
     if (!out)
         throw std::runtime_error("mimo_gpu: sigmf: cannot write " + base + k_meta_suffix);
-    out << meta_text(meta);
+    sigmf_meta written = meta;
+    written.ci16_values_clipped = clipped;
+    out << meta_text(written);
     if (!out)
         throw std::runtime_error("mimo_gpu: sigmf: writing " + base + k_meta_suffix + " failed");
+    return clipped;
 }
 
 sigmf_writer::sigmf_writer(const std::string& base, const sigmf_meta& meta) : m_base(base_of(base)), m_meta(meta)
 {
     check_meta(meta);
+    m_meta.ci16_values_clipped = 0; // counted by write()
     if (!meta.interleaved)
         throw std::invalid_argument("mimo_gpu: sigmf: a streamed recording is interleaved by channel");
     m_file = std::fopen((m_base + k_data_suffix).c_str(), "wb");
@@ -267,11 +286,8 @@ void sigmf_writer::write(const cfloat* samples, size_t count)
     } else {
         std::vector<int16_t> iq(count * C * 2);
         for (size_t k = 0; k < count * C; ++k) {
-            const float parts[2] = { samples[k].real(), samples[k].imag() };
-            for (int j = 0; j < 2; ++j) {
-                const float x = std::round(parts[j] / m_meta.ci16_full_scale * 32767.0f);
-                iq[2 * k + size_t(j)] = int16_t(std::max(-32767.0f, std::min(32767.0f, std::isnan(x) ? 0.0f : x)));
-            }
+            iq[2 * k] = to_ci16(samples[k].real(), m_meta.ci16_full_scale, m_meta.ci16_values_clipped);
+            iq[2 * k + 1] = to_ci16(samples[k].imag(), m_meta.ci16_full_scale, m_meta.ci16_values_clipped);
         }
         if (std::fwrite(iq.data(), sizeof(int16_t), iq.size(), m_file) != iq.size())
             throw std::runtime_error("mimo_gpu: sigmf: writing " + m_base + k_data_suffix + " failed");

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(sigmf_file_sink.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(4a1ad287682418146b0bacf56e3285b3)                       */
+/* BINDTOOL_HEADER_FILE_HASH(af603b0c541ba0df04fb7b19deb2e486)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -36,5 +36,6 @@ void bind_sigmf_file_sink(py::module& m)
              py::arg("center_frequency") = 0, py::arg("format") = "cf32", py::arg("full_scale") = 1.0,
              py::arg("grid") = "", py::arg("nt") = 2, py::arg("modulation") = "16qam", py::arg("slots") = 2,
              py::arg("data_symbols") = 6, py::arg("description") = "", D(sigmf_file_sink, make))
-        .def("samples_written", &sigmf_file_sink::samples_written, D(sigmf_file_sink, samples_written));
+        .def("samples_written", &sigmf_file_sink::samples_written, D(sigmf_file_sink, samples_written))
+        .def("values_clipped", &sigmf_file_sink::values_clipped, D(sigmf_file_sink, values_clipped));
 }

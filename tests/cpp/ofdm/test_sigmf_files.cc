@@ -72,11 +72,14 @@ TEST(sigmf, round_trips_every_format_and_layout)
             const size_t n = 1001;
             std::vector<cfloat> x = random_samples(n * 3, seed);
             x[5] = cfloat(100.0f, -100.0f); // beyond ci16 full scale: clipped
+            x[6] = cfloat(NAN, 0.5f);        // not an int16: written as 0 in ci16
+            const uint64_t want_clipped = fmt == sample_format::ci16 ? 3 : 0;
             const std::string base = temp_base("roundtrip");
-            write_sigmf(base, m, x.data(), n);
+            EXPECT_EQ(write_sigmf(base, m, x.data(), n), want_clipped);
             sigmf_reader r(base + ".sigmf-meta");
             EXPECT_EQ(r.samples_per_channel(), n);
             const sigmf_meta& got = r.meta();
+            EXPECT_EQ(got.ci16_values_clipped, want_clipped) << "the meta says the capture clipped";
             EXPECT_EQ(got.channels, 3);
             EXPECT_EQ(got.format, fmt);
             EXPECT_EQ(got.interleaved, interleaved);
@@ -106,6 +109,11 @@ TEST(sigmf, round_trips_every_format_and_layout)
                 if (k == 5 && fmt == sample_format::ci16) {
                     EXPECT_FLOAT_EQ(y[k].real(), 4.0f);
                     EXPECT_FLOAT_EQ(y[k].imag(), -4.0f);
+                    continue;
+                }
+                if (k == 6) {
+                    EXPECT_TRUE(fmt == sample_format::ci16 ? y[k].real() == 0.0f : std::isnan(y[k].real()));
+                    EXPECT_LE(std::abs(y[k].imag() - 0.5f), tol);
                     continue;
                 }
                 ASSERT_LE(std::abs(y[k].real() - x[k].real()), tol) << k;
@@ -252,11 +260,17 @@ TEST(sigmf, a_recording_decodes_as_the_live_samples_do)
         m.sample_rate = g.sample_rate;
         m.channels = 2;
         m.format = fmt;
-        m.ci16_full_scale = 4.0f;
+        // Full scale at the capture's peak, as a recording should be set up:
+        // faded peaks of EPA reach 6x the rms, and clipped values (counted in
+        // the meta) change LLRs far from 0.
+        float peak = 0;
+        for (const cfloat& v : live)
+            peak = std::max({ peak, std::abs(v.real()), std::abs(v.imag()) });
+        m.ci16_full_scale = peak;
         m.has_grid = true;
         m.grid = g;
         const std::string base = temp_base("live");
-        write_sigmf(base, m, live.data(), n);
+        EXPECT_EQ(write_sigmf(base, m, live.data(), n), 0u) << "nothing clipped";
         sigmf_reader reader(base);
         reader.require_channels(2);
         ASSERT_TRUE(reader.meta().has_grid);
@@ -265,13 +279,20 @@ TEST(sigmf, a_recording_decodes_as_the_live_samples_do)
         const std::vector<float> got = decode(recorded);
         ASSERT_EQ(got.size(), want.size());
         size_t sign_differences = 0;
+        float largest_flipped = 0;
         for (size_t k = 0; k < got.size(); ++k)
-            sign_differences += (got[k] < 0) != (want[k] < 0);
+            if ((got[k] < 0) != (want[k] < 0)) {
+                ++sign_differences;
+                largest_flipped = std::max(largest_flipped, std::abs(want[k]));
+            }
         if (fmt == sample_format::cf32)
             EXPECT_EQ(got, want) << "cf32 recordings are exact";
-        else // int16 quantisation (-90 dB of full scale) may flip LLRs next to 0
+        else { // int16 quantisation (-90 dB of full scale) may flip LLRs next to 0 (seen: |LLR| < 0.01)
             EXPECT_LE(sign_differences, got.size() / 1000) << "ci16";
-        std::printf("[ compared ] %s recording: %zu LLRs, %zu signs differ from live\n",
-                    fmt == sample_format::cf32 ? "cf32" : "ci16", got.size(), sign_differences);
+            EXPECT_LT(largest_flipped, 0.1f) << "ci16: a flipped LLR was not next to 0";
+        }
+        std::printf("[ compared ] %s recording: %zu LLRs, %zu signs differ from live (largest |LLR| flipped %.2g)\n",
+                    fmt == sample_format::cf32 ? "cf32" : "ci16", got.size(), sign_differences,
+                    double(largest_flipped));
     }
 }

@@ -20,3 +20,5 @@ static const char* __doc_gr_mimo_gpu_sigmf_file_sink_make = R"doc(Make a sink: b
 
 static const char* __doc_gr_mimo_gpu_sigmf_file_sink_samples_written = R"doc(Samples per channel written so far.)doc";
 
+
+static const char* __doc_gr_mimo_gpu_sigmf_file_sink_values_clipped = R"doc(ci16: int16 values clipped so far (beyond full scale or not finite); the meta records the count.)doc";
