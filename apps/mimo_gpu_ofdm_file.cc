@@ -16,6 +16,7 @@
 #include <mimo_gpu/sigmf.h>
 #include <mimo_gpu/turbo_decoder.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -151,7 +152,14 @@ int record(command_line& cli, const std::string& base)
     m.format = cli.text("format") == "ci16" ? sample_format::ci16 : sample_format::cf32;
     if (cli.text("format") != "ci16" && cli.text("format") != "cf32")
         throw usage_error("--format must be cf32 or ci16");
-    m.ci16_full_scale = float(cli.real("full-scale"));
+    if (cli.text("full-scale") == "peak") { // nothing clipped
+        float peak = 0;
+        for (const cfloat& v : samples)
+            peak = std::max({ peak, std::abs(v.real()), std::abs(v.imag()) });
+        m.ci16_full_scale = peak > 0 ? peak : 1.0f;
+    } else {
+        m.ci16_full_scale = float(cli.real("full-scale"));
+    }
     m.description = "gr-mimo_gpu transmitter through a " + cli.text("profile") + " channel, " + describe(g);
     m.hardware = "simulated (mimo_gpu_ofdm_file record)";
     m.has_grid = true;
@@ -159,7 +167,10 @@ int record(command_line& cli, const std::string& base)
     m.snr_db = mc.snr_db;
     m.transport_block_bits = A;
     const size_t n = samples.size() / size_t(nr);
-    checked_setup([&] { write_sigmf(base, m, samples.data(), n); return 0; });
+    const uint64_t clipped = checked_setup([&] { return write_sigmf(base, m, samples.data(), n); });
+    if (clipped > 0)
+        std::fprintf(stderr, "warning: %llu of %zu int16 values clipped at --full-scale %g (recorded in the meta)\n",
+                     (unsigned long long)clipped, samples.size() * 2, double(m.ci16_full_scale));
     write_bits(base + ".bits", sent);
     // The same samples decoded live, as the decode command will from the file.
     frame_decoder live(g, nr, A, parse_detector_spec(cli.text("detector")), backend::cpu);
@@ -255,7 +266,7 @@ int main(int argc, char** argv)
     cli.add_option("cfo", "X", "record: CFO in subcarrier spacings", "0.2");
     cli.add_option("timing-offset", "N", "record: noise samples before each frame", "100");
     cli.add_option("format", "NAME", "record: cf32 or ci16", "cf32");
-    cli.add_option("full-scale", "X", "record: the float value of int16 32767 (ci16)", "4");
+    cli.add_option("full-scale", "X", "record: the float value of int16 32767 (ci16), or 'peak': the samples' largest part", "peak");
     cli.add_option("seed", "N", "record: seed", "1");
     cli.add_option("detector", "SPEC", "detector", "mmse");
     cli.add_option("backend", "NAME", "decode: auto, cpu or cuda", "auto");
