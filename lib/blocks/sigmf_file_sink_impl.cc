@@ -42,7 +42,7 @@ public:
         d_samples_written = d_writer->samples_written();
         const uint64_t clipped = d_writer->values_clipped();
         if (clipped > 0 && d_values_clipped == 0)
-            d_logger->warn("ci16 values beyond full scale are being clipped (first at sample {}): raise "
+            d_logger->warn("ci16 values beyond full scale are being clipped (first within samples up to {}): raise "
                            "full_scale or lower the gain; the meta will record how many",
                            d_samples_written);
         d_values_clipped = clipped;

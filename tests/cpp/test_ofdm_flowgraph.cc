@@ -18,6 +18,7 @@
 #include <mimo_gpu/sigmf.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -233,7 +234,9 @@ TEST(sigmf_blocks, a_ci16_sink_counts_what_it_clips)
     for (auto* v : { &a, &b })
         for (auto& x : *v) {
             x = gr_complex(gauss(rng), gauss(rng));
-            beyond += (std::abs(x.real()) > 1.0f) + (std::abs(x.imag()) > 1.0f);
+            // clipped: beyond int16 after rounding (|x| a hair above 1 rounds to 32767)
+            beyond += (std::abs(std::round(x.real() * 32767.0f)) > 32767.0f) +
+                      (std::abs(std::round(x.imag() * 32767.0f)) > 32767.0f);
         }
     ASSERT_GT(beyond, 0u);
     const std::string base = ::testing::TempDir() + "mimo_gpu_block_clipped";
