@@ -130,6 +130,7 @@ int record(command_line& cli, const std::string& base)
     mc.cfo = cli.real("cfo") * g.subcarrier_spacing();
     mc.timing_offset = int(cli.integer("timing-offset", 0, 1 << 20));
     mc.snr_db = cli.real("snr");
+    mc.doppler = cli.real("doppler");
     mc.seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
     multipath_channel ch = checked_setup([&] { return multipath_channel(mc); });
     transport_block_encoder enc(fmt);
@@ -264,6 +265,7 @@ int main(int argc, char** argv)
     cli.add_option("profile", "NAME", "record: flat, epa, eva, etu", "epa");
     cli.add_option("snr", "DB", "record: SNR per receive antenna", "25");
     cli.add_option("cfo", "X", "record: CFO in subcarrier spacings", "0.2");
+    cli.add_option("doppler", "HZ", "record: maximum Doppler frequency (0: new taps per frame)", "0");
     cli.add_option("timing-offset", "N", "record: noise samples before each frame", "100");
     cli.add_option("format", "NAME", "record: cf32 or ci16", "cf32");
     cli.add_option("full-scale", "X", "record: the float value of int16 32767 (ci16), or 'peak': the samples' largest part", "peak");

@@ -85,6 +85,8 @@ int main(int argc, char** argv)
     cli.add_option("slots", "N", "slots per frame (a pilot symbol each)", "2");
     cli.add_option("data-symbols", "N", "data symbols per slot", "6");
     cli.add_option("profile", "NAME", "flat, epa, eva, etu", "epa");
+    cli.add_option("doppler", "HZ", "maximum Doppler frequency (0: block fading, new taps per frame; "
+                   "above: continuous Clarke/Jakes fading, e.g. 5, 70, 300 for EPA5, EVA70, ETU300)", "0");
     cli.add_option("cfo", "X", "carrier frequency offset in subcarrier spacings (|X| < 1)", "0.2");
     cli.add_option("timing-offset", "N", "samples of noise before each frame", "100");
     cli.add_option("interpolation", "NAME", "hold or linear (in time)", "hold");
@@ -136,9 +138,10 @@ int main(int argc, char** argv)
         const int frames = int(cli.integer("frames", 1, 1000000));
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
         const double interp_factor = interpolation_noise_factor(g);
-        std::printf("mimo_gpu_ofdm_link: %dx%d, %s, %s, CFO %.2f spacings, timing offset %lld, %s interpolation, "
+        std::printf("mimo_gpu_ofdm_link: %dx%d, %s, %s, Doppler %g Hz, CFO %.2f spacings, timing offset %lld, %s interpolation, "
                     "%s in frequency, detector %s, TB A=%d G=%d, receiver on %s\n",
-                    nr, g.nt, describe(g).c_str(), cli.text("profile").c_str(), cfo, cli.integer("timing-offset", 0, 1 << 20),
+                    nr, g.nt, describe(g).c_str(), cli.text("profile").c_str(), cli.real("doppler"), cfo,
+                    cli.integer("timing-offset", 0, 1 << 20),
                     interp.c_str(), freq.c_str(), spec.label().c_str(), fmt.A, fmt.G, b == backend::cuda ? "CUDA" : "CPU");
         std::printf("%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s\n", "SNR", "BLER est", "BLER perf",
                     "MSE pilots", "N0/nt", "ratio", "MSE interp", "lin theory", "N0 est", "N0", "lost");
@@ -158,6 +161,7 @@ int main(int argc, char** argv)
             mc.sample_rate = g.sample_rate;
             mc.cfo = cfo * g.subcarrier_spacing();
             mc.timing_offset = int(cli.integer("timing-offset", 0, 1 << 20));
+            mc.doppler = cli.real("doppler");
             mc.snr_db = snr;
             mc.seed = seed * 1000003 + uint64_t(std::lround(snr * 100 + 100000));
             multipath_channel ch = checked_setup([&] { return multipath_channel(mc); });
@@ -191,7 +195,8 @@ int main(int argc, char** argv)
                 genie.found = genie.complete = true;
                 genie.frame_start = size_t(mc.timing_offset + g.cp_length - rx.window_backoff());
                 genie.cfo = float(cfo);
-                ch.frequency_response(g, -rx.window_backoff(), H_true.data());
+                // (with Doppler: the true channel of the frame's middle, held over the frame)
+                ch.frequency_response(g, -rx.window_backoff(), H_true.data(), g.frame_samples() / 2.0);
                 const cfloat phase = std::polar(1.0f, float(2 * M_PI * cfo * double(genie.frame_start) / g.fft_size));
                 for (auto& h : H_true)
                     h *= phase;
@@ -208,12 +213,14 @@ int main(int argc, char** argv)
                     ++p.errors_estimated;
                 // estimates against the true response at the receiver's window and
                 // the phase the CFO and its correction leave at each pilot symbol
+                // (with Doppler: the true channel at each pilot symbol's middle)
                 std::vector<cfloat> Ht(H_true.size());
-                ch.frequency_response(g, double(s.frame_start) - double(mc.timing_offset + g.cp_length), Ht.data());
+                const double window_delay = double(s.frame_start) - double(mc.timing_offset + g.cp_length);
                 double e_p = 0, e_i = 0;
                 const int U = g.used_subcarriers;
                 for (int j = 0; j < g.slots; ++j) {
                     const double from_q = double(1 + j * (1 + g.data_symbols)) * g.symbol_samples() + g.fft_size / 2.0;
+                    ch.frequency_response(g, window_delay, Ht.data(), from_q + g.cp_length);
                     const cfloat ph = std::polar(
                         1.0f, float(2 * M_PI * (cfo * (double(s.frame_start) + from_q) - s.cfo * from_q) / g.fft_size));
                     for (int i = 0; i < U; ++i)
@@ -232,6 +239,8 @@ int main(int argc, char** argv)
                 ++measured;
                 if (f == frames - 1) {
                     snap_est.assign(fr.slot_channels.begin(), fr.slot_channels.begin() + ptrdiff_t(Ht.size()));
+                    ch.frequency_response(g, window_delay, Ht.data(),
+                                          g.symbol_samples() + g.fft_size / 2.0 + g.cp_length); // slot 0's pilot
                     snap_true = Ht;
                     for (auto& h : snap_true)
                         h *= std::polar(1.0f, float(2 * M_PI *
@@ -276,7 +285,7 @@ int main(int argc, char** argv)
             json_writer j(out);
             j.begin_object();
             j.value("program", "mimo_gpu_ofdm_link").value("grid", describe(g)).value("nr", nr).value("nt", g.nt);
-            j.value("profile", cli.text("profile")).value("cfo_spacings", cfo).value("interpolation", interp);
+            j.value("profile", cli.text("profile")).value("doppler_hz", cli.real("doppler")).value("cfo_spacings", cfo).value("interpolation", interp);
             j.value("frequency_interpolation", freq);
             j.value("detector", spec.label()).value("A", fmt.A).value("G", fmt.G);
             j.value("receiver_backend", b == backend::cuda ? "cuda" : "cpu");

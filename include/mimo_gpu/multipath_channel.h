@@ -2,9 +2,14 @@
 // delay line per antenna pair (3GPP EPA / EVA / ETU, TS 36.101 Annex B.2, taps
 // rounded to the sample grid), Rayleigh taps with optional exponential spatial
 // correlation (Kronecker), carrier frequency offset, a timing offset of leading
-// noise samples, and AWGN. Block fading: the taps hold for a call of run()
-// (one frame) and are redrawn by the next. Seeded: the same seed gives the same
-// taps and noise.
+// noise samples, and AWGN. Fading is either block fading (doppler = 0: the taps
+// hold for a call of run(), one frame, and are redrawn by the next) or
+// continuous Rayleigh fading with the Clarke/Jakes Doppler spectrum (doppler >
+// 0, as the 36.101 "EPA 5 Hz", "EVA 70 Hz", "ETU 300 Hz" models): each tap of
+// each antenna pair is a sum of sinusoids with random angles of arrival and
+// phases, whose time runs on over the input samples of successive run() calls,
+// so a frame fades within itself and into the next. Seeded: the same seed
+// gives the same taps and noise.
 #pragma once
 
 #include <mimo_gpu/ofdm_grid.h>
@@ -33,6 +38,9 @@ struct multipath_config {
     /// Exponential correlation between neighbouring transmit (alpha) and receive
     /// (beta) antennas, in [0, 1): 0 (independent), 0.3/0.9 (36.101 medium/high, beta 0.9).
     double tx_correlation = 0, rx_correlation = 0;
+    /// Maximum Doppler frequency in Hz, in [0, sample_rate / 20): 0 is block
+    /// fading; above, continuous fading whose autocorrelation is J0(2 pi fd tau).
+    double doppler = 0;
     uint64_t seed = 1;
 };
 
@@ -51,17 +59,32 @@ public:
     size_t output_samples(size_t samples) const;
 
     /// tx: samples * nt (antenna-interleaved); rx: output_samples(samples) * nr.
-    /// Draws new taps, then convolves, rotates by the CFO (phase 0 at rx[0]) and adds noise.
+    /// Block fading draws new taps; with Doppler the taps move on, each input
+    /// sample meeting the taps of its own time. Then convolves, rotates by the
+    /// CFO (phase 0 at rx[0]) and adds noise.
     void run(const cfloat* tx, size_t samples, cfloat* rx);
 
-    /// The current taps' frequency response at the grid's used subcarriers as a
+    /// The taps' frequency response at the grid's used subcarriers as a
     /// receiver sees it whose FFT window starts `window_delay` samples after
     /// the zero-delay path's symbol body (negative: earlier, into the cyclic
     /// prefix), without CFO: H[(i * nr + r) * nt + t], i the logical subcarrier.
-    void frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H) const;
+    /// The taps are those met by input sample `at_sample` of the last run()
+    /// (with block fading the same for every sample).
+    void frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H, double at_sample = 0) const;
 
 private:
     void draw_taps();
+    /// Doppler: the unit-power fading of every tap and pair at time `seconds`,
+    /// spatially correlated and scaled by the tap gains, into taps.
+    void fading_at(double seconds, cfloat* taps) const;
+    /// Doppler: the taps met by input sample n of the last run() (linear
+    /// between the snapshots around it).
+    void taps_at(double n, cfloat* taps) const;
+    /// Doppler: advances time over `samples` input samples, takes the snapshots
+    /// and convolves tx into rx (which starts at the timing offset).
+    void fade(const cfloat* tx, size_t samples, cfloat* rx);
+    /// H_l = gain_l * L_rx G_l L_tx^T for every tap l, G of unit-power entries.
+    void correlate(const cfloat* G, cfloat* taps) const;
 
     multipath_config m_config;
     float m_n0;
@@ -70,6 +93,15 @@ private:
     std::vector<cfloat> m_taps;    ///< per tap, nr x nt row-major
     std::vector<float> m_tx_chol, m_rx_chol; ///< Cholesky factors of the correlations
     std::mt19937_64 m_rng;
+    // Doppler: per tap, pair and sinusoid, its angular frequency 2 pi fd cos(angle
+    // of arrival) in rad/s and its phase. Time counts input samples over all
+    // runs; snapshots of the taps are taken at multiples of m_snapshot_spacing
+    // samples (on an absolute grid, so splitting a stream into runs changes
+    // nothing); the last run's span from snapshot m_first_snapshot on.
+    std::vector<double> m_sinusoid_rate, m_sinusoid_phase;
+    uint64_t m_next_sample = 0, m_run_start = 0, m_first_snapshot = 0;
+    int m_snapshot_spacing = 1;
+    std::vector<cfloat> m_snapshots;
 };
 
 } // namespace mimo_gpu

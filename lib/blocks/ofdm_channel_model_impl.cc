@@ -21,7 +21,8 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
                                                   int timing_offset,
                                                   uint64_t seed,
                                                   double tx_correlation,
-                                                  double rx_correlation)
+                                                  double rx_correlation,
+                                                  double doppler)
 {
     const ::mimo_gpu::ofdm_grid g = ofdm_frame(grid, nt, "qpsk", slots, data_symbols);
     ::mimo_gpu::multipath_config c;
@@ -35,6 +36,7 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
     c.seed = seed;
     c.tx_correlation = tx_correlation;
     c.rx_correlation = rx_correlation;
+    c.doppler = doppler;
     return gnuradio::make_block_sptr<ofdm_channel_model_impl>(g.frame_samples(), c);
 }
 

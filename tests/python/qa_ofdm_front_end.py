@@ -13,13 +13,20 @@ from mimo_flowgraph import run_with_timeout
 
 class qa_ofdm_front_end(gr_unittest.TestCase):
     def test_chain_returns_the_bits_at_30_db(self):
+        self.run_chain(doppler=0.0)
+
+    def test_chain_under_doppler_fading(self):
+        # EPA 5 Hz (36.101's EPA5): continuous fading across the frames.
+        self.run_chain(doppler=5.0)
+
+    def run_chain(self, doppler):
         nt = nr = 2
         tx = mimo_gpu.ofdm_tx("lte1.4", nt, "16qam", 2, 6)
         frames = 3
         bits = np.random.default_rng(5).integers(0, 2, size=frames * tx.frame_bits(), dtype=np.uint8)
         tb = gr.top_block()
         src = blocks.vector_source_b(bits.tolist(), False, tx.frame_bits())
-        channel = mimo_gpu.ofdm_channel_model("lte1.4", nt, nr, 2, 6, "epa", 30.0, 0.25, 100, 3)
+        channel = mimo_gpu.ofdm_channel_model("lte1.4", nt, nr, 2, 6, "epa", 30.0, 0.25, 100, 3, doppler=doppler)
         rx = mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "hold", "lmmse", "auto")
         det = mimo_gpu.mimo_detector("mmse", nr, nt, "16qam", "", 1.0, rx.symbols_per_channel())
         sink = blocks.vector_sink_f(nt * 4)
@@ -44,6 +51,9 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
             mimo_gpu.ofdm_tx("lte7")
         with self.assertRaises(ValueError):
             mimo_gpu.ofdm_rx("lte1.4", 4, 2)
+        for doppler in (-1.0, float("nan"), 1e6):
+            with self.assertRaises(ValueError):
+                mimo_gpu.ofdm_channel_model("lte1.4", 2, 2, 2, 6, "epa", 20.0, doppler=doppler)
 
 
 if __name__ == "__main__":

@@ -20,8 +20,10 @@ namespace mimo_gpu {
  *
  * Inputs: nt complex streams (ofdm_tx's frames); outputs: nr complex streams.
  * Each frame of frame_samples() input samples per antenna goes through a
- * tapped delay line per antenna pair (flat, EPA, EVA or ETU, new Rayleigh taps
- * per frame, optional exponential spatial correlation), a carrier frequency
+ * tapped delay line per antenna pair (flat, EPA, EVA or ETU; new Rayleigh taps
+ * per frame, or with `doppler` > 0 continuous Rayleigh fading with the
+ * Clarke/Jakes spectrum, running on from frame to frame; optional
+ * exponential spatial correlation), a carrier frequency
  * offset, timing_offset noise samples in front, and AWGN of N0 = 10^(-snr/10):
  * timing_offset + frame_samples() + the delay spread output samples per frame.
  */
@@ -39,6 +41,8 @@ public:
      * \param timing_offset noise samples before each frame
      * \param seed generator seed
      * \param tx_correlation, rx_correlation exponential correlation in [0, 1)
+     * \param doppler maximum Doppler frequency in Hz (0: block fading, new taps
+     *        per frame; e.g. 5, 70, 300 for 36.101's EPA5, EVA70, ETU300)
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -51,7 +55,8 @@ public:
                      int timing_offset = 0,
                      uint64_t seed = 1,
                      double tx_correlation = 0,
-                     double rx_correlation = 0);
+                     double rx_correlation = 0,
+                     double doppler = 0);
 
     virtual void set_snr_db(double snr_db) = 0;
     virtual double snr_db() const = 0;

@@ -57,6 +57,14 @@ std::vector<float> correlation_cholesky(int n, double rho)
 
 void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: multipath_channel: " + what); }
 
+/// Sinusoids per tap and antenna pair of the Doppler model: with random angles
+/// of arrival the ensemble autocorrelation is J0 exactly; 32 make each tap
+/// close to Gaussian.
+constexpr int k_doppler_sinusoids = 32;
+/// Largest phase step of a sinusoid between two snapshots of the taps: linear
+/// interpolation between them is then within 0.05^2 / 8 (-70 dB) of the model.
+constexpr double k_snapshot_phase_step = 0.05;
+
 } // namespace
 
 delay_profile delay_profile_from_string(const std::string& name)
@@ -99,6 +107,8 @@ multipath_channel::multipath_channel(const multipath_config& config) : m_config(
     if (!(config.tx_correlation >= 0 && config.tx_correlation < 1) ||
         !(config.rx_correlation >= 0 && config.rx_correlation < 1))
         fail("correlations must be in [0, 1)");
+    if (!(config.doppler >= 0 && config.doppler < config.sample_rate / 20))
+        fail("doppler must be finite, >= 0 and below a 20th of the sample rate");
     m_n0 = float(std::pow(10.0, -config.snr_db / 10.0));
     // Taps on the sample grid: powers of taps that land on one sample add up.
     std::map<int, double> power;
@@ -114,7 +124,22 @@ multipath_channel::multipath_channel(const multipath_config& config) : m_config(
     }
     m_tx_chol = correlation_cholesky(config.nt, config.tx_correlation);
     m_rx_chol = correlation_cholesky(config.nr, config.rx_correlation);
-    draw_taps();
+    if (config.doppler == 0) {
+        draw_taps();
+        return;
+    }
+    const size_t count = m_delays.size() * size_t(config.nr) * size_t(config.nt) * k_doppler_sinusoids;
+    std::uniform_real_distribution<double> angle(0.0, 2 * M_PI);
+    m_sinusoid_rate.resize(count);
+    m_sinusoid_phase.resize(count);
+    for (size_t k = 0; k < count; ++k) {
+        m_sinusoid_rate[k] = 2 * M_PI * config.doppler * std::cos(angle(m_rng));
+        m_sinusoid_phase[k] = angle(m_rng);
+    }
+    m_snapshot_spacing =
+        std::max(1, int(std::floor(k_snapshot_phase_step * config.sample_rate / (2 * M_PI * config.doppler))));
+    m_taps.resize(m_delays.size() * size_t(config.nr) * size_t(config.nt));
+    fading_at(0.0, m_taps.data());
 }
 
 void multipath_channel::set_snr_db(double snr_db)
@@ -132,13 +157,20 @@ size_t multipath_channel::output_samples(size_t samples) const
 
 void multipath_channel::draw_taps()
 {
-    const int nr = m_config.nr, nt = m_config.nt;
     std::normal_distribution<float> g(0.0f, float(M_SQRT1_2));
-    m_taps.assign(m_delays.size() * size_t(nr) * nt, cfloat(0, 0));
-    std::vector<cfloat> G(size_t(nr) * nt), T(size_t(nr) * nt);
+    std::vector<cfloat> G(m_delays.size() * size_t(m_config.nr) * size_t(m_config.nt));
+    for (auto& v : G)
+        v = cfloat(g(m_rng), g(m_rng));
+    m_taps.resize(G.size());
+    correlate(G.data(), m_taps.data());
+}
+
+void multipath_channel::correlate(const cfloat* G_all, cfloat* taps) const
+{
+    const int nr = m_config.nr, nt = m_config.nt;
+    std::vector<cfloat> T(size_t(nr) * nt);
     for (size_t l = 0; l < m_delays.size(); ++l) {
-        for (auto& v : G)
-            v = cfloat(g(m_rng), g(m_rng));
+        const cfloat* G = G_all + l * size_t(nr) * nt;
         // H_l = gain * L_rx G L_tx^T: E[vec H vec H^H] = R_tx (x) R_rx.
         for (int r = 0; r < nr; ++r)
             for (int t = 0; t < nt; ++t) {
@@ -152,28 +184,63 @@ void multipath_channel::draw_taps()
                 cfloat v(0, 0);
                 for (int k = 0; k <= t; ++k)
                     v += T[size_t(r) * nt + k] * m_tx_chol[size_t(t) * nt + k];
-                m_taps[(l * nr + r) * nt + t] = v * m_gains[l];
+                taps[(l * nr + r) * nt + t] = v * m_gains[l];
             }
     }
 }
 
+void multipath_channel::fading_at(double seconds, cfloat* taps) const
+{
+    const size_t entries = m_delays.size() * size_t(m_config.nr) * size_t(m_config.nt);
+    const double scale = 1.0 / std::sqrt(double(k_doppler_sinusoids));
+    std::vector<cfloat> G(entries);
+    for (size_t e = 0; e < entries; ++e) {
+        std::complex<double> acc(0, 0);
+        for (int k = 0; k < k_doppler_sinusoids; ++k) {
+            const size_t i = e * k_doppler_sinusoids + size_t(k);
+            acc += std::polar(1.0, std::fmod(m_sinusoid_rate[i] * seconds + m_sinusoid_phase[i], 2 * M_PI));
+        }
+        G[e] = cfloat(acc * scale);
+    }
+    correlate(G.data(), taps);
+}
+
+void multipath_channel::taps_at(double n, cfloat* taps) const
+{
+    const size_t entries = m_delays.size() * size_t(m_config.nr) * size_t(m_config.nt);
+    const size_t snapshots = m_snapshots.size() / entries;
+    const double U = m_snapshot_spacing;
+    const double position =
+        std::clamp((double(m_run_start) + n) / U - double(m_first_snapshot), 0.0, double(snapshots - 1));
+    const size_t k = std::min(size_t(position), snapshots > 1 ? snapshots - 2 : 0);
+    const float w = float(position - double(k));
+    const cfloat* a = &m_snapshots[k * entries];
+    const cfloat* b = snapshots > 1 ? a + entries : a;
+    for (size_t e = 0; e < entries; ++e)
+        taps[e] = a[e] + w * (b[e] - a[e]);
+}
+
 void multipath_channel::run(const cfloat* tx, size_t samples, cfloat* rx)
 {
-    draw_taps();
     const int nr = m_config.nr, nt = m_config.nt;
     const size_t out = output_samples(samples), start = size_t(m_config.timing_offset);
     std::fill(rx, rx + out * nr, cfloat(0, 0));
-    for (size_t l = 0; l < m_delays.size(); ++l) {
-        const cfloat* h = &m_taps[l * nr * nt];
-        const size_t d = start + size_t(m_delays[l]);
-        for (size_t n = 0; n < samples; ++n) {
-            const cfloat* x = tx + n * nt;
-            cfloat* y = rx + (n + d) * nr;
-            for (int r = 0; r < nr; ++r) {
-                cfloat acc(0, 0);
-                for (int t = 0; t < nt; ++t)
-                    acc += h[r * nt + t] * x[t];
-                y[r] += acc;
+    if (m_config.doppler > 0) {
+        fade(tx, samples, rx + start * nr);
+    } else {
+        draw_taps();
+        for (size_t l = 0; l < m_delays.size(); ++l) {
+            const cfloat* h = &m_taps[l * nr * nt];
+            const size_t d = start + size_t(m_delays[l]);
+            for (size_t n = 0; n < samples; ++n) {
+                const cfloat* x = tx + n * nt;
+                cfloat* y = rx + (n + d) * nr;
+                for (int r = 0; r < nr; ++r) {
+                    cfloat acc(0, 0);
+                    for (int t = 0; t < nt; ++t)
+                        acc += h[r * nt + t] * x[t];
+                    y[r] += acc;
+                }
             }
         }
     }
@@ -189,9 +256,48 @@ void multipath_channel::run(const cfloat* tx, size_t samples, cfloat* rx)
     }
 }
 
-void multipath_channel::frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H) const
+void multipath_channel::fade(const cfloat* tx, size_t samples, cfloat* rx)
+{
+    const int nr = m_config.nr, nt = m_config.nt;
+    const size_t entries = m_delays.size() * size_t(nr) * size_t(nt);
+    const uint64_t U = uint64_t(m_snapshot_spacing);
+    m_run_start = m_next_sample;
+    m_next_sample += samples;
+    // Snapshots on the absolute grid around [m_run_start, m_next_sample).
+    m_first_snapshot = m_run_start / U;
+    const uint64_t last = samples ? (m_next_sample - 1) / U + 1 : m_first_snapshot;
+    m_snapshots.resize(size_t(last - m_first_snapshot + 1) * entries);
+    for (uint64_t k = m_first_snapshot; k <= last; ++k)
+        fading_at(double(k * U) / m_config.sample_rate, &m_snapshots[size_t(k - m_first_snapshot) * entries]);
+    taps_at(0, m_taps.data());
+    // Each input sample meets the taps of its own time.
+    std::vector<cfloat> h(entries);
+    for (size_t n = 0; n < samples; ++n) {
+        taps_at(double(n), h.data());
+        const cfloat* x = tx + n * nt;
+        for (size_t l = 0; l < m_delays.size(); ++l) {
+            const cfloat* hl = &h[l * size_t(nr) * nt];
+            cfloat* y = rx + (n + size_t(m_delays[l])) * nr;
+            for (int r = 0; r < nr; ++r) {
+                cfloat acc(0, 0);
+                for (int t = 0; t < nt; ++t)
+                    acc += hl[r * nt + t] * x[t];
+                y[r] += acc;
+            }
+        }
+    }
+}
+
+void multipath_channel::frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H,
+                                           double at_sample) const
 {
     const int nr = m_config.nr, nt = m_config.nt, U = grid.used_subcarriers;
+    std::vector<cfloat> moving;
+    if (m_config.doppler > 0 && !m_snapshots.empty()) {
+        moving.resize(m_taps.size());
+        taps_at(at_sample, moving.data());
+    }
+    const std::vector<cfloat>& taps = moving.empty() ? m_taps : moving;
     for (int i = 0; i < U; ++i) {
         const double k = grid.offset(i);
         for (int r = 0; r < nr; ++r)
@@ -199,7 +305,7 @@ void multipath_channel::frequency_response(const ofdm_grid& grid, double window_
                 std::complex<double> acc(0, 0);
                 for (size_t l = 0; l < m_delays.size(); ++l) {
                     const double ph = -2 * M_PI * k * (m_delays[l] - window_delay) / grid.fft_size;
-                    acc += std::complex<double>(m_taps[(l * nr + r) * nt + t]) * std::polar(1.0, ph);
+                    acc += std::complex<double>(taps[(l * nr + r) * nt + t]) * std::polar(1.0, ph);
                 }
                 H[(size_t(i) * nr + r) * nt + t] = cfloat(acc);
             }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_channel_model.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(b0e30c781fcf53dd6fa9c82c0d8e9e20)                       */
+/* BINDTOOL_HEADER_FILE_HASH(8ebe6ddf84f1461ec91ad243cadf20fa)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -45,6 +45,7 @@ void bind_ofdm_channel_model(py::module& m)
              py::arg("seed") = 1,
              py::arg("tx_correlation") = 0,
              py::arg("rx_correlation") = 0,
+             py::arg("doppler") = 0,
              D(ofdm_channel_model, make))
         .def("set_snr_db", &ofdm_channel_model::set_snr_db, py::arg("snr_db"), D(ofdm_channel_model, set_snr_db))
         .def("snr_db", &ofdm_channel_model::snr_db, D(ofdm_channel_model, snr_db));
