@@ -166,6 +166,7 @@ int record(command_line& cli, const std::string& base)
     m.has_grid = true;
     m.grid = g;
     m.snr_db = mc.snr_db;
+    m.doppler_hz = mc.doppler;
     m.transport_block_bits = A;
     const size_t n = samples.size() / size_t(nr);
     const uint64_t clipped = checked_setup([&] { return write_sigmf(base, m, samples.data(), n); });
@@ -196,6 +197,9 @@ int decode(command_line& cli, const std::string& path)
     if (m.transport_block_bits <= 0)
         throw std::runtime_error(path + ": the recording does not say its transport block size "
                                         "(mimo_gpu:transport_block_bits)");
+    if (m.ci16_values_clipped > 0)
+        std::fprintf(stderr, "warning: %s: the recorder clipped %llu int16 values (mimo_gpu:ci16_values_clipped)\n",
+                     path.c_str(), (unsigned long long)m.ci16_values_clipped);
     const int nr = m.channels;
     if (cli.is_set("nr") && !cli.text("nr").empty())
         reader.require_channels(int(cli.integer("nr", 1, 256)));

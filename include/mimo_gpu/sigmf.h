@@ -30,13 +30,17 @@ struct sigmf_meta {
     std::string description, hardware, author;
     bool has_grid = false;       ///< the frame parameters below are present
     ofdm_grid grid;
-    /// How the recording was made (optional): SNR in dB (NaN: absent) and the
-    /// transport block size A of each frame (0: absent).
+    /// How the recording was made (optional): SNR in dB and maximum Doppler
+    /// frequency in Hz (NaN: absent), and the transport block size A of each
+    /// frame (0: absent).
     double snr_db = 0.0 / 0.0;
+    double doppler_hz = 0.0 / 0.0;
     int transport_block_bits = 0;
-    /// ci16: how many int16 values the writer had to clip (beyond full scale,
-    /// or not finite, written as 0). Set by the writers; read back from the meta
-    /// ("mimo_gpu:ci16_values_clipped"), so a clipped capture says so.
+    /// ci16: how many int16 values the writer had to clip (rounding beyond
+    /// +-32767, infinities included) or replace (NaN, written as 0). Set by the
+    /// writers; read back from the meta ("mimo_gpu:ci16_values_clipped"), so a
+    /// clipped capture says so (sigmf_file_source and mimo_gpu_ofdm_file
+    /// --decode warn).
     uint64_t ci16_values_clipped = 0;
 };
 

@@ -25,6 +25,8 @@ public:
           d_path(path),
           d_repeat(repeat)
     {
+        if (const uint64_t clipped = d_reader->meta().ci16_values_clipped)
+            d_logger->warn("{}: the recorder clipped {} int16 values (mimo_gpu:ci16_values_clipped)", path, clipped);
     }
     double sample_rate() const override { return d_reader->meta().sample_rate; }
     uint64_t samples_per_channel() const override { return d_reader->samples_per_channel(); }

@@ -2,6 +2,8 @@
 // ofdm_rx -> mimo_detector in real flowgraphs, on the CPU and (where usable)
 // CUDA: frames decoded with their bits, several frames in a stream, a stream
 // cut inside its last frame, noise alone, and bad parameters.
+#include "test_support.h"
+
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/blocks/null_source.h>
 #include <gnuradio/blocks/null_sink.h>
@@ -227,7 +229,7 @@ TEST(sigmf_blocks, a_ci16_sink_counts_what_it_clips)
 {
     // Two channels at full scale 1.0: every value beyond +-1 is clipped, counted
     // by the block and recorded in the meta; the rest round-trip to int16.
-    std::mt19937_64 rng(std::random_device{}());
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
     std::normal_distribution<float> gauss(0.0f, 0.6f);
     std::vector<gr_complex> a(5000), b(5000);
     uint64_t beyond = 0;

@@ -110,21 +110,27 @@ inline double decision_distance(const mimo_gpu::constellation& c, int nr, int nt
     return d;
 }
 
-/// ML's decisions minimise |y - H s|^2, so in every problem no other detector's
-/// decision is closer. Deterministic, unlike comparing bit error rates (ML
-/// minimises vector errors, not bit errors, and both are random counts).
-inline void expect_ml_decisions_never_farther(const problem_batch& pb, const std::vector<float>& ml_llr,
-                                              const std::vector<float>& other_llr, const std::string& what)
+/// Fraction of problems in which another detector's decision is farther from y
+/// than ML's (ML's decisions minimise |y - H s|^2). Also checks that no
+/// decision is closer than ML's: that guards the test (the bit mapping, ML
+/// itself), while the fraction, bounded by the caller, is what tests the
+/// other detector. Unlike bit error rates, it counts only the problems where
+/// the detectors differ, so a bound on it has little chance variance.
+inline double fraction_farther_than_ml(const problem_batch& pb, const std::vector<float>& ml_llr,
+                                       const std::vector<float>& other_llr, const std::string& what)
 {
     const mimo_gpu::constellation c(pb.mod);
     const int nr = pb.shape.nr, nt = pb.shape.nt, bpp = pb.bits_per_problem();
+    size_t farther = 0;
     for (size_t p = 0; p < pb.batch; ++p) {
         const cfloat* H = pb.H.data() + p * nr * nt;
         const cfloat* y = pb.y.data() + p * nr;
         const double d_ml = decision_distance(c, nr, nt, H, y, ml_llr.data() + p * bpp);
         const double d_other = decision_distance(c, nr, nt, H, y, other_llr.data() + p * bpp);
-        ASSERT_LE(d_ml, d_other + 1e-4 * (1 + d_other)) << what << " problem " << p;
+        EXPECT_LE(d_ml, d_other + 1e-4 * (1 + d_other)) << what << " problem " << p;
+        farther += d_other > d_ml + 1e-4 * (1 + d_ml);
     }
+    return double(farther) / double(pb.batch);
 }
 
 /// Fraction of bits whose LLR sign disagrees with the transmitted bit (LLR < 0 means 1).

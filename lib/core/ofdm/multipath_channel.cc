@@ -136,8 +136,9 @@ multipath_channel::multipath_channel(const multipath_config& config) : m_config(
         m_sinusoid_rate[k] = 2 * M_PI * config.doppler * std::cos(angle(m_rng));
         m_sinusoid_phase[k] = angle(m_rng);
     }
-    m_snapshot_spacing =
-        std::max(1, int(std::floor(k_snapshot_phase_step * config.sample_rate / (2 * M_PI * config.doppler))));
+    // Clamped before the conversion: a tiny Doppler would overflow an int.
+    m_snapshot_spacing = int(std::clamp(
+        std::floor(k_snapshot_phase_step * config.sample_rate / (2 * M_PI * config.doppler)), 1.0, double(1 << 24)));
     m_taps.resize(m_delays.size() * size_t(config.nr) * size_t(config.nt));
     fading_at(0.0, m_taps.data());
 }
@@ -291,6 +292,8 @@ void multipath_channel::fade(const cfloat* tx, size_t samples, cfloat* rx)
 void multipath_channel::frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H,
                                            double at_sample) const
 {
+    if (!std::isfinite(at_sample))
+        fail("frequency_response: at_sample must be finite");
     const int nr = m_config.nr, nt = m_config.nt, U = grid.used_subcarriers;
     std::vector<cfloat> moving;
     if (m_config.doppler > 0 && !m_snapshots.empty()) {

@@ -48,8 +48,9 @@ void check_meta(const sigmf_meta& m)
         m.grid.validate();
 }
 
-/// One part of a sample as int16 (32767 = full_scale); a value beyond full
-/// scale is clipped and a non-finite one written as 0, and both are counted.
+/// One part of a sample as int16 (32767 = full_scale); a value that rounds
+/// beyond +-32767 is clipped (infinities too) and a NaN written as 0, and
+/// both are counted.
 int16_t to_ci16(float part, float full_scale, uint64_t& clipped)
 {
     const float x = std::round(part / full_scale * 32767.0f);
@@ -99,6 +100,8 @@ std::string meta_text(const sigmf_meta& m)
     }
     if (std::isfinite(m.snr_db))
         global.set("mimo_gpu:snr_db", json_value::from_number(m.snr_db));
+    if (std::isfinite(m.doppler_hz))
+        global.set("mimo_gpu:doppler_hz", json_value::from_number(m.doppler_hz));
     if (m.transport_block_bits > 0)
         global.set("mimo_gpu:transport_block_bits", json_value::from_number(m.transport_block_bits));
     json_value capture = json_value::make_object();
@@ -196,6 +199,8 @@ sigmf_meta parse_meta(const std::string& text, const std::string& path)
     }
     if (g.find("mimo_gpu:snr_db"))
         m.snr_db = field(g, "mimo_gpu:snr_db", json_value::kind::number, path).as_number();
+    if (g.find("mimo_gpu:doppler_hz"))
+        m.doppler_hz = field(g, "mimo_gpu:doppler_hz", json_value::kind::number, path).as_number();
     if (g.find("mimo_gpu:transport_block_bits"))
         m.transport_block_bits = whole(g, "mimo_gpu:transport_block_bits", path);
     if (const json_value* caps = root.find("captures"); caps && caps->is(json_value::kind::array) &&

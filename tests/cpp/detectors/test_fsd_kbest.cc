@@ -75,9 +75,11 @@ TEST(sphere_detectors, fsd_hard_decisions_are_the_best_path_and_close_to_ml)
     for (float v : hard)
         ASSERT_EQ(std::abs(v), 5.0f);
     const auto ml_llr = run(*ml, pb);
-    expect_ml_decisions_never_farther(pb, ml_llr, hard, "fsd");
+    const double not_ml = fraction_farther_than_ml(pb, ml_llr, hard, "fsd");
     const double ber_fsd = bit_error_rate(pb.bits, hard), ber_ml = bit_error_rate(pb.bits, ml_llr);
-    std::printf("[ ber      ] 4x4 16-QAM 16 dB: FSD %.4g, ML %.4g\n", ber_fsd, ber_ml);
+    std::printf("[ ber      ] 4x4 16-QAM 16 dB: FSD %.4g, ML %.4g; FSD's decision not ML's in %.4g of problems\n",
+                ber_fsd, ber_ml, not_ml);
+    EXPECT_LT(not_ml, 0.01); // seen: 0 to 0.001 over 20 seeds
     EXPECT_LT(ber_fsd, 2 * ber_ml + 5e-4);
 }
 

@@ -474,9 +474,10 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
 TEST(ofdm_front_end, linear_time_interpolation_tracks_doppler_fading_better_than_hold)
 {
     // EPA with a 300 Hz Doppler (the channel turns by a third of a period over a
-    // 1 ms frame): every data symbol's channel estimate against the true
-    // response at that symbol's time. Hold keeps each slot's pilot estimate for
-    // its data symbols; linear follows the change between pilots.
+    // 1 ms frame): the first slot's data symbols' channel estimates against the
+    // true response at each symbol's time. Hold keeps the slot's pilot estimate
+    // for its data symbols; linear follows the change towards the next slot's
+    // pilot. (In the last slot linear holds too, having no later pilot.)
     const uint64_t seed = fresh_seed();
     const ofdm_grid g = small_grid(2);
     const int nt = 2, U = g.used_subcarriers, D = g.data_symbols;
@@ -504,7 +505,7 @@ TEST(ofdm_front_end, linear_time_interpolation_tracks_doppler_fading_better_than
         ASSERT_EQ(fh.symbols_per_channel, D);
         ASSERT_EQ(fl.symbols_per_channel, 1);
         const double window_delay = double(s.frame_start) - double(mc.timing_offset + g.cp_length);
-        for (int j = 0; j < g.slots; ++j)
+        for (int j = 0; j < 1; ++j)
             for (int d = 0; d < D; ++d) {
                 // The symbol's FFT-window middle, from the preamble's window and
                 // in input samples; the phase the receiver's CFO correction leaves.
@@ -520,8 +521,8 @@ TEST(ofdm_front_end, linear_time_interpolation_tracks_doppler_fading_better_than
                     }
             }
     }
-    const double n = 10.0 * g.slots * D * U * nt * nt;
-    std::printf("[ measured ] EPA 300 Hz, 35 dB: channel MSE per data element, hold %.3g, linear %.3g (%.1f dB)\n",
+    const double n = 10.0 * D * U * nt * nt;
+    std::printf("[ measured ] EPA 300 Hz, 35 dB: channel MSE per data element of slot 0, hold %.3g, linear %.3g (%.1f dB)\n",
                 e_hold / n, e_linear / n, 10 * std::log10(e_hold / e_linear));
-    EXPECT_LT(e_linear, 0.75 * e_hold); // seen: 2.1 to 3.0 dB better over 60 seeds
+    EXPECT_LT(e_linear, 0.25 * e_hold); // seen: 13.3 to 17.2 dB better over 60 seeds
 }

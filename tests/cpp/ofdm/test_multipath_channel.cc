@@ -143,4 +143,10 @@ TEST(multipath_channel, bad_doppler_is_a_clear_error)
         }
     }
     EXPECT_NO_THROW(multipath_channel(flat_probe(2, 499.0, 1)));
+    EXPECT_NO_THROW(multipath_channel(flat_probe(2, 1e-300, 1))); // snapshots rarely, no overflow
+    multipath_channel ch(flat_probe(2, 10.0, 1));
+    ofdm_grid g = ofdm_grid::preset("lte1.4");
+    g.nt = 1;
+    std::vector<cfloat> H(size_t(g.used_subcarriers) * 2);
+    EXPECT_THROW(ch.frequency_response(g, 0, H.data(), double(NAN)), std::invalid_argument);
 }

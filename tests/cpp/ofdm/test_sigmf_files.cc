@@ -68,6 +68,7 @@ TEST(sigmf, round_trips_every_format_and_layout)
             m.grid.nt = 2;
             m.grid.mod = modulation::qam64;
             m.snr_db = 17.5;
+            m.doppler_hz = 70;
             m.transport_block_bits = 1234;
             const size_t n = 1001;
             std::vector<cfloat> x = random_samples(n * 3, seed);
@@ -88,6 +89,7 @@ TEST(sigmf, round_trips_every_format_and_layout)
             EXPECT_EQ(got.description, m.description);
             EXPECT_EQ(got.hardware, m.hardware);
             EXPECT_EQ(got.snr_db, m.snr_db);
+            EXPECT_EQ(got.doppler_hz, 70.0);
             EXPECT_EQ(got.transport_block_bits, 1234);
             ASSERT_TRUE(got.has_grid);
             EXPECT_EQ(got.grid.fft_size, m.grid.fft_size);
@@ -170,6 +172,11 @@ TEST(sigmf, bad_recordings_are_clear_errors)
     expect_error([&] { sigmf_reader r(base); }, "sample_rate must be finite and > 0");
     write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e999}}");
     expect_error([&] { sigmf_reader r(base); }, "bad number '1e999'");
+    for (const char* count : { "-1", "2.5", "\"many\"" }) {
+        write_text(meta, std::string("{\"global\": {\"core:datatype\": \"ci16_le\", \"core:sample_rate\": 1e6, "
+                                     "\"mimo_gpu:ci16_values_clipped\": ") + count + "}}");
+        expect_error([&] { sigmf_reader r(base); }, "ci16_values_clipped");
+    }
     // frame parameters that do not fit: the grid's own error, with the file name
     std::string bad_grid = good;
     bad_grid.replace(bad_grid.find("\"core:version\""), 0,
