@@ -23,11 +23,18 @@
 // the core's own figure for the same work on one stream (generate with the
 // given bits, detect_device, decode_device, count_errors_device per batch).
 //
+// --chain ofdm runs the receiver from antenna samples: nr host sample streams
+// (vector sources, or a source paced at the sample rate for the latency) ->
+// ofdm_rx -> mimo_detector -> tb_stream_decoder -> a block checker, in frames
+// per second against the frames' air time, beside GNU Radio's ceiling for the
+// same streams (bench_ofdm_chain.h).
+//
 // --bad-every K makes it a soak: every K-th pre-drawn problem is bad (a NaN in
 // H, an all-zero H, an Inf in y, in turn), and the run checks that every item
 // comes out, that the block erased exactly as many as were injected (the tests
 // check which items: block_flowgraph.bad_problems_...), and that resident and
 // device memory stay flat (sampled every few seconds); exit 1 otherwise.
+#include "bench_ofdm_chain.h"
 #include "bench_util.h"
 #include "command_line.h"
 #include "flowgraph_probes.h"
@@ -655,6 +662,51 @@ int run_coded_chains(const settings& base,
     return failures;
 }
 
+/// --chain ofdm: the settings from the command line, the runs, the JSON.
+int run_ofdm(const command_line& cli, const settings& base, const std::vector<core::detector_spec>& specs)
+{
+    const ofdm_chain_settings o = checked_setup([&] {
+        ofdm_chain_settings v;
+        v.grid = cli.text("grid");
+        v.nr = base.shape.nr;
+        v.nt = base.shape.nt;
+        v.mod = base.mod;
+        v.slots = int(cli.integer("slots", 1, 1000));
+        v.data_symbols = int(cli.integer("data-symbols", 1, 1000));
+        v.profile = cli.text("profile");
+        v.snr_db = cli.real("snr-ofdm");
+        v.code_rate = base.code_rate;
+        v.frames = uint64_t(cli.integer("frames", 1, 1LL << 32));
+        v.distinct_frames = int(cli.integer("distinct-frames", 1, 1024));
+        v.source_buffer = base.source_buffer;
+        v.backend = base.backend;
+        v.max_blocks = int(cli.integer("decoder-max-blocks", 0, 1 << 16));
+        v.device_buffers = cli.text("device-buffers");
+        if (v.device_buffers != "default" && v.device_buffers != "on" && v.device_buffers != "off")
+            throw std::invalid_argument("--device-buffers is default, on or off, got " + v.device_buffers);
+        v.paced_frames = uint64_t(cli.integer("paced-frames", 0, 1LL << 32));
+        v.pace = cli.real("pace");
+        if (!(v.pace > 0 && v.pace <= 100))
+            throw std::invalid_argument("--pace must be in (0, 100]");
+        return v;
+    });
+    std::ofstream json_file;
+    std::unique_ptr<json_writer> json;
+    if (cli.is_set("json")) {
+        json_file.open(cli.text("json"));
+        if (!json_file)
+            throw std::runtime_error("cannot write " + cli.text("json"));
+        json = std::make_unique<json_writer>(json_file);
+        json->begin_object().value("program", "mimo_gpu_flowgraph_bench").value("chain", "ofdm").begin_array("runs");
+    }
+    const int failures = run_ofdm_chains(o, specs, json.get());
+    if (json) {
+        json->end_array().end_object();
+        json_file << "\n";
+    }
+    return failures ? 1 : 0;
+}
+
 int run(const command_line& cli)
 {
     gr::logging::singleton().set_default_level(gr::log_level::warn);
@@ -676,8 +728,8 @@ int run(const command_line& cli)
         v.source_buffer = long(cli.integer("source-buffer", 0, 1 << 24));
         v.backend = cli.text("backend");
         v.chain = cli.text("chain");
-        if (v.chain != "host" && v.chain != "device" && v.chain != "coded")
-            throw std::invalid_argument("--chain is host, device or coded, got " + v.chain);
+        if (v.chain != "host" && v.chain != "device" && v.chain != "coded" && v.chain != "ofdm")
+            throw std::invalid_argument("--chain is host, device, coded or ofdm, got " + v.chain);
         v.tb_size = int(cli.integer("tb-size", 40, 1 << 20));
         v.code_rate = cli.real("code-rate");
         if (!(v.code_rate > 0.05 && v.code_rate <= 0.95))
@@ -687,6 +739,8 @@ int run(const command_line& cli)
         v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
+    if (base.chain == "ofdm")
+        return run_ofdm(cli, base, specs);
     input_sets in(base.shape, base.mod, base.distinct, 1, 1);
     const size_t injected = inject_bad_problems(in, base.shape, base.bad_every);
     if (base.bad_every) {
@@ -809,9 +863,23 @@ int main(int argc, char** argv)
                    "transport blocks -> channel -> detector -> decoder -> block error counter",
                    "host");
     cli.add_option("tb-size", "A", "--chain coded: information bits per transport block", "6120");
+    cli.add_option("grid", "NAME", "--chain ofdm: resource grid preset (lte1.4 .. lte20, nr20, nr40, nr100)", "nr100");
+    cli.add_option("slots", "N", "--chain ofdm: slots per frame", "2");
+    cli.add_option("data-symbols", "D", "--chain ofdm: data symbols per slot", "13");
+    cli.add_option("profile", "NAME", "--chain ofdm: delay profile (flat, epa, eva, etu)", "epa");
+    cli.add_option("snr-ofdm", "DB", "--chain ofdm: SNR of the recorded frames", "30");
+    cli.add_option("frames", "N", "--chain ofdm: frames through the flowgraph", "2000");
+    cli.add_option("distinct-frames", "N", "--chain ofdm: frames drawn and repeated by the sources", "8");
+    cli.add_option("device-buffers",
+                   "MODE",
+                   "--chain ofdm: the detector's and decoder's device_buffers: default (the blocks'), on or off",
+                   "default");
+    cli.add_option("paced-frames", "N", "--chain ofdm: frames of the latency run at the sample rate (0: none)", "0");
+    cli.add_option("pace", "X", "--chain ofdm: the paced source's rate over the sample rate", "1");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
     cli.add_option("snr", "DB", "--chain coded: Es/N0 per receive antenna", "14");
     cli.add_option("max-blocks", "N", "--chain coded: transport blocks per decoder call", "128");
+    cli.add_option("decoder-max-blocks", "N", "--chain ofdm: tb_stream_decoder's max_blocks (0: its default)", "0");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "streams", "4");
     cli.add_option(

@@ -1,0 +1,429 @@
+// mimo_gpu_flowgraph_bench --chain ofdm (bench_ofdm_chain.h says what it measures).
+//
+// The samples: `distinct_frames` frames, each one transport block (A random
+// information bits at the code rate, CRC, turbo code, rate matching onto the
+// frame's G coded bits) through ofdm_transmitter and a multipath channel (block
+// fading per frame, a small timing offset, AWGN), drawn once on the CPU and
+// repeated by the sources. A frame's period in the stream (the frame, the
+// offset and the delay spread) over the sample rate is its air time.
+#include "bench_ofdm_chain.h"
+
+#include "flowgraph_probes.h"
+
+#include <gnuradio/blocks/head.h>
+#include <gnuradio/blocks/null_sink.h>
+#include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/mimo_gpu/mimo_detector.h>
+#include <gnuradio/mimo_gpu/ofdm_rx.h>
+#include <gnuradio/mimo_gpu/tb_stream_decoder.h>
+#include <gnuradio/top_block.h>
+#include <mimo_gpu/multipath_channel.h>
+#include <mimo_gpu/ofdm_grid.h>
+#include <mimo_gpu/ofdm_transmitter.h>
+#include <mimo_gpu/turbo_decoder.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace mimo_gpu_apps {
+
+namespace core = ::mimo_gpu;
+
+namespace {
+
+constexpr int k_timing_offset = 64; // noise-only samples before each frame
+
+/// The frames the sources repeat: per antenna, the frames back to back.
+struct recorded_frames {
+    core::ofdm_grid grid;
+    core::transport_block_format format;
+    size_t period = 0; // samples per frame in the stream (frame, offset, delay spread)
+    std::vector<std::vector<gr_complex>> antennas;   // nr streams of distinct * period
+    std::vector<std::vector<uint8_t>> information;   // A bits per distinct frame
+
+    double air_seconds() const { return double(period) / grid.sample_rate; }
+};
+
+core::ofdm_grid grid_of(const ofdm_chain_settings& s)
+{
+    core::ofdm_grid g = core::ofdm_grid::preset(s.grid);
+    g.nt = s.nt;
+    g.mod = s.mod;
+    g.slots = s.slots;
+    g.data_symbols = s.data_symbols;
+    g.validate();
+    return g;
+}
+
+recorded_frames record_frames(const ofdm_chain_settings& s)
+{
+    recorded_frames r;
+    r.grid = grid_of(s);
+    r.format.G = int(r.grid.frame_bits());
+    r.format.Qm = core::constellation(s.mod).bits_per_symbol();
+    r.format.A = std::max(40, int(s.code_rate * r.format.G) - 24);
+    r.format.validate_for_decoding();
+    const core::transport_block_encoder encoder(r.format);
+    core::ofdm_transmitter tx(r.grid);
+    core::multipath_config mc;
+    mc.nr = s.nr;
+    mc.nt = s.nt;
+    mc.profile = core::delay_profile_from_string(s.profile);
+    mc.sample_rate = r.grid.sample_rate;
+    mc.timing_offset = k_timing_offset;
+    mc.cfo = 0.05 * r.grid.subcarrier_spacing();
+    mc.snr_db = s.snr_db;
+    mc.seed = 20261125;
+    core::multipath_channel channel(mc);
+    const size_t frame = size_t(r.grid.frame_samples());
+    r.period = channel.output_samples(frame);
+    r.antennas.assign(size_t(s.nr), {});
+    for (auto& a : r.antennas)
+        a.reserve(r.period * size_t(s.distinct_frames));
+    std::mt19937_64 rng(7);
+    std::vector<uint8_t> coded(size_t(r.format.G));
+    std::vector<core::cfloat> samples(frame * size_t(s.nt)), received(r.period * size_t(s.nr));
+    for (int f = 0; f < s.distinct_frames; ++f) {
+        std::vector<uint8_t> bits(size_t(r.format.A));
+        for (auto& b : bits)
+            b = uint8_t(rng() & 1);
+        encoder.encode(bits.data(), coded.data());
+        tx.modulate(coded.data(), samples.data());
+        channel.run(samples.data(), frame, received.data()); // new taps per frame
+        for (size_t n = 0; n < r.period; ++n)
+            for (int a = 0; a < s.nr; ++a)
+                r.antennas[size_t(a)].push_back(received[n * size_t(s.nr) + size_t(a)]);
+        r.information.push_back(std::move(bits));
+    }
+    return r;
+}
+
+/// Decoded transport blocks in; block k is checked against frame k's bits, and
+/// its arrival is stamped.
+class block_checker : public gr::sync_block
+{
+public:
+    explicit block_checker(const recorded_frames& frames)
+        : gr::sync_block("block_checker",
+                         gr::io_signature::make(1, 1, size_t(frames.format.A)),
+                         gr::io_signature::make(0, 0, 0)),
+          m_frames(frames)
+    {
+    }
+    int work(int n, gr_vector_const_void_star& in, gr_vector_void_star&) override
+    {
+        const auto bits = static_cast<const uint8_t*>(in[0]);
+        const size_t A = size_t(m_frames.format.A);
+        const auto now = probe_clock::now();
+        for (int k = 0; k < n; ++k) {
+            const auto& sent = m_frames.information[(nitems_read(0) + uint64_t(k)) % m_frames.information.size()];
+            m_errors += std::memcmp(bits + size_t(k) * A, sent.data(), A) != 0;
+            m_arrivals.push_back(now);
+        }
+        return n;
+    }
+    uint64_t block_errors() const { return m_errors; }
+    const std::vector<probe_clock::time_point>& arrivals() const { return m_arrivals; }
+
+private:
+    const recorded_frames& m_frames;
+    uint64_t m_errors = 0;
+    std::vector<probe_clock::time_point> m_arrivals;
+};
+
+/// The recorded frames at the sample rate (times `pace`), in packets, as a radio
+/// delivers them; remembers when each frame's last sample went out.
+class paced_source : public gr::sync_block
+{
+public:
+    paced_source(const recorded_frames& frames, uint64_t total_frames, double pace)
+        : gr::sync_block("paced_source",
+                         gr::io_signature::make(0, 0, 0),
+                         gr::io_signature::make(int(frames.antennas.size()),
+                                                int(frames.antennas.size()),
+                                                sizeof(gr_complex))),
+          m_frames(frames),
+          m_total(total_frames * frames.period),
+          m_rate(frames.grid.sample_rate * pace)
+    {
+    }
+    bool start() override
+    {
+        m_start = probe_clock::now();
+        return true;
+    }
+    int work(int n, gr_vector_const_void_star&, gr_vector_void_star& out) override
+    {
+        const uint64_t sent = nitems_written(0);
+        if (sent >= m_total)
+            return WORK_DONE;
+        uint64_t due = samples_due();
+        if (due < sent + k_packet) { // wait for the next packet's time
+            const double at = double(sent + k_packet) / m_rate;
+            std::this_thread::sleep_until(m_start + std::chrono::duration_cast<probe_clock::duration>(
+                                                        std::chrono::duration<double>(at)));
+            due = samples_due();
+        }
+        const uint64_t count = std::min<uint64_t>({ uint64_t(n), due - sent, m_total - sent });
+        const size_t length = m_frames.antennas[0].size();
+        for (size_t a = 0; a < out.size(); ++a) {
+            auto o = static_cast<gr_complex*>(out[a]);
+            for (uint64_t k = 0; k < count;) { // the recording repeats
+                const size_t at = size_t((sent + k) % length);
+                const size_t run = std::min<size_t>(size_t(count - k), length - at);
+                std::memcpy(o + k, m_frames.antennas[a].data() + at, run * sizeof(gr_complex));
+                k += run;
+            }
+        }
+        const auto now = probe_clock::now();
+        while ((m_last_samples.size() + 1) * m_frames.period <= sent + count)
+            m_last_samples.push_back(now);
+        return int(count);
+    }
+    const std::vector<probe_clock::time_point>& frame_ends() const { return m_last_samples; }
+
+private:
+    static constexpr uint64_t k_packet = 4096;
+    uint64_t samples_due() const
+    {
+        return uint64_t(std::chrono::duration<double>(probe_clock::now() - m_start).count() * m_rate);
+    }
+    const recorded_frames& m_frames;
+    const uint64_t m_total;
+    const double m_rate;
+    probe_clock::time_point m_start;
+    std::vector<probe_clock::time_point> m_last_samples;
+};
+
+struct chain_blocks {
+    gr::mimo_gpu::ofdm_rx::sptr rx;
+    gr::mimo_gpu::mimo_detector::sptr detector;
+    gr::mimo_gpu::tb_stream_decoder::sptr decoder;
+};
+
+/// The receiver's three blocks with the settings' parameters (the blocks'
+/// defaults wherever the settings say "default").
+chain_blocks make_chain(const ofdm_chain_settings& s, const core::detector_spec& spec, const recorded_frames& r)
+{
+    chain_blocks c;
+    c.rx = gr::mimo_gpu::ofdm_rx::make(
+        s.grid, s.nt, s.nr, core::to_string(s.mod), s.slots, s.data_symbols, "hold", "lmmse", s.backend);
+    const std::string params = core::format_parameter_list(spec.parameters);
+    const int S = c.rx->symbols_per_channel();
+    if (s.device_buffers == "default")
+        c.detector = gr::mimo_gpu::mimo_detector::make(
+            spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0, S, s.backend);
+    else
+        c.detector = gr::mimo_gpu::mimo_detector::make(spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0,
+                                                       S, s.backend, 8400, "erase", s.device_buffers == "on");
+    const int unit = s.nt * r.format.Qm;
+    const auto& f = r.format;
+    if (s.max_blocks == 0 && s.device_buffers == "default")
+        c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
+                                                          64, s.backend);
+    else if (s.device_buffers == "default")
+        c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
+                                                          64, s.backend, s.max_blocks);
+    else
+        c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
+                                                          64, s.backend, s.max_blocks,
+                                                          s.device_buffers == "on");
+    return c;
+}
+
+void connect_chain(gr::top_block_sptr tb, const chain_blocks& c, const std::shared_ptr<block_checker>& sink)
+{
+    tb->connect(c.rx, 0, c.detector, 0);
+    tb->connect(c.rx, 1, c.detector, 1);
+    tb->connect(c.detector, 0, c.decoder, 0);
+    tb->connect(c.decoder, 0, sink, 0);
+}
+
+struct chain_result {
+    double seconds = 0;
+    uint64_t frames = 0, block_errors = 0, crc_failures = 0;
+    long head_buffer = 0; // items of a source head's buffer, as GNU Radio made it
+    std::string backend;
+    double latency_median_ms = 0, latency_p99_ms = 0;
+};
+
+std::vector<gr::blocks::vector_source_c::sptr> sources_of(const recorded_frames& r, long min_buffer)
+{
+    std::vector<gr::blocks::vector_source_c::sptr> v;
+    for (const auto& a : r.antennas) {
+        v.push_back(gr::blocks::vector_source_c::make(a, true));
+        if (min_buffer > 0)
+            v.back()->set_min_output_buffer(min_buffer);
+    }
+    return v;
+}
+
+/// frames through sources -> heads -> the chain, as fast as it goes.
+chain_result run_chain(const ofdm_chain_settings& s, const core::detector_spec& spec, const recorded_frames& r)
+{
+    auto tb = gr::make_top_block("ofdm_chain_bench");
+    const chain_blocks c = make_chain(s, spec, r);
+    auto sink = std::make_shared<block_checker>(r);
+    const auto sources = sources_of(r, s.source_buffer);
+    std::vector<gr::blocks::head::sptr> heads;
+    for (size_t a = 0; a < sources.size(); ++a) {
+        heads.push_back(gr::blocks::head::make(sizeof(gr_complex), s.frames * r.period));
+        if (s.source_buffer > 0)
+            heads.back()->set_min_output_buffer(s.source_buffer);
+        tb->connect(sources[a], 0, heads[a], 0);
+        tb->connect(heads[a], 0, c.rx, int(a));
+    }
+    connect_chain(tb, c, sink);
+    chain_result out;
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.frames = sink->nitems_read(0);
+    out.block_errors = sink->block_errors();
+    out.crc_failures = c.decoder->crc_failures();
+    out.head_buffer = heads[0]->max_output_buffer(0);
+    out.backend = c.detector->active_backend();
+    return out;
+}
+
+/// GNU Radio alone: the same sources and heads, with the chain's head buffers,
+/// into null sinks.
+double run_ceiling_seconds(const ofdm_chain_settings& s, const recorded_frames& r, long head_buffer)
+{
+    auto tb = gr::make_top_block("ofdm_chain_ceiling");
+    const auto sources = sources_of(r, s.source_buffer);
+    for (const auto& source : sources) {
+        auto head = gr::blocks::head::make(sizeof(gr_complex), s.frames * r.period);
+        if (head_buffer > 0)
+            head->set_min_output_buffer(head_buffer);
+        tb->connect(source, 0, head, 0);
+        tb->connect(head, 0, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double percentile(std::vector<double> v, double q)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+}
+
+/// The chain fed at the sample rate: per frame, from its last sample leaving the
+/// source to its decoded block reaching the sink (the first tenth left out).
+chain_result run_paced(const ofdm_chain_settings& s, const core::detector_spec& spec, const recorded_frames& r)
+{
+    auto tb = gr::make_top_block("ofdm_chain_paced");
+    const chain_blocks c = make_chain(s, spec, r);
+    auto sink = std::make_shared<block_checker>(r);
+    auto source = std::make_shared<paced_source>(r, s.paced_frames, s.pace);
+    for (int a = 0; a < s.nr; ++a)
+        tb->connect(source, a, c.rx, a);
+    connect_chain(tb, c, sink);
+    chain_result out;
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.frames = sink->nitems_read(0);
+    out.block_errors = sink->block_errors();
+    out.crc_failures = c.decoder->crc_failures();
+    out.backend = c.detector->active_backend();
+    const auto& ends = source->frame_ends();
+    const auto& arrivals = sink->arrivals();
+    std::vector<double> ms;
+    for (size_t f = std::min(ends.size(), arrivals.size()) / 10; f < std::min(ends.size(), arrivals.size()); ++f)
+        ms.push_back(std::chrono::duration<double, std::milli>(arrivals[f] - ends[f]).count());
+    out.latency_median_ms = percentile(ms, 0.5);
+    out.latency_p99_ms = percentile(ms, 0.99);
+    return out;
+}
+
+} // namespace
+
+int run_ofdm_chains(const ofdm_chain_settings& s,
+                    const std::vector<core::detector_spec>& detectors,
+                    json_writer* json)
+{
+    const auto t0 = std::chrono::steady_clock::now();
+    const recorded_frames r = record_frames(s);
+    std::printf("ofdm chain: %dx%d %s, %s, %s %.0f dB, one transport block per frame (A %d, G %d), "
+                "frame period %zu samples = %.4f ms of air; %d distinct frames drawn in %.1f s\n",
+                s.nr, s.nt, core::to_string(s.mod).c_str(), core::describe(r.grid).c_str(), s.profile.c_str(),
+                s.snr_db, r.format.A, r.format.G, r.period, 1e3 * r.air_seconds(), s.distinct_frames,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::fflush(stdout);
+    int failures = 0;
+    double ceiling_fps = 0;
+    for (size_t k = 0; k < detectors.size(); ++k) {
+        const core::detector_spec& spec = detectors[k];
+        const chain_result c = run_chain(s, spec, r);
+        if (k == 0) // the streams alone, with the buffers the chain had
+            ceiling_fps = double(s.frames) / run_ceiling_seconds(s, r, c.head_buffer);
+        const double fps = double(c.frames) / c.seconds;
+        const bool ok = c.frames == s.frames && c.block_errors == 0;
+        failures += ok ? 0 : 1;
+        std::printf("%s, %s: %.1f frames/s = %.3fx real time (%llu of %llu frames decoded, %llu block errors, "
+                    "%llu CRC failures, %.2f s); GNU Radio ceiling for the same streams %.1f frames/s = %.3fx "
+                    "(%.0f%% of it; head buffers %ld items)\n",
+                    spec.label().c_str(), c.backend.c_str(), fps, fps * r.air_seconds(),
+                    (unsigned long long)c.frames, (unsigned long long)s.frames,
+                    (unsigned long long)c.block_errors, (unsigned long long)c.crc_failures, c.seconds, ceiling_fps,
+                    ceiling_fps * r.air_seconds(), 100.0 * fps / ceiling_fps, c.head_buffer);
+        chain_result p;
+        if (s.paced_frames > 0) {
+            p = run_paced(s, spec, r);
+            const bool paced_ok = p.frames == s.paced_frames && p.block_errors == 0;
+            failures += paced_ok ? 0 : 1;
+            std::printf("%s, paced at %.2fx the sample rate: latency from a frame's last sample to its decoded "
+                        "block median %.3f ms, 99th percentile %.3f ms (%llu of %llu frames, %llu block errors)\n",
+                        spec.label().c_str(), s.pace, p.latency_median_ms, p.latency_p99_ms,
+                        (unsigned long long)p.frames, (unsigned long long)s.paced_frames,
+                        (unsigned long long)p.block_errors);
+        }
+        std::fflush(stdout);
+        if (json) {
+            json->begin_object()
+                .value("chain", "ofdm")
+                .value("detector", spec.label())
+                .value("backend", c.backend)
+                .value("grid", s.grid)
+                .value("shape", std::to_string(s.nr) + "x" + std::to_string(s.nt))
+                .value("modulation", core::to_string(s.mod))
+                .value("A", r.format.A)
+                .value("G", r.format.G)
+                .value("frame_air_ms", 1e3 * r.air_seconds())
+                .value("frames", (unsigned long long)c.frames)
+                .value("frames_expected", (unsigned long long)s.frames)
+                .value("block_errors", (unsigned long long)c.block_errors)
+                .value("crc_failures", (unsigned long long)c.crc_failures)
+                .value("seconds", c.seconds)
+                .value("frames_per_s", fps)
+                .value("x_real_time", fps * r.air_seconds())
+                .value("ceiling_frames_per_s", ceiling_fps)
+                .value("ceiling_x_real_time", ceiling_fps * r.air_seconds())
+                .value("fraction_of_ceiling", fps / ceiling_fps)
+                .value("head_buffer_items", (long long)c.head_buffer)
+                .value("max_blocks", s.max_blocks)
+                .value("device_buffers", s.device_buffers);
+            if (s.paced_frames > 0)
+                json->value("pace", s.pace)
+                    .value("paced_frames", (unsigned long long)p.frames)
+                    .value("paced_block_errors", (unsigned long long)p.block_errors)
+                    .value("latency_median_ms", p.latency_median_ms)
+                    .value("latency_p99_ms", p.latency_p99_ms);
+            json->end_object();
+        }
+    }
+    return failures;
+}
+
+} // namespace mimo_gpu_apps

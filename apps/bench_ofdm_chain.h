@@ -1,0 +1,45 @@
+// mimo_gpu_flowgraph_bench --chain ofdm: the receiver a user with antennas
+// runs, as GNU Radio blocks: nr host sample streams -> ofdm_rx -> mimo_detector
+// -> tb_stream_decoder -> a sink that checks each decoded transport block. It
+// reports frames per second against the frames' air time, GNU Radio's own
+// ceiling for the same sample streams and buffers (sources -> heads -> null
+// sinks, measured in the same run), and the latency at real-time pacing (a
+// source that emits the samples at the sample rate, as a radio does).
+#pragma once
+
+#include "json_writer.h"
+
+#include <mimo_gpu/constellation.h>
+#include <mimo_gpu/detector_registry.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mimo_gpu_apps {
+
+struct ofdm_chain_settings {
+    std::string grid = "nr100";
+    int nr = 4, nt = 4;
+    ::mimo_gpu::modulation mod = ::mimo_gpu::modulation::qam16;
+    int slots = 2, data_symbols = 13;
+    std::string profile = "epa";
+    double snr_db = 30;
+    double code_rate = 0.5;     // one transport block per frame, A from it
+    uint64_t frames = 2000;     // through the throughput run
+    int distinct_frames = 8;    // drawn once, repeated by the sources
+    long source_buffer = 0;     // min output buffer of sources and heads (0: default)
+    std::string backend = "auto";
+    int max_blocks = 0;                      // tb_stream_decoder's; 0: the block's default
+    std::string device_buffers = "default";  // detector and decoder: default, on or off
+    uint64_t paced_frames = 0;  // frames of the latency run at real-time pacing (0: none)
+    double pace = 1.0;          // the paced source's rate over the sample rate
+};
+
+/// Runs the chain once per detector; returns the number of runs that lost frames
+/// or failed a CRC (each a failure of the run, printed).
+int run_ofdm_chains(const ofdm_chain_settings& settings,
+                    const std::vector<::mimo_gpu::detector_spec>& detectors,
+                    json_writer* json);
+
+} // namespace mimo_gpu_apps
