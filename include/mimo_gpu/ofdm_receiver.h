@@ -83,8 +83,9 @@ public:
     int window_backoff() const { return m_backoff; }
 
     /// Searches rx (samples * nr, antenna-interleaved) from sample `from` for the
-    /// first preamble. found == false: none in the buffer (keep its last
-    /// frame_samples() to search again with more samples).
+    /// first preamble (lib/core/ofdm/frame_search.h has the rule; positions up to
+    /// N + CP before `from` are searched too, so that a preamble `from` falls
+    /// into is judged from its start). found == false: none in the buffer.
     sync_result synchronize(const cfloat* rx, size_t samples, size_t from = 0) const;
     /// As synchronize(), on samples in device memory (CUDA backend only, else
     /// std::logic_error): the metric and the matched filter run on the GPU, the
@@ -124,16 +125,6 @@ public:
                                           const cfloat* H_known, float n0);
 
 private:
-    /// The Schmidl-Cox metric from its first crossing of the threshold on, for N + CP + 1 positions.
-    struct sync_metric {
-        bool crossed = false;
-        size_t first = 0;
-        std::vector<float> M;
-        std::vector<std::complex<double>> P;
-    };
-    /// The fine-timing matched filter's output over positions [lo, hi] for the preamble q.
-    using matched_filter = std::function<std::vector<float>(size_t lo, size_t hi, const std::vector<cfloat>& q)>;
-    sync_result decide(const sync_metric& w, size_t from, size_t samples, const matched_filter& matched) const;
     void demodulate(const cfloat* rx, const sync_result& sync);
     void estimate(front_end_frame& f) const;
     void emit(front_end_frame& f) const;

@@ -7,8 +7,10 @@
 #include "ofdm_parameters.h"
 
 #include <gnuradio/block_detail.h>
+#include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
+#include <gnuradio/mimo_gpu/device_buffer.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -37,6 +39,13 @@ const pmt::pmt_t k_frame_key = pmt::mp("ofdm_frame");
     throw std::invalid_argument("ofdm_rx: frequency_interpolation must be \"lmmse\" or \"linear\", got \"" + name +
                                 "\"");
 }
+
+gr::io_signature::sptr rx_outputs(const ::mimo_gpu::ofdm_grid& grid, int nr, bool device)
+{
+    const gr::buffer_type type = device ? device_buffer::type : gr::buffer_double_mapped::type;
+    return gr::io_signature::make2(
+        2, 2, nr * grid.nt * int(sizeof(gr_complex)), nr * int(sizeof(gr_complex)), type, type);
+}
 } // namespace
 
 ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
@@ -47,44 +56,81 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
                             int data_symbols,
                             const std::string& time_interpolation,
                             const std::string& frequency_interpolation,
-                            const std::string& backend)
+                            const std::string& backend,
+                            bool device_buffers)
 {
     ::mimo_gpu::ofdm_receiver_config c;
     c.nr = nr;
     c.interpolation = time_from(time_interpolation);
     c.frequency = frequency_from(frequency_interpolation);
     c.requested = ::mimo_gpu::backend_from_string(backend);
-    return gnuradio::make_block_sptr<ofdm_rx_impl>(ofdm_frame(grid, nt, modulation, slots, data_symbols), c);
+    return gnuradio::make_block_sptr<ofdm_rx_impl>(
+        ofdm_frame(grid, nt, modulation, slots, data_symbols), c, device_buffers);
 }
 
-ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid, const ::mimo_gpu::ofdm_receiver_config& config)
+ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
+                           const ::mimo_gpu::ofdm_receiver_config& config,
+                           bool device_buffers)
     : gr::block("ofdm_rx",
                 gr::io_signature::make(config.nr, config.nr, sizeof(gr_complex)),
-                gr::io_signature::make2(2, 2, config.nr * grid.nt * sizeof(gr_complex), config.nr * sizeof(gr_complex))),
+                // The receiver is made (and the backend known) before the signature: see below.
+                gr::io_signature::make2(2, 2, 1, 1)),
       d_receiver(grid, config),
-      d_frame(grid.frame_samples()),
-      d_y_per_frame(int(grid.data_elements())),
-      d_H_per_frame(grid.slots * grid.used_subcarriers *
-                    (config.interpolation == ::mimo_gpu::time_interpolation::hold ? 1 : grid.data_symbols)),
-      d_symbols_per_channel(config.interpolation == ::mimo_gpu::time_interpolation::hold ? grid.data_symbols : 1)
+      d_device_outputs(device_buffers && d_receiver.active_backend() == ::mimo_gpu::backend::cuda),
+      d_H_per_frame(int(d_receiver.H_items_per_frame())),
+      d_y_per_frame(int(d_receiver.y_items_per_frame())),
+      d_chunk(std::max(grid.fft_size, grid.frame_samples() / 4)),
+      d_inputs(size_t(config.nr))
 {
-    // noutput_items counts y items, a frame's worth at a time (H has fewer per frame).
+    set_output_signature(rx_outputs(grid, config.nr, d_device_outputs));
+    // noutput_items counts y items, a frame's worth at a time (H has as many or fewer).
     set_output_multiple(d_y_per_frame);
-    set_relative_rate(uint64_t(d_y_per_frame), uint64_t(d_frame));
+    set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
     set_tag_propagation_policy(TPP_DONT);
-    d_logger->info("{}, {} receive antennas, S = {}, on {}", ::mimo_gpu::describe(grid), config.nr,
-                   d_symbols_per_channel,
-                   d_receiver.active_backend() == ::mimo_gpu::backend::cuda ? "CUDA" : "the CPU");
+    d_logger->info("{}, {} receive antennas, S = {}, on {}{}", ::mimo_gpu::describe(grid), config.nr,
+                   symbols_per_channel(), active_backend(), d_device_outputs ? " (device buffers)" : "");
 }
 
-void ofdm_rx_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+std::string ofdm_rx_impl::active_backend() const { return ::mimo_gpu::to_string(d_receiver.active_backend()); }
+
+void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
 {
-    // A frame's samples per frame wanted: no more, or a last frame at the very end
-    // of a stream would never be asked for. A frame that is not aligned makes
-    // work() drop what lies before it and wait for the rest.
-    const int frames = std::max(1, noutput_items / d_y_per_frame);
-    for (auto& n : ninput_items_required)
-        n = frames * d_frame;
+    // Frames that had no room wait in the receiver: a call needs no new samples.
+    if (d_receiver.frames_waiting() || d_receiver.ended()) {
+        std::fill(ninput_items_required.begin(), ninput_items_required.end(), 0);
+        return;
+    }
+    // The rest of a frame found (so a frame is taken as soon as its last sample
+    // is there), else a quarter frame of new samples.
+    const size_t wanted = d_receiver.samples_wanted();
+    const int ask = wanted > 0 ? int(std::min<size_t>(wanted, size_t(d_chunk) * 4)) : d_chunk;
+    const auto d = detail();
+    for (size_t r = 0; r < ninput_items_required.size(); ++r) {
+        // An ended input is asked for what it still holds (GNU Radio ends a block
+        // whose ended input cannot satisfy its forecast); never more than the
+        // buffer can hold.
+        const auto in = d ? d->input(int(r)) : nullptr;
+        ninput_items_required[r] = !in                ? ask
+                                   : in->done()       ? std::min(ask, in->items_available())
+                                                      : std::min(ask, in->max_possible_items_available());
+    }
+}
+
+bool ofdm_rx_impl::an_input_ran_out()
+{
+    const auto d = detail();
+    bool out = false;
+    uint64_t longest = 0;
+    for (int r = 0; d && r < d->ninputs(); ++r) {
+        const auto in = d->input(r);
+        const bool done = in->done(); // first: the items written before it are then all counted
+        const uint64_t left = uint64_t(in->items_available()); // after this call's consume
+        out = out || (done && left == 0);
+        longest = std::max(longest, left);
+    }
+    if (out)
+        d_unread_at_end = longest;
+    return out;
 }
 
 int ofdm_rx_impl::general_work(int noutput_items,
@@ -92,92 +138,72 @@ int ofdm_rx_impl::general_work(int noutput_items,
                                gr_vector_const_void_star& input_items,
                                gr_vector_void_star& output_items)
 {
-    const int nr = int(input_items.size());
-    const ::mimo_gpu::ofdm_grid& g = d_receiver.grid();
-    int n = ninput_items[0];
-    for (int r = 1; r < nr; ++r)
-        n = std::min(n, ninput_items[r]);
-    d_samples.resize(size_t(n) * nr);
-    for (int r = 0; r < nr; ++r) {
-        auto in = static_cast<const gr_complex*>(input_items[r]);
-        for (int k = 0; k < n; ++k)
-            d_samples[size_t(k) * nr + r] = in[k];
-    }
-    // Frames one after another, as many as the outputs take.
-    const int room = noutput_items / d_y_per_frame;
-    std::vector<::mimo_gpu::sync_result> syncs;
-    size_t from = 0, consumed = 0;
-    while (int(syncs.size()) < room) {
-        const ::mimo_gpu::sync_result s = d_receiver.synchronize(d_samples.data(), size_t(n), from);
-        if (!s.found) { // keep where a preamble could still be found: its FFT and two symbols
-            const size_t keep = size_t(g.fft_size) + 2 * size_t(g.symbol_samples());
-            consumed = std::max(from, size_t(n) > keep ? size_t(n) - keep : size_t(0));
-            break;
+    if (d_failed || (d_device_outputs && d_output_guard.must_stop(*this, *d_logger)))
+        return WORK_DONE;
+    const size_t available = size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
+    const size_t taken = std::min(available, d_receiver.ended() ? size_t(0) : d_receiver.room());
+    std::vector<::mimo_gpu::stream_frame> frames;
+    try {
+        for (size_t r = 0; r < d_inputs.size(); ++r)
+            d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
+        d_receiver.push(d_inputs.data(), taken);
+        consume_each(int(taken));
+        if (!d_receiver.ended() && an_input_ran_out()) {
+            d_receiver.end_stream();
+            if (d_unread_at_end > 0)
+                d_logger->warn("an antenna stream ended {} samples before another: the receiver ends with it "
+                               "(it needs every antenna's samples); those samples are not read",
+                               d_unread_at_end);
         }
-        if (!s.complete) { // wait for the rest, the preamble kept with two symbols of margin
-            const size_t margin = 2 * size_t(g.symbol_samples());
-            consumed = std::max(from, s.frame_start > margin ? s.frame_start - margin : size_t(0));
-            break;
-        }
-        syncs.push_back(s);
-        from = s.frame_start + size_t(d_frame) - size_t(g.cp_length);
-        consumed = from;
-    }
-    if (syncs.empty() && consumed == 0 && upstream_done()) { // the end: nothing more can be found
-        d_dropped += size_t(n);
-        consume_each(n);
+        frames = d_receiver.receive(size_t(noutput_items / d_y_per_frame),
+                                    static_cast<gr_complex*>(output_items[0]),
+                                    static_cast<gr_complex*>(output_items[1]),
+                                    d_device_outputs);
+    } catch (const std::exception& e) {
+        d_logger->error("stream samples {}..: {}; ending the stream", nitems_read(0), e.what());
+        d_failed = true; // an exception escaping work() would hang the flowgraph
         return WORK_DONE;
     }
-    if (!syncs.empty()) {
-        const auto frames = d_receiver.receive_frames(d_samples.data(), size_t(n), syncs);
-        auto H = static_cast<gr_complex*>(output_items[0]);
-        auto y = static_cast<gr_complex*>(output_items[1]);
-        for (size_t f = 0; f < frames.size(); ++f) {
-            const auto& fr = frames[f];
-            std::copy(fr.H.begin(), fr.H.end(), H + f * fr.H.size());
-            std::copy(fr.y.begin(), fr.y.end(), y + f * fr.y.size());
-            emit_tags(fr, nitems_written(0) + f * size_t(d_H_per_frame), nitems_written(1) + f * size_t(d_y_per_frame),
-                      nitems_read(0) + fr.sync.frame_start);
-            d_last_n0 = fr.n0;
-            d_last_cfo = fr.sync.cfo;
-        }
-        d_frames += frames.size();
+    for (size_t f = 0; f < frames.size(); ++f) {
+        emit_tags(frames[f], nitems_written(0) + f * size_t(d_H_per_frame), nitems_written(1) + f * size_t(d_y_per_frame));
+        d_last_n0 = frames[f].n0;
+        d_last_cfo = frames[f].cfo;
     }
-    // Samples consumed outside any frame are dropped (between frames: noise or gaps).
-    const size_t in_frames = syncs.size() * (size_t(d_frame) - size_t(g.cp_length));
-    d_dropped += consumed > in_frames ? consumed - in_frames : 0;
-    consume_each(int(consumed));
-    produce(0, int(syncs.size()) * d_H_per_frame);
-    produce(1, int(syncs.size()) * d_y_per_frame);
+    update_counters();
+    produce(0, int(frames.size()) * d_H_per_frame);
+    produce(1, int(frames.size()) * d_y_per_frame);
+    if (frames.empty() && d_receiver.ended() && !d_receiver.frames_waiting())
+        return WORK_DONE; // the end: no whole frame is left
     return WORK_CALLED_PRODUCE;
 }
 
-void ofdm_rx_impl::emit_tags(const ::mimo_gpu::front_end_frame& f, uint64_t H_item, uint64_t y_item,
-                             uint64_t first_sample)
+void ofdm_rx_impl::update_counters()
+{
+    const uint64_t dropped_before = d_frames_dropped;
+    d_frames = d_receiver.frames_received();
+    d_frames_dropped = d_receiver.frames_dropped();
+    d_samples_dropped = d_receiver.samples_outside_frames();
+    if (d_frames_dropped > dropped_before)
+        d_logger->warn("{} frame(s) dropped: their pilots hold non-finite samples ({} so far)",
+                       d_frames_dropped - dropped_before, uint64_t(d_frames_dropped));
+}
+
+void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item)
 {
     const pmt::pmt_t n0 = pmt::from_double(f.n0);
     add_item_tag(0, H_item, k_noise_var_key, n0);
     add_item_tag(1, y_item, k_noise_var_key, n0);
     pmt::pmt_t info = pmt::make_dict();
-    info = pmt::dict_add(info, pmt::mp("cfo"), pmt::from_double(f.sync.cfo));
-    info = pmt::dict_add(info, pmt::mp("frame_start"), pmt::from_uint64(first_sample));
+    info = pmt::dict_add(info, pmt::mp("cfo"), pmt::from_double(f.cfo));
+    info = pmt::dict_add(info, pmt::mp("frame_start"), pmt::from_uint64(f.start));
     info = pmt::dict_add(info, pmt::mp("delay_spread"), pmt::from_double(f.delay_spread));
     add_item_tag(1, y_item, k_frame_key, info);
 }
 
-bool ofdm_rx_impl::upstream_done() const
-{
-    if (!detail())
-        return false;
-    for (int r = 0; r < detail()->ninputs(); ++r)
-        if (!detail()->input(r)->done())
-            return false;
-    return true;
-}
-
 bool ofdm_rx_impl::stop()
 {
-    d_logger->info("{} frames received, {} samples outside frames dropped", d_frames, d_dropped);
+    d_logger->info("{} frames received, {} dropped (non-finite pilots), {} samples outside frames",
+                   uint64_t(d_frames), uint64_t(d_frames_dropped), uint64_t(d_samples_dropped));
     return true;
 }
 

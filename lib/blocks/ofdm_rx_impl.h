@@ -5,24 +5,35 @@
 #ifndef INCLUDED_MIMO_GPU_OFDM_RX_IMPL_H
 #define INCLUDED_MIMO_GPU_OFDM_RX_IMPL_H
 
-#include <gnuradio/mimo_gpu/ofdm_rx.h>
-#include <mimo_gpu/ofdm_receiver.h>
+#include "device_output_guard.h"
 
+#include <gnuradio/mimo_gpu/ofdm_rx.h>
+#include <mimo_gpu/ofdm_stream_receiver.h>
+
+#include <atomic>
 #include <vector>
 
 namespace gr {
 namespace mimo_gpu {
 
+/// The block over the core's ofdm_stream_receiver: each call hands it the new
+/// samples (all of them: the receiver keeps what it still needs) and takes the
+/// whole frames that fit the outputs.
 class ofdm_rx_impl : public ofdm_rx
 {
 public:
-    ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid, const ::mimo_gpu::ofdm_receiver_config& config);
+    ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
+                 const ::mimo_gpu::ofdm_receiver_config& config,
+                 bool device_buffers);
 
-    int symbols_per_channel() const override { return d_symbols_per_channel; }
+    int symbols_per_channel() const override { return d_receiver.symbols_per_channel(); }
     uint64_t frames_received() const override { return d_frames; }
-    uint64_t samples_dropped() const override { return d_dropped; }
+    uint64_t samples_dropped() const override { return d_samples_dropped; }
+    uint64_t frames_dropped() const override { return d_frames_dropped; }
     double last_noise_var() const override { return d_last_n0; }
     double last_cfo() const override { return d_last_cfo; }
+    std::string active_backend() const override;
+    bool device_buffers() const override { return d_device_outputs; }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -32,17 +43,23 @@ public:
     bool stop() override;
 
 private:
-    bool upstream_done() const; ///< every input's upstream has finished
-    void emit_tags(const ::mimo_gpu::front_end_frame& f, uint64_t H_item, uint64_t y_item, uint64_t first_sample);
+    /// Whether an input has ended with nothing left after this call's consume
+    /// (the receiver can take no more: it needs every antenna's samples).
+    bool an_input_ran_out();
+    void emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item);
+    void update_counters();
 
-    ::mimo_gpu::ofdm_receiver d_receiver;
-    const int d_frame;              // samples per frame and antenna
-    const int d_y_per_frame;        // y items per frame
-    const int d_H_per_frame;        // H items per frame
-    const int d_symbols_per_channel;
-    std::vector<gr_complex> d_samples; // antenna-interleaved copy of the inputs
-    uint64_t d_frames = 0, d_dropped = 0;
-    double d_last_n0 = 0, d_last_cfo = 0;
+    ::mimo_gpu::ofdm_stream_receiver d_receiver;
+    const bool d_device_outputs;
+    const int d_H_per_frame; // H items per frame
+    const int d_y_per_frame; // y items per frame
+    const int d_chunk;       // samples a call waits for (a quarter frame)
+    std::vector<const gr_complex*> d_inputs;
+    device_output_guard d_output_guard;
+    bool d_failed = false;
+    uint64_t d_unread_at_end = 0; // samples of longer streams past the end of the shortest
+    std::atomic<uint64_t> d_frames{ 0 }, d_frames_dropped{ 0 }, d_samples_dropped{ 0 };
+    std::atomic<double> d_last_n0{ 0 }, d_last_cfo{ 0 };
 };
 
 } // namespace mimo_gpu

@@ -21,15 +21,26 @@ namespace mimo_gpu {
  * Inputs: nr complex streams (a USRP's channels, a recording, ofdm_channel_model).
  * Frames are found one after another (Schmidl-Cox timing and CFO over all
  * antennas), CFO-corrected, FFT'd and estimated from the pilots (LS, LMMSE or
- * linear interpolation, N0 from the pilots), on the CPU or CUDA.
+ * linear interpolation, N0 from the pilots), on the CPU or CUDA. The samples
+ * are copied once, into the receiver's window (on CUDA: device memory, through
+ * page-locked staging), and searched and demodulated there, all the complete
+ * frames of a call in one batch (the core's ofdm_stream_receiver).
  * Output 0: H (complex, vlen nr*nt), one item per channel; output 1: y (complex,
  * vlen nr), one item per resource element, symbols_per_channel() y items per H
  * item, in the resource-element order of docs/front_end.md (the detector's
  * LLRs are then the frame's codeword). Each frame's first items carry a
  * "noise_var" tag (N0) on both outputs and an "ofdm_frame" tag (dict: cfo,
  * frame_start, delay_spread) on y. Samples without a complete frame are
- * dropped (counted; the count is logged at the end of the stream). Input tags
- * are not propagated (the rate changes per frame).
+ * dropped (counted; the count is logged at the end of the stream). A frame
+ * whose pilots hold non-finite samples is dropped and counted (frames_dropped);
+ * non-finite samples elsewhere reach the detector, which erases the resource
+ * elements they touch. Input tags are not propagated (the rate changes per
+ * frame). The streams must have the same length: when one ends, the receiver
+ * ends (what the others hold beyond it is counted and logged).
+ *
+ * With device_buffers (the default) on CUDA, H and y are GNU Radio custom
+ * buffers in GPU memory: mimo_detector reads them there, and an ordinary block
+ * reads a host copy.
  */
 class MIMO_GPU_API ofdm_rx : virtual public gr::block
 {
@@ -42,6 +53,8 @@ public:
      * \param time_interpolation "hold" (symbols_per_channel = data_symbols) or "linear" (1)
      * \param frequency_interpolation "lmmse" or "linear"
      * \param backend "auto", "cpu" or "cuda"
+     * \param device_buffers on CUDA, H and y in GPU memory (the default); False:
+     *        host buffers on either backend
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -51,13 +64,19 @@ public:
                      int data_symbols = 6,
                      const std::string& time_interpolation = "hold",
                      const std::string& frequency_interpolation = "lmmse",
-                     const std::string& backend = "auto");
+                     const std::string& backend = "auto",
+                     bool device_buffers = true);
 
     virtual int symbols_per_channel() const = 0;
     virtual uint64_t frames_received() const = 0;
     virtual uint64_t samples_dropped() const = 0;
     virtual double last_noise_var() const = 0;
     virtual double last_cfo() const = 0;
+    /// Frames found whose pilots held non-finite samples: dropped.
+    virtual uint64_t frames_dropped() const = 0;
+    virtual std::string active_backend() const = 0;
+    /// Whether H and y live in GPU memory (make's device_buffers, on CUDA).
+    virtual bool device_buffers() const = 0;
 };
 
 } // namespace mimo_gpu

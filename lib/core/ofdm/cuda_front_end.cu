@@ -1,5 +1,7 @@
-// cuda_front_end: gather + CFO rotation, batched cuFFT, bin pick, a block per
-// (frame, slot) for estimation and interpolation, then the detector's H and y.
+// cuda_front_end: frame synchronisation (the metric in tiles, runs compacted in
+// order, a block per run for the plateau, the matched filter and the first path,
+// the walk on the host), then gather + CFO rotation, batched cuFFT, bin pick, a
+// block per (frame, slot) for estimation and interpolation, the detector's H and y.
 #include "cuda_front_end.h"
 
 #include "comb_interpolation.h"
@@ -8,6 +10,7 @@
 
 #include <cufft.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -33,9 +36,22 @@ struct dims {
     int N, SS, U, nr, nt, D, slots, K; // K: symbols per frame
 };
 
+/// Sample n of antenna r as the view holds it.
+__device__ float2 sample_at(const sample_view& v, size_t n, int r)
+{
+    return reinterpret_cast<const float2*>(v.base)[(n & v.mask) * v.sample_stride + size_t(r) * v.antenna_stride];
+}
+
+/// As the search reads it: a non-finite sample counts as zero (frame_search.h).
+__device__ float2 finite_sample_at(const sample_view& v, size_t n, int r)
+{
+    const float2 x = sample_at(v, n, r);
+    return isfinite(x.x) && isfinite(x.y) ? x : make_float2(0.0f, 0.0f);
+}
+
 /// A thread per (frame, symbol, antenna, sample): the FFT window's sample,
 /// rotated by -2 pi cfo m / N, m counted from the preamble's window.
-__global__ void gather_rotate_kernel(const float2* rx, const size_t* start, const float* cfo, dims d, size_t frames,
+__global__ void gather_rotate_kernel(sample_view rx, const size_t* start, const float* cfo, dims d, size_t frames,
                                      float2* out)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -45,7 +61,7 @@ __global__ void gather_rotate_kernel(const float2* rx, const size_t* start, cons
     const size_t f = e / per_frame, rest = e % per_frame;
     const int k = int(rest / (size_t(d.nr) * d.N)), r = int(rest / d.N % d.nr), n = int(rest % d.N);
     const size_t m = size_t(k) * d.SS + size_t(n);
-    const float2 x = rx[(start[f] + m) * d.nr + r];
+    const float2 x = sample_at(rx, start[f] + m, r);
     // -2 cfo m / N in half turns, reduced mod 2 in double so the float sincos stays exact
     const double turns = -2.0 * double(cfo[f]) * double(m) / double(d.N);
     float s, c;
@@ -228,59 +244,328 @@ __global__ void reramp_kernel(float2* ls, const float* slopes, const int* offset
 }
 
 
-constexpr int k_metric_run = 64; // positions per thread of the Schmidl-Cox metric
+// ---- frame search (frame_search.h) -------------------------------------------
 
-/// A thread per run of k_metric_run positions d: P(d) = sum_r sum_m conj(x[d+m])
-/// x[d+m+L] and R(d) (the halves' mean energy) summed exactly at the run's start
-/// (double), then slid one position at a time, as the CPU does every 4096.
-__global__ void sync_metric_kernel(const float2* rx, size_t from, size_t count, int L, int nr, float* M, float2* P)
+constexpr int k_tile = 1024; // metric positions per block (k_metric_alignment is a multiple)
+static_assert(k_metric_alignment % k_tile == 0, "a window's first sample starts a metric tile");
+constexpr int k_per_thread = k_tile / k_threads;      // consecutive positions per thread
+
+/// Block-wide sum of three doubles (k_threads threads), returned to every thread.
+__device__ void block_sum3(double& a, double& b, double& c, double (*shared)[k_threads])
 {
-    const size_t run = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t d0 = from + run * k_metric_run;
-    if (run * k_metric_run >= count)
-        return;
+    __syncthreads();
+    shared[0][threadIdx.x] = a;
+    shared[1][threadIdx.x] = b;
+    shared[2][threadIdx.x] = c;
+    __syncthreads();
+    for (int o = k_threads / 2; o > 0; o >>= 1) {
+        if (int(threadIdx.x) < o)
+            for (int k = 0; k < 3; ++k)
+                shared[k][threadIdx.x] += shared[k][threadIdx.x + o];
+        __syncthreads();
+    }
+    a = shared[0][0];
+    b = shared[1][0];
+    c = shared[2][0];
+}
+
+/// Block-wide exclusive prefix sums of three doubles, in thread order.
+__device__ void block_exclusive_scan3(double& a, double& b, double& c, double (*shared)[k_threads])
+{
+    __syncthreads();
+    shared[0][threadIdx.x] = a;
+    shared[1][threadIdx.x] = b;
+    shared[2][threadIdx.x] = c;
+    __syncthreads();
+    for (int o = 1; o < k_threads; o <<= 1) { // Hillis-Steele, inclusive
+        double x[3] = { 0, 0, 0 };
+        if (int(threadIdx.x) >= o)
+            for (int k = 0; k < 3; ++k)
+                x[k] = shared[k][threadIdx.x - o];
+        __syncthreads();
+        for (int k = 0; k < 3; ++k)
+            shared[k][threadIdx.x] += x[k];
+        __syncthreads();
+    }
+    a = threadIdx.x ? shared[0][threadIdx.x - 1] : 0.0;
+    b = threadIdx.x ? shared[1][threadIdx.x - 1] : 0.0;
+    c = threadIdx.x ? shared[2][threadIdx.x - 1] : 0.0;
+}
+
+/// Block-wide reductions of one value (k_threads threads), returned to every thread.
+template <typename T, typename Op>
+__device__ T block_reduce(T v, Op op, T* shared)
+{
+    __syncthreads();
+    shared[threadIdx.x] = v;
+    __syncthreads();
+    for (int o = k_threads / 2; o > 0; o >>= 1) {
+        if (int(threadIdx.x) < o)
+            shared[threadIdx.x] = op(shared[threadIdx.x], shared[threadIdx.x + o]);
+        __syncthreads();
+    }
+    return shared[0];
+}
+
+struct max_op {
+    template <typename T>
+    __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+struct sum_op {
+    __device__ int operator()(int a, int b) const { return a + b; }
+};
+struct min_op {
+    template <typename T>
+    __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+};
+
+/// The Schmidl-Cox metric of positions [first, first + count): a block per tile
+/// of k_tile positions sums P and R exactly (double) at the tile's first
+/// position, then each position adds the increments up to it (a block-wide
+/// prefix sum, double), as the CPU slides its sums one position at a time.
+__global__ void metric_kernel(sample_view v, size_t first, size_t count, int L, int nr, float* M, float2* P)
+{
+    __shared__ double shared[3][k_threads];
+    const size_t t0 = size_t(blockIdx.x) * k_tile, d0 = first + t0;
     double pr = 0, pi = 0, R = 0;
-    for (int m = 0; m < L; ++m)
+    for (int m = threadIdx.x; m < L; m += k_threads)
         for (int r = 0; r < nr; ++r) {
-            const float2 a = rx[(d0 + m) * nr + r], b = rx[(d0 + m + L) * nr + r];
+            const float2 a = finite_sample_at(v, d0 + size_t(m), r), b = finite_sample_at(v, d0 + size_t(m + L), r);
             pr += double(a.x) * b.x + double(a.y) * b.y;
             pi += double(a.x) * b.y - double(a.y) * b.x;
             R += 0.5 * (double(a.x) * a.x + double(a.y) * a.y + double(b.x) * b.x + double(b.y) * b.y);
         }
-    const size_t end = min(count, (run + 1) * k_metric_run);
-    for (size_t k = run * k_metric_run; k < end; ++k) {
-        const size_t d = from + k;
-        if (d > d0)
+    block_sum3(pr, pi, R, shared);
+    // Increments: position i gets those of the steps from the tile's start to it.
+    double cpr[k_per_thread], cpi[k_per_thread], cr[k_per_thread];
+    double spr = 0, spi = 0, sr = 0;
+    for (int j = 0; j < k_per_thread; ++j) {
+        const size_t i = size_t(threadIdx.x) * k_per_thread + size_t(j);
+        if (i > 0 && t0 + i < count) {
+            const size_t m = d0 + i - 1;
             for (int r = 0; r < nr; ++r) {
-                const float2 a0 = rx[(d - 1) * nr + r], aL = rx[(d - 1 + L) * nr + r],
-                             a2 = rx[(d - 1 + 2 * L) * nr + r];
-                pr += double(aL.x) * a2.x + double(aL.y) * a2.y - (double(a0.x) * aL.x + double(a0.y) * aL.y);
-                pi += double(aL.x) * a2.y - double(aL.y) * a2.x - (double(a0.x) * aL.y - double(a0.y) * aL.x);
-                R += 0.5 * (double(a2.x) * a2.x + double(a2.y) * a2.y - double(a0.x) * a0.x - double(a0.y) * a0.y);
+                const float2 a0 = finite_sample_at(v, m, r), aL = finite_sample_at(v, m + size_t(L), r),
+                             a2 = finite_sample_at(v, m + size_t(2 * L), r);
+                spr += (double(aL.x) * a2.x + double(aL.y) * a2.y) - (double(a0.x) * aL.x + double(a0.y) * aL.y);
+                spi += (double(aL.x) * a2.y - double(aL.y) * a2.x) - (double(a0.x) * aL.y - double(a0.y) * aL.x);
+                sr += 0.5 * (double(a2.x) * a2.x + double(a2.y) * a2.y - double(a0.x) * a0.x - double(a0.y) * a0.y);
             }
-        M[k] = R > 0 ? float((pr * pr + pi * pi) / (R * R)) : 0.0f;
-        P[k] = make_float2(float(pr), float(pi));
+        }
+        cpr[j] = spr;
+        cpi[j] = spi;
+        cr[j] = sr;
+    }
+    double opr = spr, opi = spi, orr = sr;
+    block_exclusive_scan3(opr, opi, orr, shared);
+    for (int j = 0; j < k_per_thread; ++j) {
+        const size_t i = size_t(threadIdx.x) * k_per_thread + size_t(j);
+        if (t0 + i >= count)
+            break;
+        const double p_re = pr + opr + cpr[j], p_im = pi + opi + cpi[j], r = R + orr + cr[j];
+        M[t0 + i] = r > 0 ? float((p_re * p_re + p_im * p_im) / (r * r)) : 0.0f;
+        P[t0 + i] = make_float2(float(p_re), float(p_im));
     }
 }
 
-/// The first position (index into M) whose metric exceeds the threshold, by atomicMin.
-__global__ void first_crossing_kernel(const float* M, size_t count, float threshold, unsigned long long* first)
+/// Whether position i starts or ends (last position of) a run above the threshold.
+__device__ void run_edges(const float* M, size_t i, size_t count, float threshold, bool& starts, bool& ends)
 {
-    const size_t k = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (k < count && M[k] > threshold)
-        atomicMin(first, (unsigned long long)k);
+    const bool above = M[i] > threshold;
+    starts = above && (i == 0 || !(M[i - 1] > threshold));
+    ends = above && (i + 1 == count || !(M[i + 1] > threshold));
 }
 
-/// A block per candidate position d: sum over antennas of |sum_m x_r[d+m] conj(q[m])|^2.
-__global__ void matched_filter_kernel(const float2* rx, size_t lo, const float2* q, int N, int nr, float* c)
+/// Runs compacted in order: counts per tile ...
+__global__ void run_count_kernel(const float* M, size_t count, float threshold, int* counts)
+{
+    __shared__ int shared[k_threads];
+    int starts = 0, ends = 0;
+    for (int j = 0; j < k_per_thread; ++j) {
+        const size_t i = size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
+        if (i < count) {
+            bool s, e;
+            run_edges(M, i, count, threshold, s, e);
+            starts += s;
+            ends += e;
+        }
+    }
+    starts = block_reduce(starts, sum_op{}, shared);
+    ends = block_reduce(ends, sum_op{}, shared);
+    if (threadIdx.x == 0) {
+        counts[2 * blockIdx.x] = starts;
+        counts[2 * blockIdx.x + 1] = ends;
+    }
+}
+
+/// ... their exclusive prefix sums over the tiles (one block), and the totals ...
+__global__ void run_scan_kernel(int* counts, size_t tiles, unsigned long long* totals)
+{
+    __shared__ int shared[k_threads];
+    for (int kind = 0; kind < 2; ++kind) {
+        // Each thread sums a contiguous chunk of tiles, then the chunks are scanned.
+        const size_t chunk = (tiles + k_threads - 1) / k_threads;
+        const size_t lo = size_t(threadIdx.x) * chunk, hi = min(tiles, lo + chunk);
+        int mine = 0;
+        for (size_t b = lo; b < hi; ++b)
+            mine += counts[2 * b + size_t(kind)];
+        __syncthreads();
+        shared[threadIdx.x] = mine;
+        __syncthreads();
+        for (int o = 1; o < k_threads; o <<= 1) {
+            const int x = int(threadIdx.x) >= o ? shared[threadIdx.x - o] : 0;
+            __syncthreads();
+            shared[threadIdx.x] += x;
+            __syncthreads();
+        }
+        int running = shared[threadIdx.x] - mine;
+        for (size_t b = lo; b < hi; ++b) {
+            const int c = counts[2 * b + size_t(kind)];
+            counts[2 * b + size_t(kind)] = running;
+            running += c;
+        }
+        if (threadIdx.x == k_threads - 1)
+            totals[kind] = (unsigned long long)shared[k_threads - 1];
+        __syncthreads();
+    }
+}
+
+/// ... and each tile's starts and ends written at its offsets, in position order.
+__global__ void run_write_kernel(const float* M, size_t first, size_t count, float threshold, const int* offsets,
+                                 size_t* starts, size_t* lasts)
+{
+    __shared__ int shared[2][k_threads];
+    bool s[k_per_thread], e[k_per_thread];
+    int ns = 0, ne = 0;
+    for (int j = 0; j < k_per_thread; ++j) {
+        const size_t i = size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
+        s[j] = e[j] = false;
+        if (i < count)
+            run_edges(M, i, count, threshold, s[j], e[j]);
+        ns += s[j];
+        ne += e[j];
+    }
+    shared[0][threadIdx.x] = ns;
+    shared[1][threadIdx.x] = ne;
+    __syncthreads();
+    for (int o = 1; o < k_threads; o <<= 1) {
+        const int xs = int(threadIdx.x) >= o ? shared[0][threadIdx.x - o] : 0;
+        const int xe = int(threadIdx.x) >= o ? shared[1][threadIdx.x - o] : 0;
+        __syncthreads();
+        shared[0][threadIdx.x] += xs;
+        shared[1][threadIdx.x] += xe;
+        __syncthreads();
+    }
+    int at_s = offsets[2 * blockIdx.x] + shared[0][threadIdx.x] - ns;
+    int at_e = offsets[2 * blockIdx.x + 1] + shared[1][threadIdx.x] - ne;
+    for (int j = 0; j < k_per_thread; ++j) {
+        const size_t i = size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
+        if (s[j])
+            starts[at_s++] = first + i;
+        if (e[j])
+            lasts[at_e++] = first + i;
+    }
+}
+
+/// A run's decision as the host reads it.
+struct run_slot {
+    unsigned long long start, last, lo, hi, frame_start;
+    float cfo, metric;
+    int valid;
+    int pad;
+};
+
+/// A block per slot k: run j0 + k, where j0 is the first run whose last position
+/// is at or after `from`. The analysis window [s, s + N + CP] (clamped to the
+/// last position): the peak, the plateau within 90 % of it, the CFO and metric
+/// at its middle, the matched filter's range. The last slot only records the
+/// next run's position (the host's sign that more runs follow).
+__global__ void plateau_kernel(const float* M, const float2* P, size_t first, size_t count, const size_t* starts,
+                               const size_t* lasts, const unsigned long long* totals, size_t from, int slots, int N,
+                               int CP, run_slot* out)
+{
+    __shared__ float fshared[k_threads];
+    __shared__ unsigned long long ushared[k_threads];
+    __shared__ size_t j0;
+    const size_t total = size_t(totals[0]);
+    if (threadIdx.x == 0) { // lower bound: the first run with last >= from
+        size_t lo = 0, hi = total;
+        while (lo < hi) {
+            const size_t mid = (lo + hi) / 2;
+            if (lasts[mid] < from)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        j0 = lo;
+    }
+    __syncthreads();
+    run_slot& slot = out[blockIdx.x];
+    const size_t j = j0 + blockIdx.x;
+    if (j >= total) {
+        if (threadIdx.x == 0)
+            slot.valid = 0;
+        return;
+    }
+    const size_t s = starts[j], last_position = first + count - 1;
+    if (threadIdx.x == 0) {
+        slot.start = s;
+        slot.last = lasts[j];
+        slot.valid = 1;
+    }
+    if (int(blockIdx.x) == slots - 1)
+        return;
+    const size_t window_end = min(s + size_t(N + CP), last_position), n = window_end - s + 1;
+    float peak = 0.0f;
+    for (size_t o = threadIdx.x; o < n; o += k_threads)
+        peak = fmaxf(peak, M[s - first + o]);
+    peak = block_reduce(peak, max_op{}, fshared);
+    unsigned long long p0 = n, p1 = 0;
+    for (size_t o = threadIdx.x; o < n; o += k_threads)
+        if (M[s - first + o] >= k_plateau_fraction * peak) {
+            p0 = min(p0, (unsigned long long)o);
+            p1 = max(p1, (unsigned long long)o);
+        }
+    p0 = block_reduce(p0, min_op{}, ushared);
+    p1 = block_reduce(p1, max_op{}, ushared);
+    if (threadIdx.x == 0) {
+        const plateau_verdict v = plateau_of(s, size_t(p0), size_t(p1), CP, first, last_position);
+        const float2 pm = P[v.mid - first];
+        slot.cfo = float(atan2(double(pm.y), double(pm.x)) / M_PI);
+        slot.metric = M[v.mid - first];
+        slot.lo = v.lo;
+        slot.hi = v.hi;
+    }
+}
+
+/// q[k][m]: the preamble rotated by slot k's CFO, as frame_search::matched_filter makes it.
+__global__ void rotate_preamble_kernel(const float2* preamble, const run_slot* slots, int N, float2* q)
+{
+    const run_slot& slot = slots[blockIdx.x];
+    if (!slot.valid)
+        return;
+    for (int m = threadIdx.x; m < N; m += k_threads) {
+        float s, c;
+        sincosf(float(2.0 * M_PI * double(slot.cfo) * m / N), &s, &c);
+        q[size_t(blockIdx.x) * N + m] = cmul(preamble[m], make_float2(c, s));
+    }
+}
+
+/// A block per (position i of a slot's range, slot k): the matched filter
+/// sum over antennas of |sum_m x_r[d + m] conj(q[m])|^2 at d = lo + i.
+__global__ void matched_kernel(sample_view v, const run_slot* slots, const float2* q, int N, int nr, int span,
+                               float* c)
 {
     __shared__ float2 partial[k_threads / 32];
-    const size_t d = lo + blockIdx.x;
+    const run_slot& slot = slots[blockIdx.y];
+    const size_t d = size_t(slot.lo) + blockIdx.x;
+    if (!slot.valid || d > slot.hi)
+        return;
+    const float2* qk = q + size_t(blockIdx.y) * N;
     float total = 0;
     for (int r = 0; r < nr; ++r) {
         float2 acc = make_float2(0, 0);
-        for (int m = threadIdx.x; m < N; m += blockDim.x) {
-            const float2 x = rx[(d + m) * nr + r], w = q[m];
+        for (int m = threadIdx.x; m < N; m += k_threads) {
+            const float2 x = finite_sample_at(v, d + size_t(m), r), w = qk[m];
             acc.x += x.x * w.x + x.y * w.y;
             acc.y += x.y * w.x - x.x * w.y;
         }
@@ -288,7 +573,35 @@ __global__ void matched_filter_kernel(const float2* rx, size_t lo, const float2*
         total += acc.x * acc.x + acc.y * acc.y;
     }
     if (threadIdx.x == 0)
-        c[blockIdx.x] = total;
+        c[size_t(blockIdx.y) * span + blockIdx.x] = total;
+}
+
+/// A block per slot: the earliest local maximum of the matched filter within
+/// 10 dB of its strongest, and the FFT window's start before it.
+__global__ void first_path_kernel(run_slot* slots, const float* c_all, int span, int backoff)
+{
+    __shared__ float fshared[k_threads];
+    __shared__ unsigned long long ushared[k_threads];
+    run_slot& slot = slots[blockIdx.x];
+    if (!slot.valid)
+        return;
+    const float* c = c_all + size_t(blockIdx.x) * span;
+    const int n = int(slot.hi - slot.lo) + 1;
+    float cmax = c[0];
+    for (int i = threadIdx.x; i < n; i += k_threads)
+        cmax = fmaxf(cmax, c[i]);
+    cmax = block_reduce(cmax, max_op{}, fshared);
+    unsigned long long first_path = (unsigned long long)n;
+    for (int i = threadIdx.x; i < n; i += k_threads) {
+        const float x = c[i];
+        const bool local_max = (i == 0 || x >= c[i - 1]) && (i == n - 1 || x >= c[i + 1]);
+        if (local_max && x >= k_path_fraction * cmax)
+            first_path = min(first_path, (unsigned long long)i);
+    }
+    first_path = block_reduce(first_path, min_op{}, ushared);
+    if (threadIdx.x == 0)
+        slot.frame_start =
+            frame_start_of(size_t(slot.lo) + (first_path < (unsigned long long)n ? size_t(first_path) : 0), backoff);
 }
 
 /// A thread per (frame, problem, antenna): y, and with linear time
@@ -325,6 +638,7 @@ struct cuda_front_end::impl {
     dims d;
     bool linear;
     ofdm_receiver_config config;
+    sync_rule rule;
     size_t noise_terms = 0, neighbour_terms = 0;
     cuda_stream stream;
     cufftHandle plan = 0;
@@ -334,22 +648,31 @@ struct cuda_front_end::impl {
     device_buffer<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
     device_buffer<size_t> start;
     device_buffer<float> cfo;
-    device_buffer<float2> rx, sync_P, q;
-    device_buffer<float> sync_M, matched;
-    device_buffer<unsigned long long> first;
-    pinned_buffer<float2> h_P;
-    pinned_buffer<float> h_M;
+    device_buffer<float2> rx;
     pinned_buffer<size_t> h_start;
     pinned_buffer<float> h_cfo;
+    // the search
+    device_buffer<float2> preamble, sync_P, q;
+    device_buffer<float> sync_M, matched;
+    device_buffer<int> tile_counts;
+    device_buffer<size_t> run_starts, run_lasts;
+    device_buffer<unsigned long long> run_totals;
+    device_buffer<run_slot> slots;
+    pinned_buffer<run_slot> h_slots;
+
+    impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff) : g(grid), config(c), rule(grid, c, backoff)
+    {
+    }
 };
 
-cuda_front_end::cuda_front_end(const ofdm_grid& grid, const ofdm_receiver_config& config)
-    : m(std::make_unique<impl>())
+cuda_front_end::cuda_front_end(const ofdm_grid& grid,
+                               const ofdm_receiver_config& config,
+                               int backoff,
+                               const std::vector<cfloat>& preamble)
+    : m(std::make_unique<impl>(grid, config, backoff))
 {
     const int nr = config.nr;
     const time_interpolation interpolation = config.interpolation;
-    m->config = config;
-    m->g = grid;
     m->d = { grid.fft_size, grid.symbol_samples(), grid.used_subcarriers, nr, grid.nt,
              grid.data_symbols, grid.slots, 1 + grid.slots * (1 + grid.data_symbols) };
     m->linear = interpolation == time_interpolation::linear;
@@ -370,6 +693,8 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid, const ofdm_receiver_config
                                cudaMemcpyHostToDevice));
     MIMO_CUDA_CHECK(cudaMemcpy(m->pilots.reserve(pilots.size()), pilots.data(), pilots.size() * sizeof(cfloat),
                                cudaMemcpyHostToDevice));
+    MIMO_CUDA_CHECK(cudaMemcpy(m->preamble.reserve(preamble.size()), preamble.data(),
+                               preamble.size() * sizeof(cfloat), cudaMemcpyHostToDevice));
     for (int t = 0; t < nt; ++t) { // the statistics' terms per slot, as the CPU counts them
         for (int i = t; i + 2 * nt < U; i += nt)
             if (grid.offset(i + nt) - grid.offset(i) == grid.offset(i + 2 * nt) - grid.offset(i + nt))
@@ -402,6 +727,7 @@ const cfloat* cuda_front_end::device_H() const
 }
 const cfloat* cuda_front_end::device_y() const { return reinterpret_cast<const cfloat*>(m->y.data()); }
 const float* cuda_front_end::device_n0() const { return m->n0.data(); }
+const float* cuda_front_end::device_spread() const { return m->spread.data(); }
 
 void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t* frame_start, const float* cfo,
                                 size_t frames, cudaStream_t st)
@@ -412,8 +738,19 @@ void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t
         if (frame_start[f] + reach > samples)
             throw std::invalid_argument("mimo_gpu: ofdm_receiver: frame " + std::to_string(f) +
                                         " does not lie whole in the buffer");
+    run_view(sample_view::interleaved(d_rx, d.nr), frame_start, cfo, frames, nullptr, nullptr, st);
+}
+
+void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, const float* cfo, size_t frames,
+                              cfloat* H_out, cfloat* y_out, cudaStream_t st)
+{
+    const dims& d = m->d;
+    if (frames == 0)
+        return;
     size_t* hs = m->h_start.reserve(frames);
     float* hc = m->h_cfo.reserve(frames);
+    // The previous call's copies from these pinned arrays may still be queued.
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
     std::copy(frame_start, frame_start + frames, hs);
     std::copy(cfo, cfo + frames, hc);
     MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames), hs, frames * sizeof(size_t), cudaMemcpyHostToDevice, st));
@@ -430,8 +767,8 @@ void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t
         m->plan_batch = windows;
     }
     check_cufft(cufftSetStream(m->plan, st), "cufftSetStream");
-    gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
-        reinterpret_cast<const float2*>(d_rx), m->start.data(), m->cfo.data(), d, frames, X);
+    gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(v, m->start.data(), m->cfo.data(), d,
+                                                                          frames, X);
     MIMO_CUDA_CHECK(cudaGetLastError());
     check_cufft(cufftExecC2C(m->plan, reinterpret_cast<cufftComplex*>(X), reinterpret_cast<cufftComplex*>(X),
                              CUFFT_FORWARD),
@@ -443,7 +780,8 @@ void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t fj = frames * d.slots;
     float2* ls = m->ls.reserve(fj * d.U * d.nr);
-    float2* Hs = m->H_slot.reserve(fj * d.U * d.nr * d.nt);
+    // With hold, the slot estimates are the detector's H: written where H goes.
+    float2* Hs = !m->linear && H_out ? reinterpret_cast<float2*>(H_out) : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
     float* slopes = m->slopes.reserve(fj);
     pilot_ls_kernel<<<unsigned(fj), k_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls, slopes,
                                                          m->sums.reserve(fj * 3));
@@ -461,64 +799,79 @@ void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t
     reramp_kernel<<<blocks_for(fj * d.U * d.nr), k_threads, 0, st>>>(ls, slopes, m->offsets.data(), d, frames);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
-    float2* H = m->linear ? m->H.reserve(frames * H_per_frame()) : nullptr;
-    emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, m->y.reserve(ye), H);
+    float2* y = y_out ? reinterpret_cast<float2*>(y_out) : m->y.reserve(ye);
+    float2* H = !m->linear ? nullptr
+                           : (H_out ? reinterpret_cast<float2*>(H_out) : m->H.reserve(frames * H_per_frame()));
+    emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, y, H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
-size_t cuda_front_end::sync_metric(const cfloat* d_rx, size_t samples, size_t from, size_t search, float threshold,
-                                   size_t keep, std::vector<float>& M, std::vector<std::complex<double>>& P,
-                                   cudaStream_t st)
+walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end, size_t search_begin, size_t from,
+                                        size_t max_frames, bool ended, cudaStream_t st)
 {
-    const dims& d = m->d;
-    const size_t count = samples - size_t(d.N) - from + 1;
-    float* dM = m->sync_M.reserve(count);
-    float2* dP = m->sync_P.reserve(count);
-    const size_t runs = (count + k_metric_run - 1) / k_metric_run;
-    sync_metric_kernel<<<blocks_for(runs), k_threads, 0, st>>>(reinterpret_cast<const float2*>(d_rx), from, count,
-                                                               d.N / 2, d.nr, dM, dP);
+    const sync_rule& rule = m->rule;
+    std::vector<run_decision> runs;
+    if (samples_end < size_t(rule.N) || search_begin > samples_end - size_t(rule.N) || max_frames == 0)
+        return walk_runs(
+            runs, [](size_t) { return false; }, rule, samples_end, search_begin, search_begin, from, max_frames);
+    const size_t last = samples_end - size_t(rule.N), count = last + 1 - search_begin;
+    // The metric from the tile the search begins in (its sums restart at stream
+    // positions that are multiples of k_tile), the runs from search_begin.
+    const size_t lead = search_begin % k_tile;
+    float* M = m->sync_M.reserve(lead + count) + lead;
+    float2* P = m->sync_P.reserve(lead + count) + lead;
+    metric_kernel<<<unsigned((lead + count + k_tile - 1) / k_tile), k_threads, 0, st>>>(
+        v, search_begin - lead, lead + count, rule.N / 2, rule.nr, M - lead, P - lead);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    // Only the first crossing among the first `search` positions, and the
-    // `keep` positions from it, come back to the host.
-    unsigned long long* first = m->first.reserve(1);
-    const unsigned long long none = ~0ull;
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(first, &none, sizeof none, cudaMemcpyHostToDevice, st));
-    const size_t n = std::min(search, count);
-    first_crossing_kernel<<<blocks_for(n), k_threads, 0, st>>>(dM, n, threshold, first);
+    const size_t tiles = (count + k_tile - 1) / k_tile; // of the run search, from search_begin
+    int* counts = m->tile_counts.reserve(2 * tiles);
+    unsigned long long* totals = m->run_totals.reserve(2);
+    run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(M, count, rule.threshold, counts);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    unsigned long long found = none;
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(&found, first, sizeof found, cudaMemcpyDeviceToHost, st));
-    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
-    if (found == none)
-        return size_t(-1);
-    const size_t k = size_t(found), take = std::min(keep, count - k);
-    float* hM = m->h_M.reserve(take);
-    float2* hP = m->h_P.reserve(take);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(hM, dM + k, take * sizeof(float), cudaMemcpyDeviceToHost, st));
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(hP, dP + k, take * sizeof(float2), cudaMemcpyDeviceToHost, st));
-    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
-    M.assign(hM, hM + take);
-    P.resize(take);
-    for (size_t j = 0; j < take; ++j)
-        P[j] = std::complex<double>(hP[j].x, hP[j].y);
-    return k;
-}
-
-std::vector<float> cuda_front_end::matched_filter(const cfloat* d_rx, size_t lo, size_t hi,
-                                                  const std::vector<cfloat>& q, cudaStream_t st)
-{
-    const dims& d = m->d;
-    const size_t count = hi - lo + 1;
-    float2* dq = m->q.reserve(q.size());
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(dq, q.data(), q.size() * sizeof(cfloat), cudaMemcpyHostToDevice, st));
-    float* dc = m->matched.reserve(count);
-    matched_filter_kernel<<<unsigned(count), k_threads, 0, st>>>(reinterpret_cast<const float2*>(d_rx), lo, dq, d.N,
-                                                                 d.nr, dc);
+    run_scan_kernel<<<1, k_threads, 0, st>>>(counts, tiles, totals);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    std::vector<float> c(count);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(c.data(), dc, count * sizeof(float), cudaMemcpyDeviceToHost, st));
+    // Runs start and end alternately: at most one start per two positions, plus one.
+    const size_t most_runs = count / 2 + 1;
+    size_t* starts = m->run_starts.reserve(most_runs);
+    size_t* lasts = m->run_lasts.reserve(most_runs);
+    run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(M, search_begin, count, rule.threshold, counts, starts,
+                                                            lasts);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    // The runs the walk can reach, decided at once (a frame per run, and a few
+    // runs it may skip), and one more: where the next run starts.
+    const int decided = int(std::min<size_t>(max_frames + 4, 64)), slots = decided + 1;
+    run_slot* d_slots = m->slots.reserve(size_t(slots));
+    plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M, P, search_begin, count, starts, lasts, totals, from,
+                                                          slots, rule.N, rule.CP, d_slots);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    float2* q = m->q.reserve(size_t(decided) * rule.N);
+    rotate_preamble_kernel<<<unsigned(decided), k_threads, 0, st>>>(m->preamble.data(), d_slots, rule.N, q);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    const int span = rule.max_span();
+    float* c = m->matched.reserve(size_t(decided) * span);
+    matched_kernel<<<dim3(unsigned(span), unsigned(decided)), k_threads, 0, st>>>(v, d_slots, q, rule.N, rule.nr,
+                                                                                  span, c);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    first_path_kernel<<<unsigned(decided), k_threads, 0, st>>>(d_slots, c, span, rule.backoff);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    run_slot* h = m->h_slots.reserve(size_t(slots));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
     MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
-    return c;
+    for (int k = 0; k < slots && h[k].valid; ++k) {
+        run_decision r;
+        r.start = size_t(h[k].start);
+        r.last = size_t(h[k].last);
+        r.decided = k < decided; // the last slot only says that more runs follow
+        r.sync.found = true;
+        r.sync.frame_start = size_t(h[k].frame_start);
+        r.sync.cfo = h[k].cfo;
+        r.sync.metric = h[k].metric;
+        runs.push_back(r);
+    }
+    auto decide = [&](size_t k) {
+        return runs[k].decided && (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
+    };
+    return walk_runs(runs, decide, rule, samples_end, search_begin, last + 1, from, max_frames);
 }
 
 void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* syncs, size_t frames,

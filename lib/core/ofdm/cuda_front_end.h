@@ -1,49 +1,75 @@
-// The receiver front end's CUDA engine: a batch of synchronised frames through
-// CFO correction, a batched cuFFT, pilot LS estimation with the delay
+// The receiver front end's CUDA engine: frame synchronisation over device
+// samples (frame_search.h's rule: the metric, runs and decisions on the GPU,
+// the walk on the host, one round trip per search), and a batch of frames
+// through CFO correction, a batched cuFFT, pilot LS estimation with the delay
 // compensation and interpolation of the CPU path, the noise estimate, and the
-// detector's H and y. Same arithmetic as ofdm_receiver.cc, other FFT and
-// reduction order: results agree to rounding.
+// detector's H and y. Same arithmetic as ofdm_receiver.cc and frame_search.cc,
+// other FFT and reduction order: results agree to rounding.
 #pragma once
+
+#include "frame_search.h"
 
 #include <mimo_gpu/ofdm_receiver.h>
 
 #include <cuda_runtime_api.h>
 
-#include <complex>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
 namespace mimo_gpu {
 namespace detail {
 
+/// Where the kernels find sample n of antenna r (n counts from the stream's
+/// start): base[(n & mask) * sample_stride + r * antenna_stride], in device
+/// memory. A linear antenna-interleaved buffer, or a ring of power-of-two
+/// capacity per antenna (a stream's recent samples, antenna after antenna).
+struct sample_view {
+    const cfloat* base = nullptr;
+    uint64_t mask = ~uint64_t(0);
+    size_t sample_stride = 1, antenna_stride = 0;
+
+    static sample_view interleaved(const cfloat* p, int nr) { return { p, ~uint64_t(0), size_t(nr), 1 }; }
+    static sample_view ring(const cfloat* p, size_t capacity) { return { p, capacity - 1, 1, capacity }; }
+};
+
 class cuda_front_end
 {
 public:
-    cuda_front_end(const ofdm_grid& grid, const ofdm_receiver_config& config);
+    /// preamble: frame_search's time samples of the preamble.
+    cuda_front_end(const ofdm_grid& grid,
+                   const ofdm_receiver_config& config,
+                   int backoff,
+                   const std::vector<cfloat>& preamble);
     ~cuda_front_end();
 
     /// Host in, host out (front_end_frame vectors filled), synchronous.
     void run(const cfloat* rx, size_t samples, const sync_result* syncs, size_t frames, front_end_frame* out);
 
-    /// Device in (d_rx: samples * nr), device out (device_H/y/n0), asynchronous on
-    /// `stream`. frame_start / cfo: host arrays of `frames` values.
+    /// Device in (d_rx: samples * nr, antenna-interleaved), device out
+    /// (device_H/y/n0), asynchronous on `stream`. frame_start / cfo: host arrays
+    /// of `frames` values.
     void run_device(const cfloat* d_rx, size_t samples, const size_t* frame_start, const float* cfo,
                     size_t frames, cudaStream_t stream);
-    /// Schmidl-Cox metric of positions [from, samples - N] of d_rx on the GPU;
-    /// returns the offset (from `from`) of the first of the first `search`
-    /// positions whose metric exceeds `threshold` (size_t(-1): none), with M and
-    /// P of `keep` positions from it copied to the host. And the matched filter
-    /// over [lo, hi] for the preamble q.
-    size_t sync_metric(const cfloat* d_rx, size_t samples, size_t from, size_t search, float threshold, size_t keep,
-                       std::vector<float>& M, std::vector<std::complex<double>>& P, cudaStream_t stream);
-    std::vector<float> matched_filter(const cfloat* d_rx, size_t lo, size_t hi, const std::vector<cfloat>& q,
-                                      cudaStream_t stream);
+    /// As run_device, from any sample view, with H and y written to H_out and
+    /// y_out (device memory: frame f's at f * H_per_frame() and f * y_per_frame())
+    /// or, where they are null, to device_H() and device_y(). N0 and the delay
+    /// spread per frame go to device_n0() and device_spread().
+    void run_view(const sample_view& v, const size_t* frame_start, const float* cfo, size_t frames, cfloat* H_out,
+                  cfloat* y_out, cudaStream_t stream);
+
+    /// Frames in the samples of `v` before samples_end, from `from` on, the
+    /// positions from search_begin searched (frame_search::find's contract).
+    /// Waits for `stream`.
+    walk_result find_frames(const sample_view& v, size_t samples_end, size_t search_begin, size_t from,
+                            size_t max_frames, bool ended, cudaStream_t stream);
 
     const cfloat* device_H() const;
     const cfloat* device_y() const;
     const float* device_n0() const;
-    size_t H_per_frame() const;  ///< channels * nr * nt
-    size_t y_per_frame() const;  ///< data elements * nr
+    const float* device_spread() const;
+    size_t H_per_frame() const; ///< channels * nr * nt
+    size_t y_per_frame() const; ///< data elements * nr
 
 private:
     struct impl;

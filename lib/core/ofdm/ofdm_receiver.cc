@@ -5,6 +5,7 @@
 
 #include "comb_interpolation.h"
 #include "fftw_plan.h"
+#include "frame_search.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/engine_choice.h"
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -28,20 +29,23 @@ void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: ofdm
 
 struct ofdm_receiver::impl {
     detail::fftw_plan_1d fft;
-    std::vector<cfloat> preamble_body; ///< the preamble of all antennas together, N time samples
+    detail::frame_search search;
     std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end> cuda; ///< null: the CPU demodulates and estimates
 #endif
-    explicit impl(int N) : fft(N, detail::fftw_plan_1d::direction::forward) {}
+    impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
+        : fft(g.fft_size, detail::fftw_plan_1d::direction::forward), search(g, c, backoff)
+    {
+    }
 };
 
 ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config)
     : m_grid((grid.validate(), grid)), m_config(config),
       m_backoff(config.window_backoff < 0 ? grid.cp_length / 8 : config.window_backoff),
       m_spread_over_n(float(config.lmmse_delay_spread / grid.fft_size)),
-      m_impl(std::make_unique<impl>(grid.fft_size))
+      m_impl(std::make_unique<impl>(grid, config, m_backoff))
 {
     if (config.nr < grid.nt || config.nr > 256)
         fail("nr must be in nt..256 (nt = " + std::to_string(grid.nt) + "), got " + std::to_string(config.nr));
@@ -55,20 +59,13 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
         fail("lmmse_delay_spread must be -1 (estimated from the pilots) or in (0, fft_size] samples");
     if (m_backoff > grid.cp_length)
         fail("window_backoff must be at most the cyclic prefix (" + std::to_string(grid.cp_length) + ")");
-    const int N = grid.fft_size;
-    std::vector<cfloat> bins(size_t(N), cfloat(0, 0));
-    for (int i = 0; i < grid.used_subcarriers; ++i)
-        bins[size_t(grid.bin(i))] = grid.preamble(i);
-    m_impl->preamble_body.resize(size_t(N));
-    detail::fftw_plan_1d ifft(N, detail::fftw_plan_1d::direction::inverse);
-    ifft.run(bins.data(), m_impl->preamble_body.data());
     for (int i = 0; i < grid.used_subcarriers; ++i)
         m_impl->offsets.push_back(grid.offset(i));
     const bool cuda = detail::choose_engine(
         config.requested, [] { return false; }, [] { return true; });
 #ifdef MIMO_GPU_HAVE_CUDA
     if (cuda)
-        m_impl->cuda = std::make_unique<detail::cuda_front_end>(grid, config);
+        m_impl->cuda = std::make_unique<detail::cuda_front_end>(grid, config, m_backoff, m_impl->search.preamble());
 #else
     (void)cuda;
 #endif
@@ -120,115 +117,10 @@ ofdm_receiver::~ofdm_receiver() = default;
 
 sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t from) const
 {
-    const int N = m_grid.fft_size, L = N / 2, CP = m_grid.cp_length, nr = m_config.nr;
-    if (samples < size_t(N) || from > samples - size_t(N))
-        return {};
-    // Schmidl-Cox over all antennas: P(d) = sum conj(x[d+m]) x[d+m+L], R(d) the
-    // mean energy of the two halves, M = |P|^2 / R^2; sums slide by one sample.
-    const size_t last = samples - size_t(N);
-    auto at = [&](size_t n, int r) { return std::complex<double>(rx[n * nr + size_t(r)]); };
-    std::complex<double> P;
-    double R = 0;
-    auto exact = [&](size_t d) {
-        P = 0;
-        R = 0;
-        for (int m = 0; m < L; ++m)
-            for (int r = 0; r < nr; ++r) {
-                const auto a = at(d + m, r), b = at(d + m + L, r);
-                P += std::conj(a) * b;
-                R += 0.5 * (std::norm(a) + std::norm(b));
-            }
-    };
-    sync_metric w;
-    for (size_t d = from; d <= last; ++d) {
-        if ((d - from) % 4096 == 0)
-            exact(d); // no drift of the running sums over long buffers
-        else
-            for (int r = 0; r < nr; ++r) {
-                const auto a0 = at(d - 1, r), aL = at(d - 1 + L, r), a2 = at(d - 1 + 2 * L, r);
-                P += std::conj(aL) * a2 - std::conj(a0) * aL;
-                R += 0.5 * (std::norm(a2) - std::norm(a0));
-            }
-        const float m = R > 0 ? float(std::norm(P) / (R * R)) : 0.0f;
-        if (!w.crossed && m > m_config.sync_threshold) {
-            w.crossed = true;
-            w.first = d;
-        }
-        if (w.crossed) {
-            w.M.push_back(m);
-            w.P.push_back(P);
-            if (w.M.size() > size_t(N + CP))
-                break;
-        }
-    }
-    return decide(w, from, samples, [&](size_t lo, size_t hi, const std::vector<cfloat>& q) {
-        const size_t span = hi - lo + size_t(N);
-        std::vector<cfloat> lanes(size_t(nr) * span);
-        for (size_t n = 0; n < span; ++n)
-            for (int r = 0; r < nr; ++r)
-                lanes[size_t(r) * span + n] = rx[(lo + n) * nr + size_t(r)];
-        std::vector<float> c(hi - lo + 1, 0.0f);
-        detail::parallel_for(c.size(), 32, [&](size_t begin, size_t end) {
-            for (size_t d = lo + begin; d < lo + end; ++d)
-                for (int r = 0; r < nr; ++r) {
-                    lv_32fc_t dot;
-                    volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(),
-                                                         unsigned(N));
-                    c[d - lo] += std::norm(dot);
-                }
-        });
-        return c;
-    });
-}
-
-sync_result ofdm_receiver::decide(const sync_metric& w, size_t from, size_t samples,
-                                  const matched_filter& matched) const
-{
-    const int N = m_grid.fft_size, CP = m_grid.cp_length;
-    sync_result out;
-    if (!w.crossed || w.M.empty())
-        return out;
-    const size_t last = samples - size_t(N);
-    // The plateau (M within 90% of its peak) is where both halves lie in the
-    // repeated part; its middle gives the CFO, its end the coarse body start.
-    const float peak = *std::max_element(w.M.begin(), w.M.end());
-    size_t p0 = w.M.size(), p1 = 0;
-    for (size_t k = 0; k < w.M.size(); ++k)
-        if (w.M[k] >= 0.9f * peak) {
-            p0 = std::min(p0, k);
-            p1 = k;
-        }
-    const size_t mid = (p0 + p1) / 2;
-    out.found = true;
-    out.metric = w.M[mid];
-    out.cfo = float(std::arg(w.P[mid]) / M_PI);
-    // Fine timing: matched filter with the CFO-rotated preamble over a window
-    // around the coarse body start; the FFT window starts `backoff` samples
-    // before the earliest path within 10 dB of the strongest. A path is a local
-    // maximum of the matched filter's output: the preamble is band-limited, so
-    // its correlation peak spans several samples.
-    const size_t coarse = w.first + p1;
-    const size_t lo = coarse > size_t(CP) + from ? coarse - size_t(CP) : from;
-    const size_t hi = std::min(last, coarse + size_t(CP / 2 + 1));
-    std::vector<cfloat> q(static_cast<size_t>(N));
-    for (int m = 0; m < N; ++m)
-        q[size_t(m)] = m_impl->preamble_body[size_t(m)] * std::polar(1.0f, float(2 * M_PI * out.cfo * m / N));
-    const std::vector<float> c = matched(lo, hi, q);
-    const float cmax = *std::max_element(c.begin(), c.end());
-    size_t first_path = lo;
-    for (size_t d = lo; d <= hi; ++d) {
-        const float v = c[d - lo];
-        const bool local_max = (d == lo || v >= c[d - lo - 1]) && (d == hi || v >= c[d - lo + 1]);
-        if (local_max && v >= 0.1f * cmax) {
-            first_path = d;
-            break;
-        }
-    }
-    out.frame_start = first_path >= size_t(m_backoff) ? first_path - size_t(m_backoff) : 0;
-    const size_t frame_end =
-        out.frame_start + size_t(m_grid.slots) * (1 + m_grid.data_symbols) * m_grid.symbol_samples() + size_t(N);
-    out.complete = frame_end <= samples;
-    return out;
+    const detail::frame_search& search = m_impl->search;
+    const size_t begin = from >= search.rule().lookback() ? from - search.rule().lookback() : 0;
+    const detail::walk_result w = search.find(rx, samples, begin, from, 1, true);
+    return w.frames.empty() ? w.cut : w.frames.front();
 }
 
 sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx, size_t samples, size_t from,
@@ -236,33 +128,12 @@ sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx, size_t samples
 {
 #ifdef MIMO_GPU_HAVE_CUDA
     if (m_impl->cuda) {
-        const int N = m_grid.fft_size, CP = m_grid.cp_length;
-        if (samples < size_t(N) || from > samples - size_t(N))
-            return {};
-        const auto st = reinterpret_cast<cudaStream_t>(stream);
-        // The metric of every position on the GPU; the decisions (first crossing,
-        // plateau, first path) on the host, as synchronize() makes them.
-        // Searched a frame's length at a time (plus the plateau after a crossing),
-        // so finding frame after frame costs what the frames hold, not the buffer.
-        std::vector<float> M;
-        std::vector<std::complex<double>> P;
-        sync_metric w;
-        const size_t last = samples - size_t(N), window = size_t(m_grid.frame_samples()),
-                     tail = size_t(N + CP) + 1;
-        for (size_t at = from; at <= last && !w.crossed; at += window) {
-            const size_t end = std::min(last + 1, at + window + tail); // positions [at, end)
-            const size_t k = m_impl->cuda->sync_metric(d_rx, end - 1 + size_t(N), at, window,
-                                                       m_config.sync_threshold, tail, M, P, st);
-            if (k != size_t(-1)) {
-                w.crossed = true;
-                w.first = at + k;
-                w.M = M;
-                w.P = P;
-            }
-        }
-        return decide(w, from, samples, [&](size_t lo, size_t hi, const std::vector<cfloat>& q) {
-            return m_impl->cuda->matched_filter(d_rx, lo, hi, q, st);
-        });
+        const size_t lookback = m_impl->search.rule().lookback();
+        const size_t begin = from >= lookback ? from - lookback : 0;
+        const detail::walk_result w = m_impl->cuda->find_frames(
+            detail::sample_view::interleaved(d_rx, m_config.nr), samples, begin, from, 1, true,
+            reinterpret_cast<cudaStream_t>(stream));
+        return w.frames.empty() ? w.cut : w.frames.front();
     }
 #endif
     (void)d_rx;

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(b01217a25146628c99dece32eeaab6d6)                       */
+/* BINDTOOL_HEADER_FILE_HASH(72d71ffddedbcb391d819d834813861f)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -41,10 +41,14 @@ void bind_ofdm_rx(py::module& m)
              py::arg("time_interpolation") = "hold",
              py::arg("frequency_interpolation") = "lmmse",
              py::arg("backend") = "auto",
+             py::arg("device_buffers") = true,
              D(ofdm_rx, make))
         .def("symbols_per_channel", &ofdm_rx::symbols_per_channel, D(ofdm_rx, symbols_per_channel))
         .def("frames_received", &ofdm_rx::frames_received, D(ofdm_rx, frames_received))
         .def("samples_dropped", &ofdm_rx::samples_dropped, D(ofdm_rx, samples_dropped))
         .def("last_noise_var", &ofdm_rx::last_noise_var, D(ofdm_rx, last_noise_var))
-        .def("last_cfo", &ofdm_rx::last_cfo, D(ofdm_rx, last_cfo));
+        .def("last_cfo", &ofdm_rx::last_cfo, D(ofdm_rx, last_cfo))
+        .def("frames_dropped", &ofdm_rx::frames_dropped, D(ofdm_rx, frames_dropped))
+        .def("active_backend", &ofdm_rx::active_backend, D(ofdm_rx, active_backend))
+        .def("device_buffers", &ofdm_rx::device_buffers, D(ofdm_rx, device_buffers));
 }

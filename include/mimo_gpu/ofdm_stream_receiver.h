@@ -1,0 +1,83 @@
+// The receiver front end on a stream of antenna samples, as a radio or a
+// recording delivers them: samples go in as they come (one buffer per antenna),
+// whole frames come out as H and y for the detector, in the layout of
+// ofdm_receiver.h. The samples are kept once, where the receiver works on them:
+// on CUDA in a ring of device memory per antenna, filled through page-locked
+// staging (copies of one chunk overlapping the transfer of the next), searched
+// there (frame_search.h's rule, one host round trip per search) and demodulated
+// there in batches, H and y written straight into device memory when the next
+// block reads it; on the CPU in an antenna-interleaved host window. A frame is
+// never lost to how the stream is cut: frames across calls, a stream ending
+// mid-frame, gaps and noise between frames.
+#pragma once
+
+#include <mimo_gpu/ofdm_receiver.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mimo_gpu {
+
+/// A frame received from the stream.
+struct stream_frame {
+    uint64_t start = 0;     ///< stream sample index of the preamble's FFT window
+    float cfo = 0;          ///< subcarrier spacings
+    float metric = 0;       ///< Schmidl-Cox metric at the preamble
+    float n0 = 0;           ///< noise variance per resource element, from the pilots
+    float delay_spread = 0; ///< the LMMSE model's delay spread in samples
+};
+
+class ofdm_stream_receiver
+{
+public:
+    /// Throws std::invalid_argument for a bad grid or configuration (as
+    /// ofdm_receiver), std::runtime_error when CUDA is demanded and absent.
+    ofdm_stream_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config);
+    ~ofdm_stream_receiver();
+
+    const ofdm_grid& grid() const;
+    backend active_backend() const;
+    int symbols_per_channel() const;
+    size_t H_items_per_frame() const; ///< channels per frame (H items of nr * nt)
+    size_t y_items_per_frame() const; ///< resource elements per frame (y items of nr)
+
+    /// Samples per antenna that push() takes now.
+    size_t room() const;
+    /// Appends `count` (<= room()) samples of each antenna: antennas[r] points to
+    /// antenna r's, in host memory.
+    void push(const cfloat* const* antennas, size_t count);
+    /// No samples will follow: frames the stream cut are not waited for.
+    void end_stream();
+    bool ended() const;
+
+    /// Up to max_frames whole frames from the samples pushed, in order. Frame f's
+    /// H goes to H + f * H_items_per_frame() * nr * nt and its y to
+    /// y + f * y_items_per_frame() * nr, in device memory when outputs_on_device
+    /// (CUDA only), else in host memory. A frame whose pilots hold non-finite
+    /// samples (no channel estimate or N0 can be made) is dropped and counted
+    /// (frames_dropped()), and the frames after it close up.
+    std::vector<stream_frame> receive(size_t max_frames, cfloat* H, cfloat* y, bool outputs_on_device);
+    /// Whether frames may wait that the last receive() had no room for.
+    bool frames_waiting() const;
+    /// Samples per antenna the receiver waits for before it searches again (the
+    /// rest of a frame it has found, or what deciding a preamble needs); 0: it
+    /// would search any new samples.
+    size_t samples_wanted() const;
+
+    uint64_t samples_pushed() const;
+    /// Samples left behind that belonged to no frame received (noise, gaps, a
+    /// frame cut by the end of the stream, dropped frames); counted as the window
+    /// lets them go.
+    uint64_t samples_outside_frames() const;
+    uint64_t frames_received() const;
+    uint64_t frames_dropped() const;
+
+private:
+    struct engine;
+    class cpu_engine;
+    class cuda_engine;
+    std::unique_ptr<engine> m_engine;
+};
+
+} // namespace mimo_gpu

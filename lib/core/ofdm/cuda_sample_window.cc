@@ -1,0 +1,164 @@
+// The CUDA backend's sample window: a ring of device memory per antenna
+// (power-of-two capacity, so a sample's slot is its index masked), filled
+// through two page-locked staging chunks (the host copies one chunk while the
+// previous one crosses PCIe), searched and demodulated in place by
+// cuda_front_end, H and y written where the caller wants them.
+#ifdef MIMO_GPU_HAVE_CUDA
+
+#include "cuda_front_end.h"
+#include "sample_window.h"
+
+#include "../runtime/cuda_buffers.h"
+#include "../runtime/parallel_for.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace mimo_gpu {
+namespace detail {
+
+namespace {
+
+constexpr size_t k_chunk = 65536;      // samples per antenna per staging chunk
+constexpr size_t k_copy_piece = 16384; // samples per host copy task
+
+size_t next_power_of_two(size_t n)
+{
+    size_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+class cuda_sample_window : public sample_window
+{
+public:
+    cuda_sample_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
+        : m_nr(size_t(config.nr)),
+          m_capacity(next_power_of_two(window_samples(grid))),
+          m_front_end(grid,
+                      config,
+                      config.window_backoff < 0 ? grid.cp_length / 8 : config.window_backoff,
+                      preamble_time_signal(grid))
+    {
+        m_ring.reserve(m_capacity * m_nr);
+        for (auto& s : m_staging)
+            s.reserve(k_chunk * m_nr);
+        m_n0.reserve(64);
+        m_spread.reserve(64);
+    }
+
+    backend kind() const override { return backend::cuda; }
+    size_t capacity() const override { return m_capacity; }
+
+    void append(const cfloat* const* antennas, size_t count, uint64_t end) override
+    {
+        const cudaStream_t st = m_stream.get();
+        for (size_t done = 0; done < count;) {
+            const size_t n = std::min(k_chunk, count - done);
+            const int slot = m_next_slot;
+            m_next_slot ^= 1;
+            // The slot's previous transfer must have left its staging memory.
+            MIMO_CUDA_CHECK(cudaEventSynchronize(m_staged[slot].get()));
+            cfloat* staging = m_staging[slot].data();
+            const size_t pieces = (n + k_copy_piece - 1) / k_copy_piece;
+            parallel_for(m_nr * pieces, 1, [&](size_t begin, size_t stop) {
+                for (size_t task = begin; task < stop; ++task) {
+                    const size_t r = task / pieces, lo = task % pieces * k_copy_piece;
+                    const size_t len = std::min(k_copy_piece, n - lo);
+                    std::memcpy(staging + r * k_chunk + lo, antennas[r] + done + lo, len * sizeof(cfloat));
+                }
+            });
+            // Into the ring, antenna after antenna (one 2-D copy, two where the ring wraps).
+            const uint64_t at = end + done;
+            const size_t slot_at = size_t(at & (m_capacity - 1)), first = std::min(n, m_capacity - slot_at);
+            MIMO_CUDA_CHECK(cudaMemcpy2DAsync(m_ring.data() + slot_at, m_capacity * sizeof(cfloat), staging,
+                                              k_chunk * sizeof(cfloat), first * sizeof(cfloat), m_nr,
+                                              cudaMemcpyHostToDevice, st));
+            if (first < n)
+                MIMO_CUDA_CHECK(cudaMemcpy2DAsync(m_ring.data(), m_capacity * sizeof(cfloat), staging + first,
+                                                  k_chunk * sizeof(cfloat), (n - first) * sizeof(cfloat), m_nr,
+                                                  cudaMemcpyHostToDevice, st));
+            MIMO_CUDA_CHECK(cudaEventRecord(m_staged[slot].get(), st));
+            done += n;
+        }
+    }
+
+    void release(uint64_t) override {} // the ring overwrites what was let go
+
+    walk_result search(uint64_t, uint64_t end, uint64_t search_begin, uint64_t from, size_t max_frames,
+                       bool ended) override
+    {
+        return m_front_end.find_frames(view(), size_t(end), size_t(search_begin), size_t(from), max_frames, ended,
+                                       m_stream.get());
+    }
+
+    std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames, cfloat* H, cfloat* y,
+                                         bool on_device) override
+    {
+        const size_t count = frames.size();
+        std::vector<stream_frame> out(count);
+        if (count == 0)
+            return out;
+        const cudaStream_t st = m_stream.get();
+        std::vector<size_t> start(count);
+        std::vector<float> cfo(count);
+        for (size_t f = 0; f < count; ++f) {
+            start[f] = frames[f].frame_start;
+            cfo[f] = frames[f].cfo;
+        }
+        m_front_end.run_view(view(), start.data(), cfo.data(), count, on_device ? H : nullptr,
+                             on_device ? y : nullptr, st);
+        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+        if (!on_device) { // host outputs: from the engine's own device buffers
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(H, m_front_end.device_H(), count * hn * sizeof(cfloat),
+                                            cudaMemcpyDeviceToHost, st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(y, m_front_end.device_y(), count * yn * sizeof(cfloat),
+                                            cudaMemcpyDeviceToHost, st));
+        }
+        float* n0 = m_n0.reserve(count);
+        float* spread = m_spread.reserve(count);
+        MIMO_CUDA_CHECK(
+            cudaMemcpyAsync(n0, m_front_end.device_n0(), count * sizeof(float), cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(spread, m_front_end.device_spread(), count * sizeof(float),
+                                        cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaStreamSynchronize(st)); // the outputs are complete when the caller hands them on
+        for (size_t f = 0; f < count; ++f)
+            out[f] = { frames[f].frame_start, frames[f].cfo, frames[f].metric, n0[f], spread[f] };
+        return out;
+    }
+
+    void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) override
+    {
+        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+        const cudaMemcpyKind kind = on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToHost;
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(H + to * hn, H + from * hn, hn * sizeof(cfloat), kind, m_stream.get()));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(y + to * yn, y + from * yn, yn * sizeof(cfloat), kind, m_stream.get()));
+        m_stream.synchronize();
+    }
+
+private:
+    sample_view view() const { return sample_view::ring(m_ring.data(), m_capacity); }
+
+    const size_t m_nr, m_capacity;
+    cuda_stream m_stream;
+    cuda_front_end m_front_end;
+    device_buffer<cfloat> m_ring;
+    pinned_buffer<cfloat> m_staging[2];
+    cuda_event m_staged[2];
+    int m_next_slot = 0;
+    pinned_buffer<float> m_n0, m_spread;
+};
+
+} // namespace
+
+std::unique_ptr<sample_window> make_cuda_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
+{
+    return std::make_unique<cuda_sample_window>(grid, config);
+}
+
+} // namespace detail
+} // namespace mimo_gpu
+
+#endif

@@ -1,0 +1,113 @@
+// The CPU backend's sample window: the samples antenna-interleaved in host
+// memory (ofdm_receiver's layout), searched by frame_search and demodulated by
+// ofdm_receiver::receive_frames.
+#include "sample_window.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mimo_gpu {
+namespace detail {
+
+size_t window_samples(const ofdm_grid& grid)
+{
+    return 4 * size_t(grid.frame_samples()) + 4 * size_t(grid.fft_size + grid.cp_length);
+}
+
+namespace {
+
+class host_sample_window : public sample_window
+{
+public:
+    host_sample_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
+        : m_receiver(grid, [&] {
+              ofdm_receiver_config c = config;
+              c.requested = backend::cpu;
+              return c;
+          }()),
+          m_search(grid, config, m_receiver.window_backoff()),
+          m_nr(size_t(config.nr)),
+          m_H_per_frame(size_t(grid.slots) * grid.used_subcarriers *
+                        (config.interpolation == time_interpolation::hold ? 1 : grid.data_symbols) * config.nr *
+                        grid.nt),
+          m_y_per_frame(grid.data_elements() * size_t(config.nr)),
+          m_capacity(window_samples(grid))
+    {
+        m_samples.reserve(m_capacity * m_nr);
+    }
+
+    backend kind() const override { return backend::cpu; }
+    size_t capacity() const override { return m_capacity; }
+
+    void append(const cfloat* const* antennas, size_t count, uint64_t) override
+    {
+        const size_t old = m_samples.size();
+        m_samples.resize(old + count * m_nr);
+        cfloat* out = m_samples.data() + old;
+        for (size_t n = 0; n < count; ++n)
+            for (size_t r = 0; r < m_nr; ++r)
+                out[n * m_nr + r] = antennas[r][n];
+    }
+
+    void release(uint64_t begin) override
+    {
+        const size_t drop = size_t(std::min<uint64_t>(begin - m_begin, m_samples.size() / m_nr));
+        m_samples.erase(m_samples.begin(), m_samples.begin() + ptrdiff_t(drop * m_nr));
+        m_begin += drop;
+    }
+
+    walk_result search(uint64_t begin, uint64_t end, uint64_t search_begin, uint64_t from, size_t max_frames,
+                       bool ended) override
+    {
+        (void)begin;
+        walk_result w = m_search.find(m_samples.data(), size_t(end - m_begin), size_t(search_begin - m_begin),
+                                      size_t(from - m_begin), max_frames, ended, m_begin);
+        for (sync_result& s : w.frames)
+            s.frame_start += m_begin;
+        if (w.cut.found)
+            w.cut.frame_start += m_begin;
+        w.next_from += m_begin;
+        w.keep_from += m_begin;
+        return w;
+    }
+
+    std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames, cfloat* H, cfloat* y,
+                                         bool) override
+    {
+        std::vector<sync_result> local = frames;
+        for (sync_result& s : local)
+            s.frame_start -= m_begin;
+        const auto received = m_receiver.receive_frames(m_samples.data(), m_samples.size() / m_nr, local);
+        std::vector<stream_frame> out(frames.size());
+        for (size_t f = 0; f < frames.size(); ++f) {
+            std::copy(received[f].H.begin(), received[f].H.end(), H + f * m_H_per_frame);
+            std::copy(received[f].y.begin(), received[f].y.end(), y + f * m_y_per_frame);
+            out[f] = { frames[f].frame_start, frames[f].cfo, frames[f].metric, received[f].n0,
+                       received[f].delay_spread };
+        }
+        return out;
+    }
+
+    void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool) override
+    {
+        std::memmove(H + to * m_H_per_frame, H + from * m_H_per_frame, m_H_per_frame * sizeof(cfloat));
+        std::memmove(y + to * m_y_per_frame, y + from * m_y_per_frame, m_y_per_frame * sizeof(cfloat));
+    }
+
+private:
+    ofdm_receiver m_receiver;
+    frame_search m_search;
+    const size_t m_nr, m_H_per_frame, m_y_per_frame, m_capacity;
+    std::vector<cfloat> m_samples; // [m_begin, m_begin + size / nr), antenna-interleaved
+    uint64_t m_begin = 0;
+};
+
+} // namespace
+
+std::unique_ptr<sample_window> make_host_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
+{
+    return std::make_unique<host_sample_window>(grid, config);
+}
+
+} // namespace detail
+} // namespace mimo_gpu

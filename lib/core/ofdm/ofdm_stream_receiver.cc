@@ -1,0 +1,158 @@
+// ofdm_stream_receiver: the stream's bookkeeping (which samples the window
+// keeps, where the search goes on, what was received, dropped or left behind)
+// over a sample_window that holds the samples and does the work.
+#include <mimo_gpu/ofdm_stream_receiver.h>
+
+#include "sample_window.h"
+
+#include "../runtime/engine_choice.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace mimo_gpu {
+
+struct ofdm_stream_receiver::engine {
+    ofdm_grid grid;
+    ofdm_receiver_config config;
+    detail::sync_rule rule;
+    std::unique_ptr<detail::sample_window> window;
+    uint64_t begin = 0, end = 0; ///< the window's samples
+    uint64_t from = 0;           ///< where the search goes on
+    uint64_t needs = 0;          ///< the search waits until the samples reach this
+    bool ended = false, more = false;
+    uint64_t received = 0, dropped = 0, covered = 0;
+
+    engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff) : grid(g), config(c), rule(g, c, backoff) {}
+};
+
+ofdm_stream_receiver::ofdm_stream_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config)
+{
+    ofdm_receiver_config checked = config;
+    checked.requested = backend::cpu;
+    const ofdm_receiver validator(grid, checked); // throws for a bad grid or configuration
+    m_engine = std::make_unique<engine>(grid, config, validator.window_backoff());
+    m_engine->window = detail::choose_engine(
+        config.requested,
+        [&] { return detail::make_host_window(grid, config); },
+        [&] {
+#ifdef MIMO_GPU_HAVE_CUDA
+            return detail::make_cuda_window(grid, config);
+#else
+            return std::unique_ptr<detail::sample_window>();
+#endif
+        });
+}
+
+ofdm_stream_receiver::~ofdm_stream_receiver() = default;
+
+const ofdm_grid& ofdm_stream_receiver::grid() const { return m_engine->grid; }
+
+backend ofdm_stream_receiver::active_backend() const { return m_engine->window->kind(); }
+
+int ofdm_stream_receiver::symbols_per_channel() const
+{
+    return m_engine->config.interpolation == time_interpolation::hold ? m_engine->grid.data_symbols : 1;
+}
+
+size_t ofdm_stream_receiver::H_items_per_frame() const
+{
+    const ofdm_grid& g = m_engine->grid;
+    return size_t(g.slots) * g.used_subcarriers * size_t(g.data_symbols / symbols_per_channel());
+}
+
+size_t ofdm_stream_receiver::y_items_per_frame() const { return m_engine->grid.data_elements(); }
+
+size_t ofdm_stream_receiver::room() const
+{
+    const engine& e = *m_engine;
+    return e.ended ? 0 : e.window->capacity() - size_t(e.end - e.begin);
+}
+
+void ofdm_stream_receiver::push(const cfloat* const* antennas, size_t count)
+{
+    engine& e = *m_engine;
+    if (count == 0)
+        return;
+    if (e.ended)
+        throw std::logic_error("mimo_gpu: ofdm_stream_receiver: push after end_stream");
+    if (count > room())
+        throw std::invalid_argument("mimo_gpu: ofdm_stream_receiver: " + std::to_string(count) +
+                                    " samples pushed, room for " + std::to_string(room()));
+    e.window->append(antennas, count, e.end);
+    e.end += count;
+}
+
+void ofdm_stream_receiver::end_stream() { m_engine->ended = true; }
+
+bool ofdm_stream_receiver::ended() const { return m_engine->ended; }
+
+std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames, cfloat* H, cfloat* y,
+                                                        bool outputs_on_device)
+{
+    engine& e = *m_engine;
+    if (outputs_on_device && e.window->kind() != backend::cuda)
+        throw std::invalid_argument("mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
+    if (max_frames == 0) { // no room: frames may wait
+        e.more = e.end > e.begin;
+        return {};
+    }
+    if (!e.ended && e.end < e.needs) { // the last search stopped for samples that have not come
+        e.more = false;
+        return {};
+    }
+    const uint64_t search_begin = std::max(e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
+    const detail::walk_result w = e.window->search(e.begin, e.end, search_begin, e.from, max_frames, e.ended);
+    std::vector<stream_frame> frames = e.window->demodulate(w.frames, H, y, outputs_on_device);
+    // No pilots, no estimate: a frame whose N0 came out non-finite is dropped.
+    size_t kept = 0;
+    for (size_t f = 0; f < frames.size(); ++f) {
+        if (!std::isfinite(frames[f].n0)) {
+            ++e.dropped;
+            continue;
+        }
+        if (kept != f)
+            e.window->move_frame(H, y, f, kept, outputs_on_device);
+        frames[kept++] = frames[f];
+    }
+    frames.resize(kept);
+    e.received += kept;
+    e.covered += w.frames.size() * (e.rule.frame_samples - size_t(e.rule.CP));
+    e.from = w.next_from;
+    e.more = w.more;
+    e.needs = w.needs;
+    // The window starts where the metric's sums restart (frame_search.h).
+    const uint64_t keep = std::max<uint64_t>(
+        e.begin, detail::align_down(std::min<uint64_t>(w.keep_from, e.end), detail::k_metric_alignment));
+    if (keep > e.begin) {
+        e.window->release(keep);
+        e.begin = keep;
+    }
+    return frames;
+}
+
+bool ofdm_stream_receiver::frames_waiting() const { return m_engine->more; }
+
+size_t ofdm_stream_receiver::samples_wanted() const
+{
+    const engine& e = *m_engine;
+    return !e.ended && e.needs > e.end ? size_t(e.needs - e.end) : 0;
+}
+
+uint64_t ofdm_stream_receiver::samples_pushed() const { return m_engine->end; }
+
+uint64_t ofdm_stream_receiver::samples_outside_frames() const
+{
+    const engine& e = *m_engine;
+    // Dropped frames' samples count as outside: `covered` is what was received.
+    const uint64_t let_go = e.ended && !e.more ? e.end : e.begin;
+    const uint64_t in_frames = e.covered - e.dropped * (e.rule.frame_samples - size_t(e.rule.CP));
+    return let_go > in_frames ? let_go - in_frames : 0;
+}
+
+uint64_t ofdm_stream_receiver::frames_received() const { return m_engine->received; }
+
+uint64_t ofdm_stream_receiver::frames_dropped() const { return m_engine->dropped; }
+
+} // namespace mimo_gpu

@@ -1,0 +1,50 @@
+// Where ofdm_stream_receiver keeps a stream's recent samples and works on them:
+// the host (CPU backend) or the GPU (CUDA). Positions and frame starts are
+// stream sample indices; the window holds samples [begin, end) of every
+// antenna, at most capacity() of them.
+#pragma once
+
+#include "frame_search.h"
+
+#include <mimo_gpu/ofdm_stream_receiver.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+class sample_window
+{
+public:
+    virtual ~sample_window() = default;
+    virtual backend kind() const = 0;
+    virtual size_t capacity() const = 0;
+    /// Samples [end, end + count) of each antenna (host memory) join the window.
+    virtual void append(const cfloat* const* antennas, size_t count, uint64_t end) = 0;
+    /// Samples before `begin` are no longer needed.
+    virtual void release(uint64_t begin) = 0;
+    /// frame_search::find over the window's samples [begin, end).
+    virtual walk_result search(uint64_t begin, uint64_t end, uint64_t search_begin, uint64_t from,
+                               size_t max_frames, bool ended) = 0;
+    /// Demodulates and estimates the frames (found and complete) into H and y
+    /// (frame f at f * H_per_frame / f * y_per_frame values); returns their N0
+    /// and delay spread (non-finite N0: the pilots held non-finite samples).
+    virtual std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames, cfloat* H, cfloat* y,
+                                                 bool on_device) = 0;
+    /// Moves frame `from`'s H and y to frame slot `to` (< from) of the outputs.
+    virtual void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) = 0;
+};
+
+/// Samples per antenna a window keeps at most: room for a frame found late in
+/// the window to complete, with the search's look-back and a few frames more.
+size_t window_samples(const ofdm_grid& grid);
+
+std::unique_ptr<sample_window> make_host_window(const ofdm_grid& grid, const ofdm_receiver_config& config);
+#ifdef MIMO_GPU_HAVE_CUDA
+std::unique_ptr<sample_window> make_cuda_window(const ofdm_grid& grid, const ofdm_receiver_config& config);
+#endif
+
+} // namespace detail
+} // namespace mimo_gpu
