@@ -97,9 +97,9 @@ void write(std::ostream& y)
          "    option_labels: [Erase (LLRs 0; tag, count; go on), Stop the stream]\n"
          "    hide: part\n";
     y << "-   id: device_buffers\n    label: Device buffers\n    dtype: bool\n"
-         "    default: 'False'\n"
-         "    options: ['False', 'True']\n"
-         "    option_labels: [Host memory, GPU memory (CUDA; between GPU blocks)]\n"
+         "    default: 'True'\n"
+         "    options: ['True', 'False']\n"
+         "    option_labels: [On CUDA (GPU memory; between GPU blocks), 'Off (host memory)']\n"
          "    hide: part\n\n";
     y << "inputs:\n-   label: H\n    domain: stream\n    dtype: complex\n    vlen: ${ "
          "nr*nt }\n"

@@ -42,16 +42,11 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
     auto core = ::mimo_gpu::make_detector(
         algorithm, config, ::mimo_gpu::backend_from_string(backend));
     core->set_bad_problem_policy(bad_problems);
-    if (device_buffers && core->active_backend() != ::mimo_gpu::backend::cuda)
-        throw std::invalid_argument("device_buffers needs the CUDA backend; " +
-                                    core->name() + " runs on " +
-                                    ::mimo_gpu::to_string(core->active_backend()));
-    if (device_buffers && !core->capabilities().device_path)
-        throw std::invalid_argument("device_buffers needs a family that detects from device "
-                                    "memory; " +
-                                    core->name() + " has no device path");
+    // Device buffers where the detector runs on CUDA from device memory; else host.
+    const bool device = device_buffers && core->active_backend() == ::mimo_gpu::backend::cuda &&
+                        core->capabilities().device_path;
     return gnuradio::make_block_sptr<mimo_detector_impl>(
-        std::move(core), noise_var, symbols_per_channel, max_batch, device_buffers);
+        std::move(core), noise_var, symbols_per_channel, max_batch, device);
 }
 
 std::vector<std::string> mimo_detector::algorithms()

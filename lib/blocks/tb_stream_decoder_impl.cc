@@ -46,7 +46,11 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
         throw std::invalid_argument("tb_stream_decoder: llrs_per_item must divide G = " +
                                     std::to_string(G) + ", got " +
                                     std::to_string(llrs_per_item));
-    checked_max_batch(max_blocks);
+    if (max_blocks < 0)
+        throw std::invalid_argument("tb_stream_decoder: max_blocks must be >= 0 (0: chosen from G), got " +
+                                    std::to_string(max_blocks));
+    if (max_blocks == 0) // about 2^20 LLRs a call: batches that fill a GPU, whole blocks
+        max_blocks = int(std::clamp<int64_t>(int64_t(1 << 20) / std::max(G, 1), 1, 128));
     // A batch's LLRs (and GNU Radio's buffer of two batches) must stay far within int.
     if (uint64_t(max_blocks) * uint64_t(G) > (uint64_t(1) << 27))
         throw std::invalid_argument("tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
@@ -55,12 +59,10 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
         format,
         turbo_config(algorithm, iterations, extrinsic_scale, window),
         ::mimo_gpu::backend_from_string(backend));
-    if (device_buffers && decoder->active_backend() != ::mimo_gpu::backend::cuda)
-        throw std::invalid_argument("tb_stream_decoder: device_buffers needs the CUDA backend "
-                                    "(this decoder runs on " +
-                                    ::mimo_gpu::to_string(decoder->active_backend()) + ")");
+    // Device buffers where the decoder runs on CUDA; host buffers on the CPU.
+    const bool device = device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<tb_stream_decoder_impl>(
-        std::move(decoder), llrs_per_item, max_blocks, device_buffers);
+        std::move(decoder), llrs_per_item, max_blocks, device);
 }
 
 tb_stream_decoder_impl::tb_stream_decoder_impl(
@@ -79,6 +81,7 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
       d_decoder(std::move(decoder)),
       d_items_per_block(d_decoder->format().G / llrs_per_item),
       d_rv(d_decoder->format().rv),
+      d_max_blocks(max_blocks),
       d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
 {
     if (device_buffers)

@@ -35,6 +35,7 @@ public:
     int rv() const override;
     std::string active_backend() const override;
     bool device_buffers() const override { return d_stream != nullptr; }
+    int max_blocks() const override { return d_max_blocks; }
     uint64_t blocks() const override;
     uint64_t crc_failures() const override;
     uint64_t dropped_llrs() const override;
@@ -68,6 +69,7 @@ private:
     // The setters and counters never wait for a batch being decoded: the rv is
     // applied by work(), the counters are atomic, the mutex guards the gate only.
     std::atomic<int> d_rv;
+    const int d_max_blocks;
     mutable gr::thread::mutex d_mutex;
     batch_gate d_gate;
     std::atomic<uint64_t> d_blocks{ 0 }, d_crc_failures{ 0 }, d_dropped_llrs{ 0 };

@@ -333,15 +333,18 @@ TEST(block_batching_device, two_device_buffer_detectors_share_host_sources)
     expect_llrs(second_sink->data(), p.llr, n);
 }
 
-TEST(block_batching_device, device_buffers_need_cuda_and_a_device_path)
+TEST(block_batching_device, device_buffers_are_used_on_cuda_with_a_device_path)
 {
-    EXPECT_THROW(mimo_detector::make(
-                     "nway", 4, 4, "16qam", "", 0.05, 1, "cpu", 100, "erase", true),
-                 std::invalid_argument);
-    if (core::cuda_available())
-        EXPECT_THROW(mimo_detector::make(
-                         "ml", 2, 2, "qpsk", "", 0.05, 1, "cuda", 100, "erase", true),
-                     std::invalid_argument);
+    // The default: device buffers where the block runs on CUDA from device memory.
+    EXPECT_FALSE(mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cpu")->device_buffers());
+    EXPECT_FALSE(mimo_detector::make(
+                     "nway", 4, 4, "16qam", "", 0.05, 1, "auto", 100, "erase", false)
+                     ->device_buffers());
+    if (core::cuda_available()) {
+        EXPECT_TRUE(mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cuda")->device_buffers());
+        // ML has no device path: host buffers on CUDA too.
+        EXPECT_FALSE(mimo_detector::make("ml", 2, 2, "qpsk", "", 0.05, 1, "cuda")->device_buffers());
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(backends,

@@ -164,7 +164,7 @@ TEST(channel_source, device_counter_counts_errors_at_0_db_and_resets)
     auto det = mimo_detector::make("nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", true);
     auto on_device = ber_counter::make(16, true);
     auto host_source = mimo_channel_source::make(4, 4, "16qam", 0.0, 5, 1, 20000, "cuda");
-    auto host_det = mimo_detector::make("nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400);
+    auto host_det = mimo_detector::make("nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", false);
     auto on_host = ber_counter::make(16, false);
     tb->connect(source, 0, det, 0);
     tb->connect(source, 1, det, 1);

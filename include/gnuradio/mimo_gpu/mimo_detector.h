@@ -49,9 +49,10 @@ public:
      *        channels of S (at least one channel)
      * \param policy what a bad received vector does: "erase" or "stop"
      * \param device_buffers keep H, y and the LLRs in GPU memory (GNU Radio
-     *        custom buffers): between GPU blocks nothing crosses PCIe; next to an
-     *        ordinary block the buffer copies the items across. Needs the CUDA
-     *        backend and a family with a device path.
+     *        custom buffers) where the block runs on CUDA and the family has a
+     *        device path (the default): between GPU blocks nothing crosses PCIe;
+     *        next to an ordinary block the buffer copies the items across.
+     *        Elsewhere, and with False, host buffers.
      */
     static sptr make(const std::string& algorithm,
                      int nr,
@@ -63,7 +64,7 @@ public:
                      const std::string& backend = "auto",
                      int max_batch = 8400,
                      const std::string& policy = "erase",
-                     bool device_buffers = false);
+                     bool device_buffers = true);
 
     /// The registered detector families.
     static std::vector<std::string> algorithms();
@@ -84,7 +85,8 @@ public:
     /// the tail is detected at once.
     virtual void set_max_wait_ms(double ms) = 0;
     virtual double max_wait_ms() const = 0;
-    /// Whether H, y and the LLRs live in GPU memory (make's device_buffers).
+    /// Whether H, y and the LLRs live in GPU memory (make's device_buffers, where
+    /// the block runs on CUDA with a family that has a device path).
     virtual bool device_buffers() const = 0;
 };
 

@@ -25,9 +25,10 @@ namespace mimo_gpu {
  * De-rate-matching, turbo decoding, desegmentation and the CRC run in one
  * batch of up to max_blocks transport blocks per call (tb_decoder's core).
  *
- * With device_buffers (CUDA) the LLRs are read where the detector left them
- * (GPU memory with its device_buffers) and the bits stay in GPU memory: the
- * detector -> decoder -> error counter chain does not cross PCIe. Non-finite
+ * With device_buffers (the default, on CUDA) the LLRs are read where the
+ * detector left them (GPU memory with its device_buffers) and the bits stay in
+ * GPU memory: the detector -> decoder -> error counter chain does not cross
+ * PCIe (an ordinary block downstream reads a host copy). Non-finite
  * LLRs fail their transport block (logged), not the stream. LLRs left at the
  * end of the stream that make no whole block are counted (dropped_llrs).
  */
@@ -44,8 +45,11 @@ public:
      * \param extrinsic_scale max-log-MAP extrinsic scaling, (0, 1]
      * \param window trellis stages per parallel window
      * \param backend "auto", "cpu" or "cuda"
-     * \param max_blocks most transport blocks per decoder call
-     * \param device_buffers GPU-memory input and output (needs CUDA)
+     * \param max_blocks most transport blocks per decoder call; 0 (the default):
+     *        chosen from G, about 2^20 LLRs a call (at most 128 blocks, at least
+     *        one: one NR 100 MHz frame's block of 1.36 M LLRs is one call)
+     * \param device_buffers on CUDA, input and output in GPU memory (the
+     *        default); False: host buffers on either backend
      */
     static sptr make(int A,
                      int G,
@@ -58,13 +62,15 @@ public:
                      double extrinsic_scale = 0.75,
                      int window = 64,
                      const std::string& backend = "auto",
-                     int max_blocks = 128,
-                     bool device_buffers = false);
+                     int max_blocks = 0,
+                     bool device_buffers = true);
 
     virtual void set_rv(int rv) = 0;
     virtual int rv() const = 0;
     virtual std::string active_backend() const = 0;
     virtual bool device_buffers() const = 0;
+    /// Transport blocks per decoder call at most (make's max_blocks, or the one chosen).
+    virtual int max_blocks() const = 0;
     /// Transport blocks decoded so far, and those whose CRC24A failed.
     virtual uint64_t blocks() const = 0;
     virtual uint64_t crc_failures() const = 0;

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_detector.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(169543b9425d7f45e18162de9393c34f)                       */
+/* BINDTOOL_HEADER_FILE_HASH(15af4f99afec2aa81875249db22d3d00)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -47,7 +47,7 @@ void bind_mimo_detector(py::module& m)
              py::arg("backend") = "auto",
              py::arg("max_batch") = 8400,
              py::arg("policy") = "erase",
-             py::arg("device_buffers") = false,
+             py::arg("device_buffers") = true,
              D(mimo_detector, make))
 
         .def_static("algorithms", &mimo_detector::algorithms, D(mimo_detector, algorithms))

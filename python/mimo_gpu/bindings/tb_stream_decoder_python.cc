@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(tb_stream_decoder.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(15a16d54ead5454609e92cb9a28932d2)                       */
+/* BINDTOOL_HEADER_FILE_HASH(a055bfcc24c4ad9e240835b0355a710c)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -51,8 +51,8 @@ void bind_tb_stream_decoder(py::module& m)
              py::arg("extrinsic_scale") = 0.75,
              py::arg("window") = 64,
              py::arg("backend") = "auto",
-             py::arg("max_blocks") = 128,
-             py::arg("device_buffers") = false,
+             py::arg("max_blocks") = 0,
+             py::arg("device_buffers") = true,
              D(tb_stream_decoder, make))
 
         .def("set_rv",
@@ -67,6 +67,10 @@ void bind_tb_stream_decoder(py::module& m)
         .def("active_backend",
              &tb_stream_decoder::active_backend,
              D(tb_stream_decoder, active_backend))
+
+        .def("max_blocks",
+             &tb_stream_decoder::max_blocks,
+             D(tb_stream_decoder, max_blocks))
 
         .def("device_buffers",
              &tb_stream_decoder::device_buffers,

@@ -53,3 +53,6 @@ static const char* __doc_gr_mimo_gpu_tb_stream_decoder_set_max_wait_ms = R"doc(L
 
 
 static const char* __doc_gr_mimo_gpu_tb_stream_decoder_max_wait_ms = R"doc(Longest wait (ms) of a partial batch.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_tb_stream_decoder_max_blocks = R"doc(Transport blocks per decoder call at most (make's max_blocks, or the one chosen from G).)doc";
