@@ -7,7 +7,10 @@
 # through the detector flowgraph). SIM_ARGS and CODED_ARGS add options to the
 # simulations, SOAK_ARGS replace the soak's. STEPS picks steps (default: all of
 # "tests sanitize bench mmse simulate soak flowgraph"). MMSE_DEVICES: the --devices of the
-# MMSE benchmark (default 0,0: one GPU listed twice).
+# MMSE benchmark (default 0,0: one GPU listed twice). Step "ofdm" (not in the default
+# list) measures the live receiver (samples -> ofdm_rx -> mimo_detector ->
+# tb_stream_decoder) with mimo_gpu_flowgraph_bench --chain ofdm, and the earlier
+# build's blocks where BEFORE names its bundle (a folder with the bench and lib/).
 # Usage: scripts/device_check.sh BUNDLE_DIR [OUT_DIR]
 set -u
 bundle=${1:?bundle dir}
@@ -28,7 +31,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
 if want tests; then
 step "core tests (CPU reference and CUDA against CPU)"
-run "$bundle/mimo_gpu_core_tests" --gtest_brief=1 2>&1 | tee /tmp/core_tests.log | grep -E "compared|measured|memory|PASSED|FAILED|SKIPPED|tests ran"
+run "$bundle/mimo_gpu_core_tests" --gtest_brief=1 --gtest_filter="${CORE_FILTER:-*}" 2>&1 | tee /tmp/core_tests.log | grep -E "compared|measured|memory|PASSED|FAILED|SKIPPED|tests ran"
 
 for t in mimo_gpu_block_tests mimo_gpu_turbo_block_tests mimo_gpu_ofdm_block_tests; do
   if [ -x "$bundle/$t" ]; then
@@ -109,6 +112,43 @@ if want flowgraph && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
         --json "$out/flowgraph_before_${d/:/_}.json" 2>&1 | tail -2
     done
   fi
+fi
+if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
+  # NR 100 MHz 4x4 (2 slots x (pilot + 13 data) = 1.035 ms of air), EPA 30 dB,
+  # one transport block per frame, default block parameters; LTE 20 MHz 2x2.
+  ofdm="--chain ofdm --frames ${OFDM_FRAMES:-2000}"
+  nr100="--grid nr100 --nr 4 --nt 4 --slots 2 --data-symbols 13"
+  lte20="--grid lte20 --nr 2 --nt 2 --slots 2 --data-symbols 6"
+  if [ -n "${BEFORE:-}" ] && [ -x "$BEFORE/mimo_gpu_flowgraph_bench" ]; then
+    step "live receiver, the earlier build (its decoder needs max_blocks <= 98 at nr100)"
+    run env LD_LIBRARY_PATH="$PWD/$BEFORE/lib:$LD_LIBRARY_PATH" "$BEFORE/mimo_gpu_flowgraph_bench" --backend cuda \
+      --chain ofdm --frames ${OFDM_BEFORE_FRAMES:-300} $nr100 --modulation 16qam --detectors nway:1,mmse,fsd,mtt \
+      --decoder-max-blocks 64 --json "$out/ofdm_before_nr100.json" 2>&1 | grep -E "real time|error"
+    run env LD_LIBRARY_PATH="$PWD/$BEFORE/lib:$LD_LIBRARY_PATH" "$BEFORE/mimo_gpu_flowgraph_bench" --backend cuda \
+      --chain ofdm --frames ${OFDM_BEFORE_FRAMES:-300} $lte20 --modulation 16qam --detectors nway:1 \
+      --json "$out/ofdm_before_lte20.json" 2>&1 | grep -E "real time|error"
+  fi
+  step "live receiver: nr100 4x4 16-QAM, CUDA (latency at real-time pacing)"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam \
+    --detectors ${OFDM_DETECTORS:-nway:1,mmse,fsd,mtt} --paced-frames ${OFDM_PACED:-1000} \
+    --json "$out/ofdm_nr100_16qam.json" 2>&1 | grep -E "ofdm chain|real time|latency|error"
+  step "live receiver: nr100 4x4 64-QAM and 256-QAM"
+  for m in 64qam 256qam; do
+    run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation $m --detectors nway:1,mmse \
+      --json "$out/ofdm_nr100_$m.json" 2>&1 | grep -E "real time|error"
+  done
+  step "live receiver: the other 4x4 families"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain ofdm --frames ${OFDM_OTHER_FRAMES:-600} $nr100 \
+    --modulation 16qam --detectors ${OFDM_OTHERS:-nway:2,nway:4,ot,sfsd,kbest:16,mmse_cg} \
+    --json "$out/ofdm_nr100_others.json" 2>&1 | grep -E "real time|error"
+  step "live receiver: lte20 2x2 16-QAM"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $lte20 --modulation 16qam --detectors nway:1,mmse \
+    --paced-frames 500 --json "$out/ofdm_lte20.json" 2>&1 | grep -E "real time|latency|error"
+  step "live receiver: CPU backend on this machine's cores (lte20 2x2, nr100 4x4)"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 300 $lte20 --modulation 16qam \
+    --detectors mmse,nway:1 --json "$out/ofdm_cpu_lte20.json" 2>&1 | grep -E "real time|error"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 40 $nr100 --modulation 16qam \
+    --detectors mmse --json "$out/ofdm_cpu_nr100.json" 2>&1 | grep -E "real time|error"
 fi
 echo
 if [ -s "$failures" ]; then echo "device_check: SOME STEPS FAILED"; cat "$failures"; exit 1; fi

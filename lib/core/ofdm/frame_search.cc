@@ -60,8 +60,8 @@ walk_result walk_runs(std::vector<run_decision>& runs,
             stopped = true;
             break;
         }
-        if (!decide(k)) { // its samples have not all come: wait for them
-            keep = std::min(run.start, from);
+        if (!decide(k)) { // its samples have not all come: wait for them (from its start on)
+            keep = run.start;
             out.needs = std::max(samples + 1, rule.samples_to_decide(run.start));
             stopped = true;
             break;
@@ -70,9 +70,9 @@ walk_result walk_runs(std::vector<run_decision>& runs,
         if (!s.found || s.frame_start < from)
             continue; // it overlaps the frame before
         s.complete = s.frame_start + rule.reach <= samples;
-        if (!s.complete) { // the samples end inside the frame
+        if (!s.complete) { // the samples end inside the frame: keep it from its run's start
             out.cut = s;
-            keep = std::min(run.start, from);
+            keep = run.start;
             out.needs = s.frame_start + rule.reach;
             stopped = true;
             break;

@@ -102,8 +102,10 @@ struct walk_result {
     /// The first frame not taken because the samples end inside it (found,
     /// not complete), or !found.
     sync_result cut;
-    size_t next_from = 0; ///< where the next search starts
-    size_t keep_from = 0; ///< samples before it are not needed by the next search
+    size_t next_from = 0; ///< frames start at or after it
+    /// Samples before it are not needed by the next search (it may lie after
+    /// next_from when the walk stopped at a run after it).
+    size_t keep_from = 0;
     bool more = false;    ///< stopped at max_frames: more frames may be there
     /// Stopped for samples not yet there: the walk cannot go on before the
     /// samples reach this count (a cut frame's end, or what a run's decision

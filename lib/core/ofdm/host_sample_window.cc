@@ -11,7 +11,10 @@ namespace detail {
 
 size_t window_samples(const ofdm_grid& grid)
 {
-    return 4 * size_t(grid.frame_samples()) + 4 * size_t(grid.fft_size + grid.cp_length);
+    // A frame from its run's start (with the search's look-back) to its end is
+    // less than a frame and two symbols; the window starts on a multiple of
+    // k_metric_alignment below that.
+    return 4 * size_t(grid.frame_samples()) + 4 * size_t(grid.fft_size + grid.cp_length) + k_metric_alignment;
 }
 
 namespace {
@@ -60,14 +63,18 @@ public:
                        bool ended) override
     {
         (void)begin;
+        // Frames start at or after `from`; samples before the window are gone, so
+        // a from before it is the window's start.
         walk_result w = m_search.find(m_samples.data(), size_t(end - m_begin), size_t(search_begin - m_begin),
-                                      size_t(from - m_begin), max_frames, ended, m_begin);
+                                      size_t(std::max(from, m_begin) - m_begin), max_frames, ended, m_begin);
         for (sync_result& s : w.frames)
             s.frame_start += m_begin;
         if (w.cut.found)
             w.cut.frame_start += m_begin;
         w.next_from += m_begin;
         w.keep_from += m_begin;
+        if (w.needs)
+            w.needs += m_begin;
         return w;
     }
 
