@@ -34,6 +34,9 @@ struct ofdm_chain_settings {
     std::string device_buffers = "default";  // detector and decoder: default, on or off
     uint64_t paced_frames = 0;  // frames of the latency run at real-time pacing (0: none)
     double pace = 1.0;          // the paced source's rate over the sample rate
+    /// How far the chain goes: "rx" (ofdm_rx -> null sinks), "detector" (-> mimo_detector
+    /// -> null sink) or "decoder" (the whole receiver, the default).
+    std::string stage = "decoder";
 };
 
 /// Runs the chain once per detector; returns the number of runs that lost frames

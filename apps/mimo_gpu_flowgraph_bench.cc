@@ -61,6 +61,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <random>
@@ -686,6 +687,9 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
             throw std::invalid_argument("--device-buffers is default, on or off, got " + v.device_buffers);
         v.paced_frames = uint64_t(cli.integer("paced-frames", 0, 1LL << 32));
         v.pace = cli.real("pace");
+        v.stage = cli.text("stage");
+        if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder")
+            throw std::invalid_argument("--stage is rx, detector or decoder, got " + v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
             throw std::invalid_argument("--pace must be in (0, 100]");
         return v;
@@ -842,6 +846,10 @@ int run(const command_line& cli)
 
 int main(int argc, char** argv)
 {
+    // GNU Radio's performance counters (time in each block's work(), wall clock)
+    // for the per-block figures, unless the environment says otherwise.
+    setenv("GR_CONF_PERFCOUNTERS_ON", "True", 0);
+    setenv("GR_CONF_PERFCOUNTERS_CLOCK", "monotonic", 0);
     command_line cli("mimo_gpu_flowgraph_bench",
                      "A detector's throughput through a GNU Radio flowgraph: vector "
                      "sources of pre-drawn (H, y)\n"
@@ -876,6 +884,10 @@ int main(int argc, char** argv)
                    "default");
     cli.add_option("paced-frames", "N", "--chain ofdm: frames of the latency run at the sample rate (0: none)", "0");
     cli.add_option("pace", "X", "--chain ofdm: the paced source's rate over the sample rate", "1");
+    cli.add_option("stage",
+                   "NAME",
+                   "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), detector, decoder",
+                   "decoder");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
     cli.add_option("snr", "DB", "--chain coded: Es/N0 per receive antenna", "14");
     cli.add_option("max-blocks", "N", "--chain coded: transport blocks per decoder call", "128");
