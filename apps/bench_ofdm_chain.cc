@@ -284,6 +284,7 @@ struct chain_result {
     std::string backend;
     double latency_median_ms = 0, latency_p99_ms = 0;
     work_times work;
+    std::string rx_timing;
 };
 
 /// Frames out of the chain: decoded blocks, or frames received where the chain
@@ -335,6 +336,7 @@ chain_result run_chain(const ofdm_chain_settings& s, const core::detector_spec& 
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.frames = frames_out(s, c, *sink);
     record_work_times(out, s, c);
+    out.rx_timing = c.rx->timing_summary();
     out.block_errors = sink->block_errors();
     out.crc_failures = c.decoder->crc_failures();
     out.head_buffer = heads[0]->max_output_buffer(0);
@@ -433,6 +435,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
             std::printf("  work() per frame: ofdm_rx %.3f ms, mimo_detector %.3f ms, tb_stream_decoder %.3f ms "
                         "(frame air time %.3f ms)\n",
                         c.work.rx, c.work.detector, c.work.decoder, 1e3 * r.air_seconds());
+        std::printf("  ofdm_rx %s\n", c.rx_timing.c_str());
         chain_result p;
         if (s.paced_frames > 0) {
             p = run_paced(s, spec, r);

@@ -22,7 +22,8 @@ failures=$out/failures.txt
 : > "$failures"
 step() { echo; echo "=== $* ==="; }
 # Steps run inside pipelines (subshells), so failures are collected in a file.
-run() { "$@"; local rc=$?; [ $rc -eq 0 ] || { echo "FAILED (rc=$rc): $*"; echo "rc=$rc: $*" >> "$failures"; }; return 0; }
+# Each step ends after STEP_TIMEOUT seconds (default 300): a hang costs one step, not the lease.
+run() { timeout "${STEP_TIMEOUT:-300}" "$@"; local rc=$?; [ $rc -eq 0 ] || { echo "FAILED (rc=$rc): $*"; echo "rc=$rc: $*" >> "$failures"; }; return 0; }
 steps=" ${STEPS:-tests sanitize bench mmse simulate soak flowgraph} "
 want() { [[ "$steps" == *" $1 "* ]]; }
 

@@ -13,6 +13,7 @@
 #include <gnuradio/mimo_gpu/device_buffer.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 namespace gr {
@@ -198,6 +199,19 @@ void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item,
     info = pmt::dict_add(info, pmt::mp("frame_start"), pmt::from_uint64(f.start));
     info = pmt::dict_add(info, pmt::mp("delay_spread"), pmt::from_double(f.delay_spread));
     add_item_tag(1, y_item, k_frame_key, info);
+}
+
+std::string ofdm_rx_impl::timing_summary() const
+{
+    const auto t = d_receiver.timing();
+    const double frames = std::max<double>(1.0, double(d_receiver.frames_received()));
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "per frame: samples in %.3f ms (%llu calls), search %.3f ms (%llu), demodulation %.3f ms "
+                  "(%llu batches)",
+                  1e3 * t.push / frames, (unsigned long long)t.pushes, 1e3 * t.search / frames,
+                  (unsigned long long)t.searches, 1e3 * t.demodulate / frames, (unsigned long long)t.batches);
+    return text;
 }
 
 bool ofdm_rx_impl::stop()

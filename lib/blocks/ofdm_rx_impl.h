@@ -34,6 +34,7 @@ public:
     double last_cfo() const override { return d_last_cfo; }
     std::string active_backend() const override;
     bool device_buffers() const override { return d_device_outputs; }
+    std::string timing_summary() const override;
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,

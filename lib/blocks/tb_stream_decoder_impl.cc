@@ -23,8 +23,14 @@ namespace mimo_gpu {
 
 namespace {
 const pmt::pmt_t k_crc_ok_key = pmt::mp("crc_ok");
-constexpr std::chrono::milliseconds k_default_max_wait{ 5 };
+/// A transport block is a whole unit of work: whatever blocks wait are decoded
+/// at once (a batch grows by itself when the decoder falls behind), so a live
+/// stream's blocks come out without waiting for others.
+constexpr std::chrono::milliseconds k_default_max_wait{ 0 };
 constexpr int k_buffered_batches = 2;
+/// Stream priority above the detector's (device_stream): in a GPU chain the
+/// decoder's short kernels go first, so decoded blocks leave sooner.
+constexpr int k_urgency = 2;
 } // namespace
 
 tb_stream_decoder::sptr tb_stream_decoder::make(int A,
@@ -49,8 +55,8 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
     if (max_blocks < 0)
         throw std::invalid_argument("tb_stream_decoder: max_blocks must be >= 0 (0: chosen from G), got " +
                                     std::to_string(max_blocks));
-    if (max_blocks == 0) // about 2^20 LLRs a call: batches that fill a GPU, whole blocks
-        max_blocks = int(std::clamp<int64_t>(int64_t(1 << 20) / std::max(G, 1), 1, 128));
+    if (max_blocks == 0) // up to about 2^22 LLRs a call: batches that fill a GPU, whole blocks
+        max_blocks = int(std::clamp<int64_t>(int64_t(1 << 22) / std::max(G, 1), 1, 256));
     // A batch's LLRs (and GNU Radio's buffer of two batches) must stay far within int.
     if (uint64_t(max_blocks) * uint64_t(G) > (uint64_t(1) << 27))
         throw std::invalid_argument("tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
@@ -85,7 +91,7 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
       d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
 {
     if (device_buffers)
-        d_stream = std::make_unique<::mimo_gpu::device_stream>();
+        d_stream = std::make_unique<::mimo_gpu::device_stream>(k_urgency);
     // GNU Radio sizes the LLR buffer for whole batches from this rate and the
     // output multiple (whole batches of blocks, see batch_gate).
     set_relative_rate(1, uint64_t(d_items_per_block));

@@ -342,14 +342,14 @@ TEST(coded_chain, bad_parameters_are_clear_errors)
     EXPECT_FALSE(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75,
                                          64, "cpu", 8, true)
                      ->device_buffers());
-    // max_blocks 0: chosen from G (about 2^20 LLRs a call, 1..128 blocks).
+    // max_blocks 0: chosen from G (up to about 2^22 LLRs a call, 1..256 blocks).
     EXPECT_EQ(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64, "cpu")
                   ->max_blocks(),
-              std::clamp((1 << 20) / k_G, 1, 128));
-    // An NR 100 MHz 4x4 16-QAM frame's block (G = 1 362 816): one a call, no error.
+              std::clamp((1 << 22) / k_G, 1, 256));
+    // NR 100 MHz 4x4 16-QAM frames' blocks (G = 1 362 816): three a call, no error.
     EXPECT_EQ(tb_stream_decoder::make(681384, 1362816, 4, 1, 0, 16, "max-log-map", 6, 0.75, 64, "cpu")
                   ->max_blocks(),
-              1);
+              3);
     EXPECT_THROW(tb_stream_decoder::make(k_A, k_G + 1, k_Qm, k_NL, 0, 1), std::invalid_argument);
     EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 0), std::invalid_argument);
     EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 4), std::invalid_argument);

@@ -77,6 +77,9 @@ public:
     virtual std::string active_backend() const = 0;
     /// Whether H and y live in GPU memory (make's device_buffers, on CUDA).
     virtual bool device_buffers() const = 0;
+    /// Where the receiver's time went so far, in words: taking samples in,
+    /// searching for frames, demodulating them (ms per frame, calls).
+    virtual std::string timing_summary() const = 0;
 };
 
 } // namespace mimo_gpu

@@ -46,8 +46,8 @@ public:
      * \param window trellis stages per parallel window
      * \param backend "auto", "cpu" or "cuda"
      * \param max_blocks most transport blocks per decoder call; 0 (the default):
-     *        chosen from G, about 2^20 LLRs a call (at most 128 blocks, at least
-     *        one: one NR 100 MHz frame's block of 1.36 M LLRs is one call)
+     *        chosen from G, up to about 2^22 LLRs a call (at most 256 blocks, at
+     *        least one: three NR 100 MHz 4x4 16-QAM frames' blocks of 1.36 M LLRs)
      * \param device_buffers on CUDA, input and output in GPU memory (the
      *        default); False: host buffers on either backend
      */
@@ -76,7 +76,9 @@ public:
     virtual uint64_t crc_failures() const = 0;
     /// LLRs at the end of the stream that made no whole transport block.
     virtual uint64_t dropped_llrs() const = 0;
-    /// As mimo_detector's: fewer than max_blocks wait at most this long.
+    /// Fewer than max_blocks wait at most this long for more. The default, 0,
+    /// decodes whatever whole blocks wait at once: a batch grows by itself
+    /// while the decoder is busy, and a live stream's blocks never wait.
     virtual void set_max_wait_ms(double ms) = 0;
     virtual double max_wait_ms() const = 0;
 };

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -641,8 +642,9 @@ struct cuda_front_end::impl {
     sync_rule rule;
     size_t noise_terms = 0, neighbour_terms = 0;
     cuda_stream stream;
-    cufftHandle plan = 0;
-    size_t plan_batch = 0;
+    /// A batched FFT plan per number of windows seen (a stream's calls take 1, 2,
+    /// ... frames: planning allocates and synchronises, so each is made once).
+    std::map<size_t, cufftHandle> plans;
     device_buffer<int> bins, offsets;
     device_buffer<float2> pilots, X, Y, ls, H_slot, y, H;
     device_buffer<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
@@ -693,6 +695,8 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
                                cudaMemcpyHostToDevice));
     MIMO_CUDA_CHECK(cudaMemcpy(m->pilots.reserve(pilots.size()), pilots.data(), pilots.size() * sizeof(cfloat),
                                cudaMemcpyHostToDevice));
+    m->h_start.reserve(64); // page-locked allocations synchronise: made before the stream runs
+    m->h_cfo.reserve(64);
     MIMO_CUDA_CHECK(cudaMemcpy(m->preamble.reserve(preamble.size()), preamble.data(),
                                preamble.size() * sizeof(cfloat), cudaMemcpyHostToDevice));
     for (int t = 0; t < nt; ++t) { // the statistics' terms per slot, as the CPU counts them
@@ -707,8 +711,8 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
 
 cuda_front_end::~cuda_front_end()
 {
-    if (m->plan)
-        cufftDestroy(m->plan);
+    for (const auto& p : m->plans)
+        cufftDestroy(p.second);
 }
 
 size_t cuda_front_end::H_per_frame() const
@@ -757,20 +761,19 @@ void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, c
     MIMO_CUDA_CHECK(cudaMemcpyAsync(m->cfo.reserve(frames), hc, frames * sizeof(float), cudaMemcpyHostToDevice, st));
     const size_t windows = frames * size_t(d.K) * d.nr;
     float2* X = m->X.reserve(windows * d.N);
-    if (m->plan_batch != windows) {
-        if (m->plan)
-            cufftDestroy(m->plan);
-        m->plan = 0;
+    auto plan = m->plans.find(windows);
+    if (plan == m->plans.end()) {
+        cufftHandle h = 0;
         int n = d.N;
-        check_cufft(cufftPlanMany(&m->plan, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(windows)),
+        check_cufft(cufftPlanMany(&h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(windows)),
                     "cufftPlanMany");
-        m->plan_batch = windows;
+        plan = m->plans.emplace(windows, h).first;
     }
-    check_cufft(cufftSetStream(m->plan, st), "cufftSetStream");
+    check_cufft(cufftSetStream(plan->second, st), "cufftSetStream");
     gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(v, m->start.data(), m->cfo.data(), d,
                                                                           frames, X);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    check_cufft(cufftExecC2C(m->plan, reinterpret_cast<cufftComplex*>(X), reinterpret_cast<cufftComplex*>(X),
+    check_cufft(cufftExecC2C(plan->second, reinterpret_cast<cufftComplex*>(X), reinterpret_cast<cufftComplex*>(X),
                              CUFFT_FORWARD),
                 "cufftExecC2C");
     const size_t grid_elements = frames * size_t(d.K) * d.U * d.nr;
@@ -806,6 +809,25 @@ void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, c
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
+namespace {
+constexpr int k_most_decided = 64; // runs a search decides at once, at most
+} // namespace
+
+void cuda_front_end::reserve_search(size_t positions)
+{
+    const size_t with_lead = positions + k_tile, tiles = (positions + k_tile - 1) / k_tile;
+    m->sync_M.reserve(with_lead);
+    m->sync_P.reserve(with_lead);
+    m->tile_counts.reserve(2 * tiles);
+    m->run_starts.reserve(positions / 2 + 1);
+    m->run_lasts.reserve(positions / 2 + 1);
+    m->run_totals.reserve(2);
+    m->slots.reserve(k_most_decided + 1);
+    m->h_slots.reserve(k_most_decided + 1);
+    m->q.reserve(size_t(k_most_decided) * m->rule.N);
+    m->matched.reserve(size_t(k_most_decided) * m->rule.max_span());
+}
+
 walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end, size_t search_begin, size_t from,
                                         size_t max_frames, bool ended, cudaStream_t st)
 {
@@ -839,7 +861,7 @@ walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end
     MIMO_CUDA_CHECK(cudaGetLastError());
     // The runs the walk can reach, decided at once (a frame per run, and a few
     // runs it may skip), and one more: where the next run starts.
-    const int decided = int(std::min<size_t>(max_frames + 4, 64)), slots = decided + 1;
+    const int decided = int(std::min<size_t>(max_frames + 4, k_most_decided)), slots = decided + 1;
     run_slot* d_slots = m->slots.reserve(size_t(slots));
     plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M, P, search_begin, count, starts, lasts, totals, from,
                                                           slots, rule.N, rule.CP, d_slots);

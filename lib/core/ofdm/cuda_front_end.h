@@ -63,6 +63,9 @@ public:
     /// Waits for `stream`.
     walk_result find_frames(const sample_view& v, size_t samples_end, size_t search_begin, size_t from,
                             size_t max_frames, bool ended, cudaStream_t stream);
+    /// Makes the search's device memory for up to `positions` positions at once
+    /// (a stream's window), so that no search allocates (which synchronises).
+    void reserve_search(size_t positions);
 
     const cfloat* device_H() const;
     const cfloat* device_y() const;

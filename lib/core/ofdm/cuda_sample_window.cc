@@ -47,6 +47,7 @@ public:
             s.reserve(k_chunk * m_nr);
         m_n0.reserve(64);
         m_spread.reserve(64);
+        m_front_end.reserve_search(m_capacity);
     }
 
     backend kind() const override { return backend::cuda; }

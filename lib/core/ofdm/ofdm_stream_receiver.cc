@@ -8,10 +8,18 @@
 #include "../runtime/engine_choice.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <stdexcept>
 
 namespace mimo_gpu {
+
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+} // namespace
 
 struct ofdm_stream_receiver::engine {
     ofdm_grid grid;
@@ -23,6 +31,7 @@ struct ofdm_stream_receiver::engine {
     uint64_t needs = 0;          ///< the search waits until the samples reach this
     bool ended = false, more = false;
     uint64_t received = 0, dropped = 0, covered = 0;
+    ofdm_stream_receiver::time_spent spent;
 
     engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff) : grid(g), config(c), rule(g, c, backoff) {}
 };
@@ -80,8 +89,11 @@ void ofdm_stream_receiver::push(const cfloat* const* antennas, size_t count)
     if (count > room())
         throw std::invalid_argument("mimo_gpu: ofdm_stream_receiver: " + std::to_string(count) +
                                     " samples pushed, room for " + std::to_string(room()));
+    const auto t = std::chrono::steady_clock::now();
     e.window->append(antennas, count, e.end);
     e.end += count;
+    e.spent.push += seconds_since(t);
+    ++e.spent.pushes;
 }
 
 void ofdm_stream_receiver::end_stream() { m_engine->ended = true; }
@@ -103,8 +115,16 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames, cfloa
         return {};
     }
     const uint64_t search_begin = std::max(e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
+    auto t = std::chrono::steady_clock::now();
     const detail::walk_result w = e.window->search(e.begin, e.end, search_begin, e.from, max_frames, e.ended);
+    e.spent.search += seconds_since(t);
+    ++e.spent.searches;
+    t = std::chrono::steady_clock::now();
     std::vector<stream_frame> frames = e.window->demodulate(w.frames, H, y, outputs_on_device);
+    if (!w.frames.empty()) {
+        e.spent.demodulate += seconds_since(t);
+        ++e.spent.batches;
+    }
     // No pilots, no estimate: a frame whose N0 came out non-finite is dropped.
     size_t kept = 0;
     for (size_t f = 0; f < frames.size(); ++f) {
@@ -154,5 +174,7 @@ uint64_t ofdm_stream_receiver::samples_outside_frames() const
 uint64_t ofdm_stream_receiver::frames_received() const { return m_engine->received; }
 
 uint64_t ofdm_stream_receiver::frames_dropped() const { return m_engine->dropped; }
+
+ofdm_stream_receiver::time_spent ofdm_stream_receiver::timing() const { return m_engine->spent; }
 
 } // namespace mimo_gpu

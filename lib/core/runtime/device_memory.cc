@@ -104,12 +104,15 @@ memory_kind memory_kind_of(const void* p)
     return attr.type == cudaMemoryTypeHost ? memory_kind::pinned : memory_kind::pageable;
 }
 
-device_stream::device_stream()
+device_stream::device_stream(int urgency)
 {
     if (!cuda_available())
         no_cuda("a device stream");
+    int least = 0, greatest = 0; // numerically, greatest <= least
+    MIMO_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    const int priority = std::max(greatest, least - std::max(0, urgency));
     cudaStream_t s = nullptr;
-    MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    MIMO_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
     m_stream = reinterpret_cast<cuda_stream_t>(s);
 }
 
@@ -135,7 +138,7 @@ void free_device(void*) noexcept {}
 void copy_memory(void*, const void*, size_t, copy_direction) { no_cuda("a device copy"); }
 void move_device_memory(void*, const void*, size_t, void*) { no_cuda("a device copy"); }
 memory_kind memory_kind_of(const void*) { return memory_kind::pageable; }
-device_stream::device_stream() { no_cuda("a device stream"); }
+device_stream::device_stream(int) { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
 void device_stream::synchronize() const {}
 

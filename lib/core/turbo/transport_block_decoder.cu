@@ -55,31 +55,29 @@ struct tb_layout {
 /// Per transport block: crc_ok, code blocks crc_ok, without information, max iterations.
 constexpr int k_record_words = 4;
 
-/// A thread block per transport block: its A bits out of its code blocks' data
-/// bits (desegmentation: filler and CRC24B dropped), the remainder of its B bits
-/// by the CRC24A generator from the table x^n mod g (zero when the CRC passes),
-/// and its code blocks' results.
-__global__ void __launch_bounds__(k_threads)
-    transport_block_kernel(const uint8_t* __restrict__ bits,
-                           tb_layout g,
-                           const uint32_t* __restrict__ powers,
-                           const int* __restrict__ iterations,
-                           const uint8_t* __restrict__ crc_ok,
-                           const uint8_t* __restrict__ no_information,
-                           uint8_t* __restrict__ a,
-                           int* __restrict__ records)
+/// Bits per thread block of the desegmentation: a transport block of NR 100 MHz
+/// (681 384 bits) spreads over ~80 blocks instead of one.
+constexpr int k_bits_per_chunk = 8192;
+
+/// Chunk blockIdx.x of transport block t: its share of the A bits out of the
+/// code blocks' data bits (desegmentation: filler and CRC24B dropped), and its
+/// share of the remainder of the B bits by the CRC24A generator, from the table
+/// x^n mod g, XORed into remainders[t].
+__device__ void desegment_chunk(const uint8_t* __restrict__ bits,
+                                const tb_layout& g,
+                                const uint32_t* __restrict__ powers,
+                                size_t t,
+                                uint8_t* __restrict__ a,
+                                uint32_t* __restrict__ remainders,
+                                uint32_t* partial)
 {
-    __shared__ uint32_t partial[k_threads / 32];
-    __shared__ int blocks_ok, blocks_empty, most_iterations;
-    if (threadIdx.x == 0)
-        blocks_ok = blocks_empty = most_iterations = 0;
-    __syncthreads();
-    const size_t t = blockIdx.x;
     const uint8_t* c = bits + t * size_t(g.bits_per_tb);
     uint8_t* out = a + t * size_t(g.A);
     const int minus_bits = g.C_minus * g.K_minus;
+    const int first = int(blockIdx.x) * k_bits_per_chunk;
+    const int last = min(g.bits_per_tb, first + k_bits_per_chunk);
     uint32_t r = 0;
-    for (int p = threadIdx.x; p < g.bits_per_tb; p += blockDim.x) {
+    for (int p = first + int(threadIdx.x); p < last; p += blockDim.x) {
         const int block =
             p < minus_bits ? p / g.K_minus : g.C_minus + (p - minus_bits) / g.K_plus;
         const int K = block < g.C_minus ? g.K_minus : g.K_plus;
@@ -99,6 +97,46 @@ __global__ void __launch_bounds__(k_threads)
         r ^= __shfl_xor_sync(0xffffffffu, r, offset);
     if (threadIdx.x % 32 == 0)
         partial[threadIdx.x / 32] = r;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        uint32_t total = 0;
+        for (int w = 0; w < k_threads / 32; ++w)
+            total ^= partial[w];
+        if (total)
+            atomicXor(remainders + t, total);
+    }
+    __syncthreads(); // partial[] is reused for the next transport block
+}
+
+/// A thread block per (chunk of k_bits_per_chunk decoded bits, transport block).
+__global__ void __launch_bounds__(k_threads)
+    desegment_kernel(const uint8_t* __restrict__ bits,
+                     tb_layout g,
+                     const uint32_t* __restrict__ powers,
+                     size_t count,
+                     uint8_t* __restrict__ a,
+                     uint32_t* __restrict__ remainders)
+{
+    __shared__ uint32_t partial[k_threads / 32];
+    for (size_t t = blockIdx.y; t < count; t += gridDim.y)
+        desegment_chunk(bits, g, powers, t, a, remainders, partial);
+}
+
+/// A thread block per transport block: the CRC24A verdict from its remainder,
+/// and its code blocks' results, into a small record.
+__global__ void __launch_bounds__(k_threads)
+    transport_block_kernel(tb_layout g,
+                           const uint32_t* __restrict__ remainders,
+                           const int* __restrict__ iterations,
+                           const uint8_t* __restrict__ crc_ok,
+                           const uint8_t* __restrict__ no_information,
+                           int* __restrict__ records)
+{
+    __shared__ int blocks_ok, blocks_empty, most_iterations;
+    if (threadIdx.x == 0)
+        blocks_ok = blocks_empty = most_iterations = 0;
+    __syncthreads();
+    const size_t t = blockIdx.x;
     int ok = 0, empty = 0, most = 0;
     for (int b = threadIdx.x; b < g.C; b += blockDim.x) {
         const size_t cb = t * size_t(g.C) + size_t(b);
@@ -114,13 +152,10 @@ __global__ void __launch_bounds__(k_threads)
         atomicMax(&most_iterations, most);
     __syncthreads();
     if (threadIdx.x == 0) {
-        uint32_t total = 0;
-        for (int w = 0; w < k_threads / 32; ++w)
-            total ^= partial[w];
         int* rec = records + t * k_record_words;
         // A code block without information decodes to (mostly) zeros, which can
         // pass CRC24A with the rest: never a pass (as decode()).
-        rec[0] = total == 0 && blocks_empty == 0;
+        rec[0] = remainders[t] == 0 && blocks_empty == 0;
         rec[1] = blocks_ok;
         rec[2] = blocks_empty;
         rec[3] = most_iterations;
@@ -249,15 +284,14 @@ private:
                            m_seg.L,       m_seg.K_minus,
                            m_seg.K_plus,  m_seg.C_minus,
                            m_bits_per_tb, decoder.config().iterations };
+        uint32_t* remainders = m_remainders.reserve(count);
+        MIMO_CUDA_CHECK(cudaMemsetAsync(remainders, 0, count * sizeof(uint32_t), s));
+        const dim3 chunks(unsigned((m_bits_per_tb + k_bits_per_chunk - 1) / k_bits_per_chunk),
+                          unsigned(std::min<size_t>(count, k_max_grid_y)));
+        desegment_kernel<<<chunks, k_threads, 0, s>>>(bits, g, m_powers.data(), count, d_a, remainders);
+        MIMO_CUDA_CHECK_LAUNCH("desegment_kernel");
         transport_block_kernel<<<unsigned(count), k_threads, 0, s>>>(
-            bits,
-            g,
-            m_powers.data(),
-            blocks.iterations,
-            blocks.crc_ok,
-            blocks.no_information,
-            d_a,
-            records);
+            g, remainders, blocks.iterations, blocks.crc_ok, blocks.no_information, records);
         MIMO_CUDA_CHECK_LAUNCH("transport_block_kernel");
         MIMO_CUDA_CHECK(cudaEventRecord(m_previous.get(), s));
     }
@@ -276,6 +310,7 @@ private:
     device_buffer<float> m_llr;
     device_buffer<uint8_t> m_bits;
     device_buffer<int> m_records;
+    device_buffer<uint32_t> m_remainders; ///< CRC24A remainder per transport block
     pinned_buffer<int> m_records_host;
     cuda_event m_previous;
 };

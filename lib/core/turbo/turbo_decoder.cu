@@ -214,11 +214,18 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
 /// window against 589 state-parallel (whose shuffles and shared-memory traffic
 /// saturate the MIO pipe); log-MAP 430 state-parallel against 280 (more
 /// arithmetic per shuffle). Both give bit-identical results.
+/// Up to this many windows, max-log-MAP runs state-parallel too: a thread per
+/// window would leave most of the GPU idle (a small batch's time is its windows'
+/// serial trellis), and eight lanes a window hide more of each stage's latency.
+/// One NR 100 MHz frame's transport block (111 code blocks of K = 6144, 96
+/// windows each) is 10 656 windows.
+constexpr size_t k_small_batch_windows = 16384;
+
 bool use_state_parallel(bool log_map, const turbo_batch_plan& plan)
 {
-    return log_map && sizeof(float) * state_parallel_shared_floats(plan.max_window,
-                                                                   plan.max_training) <=
-                          k_state_parallel_max_shared;
+    return (log_map || plan.windows.size() <= k_small_batch_windows) &&
+           sizeof(float) * state_parallel_shared_floats(plan.max_window, plan.max_training) <=
+               k_state_parallel_max_shared;
 }
 
 template <bool LogMap>

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(72d71ffddedbcb391d819d834813861f)                       */
+/* BINDTOOL_HEADER_FILE_HASH(e4e7ae74cb26205f48a496cc11fde3cc)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -50,5 +50,6 @@ void bind_ofdm_rx(py::module& m)
         .def("last_cfo", &ofdm_rx::last_cfo, D(ofdm_rx, last_cfo))
         .def("frames_dropped", &ofdm_rx::frames_dropped, D(ofdm_rx, frames_dropped))
         .def("active_backend", &ofdm_rx::active_backend, D(ofdm_rx, active_backend))
-        .def("device_buffers", &ofdm_rx::device_buffers, D(ofdm_rx, device_buffers));
+        .def("device_buffers", &ofdm_rx::device_buffers, D(ofdm_rx, device_buffers))
+        .def("timing_summary", &ofdm_rx::timing_summary, D(ofdm_rx, timing_summary));
 }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(tb_stream_decoder.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(a055bfcc24c4ad9e240835b0355a710c)                       */
+/* BINDTOOL_HEADER_FILE_HASH(d38092e2baed99e7e002ee17494cd92e)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

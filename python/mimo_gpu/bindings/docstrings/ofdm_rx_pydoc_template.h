@@ -42,3 +42,6 @@ static const char* __doc_gr_mimo_gpu_ofdm_rx_active_backend = R"doc(The backend 
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_rx_device_buffers = R"doc(Whether H and y live in GPU memory.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_timing_summary = R"doc(Where the receiver's time went so far: taking samples in, searching, demodulating (ms per frame).)doc";
