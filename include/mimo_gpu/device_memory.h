@@ -7,6 +7,7 @@
 #include <mimo_gpu/types.h>
 
 #include <cstddef>
+#include <string>
 
 namespace mimo_gpu {
 
@@ -25,6 +26,14 @@ void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direct
 /// `scratch`, device memory of at least `bytes`, or a temporary one when null);
 /// returns when done.
 void move_device_memory(void* dst, const void* src, size_t bytes, void* scratch = nullptr);
+
+/// Page-locks `bytes` of ordinary host memory in place (cudaHostRegister), so
+/// that transfers from it run at full PCIe speed with no staging copy (e.g. a
+/// GNU Radio stream buffer a GPU block reads). Returns the reason it could not
+/// ("" on success; nothing is locked then); without CUDA, always a reason.
+std::string lock_host_memory(void* p, size_t bytes) noexcept;
+/// Undoes lock_host_memory (before the memory is freed).
+void unlock_host_memory(void* p) noexcept;
 
 /// Where a pointer points: device memory, page-locked host memory (which
 /// kernels reach too, by unified addressing), or ordinary (pageable) host memory,

@@ -11,6 +11,7 @@
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/device_buffer.h>
+#include <mimo_gpu/device_memory.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -134,6 +135,41 @@ bool ofdm_rx_impl::an_input_ran_out()
     return out;
 }
 
+void ofdm_rx_impl::lock_input_buffers()
+{
+    d_inputs_checked = true;
+    if (d_receiver.active_backend() != ::mimo_gpu::backend::cuda || !detail())
+        return;
+    std::string why;
+    for (int r = 0; r < detail()->ninputs() && why.empty(); ++r) {
+        const gr::buffer_sptr b = detail()->input(r)->buffer();
+        // A double-mapped buffer is the same pages twice in a row: both views.
+        const size_t views = b->get_mapping_type() == gr::buffer_mapping_type::double_mapped ? 2 : 1;
+        void* base = const_cast<char*>(b->base());
+        why = ::mimo_gpu::lock_host_memory(base, views * size_t(b->bufsize()) * sizeof(gr_complex));
+        if (why.empty())
+            d_locked.push_back(base);
+    }
+    if (!why.empty()) {
+        unlock_input_buffers();
+        d_logger->info("input buffers staged through page-locked memory ({})", why);
+    } else
+        d_logger->info("input buffers page-locked in place: samples go to the GPU without a copy");
+}
+
+void ofdm_rx_impl::unlock_input_buffers()
+{
+    for (void* p : d_locked)
+        ::mimo_gpu::unlock_host_memory(p);
+    d_locked.clear();
+}
+
+bool ofdm_rx_impl::start()
+{
+    d_inputs_checked = false; // a new run may have new buffers
+    return true;
+}
+
 int ofdm_rx_impl::general_work(int noutput_items,
                                gr_vector_int& ninput_items,
                                gr_vector_const_void_star& input_items,
@@ -141,6 +177,8 @@ int ofdm_rx_impl::general_work(int noutput_items,
 {
     if (d_failed || (d_device_outputs && d_output_guard.must_stop(*this, *d_logger)))
         return WORK_DONE;
+    if (!d_inputs_checked)
+        lock_input_buffers();
     const size_t available = size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
     const size_t taken = std::min(available, d_receiver.ended() ? size_t(0) : d_receiver.room());
     std::vector<::mimo_gpu::stream_frame> frames;
@@ -216,6 +254,7 @@ std::string ofdm_rx_impl::timing_summary() const
 
 bool ofdm_rx_impl::stop()
 {
+    unlock_input_buffers(); // before GNU Radio frees them
     d_logger->info("{} frames received, {} dropped (non-finite pilots), {} samples outside frames",
                    uint64_t(d_frames), uint64_t(d_frames_dropped), uint64_t(d_samples_dropped));
     return true;

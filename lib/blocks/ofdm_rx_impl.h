@@ -41,6 +41,7 @@ public:
                      gr_vector_int& ninput_items,
                      gr_vector_const_void_star& input_items,
                      gr_vector_void_star& output_items) override;
+    bool start() override;
     bool stop() override;
 
 private:
@@ -49,6 +50,10 @@ private:
     bool an_input_ran_out();
     void emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item);
     void update_counters();
+    /// On CUDA, page-locks the input buffers where GNU Radio made them, so that
+    /// the samples go to the GPU with no staging copy (once per run; logged).
+    void lock_input_buffers();
+    void unlock_input_buffers();
 
     ::mimo_gpu::ofdm_stream_receiver d_receiver;
     const bool d_device_outputs;
@@ -58,6 +63,8 @@ private:
     std::vector<const gr_complex*> d_inputs;
     device_output_guard d_output_guard;
     bool d_failed = false;
+    bool d_inputs_checked = false;
+    std::vector<void*> d_locked; // input buffer regions page-locked by this block
     uint64_t d_unread_at_end = 0; // samples of longer streams past the end of the shortest
     std::atomic<uint64_t> d_frames{ 0 }, d_frames_dropped{ 0 }, d_samples_dropped{ 0 };
     std::atomic<double> d_last_n0{ 0 }, d_last_cfo{ 0 };

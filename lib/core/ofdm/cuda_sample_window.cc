@@ -8,12 +8,15 @@
 #include "cuda_front_end.h"
 #include "sample_window.h"
 
+#include <mimo_gpu/device_memory.h>
+
 #include "../runtime/cuda_buffers.h"
 #include "../runtime/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace mimo_gpu {
 namespace detail {
@@ -56,34 +59,51 @@ public:
     void append(const cfloat* const* antennas, size_t count, uint64_t end) override
     {
         const cudaStream_t st = m_stream.get();
+        // Page-locked (the caller locked its buffers) or device memory: copied from
+        // where it is; ordinary memory goes through the staging chunks.
+        std::vector<bool> direct(m_nr);
+        bool all_direct = true;
+        for (size_t r = 0; r < m_nr; ++r) {
+            direct[r] = ::mimo_gpu::memory_kind_of(antennas[r]) != ::mimo_gpu::memory_kind::pageable;
+            all_direct = all_direct && direct[r];
+        }
         for (size_t done = 0; done < count;) {
-            const size_t n = std::min(k_chunk, count - done);
+            const size_t n = all_direct ? count : std::min(k_chunk, count - done);
             const int slot = m_next_slot;
-            m_next_slot ^= 1;
-            // The slot's previous transfer must have left its staging memory.
-            MIMO_CUDA_CHECK(cudaEventSynchronize(m_staged[slot].get()));
             cfloat* staging = m_staging[slot].data();
-            const size_t pieces = (n + k_copy_piece - 1) / k_copy_piece;
-            parallel_for(m_nr * pieces, 1, [&](size_t begin, size_t stop) {
-                for (size_t task = begin; task < stop; ++task) {
-                    const size_t r = task / pieces, lo = task % pieces * k_copy_piece;
-                    const size_t len = std::min(k_copy_piece, n - lo);
-                    std::memcpy(staging + r * k_chunk + lo, antennas[r] + done + lo, len * sizeof(cfloat));
-                }
-            });
-            // Into the ring, antenna after antenna (one 2-D copy, two where the ring wraps).
+            if (!all_direct) {
+                m_next_slot ^= 1;
+                // The slot's previous transfer must have left its staging memory.
+                MIMO_CUDA_CHECK(cudaEventSynchronize(m_staged[slot].get()));
+                const size_t pieces = (n + k_copy_piece - 1) / k_copy_piece;
+                parallel_for(m_nr * pieces, 1, [&](size_t begin, size_t stop) {
+                    for (size_t task = begin; task < stop; ++task) {
+                        const size_t r = task / pieces, lo = task % pieces * k_copy_piece;
+                        const size_t len = std::min(k_copy_piece, n - lo);
+                        if (!direct[r])
+                            std::memcpy(staging + r * k_chunk + lo, antennas[r] + done + lo, len * sizeof(cfloat));
+                    }
+                });
+            }
+            // Into the ring, antenna after antenna (two pieces where it wraps).
             const uint64_t at = end + done;
             const size_t slot_at = size_t(at & (m_capacity - 1)), first = std::min(n, m_capacity - slot_at);
-            MIMO_CUDA_CHECK(cudaMemcpy2DAsync(m_ring.data() + slot_at, m_capacity * sizeof(cfloat), staging,
-                                              k_chunk * sizeof(cfloat), first * sizeof(cfloat), m_nr,
-                                              cudaMemcpyHostToDevice, st));
-            if (first < n)
-                MIMO_CUDA_CHECK(cudaMemcpy2DAsync(m_ring.data(), m_capacity * sizeof(cfloat), staging + first,
-                                                  k_chunk * sizeof(cfloat), (n - first) * sizeof(cfloat), m_nr,
-                                                  cudaMemcpyHostToDevice, st));
-            MIMO_CUDA_CHECK(cudaEventRecord(m_staged[slot].get(), st));
+            for (size_t r = 0; r < m_nr; ++r) {
+                const cfloat* from = direct[r] ? antennas[r] + done : staging + r * k_chunk;
+                cfloat* ring = m_ring.data() + r * m_capacity;
+                MIMO_CUDA_CHECK(
+                    cudaMemcpyAsync(ring + slot_at, from, first * sizeof(cfloat), cudaMemcpyDefault, st));
+                if (first < n)
+                    MIMO_CUDA_CHECK(cudaMemcpyAsync(ring, from + first, (n - first) * sizeof(cfloat),
+                                                    cudaMemcpyDefault, st));
+            }
+            if (!all_direct)
+                MIMO_CUDA_CHECK(cudaEventRecord(m_staged[slot].get(), st));
             done += n;
         }
+        // Memory copied from where it is may be let go once push() returns.
+        if (std::find(direct.begin(), direct.end(), true) != direct.end())
+            m_stream.synchronize();
     }
 
     void release(uint64_t) override {} // the ring overwrites what was let go

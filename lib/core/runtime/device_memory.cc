@@ -90,6 +90,23 @@ void move_device_memory(void* dst, const void* src, size_t bytes, void* scratch)
     free_device(temporary);
 }
 
+std::string lock_host_memory(void* p, size_t bytes) noexcept
+{
+    if (!cuda_available())
+        return "no usable CUDA device";
+    const cudaError_t e = cudaHostRegister(p, bytes, cudaHostRegisterDefault);
+    if (e == cudaSuccess)
+        return "";
+    cudaGetLastError(); // not sticky: clear it
+    return std::string("cudaHostRegister: ") + cudaGetErrorString(e);
+}
+
+void unlock_host_memory(void* p) noexcept
+{
+    if (p && cudaHostUnregister(p) != cudaSuccess)
+        cudaGetLastError();
+}
+
 memory_kind memory_kind_of(const void* p)
 {
     if (!p || !cuda_available())
@@ -138,6 +155,8 @@ void free_device(void*) noexcept {}
 void copy_memory(void*, const void*, size_t, copy_direction) { no_cuda("a device copy"); }
 void move_device_memory(void*, const void*, size_t, void*) { no_cuda("a device copy"); }
 memory_kind memory_kind_of(const void*) { return memory_kind::pageable; }
+std::string lock_host_memory(void*, size_t) noexcept { return "built without CUDA"; }
+void unlock_host_memory(void*) noexcept {}
 device_stream::device_stream(int) { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
 void device_stream::synchronize() const {}
