@@ -45,7 +45,9 @@ public:
     /// Samples per antenna that push() takes now.
     size_t room() const;
     /// Appends `count` (<= room()) samples of each antenna: antennas[r] points to
-    /// antenna r's, in host memory.
+    /// antenna r's, in host memory (or device memory, on CUDA). Page-locked and
+    /// device memory is copied from where it is, so it must stay as it is until
+    /// the next receive() returns.
     void push(const cfloat* const* antennas, size_t count);
     /// No samples will follow: frames the stream cut are not waited for.
     void end_stream();

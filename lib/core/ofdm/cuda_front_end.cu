@@ -91,6 +91,7 @@ __device__ float2 cdiv(float2 a, float2 b)
 }
 
 /// Sums a float2 over the block (k_threads threads).
+template <int Threads = k_threads>
 __device__ float2 block_sum(float2 v, float2* shared)
 {
     for (int o = 16; o > 0; o >>= 1) {
@@ -103,10 +104,15 @@ __device__ float2 block_sum(float2 v, float2* shared)
         shared[warp] = v;
     __syncthreads();
     float2 t = make_float2(0, 0);
-    for (int w = 0; w < k_threads / 32; ++w)
+    for (int w = 0; w < Threads / 32; ++w)
         t = make_float2(t.x + shared[w].x, t.y + shared[w].y);
     return t;
 }
+
+/// Threads of the pilot kernel's block: a block per (frame, slot) works through
+/// every pilot of the slot (13 104 values at NR 100 MHz 4x4), so it takes as
+/// many threads as a block holds to hide the memory latency.
+constexpr int k_pilot_threads = 1024;
 
 /// A block per (frame, slot): LS at the pilots, the mean-delay slope measured
 /// and taken out, and the slot's sums for the frame's statistics: second
@@ -114,7 +120,7 @@ __device__ float2 block_sum(float2 v, float2* shared)
 __global__ void pilot_ls_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
                                 float* slope_out, float* sums)
 {
-    __shared__ float2 partial[k_threads / 32];
+    __shared__ float2 partial[k_pilot_threads / 32];
     const int f = blockIdx.x / d.slots, j = blockIdx.x % d.slots;
     const int U = d.U, nr = d.nr, nt = d.nt;
     const int k = 1 + j * (1 + d.D);
@@ -133,7 +139,7 @@ __global__ void pilot_ls_kernel(const float2* Y, const float2* pilots, const int
             turn.y += (a.x * b.y - a.y * b.x) * w;
         }
     }
-    turn = block_sum(turn, partial);
+    turn = block_sum<k_pilot_threads>(turn, partial);
     const float slope = atan2f(turn.y, turn.x) / float(nt);
     __syncthreads();
     float2 power = make_float2(0, 0);
@@ -158,8 +164,8 @@ __global__ void pilot_ls_kernel(const float2* Y, const float2* pilots, const int
             noise_corr.y += a.x * b.x + a.y * b.y;
         }
     }
-    noise_corr = block_sum(noise_corr, partial);
-    power = block_sum(power, partial);
+    noise_corr = block_sum<k_pilot_threads>(noise_corr, partial);
+    power = block_sum<k_pilot_threads>(power, partial);
     if (threadIdx.x == 0) {
         slope_out[blockIdx.x] = slope;
         sums[blockIdx.x * 3 + 0] = noise_corr.x;
@@ -251,46 +257,58 @@ constexpr int k_tile = 1024; // metric positions per block (k_metric_alignment i
 static_assert(k_metric_alignment % k_tile == 0, "a window's first sample starts a metric tile");
 constexpr int k_per_thread = k_tile / k_threads;      // consecutive positions per thread
 
-/// Block-wide sum of three doubles (k_threads threads), returned to every thread.
+/// Block-wide sum of three doubles (k_threads threads), returned to every thread:
+/// within warps by shuffles, then across the warps.
 __device__ void block_sum3(double& a, double& b, double& c, double (*shared)[k_threads])
 {
-    __syncthreads();
-    shared[0][threadIdx.x] = a;
-    shared[1][threadIdx.x] = b;
-    shared[2][threadIdx.x] = c;
-    __syncthreads();
-    for (int o = k_threads / 2; o > 0; o >>= 1) {
-        if (int(threadIdx.x) < o)
-            for (int k = 0; k < 3; ++k)
-                shared[k][threadIdx.x] += shared[k][threadIdx.x + o];
-        __syncthreads();
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_xor_sync(0xffffffffu, a, o);
+        b += __shfl_xor_sync(0xffffffffu, b, o);
+        c += __shfl_xor_sync(0xffffffffu, c, o);
     }
-    a = shared[0][0];
-    b = shared[1][0];
-    c = shared[2][0];
+    const int warp = threadIdx.x / 32;
+    __syncthreads();
+    if (threadIdx.x % 32 == 0) {
+        shared[0][warp] = a;
+        shared[1][warp] = b;
+        shared[2][warp] = c;
+    }
+    __syncthreads();
+    a = b = c = 0;
+    for (int w = 0; w < k_threads / 32; ++w) { // the same order in every thread
+        a += shared[0][w];
+        b += shared[1][w];
+        c += shared[2][w];
+    }
 }
 
-/// Block-wide exclusive prefix sums of three doubles, in thread order.
+/// Block-wide exclusive prefix sums of three doubles, in thread order: inclusive
+/// scans within warps by shuffles, then the warps' totals added in.
 __device__ void block_exclusive_scan3(double& a, double& b, double& c, double (*shared)[k_threads])
 {
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    double x[3] = { a, b, c };
+    for (int o = 1; o < 32; o <<= 1)
+        for (int k = 0; k < 3; ++k) {
+            const double y = __shfl_up_sync(0xffffffffu, x[k], o);
+            if (lane >= o)
+                x[k] += y;
+        }
     __syncthreads();
-    shared[0][threadIdx.x] = a;
-    shared[1][threadIdx.x] = b;
-    shared[2][threadIdx.x] = c;
-    __syncthreads();
-    for (int o = 1; o < k_threads; o <<= 1) { // Hillis-Steele, inclusive
-        double x[3] = { 0, 0, 0 };
-        if (int(threadIdx.x) >= o)
-            for (int k = 0; k < 3; ++k)
-                x[k] = shared[k][threadIdx.x - o];
-        __syncthreads();
+    if (lane == 31)
         for (int k = 0; k < 3; ++k)
-            shared[k][threadIdx.x] += x[k];
-        __syncthreads();
+            shared[k][warp] = x[k];
+    __syncthreads();
+    for (int k = 0; k < 3; ++k) {
+        double before = 0;
+        for (int w = 0; w < warp; ++w)
+            before += shared[k][w];
+        x[k] += before;
     }
-    a = threadIdx.x ? shared[0][threadIdx.x - 1] : 0.0;
-    b = threadIdx.x ? shared[1][threadIdx.x - 1] : 0.0;
-    c = threadIdx.x ? shared[2][threadIdx.x - 1] : 0.0;
+    // exclusive: less this thread's own value
+    a = x[0] - a;
+    b = x[1] - b;
+    c = x[2] - c;
 }
 
 /// Block-wide reductions of one value (k_threads threads), returned to every thread.
@@ -538,43 +556,73 @@ __global__ void plateau_kernel(const float* M, const float2* P, size_t first, si
     }
 }
 
-/// q[k][m]: the preamble rotated by slot k's CFO, as frame_search::matched_filter makes it.
+/// q[k][m]: the preamble rotated by slot k's CFO, as frame_search::matched_filter
+/// makes it. Grid: (chunks of the preamble, slots).
 __global__ void rotate_preamble_kernel(const float2* preamble, const run_slot* slots, int N, float2* q)
 {
-    const run_slot& slot = slots[blockIdx.x];
+    const run_slot& slot = slots[blockIdx.y];
     if (!slot.valid)
         return;
-    for (int m = threadIdx.x; m < N; m += k_threads) {
+    const size_t k = blockIdx.y;
+    for (int m = int(blockIdx.x * blockDim.x + threadIdx.x); m < N; m += int(gridDim.x * blockDim.x)) {
         float s, c;
         sincosf(float(2.0 * M_PI * double(slot.cfo) * m / N), &s, &c);
-        q[size_t(blockIdx.x) * N + m] = cmul(preamble[m], make_float2(c, s));
+        q[k * N + m] = cmul(preamble[m], make_float2(c, s));
     }
 }
 
-/// A block per (position i of a slot's range, slot k): the matched filter
-/// sum over antennas of |sum_m x_r[d + m] conj(q[m])|^2 at d = lo + i.
-__global__ void matched_kernel(sample_view v, const run_slot* slots, const float2* q, int N, int nr, int span,
-                               float* c)
+/// The matched filter's thread blocks: k_matched_positions consecutive positions
+/// each, their samples (N + k_matched_positions per antenna) in shared memory,
+/// the N products of a position split over k_matched_groups groups of threads.
+constexpr int k_matched_positions = 32;
+constexpr int k_matched_threads = 1024;
+constexpr int k_matched_groups = k_matched_threads / k_matched_positions;
+constexpr int k_matched_max_fft = 4096; // larger FFTs: the samples straight from global memory
+
+/// A block per (k_matched_positions positions of a slot's range, slot k): the
+/// matched filter sum over antennas of |sum_m x_r[d + m] conj(q[m])|^2 at
+/// d = lo + i, for its positions i. Thread t: position t % 32, products
+/// m = t / 32, t / 32 + groups, ...
+__global__ void __launch_bounds__(k_matched_threads)
+    matched_kernel(sample_view v, const run_slot* slots, const float2* q, int N, int nr, int span, float* c)
 {
-    __shared__ float2 partial[k_threads / 32];
+    __shared__ float2 x[k_matched_max_fft + k_matched_positions];
+    __shared__ float2 partial[k_matched_groups][k_matched_positions + 1];
     const run_slot& slot = slots[blockIdx.y];
-    const size_t d = size_t(slot.lo) + blockIdx.x;
-    if (!slot.valid || d > slot.hi)
+    const size_t d0 = size_t(slot.lo) + size_t(blockIdx.x) * k_matched_positions;
+    if (!slot.valid || d0 > slot.hi)
         return;
     const float2* qk = q + size_t(blockIdx.y) * N;
-    float total = 0;
+    const int p = threadIdx.x % k_matched_positions, group = threadIdx.x / k_matched_positions;
+    const bool shared_samples = N <= k_matched_max_fft;
+    float total = 0; // thread p of group 0: position d0 + p
     for (int r = 0; r < nr; ++r) {
-        float2 acc = make_float2(0, 0);
-        for (int m = threadIdx.x; m < N; m += k_threads) {
-            const float2 x = finite_sample_at(v, d + size_t(m), r), w = qk[m];
-            acc.x += x.x * w.x + x.y * w.y;
-            acc.y += x.y * w.x - x.x * w.y;
+        if (shared_samples) {
+            __syncthreads(); // the previous antenna's samples are no longer read
+            for (int i = threadIdx.x; i < N + k_matched_positions; i += k_matched_threads)
+                x[i] = finite_sample_at(v, d0 + size_t(i), r);
+            __syncthreads();
         }
-        acc = block_sum(acc, partial);
-        total += acc.x * acc.x + acc.y * acc.y;
+        float2 acc = make_float2(0, 0);
+        for (int m = group; m < N; m += k_matched_groups) {
+            const float2 w = qk[m];
+            const float2 s = shared_samples ? x[p + m] : finite_sample_at(v, d0 + size_t(p + m), r);
+            acc.x += s.x * w.x + s.y * w.y;
+            acc.y += s.y * w.x - s.x * w.y;
+        }
+        partial[group][p] = acc;
+        __syncthreads();
+        if (group == 0) {
+            float2 t = make_float2(0, 0);
+            for (int g = 0; g < k_matched_groups; ++g)
+                t = make_float2(t.x + partial[g][p].x, t.y + partial[g][p].y);
+            total += t.x * t.x + t.y * t.y;
+        }
+        __syncthreads();
     }
-    if (threadIdx.x == 0)
-        c[size_t(blockIdx.y) * span + blockIdx.x] = total;
+    const size_t d = d0 + size_t(p);
+    if (group == 0 && d <= slot.hi)
+        c[size_t(blockIdx.y) * span + (d - size_t(slot.lo))] = total;
 }
 
 /// A block per slot: the earliest local maximum of the matched filter within
@@ -786,7 +834,7 @@ void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, c
     // With hold, the slot estimates are the detector's H: written where H goes.
     float2* Hs = !m->linear && H_out ? reinterpret_cast<float2*>(H_out) : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
     float* slopes = m->slopes.reserve(fj);
-    pilot_ls_kernel<<<unsigned(fj), k_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls, slopes,
+    pilot_ls_kernel<<<unsigned(fj), k_pilot_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls, slopes,
                                                          m->sums.reserve(fj * 3));
     MIMO_CUDA_CHECK(cudaGetLastError());
     const double fixed = m->config.lmmse_delay_spread;
@@ -867,12 +915,13 @@ walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end
                                                           slots, rule.N, rule.CP, d_slots);
     MIMO_CUDA_CHECK(cudaGetLastError());
     float2* q = m->q.reserve(size_t(decided) * rule.N);
-    rotate_preamble_kernel<<<unsigned(decided), k_threads, 0, st>>>(m->preamble.data(), d_slots, rule.N, q);
+    rotate_preamble_kernel<<<dim3(unsigned((rule.N + k_threads - 1) / k_threads), unsigned(decided)), k_threads, 0,
+                             st>>>(m->preamble.data(), d_slots, rule.N, q);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const int span = rule.max_span();
     float* c = m->matched.reserve(size_t(decided) * span);
-    matched_kernel<<<dim3(unsigned(span), unsigned(decided)), k_threads, 0, st>>>(v, d_slots, q, rule.N, rule.nr,
-                                                                                  span, c);
+    matched_kernel<<<dim3(unsigned((span + k_matched_positions - 1) / k_matched_positions), unsigned(decided)),
+                     k_matched_threads, 0, st>>>(v, d_slots, q, rule.N, rule.nr, span, c);
     MIMO_CUDA_CHECK(cudaGetLastError());
     first_path_kernel<<<unsigned(decided), k_threads, 0, st>>>(d_slots, c, span, rule.backoff);
     MIMO_CUDA_CHECK(cudaGetLastError());

@@ -101,10 +101,11 @@ public:
                 MIMO_CUDA_CHECK(cudaEventRecord(m_staged[slot].get(), st));
             done += n;
         }
-        // Memory copied from where it is may be let go once push() returns.
-        if (std::find(direct.begin(), direct.end(), true) != direct.end())
-            m_stream.synchronize();
+        // Memory copied from where it is is read by the time the next search or
+        // finish_appends() returns (ofdm_stream_receiver::receive).
     }
+
+    void finish_appends() override { m_stream.synchronize(); }
 
     void release(uint64_t) override {} // the ring overwrites what was let go
 

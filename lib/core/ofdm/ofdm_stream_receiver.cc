@@ -107,10 +107,12 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames, cfloa
     if (outputs_on_device && e.window->kind() != backend::cuda)
         throw std::invalid_argument("mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
     if (max_frames == 0) { // no room: frames may wait
+        e.window->finish_appends();
         e.more = e.end > e.begin;
         return {};
     }
     if (!e.ended && e.end < e.needs) { // the last search stopped for samples that have not come
+        e.window->finish_appends();
         e.more = false;
         return {};
     }
@@ -149,6 +151,7 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames, cfloa
         e.window->release(keep);
         e.begin = keep;
     }
+    e.window->finish_appends(); // a search without positions copied nothing yet
     return frames;
 }
 

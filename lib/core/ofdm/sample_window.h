@@ -25,6 +25,8 @@ public:
     virtual void append(const cfloat* const* antennas, size_t count, uint64_t end) = 0;
     /// Samples before `begin` are no longer needed.
     virtual void release(uint64_t begin) = 0;
+    /// Waits until append() has read the caller's memory (a search does too).
+    virtual void finish_appends() {}
     /// frame_search::find over the window's samples [begin, end).
     virtual walk_result search(uint64_t begin, uint64_t end, uint64_t search_begin, uint64_t from,
                                size_t max_frames, bool ended) = 0;
