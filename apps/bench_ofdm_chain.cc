@@ -224,6 +224,12 @@ chain_blocks make_chain(const ofdm_chain_settings& s, const core::detector_spec&
     else
         c.detector = gr::mimo_gpu::mimo_detector::make(spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0,
                                                        S, s.backend, 8400, "erase", s.device_buffers == "on");
+    if (s.block_buffer_frames > 0) {
+        const long frames = s.block_buffer_frames;
+        c.rx->set_min_output_buffer(0, frames * long(r.grid.slots) * r.grid.used_subcarriers);
+        c.rx->set_min_output_buffer(1, frames * long(r.grid.data_elements()));
+        c.detector->set_min_output_buffer(0, frames * long(r.grid.data_elements()));
+    }
     const int unit = s.nt * r.format.Qm;
     const auto& f = r.format;
     if (s.max_blocks == 0 && s.device_buffers == "default")

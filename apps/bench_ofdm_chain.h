@@ -37,6 +37,9 @@ struct ofdm_chain_settings {
     /// How far the chain goes: "rx" (ofdm_rx -> null sinks), "detector" (-> mimo_detector
     /// -> null sink) or "decoder" (the whole receiver, the default).
     std::string stage = "decoder";
+    /// Frames the buffers between ofdm_rx, the detector and the decoder hold at
+    /// least (0: GNU Radio's sizes, about two).
+    int block_buffer_frames = 0;
 };
 
 /// Runs the chain once per detector; returns the number of runs that lost frames

@@ -688,6 +688,7 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
         v.paced_frames = uint64_t(cli.integer("paced-frames", 0, 1LL << 32));
         v.pace = cli.real("pace");
         v.stage = cli.text("stage");
+        v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder")
             throw std::invalid_argument("--stage is rx, detector or decoder, got " + v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
@@ -884,6 +885,10 @@ int main(int argc, char** argv)
                    "default");
     cli.add_option("paced-frames", "N", "--chain ofdm: frames of the latency run at the sample rate (0: none)", "0");
     cli.add_option("pace", "X", "--chain ofdm: the paced source's rate over the sample rate", "1");
+    cli.add_option("block-buffer-frames",
+                   "N",
+                   "--chain ofdm: frames the buffers between the receiver's blocks hold at least (0: GNU Radio's)",
+                   "0");
     cli.add_option("stage",
                    "NAME",
                    "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), detector, decoder",

@@ -118,7 +118,7 @@ void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
     }
 }
 
-bool ofdm_rx_impl::an_input_ran_out()
+bool ofdm_rx_impl::an_input_ran_out(size_t taken)
 {
     const auto d = detail();
     bool out = false;
@@ -126,7 +126,8 @@ bool ofdm_rx_impl::an_input_ran_out()
     for (int r = 0; d && r < d->ninputs(); ++r) {
         const auto in = d->input(r);
         const bool done = in->done(); // first: the items written before it are then all counted
-        const uint64_t left = uint64_t(in->items_available()); // after this call's consume
+        const uint64_t available = uint64_t(in->items_available());
+        const uint64_t left = available - std::min<uint64_t>(available, taken); // not yet consumed
         out = out || (done && left == 0);
         longest = std::max(longest, left);
     }
@@ -186,8 +187,7 @@ int ofdm_rx_impl::general_work(int noutput_items,
         for (size_t r = 0; r < d_inputs.size(); ++r)
             d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
         d_receiver.push(d_inputs.data(), taken);
-        consume_each(int(taken));
-        if (!d_receiver.ended() && an_input_ran_out()) {
+        if (!d_receiver.ended() && an_input_ran_out(taken)) {
             d_receiver.end_stream();
             if (d_unread_at_end > 0)
                 d_logger->warn("an antenna stream ended {} samples before another: the receiver ends with it "
@@ -198,6 +198,9 @@ int ofdm_rx_impl::general_work(int noutput_items,
                                     static_cast<gr_complex*>(output_items[0]),
                                     static_cast<gr_complex*>(output_items[1]),
                                     d_device_outputs);
+        // Only now: consuming frees the samples for the upstream writer at once,
+        // and page-locked samples are copied to the GPU until receive() returns.
+        consume_each(int(taken));
     } catch (const std::exception& e) {
         d_logger->error("stream samples {}..: {}; ending the stream", nitems_read(0), e.what());
         d_failed = true; // an exception escaping work() would hang the flowgraph

@@ -45,9 +45,9 @@ public:
     bool stop() override;
 
 private:
-    /// Whether an input has ended with nothing left after this call's consume
+    /// Whether an input has ended with nothing left beyond the `taken` samples
     /// (the receiver can take no more: it needs every antenna's samples).
-    bool an_input_ran_out();
+    bool an_input_ran_out(size_t taken);
     void emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item);
     void update_counters();
     /// On CUDA, page-locks the input buffers where GNU Radio made them, so that

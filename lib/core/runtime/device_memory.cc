@@ -2,6 +2,7 @@
 #include <mimo_gpu/device_memory.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -127,7 +128,10 @@ device_stream::device_stream(int urgency)
         no_cuda("a device stream");
     int least = 0, greatest = 0; // numerically, greatest <= least
     MIMO_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    const int priority = std::max(greatest, least - std::max(0, urgency));
+    // MIMO_GPU_STREAM_PRIORITIES=0 gives every stream the default priority (for comparisons).
+    const char* env = std::getenv("MIMO_GPU_STREAM_PRIORITIES");
+    const bool prioritised = !(env && std::string(env) == "0");
+    const int priority = prioritised ? std::max(greatest, least - std::max(0, urgency)) : least;
     cudaStream_t s = nullptr;
     MIMO_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
     m_stream = reinterpret_cast<cuda_stream_t>(s);
