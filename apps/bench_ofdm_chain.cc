@@ -242,6 +242,8 @@ chain_blocks make_chain(const ofdm_chain_settings& s, const core::detector_spec&
         c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
                                                           64, s.backend, s.max_blocks,
                                                           s.device_buffers == "on");
+    if (s.decoder_max_wait_ms >= 0)
+        c.decoder->set_max_wait_ms(s.decoder_max_wait_ms);
     return c;
 }
 

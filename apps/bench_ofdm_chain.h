@@ -40,6 +40,7 @@ struct ofdm_chain_settings {
     /// Frames the buffers between ofdm_rx, the detector and the decoder hold at
     /// least (0: GNU Radio's sizes, about two).
     int block_buffer_frames = 0;
+    double decoder_max_wait_ms = -1; // tb_stream_decoder's max_wait_ms (< 0: its default)
 };
 
 /// Runs the chain once per detector; returns the number of runs that lost frames

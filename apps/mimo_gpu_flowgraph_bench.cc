@@ -689,6 +689,7 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
         v.pace = cli.real("pace");
         v.stage = cli.text("stage");
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
+        v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder")
             throw std::invalid_argument("--stage is rx, detector or decoder, got " + v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
@@ -885,6 +886,7 @@ int main(int argc, char** argv)
                    "default");
     cli.add_option("paced-frames", "N", "--chain ofdm: frames of the latency run at the sample rate (0: none)", "0");
     cli.add_option("pace", "X", "--chain ofdm: the paced source's rate over the sample rate", "1");
+    cli.add_option("decoder-max-wait-ms", "MS", "--chain ofdm: tb_stream_decoder's max_wait_ms (-1: its default)", "-1");
     cli.add_option("block-buffer-frames",
                    "N",
                    "--chain ofdm: frames the buffers between the receiver's blocks hold at least (0: GNU Radio's)",

@@ -323,7 +323,9 @@ int mimo_detector_impl::general_work(int noutput_items,
             !d_gate.due(channels * S, inputs_ended(), reader->max_possible_items_available()))
             return 0;
         d_gate.taken();
+        d_trace.begin();
         const int done = device_work(channels, H, y, llr);
+        d_trace.end(done);
         if (done == 0 && d_failed)
             return WORK_DONE;
         return done;

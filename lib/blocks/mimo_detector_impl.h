@@ -12,6 +12,7 @@
 #include <mimo_gpu/device_memory.h>
 
 #include "batch_gate.h"
+#include "work_trace.h"
 #include "device_staging.h"
 #include "erasure_tags.h"
 #include <gnuradio/mimo_gpu/device_buffer.h>
@@ -96,6 +97,7 @@ private:
         d_mutex; // guards N0, the parameters and the gate's wait, set from other threads
     float d_noise_var;
     erasure_log d_erasures;
+    work_trace d_trace{ "mimo_detector" };
 };
 
 } // namespace mimo_gpu

@@ -180,6 +180,7 @@ int ofdm_rx_impl::general_work(int noutput_items,
         return WORK_DONE;
     if (!d_inputs_checked)
         lock_input_buffers();
+    d_trace.begin();
     const size_t available = size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
     const size_t taken = std::min(available, d_receiver.ended() ? size_t(0) : d_receiver.room());
     std::vector<::mimo_gpu::stream_frame> frames;
@@ -214,6 +215,7 @@ int ofdm_rx_impl::general_work(int noutput_items,
     update_counters();
     produce(0, int(frames.size()) * d_H_per_frame);
     produce(1, int(frames.size()) * d_y_per_frame);
+    d_trace.end(long(frames.size()));
     if (frames.empty() && d_receiver.ended() && !d_receiver.frames_waiting())
         return WORK_DONE; // the end: no whole frame is left
     return WORK_CALLED_PRODUCE;

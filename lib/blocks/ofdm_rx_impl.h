@@ -6,6 +6,7 @@
 #define INCLUDED_MIMO_GPU_OFDM_RX_IMPL_H
 
 #include "device_output_guard.h"
+#include "work_trace.h"
 
 #include <gnuradio/mimo_gpu/ofdm_rx.h>
 #include <mimo_gpu/ofdm_stream_receiver.h>
@@ -62,6 +63,7 @@ private:
     const int d_chunk;       // samples a call waits for (a quarter frame)
     std::vector<const gr_complex*> d_inputs;
     device_output_guard d_output_guard;
+    work_trace d_trace{ "ofdm_rx" };
     bool d_failed = false;
     bool d_inputs_checked = false;
     std::vector<void*> d_locked; // input buffer regions page-locked by this block

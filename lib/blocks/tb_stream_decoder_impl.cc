@@ -248,6 +248,7 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
     }
     if (const int rv = d_rv; rv != d_decoder->format().rv)
         d_decoder->set_redundancy_version(rv);
+    d_trace.begin();
     const auto llr = static_cast<const float*>(input_items[0]);
     const auto bits = static_cast<uint8_t*>(output_items[0]);
     std::vector<::mimo_gpu::transport_block_result> results;
@@ -269,6 +270,7 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
     d_blocks += count;
     consume(0, int(count) * d_items_per_block);
     produce(0, int(count));
+    d_trace.end(long(count));
     return WORK_CALLED_PRODUCE;
 }
 

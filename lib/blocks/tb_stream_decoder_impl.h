@@ -9,6 +9,7 @@
 #include "device_staging.h"
 
 #include "device_output_guard.h"
+#include "work_trace.h"
 
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
@@ -74,6 +75,7 @@ private:
     batch_gate d_gate;
     std::atomic<uint64_t> d_blocks{ 0 }, d_crc_failures{ 0 }, d_dropped_llrs{ 0 };
     device_output_guard d_output_guard;
+    work_trace d_trace{ "tb_stream_decoder" };
 };
 
 } // namespace mimo_gpu
