@@ -16,6 +16,9 @@
 #include <gnuradio/blocks/null_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
+#include <gnuradio/mimo_gpu/ofdm_channel_model.h>
+#include <gnuradio/mimo_gpu/ofdm_tx.h>
+#include <gnuradio/mimo_gpu/tb_source.h>
 #include <gnuradio/mimo_gpu/ofdm_rx.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/top_block.h>
@@ -352,6 +355,31 @@ chain_result run_chain(const ofdm_chain_settings& s, const core::detector_spec& 
     return out;
 }
 
+/// The transmit side alone: tb_source (a pool of encoded blocks) -> ofdm_tx
+/// (-> ofdm_channel_model when `channel`) -> null sinks, in frames per second.
+double run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& r, bool channel)
+{
+    auto tb = gr::make_top_block("ofdm_tx_bench");
+    const auto& f = r.format;
+    auto source = gr::mimo_gpu::tb_source::make(f.A, f.G, f.Qm, f.NL, f.rv, 1, 8, s.frames, s.backend, false);
+    auto tx = gr::mimo_gpu::ofdm_tx::make(s.grid, s.nt, core::to_string(s.mod), s.slots, s.data_symbols);
+    tb->connect(source, 0, tx, 0);
+    tb->connect(source, 1, gr::blocks::null_sink::make(size_t(f.A)), 0);
+    if (channel) {
+        auto model = gr::mimo_gpu::ofdm_channel_model::make(
+            s.grid, s.nt, s.nr, s.slots, s.data_symbols, s.profile, s.snr_db, 0.05, k_timing_offset, 3);
+        for (int t = 0; t < s.nt; ++t)
+            tb->connect(tx, t, model, t);
+        for (int a = 0; a < s.nr; ++a)
+            tb->connect(model, a, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
+    } else
+        for (int t = 0; t < s.nt; ++t)
+            tb->connect(tx, t, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    return double(s.frames) / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 /// GNU Radio alone: the same sources and heads, with the chain's head buffers,
 /// into null sinks.
 double run_ceiling_seconds(const ofdm_chain_settings& s, const recorded_frames& r, long head_buffer)
@@ -421,6 +449,22 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 s.snr_db, r.format.A, r.format.G, r.period, 1e3 * r.air_seconds(), s.distinct_frames,
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::fflush(stdout);
+    if (s.stage == "tx" || s.stage == "tx-channel") {
+        const double fps = run_transmitter_fps(s, r, s.stage == "tx-channel");
+        std::printf("transmit side (tb_source -> ofdm_tx%s -> null sinks), %s: %.1f frames/s = %.3fx real time\n",
+                    s.stage == "tx" ? "" : " -> ofdm_channel_model", s.backend.c_str(), fps, fps * r.air_seconds());
+        if (json)
+            json->begin_object()
+                .value("chain", "ofdm")
+                .value("stage", s.stage)
+                .value("grid", s.grid)
+                .value("shape", std::to_string(s.nr) + "x" + std::to_string(s.nt))
+                .value("modulation", core::to_string(s.mod))
+                .value("frames_per_s", fps)
+                .value("x_real_time", fps * r.air_seconds())
+                .end_object();
+        return 0;
+    }
     int failures = 0;
     double ceiling_fps = 0;
     for (size_t k = 0; k < detectors.size(); ++k) {

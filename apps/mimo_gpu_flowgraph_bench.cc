@@ -690,8 +690,9 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
         v.stage = cli.text("stage");
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
-        if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder")
-            throw std::invalid_argument("--stage is rx, detector or decoder, got " + v.stage);
+        if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" && v.stage != "tx" &&
+            v.stage != "tx-channel")
+            throw std::invalid_argument("--stage is rx, detector, decoder, tx or tx-channel, got " + v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
             throw std::invalid_argument("--pace must be in (0, 100]");
         return v;
@@ -893,7 +894,8 @@ int main(int argc, char** argv)
                    "0");
     cli.add_option("stage",
                    "NAME",
-                   "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), detector, decoder",
+                   "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), detector, decoder; or "
+                   "the transmit side alone: tx (tb_source -> ofdm_tx), tx-channel (-> ofdm_channel_model)",
                    "decoder");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
     cli.add_option("snr", "DB", "--chain coded: Es/N0 per receive antenna", "14");

@@ -45,13 +45,13 @@ fi
 if want sanitize; then
 step "compute-sanitizer memcheck (CUDA tests)"
 run timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.*:sumis_cuda.*:sumis.channel_reuse*:ofdm_front_end_cuda.*' --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter="${MEMCHECK_FILTER:-cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.*:sumis_cuda.*:sumis.channel_reuse*:ofdm_front_end_cuda.*:ofdm_stream_receiver_cuda.*:transport_block_device.*}" --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (CUDA tests of the small-MIMO families)"
 run timeout 450 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:erasures.cuda*:sphere_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter="${RACECHECK_FILTER:-cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:erasures.cuda*:sphere_cuda.*}" --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (the MMSE and SUMIS kernels)"
 run timeout 200 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter='mmse_detector.bad*:sumis_cuda.bad*:sumis.channel_reuse*:detector_pipeline.bad_problems*:ofdm_front_end_cuda.*' --gtest_brief=1 2>&1 | tee "$out/racecheck_large.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter="${RACECHECK_LARGE_FILTER:-mmse_detector.bad*:sumis_cuda.bad*:sumis.channel_reuse*:detector_pipeline.bad_problems*:ofdm_front_end_cuda.*:ofdm_stream_receiver_cuda.*:transport_block_device.*}" --gtest_brief=1 2>&1 | tee "$out/racecheck_large.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
 fi
 
 if want bench; then
@@ -132,7 +132,14 @@ if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   step "live receiver: nr100 4x4 16-QAM, CUDA (latency at real-time pacing)"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam \
     --detectors ${OFDM_DETECTORS:-nway:1,mmse,fsd,mtt} --paced-frames ${OFDM_PACED:-1000} \
-    --json "$out/ofdm_nr100_16qam.json" 2>&1 | grep -E "ofdm chain|real time|latency|error"
+    --json "$out/ofdm_nr100_16qam.json" 2>&1 | grep -E "ofdm chain|real time|latency|work|error"
+  step "live receiver: nr100 4x4 16-QAM, sources' buffers of 1M samples; the receiver's stages"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam --detectors nway:1,mmse \
+    --source-buffer 1048576 --json "$out/ofdm_nr100_16qam_1m.json" 2>&1 | grep -E "real time|error"
+  for st in rx detector; do
+    run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam --detectors nway:1 \
+      --stage $st --json "$out/ofdm_nr100_stage_$st.json" 2>&1 | grep -E "real time|work|ofdm_rx per|error"
+  done
   step "live receiver: nr100 4x4 64-QAM and 256-QAM"
   for m in 64qam 256qam; do
     run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation $m --detectors nway:1,mmse \
@@ -145,9 +152,16 @@ if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   step "live receiver: lte20 2x2 16-QAM"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $lte20 --modulation 16qam --detectors nway:1,mmse \
     --paced-frames 500 --json "$out/ofdm_lte20.json" 2>&1 | grep -E "real time|latency|error"
+  step "transmit side (nr100 4x4, lte20 2x2), on this machine's cores"
+  for st in tx tx-channel; do
+    run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 200 $nr100 --modulation 16qam \
+      --stage $st 2>&1 | grep -E "real time|error"
+    run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 1000 $lte20 --modulation 16qam \
+      --stage $st 2>&1 | grep -E "real time|error"
+  done
   step "live receiver: CPU backend on this machine's cores (lte20 2x2, nr100 4x4)"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 300 $lte20 --modulation 16qam \
-    --detectors mmse,nway:1 --json "$out/ofdm_cpu_lte20.json" 2>&1 | grep -E "real time|error"
+    --detectors mmse,nway:1 --json "$out/ofdm_cpu_lte20.json" 2>&1 | grep -E "real time|work|error"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 40 $nr100 --modulation 16qam \
     --detectors mmse --json "$out/ofdm_cpu_nr100.json" 2>&1 | grep -E "real time|error"
 fi

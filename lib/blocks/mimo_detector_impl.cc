@@ -113,7 +113,7 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
     // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
     set_tag_propagation_policy(TPP_CUSTOM);
     if (device_buffers)
-        d_device_stream = std::make_unique<::mimo_gpu::device_stream>(1); // above ofdm_rx's (device_stream)
+        d_device_stream = std::make_unique<::mimo_gpu::device_stream>();
     else
         rebuild_pipeline();
     d_logger->info("{} detector, {}x{} {}, S = {}, parameters '{}', bad problems: {}, "

@@ -28,9 +28,6 @@ const pmt::pmt_t k_crc_ok_key = pmt::mp("crc_ok");
 /// stream's blocks come out without waiting for others.
 constexpr std::chrono::milliseconds k_default_max_wait{ 0 };
 constexpr int k_buffered_batches = 2;
-/// Stream priority above the detector's (device_stream): in a GPU chain the
-/// decoder's short kernels go first, so decoded blocks leave sooner.
-constexpr int k_urgency = 2;
 } // namespace
 
 tb_stream_decoder::sptr tb_stream_decoder::make(int A,
@@ -91,7 +88,7 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
       d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
 {
     if (device_buffers)
-        d_stream = std::make_unique<::mimo_gpu::device_stream>(k_urgency);
+        d_stream = std::make_unique<::mimo_gpu::device_stream>();
     // GNU Radio sizes the LLR buffer for whole batches from this rate and the
     // output multiple (whole batches of blocks, see batch_gate).
     set_relative_rate(1, uint64_t(d_items_per_block));

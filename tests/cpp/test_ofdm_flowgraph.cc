@@ -15,9 +15,13 @@
 #include <gnuradio/mimo_gpu/ofdm_tx.h>
 #include <gnuradio/mimo_gpu/sigmf_file_sink.h>
 #include <gnuradio/mimo_gpu/sigmf_file_source.h>
+#include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/multipath_channel.h>
+#include <mimo_gpu/ofdm_transmitter.h>
 #include <mimo_gpu/sigmf.h>
+#include <mimo_gpu/turbo_decoder.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -51,7 +55,176 @@ std::vector<uint8_t> random_bits(size_t n, uint64_t seed)
     return b;
 }
 
+/// Frames (each one transport block, A bits at rate ~1/3 onto the frame's G
+/// bits) through a multipath channel, back to back: one sample vector per
+/// antenna, and each frame's information bits.
+struct recorded_frames {
+    mimo_gpu::ofdm_grid grid;
+    mimo_gpu::transport_block_format format;
+    std::vector<std::vector<gr_complex>> antennas;
+    std::vector<std::vector<uint8_t>> information;
+
+    recorded_frames(const std::string& preset, int nt, int nr, int frames, uint64_t seed) : grid(mimo_gpu::ofdm_grid::preset(preset))
+    {
+        grid.nt = nt;
+        grid.slots = 2;
+        grid.data_symbols = 6;
+        format.G = int(grid.frame_bits());
+        format.Qm = 4;
+        format.A = format.G / 3 - 24;
+        const mimo_gpu::transport_block_encoder encoder(format);
+        mimo_gpu::ofdm_transmitter tx(grid);
+        mimo_gpu::multipath_config mc;
+        mc.nr = nr;
+        mc.nt = nt;
+        mc.profile = mimo_gpu::delay_profile::epa;
+        mc.sample_rate = grid.sample_rate;
+        mc.cfo = 0.1 * grid.subcarrier_spacing();
+        mc.timing_offset = 20;
+        mc.snr_db = 30;
+        mc.seed = seed;
+        mimo_gpu::multipath_channel channel(mc);
+        antennas.assign(size_t(nr), {});
+        std::vector<uint8_t> coded(size_t(format.G));
+        std::vector<gr_complex> samples(size_t(grid.frame_samples()) * nt),
+            received(channel.output_samples(size_t(grid.frame_samples())) * nr);
+        for (int f = 0; f < frames; ++f) {
+            information.push_back(random_bits(size_t(format.A), seed + uint64_t(f)));
+            encoder.encode(information.back().data(), coded.data());
+            tx.modulate(coded.data(), samples.data());
+            channel.run(samples.data(), size_t(grid.frame_samples()), received.data());
+            for (size_t n = 0; n < received.size() / size_t(nr); ++n)
+                for (int r = 0; r < nr; ++r)
+                    antennas[size_t(r)].push_back(received[n * size_t(nr) + size_t(r)]);
+        }
+    }
+};
+
+/// ofdm_rx on a backend over the recorded frames (vector sources as fast as they
+/// go, GNU Radio's buffers), H and y to vector sinks.
+struct received_outputs {
+    std::vector<gr_complex> H, y;
+    uint64_t frames = 0;
+};
+received_outputs receive_recorded(const recorded_frames& r, const std::string& preset, const std::string& backend)
+{
+    const int nr = int(r.antennas.size());
+    auto rx = gr::mimo_gpu::ofdm_rx::make(preset, r.grid.nt, nr, "16qam", 2, 6, "hold", "lmmse", backend);
+    auto H_sink = gr::blocks::vector_sink_c::make(nr * r.grid.nt);
+    auto y_sink = gr::blocks::vector_sink_c::make(nr);
+    auto tb = gr::make_top_block("ofdm_recorded");
+    for (int a = 0; a < nr; ++a)
+        tb->connect(gr::blocks::vector_source_c::make(r.antennas[size_t(a)]), 0, rx, a);
+    tb->connect(rx, 0, H_sink, 0);
+    tb->connect(rx, 1, y_sink, 0);
+    tb->run();
+    return { H_sink->data(), y_sink->data(), rx->frames_received() };
+}
+
 } // namespace
+
+TEST(ofdm_flowgraph_cuda, fast_sources_give_the_cpu_receivers_frames)
+{
+    // The CUDA receiver copies page-locked samples straight from GNU Radio's
+    // buffers: it must not free them for the sources before the copy is done
+    // (consuming first made frames fail under load). Sources as fast as they
+    // go, buffers wrapping every frame or two, compared with the CPU receiver.
+    if (!mimo_gpu::cuda_available())
+        GTEST_SKIP() << "no usable CUDA device";
+    for (const std::string preset : { "lte1.4", "nr20" }) {
+        const recorded_frames r(preset, 4, 4, 24, mimo_gpu_test::fresh_seed());
+        const received_outputs cpu = receive_recorded(r, preset, "cpu");
+        const received_outputs gpu = receive_recorded(r, preset, "cuda");
+        ASSERT_EQ(cpu.frames, 24u) << preset;
+        ASSERT_EQ(gpu.frames, cpu.frames) << preset;
+        ASSERT_EQ(gpu.y.size(), cpu.y.size());
+        ASSERT_EQ(gpu.H.size(), cpu.H.size());
+        double worst = 0;
+        for (size_t k = 0; k < cpu.y.size(); ++k)
+            worst = std::max(worst, double(std::abs(gpu.y[k] - cpu.y[k]) / std::max(1.0f, std::abs(cpu.y[k]))));
+        for (size_t k = 0; k < cpu.H.size(); ++k)
+            worst = std::max(worst, double(std::abs(gpu.H[k] - cpu.H[k]) / std::max(1.0f, std::abs(cpu.H[k]))));
+        EXPECT_LT(worst, 1e-3) << preset;
+        std::printf("[ compared ] %s 4x4, 24 frames from fast sources: CUDA against CPU receiver, worst %.2e\n",
+                    preset.c_str(), worst);
+    }
+}
+
+TEST_P(ofdm_flowgraph, the_chain_decodes_every_frames_block_with_default_parameters)
+{
+    // samples -> ofdm_rx -> mimo_detector -> tb_stream_decoder, every block's
+    // parameters at their defaults but the frame and the code (device buffers on
+    // CUDA, the decoder's batch chosen from G): every transport block decodes.
+    const chain_case c = GetParam();
+    const recorded_frames r("lte1.4", c.nt, c.nr, 6, mimo_gpu_test::fresh_seed());
+    const int Q = 4, S = r.grid.data_symbols;
+    auto rx = gr::mimo_gpu::ofdm_rx::make("lte1.4", c.nt, c.nr, "16qam", 2, S, "hold", "lmmse", c.backend);
+    auto det = gr::mimo_gpu::mimo_detector::make("nway", c.nr, c.nt, "16qam", "", 1.0, S, c.backend);
+    auto dec = gr::mimo_gpu::tb_stream_decoder::make(
+        r.format.A, r.format.G, Q, 1, 0, c.nt * Q, "max-log-map", 6, 0.75, 64, c.backend);
+    auto sink = gr::blocks::vector_sink_b::make(r.format.A);
+    auto tb = gr::make_top_block("ofdm_decode");
+    for (int a = 0; a < c.nr; ++a)
+        tb->connect(gr::blocks::vector_source_c::make(r.antennas[size_t(a)]), 0, rx, a);
+    tb->connect(rx, 0, det, 0);
+    tb->connect(rx, 1, det, 1);
+    tb->connect(det, 0, dec, 0);
+    tb->connect(dec, 0, sink, 0);
+    tb->run();
+    EXPECT_EQ(rx->device_buffers(), c.backend == "cuda");
+    EXPECT_EQ(det->device_buffers(), c.backend == "cuda");
+    EXPECT_EQ(dec->device_buffers(), c.backend == "cuda");
+    ASSERT_EQ(sink->data().size(), r.information.size() * size_t(r.format.A));
+    for (size_t f = 0; f < r.information.size(); ++f)
+        EXPECT_TRUE(std::equal(r.information[f].begin(), r.information[f].end(),
+                               sink->data().begin() + ptrdiff_t(f * size_t(r.format.A))))
+            << "frame " << f;
+    EXPECT_EQ(dec->crc_failures(), 0u);
+}
+
+TEST_P(ofdm_flowgraph, streams_of_different_lengths_end_the_receiver_with_the_shortest)
+{
+    const chain_case c = GetParam();
+    const recorded_frames r("lte1.4", c.nt, c.nr, 4, mimo_gpu_test::fresh_seed());
+    const size_t period = r.antennas[0].size() / 4;
+    auto rx = gr::mimo_gpu::ofdm_rx::make("lte1.4", c.nt, c.nr, "16qam", 2, 6, "hold", "lmmse", c.backend);
+    auto y_sink = gr::blocks::vector_sink_c::make(c.nr);
+    auto tb = gr::make_top_block("ofdm_lengths");
+    for (int a = 0; a < c.nr; ++a) {
+        // antenna 1's stream ends in the middle of the third frame; the others run on
+        const size_t length = a == 1 ? 2 * period + period / 2 : r.antennas[0].size();
+        std::vector<gr_complex> v(r.antennas[size_t(a)].begin(), r.antennas[size_t(a)].begin() + ptrdiff_t(length));
+        tb->connect(gr::blocks::vector_source_c::make(v), 0, rx, a);
+    }
+    tb->connect(rx, 0, gr::blocks::null_sink::make(sizeof(gr_complex) * c.nr * c.nt), 0);
+    tb->connect(rx, 1, y_sink, 0);
+    tb->run(); // ends: it does not wait for the shorter antenna
+    EXPECT_EQ(rx->frames_received(), 2u);
+    EXPECT_EQ(y_sink->data().size(), 2 * r.grid.data_elements() * size_t(c.nr));
+}
+
+TEST_P(ofdm_flowgraph, a_frame_with_non_finite_pilots_is_dropped_and_counted)
+{
+    const chain_case c = GetParam();
+    recorded_frames r("lte1.4", c.nt, c.nr, 4, mimo_gpu_test::fresh_seed());
+    const size_t period = r.antennas[0].size() / 4;
+    // Frame 1's first pilot symbol: NaN on one antenna (offset, CP, preamble, CP, then into the symbol).
+    const size_t pilot = period + 20 + size_t(2 * r.grid.cp_length + r.grid.fft_size) + 30;
+    r.antennas[0][pilot] = gr_complex(NAN, 0.0f);
+    auto rx = gr::mimo_gpu::ofdm_rx::make("lte1.4", c.nt, c.nr, "16qam", 2, 6, "hold", "lmmse", c.backend);
+    auto y_sink = gr::blocks::vector_sink_c::make(c.nr);
+    auto tb = gr::make_top_block("ofdm_nan");
+    for (int a = 0; a < c.nr; ++a)
+        tb->connect(gr::blocks::vector_source_c::make(r.antennas[size_t(a)]), 0, rx, a);
+    tb->connect(rx, 0, gr::blocks::null_sink::make(sizeof(gr_complex) * c.nr * c.nt), 0);
+    tb->connect(rx, 1, y_sink, 0);
+    tb->run();
+    EXPECT_EQ(rx->frames_received(), 3u);
+    EXPECT_EQ(rx->frames_dropped(), 1u);
+    EXPECT_EQ(y_sink->data().size(), 3 * r.grid.data_elements() * size_t(c.nr));
+    for (const auto& v : y_sink->data())
+        ASSERT_TRUE(std::isfinite(v.real()) && std::isfinite(v.imag()));
+}
 
 TEST_P(ofdm_flowgraph, frames_through_tx_channel_rx_and_detector_have_their_bits_at_30_db)
 {

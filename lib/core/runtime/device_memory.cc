@@ -7,6 +7,7 @@
 #include <string>
 
 #ifdef MIMO_GPU_HAVE_CUDA
+#include "cuda_buffers.h"
 #include "cuda_check.h"
 #include <cuda_runtime_api.h>
 #endif
@@ -122,19 +123,30 @@ memory_kind memory_kind_of(const void* p)
     return attr.type == cudaMemoryTypeHost ? memory_kind::pinned : memory_kind::pageable;
 }
 
-device_stream::device_stream(int urgency)
+namespace detail {
+/// A non-blocking stream `urgency` priority levels above the default, clamped to
+/// the device's range; MIMO_GPU_STREAM_PRIORITIES=0 gives every stream the
+/// default priority (for comparisons).
+cudaStream_t make_stream(int urgency)
 {
-    if (!cuda_available())
-        no_cuda("a device stream");
     int least = 0, greatest = 0; // numerically, greatest <= least
     MIMO_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    // MIMO_GPU_STREAM_PRIORITIES=0 gives every stream the default priority (for comparisons).
     const char* env = std::getenv("MIMO_GPU_STREAM_PRIORITIES");
     const bool prioritised = !(env && std::string(env) == "0");
     const int priority = prioritised ? std::max(greatest, least - std::max(0, urgency)) : least;
     cudaStream_t s = nullptr;
     MIMO_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
-    m_stream = reinterpret_cast<cuda_stream_t>(s);
+    return s;
+}
+
+cuda_stream::cuda_stream(int urgency) : m_stream(make_stream(urgency)) {}
+} // namespace detail
+
+device_stream::device_stream(int urgency)
+{
+    if (!cuda_available())
+        no_cuda("a device stream");
+    m_stream = reinterpret_cast<cuda_stream_t>(detail::make_stream(urgency));
 }
 
 device_stream::~device_stream()
