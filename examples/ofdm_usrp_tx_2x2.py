@@ -7,10 +7,9 @@
 # GNU Radio Python Flow Graph
 # Title: MIMO-OFDM 2x2 transmitter on a USRP (B210 / X310)
 # Author: gr-mimo_gpu developers
-# Description: Random coded bits -> ofdm_tx (LTE 1.4 MHz grid, 2 streams, 16-QAM) -> two transmit channels of a UHD device.
+# Description: Random LTE transport blocks (tb_source) -> ofdm_tx (LTE 1.4 MHz grid, 2 streams, 16-QAM) -> two transmit channels of a UHD device.
 # GNU Radio version: 3.10.5.1
 
-from gnuradio import analog
 from gnuradio import blocks
 from gnuradio import gr
 from gnuradio.filter import firdes
@@ -29,7 +28,7 @@ import time
 
 class ofdm_usrp_tx_2x2(gr.top_block):
 
-    def __init__(self, freq=2.45e9, gain=40, device='type=b200'):
+    def __init__(self, freq=2.45e9, gain=40, device='type=b200', tb_bits=3432):
         gr.top_block.__init__(self, "MIMO-OFDM 2x2 transmitter on a USRP (B210 / X310)", catch_exceptions=True)
 
         ##################################################
@@ -38,6 +37,7 @@ class ofdm_usrp_tx_2x2(gr.top_block):
         self.freq = freq
         self.gain = gain
         self.device = device
+        self.tb_bits = tb_bits
 
         ##################################################
         # Variables
@@ -68,22 +68,22 @@ class ofdm_usrp_tx_2x2(gr.top_block):
         self.uhd_usrp_sink_0.set_center_freq(freq, 1)
         self.uhd_usrp_sink_0.set_antenna('TX/RX', 1)
         self.uhd_usrp_sink_0.set_gain(gain, 1)
+        self.mimo_gpu_tb_source_0 = mimo_gpu.tb_source(tb_bits, frame_bits, 4, 1, 0, 1, 64, 0, 'cpu', False)
         self.mimo_gpu_ofdm_tx_0 = mimo_gpu.ofdm_tx('lte1.4', 2, '16qam', 2, 6)
-        self.blocks_stream_to_vector_0 = blocks.stream_to_vector(gr.sizeof_char*1, frame_bits)
+        self.blocks_null_sink_0 = blocks.null_sink(gr.sizeof_char*tb_bits)
         self.blocks_multiply_const_vxx_1 = blocks.multiply_const_cc(0.3)
         self.blocks_multiply_const_vxx_0 = blocks.multiply_const_cc(0.3)
-        self.analog_random_uniform_source_x_0 = analog.random_uniform_source_b(0, 2, 1)
 
 
         ##################################################
         # Connections
         ##################################################
-        self.connect((self.analog_random_uniform_source_x_0, 0), (self.blocks_stream_to_vector_0, 0))
         self.connect((self.blocks_multiply_const_vxx_0, 0), (self.uhd_usrp_sink_0, 0))
         self.connect((self.blocks_multiply_const_vxx_1, 0), (self.uhd_usrp_sink_0, 1))
-        self.connect((self.blocks_stream_to_vector_0, 0), (self.mimo_gpu_ofdm_tx_0, 0))
         self.connect((self.mimo_gpu_ofdm_tx_0, 0), (self.blocks_multiply_const_vxx_0, 0))
         self.connect((self.mimo_gpu_ofdm_tx_0, 1), (self.blocks_multiply_const_vxx_1, 0))
+        self.connect((self.mimo_gpu_tb_source_0, 1), (self.blocks_null_sink_0, 0))
+        self.connect((self.mimo_gpu_tb_source_0, 0), (self.mimo_gpu_ofdm_tx_0, 0))
 
 
     def get_freq(self):
@@ -108,6 +108,12 @@ class ofdm_usrp_tx_2x2(gr.top_block):
     def set_device(self, device):
         self.device = device
 
+    def get_tb_bits(self):
+        return self.tb_bits
+
+    def set_tb_bits(self, tb_bits):
+        self.tb_bits = tb_bits
+
     def get_samp_rate(self):
         return self.samp_rate
 
@@ -124,7 +130,7 @@ class ofdm_usrp_tx_2x2(gr.top_block):
 
 
 def argument_parser():
-    description = 'Random coded bits -> ofdm_tx (LTE 1.4 MHz grid, 2 streams, 16-QAM) -> two transmit channels of a UHD device.'
+    description = 'Random LTE transport blocks (tb_source) -> ofdm_tx (LTE 1.4 MHz grid, 2 streams, 16-QAM) -> two transmit channels of a UHD device.'
     parser = ArgumentParser(description=description)
     parser.add_argument(
         "--freq", dest="freq", type=eng_float, default=eng_notation.num_to_str(float(2.45e9)),
@@ -135,13 +141,16 @@ def argument_parser():
     parser.add_argument(
         "--device", dest="device", type=str, default='type=b200',
         help="Set UHD device address [default=%(default)r]")
+    parser.add_argument(
+        "--tb-bits", dest="tb_bits", type=intx, default=3432,
+        help="Set Transport block bits (A) [default=%(default)r]")
     return parser
 
 
 def main(top_block_cls=ofdm_usrp_tx_2x2, options=None):
     if options is None:
         options = argument_parser().parse_args()
-    tb = top_block_cls(freq=options.freq, gain=options.gain, device=options.device)
+    tb = top_block_cls(freq=options.freq, gain=options.gain, device=options.device, tb_bits=options.tb_bits)
 
     def sig_handler(sig=None, frame=None):
         tb.stop()

@@ -26,4 +26,6 @@ except ModuleNotFoundError:
     pass
 
 # import any pure python here
+from .constellation_probe import constellation_probe
+from .link_monitor import link_monitor
 #
