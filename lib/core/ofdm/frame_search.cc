@@ -111,31 +111,46 @@ frame_search::frame_search(const ofdm_grid& grid, const ofdm_receiver_config& co
 void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M, cfloat* P) const
 {
     const int L = m_rule.N / 2, nr = m_rule.nr;
+    // The per-sample terms once (non-finite samples as zero): c(m) = sum_r
+    // conj(x_r[m]) x_r[m + L] and e(m) = sum_r |x_r[m]|^2, for m in [first, first +
+    // count + L) and [first, first + count + 2L). Then P(d) = sum c(d..d+L-1) and
+    // R(d) = (sum e(d..d+2L-1)) / 2, summed exactly at each tile's first position and
+    // slid by c(d-1+L) - c(d-1) and (e(d-1+2L) - e(d-1)) / 2 (double throughout).
+    const size_t span = count + size_t(2 * L);
+    std::vector<std::complex<double>> c(count + size_t(L));
+    std::vector<double> e(span);
+    parallel_for(span, 16384, [&](size_t begin, size_t end) {
+        for (size_t m = begin; m < end; ++m) {
+            double energy = 0;
+            std::complex<double> corr(0, 0);
+            for (int r = 0; r < nr; ++r) {
+                const auto a = finite_sample(rx, first + m, nr, r);
+                energy += std::norm(a);
+                if (m < c.size())
+                    corr += std::conj(a) * finite_sample(rx, first + m + size_t(L), nr, r);
+            }
+            e[m] = energy;
+            if (m < c.size())
+                c[m] = corr;
+        }
+    });
     const size_t tiles = (count + k_metric_tile - 1) / k_metric_tile;
-    parallel_for(tiles, 1, [&](size_t tile_begin, size_t tile_end) {
+    parallel_for(tiles, 2, [&](size_t tile_begin, size_t tile_end) {
         for (size_t tile = tile_begin; tile < tile_end; ++tile) {
-            const size_t d0 = first + tile * k_metric_tile;
-            const size_t d1 = std::min(first + count, d0 + k_metric_tile);
+            const size_t d0 = tile * k_metric_tile, d1 = std::min(count, d0 + k_metric_tile);
             std::complex<double> p(0, 0);
             double R = 0;
-            for (int m = 0; m < L; ++m)
-                for (int r = 0; r < nr; ++r) {
-                    const auto a = finite_sample(rx, d0 + size_t(m), nr, r);
-                    const auto b = finite_sample(rx, d0 + size_t(m + L), nr, r);
-                    p += std::conj(a) * b;
-                    R += 0.5 * (std::norm(a) + std::norm(b));
-                }
+            for (int m = 0; m < L; ++m) {
+                p += c[d0 + size_t(m)];
+                R += 0.5 * (e[d0 + size_t(m)] + e[d0 + size_t(m + L)]);
+            }
             for (size_t d = d0; d < d1; ++d) {
-                if (d > d0)
-                    for (int r = 0; r < nr; ++r) {
-                        const auto a0 = finite_sample(rx, d - 1, nr, r);
-                        const auto aL = finite_sample(rx, d - 1 + size_t(L), nr, r);
-                        const auto a2 = finite_sample(rx, d - 1 + size_t(2 * L), nr, r);
-                        p += std::conj(aL) * a2 - std::conj(a0) * aL;
-                        R += 0.5 * (std::norm(a2) - std::norm(a0));
-                    }
-                M[d - first] = R > 0 ? float(std::norm(p) / (R * R)) : 0.0f;
-                P[d - first] = cfloat(p);
+                if (d > d0) {
+                    p += c[d - 1 + size_t(L)] - c[d - 1];
+                    R += 0.5 * (e[d - 1 + size_t(2 * L)] - e[d - 1]);
+                }
+                M[d] = R > 0 ? float(std::norm(p) / (R * R)) : 0.0f;
+                P[d] = cfloat(p);
             }
         }
     });
@@ -153,7 +168,7 @@ std::vector<float> frame_search::matched_filter(const cfloat* rx, size_t lo, siz
         for (int r = 0; r < nr; ++r)
             lanes[size_t(r) * span + n] = cfloat(finite_sample(rx, lo + n, nr, r));
     std::vector<float> c(hi - lo + 1, 0.0f);
-    parallel_for(c.size(), 32, [&](size_t begin, size_t end) {
+    parallel_for(c.size(), 128, [&](size_t begin, size_t end) {
         for (size_t d = lo + begin; d < lo + end; ++d)
             for (int r = 0; r < nr; ++r) {
                 lv_32fc_t dot;
@@ -177,27 +192,50 @@ walk_result frame_search::find(const cfloat* rx,
     if (samples < size_t(g.N) || search_begin > samples - size_t(g.N)) // no whole window to search
         return walk_runs(
             runs, [](size_t) { return false; }, g, samples, search_begin, search_begin, from, max_frames);
-    const size_t last = samples - size_t(g.N), count = last + 1 - search_begin;
-    // The metric from the tile the search begins in (its sums restart there),
-    // the runs from search_begin.
+    // Positions a stretch at a time, as far as the walk needs them: a window of
+    // several frames costs more to search than the one frame a call may take.
+    // The walk sees every run of the positions searched, and the next search
+    // goes on after them.
+    const size_t last_position = samples - size_t(g.N);
+    const size_t stretch = (max_frames + 1) * g.frame_samples + g.lookback() + 2 * size_t(g.N + g.CP);
+    // The metric from the tile the search begins in (its sums restart there).
     const size_t tile = size_t(origin + search_begin - align_down(origin + search_begin, k_metric_tile));
     if (tile > search_begin)
         throw std::logic_error("mimo_gpu: frame_search: the samples do not reach back to the metric's tile");
-    std::vector<float> tile_M(count + tile);
-    std::vector<cfloat> tile_P(count + tile);
-    metric(rx, search_begin - tile, count + tile, tile_M.data(), tile_P.data());
-    const float* M = tile_M.data() + tile;
-    const cfloat* P = tile_P.data() + tile;
-    for (size_t k = 0; k < count; ++k) {
-        if (!(M[k] > g.threshold))
-            continue;
-        run_decision run;
-        run.start = search_begin + k;
-        while (k + 1 < count && M[k + 1] > g.threshold)
-            ++k;
-        run.last = search_begin + k;
-        runs.push_back(run);
-    }
+    const size_t first = search_begin - tile; // tile_M[k] is position first + k
+    std::vector<float> tile_M;
+    std::vector<cfloat> tile_P;
+    size_t last = search_begin - 1; // the last position searched so far (none yet)
+    auto extend = [&](size_t to) { // positions up to `to`, from the tile where the last ones stopped
+        const size_t restart = search_begin + (last + 1 == search_begin ? 0 : last + 1 - search_begin);
+        const size_t from_tile = restart - size_t(origin + restart - align_down(origin + restart, k_metric_tile));
+        const size_t at = std::max(from_tile, first);
+        tile_M.resize(to + 1 - first);
+        tile_P.resize(to + 1 - first);
+        metric(rx, at, to + 1 - at, tile_M.data() + (at - first), tile_P.data() + (at - first));
+        last = to;
+    };
+    extend(ended ? last_position : std::min(last_position, search_begin + stretch));
+    const float* M = nullptr;
+    const cfloat* P = nullptr;
+    bool short_of_positions = false; // a run's decision needs positions not yet searched
+    auto find_runs = [&] {
+        M = tile_M.data() + tile;
+        P = tile_P.data() + tile;
+        runs.clear();
+        const size_t count = last + 1 - search_begin;
+        for (size_t k = 0; k < count; ++k) {
+            if (!(M[k] > g.threshold))
+                continue;
+            run_decision run;
+            run.start = search_begin + k;
+            while (k + 1 < count && M[k + 1] > g.threshold)
+                ++k;
+            run.last = search_begin + k;
+            runs.push_back(run);
+        }
+    };
+    find_runs();
     auto at = [&](size_t d) { return d - search_begin; };
     auto decide = [&](size_t k) {
         run_decision& run = runs[k];
@@ -205,7 +243,11 @@ walk_result frame_search::find(const cfloat* rx,
             return true;
         const size_t s = run.start;
         if (!ended && g.samples_to_decide(s) > samples)
+            return false; // its samples have not come
+        if (!ended && s + size_t(g.N + g.CP + g.CP / 2 + 2) > last) {
+            short_of_positions = true; // its samples are there, the search stopped short of them
             return false;
+        }
         const size_t window_end = std::min(s + size_t(g.N + g.CP), last);
         float peak = 0;
         for (size_t d = s; d <= window_end; ++d)
@@ -235,7 +277,14 @@ walk_result frame_search::find(const cfloat* rx,
         run.decided = true;
         return true;
     };
-    return walk_runs(runs, decide, g, samples, search_begin, last + 1, from, max_frames);
+    for (;;) {
+        short_of_positions = false;
+        walk_result w = walk_runs(runs, decide, g, samples, search_begin, last + 1, from, max_frames);
+        if (!short_of_positions || last == last_position)
+            return w;
+        extend(std::min(last_position, last + stretch));
+        find_runs();
+    }
 }
 
 } // namespace detail

@@ -24,6 +24,10 @@
 namespace mimo_gpu {
 
 namespace {
+/// FFT windows per task of the demodulation: below a few dozen 512-point FFTs a
+/// task costs more to hand to another thread than to run.
+constexpr size_t k_windows_per_task = 32;
+
 void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: ofdm_receiver: " + what); }
 } // namespace
 
@@ -155,7 +159,7 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
     const detail::fftw_plan_1d& fft = m_impl->fft;
     const float scale = fft.scale();
     // Windows (symbol k, antenna r) are independent: spread over the cores.
-    detail::parallel_for(size_t(K) * nr, 8, [&](size_t begin, size_t end) {
+    detail::parallel_for(size_t(K) * nr, k_windows_per_task, [&](size_t begin, size_t end) {
         const auto lane = fft.make_buffer();
         for (size_t e = begin; e < end; ++e) {
             const int k = int(e / size_t(nr)), r = int(e % size_t(nr));
@@ -274,7 +278,7 @@ void ofdm_receiver::estimate(front_end_frame& f) const
         cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
         cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
         const double slope = slopes[size_t(j)];
-        detail::parallel_for(size_t(U), 256, [&](size_t c_begin, size_t c_end) {
+        detail::parallel_for(size_t(U), 1024, [&](size_t c_begin, size_t c_end) {
             for (int t = 0; t < nt; ++t)
                 for (int c = int(c_begin); c < int(c_end); ++c) {
                     const size_t ct = size_t(t) * U + c;

@@ -4,9 +4,15 @@
 #include "../runtime/parallel_for.h"
 #include "../runtime/problem_status.h"
 #include "turbo_engine.h"
+#include "turbo_batch.h"
+#ifdef MIMO_GPU_TURBO_AVX2
+#include "turbo_window_avx2.h"
+#endif
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <vector>
 #include <string>
 
 namespace mimo_gpu {
@@ -161,6 +167,11 @@ class cpu_turbo_engine final : public turbo_engine
 {
 public:
     explicit cpu_turbo_engine(const turbo_decoder_config& config) : m_config(config) {}
+#ifdef MIMO_GPU_TURBO_AVX2
+    /// MIMO_GPU_TURBO_AVX2=0 in the environment keeps the scalar window (comparisons).
+    const bool m_avx2 = cpu_has_avx2() && !(std::getenv("MIMO_GPU_TURBO_AVX2") &&
+                                            std::string(std::getenv("MIMO_GPU_TURBO_AVX2")) == "0");
+#endif
     backend kind() const override { return backend::cpu; }
 
     std::vector<turbo_block_result>
@@ -197,6 +208,18 @@ public:
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder)
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
+#ifdef MIMO_GPU_TURBO_AVX2
+                    if (!log_map && m_avx2) { // the same operations, the states in one register
+                        std::vector<float> scratch(size_t(k_stage_words) * size_t(plan.max_window));
+                        for (size_t w = begin; w < end; ++w) {
+                            window_job job;
+                            if (prepare_window<false>(v, w, decoder, it, job))
+                                map_window_avx2(job.io, job.span, job.alpha_start, job.beta_end, job.alpha_out,
+                                                job.beta_out, scratch.data());
+                        }
+                        return;
+                    }
+#endif
                     for (size_t w = begin; w < end; ++w)
                         if (log_map)
                             decode_window<true>(v, w, decoder, it, v.scratch_of(w));

@@ -1,0 +1,177 @@
+// map_window_avx2 (turbo_window_avx2.h). This file alone is compiled with
+// -mavx2 (lib/core/CMakeLists.txt); it is called only where cpu_has_avx2().
+// Every operation mirrors map_window<false>: m0 = (alpha[s0] + gs) + (+-gp),
+// m1 = (alpha[s1] - gs) + (+-gp) (+-gp is gp times +-1, exact), max as
+// "a > b ? a : b" (MAXPS returns its second operand otherwise, as the ternary
+// does), normalisation by state 0; backward to0 = (gs + (+-gp)) + beta[next],
+// to1 = (-gs + (+-gp)) + beta[next] (the sign flipped by XOR, as negation
+// does), and the APP maxima over the states taken in state order.
+#include "turbo_window_avx2.h"
+
+#include <immintrin.h>
+
+namespace mimo_gpu {
+namespace detail {
+
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
+
+namespace {
+
+struct trellis_vectors {
+    __m256i prev0, prev1, next0, next1, zero;
+    __m256 fsign0, fsign1, bsign0, bsign1, negate;
+};
+
+trellis_vectors make_vectors()
+{
+    alignas(32) int p0[k_states], p1[k_states], n0[k_states], n1[k_states];
+    alignas(32) float f0[k_states], f1[k_states], b0[k_states], b1[k_states];
+    for (int s = 0; s < k_states; ++s) {
+        p0[s] = previous_state(s, 0);
+        p1[s] = previous_state(s, 1);
+        f0[s] = parity_bit(p0[s], 0) ? -1.0f : 1.0f;
+        f1[s] = parity_bit(p1[s], 1) ? -1.0f : 1.0f;
+        n0[s] = next_state(s, 0);
+        n1[s] = next_state(s, 1);
+        b0[s] = parity_bit(s, 0) ? -1.0f : 1.0f;
+        b1[s] = parity_bit(s, 1) ? -1.0f : 1.0f;
+    }
+    trellis_vectors v;
+    v.prev0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p0));
+    v.prev1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(p1));
+    v.next0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n0));
+    v.next1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(n1));
+    v.zero = _mm256_setzero_si256();
+    v.fsign0 = _mm256_load_ps(f0);
+    v.fsign1 = _mm256_load_ps(f1);
+    v.bsign0 = _mm256_load_ps(b0);
+    v.bsign1 = _mm256_load_ps(b1);
+    v.negate = _mm256_set1_ps(-0.0f);
+    return v;
+}
+
+const trellis_vectors& vectors()
+{
+    static const trellis_vectors v = make_vectors();
+    return v;
+}
+
+/// forward_step<false>
+inline __m256 forward(__m256 alpha, float gs, float gp, const trellis_vectors& T)
+{
+    const __m256 g = _mm256_set1_ps(gs), p = _mm256_set1_ps(gp);
+    const __m256 m0 = _mm256_add_ps(_mm256_add_ps(_mm256_permutevar8x32_ps(alpha, T.prev0), g),
+                                    _mm256_mul_ps(p, T.fsign0));
+    const __m256 m1 = _mm256_add_ps(_mm256_sub_ps(_mm256_permutevar8x32_ps(alpha, T.prev1), g),
+                                    _mm256_mul_ps(p, T.fsign1));
+    const __m256 next = _mm256_max_ps(m0, m1);
+    return _mm256_sub_ps(next, _mm256_permutevar8x32_ps(next, T.zero));
+}
+
+/// The branch metrics into beta: to0 and to1 of every state.
+inline void branches(__m256 beta, float gs, float gp, const trellis_vectors& T, __m256& to0, __m256& to1)
+{
+    const __m256 g = _mm256_set1_ps(gs), p = _mm256_set1_ps(gp);
+    to0 = _mm256_add_ps(_mm256_add_ps(g, _mm256_mul_ps(p, T.bsign0)), _mm256_permutevar8x32_ps(beta, T.next0));
+    to1 = _mm256_add_ps(_mm256_add_ps(_mm256_xor_ps(g, T.negate), _mm256_mul_ps(p, T.bsign1)),
+                        _mm256_permutevar8x32_ps(beta, T.next1));
+}
+
+/// backward_step<false>
+inline __m256 backward(__m256 beta, float gs, float gp, const trellis_vectors& T)
+{
+    __m256 to0, to1;
+    branches(beta, gs, gp, T, to0, to1);
+    const __m256 prev = _mm256_max_ps(to0, to1);
+    return _mm256_sub_ps(prev, _mm256_permutevar8x32_ps(prev, T.zero));
+}
+
+/// The largest of the eight values, taken in state order as map_window does.
+inline float max_in_order(__m256 v)
+{
+    alignas(32) float x[k_states];
+    _mm256_store_ps(x, v);
+    float m = x[0];
+    for (int s = 1; s < k_states; ++s)
+        m = m > x[s] ? m : x[s];
+    return m;
+}
+
+/// A stage's branch inputs, as load_chunk makes them.
+inline void stage_inputs(const half_iteration_io& io, int c, int& n, float& gs, float& gp)
+{
+    n = io.pi ? io.pi[c] : c;
+    gs = 0.5f * (channel_llr(io.systematic[n]) + io.apriori[n]);
+    gp = 0.5f * channel_llr(io.parity[c]);
+}
+
+} // namespace
+
+void map_window_avx2(const half_iteration_io& io,
+                     const window_span& span,
+                     const float* alpha_start,
+                     const float* beta_end,
+                     float* alpha_out,
+                     float* beta_out,
+                     float* scratch)
+{
+    const trellis_vectors& T = vectors();
+    const int start = span.start, len = span.len;
+    constexpr int words = k_states + 3; // per stage: alpha, gs, gp, n
+    __m256 alpha = _mm256_loadu_ps(alpha_start);
+    for (int c = span.first; c < start; ++c) { // forward training
+        int n;
+        float gs, gp;
+        stage_inputs(io, c, n, gs, gp);
+        if (c == span.alpha_at)
+            _mm256_storeu_ps(alpha_out, alpha);
+        alpha = forward(alpha, gs, gp, T);
+    }
+    for (int i = 0; i < len; ++i) {
+        int n;
+        float gs, gp;
+        stage_inputs(io, start + i, n, gs, gp);
+        if (start + i == span.alpha_at)
+            _mm256_storeu_ps(alpha_out, alpha);
+        float* st = scratch + size_t(i) * words;
+        _mm256_storeu_ps(st, alpha);
+        st[k_states] = gs;
+        st[k_states + 1] = gp;
+        st[k_states + 2] = int_bits_as_float(n);
+        alpha = forward(alpha, gs, gp, T);
+    }
+    if (start + len == span.alpha_at)
+        _mm256_storeu_ps(alpha_out, alpha);
+
+    __m256 beta = _mm256_loadu_ps(beta_end);
+    for (int c = span.last - 1; c >= start + len; --c) { // backward training
+        int n;
+        float gs, gp;
+        stage_inputs(io, c, n, gs, gp);
+        if (c + 1 == span.beta_at)
+            _mm256_storeu_ps(beta_out, beta);
+        beta = backward(beta, gs, gp, T);
+    }
+    for (int i = len - 1; i >= 0; --i) {
+        if (start + i + 1 == span.beta_at)
+            _mm256_storeu_ps(beta_out, beta);
+        const float* st = scratch + size_t(i) * words;
+        const __m256 a = _mm256_loadu_ps(st);
+        const float gs = st[k_states], gp = st[k_states + 1];
+        const int n = float_bits_as_int(st[k_states + 2]);
+        __m256 to0, to1;
+        branches(beta, gs, gp, T, to0, to1);
+        const float app = max_in_order(_mm256_add_ps(a, to0)) - max_in_order(_mm256_add_ps(a, to1));
+        // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
+        io.extrinsic[n] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs);
+        if (io.app)
+            io.app[n] = app;
+        const __m256 prev = _mm256_max_ps(to0, to1);
+        beta = _mm256_sub_ps(prev, _mm256_permutevar8x32_ps(prev, T.zero));
+    }
+    if (start == span.beta_at)
+        _mm256_storeu_ps(beta_out, beta);
+}
+
+} // namespace detail
+} // namespace mimo_gpu
