@@ -117,8 +117,15 @@ void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M
     // R(d) = (sum e(d..d+2L-1)) / 2, summed exactly at each tile's first position and
     // slid by c(d-1+L) - c(d-1) and (e(d-1+2L) - e(d-1)) / 2 (double throughout).
     const size_t span = count + size_t(2 * L);
-    std::vector<std::complex<double>> c(count + size_t(L));
-    std::vector<double> e(span);
+    // Kept by the calling thread between calls (a search a frame would otherwise
+    // map and fault in fresh pages every time); bound here, as the worker threads
+    // that fill them have thread-local buffers of their own.
+    thread_local std::vector<std::complex<double>> kept_c;
+    thread_local std::vector<double> kept_e;
+    std::vector<std::complex<double>>& c = kept_c;
+    std::vector<double>& e = kept_e;
+    c.resize(count + size_t(L));
+    e.resize(span);
     parallel_for(span, 16384, [&](size_t begin, size_t end) {
         for (size_t m = begin; m < end; ++m) {
             double energy = 0;
@@ -203,8 +210,12 @@ walk_result frame_search::find(const cfloat* rx,
     if (tile > search_begin)
         throw std::logic_error("mimo_gpu: frame_search: the samples do not reach back to the metric's tile");
     const size_t first = search_begin - tile; // tile_M[k] is position first + k
-    std::vector<float> tile_M;
-    std::vector<cfloat> tile_P;
+    thread_local std::vector<float> kept_M; // kept between calls, as metric()'s
+    thread_local std::vector<cfloat> kept_P;
+    std::vector<float>& tile_M = kept_M;
+    std::vector<cfloat>& tile_P = kept_P;
+    tile_M.clear();
+    tile_P.clear();
     size_t last = search_begin - 1; // the last position searched so far (none yet)
     auto extend = [&](size_t to) { // positions up to `to`, from the tile where the last ones stopped
         const size_t restart = search_begin + (last + 1 == search_begin ? 0 : last + 1 - search_begin);

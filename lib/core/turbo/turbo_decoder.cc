@@ -210,7 +210,8 @@ public:
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
 #ifdef MIMO_GPU_TURBO_AVX2
                     if (!log_map && m_avx2) { // the same operations, the states in one register
-                        std::vector<float> scratch(size_t(k_stage_words) * size_t(plan.max_window));
+                        thread_local std::vector<float> scratch;
+                        scratch.resize(std::max(scratch.size(), size_t(k_stage_words) * size_t(plan.max_window)));
                         for (size_t w = begin; w < end; ++w) {
                             window_job job;
                             if (prepare_window<false>(v, w, decoder, it, job))

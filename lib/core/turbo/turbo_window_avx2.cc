@@ -86,15 +86,23 @@ inline __m256 backward(__m256 beta, float gs, float gp, const trellis_vectors& T
     return _mm256_sub_ps(prev, _mm256_permutevar8x32_ps(prev, T.zero));
 }
 
-/// The largest of the eight values, taken in state order as map_window does.
+/// The largest of the eight values as map_window finds it, state after state.
+/// Any order gives the same value but for the sign of a zero (a tie of +0 and
+/// -0): a tree of MAXPS, and the sequence only where the maximum is zero.
 inline float max_in_order(__m256 v)
 {
+    __m256 m = _mm256_max_ps(v, _mm256_permute2f128_ps(v, v, 1));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    const float tree = _mm256_cvtss_f32(m);
+    if (tree != 0.0f)
+        return tree;
     alignas(32) float x[k_states];
     _mm256_store_ps(x, v);
-    float m = x[0];
+    float seq = x[0];
     for (int s = 1; s < k_states; ++s)
-        m = m > x[s] ? m : x[s];
-    return m;
+        seq = seq > x[s] ? seq : x[s];
+    return seq;
 }
 
 /// A stage's branch inputs, as load_chunk makes them.
