@@ -175,7 +175,9 @@ std::vector<float> frame_search::matched_filter(const cfloat* rx, size_t lo, siz
         for (int r = 0; r < nr; ++r)
             lanes[size_t(r) * span + n] = cfloat(finite_sample(rx, lo + n, nr, r));
     std::vector<float> c(hi - lo + 1, 0.0f);
-    parallel_for(c.size(), 128, [&](size_t begin, size_t end) {
+    // Tasks of about 50 000 complex products (a few dozen microseconds).
+    const size_t per_task = std::max<size_t>(1, size_t(50000) / (size_t(nr) * size_t(N)));
+    parallel_for(c.size(), per_task, [&](size_t begin, size_t end) {
         for (size_t d = lo + begin; d < lo + end; ++d)
             for (int r = 0; r < nr; ++r) {
                 lv_32fc_t dot;
@@ -204,7 +206,7 @@ walk_result frame_search::find(const cfloat* rx,
     // The walk sees every run of the positions searched, and the next search
     // goes on after them.
     const size_t last_position = samples - size_t(g.N);
-    const size_t stretch = (max_frames + 1) * g.frame_samples + g.lookback() + 2 * size_t(g.N + g.CP);
+    const size_t stretch = max_frames * g.frame_samples + g.lookback() + 2 * size_t(g.N + g.CP);
     // The metric from the tile the search begins in (its sums restart there).
     const size_t tile = size_t(origin + search_begin - align_down(origin + search_begin, k_metric_tile));
     if (tile > search_begin)

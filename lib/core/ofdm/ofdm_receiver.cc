@@ -17,16 +17,16 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
-#include <map>
+#include <unordered_map>
 #include <functional>
 #include <stdexcept>
 
 namespace mimo_gpu {
 
 namespace {
-/// FFT windows per task of the demodulation: below a few dozen 512-point FFTs a
-/// task costs more to hand to another thread than to run.
-constexpr size_t k_windows_per_task = 32;
+/// FFT windows per task of the demodulation: about 32 512-point FFTs' work (tens
+/// of microseconds); less costs more to hand to another thread than to run.
+size_t windows_per_task(int fft_size) { return std::max<size_t>(1, size_t(32 * 512) / size_t(fft_size)); }
 
 void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: ofdm_receiver: " + what); }
 } // namespace
@@ -36,6 +36,8 @@ struct ofdm_receiver::impl {
     detail::frame_search search;
     std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
+    std::vector<int> bins;    ///< FFT bin of each logical subcarrier
+    std::vector<cfloat> pilots; ///< known pilot of (slot j, subcarrier i), boosted: [j * U + i]
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end> cuda; ///< null: the CPU demodulates and estimates
 #endif
@@ -63,8 +65,13 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
         fail("lmmse_delay_spread must be -1 (estimated from the pilots) or in (0, fft_size] samples");
     if (m_backoff > grid.cp_length)
         fail("window_backoff must be at most the cyclic prefix (" + std::to_string(grid.cp_length) + ")");
-    for (int i = 0; i < grid.used_subcarriers; ++i)
+    for (int i = 0; i < grid.used_subcarriers; ++i) {
         m_impl->offsets.push_back(grid.offset(i));
+        m_impl->bins.push_back(grid.bin(i));
+    }
+    for (int j = 0; j < grid.slots; ++j)
+        for (int i = 0; i < grid.used_subcarriers; ++i)
+            m_impl->pilots.push_back(grid.pilot(j, i) * std::sqrt(float(grid.nt)));
     const bool cuda = detail::choose_engine(
         config.requested, [] { return false; }, [] { return true; });
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -159,7 +166,7 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
     const detail::fftw_plan_1d& fft = m_impl->fft;
     const float scale = fft.scale();
     // Windows (symbol k, antenna r) are independent: spread over the cores.
-    detail::parallel_for(size_t(K) * nr, k_windows_per_task, [&](size_t begin, size_t end) {
+    detail::parallel_for(size_t(K) * nr, windows_per_task(N), [&](size_t begin, size_t end) {
         const auto lane = fft.make_buffer();
         for (size_t e = begin; e < end; ++e) {
             const int k = int(e / size_t(nr)), r = int(e % size_t(nr));
@@ -170,7 +177,7 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
             volk_32fc_s32fc_x2_rotator_32fc(lane.get(), lane.get(), step, &phase, unsigned(N));
             fft.execute(lane.get());
             for (int i = 0; i < U; ++i)
-                m_impl->Y[(size_t(k) * U + i) * nr + r] = lane[size_t(g.bin(i))] * scale;
+                m_impl->Y[(size_t(k) * U + i) * nr + r] = lane[size_t(m_impl->bins[size_t(i)])] * scale;
         }
     });
 }
@@ -179,7 +186,6 @@ void ofdm_receiver::estimate(front_end_frame& f) const
 {
     const ofdm_grid& g = m_grid;
     const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
-    const float boost = std::sqrt(float(nt));
     f.pilot_ls.resize(size_t(g.slots) * U * nr);
     f.slot_channels.resize(size_t(g.slots) * U * nr * nt);
     std::vector<double> slopes(size_t(g.slots));
@@ -193,28 +199,37 @@ void ofdm_receiver::estimate(front_end_frame& f) const
         const int k = 1 + j * (1 + D);
         cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
         for (int i = 0; i < U; ++i) {
-            const cfloat p = g.pilot(j, i) * boost;
-            for (int r = 0; r < nr; ++r)
-                ls[size_t(i) * nr + r] = m_impl->Y[(size_t(k) * U + i) * nr + r] / p;
+            // y / p as (y conj(p)) / |p|^2 (the CUDA kernel's arithmetic; std::complex's
+            // division guards infinities at several times the cost)
+            const cfloat p = m_impl->pilots[size_t(j) * U + size_t(i)];
+            const float norm = p.real() * p.real() + p.imag() * p.imag();
+            for (int r = 0; r < nr; ++r) {
+                const cfloat y = m_impl->Y[(size_t(k) * U + i) * nr + r];
+                ls[size_t(i) * nr + r] = cfloat((y.real() * p.real() + y.imag() * p.imag()) / norm,
+                                                (y.imag() * p.real() - y.real() * p.imag()) / norm);
+            }
         }
+        const int* offset = m_impl->offsets.data();
         std::complex<double> turn(0, 0);
         for (int t = 0; t < nt; ++t)
             for (int i = t; i + nt < U; i += nt)
                 for (int r = 0; r < nr; ++r)
                     turn += std::conj(std::complex<double>(ls[size_t(i) * nr + r])) *
                             std::complex<double>(ls[size_t(i + nt) * nr + r]) /
-                            double(g.offset(i + nt) - g.offset(i));
+                            double(offset[i + nt] - offset[i]);
         slopes[size_t(j)] = std::arg(turn) / nt; // radians per subcarrier spacing
-        for (int i = 0; i < U; ++i)
+        for (int i = 0; i < U; ++i) {
+            const cfloat turn_back = std::polar(1.0f, float(-slopes[size_t(j)] * offset[i])); // once per subcarrier
             for (int r = 0; r < nr; ++r) {
                 cfloat& v = ls[size_t(i) * nr + r];
-                v *= std::polar(1.0f, float(-slopes[size_t(j)] * g.offset(i)));
+                v *= turn_back;
                 power += std::norm(v);
             }
+        }
         // Correlation of comb neighbours nt apart, for the LMMSE model's delay spread.
         for (int t = 0; t < nt; ++t)
             for (int i = t; i + nt < U; i += nt)
-                if (g.offset(i + nt) - g.offset(i) == nt)
+                if (offset[i + nt] - offset[i] == nt)
                     for (int r = 0; r < nr; ++r) {
                         neighbours += std::real(std::conj(ls[size_t(i) * nr + r]) * ls[size_t(i + nt) * nr + r]);
                         ++neighbour_terms;
@@ -223,7 +238,7 @@ void ofdm_receiver::estimate(front_end_frame& f) const
         // E|e|^2 = 6 N0 / nt for LS noise N0 / nt, a linear channel trend cancels.
         for (int t = 0; t < nt; ++t)
             for (int i = t; i + 2 * nt < U; i += nt) {
-                if (g.offset(i + nt) - g.offset(i) != g.offset(i + 2 * nt) - g.offset(i + nt))
+                if (offset[i + nt] - offset[i] != offset[i + 2 * nt] - offset[i + nt])
                     continue; // straddles the DC null
                 for (int r = 0; r < nr; ++r) {
                     const cfloat e = ls[size_t(i) * nr + r] - 2.0f * ls[size_t(i + nt) * nr + r] +
@@ -250,8 +265,16 @@ void ofdm_receiver::estimate(front_end_frame& f) const
     const int Wmax = detail::k_lmmse_max_window;
     std::vector<int> pilots(size_t(U) * nt * Wmax), counts(size_t(U) * nt);
     std::vector<float> weights_of(size_t(U) * nt * Wmax);
-    // Most windows share their geometry (pilot distances): LMMSE solves once per geometry.
-    std::map<std::vector<int>, std::vector<float>> solved;
+    // Most windows share their geometry (pilot distances): LMMSE solves once per
+    // geometry, found again by a hash of its distances (a map of vectors allocated
+    // a key per subcarrier).
+    struct geometry {
+        int n;
+        int distance[detail::k_lmmse_max_window];
+        float weights[detail::k_lmmse_max_window];
+    };
+    std::vector<geometry> geometries;
+    std::unordered_map<uint64_t, size_t> geometry_of_hash;
     for (int t = 0; t < nt; ++t)
         for (int c = 0; c < U; ++c) {
             const size_t ct = size_t(t) * U + c;
@@ -261,30 +284,41 @@ void ofdm_receiver::estimate(front_end_frame& f) const
                 counts[ct] = detail::linear_comb_weights(c, t, nt, U, m_impl->offsets.data(), pilot, w);
                 continue;
             }
-            const int n = detail::lmmse_comb_window(c, t, nt, U, m_config.lmmse_window, pilot);
-            std::vector<int> distance(static_cast<size_t>(n));
-            for (int a = 0; a < n; ++a)
-                distance[size_t(a)] = g.offset(pilot[a]) - g.offset(c);
-            auto it = solved.find(distance);
-            if (it == solved.end()) {
-                std::vector<float> v(static_cast<size_t>(n));
-                detail::lmmse_solve(distance.data(), n, spread_over_n, relative_noise, v.data());
-                it = solved.emplace(distance, std::move(v)).first;
+            geometry key;
+            key.n = detail::lmmse_comb_window(c, t, nt, U, m_config.lmmse_window, pilot);
+            uint64_t hash = 1469598103934665603ull ^ uint64_t(key.n);
+            for (int a = 0; a < key.n; ++a) {
+                key.distance[a] = m_impl->offsets[size_t(pilot[a])] - m_impl->offsets[size_t(c)];
+                hash = (hash ^ uint64_t(uint32_t(key.distance[a]))) * 1099511628211ull;
             }
-            std::copy(it->second.begin(), it->second.end(), w);
-            counts[ct] = n;
+            auto same = [&](const geometry& x) {
+                return x.n == key.n && std::equal(x.distance, x.distance + x.n, key.distance);
+            };
+            const auto found = geometry_of_hash.find(hash);
+            size_t index = geometries.size();
+            if (found != geometry_of_hash.end() && same(geometries[found->second]))
+                index = found->second;
+            else // new, or a hash collision: look the geometry up by its distances
+                index = size_t(std::find_if(geometries.begin(), geometries.end(), same) - geometries.begin());
+            if (index == geometries.size()) {
+                detail::lmmse_solve(key.distance, key.n, spread_over_n, relative_noise, key.weights);
+                geometries.push_back(key);
+                geometry_of_hash.emplace(hash, index);
+            }
+            std::copy(geometries[index].weights, geometries[index].weights + key.n, w);
+            counts[ct] = key.n;
         }
     for (int j = 0; j < g.slots; ++j) {
         cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
         cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
         const double slope = slopes[size_t(j)];
-        detail::parallel_for(size_t(U), 1024, [&](size_t c_begin, size_t c_end) {
+        detail::parallel_for(size_t(U), 256, [&](size_t c_begin, size_t c_end) {
             for (int t = 0; t < nt; ++t)
                 for (int c = int(c_begin); c < int(c_end); ++c) {
                     const size_t ct = size_t(t) * U + c;
                     const int* pilot = &pilots[ct * Wmax];
                     const float* w = &weights_of[ct * Wmax];
-                    const cfloat back = std::polar(1.0f, float(slope * g.offset(c)));
+                    const cfloat back = std::polar(1.0f, float(slope * m_impl->offsets[size_t(c)]));
                     for (int r = 0; r < nr; ++r) {
                         cfloat v(0, 0);
                         for (int k = 0; k < counts[ct]; ++k)
@@ -293,9 +327,11 @@ void ofdm_receiver::estimate(front_end_frame& f) const
                     }
                 }
         });
-        for (int i = 0; i < U; ++i) // the LS estimates as measured, for diagnostics
+        for (int i = 0; i < U; ++i) { // the LS estimates as measured, for diagnostics
+            const cfloat turn_again = std::polar(1.0f, float(slope * m_impl->offsets[size_t(i)]));
             for (int r = 0; r < nr; ++r)
-                ls[size_t(i) * nr + r] *= std::polar(1.0f, float(slope * g.offset(i)));
+                ls[size_t(i) * nr + r] *= turn_again;
+        }
     }
 }
 
