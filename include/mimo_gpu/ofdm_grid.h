@@ -83,4 +83,10 @@ struct ofdm_grid {
 
 std::string describe(const ofdm_grid& g); ///< one line for logs and recordings
 
+/// Empty when a receiver made for `expected` can receive frames sent on
+/// `recorded` (the same FFT, CP, subcarriers, DC use, streams, modulation and
+/// slot layout; the sample rate may differ: it scales time, not the samples);
+/// otherwise the first field that differs, with both values, for an error.
+std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected);
+
 } // namespace mimo_gpu

@@ -79,6 +79,7 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
                 // The receiver is made (and the backend known) before the signature: see below.
                 gr::io_signature::make2(2, 2, 1, 1)),
       d_receiver(grid, config),
+      d_grid(grid),
       d_device_outputs(device_buffers && d_receiver.active_backend() == ::mimo_gpu::backend::cuda),
       d_H_per_frame(int(d_receiver.H_items_per_frame())),
       d_y_per_frame(int(d_receiver.y_items_per_frame())),
@@ -190,6 +191,10 @@ int ofdm_rx_impl::general_work(int noutput_items,
     const size_t available = size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
     const size_t taken = std::min(available, d_receiver.ended() ? size_t(0) : d_receiver.room());
     std::vector<::mimo_gpu::stream_frame> frames;
+    if (!stream_frame_matches(taken)) {
+        d_failed = true;
+        return WORK_DONE;
+    }
     try {
         for (size_t r = 0; r < d_inputs.size(); ++r)
             d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
@@ -225,6 +230,26 @@ int ofdm_rx_impl::general_work(int noutput_items,
     if (frames.empty() && d_receiver.ended() && !d_receiver.frames_waiting())
         return WORK_DONE; // the end: no whole frame is left
     return WORK_CALLED_PRODUCE;
+}
+
+bool ofdm_rx_impl::stream_frame_matches(size_t taken)
+{
+    std::vector<gr::tag_t> tags;
+    get_tags_in_window(tags, 0, 0, taken, k_grid_tag_key);
+    for (const auto& tag : tags) {
+        const auto sent = grid_from_tag_value(tag.value);
+        const std::string mismatch = sent ? ::mimo_gpu::frame_mismatch(*sent, d_grid)
+                                          : std::string("an ofdm_grid tag that is not a frame's description");
+        if (!mismatch.empty()) {
+            d_logger->error("the stream's frame ({}) is not this block's ({}) from sample {} on: {}; no frame of "
+                            "it can be received, ending the stream",
+                            sent ? ::mimo_gpu::describe(*sent) : std::string("?"), ::mimo_gpu::describe(d_grid),
+                            tag.offset, mismatch);
+            d_frame_mismatch = true;
+            return false;
+        }
+    }
+    return true;
 }
 
 void ofdm_rx_impl::update_counters()

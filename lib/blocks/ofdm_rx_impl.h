@@ -36,6 +36,7 @@ public:
     std::string active_backend() const override;
     bool device_buffers() const override { return d_device_outputs; }
     std::string timing_summary() const override;
+    bool frame_mismatch() const override { return d_frame_mismatch; }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
     int general_work(int noutput_items,
@@ -51,12 +52,16 @@ private:
     bool an_input_ran_out(size_t taken);
     void emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item);
     void update_counters();
+    /// Whether the samples about to be taken carry this block's frame, as far as
+    /// an "ofdm_grid" tag says (a recording's); logs the difference when not.
+    bool stream_frame_matches(size_t taken);
     /// On CUDA, page-locks the input buffers where GNU Radio made them, so that
     /// the samples go to the GPU with no staging copy (once per run; logged).
     void lock_input_buffers();
     void unlock_input_buffers();
 
     ::mimo_gpu::ofdm_stream_receiver d_receiver;
+    const ::mimo_gpu::ofdm_grid d_grid;
     const bool d_device_outputs;
     const int d_H_per_frame; // H items per frame
     const int d_y_per_frame; // y items per frame
@@ -65,6 +70,7 @@ private:
     device_output_guard d_output_guard;
     work_trace d_trace{ "ofdm_rx" };
     bool d_failed = false;
+    std::atomic<bool> d_frame_mismatch{ false };
     bool d_inputs_checked = false;
     std::vector<void*> d_locked; // input buffer regions page-locked by this block
     uint64_t d_unread_at_end = 0; // samples of longer streams past the end of the shortest

@@ -2,6 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "ofdm_parameters.h"
+
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/sigmf_file_source.h>
 #include <mimo_gpu/sigmf.h>
@@ -38,10 +40,14 @@ public:
         size_t got = d_reader->read(d_buffer.data(), size_t(noutput_items));
         if (got == 0 && d_repeat && d_reader->samples_per_channel() > 0) {
             d_reader = std::make_unique<::mimo_gpu::sigmf_reader>(d_path);
+            d_at_file_start = true;
             got = d_reader->read(d_buffer.data(), size_t(noutput_items));
         }
         if (got == 0)
             return WORK_DONE;
+        if (d_at_file_start) // the frame the samples carry, for ofdm_rx to check
+            tag_frame(C);
+        d_at_file_start = false;
         for (int c = 0; c < C; ++c) {
             auto out = static_cast<gr_complex*>(output_items[c]);
             for (size_t k = 0; k < got; ++k)
@@ -51,7 +57,18 @@ public:
     }
 
 private:
+    void tag_frame(int channels)
+    {
+        const auto& meta = d_reader->meta();
+        if (!meta.has_grid)
+            return;
+        const pmt::pmt_t value = grid_tag_value(meta.grid);
+        for (int c = 0; c < channels; ++c)
+            add_item_tag(c, nitems_written(c), k_grid_tag_key, value);
+    }
+
     std::unique_ptr<::mimo_gpu::sigmf_reader> d_reader;
+    bool d_at_file_start = true;
     std::string d_path;
     bool d_repeat;
     std::vector<gr_complex> d_buffer;

@@ -392,6 +392,24 @@ TEST(sigmf_blocks, a_recorded_stream_plays_back_and_decodes_as_live)
     auto sink = chain(tb, player, true);
     tb->run();
     EXPECT_EQ(sink->data(), live) << "the recording decodes as the live stream";
+    // The same recording into receivers made for other frames: the source tags
+    // the recording's frame, the receiver refuses it (sync alone would find these
+    // frames and hand out garbage) and ends, receiving nothing.
+    for (const std::string& other : { std::string("64qam"), std::string("lte3") }) {
+        auto tb_other = gr::make_top_block("another frame");
+        auto player_other = gr::mimo_gpu::sigmf_file_source::make(base, nr);
+        auto rx = other == "lte3" ? gr::mimo_gpu::ofdm_rx::make("lte3", nt, nr, "16qam", 2, D, "hold", "lmmse", "cpu")
+                                  : gr::mimo_gpu::ofdm_rx::make("lte1.4", nt, nr, other, 2, D, "hold", "lmmse", "cpu");
+        auto H_sink = gr::blocks::null_sink::make(sizeof(gr_complex) * nr * nt);
+        auto y_sink = gr::blocks::null_sink::make(sizeof(gr_complex) * nr);
+        for (int r = 0; r < nr; ++r)
+            tb_other->connect(player_other, r, rx, r);
+        tb_other->connect(rx, 0, H_sink, 0);
+        tb_other->connect(rx, 1, y_sink, 0);
+        tb_other->run();
+        EXPECT_TRUE(rx->frame_mismatch()) << other;
+        EXPECT_EQ(rx->frames_received(), 0u) << other;
+    }
     // a recording of 2 channels refused by a 4-channel source, a missing one too
     EXPECT_THROW(gr::mimo_gpu::sigmf_file_source::make(base, 4), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::sigmf_file_source::make(base + "_missing", 2), std::runtime_error);

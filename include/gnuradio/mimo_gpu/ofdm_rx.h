@@ -36,7 +36,10 @@ namespace mimo_gpu {
  * non-finite samples elsewhere reach the detector, which erases the resource
  * elements they touch. Input tags are not propagated (the rate changes per
  * frame). The streams must have the same length: when one ends, the receiver
- * ends (what the others hold beyond it is counted and logged).
+ * ends (what the others hold beyond it is counted and logged). A stream whose
+ * "ofdm_grid" tag (sigmf_file_source puts the recording's frame on its first
+ * sample) names another frame is refused: the difference is logged, the
+ * stream ends, frame_mismatch() says so.
  *
  * With device_buffers (the default) on CUDA, H and y are GNU Radio custom
  * buffers in GPU memory: mimo_detector reads them there, and an ordinary block
@@ -80,6 +83,10 @@ public:
     /// Where the receiver's time went so far, in words: taking samples in,
     /// searching for frames, demodulating them (ms per frame, calls).
     virtual std::string timing_summary() const = 0;
+    /// Whether the stream was refused: an "ofdm_grid" tag on it (a recording's
+    /// frame, from sigmf_file_source) named another frame than this block's.
+    /// The difference is logged and the stream ends.
+    virtual bool frame_mismatch() const = 0;
 };
 
 } // namespace mimo_gpu

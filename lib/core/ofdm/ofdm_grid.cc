@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <sstream>
 #include <stdexcept>
 
@@ -132,6 +134,28 @@ std::string describe(const ofdm_grid& g)
       << (g.dc_null ? " DC-null" : " DC-used") << " fs=" << g.sample_rate / 1e6 << " MHz nt=" << g.nt
       << " " << to_string(g.mod) << " " << g.slots << " slots x (pilot + " << g.data_symbols << " data)";
     return s.str();
+}
+
+std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected)
+{
+    const auto differs = [](const char* field, const std::string& a, const std::string& b) {
+        return std::string(field) + " " + a + " (recorded) against " + b + " (expected)";
+    };
+    const std::pair<const char*, std::pair<int, int>> fields[] = {
+        { "fft_size", { recorded.fft_size, expected.fft_size } },
+        { "cp_length", { recorded.cp_length, expected.cp_length } },
+        { "used_subcarriers", { recorded.used_subcarriers, expected.used_subcarriers } },
+        { "dc_null", { int(recorded.dc_null), int(expected.dc_null) } },
+        { "nt", { recorded.nt, expected.nt } },
+        { "slots", { recorded.slots, expected.slots } },
+        { "data_symbols", { recorded.data_symbols, expected.data_symbols } },
+    };
+    for (const auto& [field, values] : fields)
+        if (values.first != values.second)
+            return differs(field, std::to_string(values.first), std::to_string(values.second));
+    if (recorded.mod != expected.mod)
+        return differs("modulation", to_string(recorded.mod), to_string(expected.mod));
+    return {};
 }
 
 } // namespace mimo_gpu

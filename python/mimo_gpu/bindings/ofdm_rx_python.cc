@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(e4e7ae74cb26205f48a496cc11fde3cc)                       */
+/* BINDTOOL_HEADER_FILE_HASH(b0c662972f88d6920bb6ca611c9aeeb6)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -51,5 +51,6 @@ void bind_ofdm_rx(py::module& m)
         .def("frames_dropped", &ofdm_rx::frames_dropped, D(ofdm_rx, frames_dropped))
         .def("active_backend", &ofdm_rx::active_backend, D(ofdm_rx, active_backend))
         .def("device_buffers", &ofdm_rx::device_buffers, D(ofdm_rx, device_buffers))
-        .def("timing_summary", &ofdm_rx::timing_summary, D(ofdm_rx, timing_summary));
+        .def("timing_summary", &ofdm_rx::timing_summary, D(ofdm_rx, timing_summary))
+        .def("frame_mismatch", &ofdm_rx::frame_mismatch, D(ofdm_rx, frame_mismatch));
 }

@@ -120,6 +120,31 @@ TEST(ofdm_grid, presets_are_valid_and_bad_grids_are_clear_errors)
     EXPECT_THROW(multipath_channel{ mc }, std::invalid_argument);
 }
 
+TEST(ofdm_grid, frame_mismatch_names_the_first_field_that_differs)
+{
+    ofdm_grid g = ofdm_grid::preset("lte5");
+    g.nt = 2;
+    EXPECT_EQ(frame_mismatch(g, g), "");
+    ofdm_grid faster = g;
+    faster.sample_rate *= 2; // time scales, the samples do not change
+    EXPECT_EQ(frame_mismatch(faster, g), "");
+    const auto differs_in = [&g](auto change, const std::string& field) {
+        ofdm_grid other = g;
+        change(other);
+        const std::string m = frame_mismatch(other, g);
+        EXPECT_EQ(m.rfind(field + " ", 0), 0u) << m;
+        EXPECT_EQ(frame_mismatch(g, other).rfind(field + " ", 0), 0u);
+    };
+    differs_in([](ofdm_grid& o) { o = ofdm_grid::preset("lte10"), o.nt = 2; }, "fft_size");
+    differs_in([](ofdm_grid& o) { o.cp_length += 1; }, "cp_length");
+    differs_in([](ofdm_grid& o) { o.used_subcarriers -= 2; }, "used_subcarriers");
+    differs_in([](ofdm_grid& o) { o.dc_null = !o.dc_null; }, "dc_null");
+    differs_in([](ofdm_grid& o) { o.nt = 4; }, "nt");
+    differs_in([](ofdm_grid& o) { o.slots = 3; }, "slots");
+    differs_in([](ofdm_grid& o) { o.data_symbols = 13; }, "data_symbols");
+    differs_in([](ofdm_grid& o) { o.mod = modulation::qam64; }, "modulation");
+}
+
 TEST(ofdm_front_end, identity_channel_gives_the_transmitted_symbols)
 {
     // nr = nt antennas wired straight through, no noise, no offsets: H = I and

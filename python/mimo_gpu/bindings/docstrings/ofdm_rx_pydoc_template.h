@@ -45,3 +45,6 @@ static const char* __doc_gr_mimo_gpu_ofdm_rx_device_buffers = R"doc(Whether H an
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_rx_timing_summary = R"doc(Where the receiver's time went so far: taking samples in, searching, demodulating (ms per frame).)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_rx_frame_mismatch = R"doc(Whether the stream was refused: its ofdm_grid tag (a recording's frame) named another frame than this block's.)doc";
