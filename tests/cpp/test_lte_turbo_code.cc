@@ -167,7 +167,7 @@ TEST(crc, matches_a_long_division_reference)
     const std::pair<crc_type, std::vector<int>> types[] = {
         {crc_type::crc24a, g_crc24a}, {crc_type::crc24b, g_crc24b}, {crc_type::crc16, g_crc16}, {crc_type::crc8, g_crc8}};
     for (const auto& [type, g] : types)
-        for (size_t n : {1u, 7u, 40u, 333u, 6120u}) {
+        for (size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 40u, 333u, 6120u, 6167u}) {
             const bits_t a = random_bits(n, rng);
             EXPECT_EQ(crc_parity(type, a.data(), n), as_integer(reference_crc(a, g))) << "n = " << n;
         }

@@ -35,20 +35,65 @@ crc_generator generator(crc_type t)
 
 int crc_length(crc_type t) { return generator(t).length; }
 
+namespace {
+
+/// One bit of the division of a(D) D^L by g(D). Only a 1 is a one: filler bits
+/// (k_null_bit) count as 0 (5.1.2).
+uint32_t shift_bit(const crc_generator& g, uint32_t reg, uint8_t bit)
+{
+    const uint32_t top = 1u << (g.length - 1), mask = (top << 1) - 1;
+    const bool feedback = ((reg & top) != 0) != (bit == 1);
+    return ((reg << 1) & mask) ^ (feedback ? g.polynomial : 0u);
+}
+
+/// The register after 8 input bits, as a table of the top 8 register bits
+/// xor the input byte (every generator here has L >= 8): a transport block's
+/// CRC a byte at a time, not a bit (the CPU decoder checks every code block
+/// after every iteration).
+struct byte_table {
+    uint32_t next[256];
+    explicit byte_table(const crc_generator& g)
+    {
+        for (uint32_t b = 0; b < 256; ++b) {
+            uint32_t reg = b << (g.length - 8);
+            for (int i = 0; i < 8; ++i)
+                reg = shift_bit(g, reg, 0);
+            next[b] = reg;
+        }
+    }
+};
+
+const byte_table& table_of(crc_type t)
+{
+    static const byte_table crc24a(generator(crc_type::crc24a)), crc24b(generator(crc_type::crc24b)),
+        crc16(generator(crc_type::crc16)), crc8(generator(crc_type::crc8));
+    switch (t) {
+    case crc_type::crc24a: return crc24a;
+    case crc_type::crc24b: return crc24b;
+    case crc_type::crc16: return crc16;
+    default: return crc8;
+    }
+}
+
+} // namespace
+
 uint32_t crc_parity(crc_type t, const uint8_t* bits, size_t count)
 {
     const crc_generator g = generator(t);
     if (g.length == 0)
         return 0;
-    const uint32_t top = 1u << (g.length - 1);
-    const uint32_t mask = (top << 1) - 1;
-    // Bit-serial division of a(D) D^L by g(D), register initialised to 0.
-    // Only a 1 is a one: filler bits (k_null_bit) count as 0 (5.1.2).
-    uint32_t reg = 0;
-    for (size_t i = 0; i < count; ++i) {
-        const bool feedback = ((reg & top) != 0) != (bits[i] == 1);
-        reg = ((reg << 1) & mask) ^ (feedback ? g.polynomial : 0u);
+    const uint32_t mask = (uint32_t(1) << g.length) - 1;
+    const byte_table& table = table_of(t);
+    uint32_t reg = 0; // register initialised to 0
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        uint32_t byte = 0;
+        for (int k = 0; k < 8; ++k)
+            byte = (byte << 1) | uint32_t(bits[i + k] == 1);
+        reg = ((reg << 8) & mask) ^ table.next[((reg >> (g.length - 8)) ^ byte) & 0xffu];
     }
+    for (; i < count; ++i)
+        reg = shift_bit(g, reg, bits[i]);
     return reg;
 }
 

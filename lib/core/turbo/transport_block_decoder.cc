@@ -1,5 +1,6 @@
 #include <mimo_gpu/turbo_decoder.h>
 
+#include "../runtime/parallel_for.h"
 #include "dematch_gather.h"
 #include "transport_block_device.h"
 
@@ -188,22 +189,28 @@ transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
 
     // De-rate-match every code block of every transport block into one batch.
     m_block_llr.resize(turbo_decoder::input_floats(K));
-    float* dst = m_block_llr.data();
-    for (size_t t = 0; t < count; ++t) {
-        const float* e = llr + t * size_t(m_format.G);
-        for (int r = 0; r < C; ++r) {
+    // Where each code block's LLRs start, in the transport block and in the batch.
+    std::vector<size_t> e_offset(static_cast<size_t>(C), 0), d_offset(static_cast<size_t>(C), 0);
+    for (int r = 1; r < C; ++r) {
+        e_offset[r] = e_offset[r - 1] + size_t(m_E[r - 1]);
+        d_offset[r] = d_offset[r - 1] + 3 * size_t(m_seg.K[r - 1] + 4);
+    }
+    const size_t d_per_tb = d_offset[C - 1] + 3 * size_t(m_seg.K[C - 1] + 4);
+    // Code blocks de-rate-matched on the cores (the CPU chain's decoder waited on
+    // one thread doing a frame's blocks one after another).
+    detail::parallel_for(count * size_t(C), 4, [&](size_t begin, size_t end) {
+        for (size_t k = begin; k < end; ++k) {
+            const size_t t = k / size_t(C);
+            const int r = int(k % size_t(C));
             const int Kr = m_seg.K[r], filler = r == 0 ? m_seg.F : 0;
-            const rate_matcher& rm =
-                *std::find_if(m_matchers.begin(),
-                              m_matchers.end(),
-                              [&](const rate_matcher& m) { return m.K() == Kr; });
-            rm.dematch(e, m_E[r], m_format.rv, filler, dst);
+            const rate_matcher& rm = *std::find_if(m_matchers.begin(), m_matchers.end(),
+                                                   [&](const rate_matcher& m) { return m.K() == Kr; });
+            float* dst = m_block_llr.data() + t * d_per_tb + d_offset[r];
+            rm.dematch(llr + t * size_t(m_format.G) + e_offset[r], m_E[r], m_format.rv, filler, dst);
             // d0 at filler positions: known zeros
             std::fill(dst, dst + filler, k_filler_llr);
-            e += m_E[r];
-            dst += 3 * (Kr + 4);
         }
-    }
+    });
     m_block_bits.resize(turbo_decoder::output_bits(K));
     const std::vector<turbo_block_result> blocks =
         m_decoder.decode(K, m_block_llr.data(), m_block_bits.data());

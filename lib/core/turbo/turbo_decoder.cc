@@ -227,36 +227,44 @@ public:
                         else
                             decode_window<false>(v, w, decoder, it, v.scratch_of(w));
                 });
-            for (size_t b = 0; b < nb; ++b) {
-                if (m_done[b])
-                    continue;
-                results[b].iterations = it + 1;
-                if (m_config.early_termination != crc_type::none &&
-                    !m_no_information[b] && crc_passes(plan.blocks[b])) {
-                    results[b].crc_ok = true;
-                    m_done[b] = 1;
+            // Each block's CRC on its own: a frame's code blocks are checked after
+            // every iteration, and one thread checking them all held up the cores.
+            parallel_for(nb, 4, [&](size_t begin, size_t end) {
+                for (size_t b = begin; b < end; ++b) {
+                    if (m_done[b])
+                        continue;
+                    results[b].iterations = it + 1;
+                    if (m_config.early_termination != crc_type::none && !m_no_information[b] &&
+                        crc_passes(plan.blocks[b])) {
+                        results[b].crc_ok = true;
+                        m_done[b] = 1;
+                    }
                 }
-            }
+            });
         }
-        for (size_t i = 0; i < plan.total_bits; ++i)
-            bits[i] = m_app[i] < 0.0f ? 1 : 0;
+        parallel_for(plan.total_bits, size_t(1) << 16, [&](size_t begin, size_t end) {
+            for (size_t i = begin; i < end; ++i)
+                bits[i] = m_app[i] < 0.0f ? 1 : 0;
+        });
         if (app_llr)
             std::copy(m_app.begin(), m_app.end(), app_llr);
         return results;
     }
 
 private:
-    bool crc_passes(const turbo_block_desc& d)
+    /// Called for several blocks at once (its bits in a buffer of the thread's own).
+    bool crc_passes(const turbo_block_desc& d) const
     {
-        m_block_bits.resize(size_t(d.K));
+        thread_local std::vector<uint8_t> block_bits;
+        block_bits.resize(size_t(d.K));
         for (int i = 0; i < d.K; ++i)
-            m_block_bits[i] = m_app[d.bit_offset + i] < 0.0f ? 1 : 0;
-        return crc_check(m_config.early_termination, m_block_bits.data(), size_t(d.K));
+            block_bits[i] = m_app[d.bit_offset + i] < 0.0f ? 1 : 0;
+        return crc_check(m_config.early_termination, block_bits.data(), size_t(d.K));
     }
 
     turbo_decoder_config m_config;
     std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
-    std::vector<uint8_t> m_done, m_block_bits, m_no_information;
+    std::vector<uint8_t> m_done, m_no_information;
 };
 
 } // namespace
