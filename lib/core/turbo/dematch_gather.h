@@ -18,6 +18,22 @@ namespace detail {
 /// LLR of a filler bit: known to be 0, so certain: the largest the decoder takes.
 constexpr float k_filler_llr = k_turbo_llr_limit;
 
+/// A received LLR as de-rate-matching adds it to the other copies of its bit:
+/// finite values bounded to +-1e30, so that a sum of copies (a block repeated
+/// a million times over) never overflows to Inf, which the decoder would refuse
+/// with the whole batch; the decoder saturates at k_turbo_llr_limit (1e4)
+/// anyway. NaN and Inf pass unchanged, to be refused.
+constexpr float k_received_llr_bound = 1e30f;
+MIMO_HD float bounded_copy(float x)
+{
+    constexpr float largest = 3.40282347e38f; // FLT_MAX: Inf is not bounded
+    if (x > k_received_llr_bound && x <= largest)
+        return k_received_llr_bound;
+    if (x < -k_received_llr_bound && x >= -largest)
+        return -k_received_llr_bound;
+    return x;
+}
+
 /// One code block of a transport block, for the gather.
 struct dematch_block {
     int32_t table;    ///< its first-occurrence table (rate_matcher::dematch_order) in
@@ -58,7 +74,7 @@ struct int8_llrs {
 /// Decoder input s (< b.outputs) of block b from its transport block's received
 /// LLRs `e` (G of them): k_filler_llr for a filler bit of d0; else the sum from
 /// 0.0f, in transmission order, of every received copy of the bit (0 for a bit
-/// never sent), the order in which dematch() adds them.
+/// never sent), each bounded (bounded_copy), the order in which dematch() adds them.
 template <class Llrs>
 MIMO_HD float dematch_gather(const int32_t* tables, const dematch_block& b, int s, Llrs e)
 {
@@ -68,7 +84,7 @@ MIMO_HD float dematch_gather(const int32_t* tables, const dematch_block& b, int 
     const int first = tables[b.table + s];
     if (first >= 0)
         for (int64_t j = first; j < b.E; j += b.period)
-            sum += e(b.e_offset + j);
+            sum += bounded_copy(e(b.e_offset + j));
     return sum;
 }
 

@@ -1,5 +1,7 @@
 #include <mimo_gpu/lte_turbo_code.h>
 
+#include "dematch_gather.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -129,7 +131,7 @@ void rate_matcher::dematch(const float* e, int E, int rv, int filler, float* d) 
     check_filler(filler, m_K);
     std::fill(d, d + 3 * D(), 0.0f);
     select_bits(m_buffer_to_stream, m_Ncb, k0(rv), E, filler_bits{ D(), filler },
-                [&](int j, int s) { d[s] += e[j]; });
+                [&](int j, int s) { d[s] += detail::bounded_copy(e[j]); });
 }
 
 int rate_matcher::dematch_order(int rv, int filler, int32_t* first) const
