@@ -220,7 +220,7 @@ walk_result frame_search::find(const cfloat* rx,
     tile_P.clear();
     size_t last = search_begin - 1; // the last position searched so far (none yet)
     auto extend = [&](size_t to) { // positions up to `to`, from the tile where the last ones stopped
-        const size_t restart = search_begin + (last + 1 == search_begin ? 0 : last + 1 - search_begin);
+        const size_t restart = last + 1;
         const size_t from_tile = restart - size_t(origin + restart - align_down(origin + restart, k_metric_tile));
         const size_t at = std::max(from_tile, first);
         tile_M.resize(to + 1 - first);
@@ -228,13 +228,17 @@ walk_result frame_search::find(const cfloat* rx,
         metric(rx, at, to + 1 - at, tile_M.data() + (at - first), tile_P.data() + (at - first));
         last = to;
     };
-    extend(ended ? last_position : std::min(last_position, search_begin + stretch));
+    // A stretch, ended or not: a caller taking one frame at a time from a whole
+    // buffer (synchronize()) must not pay for the buffer on every call.
+    extend(std::min(last_position, search_begin + stretch));
     const float* M = nullptr;
     const cfloat* P = nullptr;
     bool short_of_positions = false; // a run's decision needs positions not yet searched
+    std::vector<run_decision> before;
     auto find_runs = [&] {
         M = tile_M.data() + tile;
         P = tile_P.data() + tile;
+        before.swap(runs);
         runs.clear();
         const size_t count = last + 1 - search_begin;
         for (size_t k = 0; k < count; ++k) {
@@ -247,6 +251,15 @@ walk_result frame_search::find(const cfloat* rx,
             run.last = search_begin + k;
             runs.push_back(run);
         }
+        // A run decided before the search went on keeps its decision: it depends
+        // on the run's start alone.
+        size_t j = 0;
+        for (run_decision& run : runs) {
+            while (j < before.size() && before[j].start < run.start)
+                ++j;
+            if (j < before.size() && before[j].start == run.start && before[j].decided)
+                run.sync = before[j].sync, run.decided = true;
+        }
     };
     find_runs();
     auto at = [&](size_t d) { return d - search_begin; };
@@ -257,7 +270,7 @@ walk_result frame_search::find(const cfloat* rx,
         const size_t s = run.start;
         if (!ended && g.samples_to_decide(s) > samples)
             return false; // its samples have not come
-        if (!ended && s + size_t(g.N + g.CP + g.CP / 2 + 2) > last) {
+        if (last < last_position && s + size_t(g.N + g.CP + g.CP / 2 + 2) > last) {
             short_of_positions = true; // its samples are there, the search stopped short of them
             return false;
         }
@@ -293,7 +306,10 @@ walk_result frame_search::find(const cfloat* rx,
     for (;;) {
         short_of_positions = false;
         walk_result w = walk_runs(runs, decide, g, samples, search_begin, last + 1, from, max_frames);
-        if (!short_of_positions || last == last_position)
+        // Searched on while a run needs more positions, or while the walk wants
+        // frames it has not found in the positions searched so far.
+        const bool wants_frames = w.frames.size() < max_frames && !w.more && !w.needs && !w.cut.found;
+        if (last == last_position || !(short_of_positions || wants_frames))
             return w;
         extend(std::min(last_position, last + stretch));
         find_runs();
