@@ -45,11 +45,7 @@ memory_kind memory_kind_of(const void* p);
 class device_stream
 {
 public:
-    /// urgency: priority levels above the default (0) that its kernels run at,
-    /// clamped to the device's range. Blocks later in a GPU chain take higher
-    /// ones, so that the frames in flight drain before new ones start: the same
-    /// throughput, less latency.
-    explicit device_stream(int urgency = 0);
+    device_stream();
     ~device_stream();
     device_stream(const device_stream&) = delete;
     device_stream& operator=(const device_stream&) = delete;

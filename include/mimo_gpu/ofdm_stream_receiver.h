@@ -85,8 +85,6 @@ public:
 
 private:
     struct engine;
-    class cpu_engine;
-    class cuda_engine;
     std::unique_ptr<engine> m_engine;
 };
 

@@ -117,7 +117,7 @@ constexpr int k_pilot_threads = 1024;
 /// A block per (frame, slot): LS at the pilots, the mean-delay slope measured
 /// and taken out, and the slot's sums for the frame's statistics: second
 /// differences (noise), power, comb-neighbour correlation (delay spread).
-__global__ void pilot_ls_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
+__global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
                                 float* slope_out, float* sums)
 {
     __shared__ float2 partial[k_pilot_threads / 32];
@@ -595,16 +595,20 @@ __global__ void __launch_bounds__(k_matched_threads)
     const float2* qk = q + size_t(blockIdx.y) * N;
     const int p = threadIdx.x % k_matched_positions, group = threadIdx.x / k_matched_positions;
     const bool shared_samples = N <= k_matched_max_fft;
+    // This block's positions up to the slot's last: their samples end at hi + N - 1,
+    // the last sample there is (a view over the caller's buffer ends there).
+    const size_t left = size_t(slot.hi) - d0 + 1;
+    const int positions = left < size_t(k_matched_positions) ? int(left) : k_matched_positions;
     float total = 0; // thread p of group 0: position d0 + p
     for (int r = 0; r < nr; ++r) {
         if (shared_samples) {
             __syncthreads(); // the previous antenna's samples are no longer read
-            for (int i = threadIdx.x; i < N + k_matched_positions; i += k_matched_threads)
+            for (int i = threadIdx.x; i < N + positions - 1; i += k_matched_threads)
                 x[i] = finite_sample_at(v, d0 + size_t(i), r);
             __syncthreads();
         }
         float2 acc = make_float2(0, 0);
-        for (int m = group; m < N; m += k_matched_groups) {
+        for (int m = group; p < positions && m < N; m += k_matched_groups) {
             const float2 w = qk[m];
             const float2 s = shared_samples ? x[p + m] : finite_sample_at(v, d0 + size_t(p + m), r);
             acc.x += s.x * w.x + s.y * w.y;
@@ -683,7 +687,6 @@ __global__ void emit_kernel(const float2* Y, const float2* H_slot, dims d, size_
 } // namespace
 
 struct cuda_front_end::impl {
-    ofdm_grid g;
     dims d;
     bool linear;
     ofdm_receiver_config config;
@@ -701,6 +704,7 @@ struct cuda_front_end::impl {
     device_buffer<float2> rx;
     pinned_buffer<size_t> h_start;
     pinned_buffer<float> h_cfo;
+    cuda_event starts_copied; // recorded after the copies from h_start and h_cfo
     // the search
     device_buffer<float2> preamble, sync_P, q;
     device_buffer<float> sync_M, matched;
@@ -710,7 +714,7 @@ struct cuda_front_end::impl {
     device_buffer<run_slot> slots;
     pinned_buffer<run_slot> h_slots;
 
-    impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff) : g(grid), config(c), rule(grid, c, backoff)
+    impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff) : config(c), rule(grid, c, backoff)
     {
     }
 };
@@ -799,14 +803,17 @@ void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, c
     const dims& d = m->d;
     if (frames == 0)
         return;
+    // The previous call's copies from these pinned arrays may still be queued:
+    // wait for them alone (not for the whole stream), and only then may the
+    // arrays grow (growing frees the old ones).
+    MIMO_CUDA_CHECK(cudaEventSynchronize(m->starts_copied.get()));
     size_t* hs = m->h_start.reserve(frames);
     float* hc = m->h_cfo.reserve(frames);
-    // The previous call's copies from these pinned arrays may still be queued.
-    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
     std::copy(frame_start, frame_start + frames, hs);
     std::copy(cfo, cfo + frames, hc);
     MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames), hs, frames * sizeof(size_t), cudaMemcpyHostToDevice, st));
     MIMO_CUDA_CHECK(cudaMemcpyAsync(m->cfo.reserve(frames), hc, frames * sizeof(float), cudaMemcpyHostToDevice, st));
+    MIMO_CUDA_CHECK(cudaEventRecord(m->starts_copied.get(), st));
     const size_t windows = frames * size_t(d.K) * d.nr;
     float2* X = m->X.reserve(windows * d.N);
     auto plan = m->plans.find(windows);

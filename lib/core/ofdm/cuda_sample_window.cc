@@ -154,7 +154,12 @@ public:
     void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) override
     {
         const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
-        const cudaMemcpyKind kind = on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToHost;
+        if (!on_device) { // receive() has synchronised: the frames are complete
+            std::memmove(H + to * hn, H + from * hn, hn * sizeof(cfloat));
+            std::memmove(y + to * yn, y + from * yn, yn * sizeof(cfloat));
+            return;
+        }
+        const cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
         MIMO_CUDA_CHECK(cudaMemcpyAsync(H + to * hn, H + from * hn, hn * sizeof(cfloat), kind, m_stream.get()));
         MIMO_CUDA_CHECK(cudaMemcpyAsync(y + to * yn, y + from * yn, yn * sizeof(cfloat), kind, m_stream.get()));
         m_stream.synchronize();

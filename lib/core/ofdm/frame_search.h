@@ -38,9 +38,11 @@ namespace detail {
 
 constexpr float k_plateau_fraction = 0.9f; ///< the plateau: M within 90 % of the window's peak
 /// The metric's running sums restart exactly at stream positions that are
-/// multiples of this (frame_search.cc, cuda_front_end.cu), so a position's
-/// metric does not depend on where a search began; a stream's window keeps
-/// samples from such a position on.
+/// multiples of this on the CPU (frame_search.cc) and of a divisor of it on the
+/// GPU (cuda_front_end.cu's tiles of 1024, which must divide it), so a
+/// position's metric does not depend on where a search began (the two backends
+/// agree to rounding, not to the bit); a stream's window keeps samples from
+/// such a position on.
 constexpr size_t k_metric_alignment = 4096;
 
 inline size_t align_down(size_t n, size_t alignment) { return n / alignment * alignment; }

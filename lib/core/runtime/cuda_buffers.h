@@ -77,8 +77,6 @@ class cuda_stream
 {
 public:
     cuda_stream() { MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking)); }
-    /// With a priority `urgency` levels above the default (mimo_gpu::device_stream's rule).
-    explicit cuda_stream(int urgency);
     ~cuda_stream()
     {
         if (m_stream)

@@ -2,12 +2,10 @@
 #include <mimo_gpu/device_memory.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #ifdef MIMO_GPU_HAVE_CUDA
-#include "cuda_buffers.h"
 #include "cuda_check.h"
 #include <cuda_runtime_api.h>
 #endif
@@ -123,30 +121,13 @@ memory_kind memory_kind_of(const void* p)
     return attr.type == cudaMemoryTypeHost ? memory_kind::pinned : memory_kind::pageable;
 }
 
-namespace detail {
-/// A non-blocking stream `urgency` priority levels above the default, clamped to
-/// the device's range; MIMO_GPU_STREAM_PRIORITIES=0 gives every stream the
-/// default priority (for comparisons).
-cudaStream_t make_stream(int urgency)
-{
-    int least = 0, greatest = 0; // numerically, greatest <= least
-    MIMO_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    const char* env = std::getenv("MIMO_GPU_STREAM_PRIORITIES");
-    const bool prioritised = !(env && std::string(env) == "0");
-    const int priority = prioritised ? std::max(greatest, least - std::max(0, urgency)) : least;
-    cudaStream_t s = nullptr;
-    MIMO_CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority));
-    return s;
-}
-
-cuda_stream::cuda_stream(int urgency) : m_stream(make_stream(urgency)) {}
-} // namespace detail
-
-device_stream::device_stream(int urgency)
+device_stream::device_stream()
 {
     if (!cuda_available())
         no_cuda("a device stream");
-    m_stream = reinterpret_cast<cuda_stream_t>(detail::make_stream(urgency));
+    cudaStream_t s = nullptr;
+    MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    m_stream = reinterpret_cast<cuda_stream_t>(s);
 }
 
 device_stream::~device_stream()
@@ -173,7 +154,7 @@ void move_device_memory(void*, const void*, size_t, void*) { no_cuda("a device c
 memory_kind memory_kind_of(const void*) { return memory_kind::pageable; }
 std::string lock_host_memory(void*, size_t) noexcept { return "built without CUDA"; }
 void unlock_host_memory(void*) noexcept {}
-device_stream::device_stream(int) { no_cuda("a device stream"); }
+device_stream::device_stream() { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
 void device_stream::synchronize() const {}
 
