@@ -78,11 +78,14 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
                 gr::io_signature::make(config.nr, config.nr, sizeof(gr_complex)),
                 // The receiver is made (and the backend known) before the signature: see below.
                 gr::io_signature::make2(2, 2, 1, 1)),
-      d_receiver(grid, config),
       d_grid(grid),
-      d_device_outputs(device_buffers && d_receiver.active_backend() == ::mimo_gpu::backend::cuda),
-      d_H_per_frame(int(d_receiver.H_items_per_frame())),
-      d_y_per_frame(int(d_receiver.y_items_per_frame())),
+      d_config(config),
+      d_receiver(std::make_unique<::mimo_gpu::ofdm_stream_receiver>(grid, config)),
+      d_backend(d_receiver->active_backend()),
+      d_symbols_per_channel(d_receiver->symbols_per_channel()),
+      d_device_outputs(device_buffers && d_backend == ::mimo_gpu::backend::cuda),
+      d_H_per_frame(int(d_receiver->H_items_per_frame())),
+      d_y_per_frame(int(d_receiver->y_items_per_frame())),
       d_chunk(std::max(grid.fft_size, grid.frame_samples() / 4)),
       d_inputs(size_t(config.nr))
 {
@@ -100,18 +103,18 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
                    symbols_per_channel(), active_backend(), d_device_outputs ? " (device buffers)" : "");
 }
 
-std::string ofdm_rx_impl::active_backend() const { return ::mimo_gpu::to_string(d_receiver.active_backend()); }
+std::string ofdm_rx_impl::active_backend() const { return ::mimo_gpu::to_string(d_backend); }
 
 void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
 {
     // Frames that had no room wait in the receiver: a call needs no new samples.
-    if (d_receiver.frames_waiting() || d_receiver.ended()) {
+    if (d_receiver->frames_waiting() || d_receiver->ended()) {
         std::fill(ninput_items_required.begin(), ninput_items_required.end(), 0);
         return;
     }
     // The rest of a frame found (so a frame is taken as soon as its last sample
     // is there), else a quarter frame of new samples.
-    const size_t wanted = d_receiver.samples_wanted();
+    const size_t wanted = d_receiver->samples_wanted();
     const int ask = wanted > 0 ? int(std::min<size_t>(wanted, size_t(d_chunk) * 4)) : d_chunk;
     const auto d = detail();
     for (size_t r = 0; r < ninput_items_required.size(); ++r) {
@@ -146,7 +149,7 @@ bool ofdm_rx_impl::an_input_ran_out(size_t taken)
 void ofdm_rx_impl::lock_input_buffers()
 {
     d_inputs_checked = true;
-    if (d_receiver.active_backend() != ::mimo_gpu::backend::cuda || !detail())
+    if (d_backend != ::mimo_gpu::backend::cuda || !detail())
         return;
     std::string why;
     for (int r = 0; r < detail()->ninputs() && why.empty(); ++r) {
@@ -175,6 +178,16 @@ void ofdm_rx_impl::unlock_input_buffers()
 bool ofdm_rx_impl::start()
 {
     d_inputs_checked = false; // a new run may have new buffers
+    if (d_started) { // a flowgraph run again: a new stream, from sample 0
+        ::mimo_gpu::ofdm_receiver_config config = d_config;
+        config.requested = d_backend; // the buffers were made for it
+        d_receiver = std::make_unique<::mimo_gpu::ofdm_stream_receiver>(d_grid, config);
+        d_failed = false;
+        d_frame_mismatch = false;
+        d_unread_at_end = 0;
+        update_counters();
+    }
+    d_started = true;
     return true;
 }
 
@@ -189,7 +202,7 @@ int ofdm_rx_impl::general_work(int noutput_items,
         lock_input_buffers();
     d_trace.begin();
     const size_t available = size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
-    const size_t taken = std::min(available, d_receiver.ended() ? size_t(0) : d_receiver.room());
+    const size_t taken = std::min(available, d_receiver->ended() ? size_t(0) : d_receiver->room());
     std::vector<::mimo_gpu::stream_frame> frames;
     if (!stream_frame_matches(taken)) {
         d_failed = true;
@@ -198,15 +211,15 @@ int ofdm_rx_impl::general_work(int noutput_items,
     try {
         for (size_t r = 0; r < d_inputs.size(); ++r)
             d_inputs[r] = static_cast<const gr_complex*>(input_items[r]);
-        d_receiver.push(d_inputs.data(), taken);
-        if (!d_receiver.ended() && an_input_ran_out(taken)) {
-            d_receiver.end_stream();
+        d_receiver->push(d_inputs.data(), taken);
+        if (!d_receiver->ended() && an_input_ran_out(taken)) {
+            d_receiver->end_stream();
             if (d_unread_at_end > 0)
                 d_logger->warn("an antenna stream ended {} samples before another: the receiver ends with it "
                                "(it needs every antenna's samples); those samples are not read",
                                d_unread_at_end);
         }
-        frames = d_receiver.receive(size_t(noutput_items / d_y_per_frame),
+        frames = d_receiver->receive(size_t(noutput_items / d_y_per_frame),
                                     static_cast<gr_complex*>(output_items[0]),
                                     static_cast<gr_complex*>(output_items[1]),
                                     d_device_outputs);
@@ -227,7 +240,7 @@ int ofdm_rx_impl::general_work(int noutput_items,
     produce(0, int(frames.size()) * d_H_per_frame);
     produce(1, int(frames.size()) * d_y_per_frame);
     d_trace.end(long(frames.size()));
-    if (frames.empty() && d_receiver.ended() && !d_receiver.frames_waiting())
+    if (frames.empty() && d_receiver->ended() && !d_receiver->frames_waiting())
         return WORK_DONE; // the end: no whole frame is left
     return WORK_CALLED_PRODUCE;
 }
@@ -255,9 +268,11 @@ bool ofdm_rx_impl::stream_frame_matches(size_t taken)
 void ofdm_rx_impl::update_counters()
 {
     const uint64_t dropped_before = d_frames_dropped;
-    d_frames = d_receiver.frames_received();
-    d_frames_dropped = d_receiver.frames_dropped();
-    d_samples_dropped = d_receiver.samples_outside_frames();
+    d_frames = d_receiver->frames_received();
+    d_frames_dropped = d_receiver->frames_dropped();
+    d_samples_dropped = d_receiver->samples_outside_frames();
+    std::lock_guard<std::mutex> lock(d_timing_mutex);
+    d_timing = d_receiver->timing();
     if (d_frames_dropped > dropped_before)
         d_logger->warn("{} frame(s) dropped: their pilots hold non-finite samples ({} so far)",
                        d_frames_dropped - dropped_before, uint64_t(d_frames_dropped));
@@ -277,8 +292,12 @@ void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item,
 
 std::string ofdm_rx_impl::timing_summary() const
 {
-    const auto t = d_receiver.timing();
-    const double frames = std::max<double>(1.0, double(d_receiver.frames_received()));
+    ::mimo_gpu::ofdm_stream_receiver::time_spent t;
+    {
+        std::lock_guard<std::mutex> lock(d_timing_mutex); // work() updates it
+        t = d_timing;
+    }
+    const double frames = std::max<double>(1.0, double(d_frames));
     char text[256];
     std::snprintf(text, sizeof text,
                   "per frame: samples in %.3f ms (%llu calls), search %.3f ms (%llu), demodulation %.3f ms "

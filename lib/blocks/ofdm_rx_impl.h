@@ -12,6 +12,8 @@
 #include <mimo_gpu/ofdm_stream_receiver.h>
 
 #include <atomic>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 namespace gr {
@@ -27,7 +29,7 @@ public:
                  const ::mimo_gpu::ofdm_receiver_config& config,
                  bool device_buffers);
 
-    int symbols_per_channel() const override { return d_receiver.symbols_per_channel(); }
+    int symbols_per_channel() const override { return d_symbols_per_channel; }
     uint64_t frames_received() const override { return d_frames; }
     uint64_t samples_dropped() const override { return d_samples_dropped; }
     uint64_t frames_dropped() const override { return d_frames_dropped; }
@@ -60,8 +62,12 @@ private:
     void lock_input_buffers();
     void unlock_input_buffers();
 
-    ::mimo_gpu::ofdm_stream_receiver d_receiver;
     const ::mimo_gpu::ofdm_grid d_grid;
+    const ::mimo_gpu::ofdm_receiver_config d_config;
+    /// Made again by start() when the flowgraph runs a second time.
+    std::unique_ptr<::mimo_gpu::ofdm_stream_receiver> d_receiver;
+    const ::mimo_gpu::backend d_backend;
+    const int d_symbols_per_channel;
     const bool d_device_outputs;
     const int d_H_per_frame; // H items per frame
     const int d_y_per_frame; // y items per frame
@@ -70,6 +76,9 @@ private:
     device_output_guard d_output_guard;
     work_trace d_trace{ "ofdm_rx" };
     bool d_failed = false;
+    bool d_started = false;
+    mutable std::mutex d_timing_mutex;
+    ::mimo_gpu::ofdm_stream_receiver::time_spent d_timing; // a copy for timing_summary()
     std::atomic<bool> d_frame_mismatch{ false };
     bool d_inputs_checked = false;
     std::vector<void*> d_locked; // input buffer regions page-locked by this block

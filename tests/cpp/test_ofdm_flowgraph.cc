@@ -203,6 +203,33 @@ TEST_P(ofdm_flowgraph, streams_of_different_lengths_end_the_receiver_with_the_sh
     EXPECT_EQ(y_sink->data().size(), 2 * r.grid.data_elements() * size_t(c.nr));
 }
 
+TEST_P(ofdm_flowgraph, a_flowgraph_run_again_receives_its_frames_again)
+{
+    // The receiver starts a new stream when the flowgraph runs a second time:
+    // the same frames, to the bit, and its counters for the new run.
+    const chain_case c = GetParam();
+    const recorded_frames r("lte1.4", c.nt, c.nr, 3, mimo_gpu_test::fresh_seed());
+    auto rx = gr::mimo_gpu::ofdm_rx::make("lte1.4", c.nt, c.nr, "16qam", 2, 6, "hold", "lmmse", c.backend);
+    auto y_sink = gr::blocks::vector_sink_c::make(c.nr);
+    auto tb = gr::make_top_block("ofdm_twice");
+    std::vector<gr::blocks::vector_source_c::sptr> sources;
+    for (int a = 0; a < c.nr; ++a) {
+        sources.push_back(gr::blocks::vector_source_c::make(r.antennas[size_t(a)]));
+        tb->connect(sources.back(), 0, rx, a);
+    }
+    tb->connect(rx, 0, gr::blocks::null_sink::make(sizeof(gr_complex) * c.nr * c.nt), 0);
+    tb->connect(rx, 1, y_sink, 0);
+    tb->run();
+    const std::vector<gr_complex> first = y_sink->data();
+    ASSERT_EQ(rx->frames_received(), 3u);
+    for (auto& source : sources)
+        source->rewind();
+    y_sink->reset();
+    tb->run();
+    EXPECT_EQ(rx->frames_received(), 3u);
+    EXPECT_TRUE(y_sink->data() == first) << "the second run's frames";
+}
+
 TEST_P(ofdm_flowgraph, a_frame_with_non_finite_pilots_is_dropped_and_counted)
 {
     const chain_case c = GetParam();
