@@ -183,14 +183,20 @@ public:
         m_extrinsic1.assign(plan.total_bits, 0.0f);
         m_extrinsic2.assign(plan.total_bits, 0.0f);
         m_app.assign(plan.total_bits, 0.0f);
-        m_scratch.resize(plan.scratch_floats());
+        const bool log_map = m_config.algorithm == map_algorithm::log_map;
+#ifdef MIMO_GPU_TURBO_AVX2
+        const bool vector_windows = !log_map && m_avx2; // their scratch is per thread
+#else
+        const bool vector_windows = false;
+#endif
+        if (!vector_windows) // tens of MB for an NR frame's windows, unused by the vector ones
+            m_scratch.resize(plan.scratch_floats());
         m_boundaries.assign(plan.windows.size() * k_boundary_floats, 0.0f);
         m_done.assign(nb, 0);
         std::vector<turbo_block_result> results(nb);
         for (size_t b = 0; b < nb; ++b)
             results[b].no_information = m_no_information[b];
 
-        const bool log_map = m_config.algorithm == map_algorithm::log_map;
         turbo_batch_view v{ plan.blocks.data(),
                             plan.windows.data(),
                             plan.windows.size(),
@@ -209,7 +215,7 @@ public:
             for (int decoder = 0; decoder < 2; ++decoder)
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
 #ifdef MIMO_GPU_TURBO_AVX2
-                    if (!log_map && m_avx2) { // the same operations, the states in one register
+                    if (vector_windows) { // the same operations, the states in one register
                         thread_local std::vector<float> scratch;
                         scratch.resize(std::max(scratch.size(), size_t(k_stage_words) * size_t(plan.max_window)));
                         for (size_t w = begin; w < end; ++w) {

@@ -1,5 +1,7 @@
-// map_window_avx2 (turbo_window_avx2.h). This file alone is compiled with
-// -mavx2 (lib/core/CMakeLists.txt); it is called only where cpu_has_avx2().
+// map_window_avx2 (turbo_window_avx2.h). Only the functions below the target
+// pragma are built for AVX2: the inline functions of the headers above it are
+// not (compiled with -mavx2, this file's copies of them could be the ones the
+// linker keeps for the scalar code too); it is called only where cpu_has_avx2().
 // Every operation mirrors map_window<false>: m0 = (alpha[s0] + gs) + (+-gp),
 // m1 = (alpha[s1] - gs) + (+-gp) (+-gp is gp times +-1, exact), max as
 // "a > b ? a : b" (MAXPS returns its second operand otherwise, as the ternary
@@ -14,6 +16,15 @@ namespace mimo_gpu {
 namespace detail {
 
 bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
+
+} // namespace detail
+} // namespace mimo_gpu
+
+#pragma GCC push_options
+#pragma GCC target("avx2")
+
+namespace mimo_gpu {
+namespace detail {
 
 namespace {
 
@@ -183,3 +194,5 @@ void map_window_avx2(const half_iteration_io& io,
 
 } // namespace detail
 } // namespace mimo_gpu
+
+#pragma GCC pop_options
