@@ -221,12 +221,9 @@ chain_blocks make_chain(const ofdm_chain_settings& s, const core::detector_spec&
         s.grid, s.nt, s.nr, core::to_string(s.mod), s.slots, s.data_symbols, "hold", "lmmse", s.backend);
     const std::string params = core::format_parameter_list(spec.parameters);
     const int S = c.rx->symbols_per_channel();
-    if (s.device_buffers == "default")
-        c.detector = gr::mimo_gpu::mimo_detector::make(
-            spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0, S, s.backend);
-    else
-        c.detector = gr::mimo_gpu::mimo_detector::make(spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0,
-                                                       S, s.backend, 8400, "erase", s.device_buffers == "on");
+    const bool device_buffers = s.device_buffers != "off"; // the blocks' default: on (used on CUDA)
+    c.detector = gr::mimo_gpu::mimo_detector::make(spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0, S,
+                                                   s.backend, 8400, "erase", device_buffers);
     if (s.block_buffer_frames > 0) {
         const long frames = s.block_buffer_frames;
         c.rx->set_min_output_buffer(0, frames * long(r.grid.slots) * r.grid.used_subcarriers);
@@ -235,16 +232,8 @@ chain_blocks make_chain(const ofdm_chain_settings& s, const core::detector_spec&
     }
     const int unit = s.nt * r.format.Qm;
     const auto& f = r.format;
-    if (s.max_blocks == 0 && s.device_buffers == "default")
-        c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
-                                                          64, s.backend);
-    else if (s.device_buffers == "default")
-        c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
-                                                          64, s.backend, s.max_blocks);
-    else
-        c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75,
-                                                          64, s.backend, s.max_blocks,
-                                                          s.device_buffers == "on");
+    c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75, 64,
+                                                      s.backend, s.max_blocks, device_buffers);
     if (s.decoder_max_wait_ms >= 0)
         c.decoder->set_max_wait_ms(s.decoder_max_wait_ms);
     return c;
@@ -305,6 +294,24 @@ uint64_t frames_out(const ofdm_chain_settings& s, const chain_blocks& c, block_c
     return s.stage == "decoder" ? sink.nitems_read(0) : c.rx->frames_received();
 }
 
+/// The chain from c.rx on, run to its end: what every run reports.
+chain_result run_to_end(gr::top_block_sptr tb,
+                        const ofdm_chain_settings& s,
+                        const chain_blocks& c,
+                        const std::shared_ptr<block_checker>& sink)
+{
+    connect_chain(tb, s, c, sink);
+    chain_result out;
+    const auto start = std::chrono::steady_clock::now();
+    tb->run();
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.frames = frames_out(s, c, *sink);
+    out.block_errors = sink->block_errors();
+    out.crc_failures = c.decoder->crc_failures();
+    out.backend = c.detector->active_backend();
+    return out;
+}
+
 void record_work_times(chain_result& r, const ofdm_chain_settings& s, const chain_blocks& c)
 {
     r.work.rx = work_ms_per_frame(*c.rx, r.frames);
@@ -340,18 +347,10 @@ chain_result run_chain(const ofdm_chain_settings& s, const core::detector_spec& 
         tb->connect(sources[a], 0, heads[a], 0);
         tb->connect(heads[a], 0, c.rx, int(a));
     }
-    connect_chain(tb, s, c, sink);
-    chain_result out;
-    const auto start = std::chrono::steady_clock::now();
-    tb->run();
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out.frames = frames_out(s, c, *sink);
+    chain_result out = run_to_end(tb, s, c, sink);
     record_work_times(out, s, c);
     out.rx_timing = c.rx->timing_summary();
-    out.block_errors = sink->block_errors();
-    out.crc_failures = c.decoder->crc_failures();
     out.head_buffer = heads[0]->max_output_buffer(0);
-    out.backend = c.detector->active_backend();
     return out;
 }
 
@@ -416,15 +415,7 @@ chain_result run_paced(const ofdm_chain_settings& s, const core::detector_spec& 
     auto source = std::make_shared<paced_source>(r, s.paced_frames, s.pace);
     for (int a = 0; a < s.nr; ++a)
         tb->connect(source, a, c.rx, a);
-    connect_chain(tb, s, c, sink);
-    chain_result out;
-    const auto start = std::chrono::steady_clock::now();
-    tb->run();
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    out.frames = frames_out(s, c, *sink);
-    out.block_errors = sink->block_errors();
-    out.crc_failures = c.decoder->crc_failures();
-    out.backend = c.detector->active_backend();
+    chain_result out = run_to_end(tb, s, c, sink);
     const auto& ends = source->frame_ends();
     const auto& arrivals = sink->arrivals();
     std::vector<double> ms;
@@ -441,6 +432,11 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                     const std::vector<core::detector_spec>& detectors,
                     json_writer* json)
 {
+    // GNU Radio's performance counters (time in each block's work(), wall clock)
+    // for the per-block figures, unless the environment says otherwise; read
+    // when a flowgraph starts, and only here (the other chains are not timed so).
+    setenv("GR_CONF_PERFCOUNTERS_ON", "True", 0);
+    setenv("GR_CONF_PERFCOUNTERS_CLOCK", "monotonic", 0);
     const auto t0 = std::chrono::steady_clock::now();
     const recorded_frames r = record_frames(s);
     std::printf("ofdm chain: %dx%d %s, %s, %s %.0f dB, one transport block per frame (A %d, G %d), "

@@ -849,10 +849,6 @@ int run(const command_line& cli)
 
 int main(int argc, char** argv)
 {
-    // GNU Radio's performance counters (time in each block's work(), wall clock)
-    // for the per-block figures, unless the environment says otherwise.
-    setenv("GR_CONF_PERFCOUNTERS_ON", "True", 0);
-    setenv("GR_CONF_PERFCOUNTERS_CLOCK", "monotonic", 0);
     command_line cli("mimo_gpu_flowgraph_bench",
                      "A detector's throughput through a GNU Radio flowgraph: vector "
                      "sources of pre-drawn (H, y)\n"
