@@ -22,8 +22,24 @@ batch_gate::batch_gate(int batch_items,
 void batch_gate::install(gr::block& block) const
 {
     block.set_output_multiple(m_batch * m_buffered_batches);
+    install_timer(block);
+}
+
+void batch_gate::set_max_wait(gr::block& block, std::chrono::milliseconds max_wait)
+{
+    m_max_wait = max_wait;
+    install_timer(block);
+}
+
+void batch_gate::install_timer(gr::block& block) const
+{
+    // Blocked on input, the scheduler runs the block again after this long, so
+    // that a partial batch goes after max_wait. With max_wait 0 whatever waits
+    // is taken at once and nothing needs re-checking: GNU Radio's own interval
+    // (a 1 ms timer woke an idle block a thousand times a second).
+    constexpr long k_scheduler_default_ms = 250;
     block.set_blkd_input_timer_value(
-        static_cast<unsigned>(std::max<long>(1, m_max_wait.count())));
+        static_cast<unsigned>(m_max_wait.count() > 0 ? m_max_wait.count() : k_scheduler_default_ms));
 }
 
 bool batch_gate::due(int waiting, bool ended, int capacity)

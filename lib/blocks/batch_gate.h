@@ -36,7 +36,8 @@ public:
 
     int batch_items() const { return m_batch; }
     std::chrono::milliseconds max_wait() const { return m_max_wait; }
-    void set_max_wait(std::chrono::milliseconds max_wait) { m_max_wait = max_wait; }
+    /// Changes max_wait, and the block's re-check interval with it.
+    void set_max_wait(gr::block& block, std::chrono::milliseconds max_wait);
 
     /// Whether the `waiting` items (not yet taken) are to be taken now. `ended`:
     /// no more will come; `capacity`: most items that can ever wait at once.
@@ -49,6 +50,7 @@ private:
     int m_batch;
     int m_buffered_batches;
     std::chrono::milliseconds m_max_wait;
+    void install_timer(gr::block& block) const;
     std::optional<std::chrono::steady_clock::time_point> m_waiting_since;
 };
 

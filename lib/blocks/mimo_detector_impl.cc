@@ -181,9 +181,7 @@ void mimo_detector_impl::set_max_wait_ms(double ms)
     if (!(ms >= 0 && ms <= 1e6))
         throw std::invalid_argument("max_wait_ms must be in 0..1e6, got " + std::to_string(ms));
     gr::thread::scoped_lock lock(d_mutex);
-    d_gate.set_max_wait(std::chrono::milliseconds(std::lround(ms)));
-    // The scheduler's re-check interval while blocked on input follows.
-    set_blkd_input_timer_value(static_cast<unsigned>(std::max<long>(1, std::lround(ms))));
+    d_gate.set_max_wait(*this, std::chrono::milliseconds(std::lround(ms)));
 }
 
 double mimo_detector_impl::max_wait_ms() const

@@ -125,8 +125,7 @@ void tb_stream_decoder_impl::set_max_wait_ms(double ms)
     if (!std::isfinite(ms) || ms < 0 || ms > 60000)
         throw std::invalid_argument("max_wait_ms must be in [0, 60000], got " + std::to_string(ms));
     gr::thread::scoped_lock lock(d_mutex);
-    d_gate.set_max_wait(std::chrono::milliseconds(std::lround(ms)));
-    set_blkd_input_timer_value(unsigned(std::max<long>(1, std::lround(ms))));
+    d_gate.set_max_wait(*this, std::chrono::milliseconds(std::lround(ms)));
 }
 
 double tb_stream_decoder_impl::max_wait_ms() const
