@@ -3,8 +3,8 @@
 //     channel -> BASE.sigmf-data/-meta (the frame parameters and the transport
 //     block size in the meta), the transmitted blocks to BASE.bits, and the
 //     same samples decoded live, for comparison.
-//   decode BASE: the recording -> front end (frames found one after another,
-//     read in chunks) -> detector -> transport block decoder -> decoded blocks
+//   decode BASE: the recording, read in chunks -> front end (ofdm_stream_receiver)
+//     -> detector -> transport block decoder -> decoded blocks
 //     (--bits-out), with CRC results; --expect FILE compares with the blocks
 //     sent. Exit code 1 when no frame is found or a block is wrong.
 #include "command_line.h"
@@ -12,6 +12,7 @@
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_receiver.h>
+#include <mimo_gpu/ofdm_stream_receiver.h>
 #include <mimo_gpu/ofdm_transmitter.h>
 #include <mimo_gpu/sigmf.h>
 #include <mimo_gpu/turbo_decoder.h>
@@ -36,46 +37,68 @@ transport_block_format format_for(const ofdm_grid& g, int A)
     return f;
 }
 
-/// Front end, detector and decoder for a stream of samples, frame by frame.
+/// Front end (ofdm_stream_receiver: the frames of a stream however it is cut
+/// into reads), detector and decoder, frame by frame.
 class frame_decoder
 {
 public:
     frame_decoder(const ofdm_grid& g, int nr, int A, const detector_spec& spec, backend b)
-        : m_grid(g), m_nr(nr), m_format(format_for(g, A)), m_rx(g, config(nr, b)),
+        : m_nr(nr), m_format(format_for(g, A)), m_rx(g, config(nr, b)),
           m_detector(make_detector(spec.name, { { nr, g.nt }, g.mod, spec.parameters }, b)),
-          m_decoder(m_format, turbo_decoder_config{}, b)
+          m_decoder(m_format, turbo_decoder_config{}, b), m_antennas(size_t(nr)),
+          m_H(m_rx.H_items_per_frame() * size_t(nr) * size_t(g.nt)), m_y(m_rx.y_items_per_frame() * size_t(nr))
     {
         m_detector->set_bad_problem_policy(bad_problem_policy::erase);
     }
-    /// Decodes every complete frame in samples[0, n) (antenna-interleaved);
-    /// returns where the next search should start (the unused tail).
-    size_t run(const cfloat* samples, size_t n, std::vector<uint8_t>& decoded, int& crc_ok)
+    /// Decodes the frames that `count` more samples (antenna-interleaved) complete.
+    void push(const cfloat* interleaved, size_t count, std::vector<uint8_t>& decoded, int& crc_ok)
     {
-        size_t from = 0;
-        for (;;) {
-            const sync_result s = m_rx.synchronize(samples, n, from);
-            if (!s.found)
-                return n > size_t(m_grid.frame_samples()) ? std::max(from, n - size_t(m_grid.frame_samples())) : from;
-            if (!s.complete)
-                return s.frame_start > size_t(m_grid.symbol_samples()) ? s.frame_start - size_t(m_grid.symbol_samples())
-                                                                        : 0;
-            const front_end_frame fr = m_rx.receive(samples, n, s);
-            detector_input in;
-            in.H = fr.H.data();
-            in.y = fr.y.data();
-            in.channels = fr.channels;
-            in.symbols_per_channel = fr.symbols_per_channel;
-            in.n0 = std::max(fr.n0, 1e-12f);
-            std::vector<float> llr(size_t(m_format.G));
-            m_detector->detect(in, llr.data());
-            std::vector<uint8_t> a(size_t(m_format.A));
-            crc_ok += m_decoder.decode(llr.data(), 1, a.data())[0].crc_ok ? 1 : 0;
-            decoded.insert(decoded.end(), a.begin(), a.end());
-            from = s.frame_start + size_t(m_grid.frame_samples()) - size_t(m_grid.cp_length);
+        for (size_t done = 0; done < count;) {
+            const size_t n = std::min(count - done, m_rx.room());
+            if (n == 0) // receive() always makes room; a receiver that does not would loop here
+                throw std::logic_error("mimo_gpu_ofdm_file: the receiver takes no samples");
+            for (int r = 0; r < m_nr; ++r) {
+                m_antennas[size_t(r)].resize(n);
+                for (size_t k = 0; k < n; ++k)
+                    m_antennas[size_t(r)][k] = interleaved[(done + k) * size_t(m_nr) + size_t(r)];
+            }
+            std::vector<const cfloat*> at(m_antennas.size());
+            for (int r = 0; r < m_nr; ++r)
+                at[size_t(r)] = m_antennas[size_t(r)].data();
+            m_rx.push(at.data(), n);
+            done += n;
+            take_frames(decoded, crc_ok);
         }
+    }
+    /// The end of the recording: the frames still waiting.
+    void finish(std::vector<uint8_t>& decoded, int& crc_ok)
+    {
+        m_rx.end_stream();
+        take_frames(decoded, crc_ok);
     }
 
 private:
+    void take_frames(std::vector<uint8_t>& decoded, int& crc_ok)
+    {
+        for (;;) {
+            const std::vector<stream_frame> frames = m_rx.receive(1, m_H.data(), m_y.data(), false);
+            if (frames.empty() && !m_rx.frames_waiting())
+                return;
+            for (const stream_frame& f : frames) {
+                detector_input in;
+                in.H = m_H.data();
+                in.y = m_y.data();
+                in.channels = m_rx.H_items_per_frame();
+                in.symbols_per_channel = m_rx.symbols_per_channel();
+                in.n0 = std::max(f.n0, 1e-12f);
+                std::vector<float> llr(size_t(m_format.G));
+                m_detector->detect(in, llr.data());
+                std::vector<uint8_t> a(size_t(m_format.A));
+                crc_ok += m_decoder.decode(llr.data(), 1, a.data())[0].crc_ok ? 1 : 0;
+                decoded.insert(decoded.end(), a.begin(), a.end());
+            }
+        }
+    }
     static ofdm_receiver_config config(int nr, backend b)
     {
         ofdm_receiver_config c;
@@ -83,12 +106,13 @@ private:
         c.requested = b;
         return c;
     }
-    ofdm_grid m_grid;
     int m_nr;
     transport_block_format m_format;
-    ofdm_receiver m_rx;
+    ofdm_stream_receiver m_rx;
     std::unique_ptr<detector> m_detector;
     transport_block_decoder m_decoder;
+    std::vector<std::vector<cfloat>> m_antennas;
+    std::vector<cfloat> m_H, m_y;
 };
 
 void write_bits(const std::string& path, const std::vector<uint8_t>& bits)
@@ -178,7 +202,8 @@ int record(command_line& cli, const std::string& base)
     frame_decoder live(g, nr, A, parse_detector_spec(cli.text("detector")), backend::cpu);
     std::vector<uint8_t> decoded;
     int crc_ok = 0;
-    live.run(samples.data(), n, decoded, crc_ok);
+    live.push(samples.data(), n, decoded, crc_ok);
+    live.finish(decoded, crc_ok);
     size_t errors = 0;
     for (size_t k = 0; k < std::min(decoded.size(), sent.size()); ++k)
         errors += decoded[k] != sent[k];
@@ -208,23 +233,14 @@ int decode(command_line& cli, const std::string& path)
                                  std::to_string(m.grid.nt) + " streams");
     const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
     frame_decoder dec(m.grid, nr, m.transport_block_bits, parse_detector_spec(cli.text("detector")), b);
-    // Chunks of a few frames; the unused tail of each goes in front of the next.
+    // Chunks of a few frames, as they are read.
     const size_t chunk = size_t(4) * size_t(m.grid.frame_samples());
-    std::vector<cfloat> buffer;
+    std::vector<cfloat> buffer(chunk * size_t(nr));
     std::vector<uint8_t> decoded;
     int crc_ok = 0;
-    size_t kept = 0;
-    for (;;) {
-        buffer.resize((kept + chunk) * size_t(nr));
-        const size_t got = reader.read(buffer.data() + kept * size_t(nr), chunk);
-        const size_t n = kept + got;
-        const size_t next = dec.run(buffer.data(), n, decoded, crc_ok);
-        if (got == 0)
-            break;
-        std::copy(buffer.begin() + ptrdiff_t(next * size_t(nr)), buffer.begin() + ptrdiff_t(n * size_t(nr)),
-                  buffer.begin());
-        kept = n - next;
-    }
+    while (const size_t got = reader.read(buffer.data(), chunk))
+        dec.push(buffer.data(), got, decoded, crc_ok);
+    dec.finish(decoded, crc_ok);
     const size_t frames = decoded.size() / size_t(m.transport_block_bits);
     std::printf("%s: %zu samples x %d channels, %s; %zu frames found, %d CRC ok\n", reader.data_path().c_str(),
                 reader.samples_per_channel(), nr, describe(m.grid).c_str(), frames, crc_ok);
