@@ -68,11 +68,16 @@ struct turbo_block_result {
     /// The early-termination CRC passed on a block that had information behind it
     /// (false when no CRC is configured, and always false when no_information).
     bool crc_ok = false;
-    /// Fewer than K of the block's 3 (K + 4) input LLRs were non-zero (e.g. an
-    /// erased block, all zero): K bits cannot be recovered from them. Such a
-    /// block is decoded all the same, but it never reports crc_ok (its hard
-    /// decisions are mostly zero, and the all-zero word passes every CRC of TS
-    /// 36.212, whose registers start at 0) and never stops early.
+    /// The decoder had no information to decide the block by, so its bits are not
+    /// a decoding: fewer than K of its 3 (K + 4) input LLRs reach the trellis as
+    /// non-zero branch metrics (L / 2 in float: an erased block, all zero, or
+    /// denormals like +-1.4e-45 that halve to 0), or, after the last iteration,
+    /// one of its K bits has an APP LLR of exactly 0 (a tie: the inputs left that
+    /// bit undecided, as parity alone does at high code rates with rv 2, or
+    /// log-MAP inputs below its metrics' resolution). A tie's hard decision would
+    /// be 0 by convention, and the all-zero word passes every CRC of TS 36.212
+    /// (its registers start at 0): such a block is decoded all the same but never
+    /// reports crc_ok, never stops early, and fails its transport block's CRC.
     bool no_information = false;
 };
 

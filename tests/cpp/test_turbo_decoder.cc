@@ -97,8 +97,9 @@ turbo_decoder_config config(map_algorithm a, int iterations = 6, int window = 64
 TEST(turbo_decoder, every_block_size_decodes_at_high_snr)
 {
     coded_batch cb(qpp_interleaver::block_sizes(), 4.0, fresh_seed());
-    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
+    for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map }) {
         EXPECT_EQ(bit_errors(decode_bits(cb, config(a, 4)), cb.bits), 0u);
+    }
 }
 
 TEST(turbo_decoder, iterations_and_log_map_lower_the_error_rate_near_the_cliff)
@@ -265,33 +266,39 @@ TEST(turbo_decoder, all_zero_llrs_never_pass_the_crc)
             EXPECT_EQ(
                 bits,
                 std::vector<uint8_t>(bits.size(), 0)); // what made the CRC pass before
-            for (float x : app)
+            for (float x : app) {
                 ASSERT_EQ(x, 0.0f);
+            }
         }
 }
 
 // K - 1 non-zero LLRs consistent with the all-zero codeword decode to it (and
-// its CRC passes): too few to carry K bits, so no pass. K non-zero: a pass.
+// its CRC passes): too few to carry K bits, so no pass. K or K + 1 non-zero:
+// a pass only where no bit was left a tie (its APP exactly 0), which is what
+// no_information says; every LLR non-zero: a pass.
 TEST(turbo_decoder, fewer_non_zero_llrs_than_K_never_pass_the_crc)
 {
     for (int K : { 40, 1024, 6144 }) {
         auto cfg = config(map_algorithm::max_log_map, 4);
         cfg.early_termination = crc_type::crc24b;
         turbo_decoder dec(cfg, backend::cpu);
-        for (int non_zero : { 1, K - 1, K, K + 1 }) {
+        for (int non_zero : { 1, K - 1, K, K + 1, 3 * (K + 4) }) {
             // The all-zero codeword: positive LLRs, spread over d0, d1 and d2.
             std::vector<float> llr(3 * size_t(K + 4), 0.0f);
             for (int i = 0; i < non_zero; ++i) // every third: d0, d1 and d2 alike
-                llr[3 * size_t(i)] = 4.0f;
+                llr[(3 * size_t(i)) % llr.size() + 3 * size_t(i) / llr.size()] = 4.0f;
             ASSERT_EQ(int(std::count(llr.begin(), llr.end(), 4.0f)), non_zero);
             std::vector<uint8_t> bits(size_t(K), 7);
             const auto r = dec.decode({ K }, llr.data(), bits.data());
-            EXPECT_EQ(bits, std::vector<uint8_t>(size_t(K), 0))
-                << "K " << K << ", " << non_zero << " non-zero";
-            EXPECT_EQ(r[0].no_information, non_zero < K)
-                << "K " << K << ", " << non_zero << " non-zero";
-            EXPECT_EQ(r[0].crc_ok, non_zero >= K)
-                << "K " << K << ", " << non_zero << " non-zero";
+            const std::string what = "K " + std::to_string(K) + ", " + std::to_string(non_zero) + " non-zero";
+            EXPECT_EQ(bits, std::vector<uint8_t>(size_t(K), 0)) << what;
+            if (non_zero < K) {
+                EXPECT_TRUE(r[0].no_information) << what;
+            }
+            if (non_zero == 3 * (K + 4)) {
+                EXPECT_FALSE(r[0].no_information) << what;
+            }
+            EXPECT_EQ(r[0].crc_ok, !r[0].no_information) << what;
         }
     }
 }
@@ -326,8 +333,9 @@ TEST(turbo_decoder, huge_finite_llrs_are_saturated)
                 EXPECT_EQ(bits, ref_bits);
                 EXPECT_EQ(app, ref_app)
                     << "saturation: the same arithmetic as at the limit";
-                for (size_t i = 0; i < n; ++i)
+                for (size_t i = 0; i < n; ++i) {
                     ASSERT_TRUE(std::isfinite(app[i])) << "bit " << i;
+                }
                 for (size_t b = 0; b < K.size(); ++b) {
                     EXPECT_TRUE(r[b].crc_ok);
                     EXPECT_FALSE(r[b].no_information);
@@ -343,10 +351,12 @@ TEST(turbo_decoder, huge_finite_llrs_are_saturated)
             std::vector<float> app(n, NAN);
             const auto r = turbo_decoder(cfg, backend::cpu)
                                .decode(K, garbage.llr.data(), bits.data(), app.data());
-            for (size_t i = 0; i < n; ++i)
+            for (size_t i = 0; i < n; ++i) {
                 ASSERT_TRUE(std::isfinite(app[i])) << "bit " << i;
-            for (size_t b = 0; b < K.size(); ++b)
+            }
+            for (size_t b = 0; b < K.size(); ++b) {
                 EXPECT_FALSE(r[b].crc_ok) << "block " << b;
+            }
         }
 }
 
@@ -452,9 +462,10 @@ TEST(transport_block, decoding_a_g_too_small_for_a_is_refused)
         EXPECT_NO_THROW(f.validate_for_decoding()) << "A " << f.A << " G " << f.G;
         const auto E = f.rate_matched_sizes();
         const auto seg = f.segmentation();
-        for (int r = 0; r < seg.C; ++r)
+        for (int r = 0; r < seg.C; ++r) {
             EXPECT_GE(E[r], seg.K[r] - (r == 0 ? seg.F : 0))
                 << "A " << f.A << " block " << r;
+        }
         f.G = min_G - group;
         EXPECT_THROW(f.validate_for_decoding(), std::invalid_argument)
             << "A " << f.A << " G " << f.G;
@@ -807,8 +818,9 @@ TEST(turbo_cuda, garbage_input_decodes_like_the_cpu)
                 EXPECT_EQ(r_cpu[0].crc_ok, et != crc_type::none);
                 EXPECT_FALSE(r_cpu[1].crc_ok);
                 EXPECT_FALSE(r_cpu[3].crc_ok);
-                for (float x : l_cpu)
+                for (float x : l_cpu) {
                     ASSERT_TRUE(std::isfinite(x));
+                }
             }
 }
 
@@ -833,8 +845,9 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
             cpu.decode(cb.K, cb.llr.data(), a.data(), la.data());
             gpu.decode(cb.K, cb.llr.data(), b.data(), lb.data());
             ASSERT_EQ(a, b) << "window " << window << " training " << training;
-            for (size_t i = 0; i < n; ++i)
+            for (size_t i = 0; i < n; ++i) {
                 ASSERT_EQ(la[i], lb[i])
                     << "window " << window << " training " << training << " bit " << i;
+            }
         }
 }

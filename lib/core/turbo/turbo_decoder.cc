@@ -143,7 +143,8 @@ std::vector<uint32_t> crc_powers(crc_type t, size_t count)
 namespace {
 
 /// First non-finite input LLR's block, or k_status_ok; sets no_information[b]
-/// for each block with fewer than K non-zero input LLRs (turbo_block_result).
+/// for each block with fewer than K input LLRs that reach the trellis as
+/// non-zero branch metrics (turbo_block_result).
 problem_status check_input(const turbo_batch_plan& plan,
                            const float* llr,
                            std::vector<uint8_t>& no_information)
@@ -156,7 +157,7 @@ problem_status check_input(const turbo_batch_plan& plan,
         for (int i = 0; i < 3 * (d.K + 4); ++i) {
             if (!std::isfinite(x[i]))
                 return make_status(b, problem_fault::non_finite);
-            non_zero += x[i] != 0.0f;
+            non_zero += carries_information(x[i]);
         }
         no_information[b] = non_zero < d.K;
     }
@@ -248,9 +249,12 @@ public:
                 }
             });
         }
-        parallel_for(plan.total_bits, size_t(1) << 16, [&](size_t begin, size_t end) {
-            for (size_t i = begin; i < end; ++i)
-                bits[i] = m_app[i] < 0.0f ? 1 : 0;
+        parallel_for(nb, 4, [&](size_t begin, size_t end) {
+            for (size_t b = begin; b < end; ++b) {
+                const turbo_block_desc& d = plan.blocks[b];
+                if (!hard_decisions(m_app.data() + d.bit_offset, d.K, bits + d.bit_offset))
+                    results[b].no_information = true; // a tie: not decided
+            }
         });
         if (app_llr)
             std::copy(m_app.begin(), m_app.end(), app_llr);
@@ -263,9 +267,8 @@ private:
     {
         thread_local std::vector<uint8_t> block_bits;
         block_bits.resize(size_t(d.K));
-        for (int i = 0; i < d.K; ++i)
-            block_bits[i] = m_app[d.bit_offset + i] < 0.0f ? 1 : 0;
-        return crc_check(m_config.early_termination, block_bits.data(), size_t(d.K));
+        return hard_decisions(m_app.data() + d.bit_offset, d.K, block_bits.data()) &&
+               crc_check(m_config.early_termination, block_bits.data(), size_t(d.K));
     }
 
     turbo_decoder_config m_config;

@@ -17,7 +17,7 @@ constexpr int k_block_threads = 256;
 
 /// One thread block per code block: reports a non-finite input LLR (the CPU's
 /// check_input) and sets no_information[b] when fewer than K of its input LLRs
-/// are non-zero.
+/// reach the trellis (carries_information).
 __global__ void check_input_kernel(const float* __restrict__ llr,
                                    const turbo_block_desc* blocks,
                                    problem_status* status,
@@ -35,7 +35,7 @@ __global__ void check_input_kernel(const float* __restrict__ llr,
             atomicMin(status, make_status(blockIdx.x, problem_fault::non_finite));
             break;
         }
-        count += x[i] != 0.0f;
+        count += carries_information(x[i]);
     }
     atomicAdd(&non_zero, count);
     __syncthreads();
@@ -266,9 +266,14 @@ __global__ void crc_kernel(const turbo_block_desc* blocks,
         return;
     const turbo_block_desc d = blocks[b];
     uint32_t r = 0;
-    for (int i = threadIdx.x; i < d.K; i += blockDim.x)
-        if (app[d.bit_offset + i] < 0.0f)
+    bool decided = true;
+    for (int i = threadIdx.x; i < d.K; i += blockDim.x) {
+        uint8_t bit;
+        decided &= hard_decision(app[d.bit_offset + i], bit);
+        if (bit)
             r ^= powers[d.K - 1 - i];
+    }
+    decided = __syncthreads_and(decided);
     for (int offset = 16; offset > 0; offset /= 2)
         r ^= __shfl_xor_sync(0xffffffffu, r, offset);
     if (threadIdx.x % 32 == 0)
@@ -279,26 +284,33 @@ __global__ void crc_kernel(const turbo_block_desc* blocks,
         for (int i = 0; i < k_block_threads / 32; ++i)
             total ^= partial[i];
         iterations[b] = iteration + 1;
-        if (total == 0 &&
-            !no_information[b]) { // a block without information never passes
+        // a block without information, or with a tie, never passes
+        if (total == 0 && decided && !no_information[b]) {
             crc_ok[b] = 1;
             done[b] = 1;
         }
     }
 }
 
-__global__ void hard_decision_kernel(const float* __restrict__ app,
-                                     size_t n,
+/// One thread block per code block: its hard decisions (and APP LLRs when asked);
+/// a tie marks the block no_information (turbo_block_result).
+__global__ void hard_decision_kernel(const turbo_block_desc* blocks,
+                                     const float* __restrict__ app,
                                      uint8_t* bits,
-                                     float* app_out)
+                                     float* app_out,
+                                     uint8_t* no_information)
 {
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-         i += size_t(gridDim.x) * blockDim.x) {
-        const float x = app[i];
-        bits[i] = x < 0.0f ? 1 : 0;
+    const turbo_block_desc d = blocks[blockIdx.x];
+    bool decided = true;
+    for (int i = threadIdx.x; i < d.K; i += blockDim.x) {
+        const size_t n = d.bit_offset + size_t(i);
+        const float x = app[n];
+        decided &= hard_decision(x, bits[n]);
         if (app_out)
-            app_out[i] = x;
+            app_out[n] = x;
     }
+    if (!__syncthreads_and(decided) && threadIdx.x == 0)
+        no_information[blockIdx.x] = 1;
 }
 
 template <typename T>
@@ -476,8 +488,8 @@ private:
                 MIMO_CUDA_CHECK_LAUNCH("crc_kernel");
             }
         }
-        const unsigned out_blocks = unsigned(std::min<size_t>((nbits + 255) / 256, 4096));
-        hard_decision_kernel<<<out_blocks, 256, 0, s>>>(app, nbits, d_bits, d_app_out);
+        hard_decision_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
+            blocks, app, d_bits, d_app_out, no_information);
         MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
         MIMO_CUDA_CHECK(cudaEventRecord(m_previous_batch.get(), s));
     }

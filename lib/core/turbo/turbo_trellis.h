@@ -55,6 +55,25 @@ MIMO_HD float extrinsic_llr(float scale, float app, float two_gs)
     return saturate(scale * (app - two_gs), k_turbo_extrinsic_limit);
 }
 
+/// Whether an input LLR reaches the trellis at all: its branch metric, half the
+/// saturated LLR in float, is non-zero (a denormal like 1.4e-45 halves to 0).
+MIMO_HD bool carries_information(float x) { return 0.5f * channel_llr(x) != 0.0f; }
+/// A bit's hard decision from its APP LLR: 1 below 0, 0 above; false for a tie
+/// (APP exactly 0), which the inputs left undecided (turbo_block_result).
+MIMO_HD bool hard_decision(float app, uint8_t& bit)
+{
+    bit = app < 0.0f ? 1 : 0;
+    return app != 0.0f;
+}
+/// A block's K hard decisions; false when any of them is a tie.
+inline bool hard_decisions(const float* app, int K, uint8_t* bits)
+{
+    bool decided = true;
+    for (int i = 0; i < K; ++i)
+        decided &= hard_decision(app[i], bits[i]);
+    return decided;
+}
+
 /// ln(1 + e^-x) for x >= 0, from plain float operations (no library exp/log),
 /// so CPU and GPU agree to the bit; absolute error below 1e-6.
 MIMO_HD float log_map_correction(float x)
