@@ -11,6 +11,7 @@
 
 #include "../../qr/mgs_qr.h"
 #include "../../runtime/host_device.h"
+#include "../../runtime/scale_normaliser.h"
 #include "../pam_table.h"
 
 namespace mimo_gpu {
@@ -25,10 +26,13 @@ namespace detail {
 /// complement update of it. Every loop has compile-time bounds, so on the GPU
 /// it all stays in registers. A singular or non-finite H leaves an arbitrary
 /// order; the QR flags the problem. Element i of H is read at [i * PITCH]
-/// (problems interleaved in shared memory, as for mgs_qr_permuted).
+/// (problems interleaved in shared memory, as for mgs_qr_permuted). The order
+/// does not depend on H's scale: H is first brought near 1 by a power of two
+/// (the pivots' squares overflowed at |H| >= 1e10 and underflowed at <= 1e-10).
 template <int NR, int NT, int PITCH = 1>
 MIMO_HD void fsd_order(const float* H, int full, int (&perm)[NT])
 {
+    const float scale = normalising_scale(max_abs_component(H, 2 * NR * NT, PITCH));
     float ar[NT][2 * NT], ai[NT][2 * NT]; // [G | I] -> [I | G^-1]
 MIMO_UNROLL
     for (int a = 0; a < NT; ++a)
@@ -37,8 +41,8 @@ MIMO_UNROLL
             float gr = 0.0f, gi = 0.0f;
 MIMO_UNROLL
             for (int r = 0; r < NR; ++r) {
-                const float xr = H[PITCH * (2 * (r * NT + a))], xi = H[PITCH * (2 * (r * NT + a) + 1)];
-                const float zr = H[PITCH * (2 * (r * NT + b))], zi = H[PITCH * (2 * (r * NT + b) + 1)];
+                const float xr = scale * H[PITCH * (2 * (r * NT + a))], xi = scale * H[PITCH * (2 * (r * NT + a) + 1)];
+                const float zr = scale * H[PITCH * (2 * (r * NT + b))], zi = scale * H[PITCH * (2 * (r * NT + b) + 1)];
                 gr += xr * zr + xi * zi; // conj(x) z
                 gi += xr * zi - xi * zr;
             }

@@ -9,8 +9,10 @@
 #include "ml_search.h"
 #include "../pam_table.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <algorithm>
 #include <vector>
 
 namespace mimo_gpu {
@@ -35,15 +37,18 @@ public:
             slices *= uint64_t(M);
         fault_word* flags = m_faults.reset(batch);
         parallel_for(batch, 1, [&](size_t begin, size_t end) {
-            std::vector<float> dmin(size_t(nt) * M);
+            std::vector<float> dmin(size_t(nt) * M), h(2 * size_t(nr) * nt), yy(2 * size_t(nr));
             for (size_t p = begin; p < end; ++p) {
-                const float* h = reinterpret_cast<const float*>(H + p * nr * nt);
-                const float* yy = reinterpret_cast<const float*>(y + p * nr);
-                const problem_fault fault = channel_fault(h, yy, nr, nt);
+                const float* hp = reinterpret_cast<const float*>(H + p * nr * nt);
+                const float* yp = reinterpret_cast<const float*>(y + p * nr);
+                const problem_fault fault = channel_fault(hp, yp, nr, nt);
                 if (fault != problem_fault::none) {
                     report_fault(flags, p, fault);
                     continue;
                 }
+                std::copy(hp, hp + h.size(), h.begin());
+                std::copy(yp, yp + yy.size(), yy.begin());
+                const float scale = ml_normalise(h.data(), yy.data(), nr, nt);
                 std::fill(dmin.begin(), dmin.end(), k_infinity);
                 auto keep_min = [&](int t, int s, float d) {
                     float& slot = dmin[size_t(t) * M + s];
@@ -51,7 +56,7 @@ public:
                 };
                 bool finite = true;
                 for (uint64_t s = 0; s < slices && finite; ++s)
-                    finite = ml_scan_slice(h, yy, nr, nt, m_pam, s, keep_min);
+                    finite = ml_scan_slice(h.data(), yy.data(), nr, nt, m_pam, s, keep_min);
                 if (!finite) {
                     report_fault(flags, p, problem_fault::non_finite);
                     continue;
@@ -59,7 +64,7 @@ public:
                 for (int t = 0; t < nt; ++t)
                     for (int k = 0; k < Q; ++k)
                         llr[p * nt * Q + t * Q + k] =
-                            llr_from_symbol_minima(dmin.data() + t * M, m_pam, k, n0, 0.0f, 0.0f);
+                            llr_from_symbol_minima(dmin.data() + t * M, m_pam, k, n0 * scale * scale, 0.0f, 0.0f);
             }
         });
         return m_faults.finish(llr, size_t(nt) * Q);

@@ -36,11 +36,14 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
     for (int i = threadIdx.x; i < 2 * nr; i += blockDim.x)
         sy[i] = y[p * 2 * nr + i];
     __shared__ problem_fault fault;
+    __shared__ float scale;
     __syncthreads();
     if (threadIdx.x == 0) {
         fault = channel_fault(sH, sy, nr, nt);
         if (fault != problem_fault::none)
             faults.report(p, fault);
+        else
+            scale = ml_normalise(sH, sy, nr, nt);
     }
     __syncthreads();
     if (fault != problem_fault::none) // the whole block leaves: erased
@@ -59,7 +62,7 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
     __syncthreads();
 
     for (int i = threadIdx.x; i < nt * Q; i += blockDim.x)
-        llr[p * nt * Q + i] = llr_from_symbol_minima(dmin + (i / Q) * M, pam, i % Q, n0, 0.0f, 0.0f);
+        llr[p * nt * Q + i] = llr_from_symbol_minima(dmin + (i / Q) * M, pam, i % Q, n0 * scale * scale, 0.0f, 0.0f);
 }
 
 class cuda_ml_engine final : public ml_engine

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "../../runtime/host_device.h"
+#include "../../runtime/scale_normaliser.h"
 #include "../pam_table.h"
 
 #include <mimo_gpu/types.h>
@@ -13,6 +14,21 @@
 
 namespace mimo_gpu {
 namespace detail {
+
+/// Scales one problem's H and y (in place, a copy of the caller's) by the power
+/// of two that brings max(|H|, |y|) near 1, and returns it: the distances are
+/// then those of the problem scaled to 1 (N0 is scaled by its square), and
+/// cannot overflow or underflow at any scale of the inputs (scale_normaliser.h).
+MIMO_HD float ml_normalise(float* H, float* y, int nr, int nt)
+{
+    const float mh = max_abs_component(H, 2 * nr * nt), my = max_abs_component(y, 2 * nr);
+    const float scale = normalising_scale(mh > my ? mh : my);
+    for (int i = 0; i < 2 * nr * nt; ++i)
+        H[i] *= scale;
+    for (int i = 0; i < 2 * nr; ++i)
+        y[i] *= scale;
+    return scale;
+}
 
 /// H: nr*nt complex (interleaved floats, row-major), y: nr complex.
 /// Calls update(stream, symbol_index, distance) with, for the last stream,

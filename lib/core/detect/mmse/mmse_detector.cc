@@ -7,6 +7,7 @@
 #include "../../runtime/engine_choice.h"
 #include "../../runtime/fault_flags.h"
 #include "../../runtime/parallel_for.h"
+#include "../../runtime/scale_normaliser.h"
 #include "mmse_engine.h"
 #include "mmse_soft_output.h"
 
@@ -37,16 +38,27 @@ public:
     /// receive antennas, whose inner loop over users runs on independent
     /// accumulators and vectorises (a dot product per entry would not, without
     /// reassociation). Fails when H is not finite or A cannot be factored.
+    /// H (and each y, in symbol()) is first scaled by a power of two that brings
+    /// max |H| near 1, N0 by its square: the Gram matrix and the CG products
+    /// overflowed or underflowed at |H| >= 2e5 or <= 3e-8 (scale_normaliser.h).
     problem_fault prepare(const cfloat* H, float n0)
     {
         bool finite = true;
+        float max_abs = 0.0f;
         for (size_t i = 0; i < size_t(B) * U; ++i) {
             hr[i] = H[i].real();
             hi[i] = H[i].imag();
             finite &= std::isfinite(hr[i]) && std::isfinite(hi[i]);
+            max_abs = std::max(max_abs, std::max(std::fabs(hr[i]), std::fabs(hi[i])));
         }
         if (!finite)
             return problem_fault::non_finite;
+        m_scale = normalising_scale(max_abs);
+        for (size_t i = 0; i < size_t(B) * U; ++i) {
+            hr[i] *= m_scale;
+            hi[i] *= m_scale;
+        }
+        n0 *= m_scale * m_scale;
         std::fill(ar.begin(), ar.end(), 0.0f);
         std::fill(ai.begin(), ai.end(), 0.0f);
         for (int b = 0; b < B; ++b) {
@@ -86,7 +98,7 @@ public:
         std::fill_n(mr, U, 0.0f);
         std::fill_n(mi, U, 0.0f);
         for (int b = 0; b < B; ++b) { // y_MF += conj(h_b) y_b, vectorised over users
-            const float yr = y[b].real(), yi = y[b].imag();
+            const float yr = m_scale * y[b].real(), yi = m_scale * y[b].imag();
             const float* rb = &hr[size_t(b) * U];
             const float* ib = &hi[size_t(b) * U];
             for (int u = 0; u < U; ++u) {
@@ -247,6 +259,7 @@ private:
     const int B, U;
     const bool m_cg;
     const int m_iterations;
+    float m_scale = 1.0f; ///< the power of two H and y are scaled by (prepare)
     std::vector<float> hr, hi, ar, ai, lr, li, gdiag;
     std::vector<mmse_gain> gain;
     std::vector<float> ymf, x, r, t, s;

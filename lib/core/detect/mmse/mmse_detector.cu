@@ -5,6 +5,7 @@
 
 #include "cuda_mmse_engine.h"
 #include "mmse_soft_output.h"
+#include "../../runtime/scale_normaliser.h"
 
 #include <string>
 
@@ -196,18 +197,30 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
     float* rho = lam + U;
     int* flag = reinterpret_cast<int*>(rho + U);
 
-    if (tid == 0)
-        *flag = 0;
+    if (tid == 0) {
+        flag[0] = 0;
+        flag[1] = 0; // max |H| component, as int bits
+    }
     __syncthreads();
     const float2* Hg = a.l.H + c * size_t(B) * U;
     bool finite = true;
+    float max_abs = 0.0f;
     for (int i = tid; i < B * U; i += blockDim.x) {
         const float2 h = Hg[i];
         Hs[i] = h;
         finite &= finite2(h);
+        max_abs = fmaxf(max_abs, fmaxf(fabsf(h.x), fabsf(h.y)));
     }
     if (!finite)
         atomicOr(flag, 1 << int(problem_fault::non_finite));
+    // The CPU's scaling (scale_normaliser.h): H and y by a power of two that
+    // brings max |H| near 1, N0 by its square. Non-negative floats order as ints.
+    atomicMax(flag + 1, __float_as_int(finite ? max_abs : 0.0f));
+    __syncthreads();
+    const float scale = normalising_scale(__int_as_float(flag[1]));
+    const float n0 = a.l.n0 * scale * scale;
+    for (int i = tid; i < B * U; i += blockDim.x)
+        Hs[i] = make_float2(scale * Hs[i].x, scale * Hs[i].y);
     __syncthreads();
     if (*flag == 0) {
         for (int e = tid; e < U * U; e += blockDim.x) {
@@ -222,7 +235,7 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
             }
             if (i == j) {
                 adiag[i] = g.x; // G_uu, then A_uu below
-                g = make_float2(g.x + a.l.n0, 0.0f);
+                g = make_float2(g.x + n0, 0.0f);
             }
             A[i * U + j] = g;
             A[j * U + i] = make_float2(g.x, -g.y);
@@ -230,7 +243,7 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
         __syncthreads();
         if (a.cg) {
             if (tid < U) {
-                const mmse_gain gn = mmse_gain_approximate(adiag[tid], a.l.n0);
+                const mmse_gain gn = mmse_gain_approximate(adiag[tid], n0);
                 lam[tid] = gn.lambda;
                 rho[tid] = gn.rho;
             }
@@ -241,7 +254,7 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
             if (block_cholesky(A, U, adiag, pivot)) {
                 block_inverse(A, X, U);
                 if (tid < U) {
-                    const mmse_gain gn = mmse_gain_exact(A[tid * U + tid].x, a.l.n0);
+                    const mmse_gain gn = mmse_gain_exact(A[tid * U + tid].x, n0);
                     lam[tid] = gn.lambda;
                     rho[tid] = gn.rho;
                 }
@@ -264,7 +277,7 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
             bool ok = true;
             for (int b = lane; b < B; b += 32) {
                 const float2 v = yg[b];
-                ys[b] = v;
+                ys[b] = make_float2(scale * v.x, scale * v.y);
                 ok &= finite2(v);
             }
             if (!__all_sync(0xffffffffu, ok))
