@@ -8,6 +8,7 @@
 //     (--bits-out), with CRC results; --expect FILE compares with the blocks
 //     sent. Exit code 1 when no frame is found or a block is wrong.
 #include "command_line.h"
+#include "raw_item_file.h"
 
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/multipath_channel.h>
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 
@@ -115,20 +117,33 @@ private:
     std::vector<cfloat> m_H, m_y;
 };
 
-void write_bits(const std::string& path, const std::vector<uint8_t>& bits)
+/// Written whole or not at all (raw_item_writer: a temporary file renamed at the
+/// end, removed on failure or a fatal signal; FIFOs and devices directly).
+void write_bits(const std::string& path, const std::vector<uint8_t>& bits, const std::string& role)
 {
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(bits.data()), std::streamsize(bits.size()));
-    if (!f)
-        throw std::runtime_error("cannot write " + path);
+    raw_item_writer out(path, 1, role);
+    out.write(bits.data(), bits.size());
+    out.close();
 }
 
-std::vector<uint8_t> read_bits(const std::string& path)
+/// Transport blocks of A bits from a file written by --record or --bits-out.
+std::vector<uint8_t> read_bits(const std::string& path, int A)
 {
-    std::ifstream f(path, std::ios::binary);
-    if (!f)
-        throw std::runtime_error("cannot read " + path);
-    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+    raw_item_reader in(path, size_t(A), "expected-bits file");
+    std::vector<uint8_t> bits(in.size_bytes());
+    in.read(bits.data(), size_t(in.items()));
+    return bits;
+}
+
+/// Throws file_error when `output` is one of the recording's files (also through
+/// links): writing it would destroy the recording.
+void require_not_recording(const std::string& output, const std::string& role, const sigmf_reader& reader)
+{
+    std::error_code ec;
+    for (const std::string& input : { reader.meta_path(), reader.data_path() })
+        if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(output, input, ec))
+            throw file_error(role + " '" + output + "' is the recording's " + input +
+                             ": writing it would destroy the recording");
 }
 
 int record(command_line& cli, const std::string& base)
@@ -197,7 +212,7 @@ int record(command_line& cli, const std::string& base)
     if (clipped > 0)
         std::fprintf(stderr, "warning: %llu of %zu int16 values clipped at --full-scale %g (recorded in the meta)\n",
                      (unsigned long long)clipped, samples.size() * 2, double(m.ci16_full_scale));
-    write_bits(base + ".bits", sent);
+    write_bits(base + ".bits", sent, "sent-bits file");
     // The same samples decoded live, as the decode command will from the file.
     frame_decoder live(g, nr, A, parse_detector_spec(cli.text("detector")), backend::cpu);
     std::vector<uint8_t> decoded;
@@ -217,6 +232,13 @@ int decode(command_line& cli, const std::string& path)
 {
     sigmf_reader reader(path);
     const sigmf_meta& m = reader.meta();
+    const std::string bits_out = cli.is_set("bits-out") ? cli.text("bits-out") : "";
+    if (!bits_out.empty())
+        require_not_recording(bits_out, "--bits-out", reader);
+    const int A = m.transport_block_bits;
+    std::vector<uint8_t> sent; // read before decoding: a bad file is refused up front
+    if (cli.is_set("expect") && !cli.text("expect").empty() && A > 0)
+        sent = read_bits(cli.text("expect"), A);
     if (!m.has_grid)
         throw std::runtime_error(path + ": the recording has no mimo_gpu frame parameters (mimo_gpu:fft_size ...)");
     if (m.transport_block_bits <= 0)
@@ -244,19 +266,26 @@ int decode(command_line& cli, const std::string& path)
     const size_t frames = decoded.size() / size_t(m.transport_block_bits);
     std::printf("%s: %zu samples x %d channels, %s; %zu frames found, %d CRC ok\n", reader.data_path().c_str(),
                 reader.samples_per_channel(), nr, describe(m.grid).c_str(), frames, crc_ok);
-    if (cli.is_set("bits-out") && !cli.text("bits-out").empty())
-        write_bits(cli.text("bits-out"), decoded);
-    int status = frames == 0 ? 1 : 0;
-    if (frames == 0)
+    if (frames == 0) { // a failed run leaves an existing --bits-out as it was
         std::fprintf(stderr, "mimo_gpu_ofdm_file: no frame found in %s: nothing decoded\n", path.c_str());
+        return 1;
+    }
+    if (!bits_out.empty())
+        write_bits(bits_out, decoded, "--bits-out file");
+    int status = 0;
     if (cli.is_set("expect") && !cli.text("expect").empty()) {
-        const std::vector<uint8_t> sent = read_bits(cli.text("expect"));
-        size_t errors = decoded.size() == sent.size() ? 0 : std::max(decoded.size(), sent.size());
+        const size_t expected = sent.size() / size_t(A);
+        size_t errors = 0;
         for (size_t k = 0; k < std::min(decoded.size(), sent.size()); ++k)
             errors += decoded[k] != sent[k];
-        std::printf("against %s: %zu of %zu blocks decoded, %zu bit errors\n", cli.text("expect").c_str(), frames,
-                    sent.size() / size_t(m.transport_block_bits), errors);
-        if (errors)
+        if (frames == expected)
+            std::printf("against %s: %zu of %zu blocks decoded, %zu bit errors\n", cli.text("expect").c_str(),
+                        frames, expected, errors);
+        else
+            std::printf("against %s: %zu blocks decoded but the file holds %zu; %zu bit errors in the %zu "
+                        "compared\n",
+                        cli.text("expect").c_str(), frames, expected, errors, std::min(frames, expected));
+        if (errors || frames != expected)
             status = 1;
     }
     return status;

@@ -70,6 +70,32 @@ elseif(CASE STREQUAL "ofdm_bad_recordings")
     expect(0 "live: 0 frames found" ${OFDM_FILE} --record ${dir}/noise --frames 2 --snr -40 --backend cpu)
     expect(1 "no frame found in .*nothing decoded" ${OFDM_FILE} --decode ${dir}/noise --backend cpu)
     expect(2 "give exactly one of --record BASE and --decode PATH" ${OFDM_FILE})
+    # Outputs that are inputs are refused, and a failed run leaves --bits-out as it was (issue 23).
+    file(SIZE ${dir}/rec.sigmf-data data_size)
+    expect(1 "--bits-out '${dir}/rec.sigmf-data' is the recording's .*would destroy the recording"
+           ${OFDM_FILE} --decode ${dir}/rec --bits-out ${dir}/rec.sigmf-data --backend cpu)
+    expect(1 "would destroy the recording" ${OFDM_FILE} --decode ${dir}/rec --bits-out ${dir}/rec.sigmf-meta)
+    expect_file_size(${dir}/rec.sigmf-data ${data_size})
+    file(WRITE ${dir}/kept.bits "previous")
+    expect(1 "no frame found" ${OFDM_FILE} --decode ${dir}/noise --bits-out ${dir}/kept.bits --backend cpu)
+    expect_file_size(${dir}/kept.bits 8)
+    # A FIFO as meta or data file is refused at once (it would block forever).
+    execute_process(COMMAND mkfifo ${dir}/pipe.sigmf-meta)
+    file(COPY_FILE ${dir}/rec.sigmf-data ${dir}/pipe.sigmf-data)
+    expect(1 "pipe.sigmf-meta is not a regular file" ${OFDM_FILE} --decode ${dir}/pipe)
+    # --expect: a file that is not whole blocks, and one with fewer blocks than decoded.
+    execute_process(COMMAND head -c 5000 ${dir}/rec.bits OUTPUT_FILE ${dir}/cut.bits)
+    expect(1 "expected-bits file .* not a whole number of 3432-byte items"
+           ${OFDM_FILE} --decode ${dir}/rec --expect ${dir}/cut.bits --backend cpu)
+    execute_process(COMMAND head -c 3432 ${dir}/rec.bits OUTPUT_FILE ${dir}/one.bits)
+    expect(1 "2 blocks decoded but the file holds 1" ${OFDM_FILE} --decode ${dir}/rec --expect ${dir}/one.bits
+           --backend cpu)
+    # A sample rate that is no rate.
+    file(READ ${dir}/rec.sigmf-meta meta)
+    string(REGEX REPLACE "\"core:sample_rate\": [0-9.e+]+" "\"core:sample_rate\": 1e-300" meta "${meta}")
+    file(WRITE ${dir}/slow.sigmf-meta "${meta}")
+    file(COPY_FILE ${dir}/rec.sigmf-data ${dir}/slow.sigmf-data)
+    expect(1 "core:sample_rate must be finite and at least 1 Hz, got 1e-300" ${OFDM_FILE} --decode ${dir}/slow)
     return()
 endif()
 
@@ -135,6 +161,27 @@ elseif(CASE STREQUAL "fifo")
     endif()
     expect(1 "cannot read H file '${dir}/fifo.H': not a regular file"
            ${DETECT} ${shape} --snr 10 --H ${dir}/fifo.H --y ${dir}/rec.y --out ${dir}/llr)
+elseif(CASE STREQUAL "special_outputs")
+    # --out a FIFO or a device: written in place, never renamed over (issue 23).
+    generate(rec 10 ${shape})
+    expect(0 "" ${DETECT} ${shape} --snr 10 --H ${dir}/rec.H --y ${dir}/rec.y --out /dev/null)
+    execute_process(COMMAND test -c /dev/null RESULT_VARIABLE still_device)
+    if(NOT still_device EQUAL 0)
+        message(FATAL_ERROR "/dev/null is no longer a character device")
+    endif()
+    execute_process(COMMAND mkfifo ${dir}/llr.fifo)
+    # The reader (cat) and the writer run at once; cat's copy must hold every LLR.
+    string(REPLACE ";" " " shape_text "${shape}")
+    execute_process(COMMAND sh -c "cat '${dir}/llr.fifo' > '${dir}/through_fifo.f32' & '${DETECT}' ${shape_text} --snr 10 --H '${dir}/rec.H' --y '${dir}/rec.y' --out '${dir}/llr.fifo' && wait $!"
+                    RESULT_VARIABLE code)
+    if(NOT code EQUAL 0)
+        message(FATAL_ERROR "writing to a FIFO: exit code ${code}")
+    endif()
+    expect_file_size(${dir}/through_fifo.f32 160) # 10 problems x 4 LLRs x 4 bytes
+    execute_process(COMMAND test -p ${dir}/llr.fifo RESULT_VARIABLE still_fifo)
+    if(NOT still_fifo EQUAL 0)
+        message(FATAL_ERROR "the FIFO was replaced")
+    endif()
 elseif(CASE STREQUAL "no_half_output")
     # With --policy stop, an all-zero (singular) H in the second batch: the run fails naming
     # the batch's place in the files, and leaves neither a new LLR file nor a changed old one.

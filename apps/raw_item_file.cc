@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include <csignal>
+
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace mimo_gpu_apps {
@@ -83,15 +86,117 @@ void require_not_input(const std::string& path, const std::string& role, const r
                          in_quotes(input.path()) + ": writing it would destroy the input");
 }
 
+// ---- temporary files removed on fatal signals --------------------------------
+
+namespace {
+
+constexpr int k_max_temporaries = 16;
+constexpr size_t k_max_path = 4096;
+// Written only with the signals blocked; read by the handler (async-signal-safe:
+// unlink, signal, raise).
+char g_temporaries[k_max_temporaries][k_max_path];
+volatile std::sig_atomic_t g_used[k_max_temporaries];
+constexpr int k_fatal_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGXFSZ };
+
+extern "C" void remove_temporaries_and_die(int sig)
+{
+    for (int i = 0; i < k_max_temporaries; ++i)
+        if (g_used[i])
+            ::unlink(g_temporaries[i]);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+/// Blocks the fatal signals while the table changes.
+struct signals_blocked {
+    sigset_t old;
+    signals_blocked()
+    {
+        sigset_t set;
+        sigemptyset(&set);
+        for (int sig : k_fatal_signals)
+            sigaddset(&set, sig);
+        sigprocmask(SIG_BLOCK, &set, &old);
+    }
+    ~signals_blocked() { sigprocmask(SIG_SETMASK, &old, nullptr); }
+};
+
+void install_handlers_once()
+{
+    static const bool installed = [] {
+        for (int sig : k_fatal_signals) {
+            struct sigaction current {};
+            sigaction(sig, nullptr, &current);
+            if (current.sa_handler == SIG_IGN) // e.g. SIGHUP under nohup: left ignored
+                continue;
+            struct sigaction action {};
+            action.sa_handler = remove_temporaries_and_die;
+            sigemptyset(&action.sa_mask);
+            sigaction(sig, &action, nullptr);
+        }
+        return true;
+    }();
+    (void)installed;
+}
+
+} // namespace
+
+bool register_temporary_file(const std::string& path)
+{
+    if (path.size() >= k_max_path)
+        return false;
+    install_handlers_once();
+    signals_blocked blocked;
+    for (int i = 0; i < k_max_temporaries; ++i)
+        if (!g_used[i]) {
+            std::memcpy(g_temporaries[i], path.c_str(), path.size() + 1);
+            g_used[i] = 1;
+            return true;
+        }
+    return false;
+}
+
+void unregister_temporary_file(const std::string& path)
+{
+    signals_blocked blocked;
+    for (int i = 0; i < k_max_temporaries; ++i)
+        if (g_used[i] && path == g_temporaries[i]) {
+            g_used[i] = 0;
+            return;
+        }
+}
+
+bool is_special_path(const std::string& path)
+{
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0)
+        return false; // absent (or unreachable: opening it will say why)
+    return !S_ISREG(st.st_mode);
+}
+
+// ---- raw_item_writer ---------------------------------------------------------
+
 raw_item_writer::raw_item_writer(const std::string& path, size_t item_size, const std::string& role)
     : m_path(path), m_temporary(path + ".partial-" + std::to_string(::getpid())), m_role(role),
-      m_item_size(item_size)
+      m_item_size(item_size), m_in_place(is_special_path(path))
 {
     if (item_size == 0)
         throw std::invalid_argument("raw_item_writer: item size 0");
-    m_out.open(m_temporary, std::ios::binary | std::ios::trunc);
-    if (!m_out)
-        throw file_error("cannot write " + role + " " + in_quotes(path) + ": " + std::strerror(errno));
+    std::error_code ec;
+    if (m_in_place && std::filesystem::is_directory(path, ec))
+        throw file_error("cannot write " + role + " " + in_quotes(path) + ": it is a directory");
+    if (m_in_place) {
+        m_out.open(path, std::ios::binary | std::ios::out); // a FIFO or device: no truncation, no rename
+    } else {
+        register_temporary_file(m_temporary);
+        m_out.open(m_temporary, std::ios::binary | std::ios::trunc);
+    }
+    if (!m_out) {
+        const int error = errno;
+        if (!m_in_place)
+            unregister_temporary_file(m_temporary);
+        throw file_error("cannot write " + role + " " + in_quotes(path) + ": " + std::strerror(error));
+    }
 }
 
 raw_item_writer::~raw_item_writer()
@@ -100,8 +205,11 @@ raw_item_writer::~raw_item_writer()
         return;
     if (m_out.is_open())
         m_out.close();
+    if (m_in_place)
+        return;
     std::error_code ec;
     std::filesystem::remove(m_temporary, ec);
+    unregister_temporary_file(m_temporary);
 }
 
 void raw_item_writer::write(const void* src, size_t items)
@@ -121,10 +229,13 @@ void raw_item_writer::close()
     m_out.close();
     if (m_out.fail())
         throw file_error("cannot finish " + m_role + " " + in_quotes(m_path) + " (disk full?)");
-    std::error_code ec;
-    std::filesystem::rename(m_temporary, m_path, ec);
-    if (ec)
-        throw file_error("cannot write " + m_role + " " + in_quotes(m_path) + ": " + ec.message());
+    if (!m_in_place) {
+        std::error_code ec;
+        std::filesystem::rename(m_temporary, m_path, ec);
+        if (ec)
+            throw file_error("cannot write " + m_role + " " + in_quotes(m_path) + ": " + ec.message());
+        unregister_temporary_file(m_temporary);
+    }
     m_done = true;
 }
 

@@ -53,11 +53,15 @@ void require_not_input(const std::string& path, const std::string& role, const r
 
 /// Writes items to a temporary file beside `path` and renames it to `path` in
 /// close(), so a run that fails leaves no half-written output (the temporary
-/// file is removed) and an existing file at `path` stays as it was.
+/// file is removed, also on SIGINT, SIGTERM, SIGHUP and SIGXFSZ) and an
+/// existing file at `path` stays as it was. A `path` that is not a regular file
+/// or absent (a FIFO, a device such as /dev/null, a link such as /dev/stdout)
+/// is written directly: renaming over it would replace the special file itself.
 class raw_item_writer
 {
 public:
-    /// Creates the temporary file; throws file_error naming `path` when that fails.
+    /// Creates the temporary file (or opens the special file); throws file_error
+    /// naming `path` when that fails.
     raw_item_writer(const std::string& path, size_t item_size, const std::string& role);
     ~raw_item_writer(); ///< removes the temporary file unless close() succeeded
     raw_item_writer(const raw_item_writer&) = delete;
@@ -74,7 +78,18 @@ private:
     size_t m_item_size;
     uint64_t m_items_written = 0;
     bool m_done = false;
+    bool m_in_place = false; ///< a special file, written directly
     std::ofstream m_out;
 };
+
+/// Whether `path` names something other than a regular file or nothing: a
+/// FIFO, socket, device, directory or a symbolic link (not followed).
+bool is_special_path(const std::string& path);
+
+/// Removes registered temporary files when the process is stopped by SIGINT,
+/// SIGTERM, SIGHUP or SIGXFSZ, then dies of that signal as it would have.
+/// At most 16 paths at a time; register returns false when full.
+bool register_temporary_file(const std::string& path);
+void unregister_temporary_file(const std::string& path);
 
 } // namespace mimo_gpu_apps

@@ -94,6 +94,7 @@ public:
     const sigmf_meta& meta() const { return m_meta; }
     size_t samples_per_channel() const { return m_samples; }
     const std::string& data_path() const { return m_data_path; }
+    const std::string& meta_path() const { return m_meta_path; }
     /// Throws std::invalid_argument "... has N channels, ... needs M" unless equal.
     void require_channels(int channels) const;
     /// Reads up to max_samples samples per channel from where the last read
@@ -102,7 +103,7 @@ public:
 
 private:
     sigmf_meta m_meta;
-    std::string m_data_path;
+    std::string m_data_path, m_meta_path;
     size_t m_samples = 0, m_position = 0;
     std::FILE* m_file = nullptr;
 };

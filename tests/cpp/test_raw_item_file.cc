@@ -3,13 +3,19 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <numeric>
-#include <unistd.h>
+#include <thread>
 #include <vector>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using mimo_gpu_apps::file_error;
 using mimo_gpu_apps::raw_item_reader;
@@ -162,4 +168,72 @@ TEST_F(raw_item_file_test, unwritable_output_is_named)
     EXPECT_EQ(message_of([&] { raw_item_writer(p, 4, "LLR output file"); }).rfind(
                   "cannot write LLR output file '" + p + "'", 0),
               0u);
+}
+
+// Issue 23 item 6: a FIFO, a device or a link is written directly, never
+// renamed over (the temporary-file-and-rename turned /dev/stdout, a link, into
+// a regular file of LLRs).
+TEST_F(raw_item_file_test, special_outputs_are_written_in_place_not_replaced)
+{
+    const std::string fifo = path("pipe"), target = path("target.f32"), link = path("link.f32");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::vector<char> received;
+    std::thread reader([&] {
+        std::ifstream in(fifo, std::ios::binary);
+        received.assign(std::istreambuf_iterator<char>(in), {});
+    });
+    const std::vector<float> x{ 1.5f, -2.5f };
+    {
+        raw_item_writer w(fifo, sizeof(float), "LLR output file");
+        w.write(x.data(), 2);
+        w.close();
+    }
+    reader.join();
+    struct stat st;
+    ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+    EXPECT_TRUE(S_ISFIFO(st.st_mode)) << "the FIFO was replaced";
+    ASSERT_EQ(received.size(), 2 * sizeof(float));
+    EXPECT_EQ(std::memcmp(received.data(), x.data(), received.size()), 0);
+
+    std::ofstream(target) << "old";
+    std::filesystem::create_symlink(target, link);
+    {
+        raw_item_writer w(link, sizeof(float), "LLR output file");
+        w.write(x.data(), 2);
+        w.close();
+    }
+    EXPECT_TRUE(std::filesystem::is_symlink(link)) << "the link was replaced";
+    EXPECT_EQ(std::filesystem::file_size(target), 2 * sizeof(float));
+    {
+        raw_item_writer w("/dev/null", sizeof(float), "LLR output file");
+        w.write(x.data(), 2);
+        w.close();
+    }
+    ASSERT_EQ(::stat("/dev/null", &st), 0);
+    EXPECT_TRUE(S_ISCHR(st.st_mode));
+    for (const auto& entry : std::filesystem::directory_iterator(m_dir))
+        EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
+}
+
+// Issue 23 item 9: a run stopped by a signal leaves no OUT.partial-PID file.
+TEST_F(raw_item_file_test, fatal_signals_remove_the_temporary_file)
+{
+    for (int sig : { SIGINT, SIGTERM, SIGHUP, SIGXFSZ }) {
+        const std::string out = path("out" + std::to_string(sig) + ".f32");
+        const pid_t child = ::fork();
+        ASSERT_GE(child, 0);
+        if (child == 0) {
+            raw_item_writer w(out, sizeof(float), "LLR output file");
+            const float x = 1.0f;
+            w.write(&x, 1);
+            ::raise(sig);
+            ::_exit(3); // not reached
+        }
+        int status = 0;
+        ASSERT_EQ(::waitpid(child, &status, 0), child);
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "signal " << sig << " status " << status;
+        EXPECT_FALSE(std::filesystem::exists(out)) << sig;
+        for (const auto& entry : std::filesystem::directory_iterator(m_dir))
+            EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << "signal " << sig << ": " << entry.path();
+    }
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -34,12 +35,21 @@ std::string base_of(const std::string& path)
 
 size_t sample_bytes(sample_format f) { return f == sample_format::cf32 ? 8 : 4; }
 
+/// A number as a message shows it (1e-300, not 0.000000).
+std::string shown_number(double v)
+{
+    std::ostringstream out;
+    out << v;
+    return out.str();
+}
+
 void check_meta(const sigmf_meta& m)
 {
     if (m.channels < 1 || m.channels > 1024)
         throw std::invalid_argument("mimo_gpu: sigmf: channels must be in 1..1024, got " + std::to_string(m.channels));
-    if (!(m.sample_rate > 0) || !std::isfinite(m.sample_rate))
-        throw std::invalid_argument("mimo_gpu: sigmf: sample_rate must be finite and > 0");
+    if (!(m.sample_rate >= 1.0) || !std::isfinite(m.sample_rate)) // 1e-300 Hz is no sample rate
+        throw std::invalid_argument("mimo_gpu: sigmf: sample_rate must be finite and at least 1 Hz, got " +
+                                    shown_number(m.sample_rate));
     if (!std::isfinite(m.center_frequency))
         throw std::invalid_argument("mimo_gpu: sigmf: center_frequency must be finite");
     if (m.format == sample_format::ci16 && !(m.ci16_full_scale > 0 && std::isfinite(m.ci16_full_scale)))
@@ -159,6 +169,8 @@ sigmf_meta parse_meta(const std::string& text, const std::string& path)
     else
         bad_meta(path, "datatype \"" + type + "\" is not supported (supported: cf32_le, ci16_le)");
     m.sample_rate = field(g, "core:sample_rate", json_value::kind::number, path).as_number();
+    if (!(m.sample_rate >= 1.0) || !std::isfinite(m.sample_rate))
+        bad_meta(path, "core:sample_rate must be finite and at least 1 Hz, got " + shown_number(m.sample_rate));
     m.channels = g.find("core:num_channels") ? whole(g, "core:num_channels", path) : 1;
     if (m.channels < 1)
         bad_meta(path, "core:num_channels must be >= 1, got " + std::to_string(m.channels));
@@ -314,10 +326,26 @@ void sigmf_writer::close()
         throw std::runtime_error("mimo_gpu: sigmf: cannot write " + m_base + k_meta_suffix);
 }
 
+namespace {
+void require_regular_or_absent(const std::string& path)
+{
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+        throw std::runtime_error("mimo_gpu: sigmf: " + path +
+                                 " is not a regular file (a FIFO, socket, device or directory); "
+                                 "copy the recording to a file first");
+}
+} // namespace
+
 sigmf_reader::sigmf_reader(const std::string& path)
 {
     const std::string base = base_of(path), meta_path = base + k_meta_suffix;
     m_data_path = base + k_data_suffix;
+    m_meta_path = meta_path;
+    // A FIFO would block the open until a writer came, and has no size.
+    require_regular_or_absent(meta_path);
+    require_regular_or_absent(m_data_path);
     std::ifstream meta(meta_path);
     if (!meta)
         throw std::runtime_error("mimo_gpu: sigmf: no meta file " + meta_path);
