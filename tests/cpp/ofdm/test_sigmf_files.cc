@@ -169,7 +169,9 @@ TEST(sigmf, bad_recordings_are_clear_errors)
                      "\"core:num_channels\": 0}}");
     expect_error([&] { sigmf_reader r(base); }, "core:num_channels must be >= 1");
     write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": -5}}");
-    expect_error([&] { sigmf_reader r(base); }, "sample_rate must be finite and > 0");
+    expect_error([&] { sigmf_reader r(base); }, "sample_rate must be finite and at least 1 Hz, got -5");
+    write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e-300}}");
+    expect_error([&] { sigmf_reader r(base); }, "sample_rate must be finite and at least 1 Hz, got 1e-300");
     write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e999}}");
     expect_error([&] { sigmf_reader r(base); }, "bad number '1e999'");
     for (const char* count : { "-1", "2.5", "\"many\"" }) {
