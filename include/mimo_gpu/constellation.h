@@ -51,7 +51,8 @@ public:
     void map(const uint8_t* bits, cfloat* symbols, size_t count) const;
     /// Nearest-point hard decision of `count` symbols into `count*Q` bits. A
     /// coordinate beyond the outermost level (however large, Inf included) gives
-    /// the outermost level; a NaN coordinate gives level 0.
+    /// the outermost level; a NaN coordinate has no nearest point: throws
+    /// std::invalid_argument naming the symbol, before writing any bits.
     void hard_demap(const cfloat* symbols, uint8_t* bits, size_t count) const;
 
 private:

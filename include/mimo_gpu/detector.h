@@ -147,7 +147,8 @@ public:
                        cuda_stream_t stream);
     /// Waits for `stream`; the report of every detect_device since the last
     /// check (problem indices counted across those calls; with more than
-    /// k_listed_erasures erased over several calls the list is not the first ones).
+    /// k_listed_erasures erased over several calls the list holds only
+    /// k_listed_erasures of them, the first to be found).
     /// Throws for the first bad problem under the `stop` policy.
     detection_report check_device_status(cuda_stream_t stream);
 

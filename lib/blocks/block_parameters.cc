@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace gr {
 namespace mimo_gpu {
@@ -29,12 +30,22 @@ float checked_noise_var(double noise_var)
     return static_cast<float>(noise_var);
 }
 
-size_t checked_max_batch(int max_batch)
+size_t checked_max_batch(int max_batch, const char* name)
 {
     if (max_batch <= 0)
-        throw std::invalid_argument("max_batch must be > 0, got " +
+        throw std::invalid_argument(std::string(name) + " must be > 0, got " +
                                     std::to_string(max_batch));
     return static_cast<size_t>(max_batch);
+}
+
+int checked_symbols_per_channel(int symbols_per_channel)
+{
+    if (symbols_per_channel < 1 || symbols_per_channel > k_max_symbols_per_channel)
+        throw std::invalid_argument("symbols_per_channel must be 1.." +
+                                    std::to_string(k_max_symbols_per_channel) +
+                                    " (the received vectors sharing one channel), got " +
+                                    std::to_string(symbols_per_channel));
+    return symbols_per_channel;
 }
 
 gr::io_signature::sptr channel_signature(int nr, int nt)

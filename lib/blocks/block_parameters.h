@@ -21,7 +21,13 @@ namespace mimo_gpu {
 /// noise_var finite and > 0.
 float checked_noise_var(double noise_var);
 /// max_batch > 0.
-size_t checked_max_batch(int max_batch);
+/// A block's batch size parameter (named `name` in the message): > 0.
+size_t checked_max_batch(int max_batch, const char* name = "max_batch");
+/// The received vectors that share a channel: 1..k_max_symbols_per_channel (a
+/// channel's items stay whole in one output buffer; GNU Radio's output multiple
+/// of 2^31 - 1 items would fail with a message about set_output_multiple).
+constexpr int k_max_symbols_per_channel = 1 << 20;
+int checked_symbols_per_channel(int symbols_per_channel);
 /// The (H, y) stream pair: gr_complex vlen nr*nt and nr (shape checked first).
 gr::io_signature::sptr channel_signature(int nr, int nt);
 /// The LLR stream: float vlen nt*Q (shape and modulation checked first).

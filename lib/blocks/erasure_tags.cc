@@ -4,6 +4,8 @@
  */
 #include "erasure_tags.h"
 
+#include <string>
+
 namespace gr {
 namespace mimo_gpu {
 
@@ -15,27 +17,25 @@ std::vector<gr::tag_t> erasure_log::record(const ::mimo_gpu::detection_report& r
     std::vector<gr::tag_t> tags;
     if (report.erased == 0)
         return tags;
-    const uint64_t before = m_erased.fetch_add(report.erased);
+    m_erased.fetch_add(report.erased);
+    tags.reserve(report.first_erased.size());
     for (const auto& e : report.first_erased) {
         gr::tag_t tag;
         tag.offset = first_output_item + e.index;
         tag.key = k_erasure_key;
         tag.value = pmt::string_to_symbol(::mimo_gpu::to_string(e.cause));
         tags.push_back(tag);
-        if (before + tags.size() <= k_logged)
-            m_logger->warn("item {} erased (LLRs 0): {}{}",
-                           tag.offset,
-                           ::mimo_gpu::to_string(e.cause),
-                           before + tags.size() == k_logged
-                               ? "; further erasures are tagged and counted, not logged"
-                               : "");
+        if (m_items.logs_next())
+            m_items.warn("item " + std::to_string(tag.offset) +
+                         " erased (LLRs 0): " + ::mimo_gpu::to_string(e.cause));
+        else
+            m_items.count_silently();
     }
+    // Only a device report of several calls lists fewer (the blocks avoid those).
     if (report.erased > report.first_erased.size())
-        m_logger->warn(
-            "{} problems erased in one call of {} items; the first {} are tagged",
-            report.erased,
-            report.problems,
-            report.first_erased.size());
+        m_unlisted.warn(std::to_string(report.erased) + " problems erased in one call of " +
+                        std::to_string(report.problems) + " items; " +
+                        std::to_string(report.first_erased.size()) + " of them are tagged");
     return tags;
 }
 

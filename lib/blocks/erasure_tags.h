@@ -5,6 +5,8 @@
 #ifndef INCLUDED_MIMO_GPU_ERASURE_TAGS_H
 #define INCLUDED_MIMO_GPU_ERASURE_TAGS_H
 
+#include "rate_limited_warning.h"
+
 #include <gnuradio/logger.h>
 #include <gnuradio/tags.h>
 #include <mimo_gpu/erasures.h>
@@ -21,11 +23,16 @@ namespace mimo_gpu {
 extern const pmt::pmt_t k_erasure_key;
 
 /// How the blocks report the problems their core call erased (erasures.h): a
-/// tag per listed problem, an exact count, and a warning for the first few.
+/// tag on every erased problem's item, an exact count, and warnings for the
+/// first few (then at powers of two, with the count).
 class erasure_log
 {
 public:
-    explicit erasure_log(gr::logger_ptr logger) : m_logger(std::move(logger)) {}
+    explicit erasure_log(gr::logger_ptr logger)
+        : m_logger(logger), m_items(logger, "erased items"),
+          m_unlisted(logger, "calls with erasures not listed")
+    {
+    }
 
     /// Counts the report of a core call whose problem 0 is output item
     /// `first_output_item`, and returns the tags to add on output port 0.
@@ -37,8 +44,8 @@ public:
     void summarize(uint64_t problems_out) const;
 
 private:
-    static constexpr uint64_t k_logged = 10; // warnings for the first few, then silence
     gr::logger_ptr m_logger;
+    rate_limited_warning m_items, m_unlisted;
     std::atomic<uint64_t> m_erased{ 0 };
 };
 

@@ -36,13 +36,6 @@ double checked_snr_db(double snr_db)
     return snr_db;
 }
 
-int checked_symbols_per_channel(int symbols_per_channel)
-{
-    if (symbols_per_channel < 1)
-        throw std::invalid_argument("symbols_per_channel must be >= 1, got " +
-                                    std::to_string(symbols_per_channel));
-    return symbols_per_channel;
-}
 } // namespace
 
 mimo_channel::sptr mimo_channel::make(int nr,

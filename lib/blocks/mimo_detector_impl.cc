@@ -34,9 +34,7 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
     config.shape = checked_shape(nr, nt);
     config.mod = ::mimo_gpu::modulation_from_string(modulation);
     config.parameters = ::mimo_gpu::parse_parameter_list(parameters);
-    if (symbols_per_channel < 1)
-        throw std::invalid_argument("symbols_per_channel must be >= 1, got " +
-                                    std::to_string(symbols_per_channel));
+    checked_symbols_per_channel(symbols_per_channel);
     checked_max_batch(max_batch);
     const auto bad_problems = ::mimo_gpu::parse_bad_problem_policy(policy);
     auto core = ::mimo_gpu::make_detector(
@@ -107,7 +105,7 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
       d_frame_channels(frame_channels(*d_core, symbols_per_channel, max_batch)),
       d_gate(d_frame_channels * symbols_per_channel, k_buffered_frames, k_default_max_wait),
       d_noise_var(checked_noise_var(noise_var)),
-      d_erasures(d_logger)
+      d_erasures(d_logger), d_ignored_noise_var(d_logger, "ignored noise_var tags")
 {
     d_gate.install(*this); // output multiple: whole frames of whole channels
     // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
@@ -250,7 +248,7 @@ void mimo_detector_impl::submit(
     // N0 changes at channel boundaries: a tag applies from the first symbol of its channel.
     float n0 = d_noise_var;
     const auto segments = split_at_noise_var_tags(
-        tags, nitems_read(1) + first_item, channels * S, n0, d_logger);
+        tags, nitems_read(1) + first_item, channels * S, n0, d_ignored_noise_var);
     d_noise_var = n0;
     const int first_channel = first_item / S;
     for (size_t i = 0; i < segments.size(); ++i) {
@@ -390,7 +388,7 @@ int mimo_detector_impl::device_work(int channels,
     get_tags_in_window(tags, 1, 0, channels * S, k_noise_var_key);
     float n0 = d_noise_var;
     const auto segments =
-        split_at_noise_var_tags(tags, nitems_read(1), channels * S, n0, d_logger);
+        split_at_noise_var_tags(tags, nitems_read(1), channels * S, n0, d_ignored_noise_var);
     d_noise_var = n0;
     const auto stream = d_device_stream->get();
     try {
@@ -408,11 +406,13 @@ int mimo_detector_impl::device_work(int channels,
             in.symbols_per_channel = S;
             in.n0 = segments[i].noise_var;
             d_core->detect_device(in, llr + size_t(begin) * S * llrs_per_symbol, stream);
+            // A report of one call lists every erased problem (one of several
+            // calls holds only k_listed_erasures): each N0 segment is checked alone.
+            const auto report = d_core->check_device_status(stream);
+            for (const auto& tag : d_erasures.record(report, nitems_written(0) + uint64_t(begin) * S))
+                add_item_tag(0, tag);
         }
         d_device_stream->synchronize(); // the items are complete when GNU Radio hands them on
-        const auto report = d_core->check_device_status(stream);
-        for (const auto& tag : d_erasures.record(report, nitems_written(0)))
-            add_item_tag(0, tag);
     } catch (const std::exception& e) {
         d_logger->error("stream items {}..{}: {}; ending the stream",
                         nitems_read(1),

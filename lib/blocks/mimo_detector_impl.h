@@ -97,6 +97,7 @@ private:
         d_mutex; // guards N0, the parameters and the gate's wait, set from other threads
     float d_noise_var;
     erasure_log d_erasures;
+    rate_limited_warning d_ignored_noise_var;
     work_trace d_trace{ "mimo_detector" };
 };
 

@@ -7,6 +7,7 @@
 #include <mimo_gpu/detector.h>
 
 #include <stdexcept>
+#include <string>
 
 #include <algorithm>
 #include <cmath>
@@ -20,7 +21,7 @@ std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> ta
                                                        uint64_t first_item,
                                                        int nitems,
                                                        float& noise_var,
-                                                       const gr::logger_ptr& logger)
+                                                       rate_limited_warning& ignored)
 {
     std::stable_sort(tags.begin(), tags.end(), gr::tag_t::offset_compare);
 
@@ -35,10 +36,12 @@ std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> ta
                 value = pmt::to_double(tag.value);
             ::mimo_gpu::check_noise_variance(value); // as float, where it is used
         } catch (const std::exception&) { // not a real number, or none > 0 in float
-            logger->warn("ignoring noise_var tag at item {}: {} is not a finite number > 0 "
-                         "in single precision",
-                         tag.offset,
-                         pmt::write_string(tag.value));
+            if (ignored.logs_next())
+                ignored.warn("ignoring noise_var tag at item " + std::to_string(tag.offset) + ": " +
+                             pmt::write_string(tag.value) +
+                             " is not a finite number > 0 in single precision");
+            else
+                ignored.count_silently();
             continue;
         }
         const int at = static_cast<int>(tag.offset - first_item);

@@ -7,8 +7,9 @@
 #ifndef INCLUDED_MIMO_GPU_NOISE_VAR_TAGS_H
 #define INCLUDED_MIMO_GPU_NOISE_VAR_TAGS_H
 
+#include "rate_limited_warning.h"
+
 #include <gnuradio/block.h>
-#include <gnuradio/logger.h>
 
 #include <vector>
 
@@ -28,12 +29,13 @@ struct noise_var_segment {
 /// Splits [0, nitems) at the "noise_var" tags among `tags`, the tags of the
 /// window whose first item has absolute offset `first_item`. `noise_var` holds the value
 /// in force before the first item and is updated to the value in force after the last
-/// one. A tag whose value is not a finite number > 0 is logged and ignored.
+/// one. A tag whose value is not a finite number > 0 is ignored and counted in
+/// `ignored` (which logs the first few and then only at powers of two).
 std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> tags,
                                                        uint64_t first_item,
                                                        int nitems,
                                                        float& noise_var,
-                                                       const gr::logger_ptr& logger);
+                                                       rate_limited_warning& ignored);
 
 } // namespace mimo_gpu
 } // namespace gr

@@ -64,7 +64,7 @@ nway_detector_impl::nway_detector_impl(int nr,
                  ::mimo_gpu::backend_from_string(backend)),
       d_batches(checked_max_batch(max_batch), d_logger),
       d_noise_var(checked_noise_var(noise_var)),
-      d_erasures(d_logger)
+      d_erasures(d_logger), d_ignored_noise_var(d_logger, "ignored noise_var tags")
 {
     d_detector.set_bad_problem_policy(::mimo_gpu::parse_bad_problem_policy(policy));
     request_batch_sized_output_buffers(*this, max_batch);
@@ -121,7 +121,7 @@ int nway_detector_impl::work(int noutput_items,
     std::vector<gr::tag_t> tags;
     get_tags_in_window(tags, 0, 0, noutput_items, k_noise_var_key);
     const auto segments = split_at_noise_var_tags(
-        tags, nitems_read(0), noutput_items, d_noise_var, d_logger);
+        tags, nitems_read(0), noutput_items, d_noise_var, d_ignored_noise_var);
     for (const auto& segment : segments) {
         d_batches.run(segment.begin, segment.end, [&](int first, int count) {
             const auto report = d_detector.detect_qr(items + first * floats_per_item,

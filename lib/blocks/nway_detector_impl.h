@@ -45,6 +45,7 @@ private:
     mutable gr::thread::mutex d_mutex; // guards N0 and the clip, set from other threads
     float d_noise_var;
     erasure_log d_erasures;
+    rate_limited_warning d_ignored_noise_var;
 };
 
 } // namespace mimo_gpu

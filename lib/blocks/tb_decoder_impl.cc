@@ -53,7 +53,7 @@ tb_decoder_impl::tb_decoder_impl(int A,
     : gr::block(
           "tb_decoder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_backend(::mimo_gpu::backend_from_string(backend)),
-      d_max_blocks(checked_max_batch(max_blocks)),
+      d_max_blocks(checked_max_batch(max_blocks, "max_blocks")),
       d_config(turbo_config(algorithm, iterations, extrinsic_scale, window))
 {
     rebuild(transport_block_format_of(A, G, Qm, NL, rv), d_config);

@@ -55,7 +55,7 @@ turbo_decoder_impl::turbo_decoder_impl(int K,
                 gr::io_signature::make(1, 1, sizeof(uint8_t))),
       d_K(checked_code_block_size(K)),
       d_backend(::mimo_gpu::backend_from_string(backend)),
-      d_max_blocks(checked_max_batch(max_blocks)),
+      d_max_blocks(checked_max_batch(max_blocks, "max_blocks")),
       d_framing(*this, code_block_input::llrs, K, length_tag_key, d_logger),
       d_decoder(turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
                 d_backend)

@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../../lib/blocks/rate_limited_warning.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -347,9 +349,60 @@ TEST_P(block_flowgraph, bad_problems_are_erased_tagged_and_counted_by_every_fami
         for (const auto& [item, cause] : in.expected)
             for (int b = 0; b < nt * 2; ++b)
                 EXPECT_EQ(out[item * nt * 2 + b], 0.0f) << name << " item " << item;
-        if (backend() == "cpu")
+        if (backend() == "cpu") {
             EXPECT_EQ(out, expected) << name;
+        }
     }
+}
+
+// Issue 23 item 10: every erased item is tagged, also far beyond the 64 a
+// report used to list per call (one bad problem in 7 over 20,000).
+TEST_P(block_flowgraph, every_erased_item_is_tagged_at_high_erasure_rates)
+{
+    constexpr int nr = 2, nt = 2;
+    const size_t problems = 20000;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal;
+    std::vector<gr_complex> H(problems * nr * nt), y(problems * nr);
+    for (auto& h : H)
+        h = gr_complex(normal(rng), normal(rng));
+    for (auto& v : y)
+        v = gr_complex(normal(rng), normal(rng));
+    std::vector<uint64_t> bad;
+    for (size_t p = 13; p < problems; p += 7) {
+        H[p * nr * nt + p % 4] = gr_complex(NAN, 0.0f);
+        bad.push_back(p);
+    }
+    for (const std::string name : { "nway", "mmse" }) {
+        auto tb = gr::make_top_block("many_erasures");
+        auto H_source = gr::blocks::vector_source_c::make(H, false, nr * nt);
+        auto y_source = gr::blocks::vector_source_c::make(y, false, nr);
+        auto det = gr::mimo_gpu::mimo_detector::make(name, nr, nt, "qpsk", "", 0.1, 1, backend(), 4096);
+        auto sink = gr::blocks::vector_sink_f::make(nt * 2);
+        tb->connect(H_source, 0, det, 0);
+        tb->connect(y_source, 0, det, 1);
+        tb->connect(det, 0, sink, 0);
+        tb->run();
+        std::vector<uint64_t> tagged;
+        for (const auto& tag : sink->tags())
+            if (pmt::symbol_to_string(tag.key) == "erasure")
+                tagged.push_back(tag.offset);
+        std::sort(tagged.begin(), tagged.end());
+        EXPECT_EQ(det->erased_problems(), bad.size()) << name;
+        EXPECT_EQ(tagged, bad) << name;
+    }
+}
+
+// Issue 23 item 11: a warning per bad tag or erased item is logged for the
+// first ten, then only at powers of two with the count.
+TEST(rate_limited_warning, logs_the_first_ten_then_powers_of_two)
+{
+    auto logger = std::make_shared<gr::logger>("rate_limited_warning_test");
+    gr::mimo_gpu::rate_limited_warning w(logger, "ignored noise_var tags");
+    for (int i = 0; i < 50150; ++i)
+        w.warn("ignoring a noise_var tag");
+    EXPECT_EQ(w.count(), 50150u);
+    EXPECT_EQ(w.logged(), 10u + 12u); // 1..10, then 16, 32, ..., 32768
 }
 
 // The QR + N-way chain: the QR block's erased items are NaN, the detector

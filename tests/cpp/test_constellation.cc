@@ -141,9 +141,9 @@ TEST(constellation, hard_demap_saturates_huge_coordinates)
             }
         }
         const cfloat nan_symbol(std::numeric_limits<float>::quiet_NaN(), top);
-        std::vector<uint8_t> bits(Q, 7);
-        c.hard_demap(&nan_symbol, bits.data(), 1);
-        EXPECT_EQ(bits, bits_of(label_of(bottom, top)))
-            << to_string(m) << ": NaN gives level 0";
+        const cfloat two[2] = { cfloat(inner, inner), nan_symbol };
+        std::vector<uint8_t> bits(2 * Q, 7);
+        EXPECT_THROW(c.hard_demap(two, bits.data(), 2), std::invalid_argument) << to_string(m);
+        EXPECT_EQ(bits, std::vector<uint8_t>(2 * Q, 7)) << to_string(m) << ": nothing written";
     }
 }

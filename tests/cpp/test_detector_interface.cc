@@ -100,6 +100,15 @@ TEST(detector_registry, specs_parse_primary_and_named_parameters)
     EXPECT_THROW(parse_detector_list(""), std::invalid_argument);
     EXPECT_EQ(parse_parameter_list("passes=2, llr_clip=8").size(), 2u);
     EXPECT_THROW(parse_parameter_list("passes"), std::invalid_argument);
+    // A parameter given twice is an error, not the last one silently (issue 23).
+    for (const char* twice : { "nway:2:passes=3", "nway:passes=2:passes=3", "nway:passes=2,passes=2", "nway:2:2" }) {
+        try {
+            parse_detector_spec(twice);
+            ADD_FAILURE() << twice << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("'passes' is given twice"), std::string::npos) << e.what();
+        }
+    }
 }
 
 TEST(detector_interface, registry_detectors_equal_the_family_classes)

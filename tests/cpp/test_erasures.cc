@@ -29,7 +29,7 @@ struct bad_batch {
     static constexpr size_t size = 300;
     problem_batch pb;
     std::vector<bool> bad;
-    std::vector<erased_problem> first; // what the report must list
+    std::vector<erased_problem> first; // what the report must list: every erased problem
 
     explicit bad_batch(uint64_t seed) : pb({ 2, 2 }, modulation::qpsk, size, 10.0, seed), bad(size, false)
     {
@@ -46,8 +46,9 @@ struct bad_batch {
             bad[p] = true;
         first.push_back({ 5, erasure_cause::singular_channel });
         first.push_back({ 7, erasure_cause::singular_channel });
-        for (size_t p = 100; first.size() < k_listed_erasures; ++p)
+        for (size_t p = 100; p < 170; ++p) // every one listed, beyond k_listed_erasures
             first.push_back({ p, erasure_cause::non_finite_input });
+        first.push_back({ 250, erasure_cause::non_finite_input });
     }
     size_t erased() const { return size_t(std::count(bad.begin(), bad.end(), true)); }
 
@@ -266,5 +267,32 @@ TEST(erasures, large_calls_are_detected_in_parts_with_bounded_scratch)
                 det->scratch_bytes(batch), int(measured));
     if (measured) { // unbounded, the QR items alone would be 261 MB
         EXPECT_LT(growth, det->scratch_bytes(batch) + (size_t(16) << 20)) << "peak grew by " << growth << " bytes";
+    }
+}
+
+// Issue 23: an all-zero QR item (R = 0: no channel at all) gave LLRs of +-1000
+// from nothing; it is erased as singular, on both backends.
+TEST(erasures, all_zero_qr_items_are_erased_as_singular)
+{
+    const problem_batch pb({ 2, 2 }, modulation::qpsk, 8, 10.0, fresh_seed());
+    qr_decomposition qr(pb.shape, 2, backend::cpu);
+    const size_t floats = qr.layout().floats_per_item();
+    std::vector<float> items(pb.batch * floats);
+    qr.run(pb.H.data(), pb.y.data(), pb.batch, items.data());
+    std::fill_n(items.begin() + 3 * floats, floats, 0.0f);
+    for (backend b : { backend::cpu, backend::cuda }) {
+        if (b == backend::cuda && !mimo_gpu::cuda_available())
+            continue;
+        nway_detector det({ pb.shape, pb.mod, 2, 8.0f }, b);
+        det.set_bad_problem_policy(bad_problem_policy::erase);
+        std::vector<float> llr(pb.batch * 4, NAN);
+        const auto r = det.detect_qr(items.data(), pb.batch, pb.n0, llr.data());
+        EXPECT_EQ(r.erased, 1u);
+        ASSERT_EQ(r.first_erased.size(), 1u);
+        EXPECT_EQ(r.first_erased[0], (erased_problem{ 3, erasure_cause::singular_channel }));
+        for (int i = 0; i < 4; ++i)
+            EXPECT_EQ(llr[3 * 4 + i], 0.0f);
+        det.set_bad_problem_policy(bad_problem_policy::stop);
+        EXPECT_THROW(det.detect_qr(items.data(), pb.batch, pb.n0, llr.data()), std::invalid_argument);
     }
 }

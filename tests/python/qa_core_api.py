@@ -123,6 +123,22 @@ class qa_core_api(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             core.ml_detect(H, y, "qpsk", 0.1)
 
+    def test_messages_say_what_is_wrong(self):
+        # Issue 23: each of these was accepted, or failed with a message that said nothing.
+        def message(f):
+            with self.assertRaises(ValueError) as caught:
+                f()
+            return str(caught.exception)
+        self.assertIn("parameter passes must be a number, got 'two'",
+                      message(lambda: core.detector("nway", 2, 2, "qpsk", passes="two")))
+        self.assertIn("policy must be 'erase' or 'stop'",
+                      message(lambda: core.detector("nway", 2, 2, "qpsk", policy=3)))
+        bits = np.zeros(40, dtype=np.uint8)
+        bits[7] = 2
+        self.assertIn("bits must be 0 or 1, got 2 at index 7", message(lambda: core.turbo_encode(bits)))
+        symbols = np.array([0.7 + 0.7j, complex(np.nan, 0.0)], dtype=np.complex64)
+        self.assertIn("symbol 1 is NaN", message(lambda: core.hard_demap(symbols, "qpsk")))
+
     def test_backends(self):
         self.assertEqual(core.resolve_backend("cpu"), "cpu")
         self.assertIn(core.resolve_backend("auto"), ("cpu", "cuda"))

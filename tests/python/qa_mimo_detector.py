@@ -152,6 +152,11 @@ class qa_mimo_detector(gr_unittest.TestCase):
                      ("mtt", 2, 2, "qpsk", "", 1.0, 0), ("mtt", 2, 2, "qpsk", "", 1e-50)):
             with self.assertRaises(ValueError, msg=str(args)):
                 mimo_gpu.mimo_detector(*args)
+        for args, text in ((("nway", 2, 2, "qpsk", "", 0.1, 2**31 - 1), "symbols_per_channel must be 1..1048576"),
+                           (("nway", 2, 2, "qpsk", "passes=2,passes=2"), "'passes' is given twice")):
+            with self.assertRaises(ValueError, msg=str(args)) as caught:
+                mimo_gpu.mimo_detector(*args)
+            self.assertIn(text, str(caught.exception))
         try:
             mimo_gpu.mimo_detector("sphere", 2, 2, "qpsk")
         except ValueError as e:

@@ -317,8 +317,9 @@ class qa_turbo_blocks(gr_unittest.TestCase):
             mimo_gpu.turbo_decoder(40, "", "log-map", 6, 0.75, 64, "crc32")
         with self.assertRaises(ValueError):
             mimo_gpu.turbo_decoder(40, "", "log-map", 6, 0.75, 64, "none", "opencl")
-        with self.assertRaises(ValueError):
+        with self.assertRaises(ValueError) as caught:
             mimo_gpu.turbo_decoder(40, "", "log-map", 6, 0.75, 64, "none", "auto", 0)
+        self.assertIn("max_blocks must be > 0, got 0", str(caught.exception))
         with self.assertRaises(ValueError):
             mimo_gpu.tb_encoder(0, 600, 2)
         with self.assertRaises(ValueError):

@@ -70,11 +70,8 @@ void detection_report::append(const detection_report& part, size_t offset)
 {
     problems += part.problems;
     erased += part.erased;
-    for (const erased_problem& e : part.first_erased) {
-        if (first_erased.size() >= k_listed_erasures)
-            break;
+    for (const erased_problem& e : part.first_erased)
         first_erased.push_back({e.index + offset, e.cause});
-    }
 }
 
 std::string detection_report::describe(const char* unit) const

@@ -171,8 +171,11 @@ detector_parameters parse_parameter_list(const std::string& text)
         if (eq == std::string::npos || eq == 0)
             throw std::invalid_argument("mimo_gpu: detector parameter '" + part +
                                         "' is not NAME=VALUE");
-        out[part.substr(0, eq)] =
-            parse_number(part.substr(eq + 1), "parameter '" + part.substr(0, eq) + "'");
+        const std::string name = part.substr(0, eq);
+        if (out.count(name))
+            throw std::invalid_argument("mimo_gpu: detector parameter '" + name + "' is given twice in '" +
+                                        text + "'");
+        out[name] = parse_number(part.substr(eq + 1), "parameter '" + name + "'");
     }
     return out;
 }
@@ -192,6 +195,11 @@ detector_spec parse_detector_spec(const std::string& text)
     detector_spec spec;
     spec.name = parts[0];
     const detector_family& family = find_detector_family(spec.name);
+    const auto set_once = [&](const std::string& name, double value) {
+        if (!spec.parameters.emplace(name, value).second) // "nway:2:passes=3"
+            throw std::invalid_argument("mimo_gpu: detector parameter '" + name + "' is given twice in '" +
+                                        text + "'");
+    };
     for (size_t i = 1; i < parts.size(); ++i) {
         const std::string& part = parts[i];
         if (part.find('=') == std::string::npos) {
@@ -199,11 +207,10 @@ detector_spec parse_detector_spec(const std::string& text)
                 throw std::invalid_argument("mimo_gpu: detector '" + spec.name +
                                             "' has no parameters, got '" + part +
                                             "' in '" + text + "'");
-            spec.parameters[family.parameters.front().name] =
-                parse_number(part, "detector '" + text + "'");
+            set_once(family.parameters.front().name, parse_number(part, "detector '" + text + "'"));
         } else {
             for (const auto& [k, v] : parse_parameter_list(part))
-                spec.parameters[k] = v;
+                set_once(k, v);
         }
     }
     // Unknown names and values out of range are reported now, not when a detector is

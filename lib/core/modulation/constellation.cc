@@ -1,4 +1,5 @@
 #include <mimo_gpu/constellation.h>
+#include <string>
 
 #include <algorithm>
 #include <cctype>
@@ -149,6 +150,10 @@ void constellation::hard_demap(const cfloat* symbols, uint8_t* bits, size_t coun
         const float clamped = g > 0.0f ? (g < top ? g : top) : 0.0f;
         return int(std::floor(clamped + 0.5f));
     };
+    for (size_t s = 0; s < count; ++s) // checked first: nothing is written for a bad call
+        if (std::isnan(symbols[s].real()) || std::isnan(symbols[s].imag()))
+            throw std::invalid_argument("mimo_gpu::constellation::hard_demap: symbol " + std::to_string(s) +
+                                        " is NaN: it has no nearest constellation point");
     for (size_t s = 0; s < count; ++s) {
         const uint32_t i_label = m_pam_label[slice(symbols[s].real())];
         const uint32_t q_label = m_pam_label[slice(symbols[s].imag())];

@@ -93,8 +93,7 @@ inline detection_report report_from_flags(const fault_word* flags, size_t batch)
     for (size_t p = 0; p < batch; ++p)
         if (flags[p]) {
             ++r.erased;
-            if (r.first_erased.size() < k_listed_erasures)
-                r.first_erased.push_back({ p, cause_of(flags[p]) });
+            r.first_erased.push_back({ p, cause_of(flags[p]) });
         }
     return r;
 }

@@ -1,4 +1,6 @@
 #include <mimo_gpu/lte_turbo_code.h>
+#include <stdexcept>
+#include <string>
 
 namespace mimo_gpu {
 
@@ -54,6 +56,10 @@ uint8_t encoder_input(uint8_t c) { return c == 1 ? 1 : 0; }
 void turbo_encode(const uint8_t* c, int K, uint8_t* d0, uint8_t* d1, uint8_t* d2)
 {
     const qpp_interleaver qpp(K); // throws on a K outside table 5.1.3-3
+    for (int k = 0; k < K; ++k)
+        if (c[k] > 1 && c[k] != k_null_bit)
+            throw std::invalid_argument("mimo_gpu::turbo_encode: bit " + std::to_string(k) + " is " +
+                                        std::to_string(int(c[k])) + ", not 0, 1 or a filler (k_null_bit)");
     constituent_encoder first, second;
     for (int k = 0; k < K; ++k) {
         const bool filler = c[k] == k_null_bit;

@@ -49,6 +49,31 @@ py::dict capabilities_of(const ::mimo_gpu::detector_capabilities& c)
     return d;
 }
 
+/// A Python number as a double; anything else (a string, None) is a ValueError
+/// naming `what`, not pybind11's "Unable to cast Python instance to C++ type".
+double number_argument(const py::handle& value, const std::string& what)
+{
+    if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) || value.is_none())
+        throw py::value_error(what + " must be a number, got " + std::string(py::repr(value)));
+    try {
+        return py::cast<double>(value);
+    } catch (const py::cast_error&) {
+        throw py::value_error(what + " must be a number, got " + std::string(py::repr(value)));
+    }
+}
+
+/// A Python integer for symbols_per_channel (ValueError otherwise).
+py::ssize_t integer_argument(const py::handle& value, const std::string& what)
+{
+    try {
+        if (!py::isinstance<py::int_>(value))
+            throw py::cast_error();
+        return py::cast<py::ssize_t>(value);
+    } catch (const py::cast_error&) {
+        throw py::value_error(what + " must be an integer, got " + std::string(py::repr(value)));
+    }
+}
+
 std::unique_ptr<::mimo_gpu::detector> make(const std::string& algorithm,
                                            int nr,
                                            int nt,
@@ -63,10 +88,14 @@ std::unique_ptr<::mimo_gpu::detector> make(const std::string& algorithm,
     auto policy = ::mimo_gpu::bad_problem_policy::stop;
     for (const auto& [key, value] : parameters) {
         const auto name = py::cast<std::string>(key);
-        if (name == "policy")
+        if (name == "policy") {
+            if (!py::isinstance<py::str>(value))
+                throw py::value_error("detector '" + algorithm + "': policy must be 'erase' or 'stop', got " +
+                                      std::string(py::repr(value)));
             policy = ::mimo_gpu::parse_bad_problem_policy(py::cast<std::string>(value));
-        else
-            config.parameters[name] = py::cast<double>(value);
+        } else {
+            config.parameters[name] = number_argument(value, "detector '" + algorithm + "': parameter " + name);
+        }
     }
     auto det = ::mimo_gpu::make_detector(
         algorithm, config, ::mimo_gpu::backend_from_string(backend));
@@ -108,8 +137,8 @@ py::object detect(::mimo_gpu::detector& det,
                         ", nr = " + std::to_string(nr),
                     y);
     const py::ssize_t S = shared ? y.shape(1) : 1;
-    if (S < 1)
-        shape_error("y", "(C, S, nr) with S >= 1", y);
+    if (S < 1 || S > std::numeric_limits<int>::max())
+        shape_error("y", "(C, S, nr) with 1 <= S <= 2^31 - 1", y);
     std::vector<py::ssize_t> out_shape =
         shared ? std::vector<py::ssize_t>{ C, S, L } : std::vector<py::ssize_t>{ C, L };
     ::mimo_gpu::detector_input in;
@@ -132,7 +161,7 @@ py::object detect(::mimo_gpu::detector& det,
     ::mimo_gpu::detection_report r;
     py::array result;
     if (!int8_scale.is_none()) {
-        const float scale = py::cast<float>(int8_scale);
+        const float scale = float(number_argument(int8_scale, "detect: int8_scale"));
         py::array_t<int8_t> out(out_shape);
         {
             py::gil_scoped_release release;
@@ -177,7 +206,8 @@ py::tuple equalize(::mimo_gpu::detector& det,
         if (y.shape(0) != C || y.shape(2) != nr || S < 1)
             shape_error("y", "(C, S, nr) with C = " + std::to_string(C) + ", S >= 1, nr = " +
                                  std::to_string(nr), y);
-        if (!symbols_per_channel.is_none() && py::cast<py::ssize_t>(symbols_per_channel) != S)
+        if (!symbols_per_channel.is_none() &&
+            integer_argument(symbols_per_channel, "equalize: symbols_per_channel") != S)
             throw py::value_error("equalize: symbols_per_channel = " +
                                   std::to_string(py::cast<py::ssize_t>(symbols_per_channel)) +
                                   " but y has S = " + std::to_string(S) +
@@ -185,7 +215,7 @@ py::tuple equalize(::mimo_gpu::detector& det,
         out_shape = { C, S, nt };
     } else {
         if (!symbols_per_channel.is_none())
-            S = py::cast<py::ssize_t>(symbols_per_channel);
+            S = integer_argument(symbols_per_channel, "equalize: symbols_per_channel");
         if (S < 1)
             throw py::value_error("equalize: symbols_per_channel must be >= 1, got " +
                                   std::to_string(S));

@@ -324,6 +324,10 @@ py::array_t<uint8_t> turbo_encode(const carray<uint8_t>& bits)
     if (bits.ndim() != 1)
         shape_error("bits", "(K,) for a code block size K", bits);
     const int K = checked_code_block_size(static_cast<int>(bits.shape(0)));
+    for (int k = 0; k < K; ++k) // fillers (2) come from segmentation, not from a user's bits
+        if (bits.data()[k] > 1)
+            throw py::value_error("turbo_encode: bits must be 0 or 1, got " +
+                                  std::to_string(int(bits.data()[k])) + " at index " + std::to_string(k));
     const int D = K + 4;
     auto d = new_array<uint8_t>({ 3, D });
     uint8_t* out = d.mutable_data();

@@ -100,10 +100,15 @@ private:
             constexpr int NT = decltype(nt_c)::value;
             parallel_for(batch, 256, [&](size_t begin, size_t end) {
                 std::vector<float> dmin(size_t(NT) * m_pam.order());
-                for (size_t p = begin; p < end; ++p)
-                    if (!flags[p] && !nway_problem<NT>(items + p * item_floats, passes, m_pam, n0, clip,
-                                                       dmin.data(), llr + p * llrs))
+                for (size_t p = begin; p < end; ++p) {
+                    if (flags[p])
+                        continue;
+                    const float* item = items + p * item_floats;
+                    if (qr_item_singular<NT>(item, passes)) // NaN items (bad QR inputs) are not > 0 either
+                        report_fault(flags, p, std::isnan(item[0]) ? problem_fault::non_finite : problem_fault::singular);
+                    else if (!nway_problem<NT>(item, passes, m_pam, n0, clip, dmin.data(), llr + p * llrs))
                         report_fault(flags, p, problem_fault::non_finite);
+                }
             });
         });
     }

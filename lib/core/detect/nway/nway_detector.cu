@@ -64,7 +64,12 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
     if (local < sh.problems && first + local < batch) {
         const float* item = items + size_t(local) * passes * per_order;
         int* mine = reinterpret_cast<int*>(dmin + local * NT * M);
-        for (int s = lane; s < slots; s += sh.lanes) {
+        // As on the CPU: an item that is no full-rank QR (R's diagonal not > 0) is erased.
+        const bool singular = qr_item_singular<NT>(item, passes);
+        if (singular && lane == 0)
+            faults.report(first + local,
+                          isnan(item[0]) ? problem_fault::non_finite : problem_fault::singular);
+        for (int s = singular ? slots : lane; s < slots; s += sh.lanes) {
             const int o = s / M, c = s % M;
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(item + o * per_order, c, pam, level);

@@ -14,6 +14,21 @@ namespace detail {
 /// E: one order's block [R | y^] (2NT rows of 2NT+1 floats).
 /// Writes the chosen PAM level of every real level into `level` and returns the
 /// squared Euclidean distance |y^ - R s|^2 of the completed path.
+/// Whether a QR item (its `orders` blocks [R | Q^T y]) is not one of a full-rank
+/// channel: a diagonal element of R that is not > 0 (an all-zero item, or one a
+/// caller wrote by hand). Such an item would give confident LLRs from nothing;
+/// it is erased as singular.
+template <int NT>
+MIMO_HD bool qr_item_singular(const float* item, int orders)
+{
+    constexpr int W = 2 * NT + 1;
+    bool singular = false;
+    for (int o = 0; o < orders; ++o)
+        for (int i = 0; i < 2 * NT; ++i)
+            singular |= !(item[o * 2 * NT * W + i * W + i] > 0.0f);
+    return singular;
+}
+
 template <int NT>
 MIMO_HD float ssfe_candidate(const float* E, int candidate, const pam_table& pam, int (&level)[2 * NT])
 {
