@@ -69,9 +69,22 @@ run_main_job() {
     "$python" "$build/apps/mimo_gpu_plot.py" "$out/coded_4x4_16qam.json" -o "$out/coded_4x4_16qam.png"
 }
 
+# ctest shows a skipped test as "***Skipped" alone: the reasons, one line each
+# with its count (e.g. every CUDA test on a machine without a GPU).
+print_skip_reasons() {
+    local log=$build/Testing/Temporary/LastTest.log
+    [[ -f "$log" ]] || return 0
+    awk '/^[0-9]+\/[0-9]+ Test: /{name=$3}
+         /: Skipped$/{getline reason; sub(/^ +/, "", reason); n[reason]++; if (!(reason in eg)) eg[reason]=name}
+         END{for (r in n) printf "  %d test(s) skipped: %s (e.g. %s)\n", n[r], r, eg[r]}' "$log"
+}
+
 run_tests() {
     step "ctest"
-    ctest --test-dir "$build" --output-on-failure -j"$jobs"
+    local rc=0
+    ctest --test-dir "$build" --output-on-failure -j"$jobs" || rc=$?
+    print_skip_reasons
+    [[ $rc -eq 0 ]] || exit $rc
 
     local stage=$build/stage
     step "installing into the staging prefix $stage"

@@ -42,7 +42,7 @@ protected:
     void SetUp() override
     {
         if (GetParam().backend == "cuda" && !mimo_gpu::cuda_available())
-            GTEST_SKIP() << "no usable CUDA device";
+            GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason();
     }
 };
 
@@ -130,7 +130,7 @@ TEST(ofdm_flowgraph_cuda, fast_sources_give_the_cpu_receivers_frames)
     // (consuming first made frames fail under load). Sources as fast as they
     // go, buffers wrapping every frame or two, compared with the CPU receiver.
     if (!mimo_gpu::cuda_available())
-        GTEST_SKIP() << "no usable CUDA device";
+        GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason();
     for (const std::string preset : { "lte1.4", "nr20" }) {
         const recorded_frames r(preset, 4, 4, 24, mimo_gpu_test::fresh_seed());
         const received_outputs cpu = receive_recorded(r, preset, "cpu");

@@ -30,11 +30,22 @@ const std::string& probe_cuda()
         const cudaError_t err = cudaGetDeviceCount(&count);
         if (err != cudaSuccess) {
             cudaGetLastError(); // clear the sticky error so later calls start clean
-            return std::string("no usable CUDA driver/device (cudaGetDeviceCount: ") +
-                   cudaGetErrorString(err) + ")";
+            // Without a driver the runtime says "driver version is insufficient";
+            // say what is true: no driver at all (its version reads 0), or one too old.
+            int driver = 0, runtime = 0;
+            cudaDriverGetVersion(&driver);
+            cudaRuntimeGetVersion(&runtime);
+            if (driver == 0 || err == cudaErrorNoDevice)
+                return std::string("no NVIDIA GPU or driver was found");
+            if (err == cudaErrorInsufficientDriver)
+                return "the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "." +
+                       std::to_string(driver % 1000 / 10) + ", older than this build's CUDA " +
+                       std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+                       " runtime: update the driver";
+            return std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
         }
         if (count == 0)
-            return std::string("no CUDA device found");
+            return std::string("no NVIDIA GPU or driver was found");
         return std::string();
 #else
         return std::string("this build of mimo_gpu has no CUDA support (built with ENABLE_CUDA=OFF)");
@@ -86,7 +97,7 @@ backend resolve_backend(backend requested)
             return backend::cuda;
         static std::once_flag logged;
         std::call_once(logged, [] {
-            std::cerr << "mimo_gpu: using the CPU backend (" << cuda_unavailable_reason() << ")\n";
+            std::cerr << "mimo_gpu: " << cuda_unavailable_reason() << ": running on the CPU\n";
         });
         return backend::cpu;
     }

@@ -97,20 +97,52 @@ TEST(sphere_detectors, four_streams_soft_lists_approach_ml)
     EXPECT_LT(b_kb, 2 * b_ml + 1e-3);
 }
 
-TEST(sphere_detectors, pruned_paths_stand_in_for_missing_counter_hypotheses)
+TEST(sphere_detectors, pruned_paths_or_the_limit_stand_in_for_missing_counter_hypotheses)
 {
     // K = 1 keeps a single path: every counter-hypothesis comes from a pruned
-    // partial path, lifted to the list's distance, so no LLR is +-clip unless
-    // its pruned distance is that far, and none flips the list's decision.
+    // path beyond the list's distance or is +-limit; either way no LLR is 0,
+    // and the signs are the kept path's (the same with and without the clip).
     problem_batch pb({ 4, 4 }, modulation::qam16, 500, 12.0, fresh_seed());
-    auto k1 = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", 1 }, { "llr_clip", 0 } });
-    const auto llr = run(*k1, pb);
-    size_t unreached = 0;
-    for (float v : llr) {
-        ASSERT_TRUE(std::isfinite(v));
-        unreached += std::abs(v) == k_unreached_llr;
+    std::vector<float> unclipped;
+    for (float clip : { 0.0f, 8.0f }) {
+        auto k1 = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", 1 }, { "llr_clip", clip } });
+        const auto llr = run(*k1, pb);
+        if (unclipped.empty())
+            unclipped = llr;
+        size_t from_pruned = 0;
+        for (size_t i = 0; i < llr.size(); ++i) {
+            ASSERT_TRUE(std::isfinite(llr[i]));
+            ASSERT_NE(llr[i], 0.0f) << "clip " << clip << " LLR " << i;
+            ASSERT_EQ(llr[i] < 0, unclipped[i] < 0) << "clip " << clip << " LLR " << i;
+            from_pruned += std::abs(llr[i]) < (clip > 0 ? clip : k_unreached_llr);
+        }
+        EXPECT_GT(from_pruned, llr.size() / 10) << "clip " << clip; // the pruned distances still count
     }
-    EXPECT_EQ(unreached, 0u);
+}
+
+TEST(sphere_detectors, kbest_never_zeroes_a_bit_the_list_decided)
+{
+    // Issue 24: with K = 16 (4x4 16-QAM, 10 dB) 85 of 32,000 LLRs were exactly
+    // 0 where exhaustive ML is confident: a counter-hypothesis pruned from the
+    // list was "lifted" to the list's own best distance. Now no LLR is 0 where
+    // the list has a decision.
+    problem_batch pb({ 4, 4 }, modulation::qam16, 2000, 10.0, fresh_seed());
+    auto ml = make("ml", pb.shape, pb.mod, backend::cpu);
+    const auto ref = run(*ml, pb);
+    for (float clip : { 0.0f, 8.0f }) {
+        for (int K : { 16, 32 }) {
+            auto kbest = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", K }, { "llr_clip", clip } });
+            const auto llr = run(*kbest, pb);
+            size_t zero = 0, zero_where_ml_is_sure = 0;
+            for (size_t i = 0; i < llr.size(); ++i) {
+                zero += llr[i] == 0.0f;
+                zero_where_ml_is_sure += llr[i] == 0.0f && std::abs(ref[i]) > 1.0f;
+            }
+            std::printf("[ zeros    ] kbest:%d llr_clip %g: %zu of %zu LLRs exactly 0 (%zu where |ML LLR| > 1)\n", K,
+                        double(clip), zero, llr.size(), zero_where_ml_is_sure);
+            EXPECT_EQ(zero_where_ml_is_sure, 0u) << "K " << K << " clip " << clip;
+        }
+    }
 }
 
 TEST(sphere_detectors, bad_parameters_and_shapes_are_clear_errors)

@@ -114,7 +114,8 @@ std::vector<detector_family> kbest_families()
 {
     return { { "kbest",
                "K-best breadth-first soft detector (K paths per level; max-log LLRs of the list, "
-               "pruned paths standing in for missing counter-hypotheses)",
+               "pruned paths beyond the list's best standing in for missing counter-hypotheses, else "
+               "+-llr_clip)",
                kbest_capabilities(), kbest_parameters(), [](const detector_config& c, backend b) {
                    return std::unique_ptr<detector>(new kbest_detector(c, b));
                } } };

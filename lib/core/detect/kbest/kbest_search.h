@@ -8,9 +8,12 @@
 // is extended by all M symbols of its next position and the K best of the
 // K*M children (by partial Euclidean distance, ties by index) survive. The
 // LLRs are max-log over the final list; a bit whose counter-hypothesis left
-// the list takes the best pruned partial path that carried it (its distance
-// is a lower bound of every completion; lifted to the list's best distance,
-// so that it never flips the decision), not a fixed value.
+// the list takes the best pruned partial path that carried it where that
+// path's distance exceeds the list's best (a lower bound of every completion,
+// exact for paths pruned at the last level), else +-limit in the direction of
+// the list's decision, as in the other list detectors. (Lifting a lower
+// pruned distance to the list's best gave LLRs of exactly 0 for bits ML is
+// sure of: 85 of 32,000 with K = 16, 4x4 16-QAM at 10 dB.)
 #pragma once
 
 #include "../../runtime/host_device.h"
@@ -182,8 +185,9 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
     return true;
 }
 
-/// Max-log LLR of bit k of one stream from the list's symbol minima, a side
-/// the list lacks taken from the pruned minima (at least `best`), else +-limit.
+/// Max-log LLR of bit k of one stream from the list's symbol minima; a side
+/// the list lacks is taken from the pruned minima where they exceed `best`,
+/// else it is +-limit in the direction of the list's decision (never 0).
 MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const pam_table& pam, int k,
                         float n0, float clip)
 {
@@ -201,10 +205,10 @@ MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const 
                 p0 = pmin[s] < p0 ? pmin[s] : p0;
             }
         }
-    if (!(min0 < inf) && p0 < inf)
-        min0 = p0 > best ? p0 : best;
-    if (!(min1 < inf) && p1 < inf)
-        min1 = p1 > best ? p1 : best;
+    if (!(min0 < inf) && p0 > best && p0 < inf)
+        min0 = p0;
+    if (!(min1 < inf) && p1 > best && p1 < inf)
+        min1 = p1;
     const float limit = clip > 0.0f ? clip : k_unreached_llr;
     if (!(min1 < inf))
         return limit;

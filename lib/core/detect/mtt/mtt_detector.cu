@@ -34,6 +34,18 @@ constexpr int k_serial_threads = 128;
 /// fill the warp that computes their QRs, measured slower on the H100: 62 vs 59 us
 /// for 2x2, 167 vs 152 us for 4x4.)
 constexpr int k_lanes_threads = 256;
+// Resident threads per SM of the architecture being compiled (Turing 1024,
+// Ampere consumer and Ada 1536, the others 2048): the lanes kernel asks for as
+// many resident blocks as fit, which ptxas refused with a warning where 8
+// blocks of 256 exceed the SM.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+constexpr int k_threads_per_sm = 1024;
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+constexpr int k_threads_per_sm = 1536;
+#else
+constexpr int k_threads_per_sm = 2048;
+#endif
+constexpr int k_lanes_min_blocks = k_threads_per_sm / k_lanes_threads;
 
 /// Coalesced copy of `problems` items of ITEM floats each from global (or
 /// mapped host) memory into shared memory, interleaved: element e of problem p
@@ -51,7 +63,7 @@ load_interleaved(float* dst, const float* __restrict__ src, int problems)
 // QR and barrier waits overlap better (H100: 2x2 16-QAM 59 -> 57 us, 64-QAM
 // 560 -> 536 us; the QPSK kernel got slower the same way, 22.7 -> 24.0 us).
 template <int NR, int NT, int L>
-__global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? 8 : 1)
+__global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks : 1)
     mtt_lanes_kernel(const float* __restrict__ H,
                      const float* __restrict__ y,
                      size_t batch,

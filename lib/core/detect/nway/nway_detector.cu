@@ -61,11 +61,16 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
         dmin[i] = inf;
     __syncthreads();
 
-    if (local < sh.problems && first + local < batch) {
+    // As on the CPU: an item that is no full-rank QR (R's diagonal not > 0) is
+    // erased, unless its QR already reported the problem (the cause stays the QR's).
+    // Every lane reads the flags before any lane reports.
+    const bool valid = local < sh.problems && first + local < batch;
+    const bool singular = valid && qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
+                          !faults.flagged(first + local);
+    __syncthreads();
+    if (valid) {
         const float* item = items + size_t(local) * passes * per_order;
         int* mine = reinterpret_cast<int*>(dmin + local * NT * M);
-        // As on the CPU: an item that is no full-rank QR (R's diagonal not > 0) is erased.
-        const bool singular = qr_item_singular<NT>(item, passes);
         if (singular && lane == 0)
             faults.report(first + local,
                           isnan(item[0]) ? problem_fault::non_finite : problem_fault::singular);
