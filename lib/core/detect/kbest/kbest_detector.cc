@@ -41,7 +41,7 @@ public:
                     problem_fault fault = item.template prepare<NR>(
                         reinterpret_cast<const float*>(H + p * NR * NT), reinterpret_cast<const float*>(y + p * NR), 0);
                     if (fault == problem_fault::none)
-                        fault = kbest_problem<NT>(item, K, m_pam, n0, clip, s, dmin.data(), pmin.data(),
+                        fault = kbest_problem<NT>(item, K, m_pam, n0, clip, m_config.missing_llr, s, dmin.data(), pmin.data(),
                                                   llr + p * NT * Q);
                     if (fault != problem_fault::none)
                         report_fault(flags, p, fault);
@@ -80,8 +80,10 @@ std::vector<parameter_spec> kbest_parameters()
     return { { "k", 16, 1, k_kbest_max_children, true, false,
                "paths kept per tree level (K * M <= 4096)" },
              { "llr_clip", k_default_llr_clip, 0, 1e4, false, true,
-               "LLRs clipped to [-clip, clip]; a bit with no counter-hypothesis in the list or "
-               "among the pruned paths gets +-clip; 0: no clipping (+-1000)" } };
+               "LLRs clipped to [-clip, clip]; 0: no clipping" },
+             { "missing_llr", 3, 1e-3, 1e4, false, false,
+               "|LLR| of a bit whose counter-hypothesis neither the list nor a pruned path beyond "
+               "the list's best holds, toward the list's decision (at most llr_clip)" } };
 }
 
 class kbest_detector final : public engine_detector
@@ -90,7 +92,7 @@ public:
     kbest_detector(const detector_config& config, backend requested)
         : engine_detector("kbest", checked(config), kbest_capabilities(), kbest_parameters())
     {
-        const kbest_config c{ config.shape, config.mod, int(parameter("k")) };
+        const kbest_config c{ config.shape, config.mod, int(parameter("k")), float(parameter("missing_llr")) };
         choose(
             requested, [&] { return make_cpu_kbest_engine(c); }, [&] { return make_cuda_kbest_engine(c); });
     }
@@ -115,7 +117,7 @@ std::vector<detector_family> kbest_families()
     return { { "kbest",
                "K-best breadth-first soft detector (K paths per level; max-log LLRs of the list, "
                "pruned paths beyond the list's best standing in for missing counter-hypotheses, else "
-               "+-llr_clip)",
+               "+-missing_llr)",
                kbest_capabilities(), kbest_parameters(), [](const detector_config& c, backend b) {
                    return std::unique_ptr<detector>(new kbest_detector(c, b));
                } } };

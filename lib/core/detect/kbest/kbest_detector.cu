@@ -36,7 +36,8 @@ constexpr int k_kbest_max_warps = 4;
 template <int NT>
 __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     kbest_warp_kernel(const fsd_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
-                      int K, kbest_warp_layout l, float n0, float clip, float* __restrict__ llr, fault_sink faults)
+                      int K, kbest_warp_layout l, float n0, float clip, float missing, float* __restrict__ llr,
+                      fault_sink faults)
 {
     constexpr int COLS = 2 * NT;
     extern __shared__ unsigned int smem_words[];
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     for (int b = lane; b < NT * Q; b += 32)
         llr[p * NT * Q + b] = kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
                                         reinterpret_cast<const float*>(pmin) + (b / Q) * M, best, pam, b % Q, n0,
-                                        clip);
+                                        clip, missing);
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine
@@ -186,7 +187,8 @@ protected:
                     MIMO_CUDA_CHECK(cudaFuncSetAttribute(
                         kbest_warp_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
                 kbest_warp_kernel<NT><<<unsigned((batch + warps - 1) / warps), 32 * warps, shared, stream>>>(
-                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_config.K, l, n0, clip, d_llr, sink);
+                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_config.K, l, n0, clip, m_config.missing_llr, d_llr,
+                    sink);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("kbest_warp_kernel");

@@ -21,6 +21,7 @@ struct kbest_config {
     mimo_shape shape;
     modulation mod;
     int K = 16;
+    float missing_llr = 3.0f; ///< |LLR| of a bit no kept or informative pruned path contradicts
 };
 
 using kbest_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
@@ -32,7 +33,7 @@ std::unique_ptr<kbest_engine> make_cuda_kbest_engine(const kbest_config& config)
 /// item: V-BLAST ordering (strongest stream at the top) and QR.
 template <int NT>
 MIMO_HD problem_fault kbest_problem(const fsd_item<NT>& item, int K, const pam_table& pam, float n0, float clip,
-                                    const kbest_scratch& s, float* dmin, float* pmin, float* llr)
+                                    float missing, const kbest_scratch& s, float* dmin, float* pmin, float* llr)
 {
     float best = 0.0f;
     if (!kbest_search<NT>(item.E, item.perm, K, pam, s, dmin, pmin, &best))
@@ -40,7 +41,7 @@ MIMO_HD problem_fault kbest_problem(const fsd_item<NT>& item, int K, const pam_t
     const int M = pam.order(), Q = pam.bits_per_symbol();
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] = kbest_llr(dmin + t * M, pmin + t * M, best, pam, k, n0, clip);
+            llr[t * Q + k] = kbest_llr(dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
     return problem_fault::none;
 }
 

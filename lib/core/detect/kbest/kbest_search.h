@@ -10,16 +10,16 @@
 // LLRs are max-log over the final list; a bit whose counter-hypothesis left
 // the list takes the best pruned partial path that carried it where that
 // path's distance exceeds the list's best (a lower bound of every completion,
-// exact for paths pruned at the last level), else +-limit in the direction of
-// the list's decision, as in the other list detectors. (Lifting a lower
-// pruned distance to the list's best gave LLRs of exactly 0 for bits ML is
-// sure of: 85 of 32,000 with K = 16, 4x4 16-QAM at 10 dB.)
+// exact for paths pruned at the last level), else a fixed magnitude
+// (`missing_llr`, default 3) in the direction of the list's decision, as the
+// other list detectors do with their clip. (Lifting a lower pruned distance
+// to the list's best gave LLRs of exactly 0 for bits ML is sure of: 48 of
+// 32,000 with K = 16, 4x4 16-QAM at 10 dB; docs/detectors.md, "K-best".)
 #pragma once
 
 #include "../../runtime/host_device.h"
 #include "../pam_table.h"
 
-#include <mimo_gpu/detector.h> // k_unreached_llr
 
 namespace mimo_gpu {
 namespace detail {
@@ -187,9 +187,9 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
 
 /// Max-log LLR of bit k of one stream from the list's symbol minima; a side
 /// the list lacks is taken from the pruned minima where they exceed `best`,
-/// else it is +-limit in the direction of the list's decision (never 0).
+/// else the LLR is +-missing (at most the clip) toward the list's decision.
 MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const pam_table& pam, int k,
-                        float n0, float clip)
+                        float n0, float clip, float missing)
 {
     const float inf = k_infinity;
     float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
@@ -209,7 +209,7 @@ MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const 
         min0 = p0;
     if (!(min1 < inf) && p1 > best && p1 < inf)
         min1 = p1;
-    const float limit = clip > 0.0f ? clip : k_unreached_llr;
+    const float limit = clip > 0.0f && clip < missing ? clip : missing;
     if (!(min1 < inf))
         return limit;
     if (!(min0 < inf))
