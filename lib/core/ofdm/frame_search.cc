@@ -113,10 +113,13 @@ void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M
     const int L = m_rule.N / 2, nr = m_rule.nr;
     // The per-sample terms once (non-finite samples as zero): c(m) = sum_r
     // conj(x_r[m]) x_r[m + L] and e(m) = sum_r |x_r[m]|^2, for m in [first, first +
-    // count + L) and [first, first + count + 2L). Then P(d) = sum c(d..d+L-1) and
-    // R(d) = (sum e(d..d+2L-1)) / 2, summed exactly at each tile's first position and
-    // slid by c(d-1+L) - c(d-1) and (e(d-1+2L) - e(d-1)) / 2 (double throughout).
-    const size_t span = count + size_t(2 * L);
+    // count + L - 1) and [first, first + count + 2L - 1): the last position,
+    // first + count - 1, reads samples up to first + count + 2L - 2 and no
+    // further (the buffer may end there: ASan found the read one past it). Then
+    // P(d) = sum c(d..d+L-1) and R(d) = (sum e(d..d+2L-1)) / 2, summed exactly at
+    // each tile's first position and slid by c(d-1+L) - c(d-1) and
+    // (e(d-1+2L) - e(d-1)) / 2 (double throughout).
+    const size_t span = count + size_t(2 * L) - 1;
     // Kept by the calling thread between calls (a search a frame would otherwise
     // map and fault in fresh pages every time); bound here, as the worker threads
     // that fill them have thread-local buffers of their own.
@@ -124,7 +127,7 @@ void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M
     thread_local std::vector<double> kept_e;
     std::vector<std::complex<double>>& c = kept_c;
     std::vector<double>& e = kept_e;
-    c.resize(count + size_t(L));
+    c.resize(count + size_t(L) - 1);
     e.resize(span);
     parallel_for(span, 16384, [&](size_t begin, size_t end) {
         for (size_t m = begin; m < end; ++m) {
