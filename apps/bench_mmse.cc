@@ -114,7 +114,7 @@ detector_config config_of(const mode& m, int B, int U, bool library)
 }
 
 struct pipeline_figures {
-    double frame_ms = -1, latency_ms = -1;
+    double frame_ms = -1, latency_ms = -1, spread = -1;
 };
 
 /// Frames through a pipeline for about `seconds`, every slot busy; per-frame
@@ -157,6 +157,25 @@ pipeline_figures run_pipeline(const pipeline_config& pc, const std::vector<std::
     f.frame_ms = elapsed() * 1e3 / double(submitted - first);
     f.latency_ms = median(latency);
     return f;
+}
+
+/// run_pipeline `repeats` times: the median per-frame time and latency, and the
+/// spread of the per-frame times ((max - min) / median) that says how steady they are.
+pipeline_figures repeat_pipeline(const pipeline_config& pc, const std::vector<std::unique_ptr<frame_data>>& frames,
+                                 double seconds, int repeats)
+{
+    std::vector<double> frame, latency;
+    for (int k = 0; k < std::max(1, repeats); ++k) {
+        const pipeline_figures f = run_pipeline(pc, frames, seconds);
+        frame.push_back(f.frame_ms);
+        latency.push_back(f.latency_ms);
+    }
+    pipeline_figures out;
+    out.frame_ms = median(frame);
+    out.latency_ms = median(latency);
+    out.spread = (*std::max_element(frame.begin(), frame.end()) - *std::min_element(frame.begin(), frame.end())) /
+                 out.frame_ms;
+    return out;
 }
 
 /// K: the detector's device path on device-resident frames, CUDA events (median).
@@ -302,9 +321,10 @@ std::vector<mmse_row> bench_mmse_paper(const mmse_bench_options& o)
                             r.paper_latency_ms = m.iterations ? 3.66 : 3.94;
                         }
                         const pipeline_figures pf =
-                            run_pipeline(pipeline_of(m, *frames[0], library, devices, slots, o.backend), frames,
-                                         o.seconds_per_point);
+                            repeat_pipeline(pipeline_of(m, *frames[0], library, devices, slots, o.backend), frames,
+                                            o.seconds_per_point, o.repeats);
                         r.frame_ms = pf.frame_ms;
+                        r.frame_spread = pf.spread;
                         r.latency_ms = pf.latency_ms;
                         rows.push_back(r);
                     }
@@ -320,9 +340,11 @@ std::vector<mmse_row> bench_mmse_paper(const mmse_bench_options& o)
                                  library ? "cuBLAS" : "hand");
                     mmse_row r = row_of("nr_frames", m, library, *frames[0], 4, 1, o);
                     r.kernel_ms = kernel_ms(m, *frames[0], library, o.trials);
-                    const pipeline_figures pf = run_pipeline(
-                        pipeline_of(m, *frames[0], library, { o.devices[0] }, 4, o.backend), frames, o.seconds_per_point);
+                    const pipeline_figures pf =
+                        repeat_pipeline(pipeline_of(m, *frames[0], library, { o.devices[0] }, 4, o.backend), frames,
+                                        o.seconds_per_point, o.repeats);
                     r.frame_ms = pf.frame_ms;
+                    r.frame_spread = pf.spread;
                     r.latency_ms = pf.latency_ms;
                     rows.push_back(r);
                 }
@@ -363,12 +385,15 @@ void print_mmse_tables(const std::vector<mmse_row>& rows, const std::string& dev
         else
             std::printf("\nsoft MMSE, NR frames (3276 subcarriers x 14 symbols = one 0.5 ms slot at 100 MHz, 30 kHz), "
                         "16-QAM, 4 slots in flight; real time needs <= 0.5 ms per frame\n");
-        std::printf("%-7s %5s %-6s %-6s %5s %4s %4s | %9s %9s %9s | %8s %6s | %9s %9s\n", "BxU", "N_sym", "mode",
-                    "impl", "slots", "wkrs", "GPUs", "ms/frame", "Mbit/s", "latency", "floor ms", "%floor", "paper Mb", "paper lat");
+        std::printf("(ms/frame: the median of repeated runs, --mmse-repeats; spread: (max - min) / median over them)\n");
+        std::printf("%-7s %5s %-6s %-6s %5s %4s %4s | %9s %7s %9s %9s | %8s %6s | %9s %9s\n", "BxU", "N_sym", "mode",
+                    "impl", "slots", "wkrs", "GPUs", "ms/frame", "spread", "Mbit/s", "latency", "floor ms", "%floor",
+                    "paper Mb", "paper lat");
         for (const mmse_row& r : rows)
             if (r.table == table)
-                std::printf("%3dx%-3d %5d %-6s %-6s %5d %4d %4d | %9s %9s %9s | %8s %6s | %9s %9s\n", r.B, r.U,
+                std::printf("%3dx%-3d %5d %-6s %-6s %5d %4d %4d | %9s %7s %9s %9s | %8s %6s | %9s %9s\n", r.B, r.U,
                             r.symbols, r.mode.c_str(), r.implementation.c_str(), r.slots, r.workers, r.gpus, fmt(r.frame_ms, "%.3f").c_str(),
+                            fmt(r.frame_spread >= 0 ? 100 * r.frame_spread : -1, "%.1f%%").c_str(),
                             mb(r, r.frame_ms).c_str(), fmt(r.latency_ms, "%.3f").c_str(),
                             fmt(r.floor_ms, "%.3f").c_str(),
                             fmt(r.floor_ms > 0 && r.frame_ms > 0 ? 100 * r.floor_ms / r.frame_ms : -1, "%.0f%%").c_str(),
@@ -387,6 +412,7 @@ void write_mmse_json(json_writer& j, const std::vector<mmse_row>& rows)
         j.value("bytes_in", r.bytes_in).value("bytes_out", r.bytes_out);
         j.value("kernel_ms", r.kernel_ms).value("kernel_Mbps", r.kernel_ms > 0 ? mbps(size_t(r.bits), r.kernel_ms) : -1);
         j.value("frame_ms", r.frame_ms).value("Mbps", r.frame_ms > 0 ? mbps(size_t(r.bits), r.frame_ms) : -1);
+        j.value("frame_ms_spread", r.frame_spread);
         j.value("latency_ms", r.latency_ms).value("floor_ms", r.floor_ms);
         j.value("floor_fraction", r.floor_ms > 0 && r.frame_ms > 0 ? r.floor_ms / r.frame_ms : -1);
         j.value("paper_kernel_Mbps", r.paper_k_mbps).value("paper_with_copies_Mbps", r.paper_km_mbps);

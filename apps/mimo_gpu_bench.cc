@@ -347,7 +347,8 @@ int main(int argc, char** argv)
                    "0.125");
     cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
                    "listed twice)", "0");
-    cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "0.3");
+    cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "1");
+    cli.add_option("mmse-repeats", "N", "--mmse-paper pipeline measurements per row (median and spread reported)", "3");
     cli.add_option("detectors", "LIST",
                    "time these detectors instead of the N-way and MTT/OT tables, e.g. nway:1,nway:4,mtt,ot,ml "
                    "(NAME[:VALUE][:PARAM=VALUE...], the first parameter unnamed)");
@@ -449,6 +450,7 @@ int main(int argc, char** argv)
             options.h2d_bandwidth = h2d;
             options.d2h_bandwidth = d2h;
             options.seconds_per_point = cli.real("mmse-seconds");
+            options.repeats = int(cli.integer("mmse-repeats", 1, 100));
             options.devices.clear();
             std::stringstream list(cli.text("devices"));
             for (std::string item; std::getline(list, item, ',');)

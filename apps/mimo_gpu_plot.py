@@ -15,6 +15,7 @@ import argparse
 import math
 import json
 import sys
+import textwrap
 
 import matplotlib
 
@@ -54,13 +55,36 @@ def coded_curves(data, key):
 
 
 def snr_at_ber(pts, target):
-    """SNR where the curve first falls to `target`, interpolated linearly in
-    log10(BER) between the two points around it; None if it never does."""
-    for (s0, b0, _, _), (s1, b1, _, _) in zip(pts, pts[1:]):
-        if b0 > target >= b1 and b1 > 0:
-            t = (math.log10(target) - math.log10(b0)) / (math.log10(b1) - math.log10(b0))
-            return s0 + t * (s1 - s0)
+    """SNR where the curve first falls to `target`: (snr, bounded) or None.
+
+    Interpolated linearly in log10(rate) between the two points around the
+    crossing. Where the curve steps from a rate above the target to a point
+    with no errors at all, that point is taken at one error (1 / count, the
+    largest rate its zero errors allow): the interpolated SNR is then an upper
+    bound of the crossing (bounded=True; printed with '<=', legend '<='). If
+    one error there would still be above the target, the count is too small
+    to say: the curve is not reached at the target.
+    """
+    for (s0, b0, _, e0), (s1, b1, c1, e1) in zip(pts, pts[1:]):
+        if not (e0 > 0 and b0 > target):
+            continue
+        if e1 > 0 and target >= b1:
+            bounded = False
+        elif e1 == 0 and c1 > 0 and target >= 1.0 / c1:
+            b1, bounded = 1.0 / c1, True
+        else:
+            continue
+        t = (math.log10(target) - math.log10(b0)) / (math.log10(b1) - math.log10(b0))
+        return s0 + t * (s1 - s0), bounded
     return None
+
+
+def snr_text(found):
+    """'6.12', '<= 6.31' (an upper bound, see snr_at_ber) or 'not reached'."""
+    if found is None:
+        return "not reached"
+    snr, bounded = found
+    return f"{'<= ' if bounded else ''}{snr:.2f}"
 
 
 def print_snr_table(data, target, what="BER", table=None):
@@ -68,13 +92,14 @@ def print_snr_table(data, target, what="BER", table=None):
     found = {}
     for name, pts in (table or curves(data)).items():
         found[name] = snr_at_ber(pts, target)
-        where = f"{found[name]:.2f}" if found[name] is not None else "not reached"
-        print(f"  {name:>10}: {where}")
+        print(f"  {name:>10}: {snr_text(found[name])}")
+    if any(f is not None and f[1] for f in found.values()):
+        print("  (<=: the curve steps to zero errors; interpolated against one error at that point)")
     ref = next((n for n in found if is_ml(n)), None)
     if ref is not None and found[ref] is not None:
-        for name, snr in found.items():
-            if name != ref and snr is not None:
-                print(f"  {name} needs {snr - found[ref]:+.2f} dB relative to ML")
+        for name, f in found.items():
+            if name != ref and f is not None:
+                print(f"  {name} needs {f[0] - found[ref][0]:+.2f} dB relative to ML")
 
 
 def is_ml(name):
@@ -84,29 +109,47 @@ def is_ml(name):
 
 def draw(ax, table, ylabel, title, zero_notes, zero_what="errors", target=None):
     """One log-scale panel, a curve per detector; error-free points go to zero_notes.
-    With a target, each legend entry gives the SNR at which the curve reaches it."""
+    With a target, a dotted line marks it and each legend entry gives the SNR at
+    which the curve reaches it. Curves that lie on each other (the near-ML
+    detectors) stay apart by hollow markers of different shapes and sizes and
+    by line styles. The x range ends one step after the last point with errors."""
     colors = plt.get_cmap("tab20").colors  # more detectors than the default 10 colours
     markers = "o^vD<>ph*X"
+    linestyles = ["-", "--", "-.", ":"]
+    last_with_errors, steps = None, []
     for i, (name, pts) in enumerate(table.items()):
         shown = [(s, b) for s, b, _, e in pts if e > 0]
         zero = [s for s, _, _, e in pts if e == 0]
-        style = (dict(color="black", linestyle="--", marker="s") if is_ml(name)
-                 else dict(color=colors[(2 * i) % 20 + (i // 10) % 2], marker=markers[i % len(markers)]))
+        steps += [b[0] - a[0] for a, b in zip(pts, pts[1:])]
+        if shown:
+            last_with_errors = max(last_with_errors or shown[-1][0], shown[-1][0])
+        style = (dict(color="black", linestyle="--", marker="s", linewidth=2.0, markersize=7,
+                      markerfacecolor="none", zorder=3) if is_ml(name)
+                 else dict(color=colors[(2 * i) % 20 + (i // 10) % 2], marker=markers[i % len(markers)],
+                           linestyle=linestyles[i % len(linestyles)], markersize=4 + (i % 3) * 1.5,
+                           markerfacecolor="none", linewidth=1.2))
         label = "max-log ML" if is_ml(name) else name
         if target is not None:
             at = snr_at_ber(pts, target)
-            label += f" ({at:.2f} dB at {target:g})" if at is not None else f" (not {target:g})"
+            label += f" ({snr_text(at)} dB at {target:g})" if at is not None else f" ({target:g} not reached)"
         if shown:
             ax.semilogy([s for s, _ in shown], [b for _, b in shown], label=label, **style)
         if zero:
             zero_notes.append(f"{name}: 0 {zero_what} at {', '.join(f'{s:g}' for s in zero)} dB")
+    if target is not None:
+        ax.axhline(target, color="gray", linestyle=":", linewidth=1.0, zorder=1)
+    all_snr = [p[0] for pts in table.values() for p in pts]
+    if all_snr:
+        step = min(steps) if steps else 1.0
+        right = (last_with_errors + step) if last_with_errors is not None else max(all_snr)
+        ax.set_xlim(min(all_snr) - 0.25 * step, min(max(all_snr), right) + 0.25 * step)
     ax.set_yscale("log")
     ax.set_xlabel("SNR, Es/N0 per receive antenna [dB]")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7.5)
 
 
 def plot(data, png, title=None):
@@ -118,36 +161,41 @@ def plot(data, png, title=None):
         system += f" (one channel per {cfg['symbols_per_channel']} symbols)"
     zero_notes = []
     if not coded:
-        fig, ax = plt.subplots(figsize=(7, 5))
-        draw(ax, curves(data), "uncoded bit error rate",
-             title or f"{system}, {bits} bits/point ({backend.get('active', '?')} backend)", zero_notes,
-             target=1e-2)
+        width = 7.5
+        fig, ax = plt.subplots(figsize=(width, 5.5))
+        suptitle = title or f"{system}, {bits} bits/point ({backend.get('active', '?')} backend)"
+        draw(ax, curves(data), "uncoded bit error rate", "", zero_notes, target=1e-2)
     else:
-        fig, axes = plt.subplots(1, 3, figsize=(17, 5.5), sharex=True)
+        width = 18
+        fig, axes = plt.subplots(1, 3, figsize=(width, 6))
         draw(axes[0], curves(data), "bit error rate before decoding",
              f"detector, {bits} coded bits/point", zero_notes, target=1e-2)
         notes = []
         draw(axes[1], coded_curves(data, "ber"), "coded bit error rate (after turbo decoding)",
-             f"decoded, {coded['blocks_per_point'] * coded['A']} bits/point", notes)
+             f"decoded, {coded['blocks_per_point'] * coded['A']} bits/point", notes, target=1e-2)
         zero_notes += [f"coded {n}" for n in notes]
         notes = []
         draw(axes[2], coded_curves(data, "bler"), "block error rate (transport blocks)",
              f"BLER, {coded['blocks_per_point']} blocks/point", notes, "block errors", target=0.1)
         zero_notes += [f"BLER {n}" for n in notes]
-        fig.suptitle(title or f"{system}; LTE turbo code A = {coded['A']}, G = {coded['G']} "
-                     f"(rate {coded['code_rate']:.3f}, {coded['code_blocks']} code block(s)), "
-                     f"{coded['algorithm']}, {coded['iterations']} iterations "
-                     f"({backend.get('active', '?')} detectors, {coded.get('decoder_backend', '?')} decoder)",
-                     fontsize=11)
-    if coded:
-        snrs = [p["snr_db"] for p in data["points"]]
-        pad = max(0.5, 0.05 * (max(snrs) - min(snrs)))
-        axes[0].set_xlim(min(snrs) - pad, max(snrs) + pad)
-        fig.tight_layout(rect=(0, 0.05 if zero_notes else 0, 1, 0.95))
-    if zero_notes:
-        fig.text(0.01, 0.01, "; ".join(zero_notes), fontsize=7, va="bottom", wrap=True)
-        if not coded:
-            fig.subplots_adjust(bottom=0.16)
+        suptitle = title or (f"{system}; LTE turbo code A = {coded['A']}, G = {coded['G']} "
+                             f"(rate {coded['code_rate']:.3f}, {coded['code_blocks']} code block(s)), "
+                             f"{coded['algorithm']}, {coded['iterations']} iterations "
+                             f"({backend.get('active', '?')} detectors, "
+                             f"{coded.get('decoder_backend', '?')} decoder)")
+    # Long titles and notes wrap to the figure's width instead of running off it
+    # or over the axes' labels: their lines set the margins.
+    chars = int(width * 13)
+    title_lines = textwrap.wrap(suptitle, chars) or [""]
+    note_lines = textwrap.wrap("; ".join(zero_notes), int(width * 16)) if zero_notes else []
+    height = fig.get_size_inches()[1]
+    line = 0.22 / height  # one text line as a fraction of the figure height
+    top = 1 - (len(title_lines) + 0.6) * line
+    bottom = (len(note_lines) + 0.5) * line * 0.8 if note_lines else 0
+    fig.suptitle("\n".join(title_lines), fontsize=11, y=0.995, va="top")
+    fig.tight_layout(rect=(0, bottom, 1, top))
+    if note_lines:
+        fig.text(0.01, 0.005, "\n".join(note_lines), fontsize=7, va="bottom", ha="left")
     fig.savefig(png, dpi=120)
     plt.close(fig)
 

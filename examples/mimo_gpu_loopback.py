@@ -67,7 +67,8 @@ def main():
     start = time.monotonic()
     tb.run()
     seconds = time.monotonic() - start
-    print(f"{args.nr}x{args.nt} {args.modulation}, {args.detector} {parameters}, SNR {args.snr:g} dB: "
+    detector = f"{args.detector} ({parameters})" if parameters else args.detector
+    print(f"{args.nr}x{args.nt} {args.modulation}, {detector}, SNR {args.snr:g} dB: "
           f"{tb.ber.errors()} errors in {tb.ber.bits()} bits, BER {tb.ber.ber():g} ({seconds:.2f} s)")
 
 

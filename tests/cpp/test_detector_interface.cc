@@ -93,6 +93,8 @@ TEST(detector_registry, specs_parse_primary_and_named_parameters)
     EXPECT_EQ(specs[1].parameters.at("llr_clip"), 4);
     EXPECT_EQ(specs[1].label(), "nway:2:llr_clip=4");
     EXPECT_EQ(specs[2].label(), "mtt");
+    EXPECT_EQ(parse_detector_spec("ot:llr_clip=4").label(), "ot:llr_clip=4"); // not "ot:4"
+    EXPECT_EQ(parse_detector_spec("kbest:32").label(), "kbest:32");
     EXPECT_THROW(parse_detector_spec("ml:3"), std::invalid_argument);
     EXPECT_THROW(parse_detector_spec("nway:x"), std::invalid_argument);
     EXPECT_THROW(parse_detector_spec("nway:depth=3"), std::invalid_argument);

@@ -3,6 +3,7 @@
 # when GNU Radio's UHD blocks are not installed: gr-uhd is needed by these
 # examples only, never to build the module.
 cmake_minimum_required(VERSION 3.18)
+include(${CMAKE_CURRENT_LIST_DIR}/same_as_committed.cmake)
 
 if(NOT EXISTS ${UHD_BLOCK})
     message("skipped: ${UHD_BLOCK} not found (gr-uhd's GRC blocks are not installed)")
@@ -27,4 +28,6 @@ foreach(grc ${GRC_FILES})
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "${name}.py is not valid Python")
     endif()
+    get_filename_component(dir ${grc} DIRECTORY)
+    same_as_committed(${OUT}/${name}.py ${dir}/${name}.py)
 endforeach()

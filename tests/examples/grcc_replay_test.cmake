@@ -13,6 +13,9 @@ get_filename_component(name ${GRC_FILE} NAME_WE)
 if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${name}.py)
     message(FATAL_ERROR "grcc failed on ${GRC_FILE}")
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/same_as_committed.cmake)
+get_filename_component(dir ${GRC_FILE} DIRECTORY)
+same_as_committed(${OUT}/${name}.py ${dir}/${name}.py)
 execute_process(COMMAND ${PYTHON} ${OUT}/${name}.py --recording ${RECORDING} --repeat 0 --exit-when-done 1
                         --backend ${BACKEND}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)

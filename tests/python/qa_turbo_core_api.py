@@ -55,6 +55,7 @@ class qa_turbo_core_api(gr_unittest.TestCase):
             self.assertEqual(decoded.shape, (1, K))
             np.testing.assert_array_equal(decoded[0], bits)
             self.assertEqual(len(results), 1)
+            self.assertIsNone(results[0]["crc_ok"])  # no CRC was checked: None, not False
 
     def test_mixed_k_batch_with_crc_and_app_llrs(self):
         sizes = [40, 6144, 1024, 40]

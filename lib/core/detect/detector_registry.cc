@@ -128,7 +128,10 @@ std::string detector_spec::label() const
         const auto it = parameters.find(family.parameters[i].name);
         if (it == parameters.end())
             continue;
-        out += ":" + (i == 0 ? "" : it->first + "=") + number(it->second);
+        // A bare value only for a primary count ("nway:4", "kbest:16"); "ot:4"
+        // would not say that 4 is the LLR clip.
+        const bool bare = i == 0 && family.parameters[i].integer;
+        out += ":" + (bare ? "" : it->first + "=") + number(it->second);
     }
     return out;
 }

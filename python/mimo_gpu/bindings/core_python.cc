@@ -433,7 +433,10 @@ py::tuple turbo_decode(const py::object& llr_in,
     for (const auto& r : results) {
         py::dict d;
         d["iterations"] = r.iterations;
-        d["crc_ok"] = r.crc_ok;
+        // Without a CRC nothing was checked: None, not a False that reads as a failure.
+        d["crc_ok"] = decoder.config().early_termination == ::mimo_gpu::crc_type::none
+                          ? py::object(py::none())
+                          : py::object(py::bool_(r.crc_ok));
         d["no_information"] = r.no_information;
         result_list.append(d);
     }
@@ -707,9 +710,10 @@ void bind_core(py::module m)
           py::arg("app_llr") = false,
           "Turbo decoder, all blocks in one batch: llr (B, 3, K+4) float32 -> (bits (B, "
           "K) uint8, results), or a list of (3, K_b+4) arrays (mixed K) -> (list of bits "
-          "(K_b,), results). results: a dict per block (iterations, crc_ok; crc: the CRC "
-          "ending each block, for early termination; no_information: fewer than K "
-          "non-zero LLRs, crc_ok is then False). Finite LLRs are saturated to +-1e4. "
+          "(K_b,), results). results: a dict per block (iterations, crc_ok: None without a "
+          "crc, else whether the CRC ending the block passed (and early termination on "
+          "it); no_information: the decoder had no information to decide the block by, "
+          "crc_ok is then False). Finite LLRs are saturated to +-1e4. "
           "app_llr=True adds the a-posteriori LLRs as a third element, shaped like "
           "the bits.");
     m.def("tb_encode",

@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The SNR at which a curve reaches a target (apps/mimo_gpu_plot.py), including a
+curve that steps from errors to zero errors between two points (issue 24)."""
+
+import importlib.util
+import os
+import unittest
+
+_spec = importlib.util.spec_from_file_location(
+    "mimo_gpu_plot", os.path.join(os.path.dirname(__file__), "..", "..", "apps", "mimo_gpu_plot.py"))
+plot = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(plot)
+
+
+def pts(rows, count=200):
+    """(snr, rate) rows -> (snr, rate, count, errors) points."""
+    return [(s, r, count, round(r * count)) for s, r in rows]
+
+
+class qa_snr_at_target(unittest.TestCase):
+
+    def test_crossing_between_points_with_errors(self):
+        found = plot.snr_at_ber(pts([(5, 0.5), (6, 0.05), (7, 0.005)]), 0.1)
+        self.assertFalse(found[1])
+        # log-linear: 0.5 -> 0.05 is one decade, 0.1 is log10(5) = 0.699 of it
+        self.assertAlmostEqual(found[0], 5.69897, places=4)
+        self.assertEqual(plot.snr_text(found), "5.70")
+
+    def test_step_to_zero_errors_is_interpolated_against_one_error(self):
+        # BLER 0.235 at 6 dB, no error in 200 blocks at 7 dB: one error would be 0.005.
+        found = plot.snr_at_ber(pts([(5, 0.9), (6, 0.235), (7, 0.0)]), 0.1)
+        self.assertIsNotNone(found)
+        self.assertTrue(found[1])
+        t = (-1 - plot.math.log10(0.235)) / (plot.math.log10(0.005) - plot.math.log10(0.235))
+        self.assertAlmostEqual(found[0], 6 + t, places=6)
+        self.assertTrue(plot.snr_text(found).startswith("<= "))
+
+    def test_too_few_samples_to_say(self):
+        # Zero errors in 5 blocks: one error would be 0.2, above the target.
+        found = plot.snr_at_ber([(5, 0.6, 5, 3), (6, 0.0, 5, 0)], 0.1)
+        self.assertIsNone(found)
+        self.assertEqual(plot.snr_text(found), "not reached")
+
+    def test_never_falls_to_the_target(self):
+        self.assertIsNone(plot.snr_at_ber(pts([(5, 0.9), (6, 0.5), (7, 0.3)]), 0.1))
+
+
+if __name__ == "__main__":
+    unittest.main()
