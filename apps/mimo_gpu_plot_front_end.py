@@ -33,9 +33,19 @@ def main():
     fig.suptitle(title, fontsize=10)
 
     a = ax[0][0]
-    floor = 0.5 / max(p["frames"] for p in pts)
-    a.semilogy(snr, [max(p["bler_estimated"], floor) for p in pts], "o-", label="estimated channel")
-    a.semilogy(snr, [max(p["bler_perfect"], floor) for p in pts], "s--", label="perfect channel")
+    # Points without a block error have no place on a log axis: they are not drawn
+    # at a made-up floor (which read as a measured BLER), but marked as hollow
+    # triangles on the bottom edge, "0 errors".
+    for key, style, label, color in (("bler_estimated", "o-", "estimated channel", "C0"),
+                                     ("bler_perfect", "s--", "perfect channel", "C1")):
+        shown = [(p["snr_db"], p[key]) for p in pts if p[key] > 0]
+        zero = [p["snr_db"] for p in pts if p[key] == 0]
+        if shown:
+            a.semilogy([s for s, _ in shown], [b for _, b in shown], style, color=color, label=label)
+        if zero:
+            a.plot(zero, [0.0] * len(zero), "v", color=color, markerfacecolor="none", clip_on=False,
+                   transform=a.get_xaxis_transform(), label=f"{label}: 0 block errors")
+    a.set_yscale("log")
     a.axhline(0.1, color="grey", lw=0.5)
     a.set_xlabel("SNR (dB)")
     a.set_ylabel("coded BLER (transport block)")
@@ -43,7 +53,7 @@ def main():
     if isinstance(est, (int, float)) and isinstance(perf, (int, float)):
         a.set_title(f"BLER 0.1: {est:.2f} dB vs {perf:.2f} dB (loss {est - perf:.2f} dB)", fontsize=9)
     a.grid(True, which="both", alpha=0.3)
-    a.legend()
+    a.legend(fontsize=8)
 
     a = ax[0][1]
     a.semilogy(snr, [p["mse_pilots"] for p in pts], "o-", label="LS at pilots (measured)")
