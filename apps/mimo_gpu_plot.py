@@ -149,7 +149,7 @@ def draw(ax, table, ylabel, title, zero_notes, zero_what="errors", target=None):
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=7.5)
+        ax.legend(fontsize=7.5, loc="lower left")  # the curves fall from the upper left
 
 
 def plot(data, png, title=None):
