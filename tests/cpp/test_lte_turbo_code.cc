@@ -348,8 +348,9 @@ void expect_encoder_trace(const bits_t& u, const uint8_t* parity, const uint8_t 
     reference_rsc rsc;
     for (size_t k = 0; k < u.size(); ++k) {
         const uint8_t z = rsc.push(u[k]);
-        if (parity[k] != k_null_bit)
+        if (parity[k] != k_null_bit) {
             ASSERT_EQ(z, parity[k]) << which << " parity at " << k;
+        }
     }
     for (int i = 0; i < 3; ++i)
         EXPECT_EQ(rsc.push(tail_x[i]), tail_z[i]) << which << " tail parity " << i;
