@@ -1,4 +1,4 @@
-// The one interface every MIMO detector family implements (DESIGN.md, "Detectors").
+// The one interface every MIMO detector family implements (docs/detectors.md, "The interface").
 // Families are created by name through the registry (detector_registry.h); the
 // blocks, the Python API and the programs reach detectors only that way.
 #pragma once

@@ -1,6 +1,6 @@
 // What a detector (or the QR stage) does with a problem it cannot work on: a
 // non-finite number in its input or a rank-deficient channel matrix. One rule
-// for every family (DESIGN.md, "Detectors"; docs/detectors.md, "Bad problems"):
+// for every family (docs/detectors.md, "Bad problems"):
 //   erase: the problem's output is overwritten (LLRs 0, an erasure a decoder can
 //          work with; QR items NaN, which the detector downstream erases), the
 //          rest of the batch is detected normally, and the report counts it;

@@ -1,4 +1,4 @@
-// Data conventions shared by every core class (see docs and DESIGN.md).
+// Data conventions shared by every core class (docs/detectors.md, "The interface").
 #pragma once
 
 #include <complex>

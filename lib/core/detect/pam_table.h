@@ -49,6 +49,15 @@ pam_table make_pam_table(const constellation& c);
 /// detectors accept; distances that are themselves non-finite erase the problem).
 constexpr float k_llr_limit = 1e30f;
 
+/// The one clipping rule of every family's output LLRs: [-clip, clip] for clip > 0,
+/// else [-k_llr_limit, k_llr_limit] (a tiny N0 could overflow a finite distance
+/// difference to +-Inf). A NaN stays NaN: the families erase what produces one.
+MIMO_HD float saturate_llr(float llr, float clip)
+{
+    const float bound = clip > 0.0f ? clip : k_llr_limit;
+    return llr > bound ? bound : (llr < -bound ? -bound : llr);
+}
+
 /// Max-log LLR of bit k of one stream from that stream's symbol minima
 /// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol.
 /// A side that no candidate reached gives +-clip, or +-unreached when clip == 0.
@@ -71,11 +80,7 @@ MIMO_HD float llr_from_symbol_minima(const float* dmin, const pam_table& pam, in
         return limit;
     if (!(min0 < inf))
         return -limit;
-    const float llr = (min1 - min0) / n0;
-    // Without clipping, a tiny N0 could still overflow a finite distance
-    // difference to +-Inf: LLRs saturate at +-k_llr_limit instead.
-    const float bound = clip > 0.0f ? clip : k_llr_limit;
-    return llr > bound ? bound : (llr < -bound ? -bound : llr);
+    return saturate_llr((min1 - min0) / n0, clip);
 }
 
 } // namespace detail

@@ -1,6 +1,6 @@
-// How a batch in the caller's host memory reaches the kernels (DESIGN.md,
-// "How a GPU block moves data"), and the per-batch status word the kernels
-// report bad problems into.
+// How a batch in the caller's host memory reaches the kernels (pinned memory
+// used in place, pageable memory staged through page-locked buffers; README,
+// "CUDA"), and the per-batch status word the kernels report bad problems into.
 #pragma once
 
 #include "cuda_buffers.h"

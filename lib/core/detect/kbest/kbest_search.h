@@ -214,9 +214,7 @@ MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const 
         return limit;
     if (!(min0 < inf))
         return -limit;
-    const float llr = (min1 - min0) / n0;
-    const float bound = clip > 0.0f ? clip : k_llr_limit;
-    return llr > bound ? bound : (llr < -bound ? -bound : llr);
+    return saturate_llr((min1 - min0) / n0, clip);
 }
 
 } // namespace detail

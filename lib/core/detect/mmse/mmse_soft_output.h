@@ -39,7 +39,6 @@ MIMO_HD mmse_gain mmse_gain_approximate(float gram_diagonal, float n0)
 MIMO_HD void mmse_symbol_llrs(float zr, float zi, float rho, const pam_table& pam, float clip, float* llr)
 {
     const int Q = pam.bits_per_symbol(), L = pam.levels;
-    const float bound = clip > 0.0f ? clip : k_llr_limit;
     for (int k = 0; k < Q; ++k) {
         const float z = (k % 2 == 0) ? zr : zi;
         const int shift = pam.bits_per_dim - 1 - k / 2;
@@ -55,7 +54,7 @@ MIMO_HD void mmse_symbol_llrs(float zr, float zi, float rho, const pam_table& pa
         float v = rho * (min1 - min0);
         if (!(v == v)) // NaN (only from inputs the engines already erase): never passed on
             v = 0.0f;
-        llr[k] = v > bound ? bound : (v < -bound ? -bound : v);
+        llr[k] = saturate_llr(v, clip);
     }
 }
 

@@ -211,11 +211,8 @@ public:
                 if (f != problem_fault::none)
                     report_fault(flags, p, f);
                 else
-                    for (size_t k = 0; k < llrs; ++k) {
-                        const float v = out[k];
-                        out[k] = clip > 0 ? std::max(-clip, std::min(clip, v))
-                                          : std::max(-k_llr_limit, std::min(k_llr_limit, v));
-                    }
+                    for (size_t k = 0; k < llrs; ++k)
+                        out[k] = saturate_llr(out[k], clip);
             }
         });
         return m_faults.finish(llr, llrs);

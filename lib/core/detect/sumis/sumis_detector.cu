@@ -297,9 +297,7 @@ __global__ void sumis_output_kernel(sumis_dims d, size_t first_vector, size_t co
         double x = lam[(k * d.n + dim) * d.nb + b];
         if (priors)
             x -= priors[v * size_t(d.nt) * d.Q + o];
-        const float f = float(x);
-        const float bound = clip > 0 ? clip : k_llr_limit;
-        out = f > bound ? bound : (f < -bound ? -bound : f);
+        out = saturate_llr(float(x), clip);
     }
     llr[v * size_t(d.nt) * d.Q + o] = out;
 }
