@@ -139,11 +139,8 @@ std::vector<uint8_t> read_bits(const std::string& path, int A)
 /// links): writing it would destroy the recording.
 void require_not_recording(const std::string& output, const std::string& role, const sigmf_reader& reader)
 {
-    std::error_code ec;
-    for (const std::string& input : { reader.meta_path(), reader.data_path() })
-        if (std::filesystem::exists(output, ec) && std::filesystem::equivalent(output, input, ec))
-            throw file_error(role + " '" + output + "' is the recording's " + input +
-                             ": writing it would destroy the recording");
+    require_not_input(output, role, reader.meta_path(), "recording's meta file");
+    require_not_input(output, role, reader.data_path(), "recording's data file");
 }
 
 int record(command_line& cli, const std::string& base)

@@ -72,9 +72,9 @@ elseif(CASE STREQUAL "ofdm_bad_recordings")
     expect(2 "give exactly one of --record BASE and --decode PATH" ${OFDM_FILE})
     # Outputs that are inputs are refused, and a failed run leaves --bits-out as it was (issue 23).
     file(SIZE ${dir}/rec.sigmf-data data_size)
-    expect(1 "--bits-out '${dir}/rec.sigmf-data' is the recording's .*would destroy the recording"
+    expect(1 "--bits-out '${dir}/rec.sigmf-data' is the same file as the recording's data file .*would destroy the input"
            ${OFDM_FILE} --decode ${dir}/rec --bits-out ${dir}/rec.sigmf-data --backend cpu)
-    expect(1 "would destroy the recording" ${OFDM_FILE} --decode ${dir}/rec --bits-out ${dir}/rec.sigmf-meta)
+    expect(1 "the recording's meta file .*would destroy the input" ${OFDM_FILE} --decode ${dir}/rec --bits-out ${dir}/rec.sigmf-meta)
     expect_file_size(${dir}/rec.sigmf-data ${data_size})
     file(WRITE ${dir}/kept.bits "previous")
     expect(1 "no frame found" ${OFDM_FILE} --decode ${dir}/noise --bits-out ${dir}/kept.bits --backend cpu)

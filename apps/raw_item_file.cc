@@ -78,12 +78,18 @@ void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
                          "; both must hold one item per problem");
 }
 
-void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input)
+void require_not_input(const std::string& path, const std::string& role, const std::string& input,
+                       const std::string& input_role)
 {
     std::error_code ec;
-    if (std::filesystem::exists(path, ec) && std::filesystem::equivalent(path, input.path(), ec))
-        throw file_error(role + " " + in_quotes(path) + " is the same file as the " + input.role() + " " +
-                         in_quotes(input.path()) + ": writing it would destroy the input");
+    if (std::filesystem::exists(path, ec) && std::filesystem::equivalent(path, input, ec))
+        throw file_error(role + " " + in_quotes(path) + " is the same file as the " + input_role + " " +
+                         in_quotes(input) + ": writing it would destroy the input");
+}
+
+void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input)
+{
+    require_not_input(path, role, input.path(), input.role());
 }
 
 // ---- temporary files removed on fatal signals --------------------------------
@@ -139,8 +145,9 @@ void install_handlers_once()
     (void)installed;
 }
 
-} // namespace
-
+/// Removes registered temporary files when the process is stopped by SIGINT,
+/// SIGTERM, SIGHUP or SIGXFSZ, then dies of that signal as it would have.
+/// At most 16 paths at a time; register returns false when full.
 bool register_temporary_file(const std::string& path)
 {
     if (path.size() >= k_max_path)
@@ -166,6 +173,8 @@ void unregister_temporary_file(const std::string& path)
         }
 }
 
+/// Whether `path` names something other than a regular file or nothing: a
+/// FIFO, socket, device, directory or a symbolic link (not followed).
 bool is_special_path(const std::string& path)
 {
     struct stat st;
@@ -173,6 +182,8 @@ bool is_special_path(const std::string& path)
         return false; // absent (or unreachable: opening it will say why)
     return !S_ISREG(st.st_mode);
 }
+
+} // namespace
 
 // ---- raw_item_writer ---------------------------------------------------------
 

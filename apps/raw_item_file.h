@@ -49,6 +49,8 @@ void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
 
 /// Throws file_error when `path` names the same file as `input` (also through
 /// links): writing it would destroy the input.
+void require_not_input(const std::string& path, const std::string& role, const std::string& input,
+                       const std::string& input_role);
 void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input);
 
 /// Writes items to a temporary file beside `path` and renames it to `path` in
@@ -82,14 +84,5 @@ private:
     std::ofstream m_out;
 };
 
-/// Whether `path` names something other than a regular file or nothing: a
-/// FIFO, socket, device, directory or a symbolic link (not followed).
-bool is_special_path(const std::string& path);
-
-/// Removes registered temporary files when the process is stopped by SIGINT,
-/// SIGTERM, SIGHUP or SIGXFSZ, then dies of that signal as it would have.
-/// At most 16 paths at a time; register returns false when full.
-bool register_temporary_file(const std::string& path);
-void unregister_temporary_file(const std::string& path);
 
 } // namespace mimo_gpu_apps

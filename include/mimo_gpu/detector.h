@@ -146,9 +146,7 @@ public:
                        float int8_scale,
                        cuda_stream_t stream);
     /// Waits for `stream`; the report of every detect_device since the last
-    /// check (problem indices counted across those calls; with more than
-    /// k_listed_erasures erased over several calls the list holds only
-    /// k_listed_erasures of them, the first to be found).
+    /// check (problem indices counted across those calls, every erased one listed).
     /// Throws for the first bad problem under the `stop` policy.
     detection_report check_device_status(cuda_stream_t stream);
 

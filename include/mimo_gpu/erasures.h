@@ -35,18 +35,15 @@ struct erased_problem {
     }
 };
 
-/// The erased problems a device summary holds one by one across several
-/// detect_device calls (the count is always exact; a single call, and every
-/// host call, lists them all).
+/// The erased problems a device summary holds one by one; a report with more
+/// reads them from the per-problem flags instead (the count is always exact).
 constexpr size_t k_listed_erasures = 64;
 
 /// What one call did with its problems.
 struct detection_report {
     size_t problems = 0; ///< problems in the call
     size_t erased = 0;   ///< problems erased, exact
-    /// Every erased problem, in ascending order; except in a device report
-    /// covering several detect_device calls with more than k_listed_erasures
-    /// erased: then k_listed_erasures of them, the first to be found.
+    /// Every erased problem, in ascending order.
     std::vector<erased_problem> first_erased;
 
     /// Adds a later part of the same call whose problem 0 is this call's `offset`.

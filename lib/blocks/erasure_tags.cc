@@ -25,13 +25,11 @@ std::vector<gr::tag_t> erasure_log::record(const ::mimo_gpu::detection_report& r
         tag.key = k_erasure_key;
         tag.value = pmt::string_to_symbol(::mimo_gpu::to_string(e.cause));
         tags.push_back(tag);
-        if (m_items.logs_next())
-            m_items.warn("item " + std::to_string(tag.offset) +
-                         " erased (LLRs 0): " + ::mimo_gpu::to_string(e.cause));
-        else
-            m_items.count_silently();
+        m_items.warn_with([&] {
+            return "item " + std::to_string(tag.offset) + " erased (LLRs 0): " + ::mimo_gpu::to_string(e.cause);
+        });
     }
-    // Only a device report of several calls lists fewer (the blocks avoid those).
+    // Reports list every erased problem; a shorter list would be a core bug.
     if (report.erased > report.first_erased.size())
         m_unlisted.warn(std::to_string(report.erased) + " problems erased in one call of " +
                         std::to_string(report.problems) + " items; " +

@@ -406,13 +406,12 @@ int mimo_detector_impl::device_work(int channels,
             in.symbols_per_channel = S;
             in.n0 = segments[i].noise_var;
             d_core->detect_device(in, llr + size_t(begin) * S * llrs_per_symbol, stream);
-            // A report of one call lists every erased problem (one of several
-            // calls holds only k_listed_erasures): each N0 segment is checked alone.
-            const auto report = d_core->check_device_status(stream);
-            for (const auto& tag : d_erasures.record(report, nitems_written(0) + uint64_t(begin) * S))
-                add_item_tag(0, tag);
         }
         d_device_stream->synchronize(); // the items are complete when GNU Radio hands them on
+        // One report for every segment's call, each erased problem listed.
+        const auto report = d_core->check_device_status(stream);
+        for (const auto& tag : d_erasures.record(report, nitems_written(0)))
+            add_item_tag(0, tag);
     } catch (const std::exception& e) {
         d_logger->error("stream items {}..{}: {}; ending the stream",
                         nitems_read(1),

@@ -29,26 +29,25 @@ public:
     /// Counts one event; logs `message` if it is among the first, or the 2^k-th.
     void warn(const std::string& message)
     {
+        warn_with([&] { return message; });
+    }
+    /// The same, the message built only when it is logged (make() -> std::string).
+    template <typename MakeMessage>
+    void warn_with(MakeMessage make)
+    {
         const uint64_t n = ++m_count;
+        if (n > m_first && (n & (n - 1)) != 0)
+            return; // counted, not logged
+        const std::string message = make();
         if (n < m_first)
             m_logger->warn("{}", message);
         else if (n == m_first)
             m_logger->warn("{} ({} {}; further ones are counted and logged at powers of two)",
                            message, n, m_what);
-        else if ((n & (n - 1)) == 0)
-            m_logger->warn("{} ({} {} so far)", message, n, m_what);
         else
-            return;
+            m_logger->warn("{} ({} {} so far)", message, n, m_what);
         ++m_logged;
     }
-    /// Whether the next warn() would log (to skip building its message).
-    bool logs_next() const
-    {
-        const uint64_t n = m_count.load() + 1;
-        return n <= m_first || (n & (n - 1)) == 0;
-    }
-    /// Counts one event without a message (when logs_next() is false).
-    void count_silently() { ++m_count; }
     uint64_t count() const { return m_count.load(); }
     uint64_t logged() const { return m_logged.load(); } ///< messages written
 

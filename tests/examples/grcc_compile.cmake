@@ -3,31 +3,25 @@
 # when GNU Radio's UHD blocks are not installed: gr-uhd is needed by these
 # examples only, never to build the module.
 cmake_minimum_required(VERSION 3.18)
-include(${CMAKE_CURRENT_LIST_DIR}/same_as_committed.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/grcc_helpers.cmake)
 
 if(NOT EXISTS ${UHD_BLOCK})
     message("skipped: ${UHD_BLOCK} not found (gr-uhd's GRC blocks are not installed)")
     cmake_language(EXIT 77)
 endif()
-file(REMOVE_RECURSE ${OUT})
-file(MAKE_DIRECTORY ${OUT})
 foreach(grc ${GRC_FILES})
-    execute_process(COMMAND ${GRCC} -o ${OUT} ${grc} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    message("grcc ${grc}: exit code ${rc}\n${out}${err}")
     get_filename_component(name ${grc} NAME_WE)
-    if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${name}.py)
-        message(FATAL_ERROR "grcc failed on ${grc}")
-    endif()
+    compile_grc(${grc} ${OUT}/${name})
     # the generated flowgraph must at least be valid Python that names our blocks
-    file(READ ${OUT}/${name}.py text)
+    file(READ ${OUT}/${name}/${name}.py text)
     if(NOT text MATCHES "mimo_gpu\\.ofdm_(rx|tx)\\(")
         message(FATAL_ERROR "${name}.py does not make the OFDM block")
     endif()
-    execute_process(COMMAND ${PYTHON} -c "import ast,sys; ast.parse(open(sys.argv[1]).read())" ${OUT}/${name}.py
+    execute_process(COMMAND ${PYTHON} -c "import ast,sys; ast.parse(open(sys.argv[1]).read())" ${OUT}/${name}/${name}.py
                     RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
         message(FATAL_ERROR "${name}.py is not valid Python")
     endif()
     get_filename_component(dir ${grc} DIRECTORY)
-    same_as_committed(${OUT}/${name}.py ${dir}/${name}.py)
+    same_as_committed(${OUT}/${name}/${name}.py ${dir}/${name}.py)
 endforeach()

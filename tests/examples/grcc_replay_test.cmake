@@ -4,16 +4,9 @@
 # recording must pass its CRC (EXPECT: the link monitor's summary).
 cmake_minimum_required(VERSION 3.18)
 
-file(REMOVE_RECURSE ${OUT})
-file(MAKE_DIRECTORY ${OUT})
-execute_process(COMMAND ${GRCC} -o ${OUT} ${GRC_FILE}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("grcc: exit code ${rc}\n${out}${err}")
+include(${CMAKE_CURRENT_LIST_DIR}/grcc_helpers.cmake)
+compile_grc(${GRC_FILE} ${OUT})
 get_filename_component(name ${GRC_FILE} NAME_WE)
-if(NOT rc EQUAL 0 OR NOT EXISTS ${OUT}/${name}.py)
-    message(FATAL_ERROR "grcc failed on ${GRC_FILE}")
-endif()
-include(${CMAKE_CURRENT_LIST_DIR}/same_as_committed.cmake)
 get_filename_component(dir ${GRC_FILE} DIRECTORY)
 same_as_committed(${OUT}/${name}.py ${dir}/${name}.py)
 execute_process(COMMAND ${PYTHON} ${OUT}/${name}.py --recording ${RECORDING} --repeat 0 --exit-when-done 1

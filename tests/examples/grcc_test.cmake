@@ -2,18 +2,9 @@
 # with PYTHON and checks that it reports no bit error at high SNR.
 cmake_minimum_required(VERSION 3.18)
 
-file(REMOVE_RECURSE ${OUT})
-file(MAKE_DIRECTORY ${OUT})
-execute_process(COMMAND ${GRCC} -o ${OUT} ${GRC_FILE}
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-message("grcc: exit code ${rc}\n${out}${err}")
-if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "grcc failed on ${GRC_FILE}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/grcc_helpers.cmake)
+compile_grc(${GRC_FILE} ${OUT})
 get_filename_component(name ${GRC_FILE} NAME_WE)
-if(NOT EXISTS ${OUT}/${name}.py)
-    message(FATAL_ERROR "grcc wrote no ${OUT}/${name}.py")
-endif()
 
 execute_process(COMMAND ${PYTHON} ${OUT}/${name}.py --snr-db 40 --problems 500
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 240)

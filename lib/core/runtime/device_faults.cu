@@ -2,6 +2,8 @@
 #include "device_faults.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 namespace mimo_gpu {
 namespace detail {
@@ -34,21 +36,34 @@ device_faults::device_faults()
 
 fault_sink device_faults::sink(size_t batch, cudaStream_t stream)
 {
-    const size_t before = m_flags.capacity();
-    fault_word* flags = m_flags.reserve(std::max<size_t>(batch, 1));
-    // Cleared only when new or when the generation count would wrap: a word of
-    // an older generation reads as clean, so a batch needs no memset.
-    if (m_flags.capacity() != before ||
-        m_generation + 1 >= (fault_word(1) << (32 - k_fault_bits))) {
-        MIMO_CUDA_CHECK(cudaMemsetAsync(
-            flags, 0, m_flags.capacity() * sizeof(fault_word), stream));
-        m_generation = 0;
+    // A generation per collection cycle: a word of an older cycle reads as clean,
+    // so the flags need no memset between cycles (only when the count would wrap).
+    if (m_pending == 0) {
+        if (m_generation + 1 >= (fault_word(1) << (32 - k_fault_bits))) {
+            MIMO_CUDA_CHECK(cudaMemsetAsync(
+                m_flags.data(), 0, m_flags.capacity() * sizeof(fault_word), stream));
+            m_generation = 0;
+        }
+        ++m_generation;
     }
-    ++m_generation;
-    const fault_sink s{ flags, m_summary.data(), m_pending, m_generation };
+    // Each batch of the cycle has its own words, after the earlier batches', so a
+    // report of several calls can list every erased problem (collect()).
+    const size_t need = m_pending + std::max<size_t>(batch, 1);
+    if (need > m_flags.capacity()) {
+        device_buffer<fault_word> grown;
+        const size_t capacity = std::max(need, 2 * m_flags.capacity());
+        grown.reserve(capacity);
+        if (m_pending > 0) // the cycle's earlier words; the old buffer is freed after the copy
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(grown.data(), m_flags.data(), m_pending * sizeof(fault_word),
+                                            cudaMemcpyDeviceToDevice, stream));
+        MIMO_CUDA_CHECK(cudaMemsetAsync(grown.data() + m_pending, 0,
+                                        (capacity - m_pending) * sizeof(fault_word), stream));
+        m_flags = std::move(grown);
+    }
+    m_last_flags = m_flags.data() + m_pending;
+    const fault_sink s{ m_last_flags, m_summary.data(), m_pending, m_generation };
     m_pending += batch;
     m_last_batch = batch;
-    ++m_batches;
     return s;
 }
 
@@ -60,7 +75,7 @@ void device_faults::erase(float* d_out,
     if (m_last_batch == 0)
         return;
     const size_t blocks = std::min<size_t>((m_last_batch + 255) / 256, 1024);
-    const fault_sink s{ m_flags.data(), m_summary.data(), 0, m_generation };
+    const fault_sink s{ m_last_flags, m_summary.data(), 0, m_generation };
     erase_flagged_kernel<<<unsigned(blocks), 256, 0, stream>>>(
         s, m_last_batch, per_problem, fill, d_out);
     MIMO_CUDA_CHECK_LAUNCH("erase_flagged_kernel");
@@ -80,14 +95,14 @@ detection_report device_faults::collect(cudaStream_t stream,
     detection_report r;
     r.problems = m_pending;
     r.erased = size_t(s.count);
-    if (r.erased > k_listed_erasures && m_batches == 1 && m_last_batch > 0) {
-        // More than the summary holds: the first ones come from the flags themselves.
-        std::vector<fault_word> flags(m_last_batch);
+    if (r.erased > k_listed_erasures) {
+        // More than the summary holds: every one from the flags of the cycle's batches.
+        std::vector<fault_word> flags(m_pending);
         MIMO_CUDA_CHECK(cudaMemcpy(flags.data(),
                                    m_flags.data(),
                                    flags.size() * sizeof(fault_word),
                                    cudaMemcpyDeviceToHost));
-        for (fault_word& w : flags) // this batch's words to plain fault bits, older ones clean
+        for (fault_word& w : flags) // this cycle's words to plain fault bits, older ones clean
             w = (w >> k_fault_bits) == m_generation ? (w & ((1u << k_fault_bits) - 1)) : 0u;
         r = report_from_flags(flags.data(), flags.size());
         if (flags_out)
@@ -107,7 +122,6 @@ detection_report device_faults::collect(cudaStream_t stream,
                   });
     }
     m_pending = 0;
-    m_batches = 0;
     return r;
 }
 

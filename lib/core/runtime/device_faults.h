@@ -26,20 +26,20 @@ public:
     void erase(float* d_out, size_t per_problem, float fill, cudaStream_t stream);
 
     /// Waits for `stream` and returns the report of everything since the last
-    /// collection (problem indices counted across those batches), clearing it.
-    /// `flags_out`, if given, receives every flag of the last batch when more
-    /// problems were erased than the report lists (erase_problems needs them).
+    /// collection (problem indices counted across those batches, every erased
+    /// problem listed), clearing it. `flags_out`, if given, receives the flags of
+    /// those problems when more were erased than the summary holds.
     detection_report collect(cudaStream_t stream,
                              std::vector<fault_word>* flags_out = nullptr);
 
 private:
-    device_buffer<fault_word> m_flags;
+    device_buffer<fault_word> m_flags; // the cycle's batches one after the other
     device_buffer<fault_summary> m_summary;
     pinned_buffer<fault_summary> m_host;
-    fault_word m_generation = 0; // of the last sink; words of older ones are clean
-    size_t m_pending = 0;        // problems since the last collection
-    size_t m_last_batch = 0; // problems of the last sink
-    size_t m_batches = 0;    // sinks since the last collection
+    fault_word m_generation = 0;      // of this collection cycle; words of older ones are clean
+    size_t m_pending = 0;             // problems since the last collection
+    fault_word* m_last_flags = nullptr; // the last sink's words
+    size_t m_last_batch = 0;          // problems of the last sink
 };
 
 } // namespace detail

@@ -3,9 +3,9 @@
 // rest of its batch is detected normally (include/mimo_gpu/erasures.h).
 //
 // A flag word per problem, OR-ed with one bit per fault kind. On the device
-// the word also carries the batch's generation (above the fault bits), so the
-// flags need no clearing between batches: a word of an older generation is a
-// clean one. The thread that puts the current generation into a word also
+// the word also carries the generation of its collection cycle (above the fault
+// bits), so the flags need no clearing between cycles: a word of an older
+// generation is a clean one. The batches of one cycle have words of their own. The thread that puts the current generation into a word also
 // appends the problem to a small summary (an exact count and the first
 // k_listed_erasures reports), so a good batch costs one small copy back.
 #pragma once
@@ -49,10 +49,10 @@ constexpr unsigned k_fault_bits = 3;
 
 /// What kernels report into, passed by value.
 struct fault_sink {
-    fault_word* flags; ///< one word per problem of this launch's batch
+    fault_word* flags; ///< one word per problem of this launch's batch (its own within the cycle)
     fault_summary* summary;
     unsigned long long offset; ///< index of flags[0] among the problems since the last collection
-    fault_word generation;     ///< this batch's, >= 1
+    fault_word generation;     ///< this collection cycle's, >= 1
 #if defined(__CUDACC__)
     __device__ void report(size_t p, problem_fault f) const
     {
