@@ -93,53 +93,31 @@ int coded_bits_for(int A, double rate, int unit)
     return int(vectors) * unit;
 }
 
-bool family_takes(const core::detector_family& family, int nr, int nt, core::modulation mod)
-{
-    const auto& caps = family.capabilities;
-    return caps.supports(mod) && nr <= caps.max_nr && nt <= caps.max_nt;
-}
-
 /// "mmse, mmse_cg": the registered families that take the shape and modulation.
 std::string families_taking(int nr, int nt, core::modulation mod)
 {
     std::string list;
     for (const auto& f : core::detector_families())
-        if (family_takes(f, nr, nt, mod))
+        if (f.takes({ nr, nt }, mod))
             list += (list.empty() ? "" : ", ") + f.name;
     return list.empty() ? "none" : list;
 }
 
-/// Without --detectors: N-way with 1..nt passes, MTT and OT where they take the
-/// shape and modulation, and exhaustive ML while M^nt <= 65536 (beyond, ML is
-/// too slow for a default; any of them can be named with --detectors).
-/// Shapes none of those take (nr or nt > 8: massive MIMO): soft MMSE, mmse and
-/// mmse_cg:3, where they take it (SUMIS and any other family: --detectors).
-std::string default_detectors(int nr, int nt, const core::constellation& constel)
+/// Candidate distances per problem a default detector may cost: exhaustive
+/// ML up to 4x4 16-QAM (M^nt = 65536); beyond, name the detector.
+constexpr double k_default_detector_cost = 65536.0;
+
+/// Without --detectors: the registry's comparison for the shape and
+/// modulation (each family says which runs it adds and what a problem costs;
+/// massive-MIMO families where no other takes the shape).
+std::vector<core::detector_spec> default_detectors(int nr, int nt, core::modulation mod)
 {
-    auto takes = [&](const char* family) {
-        return family_takes(core::find_detector_family(family), nr, nt, constel.kind());
-    };
-    std::string list;
-    if (takes("nway"))
-        for (int n = 1; n <= nt; ++n)
-            list += "nway:" + std::to_string(n) + ",";
-    for (const char* family : { "mtt", "ot", "fsd", "sfsd" })
-        if (takes(family))
-            list += std::string(family) + ",";
-    if (takes("kbest") && 16 * constel.order() <= 4096)
-        list += "kbest:16,";
-    if (takes("ml") && std::pow(double(constel.order()), nt) <= 65536.0)
-        list += "ml";
-    if (list.empty()) { // massive MIMO: soft MMSE, exact and with 3 CG iterations
-        if (takes("mmse"))
-            list += "mmse,";
-        if (takes("mmse_cg"))
-            list += "mmse_cg:3";
-    }
-    if (list.empty())
+    auto specs = core::default_comparison({ nr, nt }, mod, k_default_detector_cost);
+    if (specs.empty())
         throw usage_error("no default detector takes " + std::to_string(nr) + "x" + std::to_string(nt) + " " +
-                          core::to_string(constel.kind()) + ": name one with --detectors");
-    return list;
+                          core::to_string(mod) + ": name one with --detectors (families that take it: " +
+                          families_taking(nr, nt, mod) + ")");
+    return specs;
 }
 
 /// Everything the options decide, checked.
@@ -171,8 +149,8 @@ struct simulation_config {
             const core::constellation constel(core::modulation_from_string(cli.text("modulation")));
             c.modulation = core::to_string(constel.kind());
             c.bits_per_symbol = constel.bits_per_symbol();
-            c.detectors = core::parse_detector_list(
-                cli.is_set("detectors") ? cli.text("detectors") : default_detectors(c.nr, c.nt, constel));
+            c.detectors = cli.is_set("detectors") ? core::parse_detector_list(cli.text("detectors"))
+                                                  : default_detectors(c.nr, c.nt, constel.kind());
             // Every detector is checked against its family (shape, modulation, parameters) now,
             // not in the first flowgraph; one that does not take the shape is refused
             // with the families that do.
@@ -181,7 +159,7 @@ struct simulation_config {
                 try {
                     family.checked({ { c.nr, c.nt }, constel.kind(), d.parameters });
                 } catch (const std::invalid_argument& e) {
-                    if (family_takes(family, c.nr, c.nt, constel.kind()))
+                    if (family.takes({ c.nr, c.nt }, constel.kind()))
                         throw; // a bad parameter
                     throw usage_error(std::string(e.what()) + "; the families that take " +
                                       std::to_string(c.nr) + "x" + std::to_string(c.nt) + " " +
@@ -286,10 +264,9 @@ gr::mimo_gpu::mimo_detector::sptr make_detector_block(const simulation_config& c
                                                       double n0,
                                                       bool device_buffers = false)
 {
-    return gr::mimo_gpu::mimo_detector::make(spec.name, c.nr, c.nt, c.modulation,
-                                             core::format_parameter_list(spec.parameters), n0,
-                                             c.symbols_per_channel, c.backend, c.max_batch,
-                                             "erase", device_buffers);
+    return gr::mimo_gpu::mimo_detector::make_from_spec(spec, c.nr, c.nt, c.modulation, n0,
+                                                       c.symbols_per_channel, c.backend,
+                                                       c.max_batch, "erase", device_buffers);
 }
 
 /// The flowgraph of one SNR point. The transmitted bits fan out to every ber_counter.

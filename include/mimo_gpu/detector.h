@@ -15,6 +15,11 @@
 
 namespace mimo_gpu {
 
+struct detector_family; // detector_registry.h
+namespace detail {
+class detector_engine; // lib/core/detect/engine/
+}
+
 /// What a detector family can do; checked when a detector is made.
 struct detector_capabilities {
     int max_nr = k_max_antennas; ///< receive antennas 1..max_nr
@@ -114,7 +119,7 @@ public:
     /// for an unknown, fixed or out-of-range one.
     void set_parameter(const std::string& name, double value);
 
-    virtual backend active_backend() const = 0;
+    backend active_backend() const;
     int bits_per_symbol() const { return m_bits_per_symbol; }
     int llrs_per_problem() const { return m_config.shape.nt * m_bits_per_symbol; }
 
@@ -158,29 +163,24 @@ public:
     size_t scratch_bytes(size_t problems, int symbols_per_channel = 1) const;
 
 protected:
-    /// `config` has been checked against the family (detector_registry does it).
-    detector(std::string name,
-             detector_config config,
-             detector_capabilities caps,
-             std::vector<parameter_spec> specs);
+    /// `config` has been checked against `family` (detector_registry does it);
+    /// the name, capabilities and parameters are the family's.
+    detector(const detector_family& family, detector_config config);
 
-    /// The family's work. Inputs are checked; in.symbols_per_channel is 1 unless
-    /// capabilities().reuses_channels (the base class repeats H otherwise).
-    /// Bad problems are flagged per problem, their LLRs set to 0 and reported
-    /// (lib/core/runtime/fault_flags.h); the base class applies the policy.
-    virtual detection_report run(const detector_input& in, float* llr) = 0;
-    virtual void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream);
-    virtual detection_report device_status(cuda_stream_t stream);
-    /// Scratch bytes per problem the family holds during run() (QR items, ...).
-    virtual size_t family_scratch_per_problem() const { return 0; }
-    /// Called after a settable parameter changed (the family reads parameter()).
-    virtual void parameter_changed(const std::string&) {}
+    /// Called once from the family's constructor: the engine that does the
+    /// work (engine/detector_engine.h), chosen by backend.
+    void use_engine(std::unique_ptr<detail::detector_engine> engine);
+    detail::detector_engine& engine() const { return *m_engine; }
+    /// The family's llr_clip parameter as currently set (0 for a family without one).
+    float llr_clip() const;
 
 private:
     void check(const detector_input& in, const void* llr, const char* call) const;
     detector_input expanded(const detector_input& in, bool device, cuda_stream_t stream);
     size_t scratch_per_problem(int symbols_per_channel) const;
     detection_report apply_policy(detection_report report) const;
+    detection_report run(const detector_input& in, float* llr);
+    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream);
 
     std::string m_name;
     detector_config m_config;
@@ -190,6 +190,7 @@ private:
     bad_problem_policy m_policy = bad_problem_policy::stop;
     struct scratch;
     std::unique_ptr<scratch> m_scratch; // repeated H, float LLRs of the int8 path
+    std::unique_ptr<detail::detector_engine> m_engine;
 };
 
 /// Throws std::invalid_argument unless n0 is finite and > 0 (N0 is checked in float,

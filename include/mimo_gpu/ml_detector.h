@@ -13,25 +13,13 @@ namespace mimo_gpu {
 /// Largest candidate count M^nt the ML detector accepts (4x4 64-QAM is 2^24).
 constexpr uint64_t k_ml_max_candidates = uint64_t(1) << 24;
 
-class ml_engine; // implementation interface (CPU or CUDA), lib/core/detect/ml/
-
-detector_capabilities ml_capabilities();
-
 /// L = (min_{s: b=1} |y - Hs|^2 - min_{s: b=0} |y - Hs|^2) / N0 over all M^nt vectors.
+/// The registry's "ml" family; this class makes it without a name.
 class ml_detector final : public detector
 {
 public:
     /// Throws std::invalid_argument when M^nt > k_ml_max_candidates.
     ml_detector(mimo_shape shape, modulation mod, backend requested = backend::automatic);
-    ~ml_detector() override;
-
-    backend active_backend() const override;
-
-protected:
-    detection_report run(const detector_input& in, float* llr) override;
-
-private:
-    std::unique_ptr<ml_engine> m_engine;
 };
 
 } // namespace mimo_gpu

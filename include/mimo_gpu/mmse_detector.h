@@ -8,17 +8,17 @@
 
 namespace mimo_gpu {
 
-class mmse_detector : public detector
+class mmse_detector final : public detector
 {
 public:
+    /// Made by the registry (make_detector("mmse" or "mmse_cg", ...)): config checked against `family`.
+    mmse_detector(const detector_family& family, const detector_config& config, backend requested);
+
     /// Host memory. For problem p and user u: z[p*nt + u] = x_hat / lambda (the
     /// unbiased equalised symbol) and sinr[p*nt + u] = rho (its SINR, the inverse
     /// of its error variance); either may be null. Bad problems: 0 in both,
     /// reported and handled as detect() does.
-    virtual detection_report equalize(const detector_input& in, cfloat* z, float* sinr) = 0;
-
-protected:
-    using detector::detector;
+    detection_report equalize(const detector_input& in, cfloat* z, float* sinr);
 };
 
 } // namespace mimo_gpu

@@ -21,25 +21,19 @@ struct nway_config {
     void validate() const; ///< throws std::invalid_argument
 };
 
-class nway_engine; // implementation interface (CPU or CUDA), lib/core/detect/nway/
-
-/// The N-way detector's place in the registry ("nway": parameters passes, llr_clip).
-detector_capabilities nway_capabilities();
-std::vector<parameter_spec> nway_parameters();
-
 /// LLRs: L = (min_{b=1} d - min_{b=0} d) / N0 over the candidate lists of all
 /// passes, d = |y - Hs|^2; output nt*Q floats per problem, stream t's bits at
 /// [t*Q, t*Q+Q) in 3GPP label order. detect(H, y) runs QR and search in one
 /// pipeline (fused on the device); detect_qr takes qr_decomposition's items.
+/// The registry's "nway" family (parameters passes, llr_clip); this class adds
+/// the QR-item entry points.
 class nway_detector final : public detector
 {
 public:
     explicit nway_detector(const nway_config& config, backend requested = backend::automatic);
-    ~nway_detector() override;
 
     /// The configuration, llr_clip as currently set.
     nway_config config() const;
-    backend active_backend() const override;
     qr_layout input_layout() const { return {shape().nt, m_passes}; }
 
     void set_llr_clip(float clip) { set_parameter("llr_clip", clip); } ///< >= 0, finite
@@ -59,17 +53,8 @@ public:
     void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
                        cuda_stream_t stream);
 
-protected:
-    detection_report run(const detector_input& in, float* llr) override;
-    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override;
-    detection_report device_status(cuda_stream_t stream) override;
-    size_t family_scratch_per_problem() const override;
-
 private:
-    float clip() const { return float(parameter("llr_clip")); }
-
     int m_passes;
-    std::unique_ptr<nway_engine> m_engine;
 };
 
 } // namespace mimo_gpu

@@ -30,15 +30,30 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         const std::string& policy,
                                         bool device_buffers)
 {
-    ::mimo_gpu::detector_config config;
-    config.shape = checked_shape(nr, nt);
-    config.mod = ::mimo_gpu::modulation_from_string(modulation);
-    config.parameters = ::mimo_gpu::parse_parameter_list(parameters);
+    const ::mimo_gpu::detector_spec spec{ algorithm, ::mimo_gpu::parse_parameter_list(parameters) };
+    return make_from_spec(spec, nr, nt, modulation, noise_var, symbols_per_channel, backend,
+                          max_batch, policy, device_buffers);
+}
+
+mimo_detector::sptr mimo_detector::make_from_spec(const ::mimo_gpu::detector_spec& spec,
+                                                  int nr,
+                                                  int nt,
+                                                  const std::string& modulation,
+                                                  double noise_var,
+                                                  int symbols_per_channel,
+                                                  const std::string& backend,
+                                                  int max_batch,
+                                                  const std::string& policy,
+                                                  bool device_buffers)
+{
+    const ::mimo_gpu::mimo_shape shape = checked_shape(nr, nt);
     checked_symbols_per_channel(symbols_per_channel);
     checked_max_batch(max_batch);
     const auto bad_problems = ::mimo_gpu::parse_bad_problem_policy(policy);
-    auto core = ::mimo_gpu::make_detector(
-        algorithm, config, ::mimo_gpu::backend_from_string(backend));
+    auto core = ::mimo_gpu::make_detector(spec,
+                                          shape,
+                                          ::mimo_gpu::modulation_from_string(modulation),
+                                          ::mimo_gpu::backend_from_string(backend));
     core->set_bad_problem_policy(bad_problems);
     // Device buffers where the detector runs on CUDA from device memory; else host.
     const bool device = device_buffers && core->active_backend() == ::mimo_gpu::backend::cuda &&

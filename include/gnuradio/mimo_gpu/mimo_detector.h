@@ -12,6 +12,10 @@
 #include <string>
 #include <vector>
 
+namespace mimo_gpu {
+struct detector_spec; // <mimo_gpu/detector_registry.h>
+}
+
 namespace gr {
 namespace mimo_gpu {
 
@@ -67,6 +71,22 @@ public:
                      bool device_buffers = true);
 
     /// The registered detector families.
+    /*!
+     * As make(), the family and its parameters from a parsed spec
+     * (mimo_gpu::parse_detector_spec, mimo_gpu::default_comparison): for C++
+     * programs that hold specs already.
+     */
+    static sptr make_from_spec(const ::mimo_gpu::detector_spec& spec,
+                               int nr,
+                               int nt,
+                               const std::string& modulation,
+                               double noise_var = 1.0,
+                               int symbols_per_channel = 1,
+                               const std::string& backend = "auto",
+                               int max_batch = 8400,
+                               const std::string& policy = "erase",
+                               bool device_buffers = true);
+
     static std::vector<std::string> algorithms();
 
     virtual std::string algorithm() const = 0;

@@ -1,6 +1,8 @@
 #include <mimo_gpu/detector.h>
+#include <mimo_gpu/detector_registry.h>
 
 #include "detector_device.h"
+#include "engine/detector_engine.h"
 #include "llr_quantize.h"
 
 #include <algorithm>
@@ -102,20 +104,40 @@ struct detector::scratch {
     std::shared_ptr<detail::device_scratch> device;
 };
 
-detector::detector(std::string name,
-                   detector_config config,
-                   detector_capabilities caps,
-                   std::vector<parameter_spec> specs)
-    : m_name(std::move(name)),
+detector::detector(const detector_family& family, detector_config config)
+    : m_name(family.name),
       m_config(std::move(config)),
-      m_capabilities(std::move(caps)),
-      m_specs(std::move(specs)),
+      m_capabilities(family.capabilities),
+      m_specs(family.parameters),
       m_bits_per_symbol(constellation(m_config.mod).bits_per_symbol()),
       m_scratch(std::make_unique<scratch>())
 {
 }
 
 detector::~detector() = default;
+
+void detector::use_engine(std::unique_ptr<detail::detector_engine> engine)
+{
+    m_engine = std::move(engine);
+}
+
+backend detector::active_backend() const { return m_engine->kind(); }
+
+float detector::llr_clip() const
+{
+    const auto it = m_config.parameters.find("llr_clip");
+    return it == m_config.parameters.end() ? 0.0f : float(it->second);
+}
+
+detection_report detector::run(const detector_input& in, float* llr)
+{
+    return m_engine->detect(in, llr_clip(), llr);
+}
+
+void detector::run_device(const detector_input& in, float* d_llr, cuda_stream_t stream)
+{
+    m_engine->detect_device(in, llr_clip(), d_llr, stream);
+}
 
 double detector::parameter(const std::string& name) const
 {
@@ -138,7 +160,6 @@ void detector::set_parameter(const std::string& name, double value)
                                     m_name + "' is fixed when the detector is made");
     spec->check(m_name, value);
     m_config.parameters[name] = value;
-    parameter_changed(name);
 }
 
 void detector::check(const detector_input& in, const void* llr, const char* call) const
@@ -211,7 +232,7 @@ detector_input part_of(const detector_input& in, size_t first, size_t count, siz
 
 size_t detector::scratch_per_problem(int symbols_per_channel) const
 {
-    size_t bytes = family_scratch_per_problem();
+    size_t bytes = m_engine->scratch_per_problem();
     if (symbols_per_channel > 1 && !m_capabilities.reuses_channels) // the repeated H
         bytes += size_t(shape().nr) * shape().nt * sizeof(cfloat);
     return bytes;
@@ -335,15 +356,8 @@ detection_report detector::check_device_status(cuda_stream_t stream)
     if (active_backend() != backend::cuda)
         throw std::logic_error("mimo_gpu: detector '" + m_name +
                                "': check_device_status needs the CUDA backend");
-    return apply_policy(device_status(stream));
+    return apply_policy(m_engine->check_device_status(stream));
 }
 
-void detector::run_device(const detector_input&, float*, cuda_stream_t)
-{
-    throw std::logic_error("mimo_gpu: detector '" + m_name +
-                           "' has no device-memory path");
-}
-
-detection_report detector::device_status(cuda_stream_t) { return {}; }
 
 } // namespace mimo_gpu

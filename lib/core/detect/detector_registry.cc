@@ -7,12 +7,14 @@
 
 // The registered families: one line each. A family's folder (lib/core/detect/<name>/)
 // defines detail::<name>_families(), which returns its detector_family entries.
+// The order is that of listings and comparisons: the small-MIMO searches, the
+// exact reference (ml) after them, then the large-MIMO families.
 #define MIMO_GPU_DETECTOR_FAMILIES(X) \
     X(nway)                           \
-    X(ml)                             \
     X(mtt)                            \
     X(fsd)                            \
     X(kbest)                          \
+    X(ml)                             \
     X(mmse)                           \
     X(sumis)
 
@@ -110,14 +112,60 @@ detector_config detector_family::checked(const detector_config& config) const
         known(key).check(name, value);
     for (const auto& p : parameters)
         out.parameters.emplace(p.name, p.default_value); // keeps given values
+    if (validate)
+        validate(out);
     return out;
+}
+
+bool detector_family::takes(const mimo_shape& shape, modulation mod) const
+{
+    return shape.nr >= 1 && shape.nt >= 1 && shape.nt <= shape.nr &&
+           shape.nr <= capabilities.max_nr && shape.nt <= capabilities.max_nt &&
+           capabilities.supports(mod);
+}
+
+double detector_family::cost_of(const detector_config& config) const
+{
+    return cost ? cost(checked(config)) : 0.0;
 }
 
 std::unique_ptr<detector>
 make_detector(const std::string& name, const detector_config& config, backend requested)
 {
     const detector_family& family = find_detector_family(name);
-    return family.make(family.checked(config), requested);
+    return family.make(family, family.checked(config), requested);
+}
+
+std::unique_ptr<detector> make_detector(const detector_spec& spec,
+                                        const mimo_shape& shape,
+                                        modulation mod,
+                                        backend requested)
+{
+    return make_detector(spec.name, { shape, mod, spec.parameters }, requested);
+}
+
+std::vector<detector_spec>
+default_comparison(const mimo_shape& shape, modulation mod, double max_cost)
+{
+    std::vector<detector_spec> specs;
+    for (const bool fallback : { false, true }) {
+        if (fallback && !specs.empty())
+            break;
+        for (const detector_family& family : detector_families()) {
+            if (family.comparison_fallback != fallback || !family.comparison_runs ||
+                !family.takes(shape, mod))
+                continue;
+            for (const detector_parameters& parameters : family.comparison_runs(shape, mod)) {
+                try {
+                    if (family.cost_of({ shape, mod, parameters }) <= max_cost)
+                        specs.push_back({ family.name, parameters });
+                } catch (const std::invalid_argument&) {
+                    // a run the family's checks refuse for this shape is not listed
+                }
+            }
+        }
+    }
+    return specs;
 }
 
 std::string detector_spec::label() const

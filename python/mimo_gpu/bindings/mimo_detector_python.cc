@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_detector.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(15af4f99afec2aa81875249db22d3d00)                       */
+/* BINDTOOL_HEADER_FILE_HASH(a7c72acda49424167b92837adffca7ee)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -1,5 +1,5 @@
 // CUDA engine of the FSD and SFSD detectors. A first kernel orders the streams
-// and runs the QR, a thread per problem (fsd_item::prepare, also used by
+// and runs the QR, a thread per problem (sphere_item::prepare, also used by
 // K-best); the search kernel, compiled per nt only, holds a few problems per
 // block and their lanes: the lanes share out the M^T paths of the
 // full expansion (fsd_path), rank them by (distance, index) in parallel to find
@@ -9,7 +9,7 @@
 // atomicMin on the float's bits, valid for the non-negative distances). The
 // same per-problem steps as the CPU engine (fsd_engine.h), so the two agree
 // bit for bit.
-#include "../cuda_detector_engine.h"
+#include "../engine/cuda_detector_engine.h"
 #include "fsd_engine.h"
 
 namespace mimo_gpu {
@@ -35,48 +35,10 @@ struct fsd_launch {
     fsd_block_shape block;
 };
 
-constexpr int k_prepare_threads = 64;
-
-/// A thread per problem. The block's H and y come in through shared memory
-/// (coalesced reads, also over PCIe when they are pinned host memory; problems
-/// interleaved so that each thread reads its own without bank conflicts), and
-/// its items go out the same way.
-template <int NR, int NT>
-__global__ void __launch_bounds__(k_prepare_threads)
-    fsd_prepare_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, int full,
-                       fsd_item<NT>* __restrict__ items, fault_sink faults)
-{
-    constexpr int P = k_prepare_threads, PITCH = P + 1, h_floats = 2 * NR * NT, y_floats = 2 * NR;
-    constexpr int item_floats = sizeof(fsd_item<NT>) / sizeof(float);
-    __shared__ float sH[PITCH * h_floats], sy[PITCH * y_floats];
-    __shared__ unsigned int sout[P * item_floats]; // items as words: perm holds ints
-    const size_t first = size_t(blockIdx.x) * P;
-    const int n = int(first + P <= batch ? P : batch - first);
-    for (int i = threadIdx.x; i < n * h_floats; i += blockDim.x)
-        sH[(i % h_floats) * PITCH + i / h_floats] = H[first * h_floats + i];
-    for (int i = threadIdx.x; i < n * y_floats; i += blockDim.x)
-        sy[(i % y_floats) * PITCH + i / y_floats] = y[first * y_floats + i];
-    __syncthreads();
-    if (int(threadIdx.x) < n) {
-        fsd_item<NT> item;
-        const problem_fault fault = item.template prepare<NR, PITCH>(sH + threadIdx.x, sy + threadIdx.x, full);
-        if (fault != problem_fault::none)
-            faults.report(first + threadIdx.x, fault);
-        const unsigned int* from = reinterpret_cast<const unsigned int*>(&item);
-        MIMO_UNROLL
-        for (int i = 0; i < item_floats; ++i)
-            sout[threadIdx.x * item_floats + i] = from[i];
-    }
-    __syncthreads();
-    unsigned int* out = reinterpret_cast<unsigned int*>(items + first);
-    for (int i = threadIdx.x; i < n * item_floats; i += blockDim.x)
-        out[i] = sout[i];
-}
-
 template <int NT>
 size_t fsd_shared_bytes(const fsd_launch& l, const pam_table& pam)
 {
-    const size_t item = sizeof(fsd_item<NT>) / sizeof(float);
+    const size_t item = sizeof(sphere_item<NT>) / sizeof(float);
     const size_t per_problem = item + l.paths + size_t(NT) * pam.order() + l.picks +
                                size_t(NT) * pam.bits_per_symbol() + 1;
     return sizeof(float) * per_problem * l.block.problems;
@@ -84,10 +46,10 @@ size_t fsd_shared_bytes(const fsd_launch& l, const pam_table& pam)
 
 template <int NT>
 __global__ void __launch_bounds__(k_fsd_threads)
-    fsd_kernel(const fsd_item<NT>* __restrict__ in, size_t batch, const __grid_constant__ pam_table pam,
+    fsd_kernel(const sphere_item<NT>* __restrict__ in, size_t batch, const __grid_constant__ pam_table pam,
                const fsd_launch l, float n0, float clip, float* __restrict__ llr, fault_sink faults)
 {
-    using item_t = fsd_item<NT>;
+    using item_t = sphere_item<NT>;
     constexpr int item_floats = sizeof(item_t) / sizeof(float);
     const int M = pam.order(), Q = pam.bits_per_symbol(), P = l.block.problems;
     extern __shared__ float smem[];
@@ -180,8 +142,8 @@ class cuda_fsd_engine final : public cuda_detector_engine
 public:
     explicit cuda_fsd_engine(const fsd_config& config)
         : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               true, // the ordering/QR kernel reads its input once, up front
-                               fsd_item_bytes(config.shape.nt)),
+                               { true, false }, // the ordering/QR kernel reads its input once, up front
+                               sphere_item_bytes(config.shape.nt)),
           m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
         m_launch.full = config.full;
@@ -194,14 +156,16 @@ public:
     }
 
 protected:
-    void launch(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                fault_sink sink, cudaStream_t stream) override
+    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink,
+                cudaStream_t stream) override
     {
-        void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
-        launch_fsd_prepare(m_config.shape, m_config.full, d_H, d_y, batch, d_items, sink, stream);
+        const size_t batch = in.problems();
+        const float n0 = in.n0;
+        void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
+        launch_sphere_prepare(m_config.shape, m_config.full, in.H, in.y, batch, d_items, sink, stream);
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
-            if constexpr (NT <= k_fsd_max_streams) {
+            if constexpr (NT <= k_sphere_max_streams) {
                 const size_t shared = fsd_shared_bytes<NT>(m_launch, m_pam);
                 if (shared > 48 * 1024)
                     MIMO_CUDA_CHECK(cudaFuncSetAttribute(
@@ -209,7 +173,7 @@ protected:
                 const unsigned blocks =
                     unsigned((batch + m_launch.block.problems - 1) / m_launch.block.problems);
                 fsd_kernel<NT><<<blocks, k_fsd_threads, shared, stream>>>(
-                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_launch, n0, clip, d_llr, sink);
+                    static_cast<const sphere_item<NT>*>(d_items), batch, m_pam, m_launch, n0, clip, d_llr, sink);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("fsd_kernel");
@@ -224,33 +188,7 @@ private:
 
 } // namespace
 
-size_t fsd_item_bytes(int nt)
-{
-    switch (nt) {
-    case 1: return sizeof(fsd_item<1>);
-    case 2: return sizeof(fsd_item<2>);
-    case 3: return sizeof(fsd_item<3>);
-    case 4: return sizeof(fsd_item<4>);
-    }
-    throw std::invalid_argument("mimo_gpu: the FSD detectors take nt <= 4");
-}
-
-void launch_fsd_prepare(mimo_shape shape, int full, const cfloat* d_H, const cfloat* d_y, size_t batch,
-                        void* d_items, fault_sink faults, cuda_stream_t stream)
-{
-    if (batch == 0)
-        return;
-    dispatch_fsd_shape(shape.nr, shape.nt, [&](auto nr_c, auto nt_c) {
-        constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-        fsd_prepare_kernel<NR, NT><<<unsigned((batch + k_prepare_threads - 1) / k_prepare_threads),
-                                     k_prepare_threads, 0, stream>>>(
-            reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, full,
-            static_cast<fsd_item<NT>*>(d_items), faults);
-    });
-    MIMO_CUDA_CHECK_LAUNCH("fsd_prepare_kernel");
-}
-
-std::unique_ptr<fsd_engine> make_cuda_fsd_engine(const fsd_config& config)
+std::unique_ptr<detector_engine> make_cuda_fsd_engine(const fsd_config& config)
 {
     return std::make_unique<cuda_fsd_engine>(config);
 }

@@ -5,12 +5,9 @@
 
 #include <mimo_gpu/detector.h>
 
-#include "../detector_engine.h"
-
-#include "../../qr/mgs_qr.h"
-#include "../../runtime/fault_flags.h"
-#include "../../runtime/shape_dispatch.h"
+#include "../engine/detector_engine.h"
 #include "../pam_table.h"
+#include "../sphere/sphere_item.h"
 #include "fsd_search.h"
 
 #include <memory>
@@ -19,8 +16,6 @@
 namespace mimo_gpu {
 namespace detail {
 
-/// The largest stream count the FSD kernels are compiled for (the paper's 4x4).
-constexpr int k_fsd_max_streams = 4;
 /// The most FE paths per problem (M^full) the kernels take.
 constexpr int k_fsd_max_paths = 4096;
 
@@ -38,48 +33,8 @@ struct fsd_config {
     }
 };
 
-using fsd_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
-
-std::unique_ptr<fsd_engine> make_cpu_fsd_engine(const fsd_config& config);
-std::unique_ptr<fsd_engine> make_cuda_fsd_engine(const fsd_config& config); // the .cu (CUDA builds only)
-
-/// dispatch_shape for the shapes the FSD kernels are compiled for (nt <= 4).
-template <typename F>
-decltype(auto) dispatch_fsd_shape(int nr, int nt, F&& f)
-{
-    return dispatch_shape(nr, nt, [&](auto nr_c, auto nt_c) -> decltype(auto) {
-        constexpr int NT = decltype(nt_c)::value;
-        if constexpr (NT <= k_fsd_max_streams)
-            return f(nr_c, nt_c);
-        else
-            throw std::invalid_argument("mimo_gpu: the FSD detectors take nt <= 4");
-    });
-}
-
-/// Ordering and QR of one problem: the item the search reads (the same for
-/// every nr, so the CUDA search kernels are compiled per nt only).
-template <int NT>
-struct fsd_item {
-    static constexpr int e_floats = 2 * NT * (2 * NT + 1);
-    float E[e_floats];
-    int perm[NT];
-    template <int NR, int PITCH = 1>
-    MIMO_HD problem_fault prepare(const float* H, const float* y, int full)
-    {
-        fsd_order<NR, NT, PITCH>(H, full, perm);
-        return mgs_qr_permuted<NR, NT, PITCH>(H, y, perm, E);
-    }
-};
-
-#ifdef MIMO_GPU_HAVE_CUDA
-/// Enqueues the ordering and QR of a batch (device memory) into `d_items`
-/// (batch items of fsd_item<nt>), bad problems reported into `faults`.
-/// full: the FE levels of the ordering (0: V-BLAST, strongest first).
-void launch_fsd_prepare(mimo_shape shape, int full, const cfloat* d_H, const cfloat* d_y, size_t batch,
-                        void* d_items, fault_sink faults, cuda_stream_t stream);
-/// Bytes of one item for nt streams.
-size_t fsd_item_bytes(int nt);
-#endif
+std::unique_ptr<detector_engine> make_cpu_fsd_engine(const fsd_config& config);
+std::unique_ptr<detector_engine> make_cuda_fsd_engine(const fsd_config& config); // the .cu (CUDA builds only)
 
 /// The whole detection of one problem on one thread (the CPU engine).
 /// dist: paths floats, chosen: niter ints, dmin: NT * M floats of scratch.
@@ -87,7 +42,7 @@ template <int NR, int NT>
 problem_fault fsd_problem(const float* H, const float* y, const fsd_config& c, const pam_table& pam, float n0,
                           float clip, float* dist, int* chosen, float* dmin, float* llr)
 {
-    fsd_item<NT> item;
+    sphere_item<NT> item;
     const problem_fault fault = item.template prepare<NR>(H, y, c.full);
     if (fault != problem_fault::none)
         return fault;

@@ -2,8 +2,7 @@
 // (kbest_search.h; docs/detectors.md, "K-best").
 #include <mimo_gpu/detector_registry.h>
 
-#include "../../runtime/engine_choice.h"
-#include "../../runtime/fault_flags.h"
+#include "../engine/cpu_detector_engine.h"
 #include "../../runtime/parallel_for.h"
 #include "kbest_engine.h"
 
@@ -15,51 +14,50 @@ namespace detail {
 
 namespace {
 
-class cpu_kbest_engine final : public kbest_engine
+class cpu_kbest_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_kbest_engine(const kbest_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cpu; }
 
-    detection_report
-    detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip, float* llr) override
+private:
+    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
     {
         const int M = m_pam.order(), Q = m_pam.bits_per_symbol(), K = m_config.K;
-        fault_word* flags = m_faults.reset(batch);
-        dispatch_fsd_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+        dispatch_sphere_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
             constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            parallel_for(batch, 16, [&](size_t begin, size_t end) {
+            parallel_for(in.problems(), 16, [&](size_t begin, size_t end) {
                 std::vector<float> f(size_t(K) * (3 + M)), dmin(size_t(NT) * M), pmin(dmin.size());
                 std::vector<int> i(size_t(K) * (1 + 2 * 2 * NT));
-                const kbest_scratch s{ f.data(), i.data(), f.data() + K, i.data() + K * 2 * NT,
+                const kbest_scratch s{ f.data(),      i.data(), f.data() + K, i.data() + K * 2 * NT,
                                        f.data() + 2 * K, i.data() + 2 * K * 2 * NT, 1 };
                 for (size_t p = begin; p < end; ++p) {
-                    fsd_item<NT> item;
+                    sphere_item<NT> item;
                     problem_fault fault = item.template prepare<NR>(
-                        reinterpret_cast<const float*>(H + p * NR * NT), reinterpret_cast<const float*>(y + p * NR), 0);
+                        reinterpret_cast<const float*>(in.H + p * NR * NT),
+                        reinterpret_cast<const float*>(in.y + p * NR),
+                        0);
                     if (fault == problem_fault::none)
-                        fault = kbest_problem<NT>(item, K, m_pam, n0, clip, m_config.missing_llr, s, dmin.data(), pmin.data(),
-                                                  llr + p * NT * Q);
+                        fault = kbest_problem<NT>(item, K, m_pam, in.n0, clip, m_config.missing_llr, s,
+                                                  dmin.data(), pmin.data(), llr + p * NT * Q);
                     if (fault != problem_fault::none)
                         report_fault(flags, p, fault);
                 }
             });
         });
-        return m_faults.finish(llr, size_t(m_config.shape.nt) * Q);
     }
 
-private:
     kbest_config m_config;
     pam_table m_pam;
-    host_faults m_faults;
 };
 
 } // namespace
 
-std::unique_ptr<kbest_engine> make_cpu_kbest_engine(const kbest_config& config)
+std::unique_ptr<detector_engine> make_cpu_kbest_engine(const kbest_config& config)
 {
     return std::make_unique<cpu_kbest_engine>(config);
 }
@@ -69,7 +67,7 @@ namespace {
 detector_capabilities kbest_capabilities()
 {
     detector_capabilities c;
-    c.max_nt = k_fsd_max_streams;
+    c.max_nt = k_sphere_max_streams;
     c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256 };
     c.exact_max_log = false; // exact when K >= M^(nt-1): nothing is pruned
     return c;
@@ -86,41 +84,44 @@ std::vector<parameter_spec> kbest_parameters()
                "the list's best holds, toward the list's decision (at most llr_clip)" } };
 }
 
-class kbest_detector final : public engine_detector
+/// What the kernels take: nr <= 8 and K * M children per level at most.
+void validate_kbest(const detector_config& config)
 {
-public:
-    kbest_detector(const detector_config& config, backend requested)
-        : engine_detector("kbest", checked(config), kbest_capabilities(), kbest_parameters())
-    {
-        const kbest_config c{ config.shape, config.mod, int(parameter("k")), float(parameter("missing_llr")) };
-        choose(
-            requested, [&] { return make_cpu_kbest_engine(c); }, [&] { return make_cuda_kbest_engine(c); });
-    }
-
-private:
-    static detector_config checked(const detector_config& config)
-    {
-        config.shape.validate_small();
-        const int M = constellation(config.mod).order(), K = int(config.parameters.at("k"));
-        if (K * M > k_kbest_max_children)
-            throw std::invalid_argument("mimo_gpu: detector 'kbest': K * M = " + std::to_string(K) + " * " +
-                                        std::to_string(M) + " children per level exceed the " +
-                                        std::to_string(k_kbest_max_children) + " the kernels take");
-        return config;
-    }
-};
+    config.shape.validate_small();
+    const int M = constellation(config.mod).order(), K = int(config.parameters.at("k"));
+    if (K * M > k_kbest_max_children)
+        throw std::invalid_argument("mimo_gpu: detector 'kbest': K * M = " + std::to_string(K) + " * " +
+                                    std::to_string(M) + " children per level exceed the " +
+                                    std::to_string(k_kbest_max_children) + " the kernels take");
+}
 
 } // namespace
 
 std::vector<detector_family> kbest_families()
 {
-    return { { "kbest",
-               "K-best breadth-first soft detector (K paths per level; max-log LLRs of the list, "
-               "pruned paths beyond the list's best standing in for missing counter-hypotheses, else "
-               "+-missing_llr)",
-               kbest_capabilities(), kbest_parameters(), [](const detector_config& c, backend b) {
-                   return std::unique_ptr<detector>(new kbest_detector(c, b));
-               } } };
+    detector_family f;
+    f.name = "kbest";
+    f.summary = "K-best breadth-first soft detector (K paths per level; max-log LLRs of the list, "
+                "pruned paths beyond the list's best standing in for missing counter-hypotheses, else "
+                "+-missing_llr)";
+    f.capabilities = kbest_capabilities();
+    f.parameters = kbest_parameters();
+    f.make = engine_factory<kbest_config>(
+        [](const detector_config& c) {
+            return kbest_config{ c.shape, c.mod, int(c.parameters.at("k")),
+                                 float(c.parameters.at("missing_llr")) };
+        },
+        make_cpu_kbest_engine,
+        MIMO_GPU_CUDA_ENGINE(make_cuda_kbest_engine));
+    f.validate = validate_kbest;
+    // K paths' M children at each of nt levels.
+    f.cost = [](const detector_config& c) {
+        return double(c.shape.nt) * c.parameters.at("k") * constellation(c.mod).order();
+    };
+    f.comparison_runs = [](const mimo_shape&, modulation) {
+        return std::vector<detector_parameters>{ { { "k", 16 } } };
+    };
+    return { f };
 }
 
 } // namespace detail

@@ -1,7 +1,7 @@
 // CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
 // (V-BLAST order), then a warp per problem (kbest_warp_kernel) with its lists
 // in shared memory.
-#include "../cuda_detector_engine.h"
+#include "../engine/cuda_detector_engine.h"
 #include "kbest_engine.h"
 
 namespace mimo_gpu {
@@ -35,7 +35,7 @@ constexpr int k_kbest_max_warps = 4;
 /// ones, and the final list's symbol minima give the LLRs (kbest_llr).
 template <int NT>
 __global__ void __launch_bounds__(32 * k_kbest_max_warps)
-    kbest_warp_kernel(const fsd_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
+    kbest_warp_kernel(const sphere_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
                       int K, kbest_warp_layout l, float n0, float clip, float missing, float* __restrict__ llr,
                       fault_sink faults)
 {
@@ -47,7 +47,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
         return;
     const int M = pam.order(), L = pam.levels, Q = pam.bits_per_symbol();
     unsigned int* w = smem_words + size_t(warp) * l.words;
-    const fsd_item<NT>* item = reinterpret_cast<const fsd_item<NT>*>(w);
+    const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(w);
     float* key = reinterpret_cast<float*>(w + l.item);
     int* idx = reinterpret_cast<int*>(key + l.sorted);
     int* lev = idx + l.sorted;
@@ -151,13 +151,13 @@ class cuda_kbest_engine final : public cuda_detector_engine
 public:
     explicit cuda_kbest_engine(const kbest_config& config)
         : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               true, // the ordering/QR kernel reads its input once, up front
-                               fsd_item_bytes(config.shape.nt)),
+                               { true, false }, // the ordering/QR kernel reads its input once, up front
+                               sphere_item_bytes(config.shape.nt)),
           m_config(config), m_pam(make_pam_table(constellation(config.mod)))
     {
         // A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
         const kbest_warp_layout l = kbest_warp_layout::of(config.shape.nt, config.K, m_pam.order(),
-                                                          fsd_item_bytes(config.shape.nt));
+                                                          sphere_item_bytes(config.shape.nt));
         int device = 0, limit = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
         MIMO_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
@@ -170,24 +170,26 @@ public:
     }
 
 protected:
-    void launch(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                fault_sink sink, cudaStream_t stream) override
+    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink,
+                cudaStream_t stream) override
     {
-        void* d_items = m_items.reserve(batch * fsd_item_bytes(m_config.shape.nt));
-        launch_fsd_prepare(m_config.shape, 0, d_H, d_y, batch, d_items, sink, stream);
+        const size_t batch = in.problems();
+        const float n0 = in.n0;
+        void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
+        launch_sphere_prepare(m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
         const kbest_warp_layout l = kbest_warp_layout::of(m_config.shape.nt, m_config.K, m_pam.order(),
-                                                          fsd_item_bytes(m_config.shape.nt));
+                                                          sphere_item_bytes(m_config.shape.nt));
         const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
         const int warps = by_memory < 1 ? 1 : (by_memory < k_kbest_max_warps ? by_memory : k_kbest_max_warps);
         const size_t shared = size_t(warps) * l.words * 4;
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
-            if constexpr (NT <= k_fsd_max_streams) {
+            if constexpr (NT <= k_sphere_max_streams) {
                 if (shared > 48 * 1024)
                     MIMO_CUDA_CHECK(cudaFuncSetAttribute(
                         kbest_warp_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
                 kbest_warp_kernel<NT><<<unsigned((batch + warps - 1) / warps), 32 * warps, shared, stream>>>(
-                    static_cast<const fsd_item<NT>*>(d_items), batch, m_pam, m_config.K, l, n0, clip, m_config.missing_llr, d_llr,
+                    static_cast<const sphere_item<NT>*>(d_items), batch, m_pam, m_config.K, l, n0, clip, m_config.missing_llr, d_llr,
                     sink);
             }
         });
@@ -202,7 +204,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<kbest_engine> make_cuda_kbest_engine(const kbest_config& config)
+std::unique_ptr<detector_engine> make_cuda_kbest_engine(const kbest_config& config)
 {
     return std::make_unique<cuda_kbest_engine>(config);
 }

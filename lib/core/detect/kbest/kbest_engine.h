@@ -4,8 +4,8 @@
 
 #include <mimo_gpu/detector.h>
 
-#include "../detector_engine.h"
-#include "../fsd/fsd_engine.h" // fsd_item (ordering and QR), dispatch_fsd_shape
+#include "../engine/detector_engine.h"
+#include "../sphere/sphere_item.h"
 #include "kbest_search.h"
 
 #include <memory>
@@ -24,15 +24,13 @@ struct kbest_config {
     float missing_llr = 3.0f; ///< |LLR| of a bit no kept or informative pruned path contradicts
 };
 
-using kbest_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
-
-std::unique_ptr<kbest_engine> make_cpu_kbest_engine(const kbest_config& config);
-std::unique_ptr<kbest_engine> make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)
+std::unique_ptr<detector_engine> make_cpu_kbest_engine(const kbest_config& config);
+std::unique_ptr<detector_engine> make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)
 
 /// One problem's search and LLRs (stream t's at [t * Q, t * Q + Q)) from its
 /// item: V-BLAST ordering (strongest stream at the top) and QR.
 template <int NT>
-MIMO_HD problem_fault kbest_problem(const fsd_item<NT>& item, int K, const pam_table& pam, float n0, float clip,
+MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item, int K, const pam_table& pam, float n0, float clip,
                                     float missing, const kbest_scratch& s, float* dmin, float* pmin, float* llr)
 {
     float best = 0.0f;

@@ -2,8 +2,7 @@
 // M^(nt-1) slices of the exhaustive search (ml_scan_slice, as on the CPU) and
 // meeting in shared memory as per-symbol minima.
 #include "../../qr/mgs_qr.h"
-#include "../../runtime/cuda_staging.h"
-#include "../../runtime/device_faults.h"
+#include "../engine/cuda_detector_engine.h"
 #include "ml_engine.h"
 #include "ml_search.h"
 #include "../pam_table.h"
@@ -65,54 +64,46 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
         llr[p * nt * Q + i] = llr_from_symbol_minima(dmin + (i / Q) * M, pam, i % Q, n0 * scale * scale, 0.0f, 0.0f);
 }
 
-class cuda_ml_engine final : public ml_engine
+class cuda_ml_engine final : public cuda_detector_engine
 {
 public:
-    cuda_ml_engine(mimo_shape shape, modulation mod) : m_shape(shape), m_pam(make_pam_table(constellation(mod))) {}
-    backend kind() const override { return backend::cuda; }
+    explicit cuda_ml_engine(const ml_config& config)
+        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_shape(config.shape),
+          m_pam(make_pam_table(constellation(config.mod)))
+    {
+    }
 
-    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) override
+private:
+    void launch(const detector_input& in, float, float* d_llr, fault_sink sink, cudaStream_t s) override
     {
         const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order();
         uint64_t slices = 1;
         for (int t = 0; t < nt - 1; ++t)
             slices *= uint64_t(M);
-        const cudaStream_t s = m_stream.get();
-        const size_t n_llr = batch * nt * m_pam.bits_per_symbol();
-        const float* dH = reinterpret_cast<const float*>(m_H.device_view(H, batch * nr * nt));
-        const float* dy = reinterpret_cast<const float*>(m_y.device_view(y, batch * nr));
-        const fault_sink sink = m_faults.sink(batch, s);
+        const size_t batch = in.problems();
+        const auto* dH = reinterpret_cast<const float*>(in.H);
+        const auto* dy = reinterpret_cast<const float*>(in.y);
         // One launch per chunk keeps each grid within limits for any batch.
         constexpr size_t chunk = 1u << 20;
-        float* d_llr = m_llr.device_view(llr, n_llr);
+        const size_t shared = sizeof(float) * (size_t(nt) * M + 2 * nr * nt + 2 * nr);
         for (size_t first = 0; first < batch; first += chunk) {
             const size_t n = std::min(chunk, batch - first);
-            const size_t shared = sizeof(float) * (size_t(nt) * M + 2 * nr * nt + 2 * nr);
-            ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(
-                dH, dy, nr, nt, m_pam, slices, n0, first, d_llr, sink);
+            ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(dH, dy, nr, nt, m_pam, slices, in.n0, first,
+                                                                        d_llr, sink);
             MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
         }
-        const detection_report report = m_faults.collect(s, &m_flags);
-        m_llr.finish();
-        erase_problems(report, m_flags.data(), llr, size_t(nt) * m_pam.bits_per_symbol(), 0.0f);
-        return report;
     }
 
-private:
     mimo_shape m_shape;
     pam_table m_pam;
-    cuda_stream m_stream;
-    host_input<cfloat> m_H, m_y;
-    host_output<float> m_llr;
-    device_faults m_faults;
-    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace
 
-std::unique_ptr<ml_engine> make_cuda_ml_engine(mimo_shape shape, modulation mod)
+std::unique_ptr<detector_engine> make_cuda_ml_engine(const ml_config& config)
 {
-    return std::make_unique<cuda_ml_engine>(shape, mod);
+    return std::make_unique<cuda_ml_engine>(config);
 }
 
 } // namespace detail

@@ -1,23 +1,22 @@
-// The interface behind mimo_gpu::ml_detector: one CPU and one CUDA implementation.
+// The engines behind the exhaustive ML detector (one CPU, one CUDA).
 #pragma once
 
 #include <mimo_gpu/ml_detector.h>
 
+#include "../engine/detector_engine.h"
+
 #include <memory>
 
 namespace mimo_gpu {
+namespace detail {
 
-class ml_engine
-{
-public:
-    virtual ~ml_engine() = default;
-    virtual backend kind() const = 0;
-    /// Bad problems (non-finite input, rank-deficient H) get LLRs 0 and are reported.
-    virtual detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float* llr) = 0;
+struct ml_config {
+    mimo_shape shape;
+    modulation mod;
 };
 
-namespace detail {
-std::unique_ptr<ml_engine> make_cpu_ml_engine(mimo_shape shape, modulation mod);
-std::unique_ptr<ml_engine> make_cuda_ml_engine(mimo_shape shape, modulation mod); // defined in the .cu (CUDA builds only)
+std::unique_ptr<detector_engine> make_cpu_ml_engine(const ml_config& config);
+std::unique_ptr<detector_engine> make_cuda_ml_engine(const ml_config& config); // the .cu (CUDA builds only)
+
 } // namespace detail
 } // namespace mimo_gpu

@@ -5,8 +5,7 @@
 // (mmse_library.cu), writes enqueue() alone.
 #pragma once
 
-#include "../../runtime/cuda_buffers.h"
-#include "../../runtime/device_faults.h"
+#include "../engine/cuda_detector_engine.h"
 #include "../pam_table.h"
 #include "mmse_engine.h"
 
@@ -27,35 +26,29 @@ struct mmse_launch {
     float* sinr; ///< may be null
 };
 
-class cuda_mmse_engine : public mmse_engine
+class cuda_mmse_engine : public cuda_detector_engine, public mmse_equalizer
 {
 public:
-    explicit cuda_mmse_engine(const mmse_config& config);
-    backend kind() const final { return backend::cuda; }
-    detection_report run(const detector_input& in, float clip, const mmse_outputs& out) final;
-    void run_device(const detector_input& in, float clip, float* d_llr, cuda_stream_t stream) final;
-    detection_report device_status(cuda_stream_t stream) final { return m_faults.collect(stream); }
-    size_t scratch_per_problem() const final;
+    /// scratch_per_channel: the implementation's device scratch per channel
+    /// (counted per problem: S = 1 at worst).
+    explicit cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel = 0);
+    detection_report equalize(const detector_input& in, const mmse_outputs& out) final;
 
 protected:
     /// Enqueues one call on `stream`; bad problems are reported into `sink` and
     /// their outputs written as 0.
     virtual void enqueue(const mmse_launch& l, fault_sink sink, cudaStream_t stream) = 0;
-    /// Device scratch bytes per channel of the implementation.
-    virtual size_t scratch_per_channel() const { return 0; }
-
     const mmse_config m_config;
     const pam_table m_pam;
 
 private:
-    cuda_stream m_stream;
-    device_buffer<cfloat> m_H, m_y, m_z;
-    device_buffer<float> m_llr, m_sinr;
-    device_faults m_host_faults; // the host path's
-    device_faults m_faults;      // the device path's, collected by device_status
+    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink, cudaStream_t stream) final;
+
+    device_buffer<cfloat> m_z;
+    device_buffer<float> m_sinr;
 };
 
-std::unique_ptr<mmse_engine> make_library_mmse_engine(const mmse_config& config); // mmse_library.cu
+std::unique_ptr<detector_engine> make_library_mmse_engine(const mmse_config& config); // mmse_library.cu
 
 } // namespace detail
 } // namespace mimo_gpu

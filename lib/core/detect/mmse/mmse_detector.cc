@@ -4,9 +4,8 @@
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/mmse_detector.h>
 
-#include "../../runtime/engine_choice.h"
-#include "../../runtime/fault_flags.h"
 #include "../../runtime/parallel_for.h"
+#include "../engine/cpu_detector_engine.h"
 #include "../../runtime/scale_normaliser.h"
 #include "mmse_engine.h"
 #include "mmse_soft_output.h"
@@ -266,20 +265,41 @@ private:
     std::vector<float> m_inverse_re, m_inverse_im; // L^-1
 };
 
-class cpu_mmse_engine final : public mmse_engine
+class cpu_mmse_engine final : public cpu_detector_engine, public mmse_equalizer
 {
 public:
     explicit cpu_mmse_engine(const mmse_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cpu; }
 
-    detection_report run(const detector_input& in, float clip, const mmse_outputs& out) override
+    detection_report equalize(const detector_input& in, const mmse_outputs& out) override
+    {
+        const size_t U = size_t(m_config.shape.nt);
+        return checked_call(in.problems(), nullptr, [&](fault_word* flags) {
+            run_channels(in, 0.0f, { nullptr, out.z, out.sinr }, flags);
+            for (size_t p = 0; p < in.problems(); ++p) // the erased problems' symbols and SINRs are 0
+                if (flags[p]) {
+                    if (out.z)
+                        std::fill_n(out.z + p * U, U, cfloat(0, 0));
+                    if (out.sinr)
+                        std::fill_n(out.sinr + p * U, U, 0.0f);
+                }
+        });
+    }
+
+private:
+    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
+    {
+        run_channels(in, clip, { llr, nullptr, nullptr }, flags);
+    }
+
+    void run_channels(const detector_input& in, float clip, const mmse_outputs& out, fault_word* flags)
     {
         const size_t S = size_t(in.symbols_per_channel), B = size_t(m_config.shape.nr),
                      U = size_t(m_config.shape.nt), Q = size_t(m_pam.bits_per_symbol());
-        fault_word* flags = m_faults.reset(in.problems());
         // Threads take whole channels (a channel's preparation is its most costly
         // step); a thread costs about 20 us to start, a 128x16 channel about as much.
         const size_t min_channels = std::max<size_t>(1, 16 / S);
@@ -299,28 +319,15 @@ public:
                 }
             }
         });
-        detection_report report = m_faults.finish(out.llr ? out.llr : nullptr, out.llr ? U * Q : 0);
-        if (report.erased > 0) { // zero the symbols and SINRs of the erased problems too
-            for (size_t p = 0; p < in.problems(); ++p)
-                if (flags[p]) {
-                    if (out.z)
-                        std::fill_n(out.z + p * U, U, cfloat(0, 0));
-                    if (out.sinr)
-                        std::fill_n(out.sinr + p * U, U, 0.0f);
-                }
-        }
-        return report;
     }
 
-private:
     mmse_config m_config;
     pam_table m_pam;
-    host_faults m_faults;
 };
 
 } // namespace
 
-std::unique_ptr<mmse_engine> make_cpu_mmse_engine(const mmse_config& config)
+std::unique_ptr<detector_engine> make_cpu_mmse_engine(const mmse_config& config)
 {
     return std::make_unique<cpu_mmse_engine>(config);
 }
@@ -354,61 +361,16 @@ parameter_spec library_parameter()
              "hand kernels (the comparison of docs/benchmarks.md); the CPU ignores it" };
 }
 
-class mmse_detector_impl final : public mmse_detector
+mmse_config engine_config(const detector_config& config, bool conjugate_gradient)
 {
-public:
-    mmse_detector_impl(const std::string& name, const detector_config& config, backend requested,
-                       std::vector<parameter_spec> specs)
-        : mmse_detector(name, config, mmse_capabilities(), std::move(specs))
-    {
-        mmse_config c;
-        c.shape = config.shape;
-        c.mod = config.mod;
-        c.conjugate_gradient = name == "mmse_cg";
-        c.iterations = c.conjugate_gradient ? int(parameter("iterations")) : 0;
-        c.library = parameter("cublas") != 0.0;
-        m_engine = choose_engine(
-            requested, [&] { return make_cpu_mmse_engine(c); }, [&] { return make_cuda_mmse_engine(c); });
-    }
-    backend active_backend() const override { return m_engine->kind(); }
-
-    detection_report equalize(const detector_input& in, cfloat* z, float* sinr) override
-    {
-        check_noise_variance(in.n0);
-        if (in.symbols_per_channel < 1)
-            throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: S must be >= 1");
-        if (in.priors)
-            throw std::invalid_argument("mimo_gpu: detector '" + name() + "' takes no a-priori LLRs");
-        if (in.channels > 0 && (!in.H || !in.y))
-            throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: null buffer");
-        mmse_outputs out;
-        out.z = z;
-        out.sinr = sinr;
-        const detection_report report = m_engine->run(in, clip(), out);
-        if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
-            throw std::invalid_argument("mimo_gpu::" + name() + "_detector: " + report.describe() +
-                                        " (bad-problem policy 'stop'; 'erase' detects the rest)");
-        return report;
-    }
-
-protected:
-    detection_report run(const detector_input& in, float* llr) override
-    {
-        mmse_outputs out;
-        out.llr = llr;
-        return m_engine->run(in, clip(), out);
-    }
-    void run_device(const detector_input& in, float* d_llr, cuda_stream_t stream) override
-    {
-        m_engine->run_device(in, clip(), d_llr, stream);
-    }
-    detection_report device_status(cuda_stream_t stream) override { return m_engine->device_status(stream); }
-    size_t family_scratch_per_problem() const override { return m_engine->scratch_per_problem(); }
-
-private:
-    float clip() const { return float(parameter("llr_clip")); }
-    std::unique_ptr<mmse_engine> m_engine;
-};
+    mmse_config c;
+    c.shape = config.shape;
+    c.mod = config.mod;
+    c.conjugate_gradient = conjugate_gradient;
+    c.iterations = conjugate_gradient ? int(config.parameters.at("iterations")) : 0;
+    c.library = config.parameters.at("cublas") != 0.0;
+    return c;
+}
 
 std::vector<parameter_spec> cholesky_parameters() { return { clip_parameter(), library_parameter() }; }
 std::vector<parameter_spec> cg_parameters()
@@ -422,20 +384,60 @@ std::vector<parameter_spec> cg_parameters()
 
 std::vector<detector_family> mmse_families()
 {
-    return { { "mmse",
-               "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, max-log LLRs of the "
-               "equalised symbols; channel reuse over S symbols)",
-               mmse_capabilities(), cholesky_parameters(),
-               [](const detector_config& c, backend b) {
-                   return std::unique_ptr<detector>(new mmse_detector_impl("mmse", c, b, cholesky_parameters()));
-               } },
-             { "mmse_cg",
-               "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG steps, the paper's "
-               "SINR approximation rho = G_uu / N0)",
-               mmse_capabilities(), cg_parameters(), [](const detector_config& c, backend b) {
-                   return std::unique_ptr<detector>(new mmse_detector_impl("mmse_cg", c, b, cg_parameters()));
-               } } };
+    std::vector<detector_family> families;
+    for (const bool cg : { false, true }) {
+        detector_family f;
+        f.name = cg ? "mmse_cg" : "mmse";
+        f.summary = cg ? "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG steps, the paper's "
+                         "SINR approximation rho = G_uu / N0)"
+                       : "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, max-log LLRs of the "
+                         "equalised symbols; channel reuse over S symbols)";
+        f.capabilities = mmse_capabilities();
+        f.parameters = cg ? cg_parameters() : cholesky_parameters();
+        f.make = [](const detector_family& family, const detector_config& c, backend b) {
+            return std::unique_ptr<detector>(new mmse_detector(family, c, b));
+        };
+        // Each user's equalised symbol against the M points (the filters are per channel).
+        f.cost = [](const detector_config& c) {
+            return double(c.shape.nt) * constellation(c.mod).order();
+        };
+        f.comparison_runs = [cg](const mimo_shape&, modulation) {
+            return std::vector<detector_parameters>{ cg ? detector_parameters{ { "iterations", 3 } }
+                                                        : detector_parameters{} };
+        };
+        f.comparison_fallback = true; // massive MIMO's families
+        families.push_back(std::move(f));
+    }
+    return families;
 }
 
 } // namespace detail
+
+mmse_detector::mmse_detector(const detector_family& family, const detector_config& config, backend requested)
+    : detector(family, config)
+{
+    const detail::mmse_config c = detail::engine_config(config, family.name == "mmse_cg");
+    use_engine(detail::choose_engine(
+        requested, [&] { return detail::make_cpu_mmse_engine(c); }, [&] { return detail::make_cuda_mmse_engine(c); }));
+}
+
+detection_report mmse_detector::equalize(const detector_input& in, cfloat* z, float* sinr)
+{
+    check_noise_variance(in.n0);
+    if (in.symbols_per_channel < 1)
+        throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: S must be >= 1");
+    if (in.priors)
+        throw std::invalid_argument("mimo_gpu: detector '" + name() + "' takes no a-priori LLRs");
+    if (in.channels > 0 && (!in.H || !in.y))
+        throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: null buffer");
+    detail::mmse_outputs out;
+    out.z = z;
+    out.sinr = sinr;
+    const detection_report report = detail::engine_extension<detail::mmse_equalizer>(engine()).equalize(in, out);
+    if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
+        throw std::invalid_argument("mimo_gpu::" + name() + "_detector: " + report.describe() +
+                                    " (bad-problem policy 'stop'; 'erase' detects the rest)");
+    return report;
+}
+
 } // namespace mimo_gpu

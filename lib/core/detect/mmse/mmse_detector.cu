@@ -12,51 +12,38 @@
 namespace mimo_gpu {
 namespace detail {
 
-cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config)
-    : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel)
+    : cuda_detector_engine(config.shape,
+                           size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+                           { true, true }, // a channel's kernel reads H and y more than once
+                           size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) + scratch_per_channel),
+      m_config(config),
+      m_pam(make_pam_table(constellation(config.mod)))
 {
 }
 
-size_t cuda_mmse_engine::scratch_per_problem() const
+void cuda_mmse_engine::launch(const detector_input& in, float clip, float* d_llr, fault_sink sink, cudaStream_t stream)
 {
-    const size_t B = m_config.shape.nr, U = m_config.shape.nt;
-    // The host path's copies (H, y, LLRs, symbols, SINRs), a channel per problem at worst.
-    return (B * U + B + U) * sizeof(cfloat) + U * (m_pam.bits_per_symbol() + 1) * sizeof(float) +
-           scratch_per_channel();
-}
-
-detection_report cuda_mmse_engine::run(const detector_input& in, float clip, const mmse_outputs& out)
-{
-    const size_t C = in.channels, S = size_t(in.symbols_per_channel), P = in.problems();
-    if (P == 0)
-        return {};
-    const size_t B = m_config.shape.nr, U = m_config.shape.nt, Q = m_pam.bits_per_symbol();
-    const cudaStream_t s = m_stream.get();
-    cfloat* dH = m_H.reserve(C * B * U);
-    cfloat* dy = m_y.reserve(P * B);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(dH, in.H, C * B * U * sizeof(cfloat), cudaMemcpyHostToDevice, s));
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(dy, in.y, P * B * sizeof(cfloat), cudaMemcpyHostToDevice, s));
-    mmse_launch l{ reinterpret_cast<const float2*>(dH), reinterpret_cast<const float2*>(dy), C, int(S), in.n0, clip,
-                   out.llr ? m_llr.reserve(P * U * Q) : nullptr,
-                   out.z ? reinterpret_cast<float2*>(m_z.reserve(P * U)) : nullptr,
-                   out.sinr ? m_sinr.reserve(P * U) : nullptr };
-    enqueue(l, m_host_faults.sink(P, s), s);
-    if (out.llr)
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(out.llr, l.llr, P * U * Q * sizeof(float), cudaMemcpyDeviceToHost, s));
-    if (out.z)
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(out.z, l.z, P * U * sizeof(cfloat), cudaMemcpyDeviceToHost, s));
-    if (out.sinr)
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(out.sinr, l.sinr, P * U * sizeof(float), cudaMemcpyDeviceToHost, s));
-    return m_host_faults.collect(s); // waits for the stream; the kernels zeroed bad problems' outputs
-}
-
-void cuda_mmse_engine::run_device(const detector_input& in, float clip, float* d_llr, cuda_stream_t stream)
-{
-    if (in.problems() == 0)
-        return;
     const mmse_launch l{ reinterpret_cast<const float2*>(in.H), reinterpret_cast<const float2*>(in.y),
                          in.channels, in.symbols_per_channel, in.n0, clip, d_llr, nullptr, nullptr };
-    enqueue(l, m_faults.sink(in.problems(), stream), stream);
+    enqueue(l, sink, stream);
+}
+
+detection_report cuda_mmse_engine::equalize(const detector_input& in, const mmse_outputs& out)
+{
+    const size_t P = in.problems(), U = m_config.shape.nt;
+    return host_call(P, nullptr, [&](fault_sink sink, cudaStream_t s) {
+        const detector_input d = device_inputs(in, s);
+        const mmse_launch l{ reinterpret_cast<const float2*>(d.H), reinterpret_cast<const float2*>(d.y),
+                             in.channels, in.symbols_per_channel, in.n0, 0.0f, nullptr,
+                             out.z ? reinterpret_cast<float2*>(m_z.reserve(P * U)) : nullptr,
+                             out.sinr ? m_sinr.reserve(P * U) : nullptr };
+        enqueue(l, sink, s); // the kernels zero the bad problems' outputs
+        if (out.z)
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(out.z, l.z, P * U * sizeof(cfloat), cudaMemcpyDeviceToHost, s));
+        if (out.sinr)
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(out.sinr, l.sinr, P * U * sizeof(float), cudaMemcpyDeviceToHost, s));
+    });
 }
 
 namespace {
@@ -394,7 +381,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<mmse_engine> make_cuda_mmse_engine(const mmse_config& config)
+std::unique_ptr<detector_engine> make_cuda_mmse_engine(const mmse_config& config)
 {
     if (config.library)
         return make_library_mmse_engine(config);

@@ -5,6 +5,8 @@
 
 #include <mimo_gpu/detector.h>
 
+#include "../engine/detector_engine.h"
+
 #include <memory>
 #include <stdexcept>
 
@@ -30,7 +32,7 @@ struct mmse_config {
     bool library = false;            ///< CUDA: cuBLAS/cuSOLVER batched calls instead of the hand kernels
 };
 
-/// Outputs of a host run; any may be null. Problem p, user u: llr[(p*U + u)*Q + k],
+/// Outputs of a run; any may be null. Problem p, user u: llr[(p*U + u)*Q + k],
 /// z[p*U + u] (x_hat / lambda), sinr[p*U + u] (rho).
 struct mmse_outputs {
     float* llr = nullptr;
@@ -38,25 +40,19 @@ struct mmse_outputs {
     float* sinr = nullptr;
 };
 
-class mmse_engine
+/// What every MMSE engine adds to detector_engine (engine_extension<mmse_equalizer>):
+/// the equalised symbols and SINRs behind the LLRs.
+class mmse_equalizer
 {
 public:
-    virtual ~mmse_engine() = default;
-    virtual backend kind() const = 0;
-    /// Host memory, in.symbols_per_channel symbols per channel; bad problems' outputs 0.
-    virtual detection_report run(const detector_input& in, float clip, const mmse_outputs& out) = 0;
-    /// Device memory, asynchronous on `stream` (CUDA).
-    virtual void run_device(const detector_input&, float, float*, cuda_stream_t)
-    {
-        throw std::logic_error("mimo_gpu: detect_device needs the CUDA backend");
-    }
-    virtual detection_report device_status(cuda_stream_t) { return {}; }
-    /// Scratch bytes per problem with S = 1 (the channel's work counted in full).
-    virtual size_t scratch_per_problem() const { return 0; }
+    virtual ~mmse_equalizer() = default;
+    /// Host memory, in.symbols_per_channel symbols per channel; bad problems'
+    /// outputs 0. out.llr is not written.
+    virtual detection_report equalize(const detector_input& in, const mmse_outputs& out) = 0;
 };
 
-std::unique_ptr<mmse_engine> make_cpu_mmse_engine(const mmse_config& config);
-std::unique_ptr<mmse_engine> make_cuda_mmse_engine(const mmse_config& config); // the .cu (CUDA builds)
+std::unique_ptr<detector_engine> make_cpu_mmse_engine(const mmse_config& config);
+std::unique_ptr<detector_engine> make_cuda_mmse_engine(const mmse_config& config); // the .cu (CUDA builds)
 
 } // namespace detail
 } // namespace mimo_gpu

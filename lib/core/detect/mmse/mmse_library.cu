@@ -200,7 +200,8 @@ unsigned blocks_for(size_t n, int threads) { return unsigned((n + threads - 1) /
 class library_mmse_engine final : public cuda_mmse_engine
 {
 public:
-    explicit library_mmse_engine(const mmse_config& config) : cuda_mmse_engine(config)
+    explicit library_mmse_engine(const mmse_config& config)
+        : cuda_mmse_engine(config, scratch_per_channel(config.shape.nt))
     {
         MIMO_CUBLAS(cublasCreate(&m_blas));
         try {
@@ -217,9 +218,8 @@ public:
     }
 
 private:
-    size_t scratch_per_channel() const override
+    static size_t scratch_per_channel(size_t U)
     {
-        const size_t U = m_config.shape.nt;
         return (3 * U * U) * sizeof(float2) + 2 * U * sizeof(float) + 3 * sizeof(void*) + sizeof(int);
     }
 
@@ -301,7 +301,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<mmse_engine> make_library_mmse_engine(const mmse_config& config)
+std::unique_ptr<detector_engine> make_library_mmse_engine(const mmse_config& config)
 {
     return std::make_unique<library_mmse_engine>(config);
 }

@@ -2,7 +2,7 @@
 #include <mimo_gpu/detector_registry.h>
 
 #include "../../qr/mgs_qr.h"
-#include "../../runtime/engine_choice.h"
+#include "../engine/cpu_detector_engine.h"
 #include "../../runtime/parallel_for.h"
 #include "../../runtime/fault_flags.h"
 #include "../../runtime/shape_dispatch.h"
@@ -17,70 +17,53 @@ namespace detail {
 
 namespace {
 
-class cpu_mtt_engine final : public mtt_engine
+class cpu_mtt_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_mtt_engine(const mtt_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
-    }
-    backend kind() const override { return backend::cpu; }
-
-    detection_report detect(const cfloat* H,
-                            const cfloat* y,
-                            size_t batch,
-                            float n0,
-                            float clip,
-                            float* llr) override
-    {
-        const int M = m_pam.order(), Q = m_pam.bits_per_symbol();
-        fault_word* flags = m_faults.reset(batch);
-        dispatch_mtt_shape(
-            m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-                constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-                dispatch_levels(m_pam.levels, [&](auto l_c) {
-                    constexpr int L = decltype(l_c)::value;
-                    const mtt_levels<L> levels(m_pam);
-                    parallel_for(batch, 64, [&](size_t begin, size_t end) {
-                        std::vector<float> E(2 * NT * mtt_width<NT>()),
-                            dmin(size_t(NT) * M);
-                        for (size_t p = begin; p < end; ++p) {
-                            const auto* h =
-                                reinterpret_cast<const float*>(H + p * NR * NT);
-                            const auto* yy = reinterpret_cast<const float*>(y + p * NR);
-                            const problem_fault fault =
-                                mgs_qr_order<NR, NT>(h, yy, 0, E.data());
-                            if (fault != problem_fault::none) {
-                                report_fault(flags, p, fault);
-                                continue;
-                            }
-                            mtt_search_serial<NT, L>(
-                                E.data(), levels, m_config.multipass, dmin.data());
-                            for (int t = 0; t < NT; ++t)
-                                for (int k = 0; k < Q; ++k)
-                                    llr[(p * NT + t) * Q + k] =
-                                        llr_from_symbol_minima(dmin.data() + t * M,
-                                                               m_pam,
-                                                               k,
-                                                               n0,
-                                                               clip,
-                                                               k_unreached_llr);
-                        }
-                    });
-                });
-            });
-        return m_faults.finish(llr, size_t(m_config.shape.nt) * Q);
     }
 
 private:
+    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
+    {
+        const int M = m_pam.order(), Q = m_pam.bits_per_symbol();
+        dispatch_mtt_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+            dispatch_levels(m_pam.levels, [&](auto l_c) {
+                constexpr int L = decltype(l_c)::value;
+                const mtt_levels<L> levels(m_pam);
+                parallel_for(in.problems(), 64, [&](size_t begin, size_t end) {
+                    std::vector<float> E(2 * NT * mtt_width<NT>()), dmin(size_t(NT) * M);
+                    for (size_t p = begin; p < end; ++p) {
+                        const auto* h = reinterpret_cast<const float*>(in.H + p * NR * NT);
+                        const auto* yy = reinterpret_cast<const float*>(in.y + p * NR);
+                        const problem_fault fault = mgs_qr_order<NR, NT>(h, yy, 0, E.data());
+                        if (fault != problem_fault::none) {
+                            report_fault(flags, p, fault);
+                            continue;
+                        }
+                        mtt_search_serial<NT, L>(E.data(), levels, m_config.multipass, dmin.data());
+                        for (int t = 0; t < NT; ++t)
+                            for (int k = 0; k < Q; ++k)
+                                llr[(p * NT + t) * Q + k] = llr_from_symbol_minima(
+                                    dmin.data() + t * M, m_pam, k, in.n0, clip, k_unreached_llr);
+                    }
+                });
+            });
+        });
+    }
+
     mtt_config m_config;
     pam_table m_pam;
-    host_faults m_faults;
 };
 
 } // namespace
 
-std::unique_ptr<mtt_engine> make_cpu_mtt_engine(const mtt_config& config)
+std::unique_ptr<detector_engine> make_cpu_mtt_engine(const mtt_config& config)
 {
     return std::make_unique<cpu_mtt_engine>(config);
 }
@@ -112,48 +95,35 @@ std::vector<parameter_spec> mtt_parameters(bool multipass)
                            "0: no clipping (+-1000)" } };
 }
 
-/// MTT (multipass) or OT: the trellis detector on the detector interface.
-class mtt_detector final : public engine_detector
-{
-public:
-    mtt_detector(const detector_config& config, bool multipass, backend requested)
-        : engine_detector(multipass ? "mtt" : "ot",
-                          checked(config),
-                          mtt_capabilities(),
-                          mtt_parameters(multipass))
-    {
-        const mtt_config engine_config{ config.shape, config.mod, multipass };
-        choose(
-            requested,
-            [&] { return make_cpu_mtt_engine(engine_config); },
-            [&] { return make_cuda_mtt_engine(engine_config); });
-    }
-
-private:
-    static detector_config checked(const detector_config& config)
-    {
-        config.shape.validate_small();
-        return config;
-    }
-};
-
 } // namespace
 
 std::vector<detector_family> mtt_families()
 {
     std::vector<detector_family> families;
-    for (bool multipass : { true, false })
-        families.push_back({ multipass ? "mtt" : "ot",
-                             multipass ? "multi-pass trellis traversal soft detector "
-                                         "(exact max-log ML for nt <= 2)"
-                                       : "one-pass trellis traversal soft detector (the "
-                                         "last stage's candidate list)",
-                             mtt_capabilities(),
-                             mtt_parameters(multipass),
-                             [multipass](const detector_config& c, backend b) {
-                                 return std::unique_ptr<detector>(
-                                     new mtt_detector(c, multipass, b));
-                             } });
+    for (bool multipass : { true, false }) {
+        detector_family f;
+        f.name = multipass ? "mtt" : "ot";
+        f.summary = multipass ? "multi-pass trellis traversal soft detector "
+                                "(exact max-log ML for nt <= 2)"
+                              : "one-pass trellis traversal soft detector (the "
+                                "last stage's candidate list)";
+        f.capabilities = mtt_capabilities();
+        f.parameters = mtt_parameters(multipass);
+        f.make = engine_factory<mtt_config>(
+            [multipass](const detector_config& c) { return mtt_config{ c.shape, c.mod, multipass }; },
+            make_cpu_mtt_engine,
+            MIMO_GPU_CUDA_ENGINE(make_cuda_mtt_engine));
+        f.validate = [](const detector_config& c) { c.shape.validate_small(); };
+        // The search's edges: nt stages of M^2 (M = PAM levels squared), per pass.
+        f.cost = [](const detector_config& c) {
+            const double M = constellation(c.mod).order();
+            return double(c.shape.nt) * c.shape.nt * M * M;
+        };
+        f.comparison_runs = [](const mimo_shape&, modulation) {
+            return std::vector<detector_parameters>{ {} };
+        };
+        families.push_back(std::move(f));
+    }
     return families;
 }
 

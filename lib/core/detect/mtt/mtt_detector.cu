@@ -16,7 +16,7 @@
 // (the input may be pinned host memory read over PCIe), and one thread per
 // problem computes the QR.
 #include "../../qr/mgs_qr.h"
-#include "../cuda_detector_engine.h"
+#include "../engine/cuda_detector_engine.h"
 #include "../pam_table.h"
 #include "mtt_engine.h"
 #include "mtt_search.h"
@@ -280,17 +280,16 @@ public:
     }
 
 protected:
-    void launch(const cfloat* d_H,
-                const cfloat* d_y,
-                size_t batch,
-                float n0,
+    void launch(const detector_input& in,
                 float clip,
                 float* d_llr,
                 fault_sink sink,
                 cudaStream_t stream) override
     {
-        const auto* h = reinterpret_cast<const float*>(d_H);
-        const auto* yy = reinterpret_cast<const float*>(d_y);
+        const auto* h = reinterpret_cast<const float*>(in.H);
+        const auto* yy = reinterpret_cast<const float*>(in.y);
+        const size_t batch = in.problems();
+        const float n0 = in.n0;
         dispatch_mtt_shape(
             m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
                 constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
@@ -350,7 +349,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<mtt_engine> make_cuda_mtt_engine(const mtt_config& config)
+std::unique_ptr<detector_engine> make_cuda_mtt_engine(const mtt_config& config)
 {
     return std::make_unique<cuda_mtt_engine>(config);
 }

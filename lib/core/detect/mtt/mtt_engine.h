@@ -3,7 +3,7 @@
 
 #include <mimo_gpu/detector.h>
 
-#include "../detector_engine.h"
+#include "../engine/detector_engine.h"
 
 #include "../../runtime/shape_dispatch.h"
 
@@ -20,8 +20,6 @@ struct mtt_config {
     modulation mod;
     bool multipass;
 };
-
-using mtt_engine = detector_engine; // CPU and CUDA engines (detector_engine.h)
 
 /// The largest stream count the MTT kernels are compiled for (the search's cost
 /// grows as nt^2 M^2; the thesis' systems are 2x2 and 4x4).
@@ -56,8 +54,8 @@ decltype(auto) dispatch_mtt_shape(int nr, int nt, F&& f)
     });
 }
 
-std::unique_ptr<mtt_engine> make_cpu_mtt_engine(const mtt_config& config);
-std::unique_ptr<mtt_engine>
+std::unique_ptr<detector_engine> make_cpu_mtt_engine(const mtt_config& config);
+std::unique_ptr<detector_engine>
 make_cuda_mtt_engine(const mtt_config& config); // the .cu (CUDA builds only)
 
 } // namespace detail

@@ -2,12 +2,11 @@
 #include <mimo_gpu/nway_detector.h>
 
 #include "../../qr/qr_engine.h"
-#include "../../runtime/engine_choice.h"
 #include "../../runtime/parallel_for.h"
-#include "../../runtime/fault_flags.h"
 #include "../../runtime/shape_dispatch.h"
-#include "nway_engine.h"
+#include "../engine/cpu_detector_engine.h"
 #include "../pam_table.h"
+#include "nway_engine.h"
 #include "ssfe_search.h"
 
 #include <cmath>
@@ -63,38 +62,37 @@ bool nway_problem(const float* item, int passes, const pam_table& pam, float n0,
     return finite;
 }
 
-class cpu_nway_engine final : public nway_engine
+class cpu_nway_engine final : public cpu_detector_engine, public nway_qr_search
 {
 public:
     explicit cpu_nway_engine(const nway_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cpu; }
+
+    size_t scratch_per_problem() const override { return item_floats() * sizeof(float); }
 
     detection_report detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
     {
-        search(items, batch, n0, clip, llr, m_faults.reset(batch));
-        return m_faults.finish(llr, llrs_per_problem());
-    }
-
-    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip,
-                            float* llr) override
-    {
-        m_items.resize(batch * qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item());
-        fault_word* flags = m_faults.reset(batch);
-        cpu_qr_batch(m_config.shape, m_config.passes, H, y, batch, m_items.data(), flags);
-        search(m_items.data(), batch, n0, clip, llr, flags);
-        return m_faults.finish(llr, llrs_per_problem());
+        return checked_call(batch, llr, [&](fault_word* flags) { search(items, batch, n0, clip, llr, flags); });
     }
 
 private:
-    size_t llrs_per_problem() const { return size_t(m_config.shape.nt) * m_pam.bits_per_symbol(); }
+    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
+    {
+        const size_t batch = in.problems();
+        m_items.resize(batch * item_floats());
+        cpu_qr_batch(m_config.shape, m_config.passes, in.H, in.y, batch, m_items.data(), flags);
+        search(m_items.data(), batch, in.n0, clip, llr, flags);
+    }
+
+    size_t item_floats() const { return qr_layout{ m_config.shape.nt, m_config.passes }.floats_per_item(); }
 
     void search(const float* items, size_t batch, float n0, float clip, float* llr, fault_word* flags)
     {
         const int nt = m_config.shape.nt, passes = m_config.passes;
-        const size_t item_floats = qr_layout{nt, passes}.floats_per_item();
         const size_t llrs = llrs_per_problem();
         dispatch_nt(nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
@@ -103,9 +101,10 @@ private:
                 for (size_t p = begin; p < end; ++p) {
                     if (flags[p])
                         continue;
-                    const float* item = items + p * item_floats;
+                    const float* item = items + p * item_floats();
                     if (qr_item_singular<NT>(item, passes)) // NaN items (bad QR inputs) are not > 0 either
-                        report_fault(flags, p, std::isnan(item[0]) ? problem_fault::non_finite : problem_fault::singular);
+                        report_fault(flags, p,
+                                     std::isnan(item[0]) ? problem_fault::non_finite : problem_fault::singular);
                     else if (!nway_problem<NT>(item, passes, m_pam, n0, clip, dmin.data(), llr + p * llrs))
                         report_fault(flags, p, problem_fault::non_finite);
                 }
@@ -116,23 +115,13 @@ private:
     nway_config m_config;
     pam_table m_pam;
     std::vector<float> m_items; // QR items of detect(H, y), reused across calls
-    host_faults m_faults;
 };
-
-} // namespace
-
-std::unique_ptr<nway_engine> make_cpu_nway_engine(const nway_config& config)
-{
-    return std::make_unique<cpu_nway_engine>(config);
-}
-
-} // namespace detail
 
 detector_capabilities nway_capabilities()
 {
     detector_capabilities c;
-    c.modulations = {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
-                     modulation::qam1024};
+    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+                      modulation::qam1024 };
     c.exact_max_log = false; // exact for nt <= 2 with passes = nt (then it equals ML)
     return c;
 }
@@ -140,50 +129,76 @@ detector_capabilities nway_capabilities()
 std::vector<parameter_spec> nway_parameters()
 {
     return {
-        {"passes", 1, 1, k_max_antennas, true, false, "N search passes, each with its own detection order (1..nt)"},
-        {"llr_clip", k_default_llr_clip, 0, 1e4, false, true,
-         "LLRs clipped to [-clip, clip]; an unreached counter-hypothesis gets +-clip; 0: no clipping (+-1000)"},
+        { "passes", 1, 1, k_max_antennas, true, false,
+          "N search passes, each with its own detection order (1..nt)" },
+        { "llr_clip", k_default_llr_clip, 0, 1e4, false, true,
+          "LLRs clipped to [-clip, clip]; an unreached counter-hypothesis gets +-clip; 0: no clipping (+-1000)" },
     };
 }
+
+nway_config engine_config(const detector_config& c)
+{
+    nway_config config;
+    config.shape = c.shape;
+    config.mod = c.mod;
+    config.passes = int(c.parameters.at("passes"));
+    config.llr_clip = float(c.parameters.at("llr_clip"));
+    return config;
+}
+
+} // namespace
+
+std::unique_ptr<detector_engine> make_cpu_nway_engine(const nway_config& config)
+{
+    return std::make_unique<cpu_nway_engine>(config);
+}
+
+std::vector<detector_family> nway_families()
+{
+    detector_family f;
+    f.name = "nway";
+    f.summary = "N-way parallel SSFE soft detector (N passes, each its own detection order)";
+    f.capabilities = nway_capabilities();
+    f.parameters = nway_parameters();
+    f.make = [](const detector_family&, const detector_config& c, backend b) -> std::unique_ptr<detector> {
+        return std::make_unique<nway_detector>(engine_config(c), b);
+    };
+    f.validate = [](const detector_config& c) { engine_config(c).validate(); };
+    // M candidates per pass, each an nt-level SIC path.
+    f.cost = [](const detector_config& c) {
+        return c.parameters.at("passes") * constellation(c.mod).order() * c.shape.nt;
+    };
+    // Every pass count: the comparison the paper makes.
+    f.comparison_runs = [](const mimo_shape& shape, modulation) {
+        std::vector<detector_parameters> runs;
+        for (int n = 1; n <= shape.nt; ++n)
+            runs.push_back({ { "passes", n } });
+        return runs;
+    };
+    return { f };
+}
+
+} // namespace detail
 
 namespace {
 detector_config as_detector_config(const nway_config& config)
 {
     config.validate();
-    return {config.shape, config.mod, {{"passes", config.passes}, {"llr_clip", config.llr_clip}}};
+    return find_detector_family("nway").checked(
+        { config.shape, config.mod, { { "passes", config.passes }, { "llr_clip", config.llr_clip } } });
 }
 } // namespace
 
 nway_detector::nway_detector(const nway_config& config, backend requested)
-    : detector("nway", as_detector_config(config), nway_capabilities(), nway_parameters()),
-      m_passes(config.passes)
+    : detector(find_detector_family("nway"), as_detector_config(config)), m_passes(config.passes)
 {
-    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_nway_engine(config); },
-                                     [&] { return detail::make_cuda_nway_engine(config); });
+    use_engine(detail::choose_engine(
+        requested,
+        [&] { return detail::make_cpu_nway_engine(config); },
+        [&] { return detail::make_cuda_nway_engine(config); }));
 }
 
-nway_detector::~nway_detector() = default;
-
-backend nway_detector::active_backend() const { return m_engine->kind(); }
-
-nway_config nway_detector::config() const { return {shape(), mod(), m_passes, clip()}; }
-
-detection_report nway_detector::run(const detector_input& in, float* llr)
-{
-    return m_engine->detect(in.H, in.y, in.channels, in.n0, clip(), llr);
-}
-
-size_t nway_detector::family_scratch_per_problem() const
-{
-    return size_t(input_layout().floats_per_item()) * sizeof(float); // the QR items
-}
-
-void nway_detector::run_device(const detector_input& in, float* d_llr, cuda_stream_t stream)
-{
-    m_engine->detect_device(in.H, in.y, in.channels, in.n0, clip(), d_llr, stream);
-}
-
-detection_report nway_detector::device_status(cuda_stream_t stream) { return m_engine->check_device_status(stream); }
+nway_config nway_detector::config() const { return { shape(), mod(), m_passes, llr_clip() }; }
 
 detection_report nway_detector::detect_qr(const float* items, size_t batch, float n0, float* llr)
 {
@@ -192,7 +207,8 @@ detection_report nway_detector::detect_qr(const float* items, size_t batch, floa
         return {};
     if (!items || !llr)
         throw std::invalid_argument("mimo_gpu::nway_detector::detect_qr: null buffer");
-    detection_report report = m_engine->detect_qr(items, batch, n0, clip(), llr);
+    detection_report report =
+        detail::engine_extension<detail::nway_qr_search>(engine()).detect_qr(items, batch, n0, llr_clip(), llr);
     if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
         throw std::invalid_argument("mimo_gpu::nway_detector: " + report.describe() +
                                     " (bad-problem policy 'stop'; 'erase' detects the rest)");
@@ -203,7 +219,8 @@ void nway_detector::detect_qr_device(const float* d_items, size_t batch, float n
                                      cuda_stream_t stream)
 {
     check_noise_variance(n0);
-    m_engine->detect_qr_device(d_items, batch, n0, clip(), d_llr, stream);
+    detail::engine_extension<detail::nway_qr_search>(engine()).detect_qr_device(d_items, batch, n0, llr_clip(),
+                                                                                 d_llr, stream);
 }
 
 void nway_detector::detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
@@ -216,20 +233,5 @@ void nway_detector::detect_device(const cfloat* d_H, const cfloat* d_y, size_t b
     in.n0 = n0;
     detect_device(in, d_llr, stream);
 }
-
-namespace detail {
-std::vector<detector_family> nway_families()
-{
-    return {{"nway", "N-way parallel SSFE soft detector (N passes, each its own detection order)",
-             nway_capabilities(), nway_parameters(), [](const detector_config& c, backend b) {
-                 nway_config config;
-                 config.shape = c.shape;
-                 config.mod = c.mod;
-                 config.passes = int(c.parameters.at("passes"));
-                 config.llr_clip = float(c.parameters.at("llr_clip"));
-                 return std::unique_ptr<detector>(new nway_detector(config, b));
-             }}};
-}
-} // namespace detail
 
 } // namespace mimo_gpu

@@ -14,9 +14,8 @@
 // separate copy operations; pageable memory goes through pinned staging first.
 #include "../../qr/mgs_qr.h"
 #include "../../qr/qr_kernels.h"
-#include "../../runtime/cuda_staging.h"
-#include "../../runtime/device_faults.h"
 #include "../../runtime/shape_dispatch.h"
+#include "../engine/cuda_detector_engine.h"
 #include "nway_engine.h"
 #include "../pam_table.h"
 #include "ssfe_search.h"
@@ -184,54 +183,40 @@ void allow_shared(Kernel kernel, size_t bytes)
         MIMO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
-class cuda_nway_engine final : public nway_engine
+class cuda_nway_engine final : public cuda_detector_engine, public nway_qr_search
 {
 public:
     explicit cuda_nway_engine(const nway_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(config.shape,
+                               size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+                               {}, // kernels read H, y and write LLRs in place (zero copy)
+                               qr_layout{ config.shape.nt, config.passes }.floats_per_item() * sizeof(float)),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cuda; }
 
     detection_report detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
     {
-        const cudaStream_t s = m_stream.get();
-        launch_search(m_items_in.device_view(items, batch * item_floats()), batch, n0, clip,
-                      m_llr.device_view(llr, llr_count(batch)), m_host_faults.sink(batch, s), s);
-        return finish(llr);
-    }
-
-    detection_report detect(const cfloat* H, const cfloat* y, size_t batch, float n0, float clip,
-                            float* llr) override
-    {
-        const cudaStream_t s = m_stream.get();
-        const int nr = m_config.shape.nr, nt = m_config.shape.nt;
-        launch_detect(m_H.device_view(H, batch * nr * nt), m_y.device_view(y, batch * nr), batch, n0, clip,
-                      m_llr.device_view(llr, llr_count(batch)), m_host_faults.sink(batch, s), s);
-        return finish(llr);
-    }
-
-    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                       cuda_stream_t stream) override
-    {
-        if (batch == 0)
-            return;
-        launch_detect(d_H, d_y, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
-        m_faults.erase(d_llr, llr_count(1), 0.0f, stream);
+        return host_call(batch, llr, [&](fault_sink sink, cudaStream_t s) {
+            launch_search(m_items_in.device_view(items, batch * item_floats()), batch, n0, clip,
+                          device_llrs(llr, batch, s), sink, s);
+        });
     }
 
     void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
                           cuda_stream_t stream) override
     {
-        if (batch == 0)
-            return;
-        launch_search(d_items, batch, n0, clip, d_llr, m_faults.sink(batch, stream), stream);
-        m_faults.erase(d_llr, llr_count(1), 0.0f, stream);
+        device_call(batch, d_llr, stream,
+                    [&](fault_sink sink) { launch_search(d_items, batch, n0, clip, d_llr, sink, stream); });
     }
 
-    detection_report check_device_status(cuda_stream_t stream) override { return m_faults.collect(stream); }
-
 private:
+    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink, cudaStream_t stream) override
+    {
+        launch_detect(in.H, in.y, in.problems(), in.n0, clip, d_llr, sink, stream);
+    }
+
     void launch_detect(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
                        fault_sink faults, cudaStream_t stream)
     {
@@ -258,7 +243,6 @@ private:
     bool fused_pays() const { return search_shape::of(m_config.passes * m_pam.order()).problems >= 8; }
 
     size_t item_floats() const { return qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item(); }
-    size_t llr_count(size_t batch) const { return batch * m_config.shape.nt * m_pam.bits_per_symbol(); }
 
     void launch_search(const float* d_items, size_t batch, float n0, float clip, float* d_llr, fault_sink faults,
                        cudaStream_t s)
@@ -275,30 +259,15 @@ private:
         MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
     }
 
-    /// Waits, hands the LLRs over with the bad problems' erased, and reports them.
-    detection_report finish(float* llr)
-    {
-        const detection_report report = m_host_faults.collect(m_stream.get(), &m_flags);
-        m_llr.finish();
-        erase_problems(report, m_flags.data(), llr, llr_count(1), 0.0f);
-        return report;
-    }
-
     nway_config m_config;
     pam_table m_pam;
-    cuda_stream m_stream;
     host_input<float> m_items_in;
-    host_input<cfloat> m_H, m_y;
     device_buffer<float> m_items; // QR items between the two kernels: they never leave the device
-    host_output<float> m_llr;
-    device_faults m_host_faults; // the host paths', apart from device calls still pending
-    device_faults m_faults;      // the device paths', collected by check_device_status
-    std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 
 } // namespace
 
-std::unique_ptr<nway_engine> make_cuda_nway_engine(const nway_config& config)
+std::unique_ptr<detector_engine> make_cuda_nway_engine(const nway_config& config)
 {
     return std::make_unique<cuda_nway_engine>(config);
 }

@@ -4,8 +4,7 @@
 // tests. docs/detectors.md, "SUMIS".
 #include <mimo_gpu/detector_registry.h>
 
-#include "../../runtime/engine_choice.h"
-#include "../../runtime/fault_flags.h"
+#include "../engine/cpu_detector_engine.h"
 #include "../../runtime/parallel_for.h"
 #include "sumis_engine.h"
 
@@ -175,23 +174,24 @@ private:
     std::vector<double> L, W, w;
 };
 
-class cpu_sumis_engine final : public sumis_engine
+class cpu_sumis_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_sumis_engine(const sumis_config& config)
-        : m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
     }
-    backend kind() const override { return backend::cpu; }
 
-    detection_report run(const detector_input& in, float clip, float* llr) override
+private:
+    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
     {
         const size_t S = size_t(in.symbols_per_channel), nr = size_t(m_config.shape.nr);
         const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt, Lv = m_pam.levels,
                   nb = m_pam.bits_per_dim;
         const size_t llrs = size_t(nt) * Q;
         const double sigma2 = 0.5 * double(in.n0), energy = sumis_dimension_energy(m_pam);
-        fault_word* flags = m_faults.reset(in.problems());
         parallel_for(in.problems(), std::max<size_t>(1, S), [&](size_t begin, size_t end) {
             sumis_channel_cpu ch(m_config, m_pam);
             std::vector<double> var0(n, energy), mean0(n, 0.0), g(n), lam(size_t(n) * nb);
@@ -215,7 +215,6 @@ public:
                         out[k] = saturate_llr(out[k], clip);
             }
         });
-        return m_faults.finish(llr, llrs);
     }
 
 private:
@@ -295,12 +294,11 @@ private:
 
     sumis_config m_config;
     pam_table m_pam;
-    host_faults m_faults;
 };
 
 } // namespace
 
-std::unique_ptr<sumis_engine> make_cpu_sumis_engine(const sumis_config& config)
+std::unique_ptr<detector_engine> make_cpu_sumis_engine(const sumis_config& config)
 {
     return std::make_unique<cpu_sumis_engine>(config);
 }
@@ -333,69 +331,60 @@ std::vector<parameter_spec> sumis_parameters()
              { "llr_clip", 0, 0, 1e4, false, true, "LLRs clipped to [-clip, clip]; 0: no clipping" } };
 }
 
-class sumis_detector final : public detector
+/// ns as given, or the paper's 3 where the shape allows (ns = 0, the default).
+int subspace_size(const detector_config& config)
 {
-public:
-    sumis_detector(const detector_config& config, backend requested)
-        : detector("sumis", checked(config), sumis_capabilities(), sumis_parameters())
-    {
-        sumis_config c;
-        c.shape = config.shape;
-        c.mod = config.mod;
-        c.ns = subspace_size(config);
-        c.stage2 = parameter("stage2") != 0.0;
-        m_engine = choose_engine(
-            requested, [&] { return make_cpu_sumis_engine(c); }, [&] { return make_cuda_sumis_engine(c); });
-    }
-    backend active_backend() const override { return m_engine->kind(); }
+    const int ns = int(config.parameters.at("ns"));
+    return ns > 0 ? ns : std::min(3, 2 * config.shape.nt);
+}
 
-protected:
-    detection_report run(const detector_input& in, float* llr) override
-    {
-        return m_engine->run(in, float(parameter("llr_clip")), llr);
-    }
+double hypotheses(const detector_config& config)
+{
+    const pam_table pam = make_pam_table(constellation(config.mod));
+    double hyp = 1;
+    for (int a = 0; a < subspace_size(config); ++a)
+        hyp *= pam.levels;
+    return hyp;
+}
 
-private:
-    /// ns as given, or the paper's 3 where the shape allows (ns = 0, the default).
-    static int subspace_size(const detector_config& config)
-    {
-        const int ns = int(config.parameters.at("ns"));
-        return ns > 0 ? ns : std::min(3, 2 * config.shape.nt);
-    }
-
-    static detector_config checked(const detector_config& config)
-    {
-        const int ns = subspace_size(config), nt = config.shape.nt;
-        const pam_table pam = make_pam_table(constellation(config.mod));
-        if (ns > 2 * nt || ns > k_sumis_max_ns)
-            throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) +
-                                        " exceeds the limit min(2 nt, " + std::to_string(k_sumis_max_ns) +
-                                        ") = " + std::to_string(std::min(2 * nt, k_sumis_max_ns)) +
-                                        " real symbols per subspace");
-        double hyp = 1;
-        for (int a = 0; a < ns; ++a)
-            hyp *= pam.levels;
-        if (hyp > double(k_sumis_max_hypotheses))
-            throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) + " with " +
-                                        to_string(config.mod) + " gives " + std::to_string((long long)hyp) +
-                                        " hypotheses per subspace, more than the limit " +
-                                        std::to_string(k_sumis_max_hypotheses));
-        return config;
-    }
-
-    std::unique_ptr<sumis_engine> m_engine;
-};
+void validate_sumis(const detector_config& config)
+{
+    const int ns = subspace_size(config), nt = config.shape.nt;
+    if (ns > 2 * nt || ns > k_sumis_max_ns)
+        throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) +
+                                    " exceeds the limit min(2 nt, " + std::to_string(k_sumis_max_ns) +
+                                    ") = " + std::to_string(std::min(2 * nt, k_sumis_max_ns)) +
+                                    " real symbols per subspace");
+    if (hypotheses(config) > double(k_sumis_max_hypotheses))
+        throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) + " with " +
+                                    to_string(config.mod) + " gives " +
+                                    std::to_string((long long)hypotheses(config)) +
+                                    " hypotheses per subspace, more than the limit " +
+                                    std::to_string(k_sumis_max_hypotheses));
+}
 
 } // namespace
 
 std::vector<detector_family> sumis_families()
 {
-    return { { "sumis",
-               "SUMIS soft detector for large MIMO (subspace marginalisation with interference suppression; "
-               "exact log-sum-exp over ns real symbols; takes a-priori LLRs, gives extrinsic ones)",
-               sumis_capabilities(), sumis_parameters(), [](const detector_config& c, backend b) {
-                   return std::unique_ptr<detector>(new sumis_detector(c, b));
-               } } };
+    detector_family f;
+    f.name = "sumis";
+    f.summary = "SUMIS soft detector for large MIMO (subspace marginalisation with interference suppression; "
+                "exact log-sum-exp over ns real symbols; takes a-priori LLRs, gives extrinsic ones)";
+    f.capabilities = sumis_capabilities();
+    f.parameters = sumis_parameters();
+    f.make = engine_factory<sumis_config>(
+        [](const detector_config& c) {
+            return sumis_config{ c.shape, c.mod, subspace_size(c), c.parameters.at("stage2") != 0.0 };
+        },
+        make_cpu_sumis_engine,
+        MIMO_GPU_CUDA_ENGINE(make_cuda_sumis_engine));
+    f.validate = validate_sumis;
+    // A subspace's hypotheses for each of the 2 nt real symbols.
+    f.cost = [](const detector_config& c) { return 2.0 * c.shape.nt * hypotheses(c); };
+    // No comparison_runs: its double-precision factorisations make it the slow
+    // reference of large MIMO, run when named.
+    return { f };
 }
 
 } // namespace detail

@@ -304,7 +304,7 @@ __global__ void sumis_output_kernel(sumis_dims d, size_t first_vector, size_t co
 
 unsigned blocks(size_t n) { return unsigned((n + k_threads - 1) / k_threads); }
 
-class cuda_sumis_engine final : public sumis_engine
+class cuda_sumis_engine final : public detector_engine
 {
 public:
     explicit cuda_sumis_engine(const sumis_config& config)
@@ -323,7 +323,7 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
-    detection_report run(const detector_input& in, float clip, float* llr) override
+    detection_report detect(const detector_input& in, float clip, float* llr) override
     {
         const size_t C = in.channels, S = size_t(in.symbols_per_channel), P = in.problems();
         if (P == 0)
@@ -545,7 +545,7 @@ void cuda_sumis_engine::fill(double* p, size_t count, double value)
 
 } // namespace
 
-std::unique_ptr<sumis_engine> make_cuda_sumis_engine(const sumis_config& config)
+std::unique_ptr<detector_engine> make_cuda_sumis_engine(const sumis_config& config)
 {
     return std::make_unique<cuda_sumis_engine>(config);
 }

@@ -3,7 +3,7 @@
 
 #include <mimo_gpu/detector.h>
 
-#include "../detector_engine.h"
+#include "../engine/detector_engine.h"
 #include "sumis_math.h"
 
 #include <memory>
@@ -23,18 +23,11 @@ struct sumis_config {
     bool stage2 = true; ///< false: stage I's LLRs (the approximation lambda)
 };
 
-class sumis_engine
-{
-public:
-    virtual ~sumis_engine() = default;
-    virtual backend kind() const = 0;
-    /// Host memory; priors may be null. LLRs are a-posteriori without priors,
-    /// extrinsic (a-posteriori minus a-priori) with them. Bad problems: LLRs 0.
-    virtual detection_report run(const detector_input& in, float clip, float* llr) = 0;
-};
-
-std::unique_ptr<sumis_engine> make_cpu_sumis_engine(const sumis_config& config);
-std::unique_ptr<sumis_engine> make_cuda_sumis_engine(const sumis_config& config); // the .cu (CUDA builds)
+/// The engines: host memory; priors may be null. LLRs are a-posteriori without
+/// priors, extrinsic (a-posteriori minus a-priori) with them. Bad problems: LLRs 0.
+/// The CUDA engine has no device path (its cuBLAS/cuSOLVER chunks read host memory).
+std::unique_ptr<detector_engine> make_cpu_sumis_engine(const sumis_config& config);
+std::unique_ptr<detector_engine> make_cuda_sumis_engine(const sumis_config& config); // the .cu (CUDA builds)
 
 /// The per-dimension energy of the constellation's PAM levels (1/2 for unit-energy QAM).
 inline double sumis_dimension_energy(const pam_table& pam)
