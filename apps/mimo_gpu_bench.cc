@@ -12,13 +12,13 @@
 // for the bytes that must cross PCIe); kernels timed with CUDA events around
 // `reps` back-to-back launches over rotating input sets, median of `trials`;
 // end to end timed on the host clock around whole detect() calls, median.
-#include "bench_channel_generator.h"
-#include "bench_detectors.h"
-#include "bench_mmse.h"
-#include "bench_sumis.h"
-#include "bench_front_end.h"
-#include "bench_transport_block.h"
-#include "bench_util.h"
+#include "bench/bench_channel_generator.h"
+#include "bench/bench_detectors.h"
+#include "bench/bench_mmse.h"
+#include "bench/bench_sumis.h"
+#include "bench/bench_front_end.h"
+#include "bench/bench_transport_block.h"
+#include "bench/bench_util.h"
 #include "command_line.h"
 #include "json_writer.h"
 

@@ -57,73 +57,99 @@ struct bit_error_count {
     }
 };
 
-int run(const command_line& cli)
-{
-    struct settings {
-        core::mimo_shape shape;
-        core::modulation mod;
-        core::detector_spec detector;
-        int symbols_per_channel;
-        float n0;
-        core::backend backend;
-        size_t batch; // channels per detector call
-        core::bad_problem_policy policy;
-    };
-    const settings s = checked_setup([&] {
-        settings v;
-        v.shape = { int(cli.integer("nr", 1, core::k_largest_shape)),
-                    int(cli.integer("nt", 1, core::k_largest_shape)) };
-        v.shape.validate();
-        v.mod = core::modulation_from_string(cli.text("modulation"));
-        v.detector = core::parse_detector_spec(cli.text("detector"));
-        v.symbols_per_channel = int(cli.integer("symbols-per-channel", 1, 1 << 16));
-        if (cli.is_set("noise-var") == cli.is_set("snr"))
-            throw usage_error("give exactly one of --noise-var N0 and --snr DB");
-        v.n0 = cli.is_set("noise-var") ? float(cli.real("noise-var"))
-                                       : core::noise_variance_from_snr_db(cli.real("snr"));
-        core::check_noise_variance(v.n0);
-        v.backend = core::backend_from_string(cli.text("backend"));
-        v.batch = size_t(cli.integer("batch", 1, 1 << 24));
-        v.policy = core::parse_bad_problem_policy(cli.text("policy"));
-        return v;
-    });
-    std::unique_ptr<core::detector> detector = checked_setup([&] {
-        auto d = core::make_detector(s.detector.name, { s.shape, s.mod, s.detector.parameters }, s.backend);
-        d->set_bad_problem_policy(s.policy);
-        return d;
-    });
+/// The run's settings, checked (a bad one is a usage error).
+struct settings {
+    core::mimo_shape shape;
+    core::modulation mod;
+    core::detector_spec detector;
+    int symbols_per_channel;
+    float n0;
+    core::backend backend;
+    size_t batch; // problems per detector call (whole channels of S)
+    core::bad_problem_policy policy;
 
-    const int S = s.symbols_per_channel;
-    const size_t h_len = size_t(s.shape.nr) * s.shape.nt, y_len = size_t(s.shape.nr) * S;
-    const size_t llr_len = size_t(detector->llrs_per_problem()) * S;
-    // One reader item is one channel: its H, its S received vectors, their bits and LLRs.
-    raw_item_reader h_file(cli.text("H"), h_len * sizeof(core::cfloat), "H file");
-    raw_item_reader y_file(cli.text("y"), y_len * sizeof(core::cfloat),
-                           S == 1 ? "y file" : "y file (S = " + std::to_string(S) + " vectors per item)");
-    require_same_item_count(h_file, y_file);
-    std::unique_ptr<raw_item_reader> bits_file;
-    if (cli.is_set("bits")) {
-        bits_file = std::make_unique<raw_item_reader>(cli.text("bits"), llr_len, "bits file");
-        require_same_item_count(h_file, *bits_file);
+    static settings from(const command_line& cli)
+    {
+        return checked_setup([&] {
+            settings v;
+            v.shape = { int(cli.integer("nr", 1, core::k_largest_shape)),
+                        int(cli.integer("nt", 1, core::k_largest_shape)) };
+            v.shape.validate();
+            v.mod = core::modulation_from_string(cli.text("modulation"));
+            v.detector = core::parse_detector_spec(cli.text("detector"));
+            v.symbols_per_channel = int(cli.integer("symbols-per-channel", 1, 1 << 16));
+            if (cli.is_set("noise-var") == cli.is_set("snr"))
+                throw usage_error("give exactly one of --noise-var N0 and --snr DB");
+            v.n0 = cli.is_set("noise-var") ? float(cli.real("noise-var"))
+                                           : core::noise_variance_from_snr_db(cli.real("snr"));
+            core::check_noise_variance(v.n0);
+            v.backend = core::backend_from_string(cli.text("backend"));
+            v.batch = size_t(cli.integer("batch", 1, 1 << 24));
+            v.policy = core::parse_bad_problem_policy(cli.text("policy"));
+            return v;
+        });
     }
-    for (const raw_item_reader* input : { &h_file, &y_file, bits_file.get() })
-        if (input)
-            require_not_input(cli.text("out"), "LLR output file", *input);
-    // Written to a temporary file and renamed at the end: a failed run leaves no output.
-    raw_item_writer out_file(cli.text("out"), llr_len * sizeof(float), "LLR output file");
+};
 
-    // Buffers for --batch problems, or for what the files hold if that is less.
-    const size_t batch =
-        size_t(std::max<uint64_t>(1, std::min<uint64_t>(s.batch / size_t(S), h_file.items())));
-    std::vector<core::cfloat> H(batch * h_len), y(batch * y_len);
-    std::vector<float> llr(batch * llr_len);
-    std::vector<uint8_t> tx(bits_file ? batch * llr_len : 0);
+/// The run's files: one reader item is one channel (its H, its S received
+/// vectors, their bits and LLRs).
+struct detection_files {
+    raw_item_reader H, y;
+    std::unique_ptr<raw_item_reader> bits; // --bits, optional
+    raw_item_writer out; // written to a temporary file, renamed at the end
+
+    detection_files(const command_line& cli, const settings& s, size_t llrs_per_item)
+        : H(cli.text("H"), size_t(s.shape.nr) * s.shape.nt * sizeof(core::cfloat), "H file"),
+          y(cli.text("y"),
+            size_t(s.shape.nr) * s.symbols_per_channel * sizeof(core::cfloat),
+            s.symbols_per_channel == 1
+                ? "y file"
+                : "y file (S = " + std::to_string(s.symbols_per_channel) + " vectors per item)"),
+          bits(cli.is_set("bits")
+                   ? std::make_unique<raw_item_reader>(cli.text("bits"), llrs_per_item, "bits file")
+                   : nullptr),
+          out(checked_output(cli, *this), llrs_per_item * sizeof(float), "LLR output file")
+    {
+    }
+
+private:
+    /// The output's path, after the inputs agree and none of them is the output.
+    static std::string checked_output(const command_line& cli, const detection_files& f)
+    {
+        require_same_item_count(f.H, f.y);
+        if (f.bits)
+            require_same_item_count(f.H, *f.bits);
+        for (const raw_item_reader* input :
+             { &f.H, &f.y, static_cast<const raw_item_reader*>(f.bits.get()) })
+            if (input)
+                require_not_input(cli.text("out"), "LLR output file", *input);
+        return cli.text("out");
+    }
+};
+
+/// What a run counted.
+struct detection_totals {
     bit_error_count count;
     core::detection_report erasures; // problem indices counted from the start of the files
-    double detect_seconds = 0;
+    double detect_seconds = 0, total_seconds = 0;
+};
+
+/// Detects every channel of the files, a batch at a time, and writes the LLRs.
+detection_totals detect_files(core::detector& detector, const settings& s, detection_files& f)
+{
+    const int S = s.symbols_per_channel;
+    const size_t h_len = size_t(s.shape.nr) * s.shape.nt, y_len = size_t(s.shape.nr) * S;
+    const size_t llr_len = size_t(detector.llrs_per_problem()) * S;
+    // Buffers for --batch problems, or for what the files hold if that is less.
+    const size_t batch =
+        size_t(std::max<uint64_t>(1, std::min<uint64_t>(s.batch / size_t(S), f.H.items())));
+    std::vector<core::cfloat> H(batch * h_len), y(batch * y_len);
+    std::vector<float> llr(batch * llr_len);
+    std::vector<uint8_t> tx(f.bits ? batch * llr_len : 0);
+    detection_totals totals;
     const auto start = std::chrono::steady_clock::now();
-    while (size_t n = h_file.read(H.data(), batch)) {
-        y_file.read(y.data(), n);
+    while (size_t n = f.H.read(H.data(), batch)) {
+        f.y.read(y.data(), n);
         const auto t0 = std::chrono::steady_clock::now();
         core::detector_input in;
         in.H = H.data();
@@ -131,9 +157,9 @@ int run(const command_line& cli)
         in.channels = n;
         in.symbols_per_channel = S;
         in.n0 = s.n0;
-        const uint64_t first = h_file.items_read() - n;
+        const uint64_t first = f.H.items_read() - n;
         try {
-            erasures.append(detector->detect(in, llr.data()), first * S);
+            totals.erasures.append(detector.detect(in, llr.data()), first * S);
         } catch (const std::invalid_argument& e) {
             // The core names the problem within the batch; say where the batch is in the files.
             throw file_error("in the batch of H items " + std::to_string(first) + ".." +
@@ -141,37 +167,61 @@ int run(const command_line& cli)
                              ".." + std::to_string((first + n) * S - 1) + "): " + e.what() +
                              "; no LLR file was written");
         }
-        detect_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        out_file.write(llr.data(), n);
-        if (bits_file) {
-            bits_file->read(tx.data(), n);
-            count.add(llr.data(), tx.data(), n * llr_len);
+        totals.detect_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        f.out.write(llr.data(), n);
+        if (f.bits) {
+            f.bits->read(tx.data(), n);
+            totals.count.add(llr.data(), tx.data(), n * llr_len);
         }
     }
-    out_file.close();
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    f.out.close();
+    totals.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return totals;
+}
 
-    const uint64_t problems = out_file.items_written() * uint64_t(S);
-    const double bits = double(out_file.items_written()) * double(llr_len);
+void print_summary(const command_line& cli,
+                   const settings& s,
+                   const core::detector& detector,
+                   const detection_files& f,
+                   const detection_totals& t)
+{
+    const int S = s.symbols_per_channel;
+    const size_t llr_len = size_t(detector.llrs_per_problem()) * S;
+    const uint64_t problems = f.out.items_written() * uint64_t(S);
+    const double bits = double(f.out.items_written()) * double(llr_len);
     std::printf("%s: %d x %d %s, detector %s (%s), S = %d, backend %s, N0 %.6g\n", cli.program().c_str(),
                 s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(), s.detector.label().c_str(),
-                core::format_parameter_list(detector->parameters()).c_str(), S,
-                core::to_string(detector->active_backend()).c_str(), double(s.n0));
+                core::format_parameter_list(detector.parameters()).c_str(), S,
+                core::to_string(detector.active_backend()).c_str(), double(s.n0));
     std::printf("problems: %llu, LLRs written: %llu to '%s' (%llu bytes)\n", (unsigned long long)problems,
-                (unsigned long long)(out_file.items_written() * llr_len), out_file.path().c_str(),
-                (unsigned long long)(out_file.items_written() * llr_len * sizeof(float)));
+                (unsigned long long)(f.out.items_written() * llr_len), f.out.path().c_str(),
+                (unsigned long long)(f.out.items_written() * llr_len * sizeof(float)));
     std::printf("time: detection %.3f s (%.2f Mbit/s), total with file I/O %.3f s (%.2f Mbit/s)\n",
-                detect_seconds, detect_seconds > 0 ? bits / detect_seconds / 1e6 : 0.0, total,
-                total > 0 ? bits / total / 1e6 : 0.0);
-    std::printf("erased: %llu problem(s) (LLRs 0)\n", (unsigned long long)erasures.erased);
-    for (size_t i = 0; i < erasures.first_erased.size() && i < 10; ++i) {
-        const core::erased_problem& e = erasures.first_erased[i];
+                t.detect_seconds, t.detect_seconds > 0 ? bits / t.detect_seconds / 1e6 : 0.0, t.total_seconds,
+                t.total_seconds > 0 ? bits / t.total_seconds / 1e6 : 0.0);
+    std::printf("erased: %llu problem(s) (LLRs 0)\n", (unsigned long long)t.erasures.erased);
+    for (size_t i = 0; i < t.erasures.first_erased.size() && i < 10; ++i) {
+        const core::erased_problem& e = t.erasures.first_erased[i];
         std::printf("  y item %llu (H item %llu): %s\n", (unsigned long long)e.index,
                     (unsigned long long)(e.index / S), core::to_string(e.cause));
     }
-    if (bits_file)
-        std::printf("bit errors: %llu of %llu (BER %.6g)\n", (unsigned long long)count.errors,
-                    (unsigned long long)count.bits, count.bits ? double(count.errors) / count.bits : 0.0);
+    if (f.bits)
+        std::printf("bit errors: %llu of %llu (BER %.6g)\n", (unsigned long long)t.count.errors,
+                    (unsigned long long)t.count.bits,
+                    t.count.bits ? double(t.count.errors) / t.count.bits : 0.0);
+}
+
+int run(const command_line& cli)
+{
+    const settings s = settings::from(cli);
+    std::unique_ptr<core::detector> detector = checked_setup([&] {
+        auto d = core::make_detector(s.detector, s.shape, s.mod, s.backend);
+        d->set_bad_problem_policy(s.policy);
+        return d;
+    });
+    detection_files files(cli, s, size_t(detector->llrs_per_problem()) * s.symbols_per_channel);
+    const detection_totals totals = detect_files(*detector, s, files);
+    print_summary(cli, s, *detector, files, totals);
     return 0;
 }
 

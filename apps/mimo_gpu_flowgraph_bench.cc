@@ -34,10 +34,10 @@
 // comes out, that the block erased exactly as many as were injected (the tests
 // check which items: block_flowgraph.bad_problems_...), and that resident and
 // device memory stay flat (sampled every few seconds); exit 1 otherwise.
-#include "bench_ofdm_chain.h"
-#include "bench_util.h"
+#include "bench/bench_ofdm_chain.h"
+#include "bench/bench_util.h"
 #include "command_line.h"
-#include "flowgraph_probes.h"
+#include "bench/flowgraph_probes.h"
 #include "json_writer.h"
 
 #include <gnuradio/blocks/head.h>
@@ -714,11 +714,10 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
     return failures ? 1 : 0;
 }
 
-int run(const command_line& cli)
+/// The options, checked; `specs` receives the --detectors list.
+settings read_settings(const command_line& cli, std::vector<core::detector_spec>& specs)
 {
-    gr::logging::singleton().set_default_level(gr::log_level::warn);
-    std::vector<core::detector_spec> specs;
-    const settings base = checked_setup([&] {
+    return checked_setup([&] {
         settings v;
         const std::string list =
             cli.is_set("detectors") ? cli.text("detectors") : cli.text("detector");
@@ -746,43 +745,35 @@ int run(const command_line& cli)
         v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
-    if (base.chain == "ofdm")
-        return run_ofdm(cli, base, specs);
-    input_sets in(base.shape, base.mod, base.distinct, 1, 1);
-    const size_t injected = inject_bad_problems(in, base.shape, base.bad_every);
-    if (base.bad_every) {
-        std::printf("soak: %s %dx%d %s, %zu of %zu distinct problems bad, %llu problems\n",
-                    base.detector.label().c_str(), base.shape.nr, base.shape.nt,
-                    core::to_string(base.mod).c_str(), injected, base.distinct,
-                    (unsigned long long)base.problems);
-        return report_soak(base, run_flowgraph(base, in));
-    }
+}
 
-    std::ofstream json_file;
-    std::unique_ptr<json_writer> json;
-    if (cli.is_set("json")) {
-        json_file.open(cli.text("json"));
-        if (!json_file)
-            throw std::runtime_error("cannot write " + cli.text("json"));
-        json = std::make_unique<json_writer>(json_file);
-        json->begin_object()
-            .value("program", "mimo_gpu_flowgraph_bench")
-            .value("shape", std::to_string(base.shape.nr) + "x" + std::to_string(base.shape.nt))
-            .value("modulation", core::to_string(base.mod))
-            .value("problems", (unsigned long long)base.problems)
-            .value("max_batch", base.max_batch)
-            .value("source_buffer", (long long)base.source_buffer)
-            .begin_array("runs");
-    }
-    if (base.chain == "device" || base.chain == "coded") {
-        const int failures = base.chain == "device" ? run_device_chains(base, specs, json.get())
-                                                    : run_coded_chains(base, specs, json.get());
-        if (json) {
-            json->end_array().end_object();
-            json_file << "\n";
-        }
-        return failures ? 1 : 0;
-    }
+/// --json's writer (null without the option), its top-level fields written.
+std::unique_ptr<json_writer> open_json(const command_line& cli, const settings& base, std::ofstream& file)
+{
+    if (!cli.is_set("json"))
+        return nullptr;
+    file.open(cli.text("json"));
+    if (!file)
+        throw std::runtime_error("cannot write " + cli.text("json"));
+    auto json = std::make_unique<json_writer>(file);
+    json->begin_object()
+        .value("program", "mimo_gpu_flowgraph_bench")
+        .value("shape", std::to_string(base.shape.nr) + "x" + std::to_string(base.shape.nt))
+        .value("modulation", core::to_string(base.mod))
+        .value("problems", (unsigned long long)base.problems)
+        .value("max_batch", base.max_batch)
+        .value("source_buffer", (long long)base.source_buffer)
+        .begin_array("runs");
+    return json;
+}
+
+/// The host-buffer chain of each detector beside GNU Radio's ceiling and the
+/// core's own figure; the number of chains that lost problems.
+int run_host_chains(const settings& base,
+                    const std::vector<core::detector_spec>& specs,
+                    const input_sets& in,
+                    json_writer* json)
+{
     int failures = 0;
     flowgraph_result ceiling;
     for (size_t k = 0; k < specs.size(); ++k) {
@@ -838,6 +829,30 @@ int run(const command_line& cli)
                 .value("core_mproblems_per_s", core_mps)
                 .end_object();
     }
+    return failures;
+}
+
+int run(const command_line& cli)
+{
+    gr::logging::singleton().set_default_level(gr::log_level::warn);
+    std::vector<core::detector_spec> specs;
+    const settings base = read_settings(cli, specs);
+    if (base.chain == "ofdm")
+        return run_ofdm(cli, base, specs);
+    input_sets in(base.shape, base.mod, base.distinct, 1, 1);
+    const size_t injected = inject_bad_problems(in, base.shape, base.bad_every);
+    if (base.bad_every) {
+        std::printf("soak: %s %dx%d %s, %zu of %zu distinct problems bad, %llu problems\n",
+                    base.detector.label().c_str(), base.shape.nr, base.shape.nt,
+                    core::to_string(base.mod).c_str(), injected, base.distinct,
+                    (unsigned long long)base.problems);
+        return report_soak(base, run_flowgraph(base, in));
+    }
+    std::ofstream json_file;
+    const std::unique_ptr<json_writer> json = open_json(cli, base, json_file);
+    const int failures = base.chain == "device" ? run_device_chains(base, specs, json.get())
+                         : base.chain == "coded" ? run_coded_chains(base, specs, json.get())
+                                                 : run_host_chains(base, specs, in, json.get());
     if (json) {
         json->end_array().end_object();
         json_file << "\n";

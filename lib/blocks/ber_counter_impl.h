@@ -10,7 +10,7 @@
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/device_memory.h>
 
-#include "device_staging.h"
+#include "plumbing/device_staging.h"
 
 #include <mimo_gpu/channel_generator.h>
 

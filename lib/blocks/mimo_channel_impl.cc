@@ -2,10 +2,10 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "batch_runner.h"
-#include "block_parameters.h"
+#include "plumbing/batch_runner.h"
+#include "plumbing/block_parameters.h"
 #include "mimo_channel_impl.h"
-#include "noise_var_tags.h"
+#include "plumbing/noise_var_tags.h"
 
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_reader.h>

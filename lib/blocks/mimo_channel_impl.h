@@ -9,7 +9,7 @@
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/channel_simulator.h>
 
-#include "batch_runner.h"
+#include "plumbing/batch_runner.h"
 
 namespace gr {
 namespace mimo_gpu {

@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "mimo_channel_source_impl.h"
-#include "block_parameters.h"
-#include "noise_var_tags.h"
+#include "plumbing/block_parameters.h"
+#include "plumbing/noise_var_tags.h"
 
 #include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/block_detail.h>

@@ -5,9 +5,9 @@
 #ifndef INCLUDED_MIMO_GPU_MIMO_CHANNEL_SOURCE_IMPL_H
 #define INCLUDED_MIMO_GPU_MIMO_CHANNEL_SOURCE_IMPL_H
 
-#include "device_staging.h"
+#include "plumbing/device_staging.h"
 
-#include "device_output_guard.h"
+#include "plumbing/device_output_guard.h"
 
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>

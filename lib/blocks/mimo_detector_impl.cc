@@ -2,9 +2,9 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "block_parameters.h"
+#include "plumbing/block_parameters.h"
 #include "mimo_detector_impl.h"
-#include "noise_var_tags.h"
+#include "plumbing/noise_var_tags.h"
 
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_reader.h>

@@ -11,10 +11,10 @@
 #include <mimo_gpu/detector_pipeline.h>
 #include <mimo_gpu/device_memory.h>
 
-#include "batch_gate.h"
-#include "work_trace.h"
-#include "device_staging.h"
-#include "erasure_tags.h"
+#include "plumbing/batch_gate.h"
+#include "plumbing/work_trace.h"
+#include "plumbing/device_staging.h"
+#include "plumbing/erasure_tags.h"
 #include <gnuradio/mimo_gpu/device_buffer.h>
 
 #include <atomic>

@@ -2,9 +2,9 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "batch_runner.h"
-#include "block_parameters.h"
-#include "noise_var_tags.h"
+#include "plumbing/batch_runner.h"
+#include "plumbing/block_parameters.h"
+#include "plumbing/noise_var_tags.h"
 #include "nway_detector_impl.h"
 
 #include <gnuradio/io_signature.h>

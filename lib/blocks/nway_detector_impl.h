@@ -9,8 +9,8 @@
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/nway_detector.h>
 
-#include "batch_runner.h"
-#include "erasure_tags.h"
+#include "plumbing/batch_runner.h"
+#include "plumbing/erasure_tags.h"
 
 namespace gr {
 namespace mimo_gpu {

@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "ofdm_rx_impl.h"
-#include "noise_var_tags.h"
-#include "ofdm_parameters.h"
+#include "plumbing/noise_var_tags.h"
+#include "plumbing/ofdm_parameters.h"
 
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_double_mapped.h>

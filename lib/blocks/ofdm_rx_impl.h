@@ -5,8 +5,8 @@
 #ifndef INCLUDED_MIMO_GPU_OFDM_RX_IMPL_H
 #define INCLUDED_MIMO_GPU_OFDM_RX_IMPL_H
 
-#include "device_output_guard.h"
-#include "work_trace.h"
+#include "plumbing/device_output_guard.h"
+#include "plumbing/work_trace.h"
 
 #include <gnuradio/mimo_gpu/ofdm_rx.h>
 #include <mimo_gpu/ofdm_stream_receiver.h>

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "ofdm_tx_impl.h"
-#include "ofdm_parameters.h"
+#include "plumbing/ofdm_parameters.h"
 
 #include <gnuradio/io_signature.h>
 

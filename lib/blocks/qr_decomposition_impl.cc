@@ -2,7 +2,7 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "block_parameters.h"
+#include "plumbing/block_parameters.h"
 #include "qr_decomposition_impl.h"
 
 #include <gnuradio/io_signature.h>

@@ -8,8 +8,8 @@
 #include <gnuradio/mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/qr_decomposition.h>
 
-#include "batch_runner.h"
-#include "erasure_tags.h"
+#include "plumbing/batch_runner.h"
+#include "plumbing/erasure_tags.h"
 
 namespace gr {
 namespace mimo_gpu {

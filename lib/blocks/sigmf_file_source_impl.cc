@@ -2,7 +2,7 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "ofdm_parameters.h"
+#include "plumbing/ofdm_parameters.h"
 
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/sigmf_file_source.h>

@@ -2,10 +2,10 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "block_parameters.h"
+#include "plumbing/block_parameters.h"
 #include "tb_decoder_impl.h"
-#include "transport_block_pdu.h"
-#include "turbo_parameters.h"
+#include "plumbing/transport_block_pdu.h"
+#include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/io_signature.h>
 
@@ -54,7 +54,7 @@ tb_decoder_impl::tb_decoder_impl(int A,
           "tb_decoder", gr::io_signature::make(0, 0, 0), gr::io_signature::make(0, 0, 0)),
       d_backend(::mimo_gpu::backend_from_string(backend)),
       d_max_blocks(checked_max_batch(max_blocks, "max_blocks")),
-      d_config(turbo_config(algorithm, iterations, extrinsic_scale, window))
+      d_config(::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window))
 {
     rebuild(transport_block_format_of(A, G, Qm, NL, rv), d_config);
     message_port_register_in(k_pdu_in_port);

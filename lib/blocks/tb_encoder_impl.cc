@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "tb_encoder_impl.h"
-#include "transport_block_pdu.h"
+#include "plumbing/transport_block_pdu.h"
 
 #include <gnuradio/io_signature.h>
 

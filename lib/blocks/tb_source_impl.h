@@ -5,7 +5,7 @@
 #ifndef INCLUDED_MIMO_GPU_TB_SOURCE_IMPL_H
 #define INCLUDED_MIMO_GPU_TB_SOURCE_IMPL_H
 
-#include "device_output_guard.h"
+#include "plumbing/device_output_guard.h"
 
 #include <gnuradio/mimo_gpu/tb_source.h>
 #include <mimo_gpu/backend.h>

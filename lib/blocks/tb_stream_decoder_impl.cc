@@ -3,9 +3,9 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "tb_stream_decoder_impl.h"
-#include "block_parameters.h"
-#include "transport_block_pdu.h"
-#include "turbo_parameters.h"
+#include "plumbing/block_parameters.h"
+#include "plumbing/transport_block_pdu.h"
+#include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/block_detail.h>
@@ -60,7 +60,7 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
                                     std::to_string(max_blocks) + " * " + std::to_string(G));
     auto decoder = std::make_unique<::mimo_gpu::transport_block_decoder>(
         format,
-        turbo_config(algorithm, iterations, extrinsic_scale, window),
+        ::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window),
         ::mimo_gpu::backend_from_string(backend));
     // Device buffers where the decoder runs on CUDA; host buffers on the CPU.
     const bool device = device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;

@@ -5,11 +5,11 @@
 #ifndef INCLUDED_MIMO_GPU_TB_STREAM_DECODER_IMPL_H
 #define INCLUDED_MIMO_GPU_TB_STREAM_DECODER_IMPL_H
 
-#include "batch_gate.h"
-#include "device_staging.h"
+#include "plumbing/batch_gate.h"
+#include "plumbing/device_staging.h"
 
-#include "device_output_guard.h"
-#include "work_trace.h"
+#include "plumbing/device_output_guard.h"
+#include "plumbing/work_trace.h"
 
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>

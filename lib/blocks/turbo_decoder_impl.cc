@@ -2,9 +2,9 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "block_parameters.h"
+#include "plumbing/block_parameters.h"
 #include "turbo_decoder_impl.h"
-#include "turbo_parameters.h"
+#include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/io_signature.h>
 
@@ -53,11 +53,11 @@ turbo_decoder_impl::turbo_decoder_impl(int K,
     : gr::block("turbo_decoder",
                 gr::io_signature::make(1, 1, sizeof(float)),
                 gr::io_signature::make(1, 1, sizeof(uint8_t))),
-      d_K(checked_code_block_size(K)),
+      d_K(::mimo_gpu::checked_code_block_size(K)),
       d_backend(::mimo_gpu::backend_from_string(backend)),
       d_max_blocks(checked_max_batch(max_blocks, "max_blocks")),
       d_framing(*this, code_block_input::llrs, K, length_tag_key, d_logger),
-      d_decoder(turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
+      d_decoder(::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
                 d_backend)
 {
     request_batch_sized_output_buffers(*this, d_max_blocks * size_t(K));

@@ -9,7 +9,7 @@
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/turbo_decoder.h>
 
-#include "code_block_framing.h"
+#include "plumbing/code_block_framing.h"
 
 namespace gr {
 namespace mimo_gpu {

@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "turbo_encoder_impl.h"
-#include "turbo_parameters.h"
+#include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/io_signature.h>
 #include <mimo_gpu/lte_turbo_code.h>
@@ -22,7 +22,7 @@ turbo_encoder_impl::turbo_encoder_impl(int K, const std::string& length_tag_key)
     : gr::block("turbo_encoder",
                 gr::io_signature::make(1, 1, sizeof(uint8_t)),
                 gr::io_signature::make(1, 1, sizeof(uint8_t))),
-      d_K(checked_code_block_size(K)),
+      d_K(::mimo_gpu::checked_code_block_size(K)),
       d_framing(*this, code_block_input::bits, K, length_tag_key, d_logger)
 {
 }

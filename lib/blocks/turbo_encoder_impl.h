@@ -7,7 +7,7 @@
 
 #include <gnuradio/mimo_gpu/turbo_encoder.h>
 
-#include "code_block_framing.h"
+#include "plumbing/code_block_framing.h"
 
 namespace gr {
 namespace mimo_gpu {

@@ -23,6 +23,7 @@
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/detector_registry.h>
 
+#include "backend_test.h"
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -112,15 +113,8 @@ private:
     int m_vlen, m_count;
 };
 
-class block_batching : public ::testing::TestWithParam<std::string>
+class block_batching : public backend_test
 {
-protected:
-    void SetUp() override
-    {
-        if (backend() == "cuda" && !core::cuda_available())
-            GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
-    }
-    std::string backend() const { return GetParam(); }
 };
 
 void expect_llrs(const std::vector<float>& got, const std::vector<float>& want, size_t items)
@@ -276,8 +270,7 @@ TEST(block_batching_device, device_buffers_carry_every_item_and_tag)
 {
     // Ordinary sources write into the detector's device buffers (host -> device
     // in the buffer) and an ordinary sink reads its device output (device -> host).
-    if (!core::cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     for (size_t n : { size_t(1), size_t(37), size_t(1037), size_t(20011) }) {
         SCOPED_TRACE(n);
         const problems p(n, "cuda");
@@ -312,8 +305,7 @@ TEST(block_batching_device, two_device_buffer_detectors_share_host_sources)
 {
     // Both readers of each source buffer are GPU blocks: one host -> device copy
     // serves both.
-    if (!core::cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     const size_t n = 5003;
     const problems p(n, "cuda");
     auto tb = gr::make_top_block("device_buffers_fanout");
@@ -342,8 +334,12 @@ TEST(block_batching_device, device_buffers_are_used_on_cuda_with_a_device_path)
                      ->device_buffers());
     if (core::cuda_available()) {
         EXPECT_TRUE(mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cuda")->device_buffers());
-        // ML has no device path: host buffers on CUDA too.
-        EXPECT_FALSE(mimo_detector::make("ml", 2, 2, "qpsk", "", 0.05, 1, "cuda")->device_buffers());
+        // A family without a device path gets host buffers on CUDA too.
+        for (const auto& family : core::detector_families())
+            if (!family.capabilities.device_path)
+                EXPECT_FALSE(mimo_detector::make(family.name, 2, 2, "qpsk", "", 0.05, 1, "cuda")
+                                 ->device_buffers())
+                    << family.name;
     }
 }
 

@@ -12,10 +12,6 @@ using namespace mimo_gpu_test;
 
 namespace {
 
-#define REQUIRE_CUDA()                                                        \
-    if (!cuda_available())                                                    \
-    GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason()
-
 /// Relative agreement demanded of CUDA against CPU (the 1e-3); the two
 /// run the same float operations, so in practice they agree to the bit.
 void expect_close(const std::vector<float>& cuda, const std::vector<float>& cpu, const std::string& what)
@@ -60,7 +56,7 @@ std::string name(const config& c)
 
 TEST(cuda_backend, qr_items_match_cpu)
 {
-    REQUIRE_CUDA();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     for (const config& c : configs) {
         problem_batch pb(c.shape, c.mod, c.batch, 12.0, seed);
@@ -75,7 +71,7 @@ TEST(cuda_backend, qr_items_match_cpu)
 
 TEST(cuda_backend, nway_llrs_match_cpu)
 {
-    REQUIRE_CUDA();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     for (const config& c : configs) {
         for (float clip : {0.0f, 8.0f}) {
@@ -98,7 +94,7 @@ TEST(cuda_backend, nway_llrs_match_cpu)
 
 TEST(cuda_backend, ml_llrs_match_cpu)
 {
-    REQUIRE_CUDA();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     struct ml_config {
         mimo_shape shape;
@@ -120,7 +116,7 @@ TEST(cuda_backend, ml_llrs_match_cpu)
 
 TEST(cuda_backend, repeated_calls_with_changing_batch_sizes_reuse_buffers_correctly)
 {
-    REQUIRE_CUDA();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     nway_detector cpu({{4, 4}, modulation::qam16, 2, 0.0f}, backend::cpu),
         gpu({{4, 4}, modulation::qam16, 2, 0.0f}, backend::cuda);
@@ -135,7 +131,7 @@ TEST(cuda_backend, repeated_calls_with_changing_batch_sizes_reuse_buffers_correc
 
 TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
 {
-    REQUIRE_CUDA();
+    MIMO_GPU_REQUIRE_CUDA();
     problem_batch pb({4, 4}, modulation::qam16, 500, 14.0, fresh_seed());
     nway_detector gpu({{4, 4}, modulation::qam16, 4, 0.0f}, backend::cuda);
     ml_detector ml({4, 4}, modulation::qpsk, backend::cuda);

@@ -7,6 +7,8 @@
 // noise_var tag reaches the detector, and channel source -> detector ->
 // ber_counter on device buffers has every bit right at 30 dB.
 
+#include "backend_test.h"
+
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/sync_block.h>
@@ -105,8 +107,7 @@ TEST(channel_source, cpu_stream_is_the_core_generators_in_whole_channels)
 
 TEST(channel_source, cuda_stream_equals_the_cpu_stream)
 {
-    if (!have_cuda())
-        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     // Device buffers read by ordinary sinks: the buffer copies to the host.
     const drawn gpu = run_source("cuda", 3001, 1, 10.0), cpu = run_source("cpu", 3001, 1, 10.0);
     EXPECT_EQ(gpu.bits, cpu.bits);
@@ -124,8 +125,7 @@ TEST(channel_source, device_chain_counts_what_the_host_chain_counts)
     // device buffers) and the same stream through host buffers (a second
     // source with the same seed, a detector and a counter in host memory) count
     // the same errors to the bit, for several families, at 20 dB.
-    if (!have_cuda())
-        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     for (const char* family : { "nway", "mtt", "fsd", "mmse" }) {
         SCOPED_TRACE(family);
         const uint64_t problems = 100003;
@@ -156,8 +156,7 @@ TEST(channel_source, device_chain_counts_what_the_host_chain_counts)
 
 TEST(channel_source, device_counter_counts_errors_at_0_db_and_resets)
 {
-    if (!have_cuda())
-        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     // The same chain at 0 dB on device and host counters: equal counts, not zero.
     auto tb = gr::make_top_block("device_counter");
     auto source = mimo_channel_source::make(4, 4, "16qam", 0.0, 5, 1, 20000, "cuda");
@@ -189,8 +188,7 @@ TEST(channel_source, a_block_with_history_ends_the_stream_or_reads_host_buffers)
     // single-mapped outputs: the source ends its stream with an error instead
     // of hanging, and with host buffers (the generator still on the GPU) the
     // same flowgraph runs and gives the CPU's stream.
-    if (!have_cuda())
-        GTEST_SKIP() << "no usable CUDA device: " << core::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t problems = 54321;
     const drawn cpu = run_source("cpu", problems, 1, 10.0);
     for (bool device_buffers : { true, false }) {

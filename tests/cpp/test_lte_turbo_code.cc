@@ -4,6 +4,8 @@
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/turbo_decoder.h>
 
+#include "backend_test.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,14 +20,6 @@ using namespace mimo_gpu;
 namespace {
 
 using bits_t = std::vector<uint8_t>;
-
-bits_t random_bits(size_t n, std::mt19937& rng)
-{
-    bits_t b(n);
-    for (auto& x : b)
-        x = static_cast<uint8_t>(rng() & 1u);
-    return b;
-}
 
 /// Bits of an ASCII string, most significant bit of each byte first.
 bits_t ascii_bits(const std::string& s)

@@ -41,19 +41,11 @@ class ofdm_flowgraph : public ::testing::TestWithParam<chain_case>
 protected:
     void SetUp() override
     {
-        if (GetParam().backend == "cuda" && !mimo_gpu::cuda_available())
-            GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason();
+        if (GetParam().backend == "cuda") {
+            MIMO_GPU_REQUIRE_CUDA();
+        }
     }
 };
-
-std::vector<uint8_t> random_bits(size_t n, uint64_t seed)
-{
-    std::mt19937_64 rng(seed);
-    std::vector<uint8_t> b(n);
-    for (auto& v : b)
-        v = uint8_t(rng() & 1);
-    return b;
-}
 
 /// Frames (each one transport block, A bits at rate ~1/3 onto the frame's G
 /// bits) through a multipath channel, back to back: one sample vector per
@@ -129,8 +121,7 @@ TEST(ofdm_flowgraph_cuda, fast_sources_give_the_cpu_receivers_frames)
     // buffers: it must not free them for the sources before the copy is done
     // (consuming first made frames fail under load). Sources as fast as they
     // go, buffers wrapping every frame or two, compared with the CPU receiver.
-    if (!mimo_gpu::cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     for (const std::string preset : { "lte1.4", "nr20" }) {
         const recorded_frames r(preset, 4, 4, 24, mimo_gpu_test::fresh_seed());
         const received_outputs cpu = receive_recorded(r, preset, "cpu");

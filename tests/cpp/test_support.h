@@ -6,6 +6,8 @@
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/types.h>
 
+#include "backend_test.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -141,11 +143,6 @@ inline double bit_error_rate(const std::vector<uint8_t>& bits, const std::vector
         errors += uint8_t(llr[i] < 0.0f) != bits[i];
     return double(errors) / double(bits.size());
 }
-
-/// Skips a test where no GPU is usable, with the reason.
-#define MIMO_GPU_REQUIRE_CUDA()                                                           \
-    if (!mimo_gpu::cuda_available())                                                      \
-    GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason()
 
 /// Every element of `got` equals `want` to the bit (the CPU and CUDA engines
 /// run the same float operations); NaN poisoning shows an element never written.

@@ -24,6 +24,7 @@
 #include <mimo_gpu/lte_turbo_code.h>
 #include <pmt/pmt.h>
 
+#include "backend_test.h"
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,26 +38,9 @@
 
 namespace {
 
-std::vector<uint8_t> random_bits(size_t count, unsigned seed)
-{
-    std::mt19937 rng(seed);
-    std::bernoulli_distribution coin(0.5);
-    std::vector<uint8_t> bits(count);
-    for (auto& b : bits)
-        b = coin(rng) ? 1 : 0;
-    return bits;
-}
-
-class turbo_flowgraph : public ::testing::TestWithParam<std::string>
+class turbo_flowgraph : public backend_test
 {
 protected:
-    void SetUp() override
-    {
-        if (backend() == "cuda" && !::mimo_gpu::cuda_available())
-            GTEST_SKIP() << "no usable CUDA device: "
-                         << ::mimo_gpu::cuda_unavailable_reason();
-    }
-    std::string backend() const { return GetParam(); }
 
     /// bits -> turbo_encoder -> LLRs -> turbo_decoder (K, key) -> returned sink.
     gr::blocks::vector_sink_b::sptr

@@ -673,8 +673,7 @@ TEST(turbo_decoder, reused_across_changing_batches)
 
 TEST(turbo_cuda, decodes_like_the_cpu)
 {
-    if (!cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     std::vector<int> K;
     std::mt19937_64 rng(seed);
@@ -735,8 +734,7 @@ TEST(turbo_cuda, decodes_like_the_cpu)
 
 TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
 {
-    if (!cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     turbo_decoder gpu(config(map_algorithm::max_log_map), backend::cuda);
     coded_batch cb({ 40, 6144, 56 }, 3.0, 5);
     cb.llr[3 * 44 + 3 * 6148 + 9] = INFINITY; // block 2
@@ -770,8 +768,7 @@ TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
 // finite APP LLRs), a window near INT_MAX (one window).
 TEST(turbo_cuda, garbage_input_decodes_like_the_cpu)
 {
-    if (!cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     const std::vector<int> K = { 40, 1024, 6144, 1024, 104 };
     coded_batch cb = noiseless(K, 1.0e38f, seed);
@@ -828,8 +825,7 @@ TEST(turbo_cuda, garbage_input_decodes_like_the_cpu)
 // the state-parallel (shared memory) kernel, mixed K, against the CPU.
 TEST(turbo_cuda, state_parallel_log_map_small_batch)
 {
-    if (!cuda_available())
-        GTEST_SKIP() << "no usable CUDA device: " << cuda_unavailable_reason();
+    MIMO_GPU_REQUIRE_CUDA();
     coded_batch cb({ 40, 1056, 6144, 104 }, 0.8, fresh_seed(), true);
     for (int window : { 32, 64, 100 })
         for (int training : { 0, turbo_decoder_config{}.training, 40, 300 }) {

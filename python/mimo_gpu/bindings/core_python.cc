@@ -23,7 +23,7 @@
 #include <mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/turbo_decoder.h>
 #include "numpy_arrays.h"
-#include <turbo_parameters.h> // lib/blocks: the turbo parameter names, as the blocks take them
+#include <mimo_gpu/turbo_parameters.h>
 
 #include <sstream>
 #include <string>
@@ -266,9 +266,9 @@ std::string resolve_backend(const std::string& name)
 
 // ---- LTE turbo code ------------------------------------------------------------
 
-using gr::mimo_gpu::checked_code_block_size;
-using gr::mimo_gpu::crc_type_from_string;
-using gr::mimo_gpu::turbo_config;
+using ::mimo_gpu::checked_code_block_size;
+using ::mimo_gpu::crc_type_from_string;
+using ::mimo_gpu::turbo_config;
 
 py::array_t<int32_t> qpp_permutation(int K)
 {

@@ -44,15 +44,6 @@ ofdm_receiver_config receiver_config(int nr, time_interpolation ti = time_interp
     return c;
 }
 
-std::vector<uint8_t> random_bits(size_t n, uint64_t seed)
-{
-    std::mt19937_64 rng(seed);
-    std::vector<uint8_t> b(n);
-    for (auto& v : b)
-        v = uint8_t(rng() & 1);
-    return b;
-}
-
 /// One frame through transmitter and channel; rx and its length.
 struct loopback {
     std::vector<uint8_t> bits;

@@ -1,6 +1,6 @@
 // The detector interface and registry: creation by name, parameters, channel
 // reuse (S symbols per H), int8 output and the errors every family shares.
-#include "test_support.h"
+#include "../test_support.h"
 
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/ml_detector.h>

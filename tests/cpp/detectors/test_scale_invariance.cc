@@ -4,7 +4,7 @@
 // rounding of the scaled inputs, and of products that fall into denormals at
 // the range's ends) and no erasures. A power-of-two a in 2^-20 .. 2^20 is exact
 // in float and keeps every product normal: there the LLRs are the same to the bit.
-#include "test_support.h"
+#include "../test_support.h"
 
 #include <mimo_gpu/detector_registry.h>
 

@@ -420,11 +420,16 @@ std::vector<detector_row> bench_detectors(const std::vector<detector_spec>& spec
     return rows;
 }
 
-void print_detector_table(const std::string& title,
-                          const std::vector<detector_row>& rows,
-                          const detector_bench_options& o)
+namespace {
+
+/// Whether any row has a published figure, and one at another problem count.
+struct published_figures {
+    bool any = false, other_count = false;
+};
+
+/// The table itself, then the skipped rows and the rows' notes.
+published_figures print_rows(const std::string& title, const std::vector<detector_row>& rows)
 {
-    const bool cuda = o.backend == backend::cuda;
     std::printf("\n%s\n", title.c_str());
     std::printf("%-14s %-12s %8s | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
                 "%6s %6s | %8s\n",
@@ -446,7 +451,7 @@ void print_detector_table(const std::string& title,
                 "/max",
                 "/sum",
                 "scr B/pb");
-    bool any_thesis = false, any_other_count = false;
+    published_figures published;
     for (const detector_row& r : rows) {
         if (!r.skipped.empty())
             continue;
@@ -454,9 +459,9 @@ void print_detector_table(const std::string& title,
                      e2e_mbps = mbps(r.bits, r.end_to_end_pinned_ms);
         const double th_kernel = r.thesis ? r.thesis->kernel_mbps : -1,
                      th_e2e = r.thesis ? r.thesis->async_mbps : -1;
-        any_thesis = any_thesis || r.thesis;
-        any_other_count =
-            any_other_count || (r.thesis && r.thesis->problems != r.w.problems);
+        published.any = published.any || r.thesis;
+        published.other_count =
+            published.other_count || (r.thesis && r.thesis->problems != r.w.problems);
         std::printf(
             "%-14s %-12s %8zu | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
             "%6s %6s | %8s\n",
@@ -492,7 +497,13 @@ void print_detector_table(const std::string& title,
                         config_text(r).c_str(),
                         r.note.c_str());
 
-    // What each column is.
+    return published;
+}
+
+/// What each column is.
+void print_column_notes(const detector_bench_options& o)
+{
+    const bool cuda = o.backend == backend::cuda;
     if (cuda) {
         std::printf("  kernel: detect_device() from H and y in device memory to float "
                     "LLRs in device memory (the "
@@ -525,8 +536,11 @@ void print_detector_table(const std::string& title,
     std::printf("  scr B/pb: peak scratch bytes per problem of a call of all the problems "
                 "(detector::scratch_bytes: QR items, float LLRs of the int8 path; calls "
                 "beyond 64 MiB of it run in parts).\n");
-    if (!any_thesis)
-        return;
+}
+
+/// Where the published figures come from.
+void print_published_notes(const std::vector<detector_row>& rows, bool other_count)
+{
     bool mtt_thesis = false, fsd_paper = false;
     for (const detector_row& r : rows)
         if (r.skipped.empty() && r.thesis) {
@@ -543,11 +557,15 @@ void print_detector_table(const std::string& title,
         std::printf("  thesis: the FSD paper on an Nvidia Tesla C2070 (Tables 1, 2; 4x4, Nc "
                     "subcarriers x 7 OFDM symbols = problems): one runtime per case, shown as both "
                     "'thesis' and 'th.e2e'; Mbit/s = problems * 4 * log2 M / runtime.\n");
-    if (any_other_count)
+    if (other_count)
         std::printf("  *: a problem count other than the thesis' (8 x 16384 for 2x2, 8 x "
                     "8192 for 4x4).\n");
 
-    // The issues' goals, read off the rows with a published figure, per family.
+}
+
+/// The issues' goals, read off the rows with a published figure, per family.
+void print_goals(const std::vector<detector_row>& rows, bool cuda)
+{
     std::vector<std::string> families;
     for (const detector_row& r : rows)
         if (r.skipped.empty() && r.thesis &&
@@ -586,6 +604,20 @@ void print_detector_table(const std::string& title,
             std::printf("  goal %s end to end <= 1.5x the PCIe floor: no floor (%s)\n", family.c_str(),
                         cuda ? "nothing measured" : "CPU backend");
     }
+}
+
+} // namespace
+
+void print_detector_table(const std::string& title,
+                          const std::vector<detector_row>& rows,
+                          const detector_bench_options& o)
+{
+    const published_figures published = print_rows(title, rows);
+    print_column_notes(o);
+    if (!published.any)
+        return;
+    print_published_notes(rows, published.other_count);
+    print_goals(rows, o.backend == backend::cuda);
 }
 
 void write_detector_json(json_writer& j,

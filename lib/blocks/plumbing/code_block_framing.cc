@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "code_block_framing.h"
-#include "turbo_parameters.h"
+#include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_reader.h>
@@ -22,7 +22,7 @@ code_block_framing::code_block_framing(gr::block& block,
                                        gr::logger_ptr logger)
     : m_block(block),
       m_input(input),
-      m_K_max(checked_code_block_size(K_max)),
+      m_K_max(::mimo_gpu::checked_code_block_size(K_max)),
       m_key_string(length_tag_key),
       m_key(pmt::string_to_symbol(length_tag_key)),
       m_logger(std::move(logger))

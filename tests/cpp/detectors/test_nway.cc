@@ -1,4 +1,4 @@
-#include "test_support.h"
+#include "../test_support.h"
 
 #include <mimo_gpu/ml_detector.h>
 #include <mimo_gpu/nway_detector.h>

@@ -1,13 +1,7 @@
-/* -*- c++ -*- */
-/*
- * SPDX-License-Identifier: GPL-3.0-or-later
- */
-// The turbo decoder's parameters by name, as the blocks, GRC and mimo_gpu.core
-// take them ("max-log-map", "crc24b", ...). Header-only: the Python core
-// bindings use it too. Each function throws std::invalid_argument naming the
-// parameter and the accepted values.
-#ifndef INCLUDED_MIMO_GPU_TURBO_PARAMETERS_H
-#define INCLUDED_MIMO_GPU_TURBO_PARAMETERS_H
+// The turbo decoder's parameters by name, as the blocks, GRC, the programs
+// and mimo_gpu.core take them ("max-log-map", "crc24b", ...). Each function
+// throws std::invalid_argument naming the parameter and the accepted values.
+#pragma once
 
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/turbo_decoder.h>
@@ -15,51 +9,50 @@
 #include <stdexcept>
 #include <string>
 
-namespace gr {
 namespace mimo_gpu {
 
 /// "max-log-map" | "log-map" ('_' accepted for '-').
-inline ::mimo_gpu::map_algorithm map_algorithm_from_string(const std::string& name)
+inline map_algorithm map_algorithm_from_string(const std::string& name)
 {
     if (name == "max-log-map" || name == "max_log_map")
-        return ::mimo_gpu::map_algorithm::max_log_map;
+        return map_algorithm::max_log_map;
     if (name == "log-map" || name == "log_map")
-        return ::mimo_gpu::map_algorithm::log_map;
+        return map_algorithm::log_map;
     throw std::invalid_argument(
         "algorithm must be \"max-log-map\" or \"log-map\", got \"" + name + "\"");
 }
 
-inline std::string to_string(::mimo_gpu::map_algorithm algorithm)
+inline std::string to_string(map_algorithm algorithm)
 {
-    return algorithm == ::mimo_gpu::map_algorithm::log_map ? "log-map" : "max-log-map";
+    return algorithm == map_algorithm::log_map ? "log-map" : "max-log-map";
 }
 
 /// "none" | "crc24a" | "crc24b" | "crc16" | "crc8".
-inline ::mimo_gpu::crc_type crc_type_from_string(const std::string& name)
+inline crc_type crc_type_from_string(const std::string& name)
 {
     if (name == "none" || name.empty())
-        return ::mimo_gpu::crc_type::none;
+        return crc_type::none;
     if (name == "crc24a")
-        return ::mimo_gpu::crc_type::crc24a;
+        return crc_type::crc24a;
     if (name == "crc24b")
-        return ::mimo_gpu::crc_type::crc24b;
+        return crc_type::crc24b;
     if (name == "crc16")
-        return ::mimo_gpu::crc_type::crc16;
+        return crc_type::crc16;
     if (name == "crc8")
-        return ::mimo_gpu::crc_type::crc8;
+        return crc_type::crc8;
     throw std::invalid_argument(
         "crc must be \"none\", \"crc24a\", \"crc24b\", \"crc16\" or \"crc8\", got \"" +
         name + "\"");
 }
 
 /// A validated decoder configuration from the block parameters.
-inline ::mimo_gpu::turbo_decoder_config turbo_config(const std::string& algorithm,
+inline turbo_decoder_config turbo_config(const std::string& algorithm,
                                                      int iterations,
                                                      double extrinsic_scale,
                                                      int window,
                                                      const std::string& crc = "none")
 {
-    ::mimo_gpu::turbo_decoder_config config;
+    turbo_decoder_config config;
     config.algorithm = map_algorithm_from_string(algorithm);
     config.iterations = iterations;
     config.extrinsic_scale = static_cast<float>(extrinsic_scale);
@@ -72,7 +65,7 @@ inline ::mimo_gpu::turbo_decoder_config turbo_config(const std::string& algorith
 /// K must be one of the 188 code block sizes of table 5.1.3-3.
 inline int checked_code_block_size(int K)
 {
-    if (!::mimo_gpu::qpp_interleaver::is_block_size(K))
+    if (!qpp_interleaver::is_block_size(K))
         throw std::invalid_argument("K must be a code block size of TS 36.212 table "
                                     "5.1.3-3 (40..6144), got " +
                                     std::to_string(K));
@@ -80,6 +73,3 @@ inline int checked_code_block_size(int K)
 }
 
 } // namespace mimo_gpu
-} // namespace gr
-
-#endif
