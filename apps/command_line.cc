@@ -7,7 +7,9 @@
 namespace mimo_gpu_apps {
 
 command_line::command_line(std::string program, std::string summary, std::string details)
-    : m_program(std::move(program)), m_summary(std::move(summary)), m_details(std::move(details))
+    : m_program(std::move(program)),
+      m_summary(std::move(summary)),
+      m_details(std::move(details))
 {
 }
 
@@ -21,7 +23,9 @@ void command_line::add_option(const std::string& name,
     m_options[name] = option{ value_name, help, default_value, required, false, false };
 }
 
-void command_line::add_flag(const std::string& name, const std::string& help, bool negatable)
+void command_line::add_flag(const std::string& name,
+                            const std::string& help,
+                            bool negatable)
 {
     m_order.push_back(name);
     m_options[name] = option{ "", help, "", false, true, negatable };
@@ -44,7 +48,8 @@ void command_line::parse(int argc, char** argv)
             return;
         }
         if (arg.rfind("--", 0) != 0 || arg.size() == 2)
-            throw usage_error("unexpected argument '" + arg + "' (options start with --)");
+            throw usage_error("unexpected argument '" + arg +
+                              "' (options start with --)");
         std::string name = arg.substr(2);
         std::optional<std::string> value;
         if (auto eq = name.find('='); eq != std::string::npos) {
@@ -71,7 +76,8 @@ void command_line::parse(int argc, char** argv)
         }
         if (!value) {
             if (i + 1 >= argc)
-                throw usage_error("option --" + name + " needs a value (" + it->second.value_name + ")");
+                throw usage_error("option --" + name + " needs a value (" +
+                                  it->second.value_name + ")");
             value = argv[++i];
         }
         m_values[name] = *value;
@@ -184,7 +190,8 @@ std::vector<std::string> split(const std::string& s, char sep)
 
 } // namespace
 
-long long command_line::integer(const std::string& name, long long min, long long max) const
+long long
+command_line::integer(const std::string& name, long long min, long long max) const
 {
     long long v = parse_integer(name, text(name));
     if (v < min || v > max)
@@ -193,16 +200,21 @@ long long command_line::integer(const std::string& name, long long min, long lon
     return v;
 }
 
-double command_line::real(const std::string& name) const { return parse_real(name, text(name)); }
+double command_line::real(const std::string& name) const
+{
+    return parse_real(name, text(name));
+}
 
-std::vector<int> command_line::integer_list(const std::string& name, int min, int max) const
+std::vector<int>
+command_line::integer_list(const std::string& name, int min, int max) const
 {
     std::vector<int> values;
     for (const auto& part : split(text(name), ',')) {
         long long v = parse_integer(name, part);
         if (v < min || v > max)
-            throw usage_error("option --" + name + ": " + std::to_string(v) + " is outside " +
-                              std::to_string(min) + ".." + std::to_string(max));
+            throw usage_error("option --" + name + ": " + std::to_string(v) +
+                              " is outside " + std::to_string(min) + ".." +
+                              std::to_string(max));
         values.push_back(int(v));
     }
     if (values.empty())
@@ -216,12 +228,14 @@ std::vector<double> command_line::real_range(const std::string& name) const
     if (parts.size() == 1)
         return { parse_real(name, parts[0]) };
     if (parts.size() != 3)
-        throw usage_error("option --" + name + ": expected START:STOP:STEP or one number, got '" +
-                          text(name) + "'");
+        throw usage_error("option --" + name +
+                          ": expected START:STOP:STEP or one number, got '" + text(name) +
+                          "'");
     double start = parse_real(name, parts[0]), stop = parse_real(name, parts[1]),
            step = parse_real(name, parts[2]);
     if (step <= 0 || stop < start)
-        throw usage_error("option --" + name + ": need STEP > 0 and STOP >= START in '" + text(name) + "'");
+        throw usage_error("option --" + name + ": need STEP > 0 and STOP >= START in '" +
+                          text(name) + "'");
     std::vector<double> values;
     const long long count = (long long)std::floor((stop - start) / step + 1e-9) + 1;
     if (count > 10000)
@@ -231,7 +245,10 @@ std::vector<double> command_line::real_range(const std::string& name) const
     return values;
 }
 
-int run_program(command_line& cli, int argc, char** argv, const std::function<int()>& body)
+int run_program(command_line& cli,
+                int argc,
+                char** argv,
+                const std::function<int()>& body)
 {
     try {
         cli.parse(argc, argv);

@@ -19,17 +19,20 @@ struct usage_error : std::runtime_error {
 class command_line
 {
 public:
-    /// summary: one paragraph printed under the usage line; details: printed after the options.
+    /// summary: one paragraph printed under the usage line; details: printed after the
+    /// options.
     command_line(std::string program, std::string summary, std::string details = "");
 
-    /// --name VALUE (or --name=VALUE). An empty default_value with required=false means "unset".
+    /// --name VALUE (or --name=VALUE). An empty default_value with required=false means
+    /// "unset".
     void add_option(const std::string& name,
                     const std::string& value_name,
                     const std::string& help,
                     const std::string& default_value = "",
                     bool required = false);
     /// --name, and also --no-name when negatable.
-    void add_flag(const std::string& name, const std::string& help, bool negatable = false);
+    void
+    add_flag(const std::string& name, const std::string& help, bool negatable = false);
 
     /// Parses argv. Throws usage_error on an unknown option, a missing value or a
     /// missing required option. After --help, help_requested() is true and nothing
@@ -39,7 +42,8 @@ public:
     std::string usage() const;
     const std::string& program() const { return m_program; }
 
-    bool is_set(const std::string& name) const; ///< given on the command line or has a default
+    bool
+    is_set(const std::string& name) const; ///< given on the command line or has a default
     /// --name -> true, --no-name -> false, neither -> nullopt.
     std::optional<bool> flag(const std::string& name) const;
 
@@ -66,9 +70,13 @@ private:
     bool m_help = false;
 };
 
-/// Parses argv into `cli`, prints the usage on --help, else runs `body`, and maps exceptions to the programs' exit codes: prints usage
-/// errors with a hint to --help (exit 2), other errors as "PROGRAM: error: ..." (exit 1).
-int run_program(command_line& cli, int argc, char** argv, const std::function<int()>& body);
+/// Parses argv into `cli`, prints the usage on --help, else runs `body`, and maps
+/// exceptions to the programs' exit codes: prints usage errors with a hint to --help
+/// (exit 2), other errors as "PROGRAM: error: ..." (exit 1).
+int run_program(command_line& cli,
+                int argc,
+                char** argv,
+                const std::function<int()>& body);
 
 } // namespace mimo_gpu_apps
 

@@ -20,14 +20,35 @@ public:
     json_writer& begin_array(const std::string& key = "") { return open(key, '['); }
     json_writer& end_array() { return close(']'); }
 
-    json_writer& value(const std::string& key, const std::string& v) { return raw(key, quote(v)); }
-    json_writer& value(const std::string& key, const char* v) { return raw(key, quote(v)); }
-    json_writer& value(const std::string& key, bool v) { return raw(key, v ? "true" : "false"); }
+    json_writer& value(const std::string& key, const std::string& v)
+    {
+        return raw(key, quote(v));
+    }
+    json_writer& value(const std::string& key, const char* v)
+    {
+        return raw(key, quote(v));
+    }
+    json_writer& value(const std::string& key, bool v)
+    {
+        return raw(key, v ? "true" : "false");
+    }
     json_writer& value(const std::string& key, double v) { return raw(key, number(v)); }
-    json_writer& value(const std::string& key, int v) { return raw(key, std::to_string(v)); }
-    json_writer& value(const std::string& key, long long v) { return raw(key, std::to_string(v)); }
-    json_writer& value(const std::string& key, unsigned long long v) { return raw(key, std::to_string(v)); }
-    json_writer& value(const std::string& key, unsigned long v) { return raw(key, std::to_string(v)); }
+    json_writer& value(const std::string& key, int v)
+    {
+        return raw(key, std::to_string(v));
+    }
+    json_writer& value(const std::string& key, long long v)
+    {
+        return raw(key, std::to_string(v));
+    }
+    json_writer& value(const std::string& key, unsigned long long v)
+    {
+        return raw(key, std::to_string(v));
+    }
+    json_writer& value(const std::string& key, unsigned long v)
+    {
+        return raw(key, std::to_string(v));
+    }
     template <class T>
     json_writer& values(const std::string& key, const std::vector<T>& v)
     {
@@ -43,7 +64,7 @@ private:
         std::string q = "\"";
         for (char c : s) {
             if (c == '"' || c == '\\')
-                q += {'\\', c};
+                q += { '\\', c };
             else if (static_cast<unsigned char>(c) < 0x20) {
                 char buf[8];
                 std::snprintf(buf, sizeof buf, "\\u%04x", c);

@@ -5,8 +5,8 @@
 // the MTT thesis' Tables 4.1-4.2 workloads, with its C1060 numbers beside them;
 // with --detectors, any registered detector family by name (bench_detectors.cc);
 // and the turbo decoder; with --channel-generator, the device-resident simulation
-// source and bit-error counter (bench_channel_generator.cc). Core library only, so it runs on a GPU machine without
-// GNU Radio.
+// source and bit-error counter (bench_channel_generator.cc). Core library only, so it
+// runs on a GPU machine without GNU Radio.
 //
 // Method (docs/benchmarks.md): floors first (the measured pinned copy bandwidth
 // for the bytes that must cross PCIe); kernels timed with CUDA events around
@@ -14,9 +14,9 @@
 // end to end timed on the host clock around whole detect() calls, median.
 #include "bench/bench_channel_generator.h"
 #include "bench/bench_detectors.h"
+#include "bench/bench_front_end.h"
 #include "bench/bench_mmse.h"
 #include "bench/bench_sumis.h"
-#include "bench/bench_front_end.h"
 #include "bench/bench_transport_block.h"
 #include "bench/bench_util.h"
 #include "command_line.h"
@@ -49,7 +49,8 @@ using namespace mimo_gpu_apps;
 
 namespace {
 
-struct paper_times { // milliseconds for 8400 problems, GTX 560 Ti (Tables I, II, III); 0 = not given
+struct paper_times { // milliseconds for 8400 problems, GTX 560 Ti (Tables I, II, III); 0
+                     // = not given
     double qr, detect, total;
 };
 
@@ -62,51 +63,68 @@ struct bench_case {
 
 std::vector<bench_case> paper_cases()
 {
-    const double qr2[] = {0.030, 0.052}, qr4[] = {0.137, 0.257, 0.399, 0.501};
-    const double d2_16[] = {0.0768, 0.159}, d4_16[] = {0.164, 0.332, 0.500, 0.665};
-    const double d2_64[] = {0.524, 1.040}, d4_64[] = {0.833, 1.658, 2.474, 3.297};
-    const double t2_16[] = {0.342, 0.462}, t4_16[] = {0.739, 1.048, 1.349, 1.629};
-    const double t2_64[] = {0.818, 1.363}, t4_64[] = {1.457, 2.415, 3.390, 4.30};
+    const double qr2[] = { 0.030, 0.052 }, qr4[] = { 0.137, 0.257, 0.399, 0.501 };
+    const double d2_16[] = { 0.0768, 0.159 }, d4_16[] = { 0.164, 0.332, 0.500, 0.665 };
+    const double d2_64[] = { 0.524, 1.040 }, d4_64[] = { 0.833, 1.658, 2.474, 3.297 };
+    const double t2_16[] = { 0.342, 0.462 }, t4_16[] = { 0.739, 1.048, 1.349, 1.629 };
+    const double t2_64[] = { 0.818, 1.363 }, t4_64[] = { 1.457, 2.415, 3.390, 4.30 };
     std::vector<bench_case> cases;
     for (int n = 1; n <= 2; ++n)
-        cases.push_back({{2, 2}, modulation::qam16, n, {qr2[n - 1], d2_16[n - 1], t2_16[n - 1]}});
+        cases.push_back({ { 2, 2 },
+                          modulation::qam16,
+                          n,
+                          { qr2[n - 1], d2_16[n - 1], t2_16[n - 1] } });
     for (int n = 1; n <= 4; ++n)
-        cases.push_back({{4, 4}, modulation::qam16, n, {qr4[n - 1], d4_16[n - 1], t4_16[n - 1]}});
+        cases.push_back({ { 4, 4 },
+                          modulation::qam16,
+                          n,
+                          { qr4[n - 1], d4_16[n - 1], t4_16[n - 1] } });
     for (int n = 1; n <= 2; ++n)
-        cases.push_back({{2, 2}, modulation::qam64, n, {qr2[n - 1], d2_64[n - 1], t2_64[n - 1]}});
+        cases.push_back({ { 2, 2 },
+                          modulation::qam64,
+                          n,
+                          { qr2[n - 1], d2_64[n - 1], t2_64[n - 1] } });
     for (int n = 1; n <= 4; ++n)
-        cases.push_back({{4, 4}, modulation::qam64, n, {qr4[n - 1], d4_64[n - 1], t4_64[n - 1]}});
+        cases.push_back({ { 4, 4 },
+                          modulation::qam64,
+                          n,
+                          { qr4[n - 1], d4_64[n - 1], t4_64[n - 1] } });
     return cases;
 }
 
 struct result {
     bench_case c;
-    double qr_ms = -1, detect_ms = -1, fused_ms = -1, qr_stream_ms = -1, detect_stream_ms = -1, end_to_end_ms = -1, end_to_end_pageable_ms = -1;
+    double qr_ms = -1, detect_ms = -1, fused_ms = -1, qr_stream_ms = -1,
+           detect_stream_ms = -1, end_to_end_ms = -1, end_to_end_pageable_ms = -1;
     double floor_ms = -1;
     size_t bits = 0;
 };
 
 #ifdef MIMO_GPU_HAVE_CUDA
 
-void bench_cuda(result& r, size_t batch, int trials, int reps, double h2d_bandwidth, uint64_t seed)
+void bench_cuda(
+    result& r, size_t batch, int trials, int reps, double h2d_bandwidth, uint64_t seed)
 {
     const bench_case& c = r.c;
     constexpr int sets = 8;
     input_sets in(c.shape, c.mod, batch, sets, seed);
     const size_t nH = batch * c.shape.nr * c.shape.nt, ny = batch * c.shape.nr;
     qr_decomposition qr(c.shape, c.passes, backend::cuda);
-    nway_detector det({c.shape, c.mod, c.passes, 0.0f}, backend::cuda);
-    const size_t n_items = batch * qr.layout().floats_per_item(), n_llr = batch * det.llrs_per_problem();
+    nway_detector det({ c.shape, c.mod, c.passes, 0.0f }, backend::cuda);
+    const size_t n_items = batch * qr.layout().floats_per_item(),
+                 n_llr = batch * det.llrs_per_problem();
     const float n0 = noise_variance_from_snr_db(15.0);
 
     const staged_sets st(in);
     const auto &dH = st.dH, &dy = st.dy, &hH = st.hH, &hy = st.hy;
-    cuda_array<float> d_items(n_items * sets, false), d_llr(n_llr, false), h_llr(n_llr, true);
+    cuda_array<float> d_items(n_items * sets, false), d_llr(n_llr, false),
+        h_llr(n_llr, true);
     cudaStream_t s;
     BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
 
     auto qr_launch = [&](int i) {
-        qr.run_device(dH[i % sets]->p, dy[i % sets]->p, batch, d_items.p + (i % sets) * n_items, s);
+        qr.run_device(
+            dH[i % sets]->p, dy[i % sets]->p, batch, d_items.p + (i % sets) * n_items, s);
     };
     auto detect_launch = [&](int i) {
         det.detect_qr_device(d_items.p + (i % sets) * n_items, batch, n0, d_llr.p, s);
@@ -128,15 +146,17 @@ void bench_cuda(result& r, size_t batch, int trials, int reps, double h2d_bandwi
         det.detect(in.H[i % sets].data(), in.y[i % sets].data(), batch, n0, llr.data());
     });
     cudaStreamDestroy(s);
-    const double bytes_in = double(nH + ny) * sizeof(cfloat), bytes_out = double(n_llr) * sizeof(float);
-    r.floor_ms = (bytes_in + bytes_out) / h2d_bandwidth * 1e3; // copies in and out, not overlapped
+    const double bytes_in = double(nH + ny) * sizeof(cfloat),
+                 bytes_out = double(n_llr) * sizeof(float);
+    r.floor_ms =
+        (bytes_in + bytes_out) / h2d_bandwidth * 1e3; // copies in and out, not overlapped
 }
 #endif
 
 void bench_cpu(result& r, size_t batch, int trials, uint64_t seed)
 {
     input_sets in(r.c.shape, r.c.mod, batch, 2, seed);
-    nway_detector det({r.c.shape, r.c.mod, r.c.passes, 0.0f}, backend::cpu);
+    nway_detector det({ r.c.shape, r.c.mod, r.c.passes, 0.0f }, backend::cpu);
     std::vector<float> llr(batch * det.llrs_per_problem());
     const float n0 = noise_variance_from_snr_db(15.0);
     r.end_to_end_pageable_ms = r.end_to_end_ms = host_median_ms(trials, [&](int i) {
@@ -161,8 +181,8 @@ struct turbo_result {
     double kernel_ms = -1, end_to_end_ms = -1, floor_ms = -1;
 };
 
-/// BPSK LLRs at 1.5 dB Eb/N0 of random code blocks (the decoder's work does not depend on the values,
-/// but realistic inputs keep any data-dependent path honest).
+/// BPSK LLRs at 1.5 dB Eb/N0 of random code blocks (the decoder's work does not depend on
+/// the values, but realistic inputs keep any data-dependent path honest).
 std::vector<float> turbo_input(const std::vector<int>& K, uint64_t seed)
 {
     std::mt19937_64 rng(seed);
@@ -175,14 +195,17 @@ std::vector<float> turbo_input(const std::vector<int>& K, uint64_t seed)
             b = uint8_t(rng() >> 63);
         turbo_encode(c.data(), k, d0.data(), d1.data(), d2.data());
         const float sigma2 = float(1.0 / (2.0 / 3.0 * std::pow(10.0, 0.15)));
-        for (const auto* d : {&d0, &d1, &d2})
+        for (const auto* d : { &d0, &d1, &d2 })
             for (uint8_t b : *d)
-                llr.push_back(2.0f * ((b ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) / sigma2);
+                llr.push_back(2.0f *
+                              ((b ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) /
+                              sigma2);
     }
     return llr;
 }
 
-std::vector<turbo_case> turbo_cases(size_t blocks, uint64_t seed, const std::vector<int>& trainings)
+std::vector<turbo_case>
+turbo_cases(size_t blocks, uint64_t seed, const std::vector<int>& trainings)
 {
     std::vector<turbo_case> cases;
     const std::vector<int> k6144(blocks, 6144);
@@ -195,12 +218,12 @@ std::vector<turbo_case> turbo_cases(size_t blocks, uint64_t seed, const std::vec
         bits += size_t(mixed.back());
     }
     for (int t : trainings)
-        for (map_algorithm a : {map_algorithm::max_log_map, map_algorithm::log_map}) {
-            for (int it : {1, 2, 4, 6, 8})
-                cases.push_back({"K=6144", k6144, a, it, 64, t});
-            for (int w : {32, 128, 6144})
-                cases.push_back({"K=6144", k6144, a, 6, w, t});
-            cases.push_back({"K=40..6144", mixed, a, 6, 64, t});
+        for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map }) {
+            for (int it : { 1, 2, 4, 6, 8 })
+                cases.push_back({ "K=6144", k6144, a, it, 64, t });
+            for (int w : { 32, 128, 6144 })
+                cases.push_back({ "K=6144", k6144, a, 6, w, t });
+            cases.push_back({ "K=40..6144", mixed, a, 6, 64, t });
         }
     return cases;
 }
@@ -219,12 +242,16 @@ void bench_turbo_cuda(turbo_result& r, int trials, double h2d_bandwidth, uint64_
     cuda_array<float> h_llr(n_llr, true), d_llr(n_llr, false);
     cuda_array<uint8_t> h_bits(n_bits, true), d_bits(n_bits, false);
     std::copy(llr.begin(), llr.end(), h_llr.p);
-    BENCH_CHECK(cudaMemcpy(d_llr.p, h_llr.p, n_llr * sizeof(float), cudaMemcpyHostToDevice));
+    BENCH_CHECK(
+        cudaMemcpy(d_llr.p, h_llr.p, n_llr * sizeof(float), cudaMemcpyHostToDevice));
     cudaStream_t s;
     BENCH_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-    r.kernel_ms = kernel_median_ms(s, trials, 1, false, [&](int) { dec.decode_device(r.c.K, d_llr.p, d_bits.p, nullptr, s); });
+    r.kernel_ms = kernel_median_ms(s, trials, 1, false, [&](int) {
+        dec.decode_device(r.c.K, d_llr.p, d_bits.p, nullptr, s);
+    });
     dec.check_device_status(s);
-    r.end_to_end_ms = host_median_ms(trials, [&](int) { dec.decode(r.c.K, h_llr.p, h_bits.p); });
+    r.end_to_end_ms =
+        host_median_ms(trials, [&](int) { dec.decode(r.c.K, h_llr.p, h_bits.p); });
     cudaStreamDestroy(s);
     r.floor_ms = double(n_llr * sizeof(float) + n_bits) / h2d_bandwidth * 1e3;
 }
@@ -240,12 +267,14 @@ void bench_turbo_cpu(turbo_result& r, int trials, uint64_t seed)
     cfg.training = r.c.training;
     turbo_decoder dec(cfg, backend::cpu);
     std::vector<uint8_t> bits(turbo_decoder::output_bits(r.c.K));
-    r.end_to_end_ms = host_median_ms(trials, [&](int) { dec.decode(r.c.K, llr.data(), bits.data()); });
+    r.end_to_end_ms =
+        host_median_ms(trials, [&](int) { dec.decode(r.c.K, llr.data(), bits.data()); });
 }
 
 // ---- detector tables by name (bench_detectors.cc) ---------------------------
 
-/// What the detector section runs: the MTT thesis table by default, the --detectors list when given.
+/// What the detector section runs: the MTT thesis table by default, the --detectors list
+/// when given.
 struct detector_plan {
     bool run = false;
     std::string table; // "mtt_thesis", "fsd_paper" or "detectors"
@@ -256,13 +285,16 @@ struct detector_plan {
 detector_plan plan_detectors(const command_line& cli, bool skip_detector)
 {
     detector_plan plan;
-    const bool listed = cli.is_set("detectors"), fsd = cli.flag("fsd-paper").value_or(false);
+    const bool listed = cli.is_set("detectors"),
+               fsd = cli.flag("fsd-paper").value_or(false);
     if ((listed || fsd) && skip_detector)
         throw usage_error("--detectors and --fsd-paper exclude --skip-detector");
     plan.run = !skip_detector;
     plan.table = fsd ? "fsd_paper" : listed ? "detectors" : "mtt_thesis";
-    const std::string defaults = fsd ? "fsd,sfsd,kbest:8,kbest:16,kbest:32,kbest:64" : "mtt,ot";
-    plan.specs = checked_setup([&] { return parse_bench_detectors(listed ? cli.text("detectors") : defaults); });
+    const std::string defaults =
+        fsd ? "fsd,sfsd,kbest:8,kbest:16,kbest:32,kbest:64" : "mtt,ot";
+    plan.specs = checked_setup(
+        [&] { return parse_bench_detectors(listed ? cli.text("detectors") : defaults); });
     const size_t problems = size_t(cli.integer("problems", 0, 1 << 24));
     plan.workloads = cli.is_set("shapes") ? parse_workloads(cli.text("shapes"), problems)
                      : fsd                ? fsd_paper_workloads()
@@ -270,15 +302,21 @@ detector_plan plan_detectors(const command_line& cli, bool skip_detector)
     return plan;
 }
 
-std::string detector_table_title(const detector_plan& plan, const std::string& device, backend b)
+std::string
+detector_table_title(const detector_plan& plan, const std::string& device, backend b)
 {
-    const std::string where = device + ", backend " + to_string(b) + ", one H per problem";
+    const std::string where =
+        device + ", backend " + to_string(b) + ", one H per problem";
     if (plan.table == "mtt_thesis")
-        return "MTT and OT detectors, the MTT thesis' Tables 4.1-4.2 workloads (2x2: 8 x 16384 problems, 4x4: "
-               "8 x 8192): " + where + " (times in ms)";
+        return "MTT and OT detectors, the MTT thesis' Tables 4.1-4.2 workloads (2x2: 8 x "
+               "16384 problems, 4x4: "
+               "8 x 8192): " +
+               where + " (times in ms)";
     if (plan.table == "fsd_paper")
-        return "FSD, SFSD and K-best, the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 "
-               "symbols): " + where + " (times in ms)";
+        return "FSD, SFSD and K-best, the FSD paper's Tables 1-2 workloads (4x4, Nc = "
+               "150..1200 subcarriers x 7 "
+               "symbols): " +
+               where + " (times in ms)";
     return "detectors by name: " + where + " (times in ms)";
 }
 
@@ -286,86 +324,150 @@ std::string detector_table_title(const detector_plan& plan, const std::string& d
 
 int main(int argc, char** argv)
 {
-    command_line cli("mimo_gpu_bench",
-                     "Times QR, N-way detection and end to end for the N-way paper's Tables I-III, the MTT and OT "
-                     "detectors for the MTT thesis' Tables 4.1-4.2, and the turbo decoder; or, with --detectors, any "
-                     "registered detector by name.",
-                     "N-way tables: kernel times use CUDA events over a CUDA graph of back-to-back launches (median "
-                     "of trials; the JSON also has plain stream launches); end-to-end times are whole detect() calls "
-                     "from pinned host memory to pinned host memory (and from pageable memory), median. The 'floor' "
-                     "column is the bytes that must cross PCIe over the measured pinned bandwidth.\n\n"
-                     "Detector tables (the MTT/OT table by default, --detectors LIST instead): each detector on each "
-                     "--shapes workload through the detector interface only: kernel time of detect_device() on device "
-                     "buffers (CUDA only; '-' for a family without a device path), end to end of detect() from pinned "
-                     "and from pageable host memory, Mbit/s = problems * nt * log2 M / time, and the PCIe floor both "
-                     "ways (in and out overlapping: max(in, out) / bandwidth; one after the other: (in + out) / "
-                     "bandwidth). A workload a family refuses is skipped with a note. With --detectors the N-way "
-                     "tables are not run; the turbo decoder runs unless --turbo-blocks 0.\n"
-                     "Registered detectors:" + [] {
-                         std::string names;
-                         for (const auto& f : detector_families())
-                             names += "\n  " + f.name + ": " + f.summary;
-                         return names;
-                     }() + "\n");
-    cli.add_option("batch", "N", "problems per batch (the paper: 8400, one LTE 20 MHz slot)", "8400");
-    cli.add_option("trials", "N", "timed trials per measurement (the median is reported)", "25");
-    cli.add_option("reps", "N",
-                   "kernel launches per timed trial (the detector tables: about 20 ms of launches, at most N)", "50");
+    command_line cli(
+        "mimo_gpu_bench",
+        "Times QR, N-way detection and end to end for the N-way paper's Tables I-III, "
+        "the MTT and OT "
+        "detectors for the MTT thesis' Tables 4.1-4.2, and the turbo decoder; or, with "
+        "--detectors, any "
+        "registered detector by name.",
+        "N-way tables: kernel times use CUDA events over a CUDA graph of back-to-back "
+        "launches (median "
+        "of trials; the JSON also has plain stream launches); end-to-end times are whole "
+        "detect() calls "
+        "from pinned host memory to pinned host memory (and from pageable memory), "
+        "median. The 'floor' "
+        "column is the bytes that must cross PCIe over the measured pinned bandwidth.\n\n"
+        "Detector tables (the MTT/OT table by default, --detectors LIST instead): each "
+        "detector on each "
+        "--shapes workload through the detector interface only: kernel time of "
+        "detect_device() on device "
+        "buffers (CUDA only; '-' for a family without a device path), end to end of "
+        "detect() from pinned "
+        "and from pageable host memory, Mbit/s = problems * nt * log2 M / time, and the "
+        "PCIe floor both "
+        "ways (in and out overlapping: max(in, out) / bandwidth; one after the other: "
+        "(in + out) / "
+        "bandwidth). A workload a family refuses is skipped with a note. With "
+        "--detectors the N-way "
+        "tables are not run; the turbo decoder runs unless --turbo-blocks 0.\n"
+        "Registered detectors:" +
+            [] {
+                std::string names;
+                for (const auto& f : detector_families())
+                    names += "\n  " + f.name + ": " + f.summary;
+                return names;
+            }() +
+            "\n");
+    cli.add_option("batch",
+                   "N",
+                   "problems per batch (the paper: 8400, one LTE 20 MHz slot)",
+                   "8400");
+    cli.add_option(
+        "trials", "N", "timed trials per measurement (the median is reported)", "25");
+    cli.add_option("reps",
+                   "N",
+                   "kernel launches per timed trial (the detector tables: about 20 ms of "
+                   "launches, at most N)",
+                   "50");
     cli.add_option("backend", "NAME", "auto, cpu or cuda", "auto");
     cli.add_option("json", "FILE", "also write the results as JSON to FILE");
     cli.add_option("seed", "N", "seed of the random inputs", "1");
-    cli.add_option("turbo-blocks", "N", "code blocks of K = 6144 per decoder batch (0: skip the decoder)", "256");
-    cli.add_option("turbo-training", "LIST",
-                   "the turbo decoder's training stages per window side, comma separated (each runs every case)",
+    cli.add_option("turbo-blocks",
+                   "N",
+                   "code blocks of K = 6144 per decoder batch (0: skip the decoder)",
+                   "256");
+    cli.add_option("turbo-training",
+                   "LIST",
+                   "the turbo decoder's training stages per window side, comma separated "
+                   "(each runs every case)",
                    std::to_string(turbo_decoder_config{}.training));
-    cli.add_flag("skip-detector", "skip the detector tables (N-way and MTT/OT): only the turbo decoder");
-    cli.add_flag("fsd-paper",
-                 "the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 symbols) with FSD, "
-                 "SFSD and K-best 8..64 (or --detectors) instead of the N-way and MTT/OT tables");
-    cli.add_flag("mmse-paper",
-                 "the massive-MIMO soft MMSE paper's Tables I-II (128x16 and 256x32, 16-QAM, N_scr = 128, "
-                 "Cholesky and CG; one stream, then pipelined over in-flight slots and --devices), hand kernels "
-                 "beside cuBLAS/cuSOLVER, and NR frames (3276 x 14), instead of the other tables");
-    cli.add_flag("sumis-paper",
-                 "the parallel SUMIS paper's Tables 2-3 workloads (nT = nR = 8..200, 16- to 1024-QAM, ns = 3): "
-                 "ms per vector alone and in a batch of 1024, instead of the other tables");
+    cli.add_flag("skip-detector",
+                 "skip the detector tables (N-way and MTT/OT): only the turbo decoder");
+    cli.add_flag(
+        "fsd-paper",
+        "the FSD paper's Tables 1-2 workloads (4x4, Nc = 150..1200 subcarriers x 7 "
+        "symbols) with FSD, "
+        "SFSD and K-best 8..64 (or --detectors) instead of the N-way and MTT/OT tables");
+    cli.add_flag(
+        "mmse-paper",
+        "the massive-MIMO soft MMSE paper's Tables I-II (128x16 and 256x32, 16-QAM, "
+        "N_scr = 128, "
+        "Cholesky and CG; one stream, then pipelined over in-flight slots and "
+        "--devices), hand kernels "
+        "beside cuBLAS/cuSOLVER, and NR frames (3276 x 14), instead of the other tables");
+    cli.add_flag(
+        "sumis-paper",
+        "the parallel SUMIS paper's Tables 2-3 workloads (nT = nR = 8..200, 16- to "
+        "1024-QAM, ns = 3): "
+        "ms per vector alone and in a batch of 1024, instead of the other tables");
     cli.add_option("sumis-max-nt", "N", "largest nT of --sumis-paper", "200");
     cli.add_flag("front-end",
-                 "the OFDM receiver front end (LTE 20 MHz and NR 100 MHz grids, 4x4): resource elements per "
-                 "second on the CPU and CUDA beside the NR 100 MHz 4x4 requirement, instead of the other tables");
-    cli.add_flag("channel-generator",
-                 "the channel generator (generate_device) and the bit-error counter "
-                 "(count_bit_errors_device) at 65536 problems per call (4x4 16-QAM, also S = 14 "
-                 "and 8x8 256-QAM) beside the byte floor and 100 M problems/s, instead of the "
-                 "other tables");
+                 "the OFDM receiver front end (LTE 20 MHz and NR 100 MHz grids, 4x4): "
+                 "resource elements per "
+                 "second on the CPU and CUDA beside the NR 100 MHz 4x4 requirement, "
+                 "instead of the other tables");
+    cli.add_flag(
+        "channel-generator",
+        "the channel generator (generate_device) and the bit-error counter "
+        "(count_bit_errors_device) at 65536 problems per call (4x4 16-QAM, also S = 14 "
+        "and 8x8 256-QAM) beside the byte floor and 100 M problems/s, instead of the "
+        "other tables");
     cli.add_flag("tb-device",
-                 "transport blocks (A = 6120, one code block of K = 6144, rate 1/3 and ~1/2) decoded from "
-                 "device LLRs to device bits (decode_device: de-rate-matching, turbo, desegmentation and CRC "
-                 "on the GPU), float and int8 input, beside decode() host to host, instead of the other tables");
+                 "transport blocks (A = 6120, one code block of K = 6144, rate 1/3 and "
+                 "~1/2) decoded from "
+                 "device LLRs to device bits (decode_device: de-rate-matching, turbo, "
+                 "desegmentation and CRC "
+                 "on the GPU), float and int8 input, beside decode() host to host, "
+                 "instead of the other tables");
     cli.add_option("tb-count", "N", "transport blocks per call of --tb-device", "256");
-    cli.add_option("tb-int8-scale", "S", "--tb-device int8 input: LLR = S * value (q = round(LLR / S))",
+    cli.add_option("tb-int8-scale",
+                   "S",
+                   "--tb-device int8 input: LLR = S * value (q = round(LLR / S))",
                    "0.125");
-    cli.add_option("devices", "LIST", "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
-                   "listed twice)", "0");
-    cli.add_option("mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "1");
-    cli.add_option("mmse-repeats", "N", "--mmse-paper pipeline measurements per row (median and spread reported)", "3");
-    cli.add_option("detectors", "LIST",
-                   "time these detectors instead of the N-way and MTT/OT tables, e.g. nway:1,nway:4,mtt,ot,ml "
+    cli.add_option(
+        "devices",
+        "LIST",
+        "CUDA devices of the --mmse-paper multi-GPU rows, e.g. 0,1 (0,0: one GPU "
+        "listed twice)",
+        "0");
+    cli.add_option(
+        "mmse-seconds", "S", "run length of each --mmse-paper pipeline measurement", "1");
+    cli.add_option(
+        "mmse-repeats",
+        "N",
+        "--mmse-paper pipeline measurements per row (median and spread reported)",
+        "3");
+    cli.add_option("detectors",
+                   "LIST",
+                   "time these detectors instead of the N-way and MTT/OT tables, e.g. "
+                   "nway:1,nway:4,mtt,ot,ml "
                    "(NAME[:VALUE][:PARAM=VALUE...], the first parameter unnamed)");
-    cli.add_option("shapes", "LIST",
-                   "detector-table workloads NRxNT[:MODULATION[:PROBLEMS]], e.g. 2x2:qpsk:131072,4x4:64qam:65536; "
-                   "no modulation: qpsk, 16qam and 64qam (default: the MTT thesis' 2x2 with 131072 problems and 4x4 "
+    cli.add_option("shapes",
+                   "LIST",
+                   "detector-table workloads NRxNT[:MODULATION[:PROBLEMS]], e.g. "
+                   "2x2:qpsk:131072,4x4:64qam:65536; "
+                   "no modulation: qpsk, 16qam and 64qam (default: the MTT thesis' 2x2 "
+                   "with 131072 problems and 4x4 "
                    "with 65536, each qpsk, 16qam, 64qam)");
-    cli.add_option("problems", "N",
-                   "problems per detector-table workload whose --shapes entry gives none (0: the thesis' 131072 for "
-                   "2x2, 65536 otherwise)", "0");
-    cli.add_option("max-exhaustive", "N",
-                   "skip a family with exact max-log LLRs (an exhaustive search, e.g. ml) where M^nt > N", "65536");
+    cli.add_option("problems",
+                   "N",
+                   "problems per detector-table workload whose --shapes entry gives none "
+                   "(0: the thesis' 131072 for "
+                   "2x2, 65536 otherwise)",
+                   "0");
+    cli.add_option("max-exhaustive",
+                   "N",
+                   "skip a family with exact max-log LLRs (an exhaustive search, e.g. "
+                   "ml) where M^nt > N",
+                   "65536");
     return run_program(cli, argc, argv, [&]() -> int {
         const size_t batch = size_t(cli.integer("batch", 1, 1 << 22));
-        const int trials = int(cli.integer("trials", 1, 100000)), reps = int(cli.integer("reps", 1, 100000));
+        const int trials = int(cli.integer("trials", 1, 100000)),
+                  reps = int(cli.integer("reps", 1, 100000));
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
-        const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
+        const backend b = checked_setup(
+            [&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
         const bool skip_detector = cli.flag("skip-detector").value_or(false);
         detector_plan plan = plan_detectors(cli, skip_detector);
         const bool mmse_paper = cli.flag("mmse-paper").value_or(false);
@@ -373,12 +475,14 @@ int main(int argc, char** argv)
         const bool front_end = cli.flag("front-end").value_or(false);
         const bool generator = cli.flag("channel-generator").value_or(false);
         const bool tb_device = cli.flag("tb-device").value_or(false);
-        const bool other_tables = mmse_paper || sumis_paper || front_end || generator || tb_device;
+        const bool other_tables =
+            mmse_paper || sumis_paper || front_end || generator || tb_device;
         if (other_tables)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
 
-        std::string device = "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
+        std::string device =
+            "CPU (" + std::to_string(std::thread::hardware_concurrency()) + " threads)";
         double h2d = 0, d2h = 0;
 #ifdef MIMO_GPU_HAVE_CUDA
         if (b == backend::cuda) {
@@ -387,17 +491,29 @@ int main(int argc, char** argv)
             device = prop.name;
             h2d = measure_h2d_bandwidth();
             d2h = measure_pinned_bandwidth(cudaMemcpyDeviceToHost);
-            std::fprintf(stderr, "device %s, %d SMs; pinned host-to-device %.1f GB/s, device-to-host %.1f GB/s\n",
-                         prop.name, prop.multiProcessorCount, h2d / 1e9, d2h / 1e9);
+            std::fprintf(stderr,
+                         "device %s, %d SMs; pinned host-to-device %.1f GB/s, "
+                         "device-to-host %.1f GB/s\n",
+                         prop.name,
+                         prop.multiProcessorCount,
+                         h2d / 1e9,
+                         d2h / 1e9);
         }
 #endif
-        const bool run_detector = !skip_detector && !other_tables && plan.table == "mtt_thesis"; // the N-way paper tables
+        const bool run_detector = !skip_detector && !other_tables &&
+                                  plan.table == "mtt_thesis"; // the N-way paper tables
         std::vector<result> results;
-        for (const bench_case& c : run_detector ? paper_cases() : std::vector<bench_case>{}) {
+        for (const bench_case& c :
+             run_detector ? paper_cases() : std::vector<bench_case>{}) {
             result r;
             r.c = c;
             r.bits = batch * c.shape.nt * constellation(c.mod).bits_per_symbol();
-            std::fprintf(stderr, "  %dx%d %s N=%d ...\n", c.shape.nr, c.shape.nt, to_string(c.mod).c_str(), c.passes);
+            std::fprintf(stderr,
+                         "  %dx%d %s N=%d ...\n",
+                         c.shape.nr,
+                         c.shape.nt,
+                         to_string(c.mod).c_str(),
+                         c.passes);
 #ifdef MIMO_GPU_HAVE_CUDA
             if (b == backend::cuda)
                 bench_cuda(r, batch, trials, reps, h2d, seed);
@@ -408,22 +524,53 @@ int main(int argc, char** argv)
         }
 
         if (run_detector) { // the N-way paper tables (not with --detectors)
-            std::printf("\nmimo_gpu_bench: %s, backend %s, %zu problems per batch (times in ms, Mbps of detected bits)\n",
-                        device.c_str(), to_string(b).c_str(), batch);
-            std::printf("%-14s %2s | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", "config", "N", "QR", "detect",
-                        "sum", "H,y->L", "x paper", "e2e", "e2e-page", "floor", "Mbps", "x paper", "paperQR+D", "paperE2E");
+            std::printf("\nmimo_gpu_bench: %s, backend %s, %zu problems per batch (times "
+                        "in ms, Mbps of detected bits)\n",
+                        device.c_str(),
+                        to_string(b).c_str(),
+                        batch);
+            std::printf(
+                "%-14s %2s | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n",
+                "config",
+                "N",
+                "QR",
+                "detect",
+                "sum",
+                "H,y->L",
+                "x paper",
+                "e2e",
+                "e2e-page",
+                "floor",
+                "Mbps",
+                "x paper",
+                "paperQR+D",
+                "paperE2E");
             for (const result& r : results) {
                 const double sum = r.qr_ms >= 0 ? r.qr_ms + r.detect_ms : -1;
                 const double paper_sum = r.c.paper.qr + r.c.paper.detect;
                 char cfg[32];
-                std::snprintf(cfg, sizeof cfg, "%dx%d %s", r.c.shape.nr, r.c.shape.nt, to_string(r.c.mod).c_str());
-                std::printf("%-14s %2d | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n", cfg, r.c.passes,
-                            fmt(r.qr_ms).c_str(), fmt(r.detect_ms).c_str(), fmt(sum).c_str(), fmt(r.fused_ms).c_str(),
-                            fmt(sum > 0 ? paper_sum / sum : -1, "%.1fx").c_str(), fmt(r.end_to_end_ms).c_str(),
-                            fmt(r.end_to_end_pageable_ms).c_str(), fmt(r.floor_ms).c_str(),
-                            fmt(mbps(r.bits, r.end_to_end_ms), "%.0f").c_str(),
-                            fmt(r.c.paper.total / r.end_to_end_ms, "%.1fx").c_str(), fmt(paper_sum).c_str(),
-                            fmt(r.c.paper.total).c_str());
+                std::snprintf(cfg,
+                              sizeof cfg,
+                              "%dx%d %s",
+                              r.c.shape.nr,
+                              r.c.shape.nt,
+                              to_string(r.c.mod).c_str());
+                std::printf(
+                    "%-14s %2d | %8s %8s %8s %8s %7s | %9s %9s %8s %8s %7s | %8s %8s\n",
+                    cfg,
+                    r.c.passes,
+                    fmt(r.qr_ms).c_str(),
+                    fmt(r.detect_ms).c_str(),
+                    fmt(sum).c_str(),
+                    fmt(r.fused_ms).c_str(),
+                    fmt(sum > 0 ? paper_sum / sum : -1, "%.1fx").c_str(),
+                    fmt(r.end_to_end_ms).c_str(),
+                    fmt(r.end_to_end_pageable_ms).c_str(),
+                    fmt(r.floor_ms).c_str(),
+                    fmt(mbps(r.bits, r.end_to_end_ms), "%.0f").c_str(),
+                    fmt(r.c.paper.total / r.end_to_end_ms, "%.1fx").c_str(),
+                    fmt(paper_sum).c_str(),
+                    fmt(r.c.paper.total).c_str());
             }
         }
 
@@ -438,7 +585,8 @@ int main(int argc, char** argv)
             options.d2h_bandwidth = d2h;
             options.max_exhaustive = max_exhaustive;
             detector_rows = bench_detectors(plan.specs, plan.workloads, options);
-            print_detector_table(detector_table_title(plan, device, b), detector_rows, options);
+            print_detector_table(
+                detector_table_title(plan, device, b), detector_rows, options);
         }
 
         std::vector<mmse_row> mmse_rows;
@@ -463,7 +611,8 @@ int main(int argc, char** argv)
 
         std::vector<sumis_row> sumis_rows;
         if (sumis_paper) {
-            sumis_rows = bench_sumis_paper(b, trials, seed, int(cli.integer("sumis-max-nt", 1, 256)));
+            sumis_rows = bench_sumis_paper(
+                b, trials, seed, int(cli.integer("sumis-max-nt", 1, 256)));
             print_sumis_table(sumis_rows, device);
         }
 
@@ -502,12 +651,19 @@ int main(int argc, char** argv)
             for (std::string item; std::getline(list, item, ',');)
                 trainings.push_back(int(checked_setup([&] { return std::stol(item); })));
         }
-        for (const turbo_case& c : turbo_blocks ? turbo_cases(turbo_blocks, seed, trainings) : std::vector<turbo_case>{}) {
+        for (const turbo_case& c : turbo_blocks
+                                       ? turbo_cases(turbo_blocks, seed, trainings)
+                                       : std::vector<turbo_case>{}) {
             turbo_result r;
             r.c = c;
             r.info_bits = turbo_decoder::output_bits(c.K);
-            std::fprintf(stderr, "  turbo %s %s %d it W=%d T=%d ...\n", c.name.c_str(),
-                         c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", c.iterations, c.window,
+            std::fprintf(stderr,
+                         "  turbo %s %s %d it W=%d T=%d ...\n",
+                         c.name.c_str(),
+                         c.algorithm == map_algorithm::log_map ? "log-MAP"
+                                                               : "max-log-MAP",
+                         c.iterations,
+                         c.window,
                          c.training);
 #ifdef MIMO_GPU_HAVE_CUDA
             if (b == backend::cuda)
@@ -518,18 +674,38 @@ int main(int argc, char** argv)
             turbo.push_back(r);
         }
         if (!turbo.empty()) {
-            std::printf("\nturbo decoder: %s, backend %s, %zu code blocks of K = 6144 per batch (or the same bits in "
+            std::printf("\nturbo decoder: %s, backend %s, %zu code blocks of K = 6144 "
+                        "per batch (or the same bits in "
                         "mixed K); Mbit/s of information bits\n",
-                        device.c_str(), to_string(b).c_str(), turbo_blocks);
-            std::printf("%-11s %-12s %4s %6s %4s %4s | %9s %9s | %9s %9s | %8s\n", "K", "algorithm", "iter", "W",
-                        "P", "T", "kernel ms", "Mbit/s", "e2e ms", "Mbit/s", "floor ms");
+                        device.c_str(),
+                        to_string(b).c_str(),
+                        turbo_blocks);
+            std::printf("%-11s %-12s %4s %6s %4s %4s | %9s %9s | %9s %9s | %8s\n",
+                        "K",
+                        "algorithm",
+                        "iter",
+                        "W",
+                        "P",
+                        "T",
+                        "kernel ms",
+                        "Mbit/s",
+                        "e2e ms",
+                        "Mbit/s",
+                        "floor ms");
             for (const turbo_result& r : turbo) {
                 const int P = (6144 + r.c.window - 1) / r.c.window;
-                std::printf("%-11s %-12s %4d %6d %4s %4d | %9s %9s | %9s %9s | %8s\n", r.c.name.c_str(),
-                            r.c.algorithm == map_algorithm::log_map ? "log-MAP" : "max-log-MAP", r.c.iterations,
-                            r.c.window, r.c.name == "K=6144" ? std::to_string(P).c_str() : "-", r.c.training,
-                            fmt(r.kernel_ms, "%.3f").c_str(), fmt(mbps(r.info_bits, r.kernel_ms), "%.1f").c_str(),
-                            fmt(r.end_to_end_ms, "%.3f").c_str(), fmt(mbps(r.info_bits, r.end_to_end_ms), "%.1f").c_str(),
+                std::printf("%-11s %-12s %4d %6d %4s %4d | %9s %9s | %9s %9s | %8s\n",
+                            r.c.name.c_str(),
+                            r.c.algorithm == map_algorithm::log_map ? "log-MAP"
+                                                                    : "max-log-MAP",
+                            r.c.iterations,
+                            r.c.window,
+                            r.c.name == "K=6144" ? std::to_string(P).c_str() : "-",
+                            r.c.training,
+                            fmt(r.kernel_ms, "%.3f").c_str(),
+                            fmt(mbps(r.info_bits, r.kernel_ms), "%.1f").c_str(),
+                            fmt(r.end_to_end_ms, "%.3f").c_str(),
+                            fmt(mbps(r.info_bits, r.end_to_end_ms), "%.1f").c_str(),
                             fmt(r.floor_ms, "%.3f").c_str());
             }
         }
@@ -543,20 +719,32 @@ int main(int argc, char** argv)
             char date[32];
             std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
             j.begin_object();
-            j.value("program", "mimo_gpu_bench").value("device", device).value("backend", to_string(b));
-            j.value("date", date).value("batch", (unsigned long)batch).value("trials", trials).value("reps", reps);
+            j.value("program", "mimo_gpu_bench")
+                .value("device", device)
+                .value("backend", to_string(b));
+            j.value("date", date)
+                .value("batch", (unsigned long)batch)
+                .value("trials", trials)
+                .value("reps", reps);
             j.value("pinned_h2d_GBps", h2d / 1e9).value("pinned_d2h_GBps", d2h / 1e9);
             j.begin_array("results");
             for (const result& r : results) {
                 j.begin_object();
-                j.value("nr", r.c.shape.nr).value("nt", r.c.shape.nt).value("modulation", to_string(r.c.mod));
+                j.value("nr", r.c.shape.nr)
+                    .value("nt", r.c.shape.nt)
+                    .value("modulation", to_string(r.c.mod));
                 j.value("passes", r.c.passes).value("bits", (unsigned long)r.bits);
                 j.value("qr_kernel_ms", r.qr_ms).value("detect_kernel_ms", r.detect_ms);
-                j.value("channel_to_llr_kernel_ms", r.fused_ms); // the kernel(s) detect(H, y) runs
-                j.value("qr_kernel_stream_launch_ms", r.qr_stream_ms).value("detect_kernel_stream_launch_ms", r.detect_stream_ms);
-                j.value("end_to_end_pinned_ms", r.end_to_end_ms).value("end_to_end_pageable_ms", r.end_to_end_pageable_ms);
-                j.value("transfer_floor_ms", r.floor_ms).value("end_to_end_Mbps", mbps(r.bits, r.end_to_end_ms));
-                j.value("paper_qr_ms", r.c.paper.qr).value("paper_detect_ms", r.c.paper.detect);
+                j.value("channel_to_llr_kernel_ms",
+                        r.fused_ms); // the kernel(s) detect(H, y) runs
+                j.value("qr_kernel_stream_launch_ms", r.qr_stream_ms)
+                    .value("detect_kernel_stream_launch_ms", r.detect_stream_ms);
+                j.value("end_to_end_pinned_ms", r.end_to_end_ms)
+                    .value("end_to_end_pageable_ms", r.end_to_end_pageable_ms);
+                j.value("transfer_floor_ms", r.floor_ms)
+                    .value("end_to_end_Mbps", mbps(r.bits, r.end_to_end_ms));
+                j.value("paper_qr_ms", r.c.paper.qr)
+                    .value("paper_detect_ms", r.c.paper.detect);
                 j.value("paper_total_ms", r.c.paper.total);
                 j.end_object();
             }
@@ -564,11 +752,20 @@ int main(int argc, char** argv)
             j.begin_array("turbo_decoder");
             for (const turbo_result& r : turbo) {
                 j.begin_object();
-                j.value("K", r.c.name).value("blocks", (unsigned long)r.c.K.size()).value("info_bits", (unsigned long)r.info_bits);
-                j.value("algorithm", r.c.algorithm == map_algorithm::log_map ? "log-map" : "max-log-map");
-                j.value("iterations", r.c.iterations).value("window", r.c.window).value("training", r.c.training);
-                j.value("kernel_ms", r.kernel_ms).value("end_to_end_ms", r.end_to_end_ms).value("transfer_floor_ms", r.floor_ms);
-                j.value("kernel_Mbps", mbps(r.info_bits, r.kernel_ms)).value("end_to_end_Mbps", mbps(r.info_bits, r.end_to_end_ms));
+                j.value("K", r.c.name)
+                    .value("blocks", (unsigned long)r.c.K.size())
+                    .value("info_bits", (unsigned long)r.info_bits);
+                j.value("algorithm",
+                        r.c.algorithm == map_algorithm::log_map ? "log-map"
+                                                                : "max-log-map");
+                j.value("iterations", r.c.iterations)
+                    .value("window", r.c.window)
+                    .value("training", r.c.training);
+                j.value("kernel_ms", r.kernel_ms)
+                    .value("end_to_end_ms", r.end_to_end_ms)
+                    .value("transfer_floor_ms", r.floor_ms);
+                j.value("kernel_Mbps", mbps(r.info_bits, r.kernel_ms))
+                    .value("end_to_end_Mbps", mbps(r.info_bits, r.end_to_end_ms));
                 j.end_object();
             }
             j.end_array();

@@ -18,7 +18,8 @@ namespace core = ::mimo_gpu;
 
 namespace {
 
-const char* k_formats = R"(File formats (raw, no header, native little-endian, as GNU Radio's
+const char* k_formats =
+    R"(File formats (raw, no header, native little-endian, as GNU Radio's
 file_sink and file_source read and write them):
   --H    complex64 (gr_complex: float32 re, float32 im), one item of nr*nt values
          per channel, the matrix row-major: H[r*nt + t]. A file_sink on an
@@ -80,8 +81,9 @@ struct settings {
             v.symbols_per_channel = int(cli.integer("symbols-per-channel", 1, 1 << 16));
             if (cli.is_set("noise-var") == cli.is_set("snr"))
                 throw usage_error("give exactly one of --noise-var N0 and --snr DB");
-            v.n0 = cli.is_set("noise-var") ? float(cli.real("noise-var"))
-                                           : core::noise_variance_from_snr_db(cli.real("snr"));
+            v.n0 = cli.is_set("noise-var")
+                       ? float(cli.real("noise-var"))
+                       : core::noise_variance_from_snr_db(cli.real("snr"));
             core::check_noise_variance(v.n0);
             v.backend = core::backend_from_string(cli.text("backend"));
             v.batch = size_t(cli.integer("batch", 1, 1 << 24));
@@ -99,16 +101,21 @@ struct detection_files {
     raw_item_writer out; // written to a temporary file, renamed at the end
 
     detection_files(const command_line& cli, const settings& s, size_t llrs_per_item)
-        : H(cli.text("H"), size_t(s.shape.nr) * s.shape.nt * sizeof(core::cfloat), "H file"),
+        : H(cli.text("H"),
+            size_t(s.shape.nr) * s.shape.nt * sizeof(core::cfloat),
+            "H file"),
           y(cli.text("y"),
             size_t(s.shape.nr) * s.symbols_per_channel * sizeof(core::cfloat),
             s.symbols_per_channel == 1
                 ? "y file"
-                : "y file (S = " + std::to_string(s.symbols_per_channel) + " vectors per item)"),
-          bits(cli.is_set("bits")
-                   ? std::make_unique<raw_item_reader>(cli.text("bits"), llrs_per_item, "bits file")
-                   : nullptr),
-          out(checked_output(cli, *this), llrs_per_item * sizeof(float), "LLR output file")
+                : "y file (S = " + std::to_string(s.symbols_per_channel) +
+                      " vectors per item)"),
+          bits(cli.is_set("bits") ? std::make_unique<raw_item_reader>(
+                                        cli.text("bits"), llrs_per_item, "bits file")
+                                  : nullptr),
+          out(checked_output(cli, *this),
+              llrs_per_item * sizeof(float),
+              "LLR output file")
     {
     }
 
@@ -130,19 +137,21 @@ private:
 /// What a run counted.
 struct detection_totals {
     bit_error_count count;
-    core::detection_report erasures; // problem indices counted from the start of the files
+    core::detection_report
+        erasures; // problem indices counted from the start of the files
     double detect_seconds = 0, total_seconds = 0;
 };
 
 /// Detects every channel of the files, a batch at a time, and writes the LLRs.
-detection_totals detect_files(core::detector& detector, const settings& s, detection_files& f)
+detection_totals
+detect_files(core::detector& detector, const settings& s, detection_files& f)
 {
     const int S = s.symbols_per_channel;
     const size_t h_len = size_t(s.shape.nr) * s.shape.nt, y_len = size_t(s.shape.nr) * S;
     const size_t llr_len = size_t(detector.llrs_per_problem()) * S;
     // Buffers for --batch problems, or for what the files hold if that is less.
-    const size_t batch =
-        size_t(std::max<uint64_t>(1, std::min<uint64_t>(s.batch / size_t(S), f.H.items())));
+    const size_t batch = size_t(
+        std::max<uint64_t>(1, std::min<uint64_t>(s.batch / size_t(S), f.H.items())));
     std::vector<core::cfloat> H(batch * h_len), y(batch * y_len);
     std::vector<float> llr(batch * llr_len);
     std::vector<uint8_t> tx(f.bits ? batch * llr_len : 0);
@@ -161,13 +170,16 @@ detection_totals detect_files(core::detector& detector, const settings& s, detec
         try {
             totals.erasures.append(detector.detect(in, llr.data()), first * S);
         } catch (const std::invalid_argument& e) {
-            // The core names the problem within the batch; say where the batch is in the files.
+            // The core names the problem within the batch; say where the batch is in the
+            // files.
             throw file_error("in the batch of H items " + std::to_string(first) + ".." +
-                             std::to_string(first + n - 1) + " (y items " + std::to_string(first * S) +
-                             ".." + std::to_string((first + n) * S - 1) + "): " + e.what() +
+                             std::to_string(first + n - 1) + " (y items " +
+                             std::to_string(first * S) + ".." +
+                             std::to_string((first + n) * S - 1) + "): " + e.what() +
                              "; no LLR file was written");
         }
-        totals.detect_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        totals.detect_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         f.out.write(llr.data(), n);
         if (f.bits) {
             f.bits->read(tx.data(), n);
@@ -175,7 +187,8 @@ detection_totals detect_files(core::detector& detector, const settings& s, detec
         }
     }
     f.out.close();
-    totals.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    totals.total_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return totals;
 }
 
@@ -189,24 +202,39 @@ void print_summary(const command_line& cli,
     const size_t llr_len = size_t(detector.llrs_per_problem()) * S;
     const uint64_t problems = f.out.items_written() * uint64_t(S);
     const double bits = double(f.out.items_written()) * double(llr_len);
-    std::printf("%s: %d x %d %s, detector %s (%s), S = %d, backend %s, N0 %.6g\n", cli.program().c_str(),
-                s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(), s.detector.label().c_str(),
-                core::format_parameter_list(detector.parameters()).c_str(), S,
-                core::to_string(detector.active_backend()).c_str(), double(s.n0));
-    std::printf("problems: %llu, LLRs written: %llu to '%s' (%llu bytes)\n", (unsigned long long)problems,
-                (unsigned long long)(f.out.items_written() * llr_len), f.out.path().c_str(),
+    std::printf("%s: %d x %d %s, detector %s (%s), S = %d, backend %s, N0 %.6g\n",
+                cli.program().c_str(),
+                s.shape.nr,
+                s.shape.nt,
+                core::to_string(s.mod).c_str(),
+                s.detector.label().c_str(),
+                core::format_parameter_list(detector.parameters()).c_str(),
+                S,
+                core::to_string(detector.active_backend()).c_str(),
+                double(s.n0));
+    std::printf("problems: %llu, LLRs written: %llu to '%s' (%llu bytes)\n",
+                (unsigned long long)problems,
+                (unsigned long long)(f.out.items_written() * llr_len),
+                f.out.path().c_str(),
                 (unsigned long long)(f.out.items_written() * llr_len * sizeof(float)));
-    std::printf("time: detection %.3f s (%.2f Mbit/s), total with file I/O %.3f s (%.2f Mbit/s)\n",
-                t.detect_seconds, t.detect_seconds > 0 ? bits / t.detect_seconds / 1e6 : 0.0, t.total_seconds,
+    std::printf("time: detection %.3f s (%.2f Mbit/s), total with file I/O %.3f s (%.2f "
+                "Mbit/s)\n",
+                t.detect_seconds,
+                t.detect_seconds > 0 ? bits / t.detect_seconds / 1e6 : 0.0,
+                t.total_seconds,
                 t.total_seconds > 0 ? bits / t.total_seconds / 1e6 : 0.0);
-    std::printf("erased: %llu problem(s) (LLRs 0)\n", (unsigned long long)t.erasures.erased);
+    std::printf("erased: %llu problem(s) (LLRs 0)\n",
+                (unsigned long long)t.erasures.erased);
     for (size_t i = 0; i < t.erasures.first_erased.size() && i < 10; ++i) {
         const core::erased_problem& e = t.erasures.first_erased[i];
-        std::printf("  y item %llu (H item %llu): %s\n", (unsigned long long)e.index,
-                    (unsigned long long)(e.index / S), core::to_string(e.cause));
+        std::printf("  y item %llu (H item %llu): %s\n",
+                    (unsigned long long)e.index,
+                    (unsigned long long)(e.index / S),
+                    core::to_string(e.cause));
     }
     if (f.bits)
-        std::printf("bit errors: %llu of %llu (BER %.6g)\n", (unsigned long long)t.count.errors,
+        std::printf("bit errors: %llu of %llu (BER %.6g)\n",
+                    (unsigned long long)t.count.errors,
                     (unsigned long long)t.count.bits,
                     t.count.bits ? double(t.count.errors) / t.count.bits : 0.0);
 }
@@ -219,7 +247,8 @@ int run(const command_line& cli)
         d->set_bad_problem_policy(s.policy);
         return d;
     });
-    detection_files files(cli, s, size_t(detector->llrs_per_problem()) * s.symbols_per_channel);
+    detection_files files(
+        cli, s, size_t(detector->llrs_per_problem()) * s.symbols_per_channel);
     const detection_totals totals = detect_files(*detector, s, files);
     print_summary(cli, s, *detector, files, totals);
     return 0;
@@ -229,26 +258,39 @@ int run(const command_line& cli)
 
 int main(int argc, char** argv)
 {
-    command_line cli("mimo_gpu_detect_file",
-                     "Soft-output MIMO detection of recorded (H, y) problems: reads H and y from raw\n"
-                     "complex64 files, writes max-log LLRs as raw float32. Streams the files in\n"
-                     "batches of --batch problems, so their size is not limited by memory.",
-                     k_formats);
+    command_line cli(
+        "mimo_gpu_detect_file",
+        "Soft-output MIMO detection of recorded (H, y) problems: reads H and y from raw\n"
+        "complex64 files, writes max-log LLRs as raw float32. Streams the files in\n"
+        "batches of --batch problems, so their size is not limited by memory.",
+        k_formats);
     cli.add_option("nr", "NR", "receive antennas", "", true);
     cli.add_option("nt", "NT", "transmitted streams (NT <= NR)", "", true);
-    cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
-    cli.add_option("detector", "SPEC",
-                   "a registered detector, FAMILY[:VALUE][:NAME=VALUE...], e.g. nway:4, mtt, ot:llr_clip=4, ml",
+    cli.add_option(
+        "modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
+    cli.add_option("detector",
+                   "SPEC",
+                   "a registered detector, FAMILY[:VALUE][:NAME=VALUE...], e.g. nway:4, "
+                   "mtt, ot:llr_clip=4, ml",
                    "nway:1");
-    cli.add_option("symbols-per-channel", "S", "received vectors (y items) per H item", "1");
+    cli.add_option(
+        "symbols-per-channel", "S", "received vectors (y items) per H item", "1");
     cli.add_option("noise-var", "N0", "noise variance per complex receive sample");
     cli.add_option("snr", "DB", "instead of --noise-var: Es/N0 in dB, N0 = 10^(-DB/10)");
-    cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
-    cli.add_option("batch", "B", "problems per detector call (rounded down to whole channels)", "8400");
-    cli.add_option("policy", "NAME", "a bad problem: erase (LLRs 0, counted, go on) or stop (exit 1)", "erase");
+    cli.add_option(
+        "backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
+    cli.add_option("batch",
+                   "B",
+                   "problems per detector call (rounded down to whole channels)",
+                   "8400");
+    cli.add_option("policy",
+                   "NAME",
+                   "a bad problem: erase (LLRs 0, counted, go on) or stop (exit 1)",
+                   "erase");
     cli.add_option("H", "FILE", "channel matrices, complex64", "", true);
     cli.add_option("y", "FILE", "received vectors, complex64", "", true);
     cli.add_option("out", "FILE", "LLR output, float32", "", true);
-    cli.add_option("bits", "FILE", "transmitted bits, uint8: print the hard-decision BER");
+    cli.add_option(
+        "bits", "FILE", "transmitted bits, uint8: print the hard-decision BER");
     return run_program(cli, argc, argv, [&] { return run(cli); });
 }

@@ -36,8 +36,8 @@
 // device memory stay flat (sampled every few seconds); exit 1 otherwise.
 #include "bench/bench_ofdm_chain.h"
 #include "bench/bench_util.h"
-#include "command_line.h"
 #include "bench/flowgraph_probes.h"
+#include "command_line.h"
 #include "json_writer.h"
 
 #include <gnuradio/blocks/head.h>
@@ -55,11 +55,11 @@
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/turbo_decoder.h>
 
+#include <condition_variable>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -87,13 +87,13 @@ struct settings {
     long source_buffer; // min output buffer of sources and head, items (0: GNU Radio's
                         // default)
     std::string backend;
-    std::string chain; // "host": pre-drawn (H, y) from host sources; "device"
+    std::string chain;  // "host": pre-drawn (H, y) from host sources; "device"
     uint64_t bad_every; // soak: every bad_every-th distinct problem is bad (0: none)
     // --chain coded
-    int tb_size = 6120;       // A
-    double code_rate = 0.5;   // G from it, whole received vectors
+    int tb_size = 6120;     // A
+    double code_rate = 0.5; // G from it, whole received vectors
     double snr_db = 14.0;
-    int max_blocks = 128;     // transport blocks per decoder call
+    int max_blocks = 128; // transport blocks per decoder call
 };
 
 /// Resident set size of this process in bytes (VmRSS).
@@ -192,11 +192,13 @@ private:
     void sample_locked()
     {
         m_samples.push_back(
-            { std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count(),
+            { std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start)
+                  .count(),
               resident_bytes(),
               device_bytes_used() });
     }
-    const std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now();
+    const std::chrono::steady_clock::time_point m_start =
+        std::chrono::steady_clock::now();
     mutable std::mutex m_mutex;
     std::condition_variable m_cv;
     bool m_stop = false;
@@ -217,7 +219,8 @@ constexpr uint64_t k_stamp_every = 4096;
 
 /// The streams alone: the same sources and heads, the heads' buffers as large
 /// as the detector's flowgraph had them, into null sinks.
-flowgraph_result run_ceiling(const settings& s, const input_sets& in, const flowgraph_result& with)
+flowgraph_result
+run_ceiling(const settings& s, const input_sets& in, const flowgraph_result& with)
 {
     auto tb = gr::make_top_block("mimo_gpu_flowgraph_ceiling");
     const size_t h_item = sizeof(gr_complex) * s.shape.nr * s.shape.nt,
@@ -243,7 +246,8 @@ flowgraph_result run_ceiling(const settings& s, const input_sets& in, const flow
     flowgraph_result r;
     const auto start = std::chrono::steady_clock::now();
     tb->run();
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.latency_ms = median_latency_ms(y_head->stamps(), y_sink->stamps());
     r.items_out = y_sink->nitems_read(0);
     r.head_buffer_H = H_head->max_output_buffer(0);
@@ -261,8 +265,8 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
     auto y_source = gr::blocks::vector_source_c::make(y, true, s.shape.nr);
     auto H_head = std::make_shared<stamped_head>(
         sizeof(gr_complex) * s.shape.nr * s.shape.nt, s.problems, k_stamp_every);
-    auto y_head =
-        std::make_shared<stamped_head>(sizeof(gr_complex) * s.shape.nr, s.problems, k_stamp_every);
+    auto y_head = std::make_shared<stamped_head>(
+        sizeof(gr_complex) * s.shape.nr, s.problems, k_stamp_every);
     auto det = gr::mimo_gpu::mimo_detector::make(
         s.detector.name,
         s.shape.nr,
@@ -274,8 +278,8 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
         s.backend,
         s.max_batch,
         "erase");
-    auto sink = std::make_shared<stamped_sink>(det->output_signature()->sizeof_stream_item(0),
-                                               k_stamp_every);
+    auto sink = std::make_shared<stamped_sink>(
+        det->output_signature()->sizeof_stream_item(0), k_stamp_every);
     if (s.source_buffer > 0)
         for (gr::block_sptr b : { gr::block_sptr(H_source),
                                   gr::block_sptr(y_source),
@@ -296,7 +300,8 @@ flowgraph_result run_flowgraph(const settings& s, const input_sets& in)
         monitor.stop();
         r.memory = monitor.samples();
     }
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.items_out = det->nitems_written(0);
     r.erased = det->erased_problems();
     r.latency_ms = median_latency_ms(y_head->stamps(), sink->stamps());
@@ -320,16 +325,32 @@ int report_soak(const settings& s, const flowgraph_result& r)
     }
     constexpr size_t slack = size_t(16) << 20;
     const bool all_out = r.items_out == s.problems, exact = r.erased == expected;
-    const bool flat = last.rss <= first.rss + slack && last.device <= first.device + slack;
-    std::printf("soak: %llu problems in %.1f s (%.2f M problems/s), items out %llu (%s), erased %llu "
+    const bool flat =
+        last.rss <= first.rss + slack && last.device <= first.device + slack;
+    std::printf("soak: %llu problems in %.1f s (%.2f M problems/s), items out %llu (%s), "
+                "erased %llu "
                 "of %llu injected (%s)\n",
-                (unsigned long long)s.problems, r.seconds, s.problems / r.seconds / 1e6,
-                (unsigned long long)r.items_out, all_out ? "all" : "MISSING", (unsigned long long)r.erased,
-                (unsigned long long)expected, exact ? "exact" : "MISMATCH");
-    std::printf("soak memory: RSS %.1f MB at %.0f s, %.1f MB at the end (max %.1f MB); device in use "
+                (unsigned long long)s.problems,
+                r.seconds,
+                s.problems / r.seconds / 1e6,
+                (unsigned long long)r.items_out,
+                all_out ? "all" : "MISSING",
+                (unsigned long long)r.erased,
+                (unsigned long long)expected,
+                exact ? "exact" : "MISMATCH");
+    std::printf("soak memory: RSS %.1f MB at %.0f s, %.1f MB at the end (max %.1f MB); "
+                "device in use "
                 "%.1f MB at %.0f s, %.1f MB at the end (max %.1f MB); %zu samples: %s\n",
-                first.rss / 1e6, first.seconds, last.rss / 1e6, rss_max / 1e6, first.device / 1e6,
-                first.seconds, last.device / 1e6, device_max / 1e6, m.size(), flat ? "flat" : "GROWING");
+                first.rss / 1e6,
+                first.seconds,
+                last.rss / 1e6,
+                rss_max / 1e6,
+                first.device / 1e6,
+                first.seconds,
+                last.device / 1e6,
+                device_max / 1e6,
+                m.size(),
+                flat ? "flat" : "GROWING");
     const bool pass = all_out && exact && flat;
     std::printf("soak: %s\n", pass ? "PASS" : "FAIL");
     return pass ? 0 : 1;
@@ -357,17 +378,18 @@ chain_result run_device_chain(const settings& s)
                                                           s.problems,
                                                           "cuda",
                                                           s.max_batch);
-    auto det = gr::mimo_gpu::mimo_detector::make(s.detector.name,
-                                                 s.shape.nr,
-                                                 s.shape.nt,
-                                                 core::to_string(s.mod),
-                                                 core::format_parameter_list(s.detector.parameters),
-                                                 1.0, // N0 from the source's noise_var tag
-                                                 1,
-                                                 "cuda",
-                                                 s.max_batch,
-                                                 "erase",
-                                                 true);
+    auto det = gr::mimo_gpu::mimo_detector::make(
+        s.detector.name,
+        s.shape.nr,
+        s.shape.nt,
+        core::to_string(s.mod),
+        core::format_parameter_list(s.detector.parameters),
+        1.0, // N0 from the source's noise_var tag
+        1,
+        "cuda",
+        s.max_batch,
+        "erase",
+        true);
     auto errors = gr::mimo_gpu::ber_counter::make(s.shape.nt * Q, true);
     tb->connect(source, 0, det, 0);
     tb->connect(source, 1, det, 1);
@@ -376,7 +398,8 @@ chain_result run_device_chain(const settings& s)
     chain_result r;
     const auto start = std::chrono::steady_clock::now();
     tb->run();
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     r.items_out = det->nitems_written(0);
     r.bits = errors->bits();
     r.errors = errors->errors();
@@ -392,7 +415,8 @@ double core_device_chain_ms(const settings& s)
     auto det = core::make_detector(
         s.detector.name, { s.shape, s.mod, s.detector.parameters }, core::backend::cuda);
     det->set_bad_problem_policy(core::bad_problem_policy::erase);
-    const size_t B = size_t(s.max_batch), nr = size_t(s.shape.nr), nt = size_t(s.shape.nt);
+    const size_t B = size_t(s.max_batch), nr = size_t(s.shape.nr),
+                 nt = size_t(s.shape.nt);
     const size_t llrs = size_t(det->llrs_per_problem());
     struct device_array {
         void* p;
@@ -441,15 +465,24 @@ int run_device_chains(const settings& base,
                      core_mps = s.max_batch / (core_ms * 1e-3) / 1e6;
         const bool all_out = r.items_out == s.problems;
         failures += all_out ? 0 : 1;
-        std::printf("%s %dx%d %s, device-resident chain (channel source -> detector -> "
-                    "error counter, CUDA device buffers): %.1f M problems/s (%.3f s, %llu of "
-                    "%llu problems out, BER %.3e at %.0f dB); core generate + detect_device + "
-                    "count of %d problems per batch: %.1f M problems/s (%.0f%% of it)\n",
-                    s.detector.label().c_str(), s.shape.nr, s.shape.nt,
-                    core::to_string(s.mod).c_str(), flow_mps, r.seconds,
-                    (unsigned long long)r.items_out, (unsigned long long)s.problems,
-                    r.bits ? double(r.errors) / double(r.bits) : 0.0, k_chain_snr_db,
-                    s.max_batch, core_mps, 100.0 * flow_mps / core_mps);
+        std::printf(
+            "%s %dx%d %s, device-resident chain (channel source -> detector -> "
+            "error counter, CUDA device buffers): %.1f M problems/s (%.3f s, %llu of "
+            "%llu problems out, BER %.3e at %.0f dB); core generate + detect_device + "
+            "count of %d problems per batch: %.1f M problems/s (%.0f%% of it)\n",
+            s.detector.label().c_str(),
+            s.shape.nr,
+            s.shape.nt,
+            core::to_string(s.mod).c_str(),
+            flow_mps,
+            r.seconds,
+            (unsigned long long)r.items_out,
+            (unsigned long long)s.problems,
+            r.bits ? double(r.errors) / double(r.bits) : 0.0,
+            k_chain_snr_db,
+            s.max_batch,
+            core_mps,
+            100.0 * flow_mps / core_mps);
         if (json)
             json->begin_object()
                 .value("detector", s.detector.label())
@@ -489,22 +522,52 @@ struct coded_result {
 };
 
 /// tb_source -> channel source -> detector -> transport block decoder -> counter.
-coded_result run_coded_chain(const settings& s, const core::transport_block_format& f, uint64_t blocks)
+coded_result
+run_coded_chain(const settings& s, const core::transport_block_format& f, uint64_t blocks)
 {
     const bool cuda = s.backend != "cpu";
     const std::string backend = cuda ? "cuda" : "cpu";
     const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
     auto tb = gr::make_top_block("mimo_gpu_coded_chain");
-    auto source = gr::mimo_gpu::tb_source::make(f.A, f.G, f.Qm, f.NL, 0, 1, 64, blocks, backend, cuda);
-    auto channel = gr::mimo_gpu::mimo_channel_source::make(s.shape.nr, s.shape.nt, core::to_string(s.mod),
-                                                           s.snr_db, 1, 1, 0, backend,
-                                                           std::max(s.max_batch, f.G / unit), cuda, f.G);
-    auto det = gr::mimo_gpu::mimo_detector::make(s.detector.name, s.shape.nr, s.shape.nt,
-                                                 core::to_string(s.mod),
-                                                 core::format_parameter_list(s.detector.parameters),
-                                                 1.0, 1, backend, s.max_batch, "erase", cuda);
-    auto decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, 0, unit, "max-log-map", 6,
-                                                         0.75, 64, backend, s.max_blocks, cuda);
+    auto source = gr::mimo_gpu::tb_source::make(
+        f.A, f.G, f.Qm, f.NL, 0, 1, 64, blocks, backend, cuda);
+    auto channel =
+        gr::mimo_gpu::mimo_channel_source::make(s.shape.nr,
+                                                s.shape.nt,
+                                                core::to_string(s.mod),
+                                                s.snr_db,
+                                                1,
+                                                1,
+                                                0,
+                                                backend,
+                                                std::max(s.max_batch, f.G / unit),
+                                                cuda,
+                                                f.G);
+    auto det = gr::mimo_gpu::mimo_detector::make(
+        s.detector.name,
+        s.shape.nr,
+        s.shape.nt,
+        core::to_string(s.mod),
+        core::format_parameter_list(s.detector.parameters),
+        1.0,
+        1,
+        backend,
+        s.max_batch,
+        "erase",
+        cuda);
+    auto decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A,
+                                                         f.G,
+                                                         f.Qm,
+                                                         f.NL,
+                                                         0,
+                                                         unit,
+                                                         "max-log-map",
+                                                         6,
+                                                         0.75,
+                                                         64,
+                                                         backend,
+                                                         s.max_blocks,
+                                                         cuda);
     auto counter = gr::mimo_gpu::ber_counter::make(f.A, cuda, "hard");
     tb->connect(source, 0, channel, 0);
     tb->connect(channel, 0, det, 0);
@@ -521,7 +584,8 @@ coded_result run_coded_chain(const settings& s, const core::transport_block_form
     std::atomic<bool> done{ false };
     const auto start = std::chrono::steady_clock::now();
     auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+            .count();
     };
     std::thread sampler([&] {
         while (!done) {
@@ -540,7 +604,8 @@ coded_result run_coded_chain(const settings& s, const core::transport_block_form
     };
     const auto from = at(0.1), to = at(0.9);
     if (from != samples.end() && to != samples.end() && to->first > from->first)
-        r.steady_blocks_per_s = double(to->second - from->second) / (to->first - from->first);
+        r.steady_blocks_per_s =
+            double(to->second - from->second) / (to->first - from->first);
     r.blocks = counter->items();
     r.block_errors = counter->item_errors();
     r.bit_errors = counter->errors();
@@ -558,12 +623,14 @@ double core_coded_chain_ms(const settings& s, const core::transport_block_format
         return 0;
     const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
     const size_t T = size_t(s.max_blocks), per_block = size_t(f.G / unit);
-    const size_t problems = T * per_block, nr = size_t(s.shape.nr), nt = size_t(s.shape.nt);
+    const size_t problems = T * per_block, nr = size_t(s.shape.nr),
+                 nt = size_t(s.shape.nt);
     core::channel_generator generator(s.shape, s.mod, 1, 1, core::backend::cuda);
-    auto det = core::make_detector(s.detector.name, { s.shape, s.mod, s.detector.parameters },
-                                   core::backend::cuda);
+    auto det = core::make_detector(
+        s.detector.name, { s.shape, s.mod, s.detector.parameters }, core::backend::cuda);
     det->set_bad_problem_policy(core::bad_problem_policy::erase);
-    core::transport_block_decoder decoder(f, core::turbo_decoder_config{}, core::backend::cuda);
+    core::transport_block_decoder decoder(
+        f, core::turbo_decoder_config{}, core::backend::cuda);
     const core::transport_block_encoder encoder(f);
     std::vector<uint8_t> info(T * size_t(f.A)), coded(T * size_t(f.G));
     std::mt19937_64 rng(1);
@@ -577,16 +644,23 @@ double core_coded_chain_ms(const settings& s, const core::transport_block_format
         ~device_array() { core::free_device(p); }
     };
     device_array d_coded(coded.size()), d_info(info.size()), d_bits(coded.size()),
-        H(problems * nr * nt * sizeof(core::cfloat)), y(problems * nr * sizeof(core::cfloat)),
-        llr(coded.size() * sizeof(float)), decoded(info.size()), counts(2 * sizeof(uint64_t));
-    core::copy_memory(d_coded.p, coded.data(), coded.size(), core::copy_direction::host_to_device);
-    core::copy_memory(d_info.p, info.data(), info.size(), core::copy_direction::host_to_device);
+        H(problems * nr * nt * sizeof(core::cfloat)),
+        y(problems * nr * sizeof(core::cfloat)), llr(coded.size() * sizeof(float)),
+        decoded(info.size()), counts(2 * sizeof(uint64_t));
+    core::copy_memory(
+        d_coded.p, coded.data(), coded.size(), core::copy_direction::host_to_device);
+    core::copy_memory(
+        d_info.p, info.data(), info.size(), core::copy_direction::host_to_device);
     core::device_stream stream;
     const float n0 = core::noise_variance_from_snr_db(s.snr_db);
     return host_median_ms(9, [&](int i) {
-        generator.generate_device(uint64_t(i) * problems, problems, n0,
-                                  static_cast<uint8_t*>(d_bits.p), static_cast<core::cfloat*>(H.p),
-                                  static_cast<core::cfloat*>(y.p), stream.get(),
+        generator.generate_device(uint64_t(i) * problems,
+                                  problems,
+                                  n0,
+                                  static_cast<uint8_t*>(d_bits.p),
+                                  static_cast<core::cfloat*>(H.p),
+                                  static_cast<core::cfloat*>(y.p),
+                                  stream.get(),
                                   static_cast<const uint8_t*>(d_coded.p));
         for (size_t first = 0; first < problems; first += size_t(s.max_batch)) {
             core::detector_input in;
@@ -594,13 +668,19 @@ double core_coded_chain_ms(const settings& s, const core::transport_block_format
             in.y = static_cast<const core::cfloat*>(y.p) + first * nr;
             in.channels = std::min(problems - first, size_t(s.max_batch));
             in.n0 = n0;
-            det->detect_device(in, static_cast<float*>(llr.p) + first * size_t(unit), stream.get());
+            det->detect_device(
+                in, static_cast<float*>(llr.p) + first * size_t(unit), stream.get());
         }
-        decoder.decode_device(static_cast<const float*>(llr.p), T, static_cast<uint8_t*>(decoded.p),
+        decoder.decode_device(static_cast<const float*>(llr.p),
+                              T,
+                              static_cast<uint8_t*>(decoded.p),
                               stream.get());
         core::count_errors_device(static_cast<const uint8_t*>(decoded.p),
-                                  static_cast<const uint8_t*>(d_info.p), T, size_t(f.A),
-                                  static_cast<unsigned long long*>(counts.p), stream.get());
+                                  static_cast<const uint8_t*>(d_info.p),
+                                  T,
+                                  size_t(f.A),
+                                  static_cast<unsigned long long*>(counts.p),
+                                  stream.get());
         decoder.device_results(stream.get()); // synchronises
         det->check_device_status(stream.get());
     });
@@ -616,28 +696,48 @@ int run_coded_chains(const settings& base,
         s.detector = spec;
         const core::transport_block_format f = coded_format(s);
         const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
-        const uint64_t blocks = std::max<uint64_t>(1, s.problems * uint64_t(unit) / uint64_t(f.G));
+        const uint64_t blocks =
+            std::max<uint64_t>(1, s.problems * uint64_t(unit) / uint64_t(f.G));
         const coded_result r = run_coded_chain(s, f, blocks);
         const double core_ms = core_coded_chain_ms(s, f);
         const double info_mbps = double(r.blocks) * f.A / r.seconds / 1e6;
         const double steady_mbps = r.steady_blocks_per_s * f.A / 1e6;
-        const double core_mbps = core_ms > 0 ? double(s.max_blocks) * f.A / (core_ms * 1e-3) / 1e6 : 0;
+        const double core_mbps =
+            core_ms > 0 ? double(s.max_blocks) * f.A / (core_ms * 1e-3) / 1e6 : 0;
         const double problems_per_s = double(r.blocks) * (f.G / unit) / r.seconds;
         const double bler = r.blocks ? double(r.block_errors) / double(r.blocks) : 0;
         const bool all_out = r.blocks == blocks;
         failures += all_out ? 0 : 1;
-        std::printf("%s %dx%d %s, coded chain (tb_source -> channel -> detector -> tb_stream_decoder -> "
-                    "counter, %s): A %d, G %d (rate %.3f), %.1f dB: %.1f Mbit/s of information bits "
-                    "in steady state (%.1f over the whole run with start-up: %.1f M problems/s, %.3f s, "
+        std::printf("%s %dx%d %s, coded chain (tb_source -> channel -> detector -> "
+                    "tb_stream_decoder -> "
+                    "counter, %s): A %d, G %d (rate %.3f), %.1f dB: %.1f Mbit/s of "
+                    "information bits "
+                    "in steady state (%.1f over the whole run with start-up: %.1f M "
+                    "problems/s, %.3f s, "
                     "%llu of %llu blocks out, BLER %.3e, CRC failures %llu)",
-                    s.detector.label().c_str(), s.shape.nr, s.shape.nt, core::to_string(s.mod).c_str(),
-                    s.backend == "cpu" ? "CPU" : "CUDA device buffers", f.A, f.G,
-                    double(f.A + 24) / f.G, s.snr_db, steady_mbps, info_mbps, problems_per_s / 1e6, r.seconds,
-                    (unsigned long long)r.blocks, (unsigned long long)blocks, bler,
+                    s.detector.label().c_str(),
+                    s.shape.nr,
+                    s.shape.nt,
+                    core::to_string(s.mod).c_str(),
+                    s.backend == "cpu" ? "CPU" : "CUDA device buffers",
+                    f.A,
+                    f.G,
+                    double(f.A + 24) / f.G,
+                    s.snr_db,
+                    steady_mbps,
+                    info_mbps,
+                    problems_per_s / 1e6,
+                    r.seconds,
+                    (unsigned long long)r.blocks,
+                    (unsigned long long)blocks,
+                    bler,
                     (unsigned long long)r.crc_failures);
         if (core_ms > 0)
-            std::printf("; core on one stream, %d blocks per batch: %.1f Mbit/s (steady state %.0f%% of it)",
-                        s.max_blocks, core_mbps, 100.0 * steady_mbps / core_mbps);
+            std::printf("; core on one stream, %d blocks per batch: %.1f Mbit/s (steady "
+                        "state %.0f%% of it)",
+                        s.max_blocks,
+                        core_mbps,
+                        100.0 * steady_mbps / core_mbps);
         std::printf("\n");
         if (json)
             json->begin_object()
@@ -664,7 +764,9 @@ int run_coded_chains(const settings& base,
 }
 
 /// --chain ofdm: the settings from the command line, the runs, the JSON.
-int run_ofdm(const command_line& cli, const settings& base, const std::vector<core::detector_spec>& specs)
+int run_ofdm(const command_line& cli,
+             const settings& base,
+             const std::vector<core::detector_spec>& specs)
 {
     const ofdm_chain_settings o = checked_setup([&] {
         ofdm_chain_settings v;
@@ -683,16 +785,19 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
         v.backend = base.backend;
         v.max_blocks = int(cli.integer("decoder-max-blocks", 0, 1 << 16));
         v.device_buffers = cli.text("device-buffers");
-        if (v.device_buffers != "default" && v.device_buffers != "on" && v.device_buffers != "off")
-            throw std::invalid_argument("--device-buffers is default, on or off, got " + v.device_buffers);
+        if (v.device_buffers != "default" && v.device_buffers != "on" &&
+            v.device_buffers != "off")
+            throw std::invalid_argument("--device-buffers is default, on or off, got " +
+                                        v.device_buffers);
         v.paced_frames = uint64_t(cli.integer("paced-frames", 0, 1LL << 32));
         v.pace = cli.real("pace");
         v.stage = cli.text("stage");
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
-        if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" && v.stage != "tx" &&
-            v.stage != "tx-channel")
-            throw std::invalid_argument("--stage is rx, detector, decoder, tx or tx-channel, got " + v.stage);
+        if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" &&
+            v.stage != "tx" && v.stage != "tx-channel")
+            throw std::invalid_argument(
+                "--stage is rx, detector, decoder, tx or tx-channel, got " + v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
             throw std::invalid_argument("--pace must be in (0, 100]");
         return v;
@@ -704,7 +809,10 @@ int run_ofdm(const command_line& cli, const settings& base, const std::vector<co
         if (!json_file)
             throw std::runtime_error("cannot write " + cli.text("json"));
         json = std::make_unique<json_writer>(json_file);
-        json->begin_object().value("program", "mimo_gpu_flowgraph_bench").value("chain", "ofdm").begin_array("runs");
+        json->begin_object()
+            .value("program", "mimo_gpu_flowgraph_bench")
+            .value("chain", "ofdm")
+            .begin_array("runs");
     }
     const int failures = run_ofdm_chains(o, specs, json.get());
     if (json) {
@@ -727,15 +835,18 @@ settings read_settings(const command_line& cli, std::vector<core::detector_spec>
                     int(cli.integer("nt", 1, core::k_largest_shape)) };
         v.mod = core::modulation_from_string(cli.text("modulation"));
         for (const auto& spec : specs)
-            core::find_detector_family(spec.name).checked({ v.shape, v.mod, spec.parameters });
+            core::find_detector_family(spec.name).checked(
+                { v.shape, v.mod, spec.parameters });
         v.problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
         v.distinct = size_t(cli.integer("distinct", 1, 1 << 24));
         v.max_batch = int(cli.integer("max-batch", 1, 1 << 24));
         v.source_buffer = long(cli.integer("source-buffer", 0, 1 << 24));
         v.backend = cli.text("backend");
         v.chain = cli.text("chain");
-        if (v.chain != "host" && v.chain != "device" && v.chain != "coded" && v.chain != "ofdm")
-            throw std::invalid_argument("--chain is host, device, coded or ofdm, got " + v.chain);
+        if (v.chain != "host" && v.chain != "device" && v.chain != "coded" &&
+            v.chain != "ofdm")
+            throw std::invalid_argument("--chain is host, device, coded or ofdm, got " +
+                                        v.chain);
         v.tb_size = int(cli.integer("tb-size", 40, 1 << 20));
         v.code_rate = cli.real("code-rate");
         if (!(v.code_rate > 0.05 && v.code_rate <= 0.95))
@@ -748,7 +859,8 @@ settings read_settings(const command_line& cli, std::vector<core::detector_spec>
 }
 
 /// --json's writer (null without the option), its top-level fields written.
-std::unique_ptr<json_writer> open_json(const command_line& cli, const settings& base, std::ofstream& file)
+std::unique_ptr<json_writer>
+open_json(const command_line& cli, const settings& base, std::ofstream& file)
 {
     if (!cli.is_set("json"))
         return nullptr;
@@ -758,7 +870,8 @@ std::unique_ptr<json_writer> open_json(const command_line& cli, const settings& 
     auto json = std::make_unique<json_writer>(file);
     json->begin_object()
         .value("program", "mimo_gpu_flowgraph_bench")
-        .value("shape", std::to_string(base.shape.nr) + "x" + std::to_string(base.shape.nt))
+        .value("shape",
+               std::to_string(base.shape.nr) + "x" + std::to_string(base.shape.nt))
         .value("modulation", core::to_string(base.mod))
         .value("problems", (unsigned long long)base.problems)
         .value("max_batch", base.max_batch)
@@ -783,8 +896,10 @@ int run_host_chains(const settings& base,
         if (k == 0)
             ceiling = run_ceiling(s, in, fr); // the streams alone, with the same buffers
         if (fr.items_out != s.problems) {
-            std::printf("%s: %llu of %llu problems came out\n", s.detector.label().c_str(),
-                        (unsigned long long)fr.items_out, (unsigned long long)s.problems);
+            std::printf("%s: %llu of %llu problems came out\n",
+                        s.detector.label().c_str(),
+                        (unsigned long long)fr.items_out,
+                        (unsigned long long)s.problems);
             ++failures;
         }
         // The core's own figure: detect() on batches of max_batch from the same
@@ -801,16 +916,29 @@ int run_host_chains(const settings& base,
                      ceiling_mps = s.problems / ceiling.seconds / 1e6,
                      core_mps = batch / (core_ms * 1e-3) / 1e6;
         const double bits = double(s.problems) * det->llrs_per_problem();
-        std::printf("%s %dx%d %s, backend %s: flowgraph %.2f M problems/s (%.1f Mbit/s, %.3f s, "
-                    "%llu of %llu problems out, latency %.2f ms); GNU Radio ceiling for the same "
-                    "streams %.2f M problems/s (%.0f%% of it; head buffers %ld / %ld items); core "
-                    "detect() of %zu problems from pageable memory %.2f M problems/s\n",
-                    s.detector.label().c_str(), s.shape.nr, s.shape.nt,
-                    core::to_string(s.mod).c_str(), fr.active.c_str(), flow_mps,
-                    bits / fr.seconds / 1e6, fr.seconds, (unsigned long long)fr.items_out,
-                    (unsigned long long)s.problems, fr.latency_ms, ceiling_mps,
-                    100.0 * flow_mps / ceiling_mps, fr.head_buffer_H, fr.head_buffer_y, batch,
-                    core_mps);
+        std::printf(
+            "%s %dx%d %s, backend %s: flowgraph %.2f M problems/s (%.1f Mbit/s, %.3f s, "
+            "%llu of %llu problems out, latency %.2f ms); GNU Radio ceiling for the same "
+            "streams %.2f M problems/s (%.0f%% of it; head buffers %ld / %ld items); "
+            "core "
+            "detect() of %zu problems from pageable memory %.2f M problems/s\n",
+            s.detector.label().c_str(),
+            s.shape.nr,
+            s.shape.nt,
+            core::to_string(s.mod).c_str(),
+            fr.active.c_str(),
+            flow_mps,
+            bits / fr.seconds / 1e6,
+            fr.seconds,
+            (unsigned long long)fr.items_out,
+            (unsigned long long)s.problems,
+            fr.latency_ms,
+            ceiling_mps,
+            100.0 * flow_mps / ceiling_mps,
+            fr.head_buffer_H,
+            fr.head_buffer_y,
+            batch,
+            core_mps);
         if (json)
             json->begin_object()
                 .value("detector", s.detector.label())
@@ -842,17 +970,23 @@ int run(const command_line& cli)
     input_sets in(base.shape, base.mod, base.distinct, 1, 1);
     const size_t injected = inject_bad_problems(in, base.shape, base.bad_every);
     if (base.bad_every) {
-        std::printf("soak: %s %dx%d %s, %zu of %zu distinct problems bad, %llu problems\n",
-                    base.detector.label().c_str(), base.shape.nr, base.shape.nt,
-                    core::to_string(base.mod).c_str(), injected, base.distinct,
-                    (unsigned long long)base.problems);
+        std::printf(
+            "soak: %s %dx%d %s, %zu of %zu distinct problems bad, %llu problems\n",
+            base.detector.label().c_str(),
+            base.shape.nr,
+            base.shape.nt,
+            core::to_string(base.mod).c_str(),
+            injected,
+            base.distinct,
+            (unsigned long long)base.problems);
         return report_soak(base, run_flowgraph(base, in));
     }
     std::ofstream json_file;
     const std::unique_ptr<json_writer> json = open_json(cli, base, json_file);
-    const int failures = base.chain == "device" ? run_device_chains(base, specs, json.get())
-                         : base.chain == "coded" ? run_coded_chains(base, specs, json.get())
-                                                 : run_host_chains(base, specs, in, json.get());
+    const int failures =
+        base.chain == "device"  ? run_device_chains(base, specs, json.get())
+        : base.chain == "coded" ? run_coded_chains(base, specs, json.get())
+                                : run_host_chains(base, specs, in, json.get());
     if (json) {
         json->end_array().end_object();
         json_file << "\n";
@@ -878,40 +1012,65 @@ int main(int argc, char** argv)
                    "several detectors, comma-separated (instead of --detector)",
                    "");
     cli.add_option("json", "FILE", "write the results as JSON", "");
-    cli.add_option("chain",
-                   "KIND",
-                   "host: pre-drawn (H, y) from vector sources; device: the GPU channel "
-                   "source -> detector -> error counter on device buffers (CUDA); coded: "
-                   "transport blocks -> channel -> detector -> decoder -> block error counter",
-                   "host");
-    cli.add_option("tb-size", "A", "--chain coded: information bits per transport block", "6120");
-    cli.add_option("grid", "NAME", "--chain ofdm: resource grid preset (lte1.4 .. lte20, nr20, nr40, nr100)", "nr100");
+    cli.add_option(
+        "chain",
+        "KIND",
+        "host: pre-drawn (H, y) from vector sources; device: the GPU channel "
+        "source -> detector -> error counter on device buffers (CUDA); coded: "
+        "transport blocks -> channel -> detector -> decoder -> block error counter",
+        "host");
+    cli.add_option(
+        "tb-size", "A", "--chain coded: information bits per transport block", "6120");
+    cli.add_option(
+        "grid",
+        "NAME",
+        "--chain ofdm: resource grid preset (lte1.4 .. lte20, nr20, nr40, nr100)",
+        "nr100");
     cli.add_option("slots", "N", "--chain ofdm: slots per frame", "2");
     cli.add_option("data-symbols", "D", "--chain ofdm: data symbols per slot", "13");
-    cli.add_option("profile", "NAME", "--chain ofdm: delay profile (flat, epa, eva, etu)", "epa");
+    cli.add_option(
+        "profile", "NAME", "--chain ofdm: delay profile (flat, epa, eva, etu)", "epa");
     cli.add_option("snr-ofdm", "DB", "--chain ofdm: SNR of the recorded frames", "30");
     cli.add_option("frames", "N", "--chain ofdm: frames through the flowgraph", "2000");
-    cli.add_option("distinct-frames", "N", "--chain ofdm: frames drawn and repeated by the sources", "8");
+    cli.add_option("distinct-frames",
+                   "N",
+                   "--chain ofdm: frames drawn and repeated by the sources",
+                   "8");
     cli.add_option("device-buffers",
                    "MODE",
-                   "--chain ofdm: the detector's and decoder's device_buffers: default (the blocks'), on or off",
+                   "--chain ofdm: the detector's and decoder's device_buffers: default "
+                   "(the blocks'), on or off",
                    "default");
-    cli.add_option("paced-frames", "N", "--chain ofdm: frames of the latency run at the sample rate (0: none)", "0");
-    cli.add_option("pace", "X", "--chain ofdm: the paced source's rate over the sample rate", "1");
-    cli.add_option("decoder-max-wait-ms", "MS", "--chain ofdm: tb_stream_decoder's max_wait_ms (-1: its default)", "-1");
+    cli.add_option("paced-frames",
+                   "N",
+                   "--chain ofdm: frames of the latency run at the sample rate (0: none)",
+                   "0");
+    cli.add_option(
+        "pace", "X", "--chain ofdm: the paced source's rate over the sample rate", "1");
+    cli.add_option("decoder-max-wait-ms",
+                   "MS",
+                   "--chain ofdm: tb_stream_decoder's max_wait_ms (-1: its default)",
+                   "-1");
     cli.add_option("block-buffer-frames",
                    "N",
-                   "--chain ofdm: frames the buffers between the receiver's blocks hold at least (0: GNU Radio's)",
+                   "--chain ofdm: frames the buffers between the receiver's blocks hold "
+                   "at least (0: GNU Radio's)",
                    "0");
     cli.add_option("stage",
                    "NAME",
-                   "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), detector, decoder; or "
-                   "the transmit side alone: tx (tb_source -> ofdm_tx), tx-channel (-> ofdm_channel_model)",
+                   "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), "
+                   "detector, decoder; or "
+                   "the transmit side alone: tx (tb_source -> ofdm_tx), tx-channel (-> "
+                   "ofdm_channel_model)",
                    "decoder");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
     cli.add_option("snr", "DB", "--chain coded: Es/N0 per receive antenna", "14");
-    cli.add_option("max-blocks", "N", "--chain coded: transport blocks per decoder call", "128");
-    cli.add_option("decoder-max-blocks", "N", "--chain ofdm: tb_stream_decoder's max_blocks (0: its default)", "0");
+    cli.add_option(
+        "max-blocks", "N", "--chain coded: transport blocks per decoder call", "128");
+    cli.add_option("decoder-max-blocks",
+                   "N",
+                   "--chain ofdm: tb_stream_decoder's max_blocks (0: its default)",
+                   "0");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "streams", "4");
     cli.add_option(
@@ -924,9 +1083,10 @@ int main(int argc, char** argv)
                    "min output buffer of the sources and heads (0: default)",
                    "0");
     cli.add_option("backend", "NAME", "auto, cpu or cuda", "auto");
-    cli.add_option("bad-every",
-                   "K",
-                   "soak: every K-th distinct problem is bad; check items, erasures and memory",
-                   "0");
+    cli.add_option(
+        "bad-every",
+        "K",
+        "soak: every K-th distinct problem is bad; check items, erasures and memory",
+        "0");
     return run_program(cli, argc, argv, [&] { return run(cli); });
 }

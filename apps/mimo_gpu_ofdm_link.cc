@@ -30,8 +30,8 @@ namespace {
 struct point {
     double snr = 0;
     int frames = 0, lost_sync = 0, errors_estimated = 0, errors_perfect = 0;
-    double mse_pilots = 0, mse_theory = 0, mse_interpolated = 0, mse_interpolated_theory = 0, n0_estimate = 0,
-           n0 = 0;
+    double mse_pilots = 0, mse_theory = 0, mse_interpolated = 0,
+           mse_interpolated_theory = 0, n0_estimate = 0, n0 = 0;
 };
 
 /// SNR where the BLER curve crosses `target` (log-linear between points); NaN if never.
@@ -39,12 +39,14 @@ double crossing(const std::vector<point>& pts, bool perfect, double target)
 {
     for (size_t k = 1; k < pts.size(); ++k) {
         auto bler = [&](const point& p) {
-            return std::max(1e-6, double(perfect ? p.errors_perfect : p.errors_estimated) / p.frames);
+            return std::max(
+                1e-6, double(perfect ? p.errors_perfect : p.errors_estimated) / p.frames);
         };
         const double a = bler(pts[k - 1]), b = bler(pts[k]);
         if (a >= target && b < target)
-            return pts[k - 1].snr +
-                   (std::log(target) - std::log(a)) / (std::log(b) - std::log(a)) * (pts[k].snr - pts[k - 1].snr);
+            return pts[k - 1].snr + (std::log(target) - std::log(a)) /
+                                        (std::log(b) - std::log(a)) *
+                                        (pts[k].snr - pts[k - 1].snr);
     }
     return NAN;
 }
@@ -61,7 +63,8 @@ double interpolation_noise_factor(const ofdm_grid& g)
             if (lo < 0 || hi < 0 || lo == c)
                 s += 1;
             else {
-                const double a = double(g.offset(c) - g.offset(lo)) / double(g.offset(hi) - g.offset(lo));
+                const double a = double(g.offset(c) - g.offset(lo)) /
+                                 double(g.offset(hi) - g.offset(lo));
                 s += (1 - a) * (1 - a) + a * a;
             }
         }
@@ -73,11 +76,18 @@ double interpolation_noise_factor(const ofdm_grid& g)
 int main(int argc, char** argv)
 {
     command_line cli("mimo_gpu_ofdm_link",
-                     "Simulates the MIMO-OFDM link from antenna samples: transmitter, multipath channel with\n"
-                     "CFO and timing offset, the receiver front end (sync, FFT, pilot channel estimates,\n"
-                     "noise estimate), a detector and the LTE transport block decoder; coded BLER with\n"
-                     "estimated channels beside a perfect channel, and the estimates' MSE beside theory.");
-    cli.add_option("grid", "NAME", "resource grid preset (lte1.4, lte3, lte5, lte10, lte15, lte20, nr20, nr40, nr100)",
+                     "Simulates the MIMO-OFDM link from antenna samples: transmitter, "
+                     "multipath channel with\n"
+                     "CFO and timing offset, the receiver front end (sync, FFT, pilot "
+                     "channel estimates,\n"
+                     "noise estimate), a detector and the LTE transport block decoder; "
+                     "coded BLER with\n"
+                     "estimated channels beside a perfect channel, and the estimates' "
+                     "MSE beside theory.");
+    cli.add_option("grid",
+                   "NAME",
+                   "resource grid preset (lte1.4, lte3, lte5, lte10, lte15, lte20, nr20, "
+                   "nr40, nr100)",
                    "lte1.4");
     cli.add_option("nt", "N", "transmit antennas = streams", "2");
     cli.add_option("nr", "N", "receive antennas", "2");
@@ -85,42 +95,60 @@ int main(int argc, char** argv)
     cli.add_option("slots", "N", "slots per frame (a pilot symbol each)", "2");
     cli.add_option("data-symbols", "N", "data symbols per slot", "6");
     cli.add_option("profile", "NAME", "flat, epa, eva, etu", "epa");
-    cli.add_option("doppler", "HZ", "maximum Doppler frequency (0: block fading, new taps per frame; "
-                   "above: continuous Clarke/Jakes fading, e.g. 5, 70, 300 for EPA5, EVA70, ETU300)", "0");
-    cli.add_option("cfo", "X", "carrier frequency offset in subcarrier spacings (|X| < 1)", "0.2");
+    cli.add_option(
+        "doppler",
+        "HZ",
+        "maximum Doppler frequency (0: block fading, new taps per frame; "
+        "above: continuous Clarke/Jakes fading, e.g. 5, 70, 300 for EPA5, EVA70, ETU300)",
+        "0");
+    cli.add_option(
+        "cfo", "X", "carrier frequency offset in subcarrier spacings (|X| < 1)", "0.2");
     cli.add_option("timing-offset", "N", "samples of noise before each frame", "100");
     cli.add_option("interpolation", "NAME", "hold or linear (in time)", "hold");
-    cli.add_option("frequency", "NAME", "lmmse or linear (along each antenna's pilot comb)", "lmmse");
+    cli.add_option("frequency",
+                   "NAME",
+                   "lmmse or linear (along each antenna's pilot comb)",
+                   "lmmse");
     cli.add_option("detector", "SPEC", "detector (registry name and parameters)", "mmse");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
     cli.add_option("snr", "RANGE", "SNR points in dB, start:stop:step", "0:20:2");
-    cli.add_option("frames", "N", "frames (one transport block each) per SNR point", "100");
-    cli.add_option("backend", "NAME", "auto, cpu or cuda (receiver, detector and decoder)", "auto");
+    cli.add_option(
+        "frames", "N", "frames (one transport block each) per SNR point", "100");
+    cli.add_option(
+        "backend", "NAME", "auto, cpu or cuda (receiver, detector and decoder)", "auto");
     cli.add_option("seed", "N", "seed", "1");
     cli.add_option("json", "FILE", "write the results (and a plot snapshot) as JSON");
     return run_program(cli, argc, argv, [&]() -> int {
         ofdm_grid g = checked_setup([&] { return ofdm_grid::preset(cli.text("grid")); });
         g.nt = int(cli.integer("nt", 1, 8));
-        g.mod = checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
+        g.mod =
+            checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
         g.slots = int(cli.integer("slots", 1, 1000));
         g.data_symbols = int(cli.integer("data-symbols", 1, 1000));
         const int nr = int(cli.integer("nr", 1, 8));
-        const backend b = checked_setup([&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
+        const backend b = checked_setup(
+            [&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
         const std::string interp = cli.text("interpolation");
         if (interp != "hold" && interp != "linear")
-            throw usage_error("--interpolation must be hold or linear, got '" + interp + "'");
+            throw usage_error("--interpolation must be hold or linear, got '" + interp +
+                              "'");
         ofdm_receiver_config rc;
         rc.nr = nr;
-        rc.interpolation = interp == "hold" ? time_interpolation::hold : time_interpolation::linear;
+        rc.interpolation =
+            interp == "hold" ? time_interpolation::hold : time_interpolation::linear;
         rc.requested = b;
         const std::string freq = cli.text("frequency");
         if (freq != "lmmse" && freq != "linear")
             throw usage_error("--frequency must be lmmse or linear, got '" + freq + "'");
-        rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse : frequency_interpolation::linear;
+        rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse
+                                       : frequency_interpolation::linear;
         ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });
         ofdm_receiver rx = checked_setup([&] { return ofdm_receiver(g, rc); });
-        const detector_spec spec = checked_setup([&] { return parse_detector_spec(cli.text("detector")); });
-        auto det = checked_setup([&] { return make_detector(spec.name, { { nr, g.nt }, g.mod, spec.parameters }, b); });
+        const detector_spec spec =
+            checked_setup([&] { return parse_detector_spec(cli.text("detector")); });
+        auto det = checked_setup([&] {
+            return make_detector(spec.name, { { nr, g.nt }, g.mod, spec.parameters }, b);
+        });
         det->set_bad_problem_policy(bad_problem_policy::erase);
         transport_block_format fmt;
         fmt.G = int(g.frame_bits());
@@ -129,7 +157,10 @@ int main(int argc, char** argv)
         if (!(rate > 0.05 && rate < 0.95))
             throw usage_error("--code-rate must be in (0.05, 0.95)");
         fmt.A = std::max(40, int(rate * fmt.G) - 24);
-        checked_setup([&] { fmt.validate_for_decoding(); return 0; });
+        checked_setup([&] {
+            fmt.validate_for_decoding();
+            return 0;
+        });
         transport_block_encoder enc(fmt);
         transport_block_decoder dec(fmt, turbo_decoder_config{}, b);
         const double cfo = cli.real("cfo");
@@ -138,16 +169,38 @@ int main(int argc, char** argv)
         const int frames = int(cli.integer("frames", 1, 1000000));
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
         const double interp_factor = interpolation_noise_factor(g);
-        std::printf("mimo_gpu_ofdm_link: %dx%d, %s, %s, Doppler %g Hz, CFO %.2f spacings, timing offset %lld, %s interpolation, "
+        std::printf("mimo_gpu_ofdm_link: %dx%d, %s, %s, Doppler %g Hz, CFO %.2f "
+                    "spacings, timing offset %lld, %s interpolation, "
                     "%s in frequency, detector %s, TB A=%d G=%d, receiver on %s\n",
-                    nr, g.nt, describe(g).c_str(), cli.text("profile").c_str(), cli.real("doppler"), cfo,
+                    nr,
+                    g.nt,
+                    describe(g).c_str(),
+                    cli.text("profile").c_str(),
+                    cli.real("doppler"),
+                    cfo,
                     cli.integer("timing-offset", 0, 1 << 20),
-                    interp.c_str(), freq.c_str(), spec.label().c_str(), fmt.A, fmt.G, b == backend::cuda ? "CUDA" : "CPU");
-        std::printf("%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s\n", "SNR", "BLER est", "BLER perf",
-                    "MSE pilots", "N0/nt", "ratio", "MSE interp", "lin theory", "N0 est", "N0", "lost");
+                    interp.c_str(),
+                    freq.c_str(),
+                    spec.label().c_str(),
+                    fmt.A,
+                    fmt.G,
+                    b == backend::cuda ? "CUDA" : "CPU");
+        std::printf("%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s\n",
+                    "SNR",
+                    "BLER est",
+                    "BLER perf",
+                    "MSE pilots",
+                    "N0/nt",
+                    "ratio",
+                    "MSE interp",
+                    "lin theory",
+                    "N0 est",
+                    "N0",
+                    "lost");
         std::vector<point> pts;
         std::mt19937_64 rng(seed);
-        std::vector<uint8_t> a(size_t(fmt.A)), coded(size_t(fmt.G)), decoded(size_t(fmt.A));
+        std::vector<uint8_t> a(size_t(fmt.A)), coded(size_t(fmt.G)),
+            decoded(size_t(fmt.A));
         std::vector<cfloat> samples(size_t(g.frame_samples()) * g.nt);
         std::vector<float> llr(size_t(fmt.G));
         std::vector<cfloat> H_true(size_t(g.used_subcarriers) * nr * g.nt);
@@ -157,7 +210,8 @@ int main(int argc, char** argv)
             multipath_config mc;
             mc.nr = nr;
             mc.nt = g.nt;
-            mc.profile = checked_setup([&] { return delay_profile_from_string(cli.text("profile")); });
+            mc.profile = checked_setup(
+                [&] { return delay_profile_from_string(cli.text("profile")); });
             mc.sample_rate = g.sample_rate;
             mc.cfo = cfo * g.subcarrier_spacing();
             mc.timing_offset = int(cli.integer("timing-offset", 0, 1 << 20));
@@ -165,7 +219,8 @@ int main(int argc, char** argv)
             mc.snr_db = snr;
             mc.seed = seed * 1000003 + uint64_t(std::lround(snr * 100 + 100000));
             multipath_channel ch = checked_setup([&] { return multipath_channel(mc); });
-            std::vector<cfloat> received(ch.output_samples(size_t(g.frame_samples())) * nr);
+            std::vector<cfloat> received(ch.output_samples(size_t(g.frame_samples())) *
+                                         nr);
             const size_t rn = received.size() / size_t(nr);
             point p;
             p.snr = snr;
@@ -188,19 +243,25 @@ int main(int argc, char** argv)
                     in.symbols_per_channel = fr.symbols_per_channel;
                     in.n0 = std::max(fr.n0, 1e-12f);
                     det->detect(in, llr.data());
-                    return dec.decode(llr.data(), 1, decoded.data())[0].crc_ok && decoded == a;
+                    return dec.decode(llr.data(), 1, decoded.data())[0].crc_ok &&
+                           decoded == a;
                 };
                 // genie: true timing and CFO, true channel at that window
                 sync_result genie;
                 genie.found = genie.complete = true;
-                genie.frame_start = size_t(mc.timing_offset + g.cp_length - rx.window_backoff());
+                genie.frame_start =
+                    size_t(mc.timing_offset + g.cp_length - rx.window_backoff());
                 genie.cfo = float(cfo);
-                // (with Doppler: the true channel of the frame's middle, held over the frame)
-                ch.frequency_response(g, -rx.window_backoff(), H_true.data(), g.frame_samples() / 2.0);
-                const cfloat phase = std::polar(1.0f, float(2 * M_PI * cfo * double(genie.frame_start) / g.fft_size));
+                // (with Doppler: the true channel of the frame's middle, held over the
+                // frame)
+                ch.frequency_response(
+                    g, -rx.window_backoff(), H_true.data(), g.frame_samples() / 2.0);
+                const cfloat phase = std::polar(
+                    1.0f, float(2 * M_PI * cfo * double(genie.frame_start) / g.fft_size));
                 for (auto& h : H_true)
                     h *= phase;
-                if (!decode(rx.receive_known_channel(received.data(), rn, genie, H_true.data(), p.n0)))
+                if (!decode(rx.receive_known_channel(
+                        received.data(), rn, genie, H_true.data(), p.n0)))
                     ++p.errors_perfect;
                 const sync_result s = rx.synchronize(received.data(), rn);
                 if (!s.found || !s.complete) {
@@ -215,21 +276,31 @@ int main(int argc, char** argv)
                 // the phase the CFO and its correction leave at each pilot symbol
                 // (with Doppler: the true channel at each pilot symbol's middle)
                 std::vector<cfloat> Ht(H_true.size());
-                const double window_delay = double(s.frame_start) - double(mc.timing_offset + g.cp_length);
+                const double window_delay =
+                    double(s.frame_start) - double(mc.timing_offset + g.cp_length);
                 double e_p = 0, e_i = 0;
                 const int U = g.used_subcarriers;
                 for (int j = 0; j < g.slots; ++j) {
-                    const double from_q = double(1 + j * (1 + g.data_symbols)) * g.symbol_samples() + g.fft_size / 2.0;
-                    ch.frequency_response(g, window_delay, Ht.data(), from_q + g.cp_length);
+                    const double from_q =
+                        double(1 + j * (1 + g.data_symbols)) * g.symbol_samples() +
+                        g.fft_size / 2.0;
+                    ch.frequency_response(
+                        g, window_delay, Ht.data(), from_q + g.cp_length);
                     const cfloat ph = std::polar(
-                        1.0f, float(2 * M_PI * (cfo * (double(s.frame_start) + from_q) - s.cfo * from_q) / g.fft_size));
+                        1.0f,
+                        float(2 * M_PI *
+                              (cfo * (double(s.frame_start) + from_q) - s.cfo * from_q) /
+                              g.fft_size));
                     for (int i = 0; i < U; ++i)
                         for (int r = 0; r < nr; ++r) {
                             e_p += std::norm(fr.pilot_ls[(size_t(j) * U + i) * nr + r] -
-                                             Ht[(size_t(i) * nr + r) * g.nt + i % g.nt] * ph);
+                                             Ht[(size_t(i) * nr + r) * g.nt + i % g.nt] *
+                                                 ph);
                             for (int t = 0; t < g.nt; ++t) {
                                 const size_t o = (size_t(i) * nr + r) * g.nt + t;
-                                e_i += std::norm(fr.slot_channels[size_t(j) * U * nr * g.nt + o] - Ht[o] * ph);
+                                e_i += std::norm(
+                                    fr.slot_channels[size_t(j) * U * nr * g.nt + o] -
+                                    Ht[o] * ph);
                             }
                         }
                 }
@@ -238,16 +309,26 @@ int main(int argc, char** argv)
                 p.n0_estimate += fr.n0;
                 ++measured;
                 if (f == frames - 1) {
-                    snap_est.assign(fr.slot_channels.begin(), fr.slot_channels.begin() + ptrdiff_t(Ht.size()));
-                    ch.frequency_response(g, window_delay, Ht.data(),
-                                          g.symbol_samples() + g.fft_size / 2.0 + g.cp_length); // slot 0's pilot
+                    snap_est.assign(fr.slot_channels.begin(),
+                                    fr.slot_channels.begin() + ptrdiff_t(Ht.size()));
+                    ch.frequency_response(g,
+                                          window_delay,
+                                          Ht.data(),
+                                          g.symbol_samples() + g.fft_size / 2.0 +
+                                              g.cp_length); // slot 0's pilot
                     snap_true = Ht;
                     for (auto& h : snap_true)
-                        h *= std::polar(1.0f, float(2 * M_PI *
-                                                    (cfo * (double(s.frame_start) + g.symbol_samples() + g.fft_size / 2.0) -
-                                                     s.cfo * (g.symbol_samples() + g.fft_size / 2.0)) / g.fft_size));
-                    if (nr >= g.nt) { // equalised symbols of the frame (MMSE), for the constellation plot
-                        auto made = make_detector("mmse", { { nr, g.nt }, g.mod, {} }, backend::cpu);
+                        h *= std::polar(
+                            1.0f,
+                            float(2 * M_PI *
+                                  (cfo * (double(s.frame_start) + g.symbol_samples() +
+                                          g.fft_size / 2.0) -
+                                   s.cfo * (g.symbol_samples() + g.fft_size / 2.0)) /
+                                  g.fft_size));
+                    if (nr >= g.nt) { // equalised symbols of the frame (MMSE), for the
+                                      // constellation plot
+                        auto made = make_detector(
+                            "mmse", { { nr, g.nt }, g.mod, {} }, backend::cpu);
                         auto* eq = dynamic_cast<mmse_detector*>(made.get());
                         detector_input in;
                         in.H = fr.H.data();
@@ -268,45 +349,69 @@ int main(int argc, char** argv)
                 p.mse_interpolated /= measured;
                 p.n0_estimate /= measured;
             }
-            std::printf("%6.1f | %9.4f %9.4f | %10.3e %10.3e %6.3f | %10.3e %10.3e | %9.3e %9.3e | %4d\n", snr,
-                        double(p.errors_estimated) / p.frames, double(p.errors_perfect) / p.frames, p.mse_pilots,
-                        p.mse_theory, p.mse_pilots / p.mse_theory, p.mse_interpolated, p.mse_interpolated_theory,
-                        p.n0_estimate, p.n0, p.lost_sync);
+            std::printf("%6.1f | %9.4f %9.4f | %10.3e %10.3e %6.3f | %10.3e %10.3e | "
+                        "%9.3e %9.3e | %4d\n",
+                        snr,
+                        double(p.errors_estimated) / p.frames,
+                        double(p.errors_perfect) / p.frames,
+                        p.mse_pilots,
+                        p.mse_theory,
+                        p.mse_pilots / p.mse_theory,
+                        p.mse_interpolated,
+                        p.mse_interpolated_theory,
+                        p.n0_estimate,
+                        p.n0,
+                        p.lost_sync);
             std::fflush(stdout);
             pts.push_back(p);
         }
         const double s_est = crossing(pts, false, 0.1), s_perf = crossing(pts, true, 0.1);
-        std::printf("SNR at BLER 0.1: estimated channels %.2f dB, perfect channel %.2f dB, loss %.2f dB\n", s_est,
-                    s_perf, s_est - s_perf);
+        std::printf("SNR at BLER 0.1: estimated channels %.2f dB, perfect channel %.2f "
+                    "dB, loss %.2f dB\n",
+                    s_est,
+                    s_perf,
+                    s_est - s_perf);
         if (cli.is_set("json") && !cli.text("json").empty()) {
             std::ofstream out(cli.text("json"));
             if (!out)
                 throw std::runtime_error("cannot write " + cli.text("json"));
             json_writer j(out);
             j.begin_object();
-            j.value("program", "mimo_gpu_ofdm_link").value("grid", describe(g)).value("nr", nr).value("nt", g.nt);
-            j.value("profile", cli.text("profile")).value("doppler_hz", cli.real("doppler")).value("cfo_spacings", cfo).value("interpolation", interp);
+            j.value("program", "mimo_gpu_ofdm_link")
+                .value("grid", describe(g))
+                .value("nr", nr)
+                .value("nt", g.nt);
+            j.value("profile", cli.text("profile"))
+                .value("doppler_hz", cli.real("doppler"))
+                .value("cfo_spacings", cfo)
+                .value("interpolation", interp);
             j.value("frequency_interpolation", freq);
             j.value("detector", spec.label()).value("A", fmt.A).value("G", fmt.G);
             j.value("receiver_backend", b == backend::cuda ? "cuda" : "cpu");
-            j.value("snr_at_bler_0.1_estimated", s_est).value("snr_at_bler_0.1_perfect", s_perf);
+            j.value("snr_at_bler_0.1_estimated", s_est)
+                .value("snr_at_bler_0.1_perfect", s_perf);
             j.begin_array("points");
             for (const point& p : pts) {
                 j.begin_object();
-                j.value("snr_db", p.snr).value("frames", p.frames).value("lost_sync", p.lost_sync);
+                j.value("snr_db", p.snr)
+                    .value("frames", p.frames)
+                    .value("lost_sync", p.lost_sync);
                 j.value("bler_estimated", double(p.errors_estimated) / p.frames);
                 j.value("bler_perfect", double(p.errors_perfect) / p.frames);
-                j.value("mse_pilots", p.mse_pilots).value("mse_pilots_theory", p.mse_theory);
-                j.value("mse_interpolated", p.mse_interpolated).value("mse_interpolated_theory",
-                                                                       p.mse_interpolated_theory);
+                j.value("mse_pilots", p.mse_pilots)
+                    .value("mse_pilots_theory", p.mse_theory);
+                j.value("mse_interpolated", p.mse_interpolated)
+                    .value("mse_interpolated_theory", p.mse_interpolated_theory);
                 j.value("n0_estimate", p.n0_estimate).value("n0", p.n0);
                 j.end_object();
             }
             j.end_array();
-            // snapshot: |H| per antenna pair over subcarriers (estimate, truth) and equalised symbols
+            // snapshot: |H| per antenna pair over subcarriers (estimate, truth) and
+            // equalised symbols
             j.value("snapshot_subcarriers", g.used_subcarriers);
             for (const char* which : { "snapshot_estimated_abs", "snapshot_true_abs" }) {
-                const auto& src = std::string(which) == "snapshot_estimated_abs" ? snap_est : snap_true;
+                const auto& src =
+                    std::string(which) == "snapshot_estimated_abs" ? snap_est : snap_true;
                 j.begin_array(which);
                 for (const cfloat& h : src)
                     j.value("", double(std::abs(h)));

@@ -33,8 +33,8 @@
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
-#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/turbo_decoder.h>
 
 #include <unistd.h>
@@ -65,19 +65,20 @@ constexpr int k_max_layers_per_block = 4;
 /// blocks (NL = 1): nt consecutive blocks are sent side by side, block k on
 /// stream k mod nt, Q bits per vector each.
 struct coded_config {
-    int A = 0;                      ///< transport block bits (--tb-size)
-    int G = 0;                      ///< coded bits per transport block, a multiple of NL*Q
-    int NL = 1;                     ///< layers per transport block: nt, or 1 per stream
-    bool per_stream = false;        ///< nt > 4: each stream carries its own blocks
-    double requested_rate = 0;      ///< --code-rate
+    int A = 0;                 ///< transport block bits (--tb-size)
+    int G = 0;                 ///< coded bits per transport block, a multiple of NL*Q
+    int NL = 1;                ///< layers per transport block: nt, or 1 per stream
+    bool per_stream = false;   ///< nt > 4: each stream carries its own blocks
+    double requested_rate = 0; ///< --code-rate
     core::code_block_segmentation segmentation;
-    std::string algorithm;          ///< max-log-map or log-map
+    std::string algorithm; ///< max-log-map or log-map
     int iterations = 0;
-    double extrinsic_scale = 0.75;  ///< max-log-MAP only
-    int window = 64;                ///< trellis stages per parallel window
-    int max_blocks = 64;            ///< transport blocks per decoder call
-    uint64_t blocks = 0;            ///< transport blocks per SNR point
-    uint64_t requested_blocks = 0;  ///< --blocks (blocks: rounded up to whole groups and channels)
+    double extrinsic_scale = 0.75; ///< max-log-MAP only
+    int window = 64;               ///< trellis stages per parallel window
+    int max_blocks = 64;           ///< transport blocks per decoder call
+    uint64_t blocks = 0;           ///< transport blocks per SNR point
+    uint64_t requested_blocks =
+        0; ///< --blocks (blocks: rounded up to whole groups and channels)
     double rate() const { return double(A) / double(G); }
 };
 
@@ -89,7 +90,8 @@ int coded_bits_for(int A, double rate, int unit)
     const double raw = std::round(double(A + 24) / rate);
     const double vectors = std::max(1.0, std::ceil(raw / double(unit)));
     if (vectors * unit > double(1 << 30))
-        throw usage_error("--tb-size / --code-rate: more than 2^30 coded bits per transport block");
+        throw usage_error(
+            "--tb-size / --code-rate: more than 2^30 coded bits per transport block");
     return int(vectors) * unit;
 }
 
@@ -114,8 +116,9 @@ std::vector<core::detector_spec> default_detectors(int nr, int nt, core::modulat
 {
     auto specs = core::default_comparison({ nr, nt }, mod, k_default_detector_cost);
     if (specs.empty())
-        throw usage_error("no default detector takes " + std::to_string(nr) + "x" + std::to_string(nt) + " " +
-                          core::to_string(mod) + ": name one with --detectors (families that take it: " +
+        throw usage_error("no default detector takes " + std::to_string(nr) + "x" +
+                          std::to_string(nt) + " " + core::to_string(mod) +
+                          ": name one with --detectors (families that take it: " +
                           families_taking(nr, nt, mod) + ")");
     return specs;
 }
@@ -127,11 +130,12 @@ struct simulation_config {
     int bits_per_symbol = 0;
     std::vector<core::detector_spec> detectors; ///< one detector chain per entry
     std::vector<double> snr_db;
-    uint64_t problems = 0; ///< per SNR point, a multiple of symbols_per_channel
+    uint64_t problems = 0;           ///< per SNR point, a multiple of symbols_per_channel
     uint64_t requested_problems = 0; ///< --problems (uncoded)
     int symbols_per_channel = 1;     ///< S: consecutive problems sharing one H
     std::string backend;
-    std::string source; ///< "bits" (mimo_channel over random bits) or "gpu" (mimo_channel_source)
+    std::string
+        source; ///< "bits" (mimo_channel over random bits) or "gpu" (mimo_channel_source)
     int seed = 0;
     int max_batch = 0;
     std::string json_path;
@@ -146,14 +150,16 @@ struct simulation_config {
             c.nr = int(cli.integer("nr", 1, core::k_largest_shape));
             c.nt = int(cli.integer("nt", 1, core::k_largest_shape));
             core::mimo_shape{ c.nr, c.nt }.validate();
-            const core::constellation constel(core::modulation_from_string(cli.text("modulation")));
+            const core::constellation constel(
+                core::modulation_from_string(cli.text("modulation")));
             c.modulation = core::to_string(constel.kind());
             c.bits_per_symbol = constel.bits_per_symbol();
-            c.detectors = cli.is_set("detectors") ? core::parse_detector_list(cli.text("detectors"))
-                                                  : default_detectors(c.nr, c.nt, constel.kind());
-            // Every detector is checked against its family (shape, modulation, parameters) now,
-            // not in the first flowgraph; one that does not take the shape is refused
-            // with the families that do.
+            c.detectors = cli.is_set("detectors")
+                              ? core::parse_detector_list(cli.text("detectors"))
+                              : default_detectors(c.nr, c.nt, constel.kind());
+            // Every detector is checked against its family (shape, modulation,
+            // parameters) now, not in the first flowgraph; one that does not take the
+            // shape is refused with the families that do.
             for (const auto& d : c.detectors) {
                 const auto& family = core::find_detector_family(d.name);
                 try {
@@ -161,17 +167,19 @@ struct simulation_config {
                 } catch (const std::invalid_argument& e) {
                     if (family.takes({ c.nr, c.nt }, constel.kind()))
                         throw; // a bad parameter
-                    throw usage_error(std::string(e.what()) + "; the families that take " +
-                                      std::to_string(c.nr) + "x" + std::to_string(c.nt) + " " +
-                                      c.modulation + ": " +
-                                      families_taking(c.nr, c.nt, constel.kind()));
+                    throw usage_error(std::string(e.what()) +
+                                      "; the families that take " + std::to_string(c.nr) +
+                                      "x" + std::to_string(c.nt) + " " + c.modulation +
+                                      ": " + families_taking(c.nr, c.nt, constel.kind()));
                 }
             }
             c.snr_db = cli.real_range("snr");
-            for (double snr : c.snr_db) // every point's N0 checked in float before any runs
+            for (double snr :
+                 c.snr_db) // every point's N0 checked in float before any runs
                 core::noise_variance_from_snr_db(snr);
             c.symbols_per_channel = int(cli.integer("symbols-per-channel", 1, 1 << 20));
-            // Whole channels of S problems: a partial channel at the end would not be detected.
+            // Whole channels of S problems: a partial channel at the end would not be
+            // detected.
             const uint64_t S = uint64_t(c.symbols_per_channel);
             c.requested_problems = uint64_t(cli.integer("problems", 1, 1LL << 40));
             c.problems = (c.requested_problems + S - 1) / S * S;
@@ -179,9 +187,8 @@ struct simulation_config {
             c.source = cli.text("source");
             if (c.source != "bits" && c.source != "gpu")
                 throw usage_error("--source is bits or gpu, got " + c.source);
-            if (c.source == "gpu" &&
-                core::resolve_backend(core::backend_from_string(c.backend)) !=
-                    core::backend::cuda)
+            if (c.source == "gpu" && core::resolve_backend(core::backend_from_string(
+                                         c.backend)) != core::backend::cuda)
                 throw usage_error("--source gpu needs the CUDA backend");
             if (c.source == "gpu" && cli.flag("coded").value_or(false))
                 throw usage_error("--source gpu is for the uncoded link; --coded encodes "
@@ -203,7 +210,8 @@ struct simulation_config {
         k.A = int(cli.integer("tb-size", 1, 1 << 20));
         k.requested_rate = cli.real("code-rate");
         if (!(k.requested_rate > 0 && k.requested_rate < 1))
-            throw usage_error("--code-rate must be between 0 and 1 (exclusive), got " + cli.text("code-rate"));
+            throw usage_error("--code-rate must be between 0 and 1 (exclusive), got " +
+                              cli.text("code-rate"));
         k.per_stream = c.nt > k_max_layers_per_block;
         k.NL = k.per_stream ? 1 : c.nt;
         // A block fills whole vectors (nt*Q bits), or with a block per stream whole
@@ -212,11 +220,13 @@ struct simulation_config {
         k.G = coded_bits_for(k.A, k.requested_rate, unit);
         // NL layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
         const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, k.NL, 0 };
-        format.validate_for_decoding(); // also: enough coded bits for every code block (rate <= 1)
+        format.validate_for_decoding(); // also: enough coded bits for every code block
+                                        // (rate <= 1)
         k.segmentation = format.segmentation();
         k.algorithm = cli.text("algorithm");
         if (k.algorithm != "max-log-map" && k.algorithm != "log-map")
-            throw usage_error("--algorithm must be max-log-map or log-map, got '" + k.algorithm + "'");
+            throw usage_error("--algorithm must be max-log-map or log-map, got '" +
+                              k.algorithm + "'");
         k.iterations = int(cli.integer("iterations", 1, 32));
         k.requested_blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
         k.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
@@ -229,7 +239,8 @@ struct simulation_config {
         // A group of blocks sent together (one, or nt side by side) fills G/unit
         // vectors; the blocks are rounded up to whole groups that fill whole channels.
         const uint64_t group = k.per_stream ? uint64_t(c.nt) : 1;
-        const uint64_t vectors = uint64_t(k.G / unit), S = uint64_t(c.symbols_per_channel);
+        const uint64_t vectors = uint64_t(k.G / unit),
+                       S = uint64_t(c.symbols_per_channel);
         const uint64_t groups = S / std::gcd(S, vectors);
         const uint64_t step = group * groups;
         k.blocks = (k.requested_blocks + step - 1) / step * step;
@@ -264,16 +275,25 @@ gr::mimo_gpu::mimo_detector::sptr make_detector_block(const simulation_config& c
                                                       double n0,
                                                       bool device_buffers = false)
 {
-    return gr::mimo_gpu::mimo_detector::make_from_spec(spec, c.nr, c.nt, c.modulation, n0,
-                                                       c.symbols_per_channel, c.backend,
-                                                       c.max_batch, "erase", device_buffers);
+    return gr::mimo_gpu::mimo_detector::make_from_spec(spec,
+                                                       c.nr,
+                                                       c.nt,
+                                                       c.modulation,
+                                                       n0,
+                                                       c.symbols_per_channel,
+                                                       c.backend,
+                                                       c.max_batch,
+                                                       "erase",
+                                                       device_buffers);
 }
 
 /// The flowgraph of one SNR point. The transmitted bits fan out to every ber_counter.
 class ber_flowgraph
 {
 public:
-    ber_flowgraph(const simulation_config& c, const std::vector<detector_spec>& detectors, double snr_db)
+    ber_flowgraph(const simulation_config& c,
+                  const std::vector<detector_spec>& detectors,
+                  double snr_db)
         : m_top(gr::make_top_block("mimo_gpu_simulate")), m_detectors(detectors)
     {
         if (c.source == "gpu")
@@ -295,7 +315,11 @@ private:
         auto source = gr::analog::random_uniform_source_b::make(0, 2, c.seed);
         auto head = gr::blocks::head::make(sizeof(char), c.problems * uint64_t(bits));
         auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), bits);
-        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1,
+        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr,
+                                                        c.nt,
+                                                        c.modulation,
+                                                        snr_db,
+                                                        uint64_t(c.seed) + 1,
                                                         c.symbols_per_channel);
         m_top->connect(source, 0, head, 0);
         m_top->connect(head, 0, to_vector, 0);
@@ -326,10 +350,19 @@ private:
         const int bits = c.bits_per_problem();
         const double n0 = core::noise_variance_from_snr_db(snr_db);
         for (const auto& spec : detectors) {
-            const bool device = core::find_detector_family(spec.name).capabilities.device_path;
-            auto source = gr::mimo_gpu::mimo_channel_source::make(
-                c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1, c.symbols_per_channel,
-                c.problems, "cuda", std::max(c.max_batch, 65536), device);
+            const bool device =
+                core::find_detector_family(spec.name).capabilities.device_path;
+            auto source =
+                gr::mimo_gpu::mimo_channel_source::make(c.nr,
+                                                        c.nt,
+                                                        c.modulation,
+                                                        snr_db,
+                                                        uint64_t(c.seed) + 1,
+                                                        c.symbols_per_channel,
+                                                        c.problems,
+                                                        "cuda",
+                                                        std::max(c.max_batch, 65536),
+                                                        device);
             auto counter = gr::mimo_gpu::ber_counter::make(bits, device);
             auto det = make_detector_block(c, spec, n0, device);
             m_top->connect(source, 0, det, 0);
@@ -342,8 +375,10 @@ private:
     }
 
 public:
-    /// Runs the flowgraph to its end, calling progress(results so far) about every `period`.
-    point_result run(double snr_db, std::chrono::milliseconds period,
+    /// Runs the flowgraph to its end, calling progress(results so far) about every
+    /// `period`.
+    point_result run(double snr_db,
+                     std::chrono::milliseconds period,
                      const std::function<void(const point_result&)>& progress)
     {
         const auto start = std::chrono::steady_clock::now();
@@ -364,10 +399,13 @@ public:
 private:
     void collect(point_result& r, std::chrono::steady_clock::time_point start) const
     {
-        r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        r.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                .count();
         r.detectors.clear();
         for (size_t i = 0; i < m_counters.size(); ++i)
-            r.detectors.push_back({ m_detectors[i], m_counters[i]->bits(), m_counters[i]->errors() });
+            r.detectors.push_back(
+                { m_detectors[i], m_counters[i]->bits(), m_counters[i]->errors() });
     }
 
     gr::top_block_sptr m_top;
@@ -383,23 +421,27 @@ struct coded_detector_result {
 };
 
 struct coded_point_result {
-    point_result detected; ///< the detectors' hard decisions on the coded bits (before decoding)
+    point_result
+        detected; ///< the detectors' hard decisions on the coded bits (before decoding)
     std::vector<coded_detector_result> decoded;
 };
 
 /// The coded flowgraph of one SNR point:
 ///   random bits -> head(blocks*A) -> transmitted_block_tap -> stream_to_tagged_stream(A)
-///     -> tagged_stream_to_pdu => tb_encoder => pdu_stream_source -> stream_to_vector(nt*Q) -> mimo_channel
+///     -> tagged_stream_to_pdu => tb_encoder => pdu_stream_source ->
+///     stream_to_vector(nt*Q) -> mimo_channel
 ///     -> mimo_detector (one per --detectors entry)
 ///     -> vector_to_stream -> stream_to_tagged_stream(G) -> tagged_stream_to_pdu
 ///     => tb_decoder => transport_block_error_counter
 /// (=> message connections). transmitted_block_tap records the transmitted
-/// transport blocks for the error counters, and the coded bits with each detector's LLRs to a ber_counter (the BER
-/// before decoding).
+/// transport blocks for the error counters, and the coded bits with each detector's LLRs
+/// to a ber_counter (the BER before decoding).
 class coded_flowgraph
 {
 public:
-    coded_flowgraph(const simulation_config& c, const std::vector<detector_spec>& detectors, double snr_db)
+    coded_flowgraph(const simulation_config& c,
+                    const std::vector<detector_spec>& detectors,
+                    double snr_db)
         : m_top(gr::make_top_block("mimo_gpu_simulate_coded")), m_detectors(detectors)
     {
         const coded_config& k = *c.coded;
@@ -409,12 +451,18 @@ public:
         auto head = gr::blocks::head::make(sizeof(char), k.blocks * uint64_t(k.A));
         auto sent = std::make_shared<transmitted_blocks>(k.A);
         auto tap = transmitted_block_tap::make(sent);
-        auto tb_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(char), 1, k.A, "tb_len");
+        auto tb_tags =
+            gr::blocks::stream_to_tagged_stream::make(sizeof(char), 1, k.A, "tb_len");
         auto tb_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::byte_t, "tb_len");
-        auto encoder = gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0);
+        auto encoder =
+            gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0);
         m_coded_stream = pdu_stream_source::make(k.G);
         auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), unit);
-        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr, c.nt, c.modulation, snr_db, uint64_t(c.seed) + 1,
+        auto channel = gr::mimo_gpu::mimo_channel::make(c.nr,
+                                                        c.nt,
+                                                        c.modulation,
+                                                        snr_db,
+                                                        uint64_t(c.seed) + 1,
                                                         c.symbols_per_channel);
         m_top->connect(source, 0, head, 0);
         m_top->connect(head, 0, tap, 0);
@@ -426,7 +474,8 @@ public:
             // nt blocks side by side, block k on stream k mod nt: G coded bits to
             // each stream in turn, then Q bits of every stream per vector.
             auto to_streams = gr::blocks::deinterleave::make(sizeof(char), k.G);
-            auto to_symbols = gr::blocks::interleave::make(sizeof(char), c.bits_per_symbol);
+            auto to_symbols =
+                gr::blocks::interleave::make(sizeof(char), c.bits_per_symbol);
             m_top->connect(m_coded_stream, 0, to_streams, 0);
             for (int t = 0; t < c.nt; ++t)
                 m_top->connect(to_streams, t, to_symbols, t);
@@ -446,15 +495,27 @@ public:
             m_top->connect(det, 0, detected, 1);
 
             auto llr_stream = gr::blocks::vector_to_stream::make(sizeof(float), unit);
-            auto llr_tags = gr::blocks::stream_to_tagged_stream::make(sizeof(float), 1, k.G, "llr_len");
-            auto llr_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::float_t, "llr_len");
-            auto decoder = gr::mimo_gpu::tb_decoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0, k.algorithm,
-                                                          k.iterations, k.extrinsic_scale, k.window,
-                                                          c.backend, k.max_blocks);
+            auto llr_tags = gr::blocks::stream_to_tagged_stream::make(
+                sizeof(float), 1, k.G, "llr_len");
+            auto llr_pdus =
+                gr::pdu::tagged_stream_to_pdu::make(gr::types::float_t, "llr_len");
+            auto decoder = gr::mimo_gpu::tb_decoder::make(k.A,
+                                                          k.G,
+                                                          c.bits_per_symbol,
+                                                          k.NL,
+                                                          0,
+                                                          k.algorithm,
+                                                          k.iterations,
+                                                          k.extrinsic_scale,
+                                                          k.window,
+                                                          c.backend,
+                                                          k.max_blocks);
             auto errors = transport_block_error_counter::make(sent);
             m_top->connect(det, 0, llr_stream, 0);
-            if (k.per_stream) { // back to block order: Q LLRs per stream, then G per block
-                auto to_streams = gr::blocks::deinterleave::make(sizeof(float), c.bits_per_symbol);
+            if (k.per_stream) { // back to block order: Q LLRs per stream, then G per
+                                // block
+                auto to_streams =
+                    gr::blocks::deinterleave::make(sizeof(float), c.bits_per_symbol);
                 auto to_blocks = gr::blocks::interleave::make(sizeof(float), k.G);
                 m_top->connect(llr_stream, 0, to_streams, 0);
                 for (int t = 0; t < c.nt; ++t)
@@ -476,8 +537,10 @@ public:
     const std::string& decoder_backend() const { return m_decoder_backend; }
     uint64_t bad_coded_pdus() const { return m_coded_stream->bad_pdus(); }
 
-    /// Runs the flowgraph to its end, calling progress(results so far) about every `period`.
-    coded_point_result run(double snr_db, std::chrono::milliseconds period,
+    /// Runs the flowgraph to its end, calling progress(results so far) about every
+    /// `period`.
+    coded_point_result run(double snr_db,
+                           std::chrono::milliseconds period,
                            const std::function<void(const coded_point_result&)>& progress)
     {
         const auto start = std::chrono::steady_clock::now();
@@ -498,11 +561,14 @@ public:
 private:
     void collect(coded_point_result& r, std::chrono::steady_clock::time_point start) const
     {
-        r.detected.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        r.detected.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                .count();
         r.detected.detectors.clear();
         r.decoded.clear();
         for (size_t i = 0; i < m_detected.size(); ++i) {
-            r.detected.detectors.push_back({ m_detectors[i], m_detected[i]->bits(), m_detected[i]->errors() });
+            r.detected.detectors.push_back(
+                { m_detectors[i], m_detected[i]->bits(), m_detected[i]->errors() });
             r.decoded.push_back({ m_detectors[i], m_errors[i]->snapshot() });
         }
     }
@@ -538,7 +604,12 @@ private:
 std::string progress_head(double snr_db, double fraction, double seconds)
 {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "SNR %6.2f dB: %5.1f%% %7.1f s |", snr_db, 100.0 * fraction, seconds);
+    std::snprintf(buf,
+                  sizeof buf,
+                  "SNR %6.2f dB: %5.1f%% %7.1f s |",
+                  snr_db,
+                  100.0 * fraction,
+                  seconds);
     return buf;
 }
 
@@ -548,8 +619,10 @@ std::string progress_text(const point_result& r, uint64_t bits_per_detector)
     uint64_t done = bits_per_detector;
     for (const auto& d : r.detectors)
         done = std::min(done, d.bits);
-    std::string line = progress_head(
-        r.snr_db, bits_per_detector ? double(done) / double(bits_per_detector) : 1.0, r.seconds);
+    std::string line =
+        progress_head(r.snr_db,
+                      bits_per_detector ? double(done) / double(bits_per_detector) : 1.0,
+                      r.seconds);
     char buf[64];
     for (const auto& d : r.detectors) {
         std::snprintf(buf, sizeof buf, " %s %.3e", d.spec.label().c_str(), d.ber());
@@ -558,17 +631,20 @@ std::string progress_text(const point_result& r, uint64_t bits_per_detector)
     return line;
 }
 
-/// "SNR ... | N=1 BLER 1.000e-01 ..." : each detector's block error rate after decoding so far.
+/// "SNR ... | N=1 BLER 1.000e-01 ..." : each detector's block error rate after decoding
+/// so far.
 std::string progress_text(const coded_point_result& r, uint64_t blocks)
 {
     uint64_t done = blocks;
     for (const auto& d : r.decoded)
         done = std::min(done, d.counts.blocks);
-    std::string line =
-        progress_head(r.detected.snr_db, blocks ? double(done) / double(blocks) : 1.0, r.detected.seconds);
+    std::string line = progress_head(r.detected.snr_db,
+                                     blocks ? double(done) / double(blocks) : 1.0,
+                                     r.detected.seconds);
     char buf[64];
     for (const auto& d : r.decoded) {
-        std::snprintf(buf, sizeof buf, " %s BLER %.3e", d.spec.label().c_str(), d.counts.bler());
+        std::snprintf(
+            buf, sizeof buf, " %s BLER %.3e", d.spec.label().c_str(), d.counts.bler());
         line += buf;
     }
     return line;
@@ -577,17 +653,23 @@ std::string progress_text(const coded_point_result& r, uint64_t blocks)
 /// ", S = 14 problems per channel" (nothing for S = 1).
 std::string channel_reuse_text(const simulation_config& c)
 {
-    return c.symbols_per_channel > 1
-               ? ", S = " + std::to_string(c.symbols_per_channel) + " problems per channel"
-               : std::string();
+    return c.symbols_per_channel > 1 ? ", S = " + std::to_string(c.symbols_per_channel) +
+                                           " problems per channel"
+                                     : std::string();
 }
 
 void print_table(const simulation_config& c, const std::vector<point_result>& points)
 {
-    std::printf("\n%s, %d x %d %s%s, %llu problems (%llu bits per detector) per SNR point\n",
-                c.coded ? "BER before decoding (detectors' hard decisions on the coded bits)" : "BER", c.nr,
-                c.nt, c.modulation.c_str(), channel_reuse_text(c).c_str(), (unsigned long long)c.problems,
-                (unsigned long long)(c.problems * uint64_t(c.bits_per_problem())));
+    std::printf(
+        "\n%s, %d x %d %s%s, %llu problems (%llu bits per detector) per SNR point\n",
+        c.coded ? "BER before decoding (detectors' hard decisions on the coded bits)"
+                : "BER",
+        c.nr,
+        c.nt,
+        c.modulation.c_str(),
+        channel_reuse_text(c).c_str(),
+        (unsigned long long)c.problems,
+        (unsigned long long)(c.problems * uint64_t(c.bits_per_problem())));
     std::printf("%9s", "SNR [dB]");
     for (const auto& d : points.front().detectors)
         std::printf(" %11s", d.spec.label().c_str());
@@ -598,9 +680,11 @@ void print_table(const simulation_config& c, const std::vector<point_result>& po
             std::printf(" %11.4e", d.ber());
         std::printf(" %9.3f %12.3f\n", p.seconds, p.detected_mbps());
     }
-    std::printf("Mbit/s: bits detected by all %zu detectors of the flowgraph over its wall time\n"
-                "(end to end: bit source and channel simulation included%s).\n",
-                points.front().detectors.size(), c.coded ? ", and turbo coding and decoding" : "");
+    std::printf(
+        "Mbit/s: bits detected by all %zu detectors of the flowgraph over its wall time\n"
+        "(end to end: bit source and channel simulation included%s).\n",
+        points.front().detectors.size(),
+        c.coded ? ", and turbo coding and decoding" : "");
 }
 
 std::string describe(const coded_config& k)
@@ -610,38 +694,72 @@ std::string describe(const coded_config& k)
     std::string sizes = "K = " + std::to_string(seg.K.front());
     if (seg.K.back() != seg.K.front())
         sizes += " and " + std::to_string(seg.K.back());
-    std::snprintf(buf, sizeof buf,
-                  "A = %d -> G = %d coded bits (code rate %.4f, asked %.4f), %d code block%s of %s, "
+    std::snprintf(buf,
+                  sizeof buf,
+                  "A = %d -> G = %d coded bits (code rate %.4f, asked %.4f), %d code "
+                  "block%s of %s, "
                   "%s, up to %d iterations%s",
-                  k.A, k.G, k.rate(), k.requested_rate, seg.C, seg.C == 1 ? "" : "s", sizes.c_str(),
-                  k.algorithm.c_str(), k.iterations,
+                  k.A,
+                  k.G,
+                  k.rate(),
+                  k.requested_rate,
+                  seg.C,
+                  seg.C == 1 ? "" : "s",
+                  sizes.c_str(),
+                  k.algorithm.c_str(),
+                  k.iterations,
                   k.per_stream ? ", one block per stream side by side (NL = 1)" : "");
     return buf;
 }
 
-void print_coded_table(const simulation_config& c, const std::vector<coded_point_result>& points)
+void print_coded_table(const simulation_config& c,
+                       const std::vector<coded_point_result>& points)
 {
     const coded_config& k = *c.coded;
-    std::printf("\nCoded BER and BLER, %d x %d %s%s, transport blocks of %s; %llu transport blocks per SNR point\n",
-                c.nr, c.nt, c.modulation.c_str(), channel_reuse_text(c).c_str(), describe(k).c_str(),
+    std::printf("\nCoded BER and BLER, %d x %d %s%s, transport blocks of %s; %llu "
+                "transport blocks per SNR point\n",
+                c.nr,
+                c.nt,
+                c.modulation.c_str(),
+                channel_reuse_text(c).c_str(),
+                describe(k).c_str(),
                 (unsigned long long)k.blocks);
-    std::printf("%9s %10s %11s %11s %8s %8s %8s %10s %10s\n", "SNR [dB]", "detector", "coded BER", "BLER",
-                "blocks", "errors", "CRC fail", "undetected", "iterations");
+    std::printf("%9s %10s %11s %11s %8s %8s %8s %10s %10s\n",
+                "SNR [dB]",
+                "detector",
+                "coded BER",
+                "BLER",
+                "blocks",
+                "errors",
+                "CRC fail",
+                "undetected",
+                "iterations");
     for (const auto& p : points)
         for (const auto& d : p.decoded) {
             const auto& n = d.counts;
-            std::printf("%9.2f %10s %11.4e %11.4e %8llu %8llu %8llu %10llu %10.2f\n", p.detected.snr_db,
-                        d.spec.label().c_str(), n.ber(), n.bler(), (unsigned long long)n.blocks,
-                        (unsigned long long)n.block_errors, (unsigned long long)n.crc_failures,
-                        (unsigned long long)n.undetected_errors, n.mean_iterations());
+            std::printf("%9.2f %10s %11.4e %11.4e %8llu %8llu %8llu %10llu %10.2f\n",
+                        p.detected.snr_db,
+                        d.spec.label().c_str(),
+                        n.ber(),
+                        n.bler(),
+                        (unsigned long long)n.blocks,
+                        (unsigned long long)n.block_errors,
+                        (unsigned long long)n.crc_failures,
+                        (unsigned long long)n.undetected_errors,
+                        n.mean_iterations());
         }
-    std::printf("coded BER: decoded information bits in error; BLER: transport blocks whose CRC24A failed\n"
-                "or whose bits are wrong (undetected: CRC passed, bits wrong); iterations: mean per block.\n");
+    std::printf("coded BER: decoded information bits in error; BLER: transport blocks "
+                "whose CRC24A failed\n"
+                "or whose bits are wrong (undetected: CRC passed, bits wrong); "
+                "iterations: mean per block.\n");
 }
 
-void write_json(const simulation_config& c, const std::string& active_backend,
-                const std::vector<point_result>& points, double total_seconds,
-                const std::vector<coded_point_result>& coded_points, const std::string& decoder_backend)
+void write_json(const simulation_config& c,
+                const std::string& active_backend,
+                const std::vector<point_result>& points,
+                double total_seconds,
+                const std::vector<coded_point_result>& coded_points,
+                const std::string& decoder_backend)
 {
     std::ofstream out(c.json_path);
     if (!out)
@@ -656,7 +774,8 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     for (const auto& d : c.detectors)
         labels.push_back(d.label());
     j.values("detectors", labels);
-    j.values("snr_db", c.snr_db).value("snr_definition", "Es/N0 per receive antenna, N0 = 10^(-snr/10)");
+    j.values("snr_db", c.snr_db)
+        .value("snr_definition", "Es/N0 per receive antenna, N0 = 10^(-snr/10)");
     j.value("problems_per_point", (unsigned long long)c.problems).value("seed", c.seed);
     j.value("max_batch", c.max_batch);
     j.value("symbols_per_channel", c.symbols_per_channel);
@@ -672,13 +791,16 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     j.begin_array("points");
     for (const auto& p : points) {
         j.begin_object();
-        j.value("snr_db", p.snr_db).value("noise_var", p.noise_var).value("seconds", p.seconds);
+        j.value("snr_db", p.snr_db)
+            .value("noise_var", p.noise_var)
+            .value("seconds", p.seconds);
         j.value("detected_mbps", p.detected_mbps());
         j.begin_array("detectors");
         for (const auto& d : p.detectors) {
             j.begin_object();
             j.value("name", d.spec.label()).value("algorithm", d.spec.name);
-            j.value("bits", (unsigned long long)d.bits).value("errors", (unsigned long long)d.errors);
+            j.value("bits", (unsigned long long)d.bits)
+                .value("errors", (unsigned long long)d.errors);
             j.value("ber", d.ber());
             j.end_object();
         }
@@ -689,7 +811,11 @@ void write_json(const simulation_config& c, const std::string& active_backend,
     if (c.coded) {
         const coded_config& k = *c.coded;
         j.begin_object("coded");
-        j.value("A", k.A).value("G", k.G).value("Qm", c.bits_per_symbol).value("NL", k.NL).value("rv", 0);
+        j.value("A", k.A)
+            .value("G", k.G)
+            .value("Qm", c.bits_per_symbol)
+            .value("NL", k.NL)
+            .value("rv", 0);
         j.value("block_per_stream", k.per_stream);
         j.value("requested_blocks_per_point", (unsigned long long)k.requested_blocks);
         j.value("code_rate", k.rate()).value("requested_code_rate", k.requested_rate);
@@ -710,10 +836,12 @@ void write_json(const simulation_config& c, const std::string& active_backend,
                 j.begin_object();
                 j.value("name", d.spec.label()).value("algorithm", d.spec.name);
                 j.value("blocks", (unsigned long long)n.blocks);
-                j.value("block_errors", (unsigned long long)n.block_errors).value("bler", n.bler());
+                j.value("block_errors", (unsigned long long)n.block_errors)
+                    .value("bler", n.bler());
                 j.value("crc_failures", (unsigned long long)n.crc_failures);
                 j.value("undetected_errors", (unsigned long long)n.undetected_errors);
-                j.value("bits", (unsigned long long)n.bits).value("bit_errors", (unsigned long long)n.bit_errors);
+                j.value("bits", (unsigned long long)n.bits)
+                    .value("bit_errors", (unsigned long long)n.bit_errors);
                 j.value("ber", n.ber()).value("mean_iterations", n.mean_iterations());
                 j.end_object();
             }
@@ -730,22 +858,27 @@ void write_json(const simulation_config& c, const std::string& active_backend,
 }
 
 /// Throws unless every detector saw all the bits (and, coded, every transport block).
-void check_complete(const simulation_config& c, const point_result& p, const coded_point_result* coded)
+void check_complete(const simulation_config& c,
+                    const point_result& p,
+                    const coded_point_result* coded)
 {
     const uint64_t bits = c.problems * uint64_t(c.bits_per_problem());
     for (const auto& d : p.detectors)
         if (d.bits != bits)
-            throw std::runtime_error("detector " + d.spec.label() + " counted " + std::to_string(d.bits) +
-                                     " bits instead of " + std::to_string(bits) +
+            throw std::runtime_error("detector " + d.spec.label() + " counted " +
+                                     std::to_string(d.bits) + " bits instead of " +
+                                     std::to_string(bits) +
                                      " (a block stopped early; see the messages above)");
     if (!coded)
         return;
     for (const auto& d : coded->decoded) {
         if (d.counts.bad_pdus)
-            throw std::runtime_error("detector " + d.spec.label() + ": " + std::to_string(d.counts.bad_pdus) +
-                                     " malformed PDUs reached the error counter (see the messages above)");
+            throw std::runtime_error(
+                "detector " + d.spec.label() + ": " + std::to_string(d.counts.bad_pdus) +
+                " malformed PDUs reached the error counter (see the messages above)");
         if (d.counts.blocks != c.coded->blocks)
-            throw std::runtime_error("detector " + d.spec.label() + ": " + std::to_string(d.counts.blocks) +
+            throw std::runtime_error("detector " + d.spec.label() + ": " +
+                                     std::to_string(d.counts.blocks) +
                                      " transport blocks decoded instead of " +
                                      std::to_string(c.coded->blocks) +
                                      " (a PDU was dropped; see the messages above)");
@@ -761,26 +894,41 @@ int run(const command_line& cli)
         gr::logging::singleton().set_default_level(gr::log_level::warn);
     const std::vector<detector_spec>& detectors = c.detectors;
 
-    std::fprintf(stderr, "mimo_gpu_simulate: %d x %d %s, detectors", c.nr, c.nt, c.modulation.c_str());
+    std::fprintf(stderr,
+                 "mimo_gpu_simulate: %d x %d %s, detectors",
+                 c.nr,
+                 c.nt,
+                 c.modulation.c_str());
     for (const auto& d : detectors)
         std::fprintf(stderr, " %s", d.label().c_str());
-    std::fprintf(stderr, ", %zu SNR points x %llu problems%s, backend %s\n", c.snr_db.size(),
-                 (unsigned long long)c.problems, channel_reuse_text(c).c_str(), c.backend.c_str());
+    std::fprintf(stderr,
+                 ", %zu SNR points x %llu problems%s, backend %s\n",
+                 c.snr_db.size(),
+                 (unsigned long long)c.problems,
+                 channel_reuse_text(c).c_str(),
+                 c.backend.c_str());
     if (!c.coded && c.problems != c.requested_problems)
-        std::fprintf(stderr, "(--problems %llu rounded up to whole channels of S = %d)\n",
-                     (unsigned long long)c.requested_problems, c.symbols_per_channel);
+        std::fprintf(stderr,
+                     "(--problems %llu rounded up to whole channels of S = %d)\n",
+                     (unsigned long long)c.requested_problems,
+                     c.symbols_per_channel);
     if (c.coded) {
-        std::fprintf(stderr, "coded link: %llu transport blocks per SNR point, %s\n",
-                     (unsigned long long)c.coded->blocks, describe(*c.coded).c_str());
+        std::fprintf(stderr,
+                     "coded link: %llu transport blocks per SNR point, %s\n",
+                     (unsigned long long)c.coded->blocks,
+                     describe(*c.coded).c_str());
         if (c.coded->blocks != c.coded->requested_blocks) {
             std::string why;
             if (c.coded->per_stream)
                 why = "groups of NT = " + std::to_string(c.nt) + " blocks side by side";
             if (c.symbols_per_channel > 1)
-                why += (why.empty() ? "" : " and ") + std::string("whole channels of S = ") +
+                why += (why.empty() ? "" : " and ") +
+                       std::string("whole channels of S = ") +
                        std::to_string(c.symbols_per_channel) + " problems";
-            std::fprintf(stderr, "(--blocks %llu rounded up so that the blocks fill %s)\n",
-                         (unsigned long long)c.coded->requested_blocks, why.c_str());
+            std::fprintf(stderr,
+                         "(--blocks %llu rounded up so that the blocks fill %s)\n",
+                         (unsigned long long)c.coded->requested_blocks,
+                         why.c_str());
         }
     }
 
@@ -792,42 +940,52 @@ int run(const command_line& cli)
     const auto start = std::chrono::steady_clock::now();
     for (double snr : c.snr_db) {
         if (c.coded) {
-            coded_flowgraph fg = checked_setup([&] { return coded_flowgraph(c, detectors, snr); });
+            coded_flowgraph fg =
+                checked_setup([&] { return coded_flowgraph(c, detectors, snr); });
             active_backend = fg.active_backend();
             decoder_backend = fg.decoder_backend();
-            coded_points.push_back(
-                fg.run(snr, std::chrono::milliseconds(250), [&](const coded_point_result& r) {
+            coded_points.push_back(fg.run(
+                snr, std::chrono::milliseconds(250), [&](const coded_point_result& r) {
                     progress.update(progress_text(r, c.coded->blocks));
                 }));
             progress.finish(progress_text(coded_points.back(), c.coded->blocks));
             points.push_back(coded_points.back().detected);
             if (fg.bad_coded_pdus())
                 throw std::runtime_error(std::to_string(fg.bad_coded_pdus()) +
-                                         " coded transport blocks of the wrong length (see the messages above)");
+                                         " coded transport blocks of the wrong length "
+                                         "(see the messages above)");
             check_complete(c, points.back(), &coded_points.back());
         } else {
-            ber_flowgraph fg = checked_setup([&] { return ber_flowgraph(c, detectors, snr); });
+            ber_flowgraph fg =
+                checked_setup([&] { return ber_flowgraph(c, detectors, snr); });
             active_backend = fg.active_backend();
-            points.push_back(fg.run(snr, std::chrono::milliseconds(250), [&](const point_result& r) {
-                progress.update(progress_text(r, bits_per_detector));
-            }));
+            points.push_back(
+                fg.run(snr, std::chrono::milliseconds(250), [&](const point_result& r) {
+                    progress.update(progress_text(r, bits_per_detector));
+                }));
             progress.finish(progress_text(points.back(), bits_per_detector));
             check_complete(c, points.back(), nullptr);
         }
     }
-    const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     print_table(c, points);
     if (c.coded)
         print_coded_table(c, coded_points);
-    std::printf("backend: %s (requested %s)%s%s; total %.2f s\n", active_backend.c_str(), c.backend.c_str(),
+    std::printf("backend: %s (requested %s)%s%s; total %.2f s\n",
+                active_backend.c_str(),
+                c.backend.c_str(),
                 core::cuda_available() ? "" : "; CUDA unavailable: ",
-                core::cuda_available() ? "" : core::cuda_unavailable_reason().c_str(), total);
+                core::cuda_available() ? "" : core::cuda_unavailable_reason().c_str(),
+                total);
     if (c.coded)
         std::printf("turbo decoder backend: %s\n", decoder_backend.c_str());
     if (!c.json_path.empty()) {
         write_json(c, active_backend, points, total, coded_points, decoder_backend);
-        std::printf("wrote %s (plot it with mimo_gpu_plot.py %s)\n", c.json_path.c_str(), c.json_path.c_str());
+        std::printf("wrote %s (plot it with mimo_gpu_plot.py %s)\n",
+                    c.json_path.c_str(),
+                    c.json_path.c_str());
     }
     return 0;
 }
@@ -842,9 +1000,11 @@ int main(int argc, char** argv)
         "range of SNRs, each point a GNU Radio flowgraph:\n"
         "  random bits -> head -> stream_to_vector(nt*Q) -> mimo_channel\n"
         "    -> mimo_detector -> ber_counter   (one chain per --detectors entry)\n"
-        "With --coded, the coded link: the bits are LTE transport blocks (PDUs of A bits)\n"
+        "With --coded, the coded link: the bits are LTE transport blocks (PDUs of A "
+        "bits)\n"
         "  -> tb_encoder (CRC24A, segmentation, turbo code, rate matching to G bits)\n"
-        "  -> pdu_to_tagged_stream -> stream_to_vector(nt*Q) -> mimo_channel -> detectors\n"
+        "  -> pdu_to_tagged_stream -> stream_to_vector(nt*Q) -> mimo_channel -> "
+        "detectors\n"
         "  -> vector_to_stream -> tagged_stream_to_pdu (G LLRs) -> tb_decoder\n"
         "  -> transport block error counter (against the transmitted blocks),\n"
         "giving the coded BER and the block error rate (BLER) of every detector next to\n"
@@ -854,25 +1014,35 @@ int main(int argc, char** argv)
         "SNR is Es/N0 per receive antenna (unit-energy symbols, i.i.d. CN(0,1) channel\n"
         "taps), N0 = 10^(-SNR/10). Every SNR point reuses the same seed: the same bits,\n"
         "channels and noise shape, only the noise power changes.\n"
-        "Progress goes to stderr, the table to stdout. Exit code 2: bad option; 1: run-time error.\n"
+        "Progress goes to stderr, the table to stdout. Exit code 2: bad option; 1: "
+        "run-time error.\n"
         "Example:\n"
-        "  mimo_gpu_simulate --nr 4 --nt 4 --modulation 16qam --snr 0:24:2 --json ber.json\n"
+        "  mimo_gpu_simulate --nr 4 --nt 4 --modulation 16qam --snr 0:24:2 --json "
+        "ber.json\n"
         "  mimo_gpu_plot.py ber.json -o ber.png\n"
-        "  mimo_gpu_simulate --nr 2 --nt 2 --modulation 16qam --snr 0:16:2 --coded --tb-size 1000 \\\n"
+        "  mimo_gpu_simulate --nr 2 --nt 2 --modulation 16qam --snr 0:16:2 --coded "
+        "--tb-size 1000 \\\n"
         "      --code-rate 0.5 --blocks 500 --json coded.json\n"
-        "  mimo_gpu_simulate --nr 128 --nt 16 --modulation 16qam --symbols-per-channel 14 \\\n"
+        "  mimo_gpu_simulate --nr 128 --nt 16 --modulation 16qam --symbols-per-channel "
+        "14 \\\n"
         "      --detectors mmse,mmse_cg:2,mmse_cg:3 --snr -6:0:2 --json massive.json\n"
-        "Coded link: G = round((A + 24) / R) rounded up to a multiple of nt*Q, so that every\n"
-        "transport block fills whole MIMO vectors (NL = nt layers of Qm = Q bits, rv 0);\n"
+        "Coded link: G = round((A + 24) / R) rounded up to a multiple of nt*Q, so that "
+        "every\n"
+        "transport block fills whole MIMO vectors (NL = nt layers of Qm = Q bits, rv "
+        "0);\n"
         "the code rate actually used, A/G, is printed. --problems is ignored: a point\n"
         "has --blocks transport blocks, G/(nt*Q) problems each.\n"
         "With NT > 4 (beyond LTE's 4 layers per block: multi-user, massive MIMO) every\n"
         "stream carries its own transport blocks (NL = 1, G a multiple of Q): NT blocks\n"
-        "are sent side by side, block k on stream k mod NT, and --blocks is rounded up to\n"
+        "are sent side by side, block k on stream k mod NT, and --blocks is rounded up "
+        "to\n"
         "a multiple of NT.\n"
-        "Channel reuse (--symbols-per-channel S): the channel draws one H per S consecutive\n"
-        "problems (block fading, e.g. a subcarrier over the S OFDM symbols of a frame) and\n"
-        "every detector gets S received vectors per H. --problems is rounded up to whole\n"
+        "Channel reuse (--symbols-per-channel S): the channel draws one H per S "
+        "consecutive\n"
+        "problems (block fading, e.g. a subcarrier over the S OFDM symbols of a frame) "
+        "and\n"
+        "every detector gets S received vectors per H. --problems is rounded up to "
+        "whole\n"
         "channels; with --coded, --blocks is rounded up until the blocks fill whole\n"
         "channels (the rounded counts are printed).\n"
         "Without --detectors, shapes that no small-MIMO family takes (NR or NT > 8) get\n"
@@ -881,42 +1051,65 @@ int main(int argc, char** argv)
         "with the list of families that do.\n");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "transmitted streams (NT <= NR)", "4");
-    cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
-    cli.add_option("detectors", "LIST",
-                   "detectors to compare, FAMILY[:VALUE][:NAME=VALUE...] each, e.g. nway:1,nway:4,mtt,"
-                   "ot:llr_clip=4,ml (a bare VALUE sets the family's first parameter). Families: " +
-                       [] {
-                           std::string names;
-                           for (const auto& n : core::detector_names())
-                               names += (names.empty() ? "" : ", ") + n;
-                           return names;
-                       }() +
-                       ". Default: nway:1..NT, mtt, ot, fsd, sfsd and kbest:16 where they take the shape and "
-                       "modulation, ml while M^NT <= 65536; for shapes none of those take (massive MIMO): "
-                       "mmse and mmse_cg:3");
-    cli.add_option("snr", "A:B:STEP", "SNR points in dB, STOP included, or one value", "0:24:3");
-    cli.add_option("problems", "COUNT", "problems (resource elements) per SNR point", "10000");
-    cli.add_option("backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
+    cli.add_option(
+        "modulation", "NAME", "qpsk, 16qam, 64qam, 256qam or 1024qam", "16qam");
+    cli.add_option(
+        "detectors",
+        "LIST",
+        "detectors to compare, FAMILY[:VALUE][:NAME=VALUE...] each, e.g. "
+        "nway:1,nway:4,mtt,"
+        "ot:llr_clip=4,ml (a bare VALUE sets the family's first parameter). Families: " +
+            [] {
+                std::string names;
+                for (const auto& n : core::detector_names())
+                    names += (names.empty() ? "" : ", ") + n;
+                return names;
+            }() +
+            ". Default: nway:1..NT, mtt, ot, fsd, sfsd and kbest:16 where they take the "
+            "shape and "
+            "modulation, ml while M^NT <= 65536; for shapes none of those take (massive "
+            "MIMO): "
+            "mmse and mmse_cg:3");
+    cli.add_option(
+        "snr", "A:B:STEP", "SNR points in dB, STOP included, or one value", "0:24:3");
+    cli.add_option(
+        "problems", "COUNT", "problems (resource elements) per SNR point", "10000");
+    cli.add_option(
+        "backend", "NAME", "auto, cpu or cuda (auto honours MIMO_GPU_BACKEND)", "auto");
     cli.add_option("seed", "S", "seed of the bits and of the channel", "1");
     // 2100: with a detector per --detectors entry sharing one channel, smaller frames
     // keep the shared host buffers in cache (H100, 9 detectors: 3.3 s per 2M-problem
     // point at 2100 against 4.1-4.8 s at 8400; docs/flowgraphs.md).
-    cli.add_option("max-batch", "B", "most problems a block hands to the core per call", "2100");
-    cli.add_option("source", "KIND",
-                   "uncoded: bits (random bits -> mimo_channel, host memory) or gpu "
-                   "(mimo_channel_source: bits, channel and noise drawn on the GPU, every "
-                   "block on device buffers; CUDA)", "bits");
-    cli.add_option("symbols-per-channel", "S",
-                   "consecutive problems sharing one channel matrix H (channel reuse; see below)", "1");
+    cli.add_option(
+        "max-batch", "B", "most problems a block hands to the core per call", "2100");
+    cli.add_option(
+        "source",
+        "KIND",
+        "uncoded: bits (random bits -> mimo_channel, host memory) or gpu "
+        "(mimo_channel_source: bits, channel and noise drawn on the GPU, every "
+        "block on device buffers; CUDA)",
+        "bits");
+    cli.add_option(
+        "symbols-per-channel",
+        "S",
+        "consecutive problems sharing one channel matrix H (channel reuse; see below)",
+        "1");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");
-    cli.add_flag("coded", "simulate the coded link: LTE turbo-coded transport blocks (see below)");
+    cli.add_flag("coded",
+                 "simulate the coded link: LTE turbo-coded transport blocks (see below)");
     cli.add_option("tb-size", "A", "--coded: transport block bits", "1000");
-    cli.add_option("code-rate", "R", "--coded: code rate, 0 < R < 1 (sets G, see below)", "0.5");
+    cli.add_option(
+        "code-rate", "R", "--coded: code rate, 0 < R < 1 (sets G, see below)", "0.5");
     cli.add_option("blocks", "COUNT", "--coded: transport blocks per SNR point", "200");
-    cli.add_option("iterations", "I", "--coded: most turbo decoder iterations, 1..32", "6");
-    cli.add_option("algorithm", "NAME", "--coded: max-log-map (extrinsic scaling 0.75) or log-map",
+    cli.add_option(
+        "iterations", "I", "--coded: most turbo decoder iterations, 1..32", "6");
+    cli.add_option("algorithm",
+                   "NAME",
+                   "--coded: max-log-map (extrinsic scaling 0.75) or log-map",
                    "max-log-map");
-    cli.add_option("max-blocks", "B", "--coded: most transport blocks per decoder call", "64");
-    cli.add_flag("verbose", "show the blocks' information messages (one set per SNR point)");
+    cli.add_option(
+        "max-blocks", "B", "--coded: most transport blocks per decoder call", "64");
+    cli.add_flag("verbose",
+                 "show the blocks' information messages (one set per SNR point)");
     return run_program(cli, argc, argv, [&] { return run(cli); });
 }

@@ -16,7 +16,8 @@ pdu_stream_source::sptr pdu_stream_source::make(int pdu_length)
 }
 
 pdu_stream_source::pdu_stream_source(int pdu_length)
-    : gr::sync_block("pdu_stream_source", gr::io_signature::make(0, 0, 0),
+    : gr::sync_block("pdu_stream_source",
+                     gr::io_signature::make(0, 0, 0),
                      gr::io_signature::make(1, 1, sizeof(uint8_t))),
       m_length(pdu_length)
 {
@@ -48,7 +49,9 @@ void pdu_stream_source::append(const pmt::pmt_t& pdu)
     m_bytes.insert(m_bytes.end(), p, p + n);
 }
 
-int pdu_stream_source::work(int noutput_items, gr_vector_const_void_star&, gr_vector_void_star& output_items)
+int pdu_stream_source::work(int noutput_items,
+                            gr_vector_const_void_star&,
+                            gr_vector_void_star& output_items)
 {
     std::lock_guard<std::mutex> lock(m_mutex);
     // PDUs queued but not yet handed to the handler (the scheduler dispatches

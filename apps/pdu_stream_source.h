@@ -26,7 +26,9 @@ public:
     explicit pdu_stream_source(int pdu_length);
     uint64_t bad_pdus() const;
 
-    int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star& output_items) override;
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
 
 private:
     void append(const pmt::pmt_t& pdu); // with m_mutex held

@@ -1,10 +1,10 @@
 #include "raw_item_file.h"
 
+#include <system_error>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <system_error>
 
 #include <csignal>
 
@@ -17,7 +17,9 @@ namespace {
 std::string in_quotes(const std::string& path) { return "'" + path + "'"; }
 } // namespace
 
-raw_item_reader::raw_item_reader(const std::string& path, size_t item_size, const std::string& role)
+raw_item_reader::raw_item_reader(const std::string& path,
+                                 size_t item_size,
+                                 const std::string& role)
     : m_path(path), m_role(role), m_item_size(item_size)
 {
     if (item_size == 0)
@@ -25,17 +27,21 @@ raw_item_reader::raw_item_reader(const std::string& path, size_t item_size, cons
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
     if (ec || !std::filesystem::exists(status))
-        throw file_error("cannot open " + role + " " + in_quotes(path) + ": no such file");
+        throw file_error("cannot open " + role + " " + in_quotes(path) +
+                         ": no such file");
     if (std::filesystem::is_directory(status))
-        throw file_error("cannot read " + role + " " + in_quotes(path) + ": it is a directory");
+        throw file_error("cannot read " + role + " " + in_quotes(path) +
+                         ": it is a directory");
     // A FIFO or a device has no size, and opening a FIFO would wait for a writer.
     if (!std::filesystem::is_regular_file(status))
-        throw file_error("cannot read " + role + " " + in_quotes(path) +
-                         ": not a regular file (a FIFO, socket or device); copy the data to a "
-                         "file first");
+        throw file_error(
+            "cannot read " + role + " " + in_quotes(path) +
+            ": not a regular file (a FIFO, socket or device); copy the data to a "
+            "file first");
     m_in.open(path, std::ios::binary);
     if (!m_in)
-        throw file_error("cannot open " + role + " " + in_quotes(path) + ": " + std::strerror(errno));
+        throw file_error("cannot open " + role + " " + in_quotes(path) + ": " +
+                         std::strerror(errno));
     m_in.seekg(0, std::ios::end);
     const std::streamoff end = m_in.tellg();
     m_in.seekg(0, std::ios::beg);
@@ -59,7 +65,8 @@ size_t raw_item_reader::read(void* dst, size_t max_items)
         return 0;
     m_in.read(static_cast<char*>(dst), std::streamsize(want * m_item_size));
     if (size_t(m_in.gcount()) != want * m_item_size)
-        throw file_error("read error in " + describe() + " at item " + std::to_string(m_items_read) +
+        throw file_error("read error in " + describe() + " at item " +
+                         std::to_string(m_items_read) +
                          " (did the file change while it was read?)");
     m_items_read += want;
     return want;
@@ -68,7 +75,8 @@ size_t raw_item_reader::read(void* dst, size_t max_items)
 std::string raw_item_reader::describe() const
 {
     return m_role + " " + in_quotes(m_path) + " (" + std::to_string(m_size) + " bytes, " +
-           std::to_string(items()) + " items of " + std::to_string(m_item_size) + " bytes)";
+           std::to_string(items()) + " items of " + std::to_string(m_item_size) +
+           " bytes)";
 }
 
 void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
@@ -78,16 +86,21 @@ void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
                          "; both must hold one item per problem");
 }
 
-void require_not_input(const std::string& path, const std::string& role, const std::string& input,
+void require_not_input(const std::string& path,
+                       const std::string& role,
+                       const std::string& input,
                        const std::string& input_role)
 {
     std::error_code ec;
     if (std::filesystem::exists(path, ec) && std::filesystem::equivalent(path, input, ec))
-        throw file_error(role + " " + in_quotes(path) + " is the same file as the " + input_role + " " +
-                         in_quotes(input) + ": writing it would destroy the input");
+        throw file_error(role + " " + in_quotes(path) + " is the same file as the " +
+                         input_role + " " + in_quotes(input) +
+                         ": writing it would destroy the input");
 }
 
-void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input)
+void require_not_input(const std::string& path,
+                       const std::string& role,
+                       const raw_item_reader& input)
 {
     require_not_input(path, role, input.path(), input.role());
 }
@@ -131,11 +144,13 @@ void install_handlers_once()
 {
     static const bool installed = [] {
         for (int sig : k_fatal_signals) {
-            struct sigaction current {};
+            struct sigaction current {
+            };
             sigaction(sig, nullptr, &current);
             if (current.sa_handler == SIG_IGN) // e.g. SIGHUP under nohup: left ignored
                 continue;
-            struct sigaction action {};
+            struct sigaction action {
+            };
             action.sa_handler = remove_temporaries_and_die;
             sigemptyset(&action.sa_mask);
             sigaction(sig, &action, nullptr);
@@ -187,17 +202,25 @@ bool is_special_path(const std::string& path)
 
 // ---- raw_item_writer ---------------------------------------------------------
 
-raw_item_writer::raw_item_writer(const std::string& path, size_t item_size, const std::string& role)
-    : m_path(path), m_temporary(path + ".partial-" + std::to_string(::getpid())), m_role(role),
-      m_item_size(item_size), m_in_place(is_special_path(path))
+raw_item_writer::raw_item_writer(const std::string& path,
+                                 size_t item_size,
+                                 const std::string& role)
+    : m_path(path),
+      m_temporary(path + ".partial-" + std::to_string(::getpid())),
+      m_role(role),
+      m_item_size(item_size),
+      m_in_place(is_special_path(path))
 {
     if (item_size == 0)
         throw std::invalid_argument("raw_item_writer: item size 0");
     std::error_code ec;
     if (m_in_place && std::filesystem::is_directory(path, ec))
-        throw file_error("cannot write " + role + " " + in_quotes(path) + ": it is a directory");
+        throw file_error("cannot write " + role + " " + in_quotes(path) +
+                         ": it is a directory");
     if (m_in_place) {
-        m_out.open(path, std::ios::binary | std::ios::out); // a FIFO or device: no truncation, no rename
+        m_out.open(path,
+                   std::ios::binary |
+                       std::ios::out); // a FIFO or device: no truncation, no rename
     } else {
         register_temporary_file(m_temporary);
         m_out.open(m_temporary, std::ios::binary | std::ios::trunc);
@@ -206,7 +229,8 @@ raw_item_writer::raw_item_writer(const std::string& path, size_t item_size, cons
         const int error = errno;
         if (!m_in_place)
             unregister_temporary_file(m_temporary);
-        throw file_error("cannot write " + role + " " + in_quotes(path) + ": " + std::strerror(error));
+        throw file_error("cannot write " + role + " " + in_quotes(path) + ": " +
+                         std::strerror(error));
     }
 }
 
@@ -227,8 +251,9 @@ void raw_item_writer::write(const void* src, size_t items)
 {
     m_out.write(static_cast<const char*>(src), std::streamsize(items * m_item_size));
     if (!m_out)
-        throw file_error("write error in " + m_role + " " + in_quotes(m_path) + " after " +
-                         std::to_string(m_items_written) + " items (disk full?)");
+        throw file_error("write error in " + m_role + " " + in_quotes(m_path) +
+                         " after " + std::to_string(m_items_written) +
+                         " items (disk full?)");
     m_items_written += items;
 }
 
@@ -239,12 +264,14 @@ void raw_item_writer::close()
     m_out.flush();
     m_out.close();
     if (m_out.fail())
-        throw file_error("cannot finish " + m_role + " " + in_quotes(m_path) + " (disk full?)");
+        throw file_error("cannot finish " + m_role + " " + in_quotes(m_path) +
+                         " (disk full?)");
     if (!m_in_place) {
         std::error_code ec;
         std::filesystem::rename(m_temporary, m_path, ec);
         if (ec)
-            throw file_error("cannot write " + m_role + " " + in_quotes(m_path) + ": " + ec.message());
+            throw file_error("cannot write " + m_role + " " + in_quotes(m_path) + ": " +
+                             ec.message());
         unregister_temporary_file(m_temporary);
     }
     m_done = true;

@@ -49,9 +49,13 @@ void require_same_item_count(const raw_item_reader& a, const raw_item_reader& b)
 
 /// Throws file_error when `path` names the same file as `input` (also through
 /// links): writing it would destroy the input.
-void require_not_input(const std::string& path, const std::string& role, const std::string& input,
+void require_not_input(const std::string& path,
+                       const std::string& role,
+                       const std::string& input,
                        const std::string& input_role);
-void require_not_input(const std::string& path, const std::string& role, const raw_item_reader& input);
+void require_not_input(const std::string& path,
+                       const std::string& role,
+                       const raw_item_reader& input);
 
 /// Writes items to a temporary file beside `path` and renames it to `path` in
 /// close(), so a run that fails leaves no half-written output (the temporary

@@ -34,8 +34,10 @@ long long transmitted_blocks::errors(size_t index, const uint8_t* bits) const
 
 const uint8_t* transport_block_bits(const pmt::pmt_t& pdu, int A, gr::logger& logger)
 {
-    if (!pmt::is_pair(pdu) || !pmt::is_u8vector(pmt::cdr(pdu)) || pmt::length(pmt::cdr(pdu)) != size_t(A)) {
-        logger.error("expected a PDU of {} bits (u8vector); got something else, not counted", A);
+    if (!pmt::is_pair(pdu) || !pmt::is_u8vector(pmt::cdr(pdu)) ||
+        pmt::length(pmt::cdr(pdu)) != size_t(A)) {
+        logger.error(
+            "expected a PDU of {} bits (u8vector); got something else, not counted", A);
         return nullptr;
     }
     size_t n = 0;
@@ -44,19 +46,22 @@ const uint8_t* transport_block_bits(const pmt::pmt_t& pdu, int A, gr::logger& lo
 
 // ---- transmitted_block_tap -----------------------------------------------------
 
-transmitted_block_tap::sptr transmitted_block_tap::make(std::shared_ptr<transmitted_blocks> blocks)
+transmitted_block_tap::sptr
+transmitted_block_tap::make(std::shared_ptr<transmitted_blocks> blocks)
 {
     return gnuradio::make_block_sptr<transmitted_block_tap>(std::move(blocks));
 }
 
 transmitted_block_tap::transmitted_block_tap(std::shared_ptr<transmitted_blocks> blocks)
-    : gr::sync_block("transmitted_block_tap", gr::io_signature::make(1, 1, sizeof(uint8_t)),
+    : gr::sync_block("transmitted_block_tap",
+                     gr::io_signature::make(1, 1, sizeof(uint8_t)),
                      gr::io_signature::make(1, 1, sizeof(uint8_t))),
       m_blocks(std::move(blocks))
 {
 }
 
-int transmitted_block_tap::work(int noutput_items, gr_vector_const_void_star& input_items,
+int transmitted_block_tap::work(int noutput_items,
+                                gr_vector_const_void_star& input_items,
                                 gr_vector_void_star& output_items)
 {
     const auto* in = static_cast<const uint8_t*>(input_items[0]);
@@ -73,8 +78,10 @@ transport_block_error_counter::make(std::shared_ptr<const transmitted_blocks> se
     return gnuradio::make_block_sptr<transport_block_error_counter>(std::move(sent));
 }
 
-transport_block_error_counter::transport_block_error_counter(std::shared_ptr<const transmitted_blocks> sent)
-    : gr::block("transport_block_error_counter", gr::io_signature::make(0, 0, 0),
+transport_block_error_counter::transport_block_error_counter(
+    std::shared_ptr<const transmitted_blocks> sent)
+    : gr::block("transport_block_error_counter",
+                gr::io_signature::make(0, 0, 0),
                 gr::io_signature::make(0, 0, 0)),
       m_sent(std::move(sent))
 {
@@ -94,15 +101,20 @@ void transport_block_error_counter::on_decoded(const pmt::pmt_t& pdu)
     std::lock_guard<std::mutex> lock(m_mutex);
     const uint8_t* bits = transport_block_bits(pdu, m_sent->A(), *d_logger);
     const pmt::pmt_t meta = bits ? pmt::car(pdu) : pmt::PMT_NIL;
-    const pmt::pmt_t crc = pmt::is_dict(meta) ? pmt::dict_ref(meta, pmt::mp("crc_ok"), pmt::PMT_NIL) : pmt::PMT_NIL;
+    const pmt::pmt_t crc = pmt::is_dict(meta)
+                               ? pmt::dict_ref(meta, pmt::mp("crc_ok"), pmt::PMT_NIL)
+                               : pmt::PMT_NIL;
     if (bits && !pmt::is_bool(crc))
-        d_logger->error("a PDU without a boolean crc_ok in its meta (not from tb_decoder?); not counted");
+        d_logger->error("a PDU without a boolean crc_ok in its meta (not from "
+                        "tb_decoder?); not counted");
     if (!bits || !pmt::is_bool(crc)) {
         ++m_counts.bad_pdus;
         return;
     }
-    const pmt::pmt_t iterations = pmt::dict_ref(meta, pmt::mp("iterations"), pmt::from_long(0));
-    m_waiting.push_back({ std::vector<uint8_t>(bits, bits + m_sent->A()), pmt::to_bool(crc),
+    const pmt::pmt_t iterations =
+        pmt::dict_ref(meta, pmt::mp("iterations"), pmt::from_long(0));
+    m_waiting.push_back({ std::vector<uint8_t>(bits, bits + m_sent->A()),
+                          pmt::to_bool(crc),
                           pmt::is_integer(iterations) ? pmt::to_long(iterations) : 0 });
     compare();
 }

@@ -16,8 +16,8 @@
 #pragma once
 
 #include <gnuradio/block.h>
-#include <gnuradio/sync_block.h>
 #include <gnuradio/logger.h>
+#include <gnuradio/sync_block.h>
 #include <pmt/pmt.h>
 
 #include <cstdint>
@@ -58,7 +58,9 @@ public:
     using sptr = std::shared_ptr<transmitted_block_tap>;
     static sptr make(std::shared_ptr<transmitted_blocks> blocks);
     explicit transmitted_block_tap(std::shared_ptr<transmitted_blocks> blocks);
-    int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star& output_items) override;
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
 
 private:
     std::shared_ptr<transmitted_blocks> m_blocks;
@@ -69,19 +71,27 @@ class transport_block_error_counter : public gr::block
 public:
     using sptr = std::shared_ptr<transport_block_error_counter>;
     static sptr make(std::shared_ptr<const transmitted_blocks> sent);
-    explicit transport_block_error_counter(std::shared_ptr<const transmitted_blocks> sent);
+    explicit transport_block_error_counter(
+        std::shared_ptr<const transmitted_blocks> sent);
 
     struct counts {
-        uint64_t blocks = 0;            ///< decoded transport blocks compared with the transmitted ones
+        uint64_t blocks =
+            0; ///< decoded transport blocks compared with the transmitted ones
         uint64_t block_errors = 0;      ///< CRC failed or bits wrong
         uint64_t crc_failures = 0;      ///< tb_decoder reported crc_ok = false
         uint64_t undetected_errors = 0; ///< crc_ok = true, but bits wrong
         uint64_t bits = 0, bit_errors = 0;
-        uint64_t iterations = 0;        ///< sum of the per-block "iterations" meta
-        uint64_t bad_pdus = 0;          ///< PDUs of the wrong length or type (logged)
+        uint64_t iterations = 0; ///< sum of the per-block "iterations" meta
+        uint64_t bad_pdus = 0;   ///< PDUs of the wrong length or type (logged)
         double ber() const { return bits ? double(bit_errors) / double(bits) : 0.0; }
-        double bler() const { return blocks ? double(block_errors) / double(blocks) : 0.0; }
-        double mean_iterations() const { return blocks ? double(iterations) / double(blocks) : 0.0; }
+        double bler() const
+        {
+            return blocks ? double(block_errors) / double(blocks) : 0.0;
+        }
+        double mean_iterations() const
+        {
+            return blocks ? double(iterations) / double(blocks) : 0.0;
+        }
     };
     /// Thread-safe snapshot (the flowgraph may be running); compares first any
     /// decoded block whose transmitted block was recorded since.
@@ -98,7 +108,8 @@ private:
         bool crc_ok;
         long iterations;
     };
-    mutable std::deque<decoded> m_waiting; // decoded before their transmitted block was recorded
+    mutable std::deque<decoded>
+        m_waiting; // decoded before their transmitted block was recorded
     mutable counts m_counts;
 };
 

@@ -92,14 +92,16 @@ void write(std::ostream& y)
          "    option_labels: [Auto (GPU if usable), CPU, CUDA]\n";
     y << "-   id: max_batch\n    label: Max batch\n    dtype: int\n    default: '8400'\n "
          "   hide: part\n";
-    y << "-   id: policy\n    label: Bad problems\n    dtype: enum\n    default: \"'erase'\"\n"
+    y << "-   id: policy\n    label: Bad problems\n    dtype: enum\n    default: "
+         "\"'erase'\"\n"
          "    options: [\"'erase'\", \"'stop'\"]\n"
          "    option_labels: [Erase (LLRs 0; tag, count; go on), Stop the stream]\n"
          "    hide: part\n";
     y << "-   id: device_buffers\n    label: Device buffers\n    dtype: bool\n"
          "    default: 'True'\n"
          "    options: ['True', 'False']\n"
-         "    option_labels: [On CUDA (GPU memory; between GPU blocks), 'Off (host memory)']\n"
+         "    option_labels: [On CUDA (GPU memory; between GPU blocks), 'Off (host "
+         "memory)']\n"
          "    hide: part\n\n";
     y << "inputs:\n-   label: H\n    domain: stream\n    dtype: complex\n    vlen: ${ "
          "nr*nt }\n"
@@ -140,7 +142,8 @@ void write(std::ostream& y)
          "erased (LLRs 0, an\n"
          "    'erasure' tag on its output item, counted) and the stream goes on; "
          "policy 'stop' ends it instead.\n"
-         "    Device buffers keep H, y and the LLRs in GPU memory, so a chain of GPU blocks "
+         "    Device buffers keep H, y and the LLRs in GPU memory, so a chain of GPU "
+         "blocks "
          "moves nothing over PCIe.\n";
     for (const auto& f : families) {
         y << "    \n    " << f.name << ": " << f.summary << ".\n";

@@ -27,6 +27,10 @@ python=/usr/bin/python3 # GNU Radio's Python; a python3 first on PATH (pyenv, ve
 
 packages=(gnuradio-dev gnuradio libvolk2-dev libfftw3-dev pybind11-dev python3-numpy python3-matplotlib
           libgtest-dev cmake g++ make pkg-config)
+# The style test (scripts/check_format.sh) formats with clang-format 14, Debian 12's.
+if [[ "$mode" == test ]]; then
+    packages+=(clang-format-14)
+fi
 
 step() { printf '\n==== %s\n' "$*"; }
 

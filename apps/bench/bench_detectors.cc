@@ -72,9 +72,20 @@ const std::vector<reference_figure>& fsd_paper_figures()
         for (const fsd_paper_row& r : k_fsd_paper_rows)
             for (int i = 0; i < 5; ++i) {
                 const size_t problems = size_t(k_fsd_paper_subcarriers[i]) * 7;
-                const double mbit = double(problems) * 4 * constellation(r.mod).bits_per_symbol() / 1e6;
-                v.push_back({ r.family, 4, 4, r.mod, problems, r.ms[i], mbit / (r.ms[i] * 1e-3), r.ms[i],
-                              mbit / (r.ms[i] * 1e-3), "FSD paper, Tables 1-2", "Nvidia Tesla C2070", true });
+                const double mbit =
+                    double(problems) * 4 * constellation(r.mod).bits_per_symbol() / 1e6;
+                v.push_back({ r.family,
+                              4,
+                              4,
+                              r.mod,
+                              problems,
+                              r.ms[i],
+                              mbit / (r.ms[i] * 1e-3),
+                              r.ms[i],
+                              mbit / (r.ms[i] * 1e-3),
+                              "FSD paper, Tables 1-2",
+                              "Nvidia Tesla C2070",
+                              true });
             }
         return v;
     }();
@@ -89,8 +100,8 @@ const reference_figure* find_thesis_figure(const std::string& family,
             w.mod == f.mod)
             return &f;
     for (const reference_figure& f : fsd_paper_figures())
-        if (family == f.family && w.shape.nr == f.nr && w.shape.nt == f.nt && w.mod == f.mod &&
-            w.problems == f.problems)
+        if (family == f.family && w.shape.nr == f.nr && w.shape.nt == f.nt &&
+            w.mod == f.mod && w.problems == f.problems)
             return &f;
     return nullptr;
 }
@@ -428,7 +439,8 @@ struct published_figures {
 };
 
 /// The table itself, then the skipped rows and the rows' notes.
-published_figures print_rows(const std::string& title, const std::vector<detector_row>& rows)
+published_figures print_rows(const std::string& title,
+                             const std::vector<detector_row>& rows)
 {
     std::printf("\n%s\n", title.c_str());
     std::printf("%-14s %-12s %8s | %9s %9s %7s %8s | %9s %9s %7s %8s | %9s %9s | %9s %9s "
@@ -533,9 +545,10 @@ void print_column_notes(const detector_bench_options& o)
                     std::max(3, o.trials / 5));
     }
     std::printf("  Mbit/s: 10^6 detected bits per second (problems * nt * log2 M).\n");
-    std::printf("  scr B/pb: peak scratch bytes per problem of a call of all the problems "
-                "(detector::scratch_bytes: QR items, float LLRs of the int8 path; calls "
-                "beyond 64 MiB of it run in parts).\n");
+    std::printf(
+        "  scr B/pb: peak scratch bytes per problem of a call of all the problems "
+        "(detector::scratch_bytes: QR items, float LLRs of the int8 path; calls "
+        "beyond 64 MiB of it run in parts).\n");
 }
 
 /// Where the published figures come from.
@@ -548,19 +561,22 @@ void print_published_notes(const std::vector<detector_row>& rows, bool other_cou
             fsd_paper |= r.thesis->exact_problems;
         }
     if (mtt_thesis)
-        std::printf("  thesis: MTT on an Nvidia Tesla C1060 (Tables 4.1, 4.2): 'thesis' its "
-                    "kernel (R and y' of a host QR in), 'th.e2e' its asynchronous run (8 streams "
-                    "overlapping copies and kernels); its Mbit/s agree with its ms when they count "
-                    "2^20 bits (all but 2x2 64-QAM, which agrees neither way), so 'x thesis' is "
-                    "about 5%% kinder to us than a ratio of times.\n");
+        std::printf(
+            "  thesis: MTT on an Nvidia Tesla C1060 (Tables 4.1, 4.2): 'thesis' its "
+            "kernel (R and y' of a host QR in), 'th.e2e' its asynchronous run (8 streams "
+            "overlapping copies and kernels); its Mbit/s agree with its ms when they "
+            "count "
+            "2^20 bits (all but 2x2 64-QAM, which agrees neither way), so 'x thesis' is "
+            "about 5%% kinder to us than a ratio of times.\n");
     if (fsd_paper)
-        std::printf("  thesis: the FSD paper on an Nvidia Tesla C2070 (Tables 1, 2; 4x4, Nc "
-                    "subcarriers x 7 OFDM symbols = problems): one runtime per case, shown as both "
-                    "'thesis' and 'th.e2e'; Mbit/s = problems * 4 * log2 M / runtime.\n");
+        std::printf(
+            "  thesis: the FSD paper on an Nvidia Tesla C2070 (Tables 1, 2; 4x4, Nc "
+            "subcarriers x 7 OFDM symbols = problems): one runtime per case, shown as "
+            "both "
+            "'thesis' and 'th.e2e'; Mbit/s = problems * 4 * log2 M / runtime.\n");
     if (other_count)
         std::printf("  *: a problem count other than the thesis' (8 x 16384 for 2x2, 8 x "
                     "8192 for 4x4).\n");
-
 }
 
 /// The issues' goals, read off the rows with a published figure, per family.
@@ -587,21 +603,32 @@ void print_goals(const std::vector<detector_row>& rows, bool cuda)
                 max_floor_max = fm;
                 max_floor_at = r.label + " " + config_text(r);
             }
-            max_floor_sum = std::max(max_floor_sum, ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
+            max_floor_sum =
+                std::max(max_floor_sum, ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
         }
         if (min_kernel > 0)
-            std::printf("  goal %s kernel >= 100x the published one: lowest %.1fx (%s): %s\n", family.c_str(),
-                        min_kernel, min_kernel_at.c_str(), min_kernel >= 100 ? "met" : "NOT met");
+            std::printf(
+                "  goal %s kernel >= 100x the published one: lowest %.1fx (%s): %s\n",
+                family.c_str(),
+                min_kernel,
+                min_kernel_at.c_str(),
+                min_kernel >= 100 ? "met" : "NOT met");
         else
-            std::printf("  goal %s kernel >= 100x the published one: no kernel time\n", family.c_str());
+            std::printf("  goal %s kernel >= 100x the published one: no kernel time\n",
+                        family.c_str());
         if (max_floor_max > 0)
-            std::printf("  goal %s end to end <= 1.5x the PCIe floor: highest %.2fx of floor max (%s): %s; "
+            std::printf("  goal %s end to end <= 1.5x the PCIe floor: highest %.2fx of "
+                        "floor max (%s): %s; "
                         "highest %.2fx of floor sum: %s\n",
-                        family.c_str(), max_floor_max, max_floor_at.c_str(),
-                        max_floor_max <= 1.5 ? "met" : "NOT met", max_floor_sum,
+                        family.c_str(),
+                        max_floor_max,
+                        max_floor_at.c_str(),
+                        max_floor_max <= 1.5 ? "met" : "NOT met",
+                        max_floor_sum,
                         max_floor_sum <= 1.5 ? "met" : "NOT met");
         else
-            std::printf("  goal %s end to end <= 1.5x the PCIe floor: no floor (%s)\n", family.c_str(),
+            std::printf("  goal %s end to end <= 1.5x the PCIe floor: no floor (%s)\n",
+                        family.c_str(),
                         cuda ? "nothing measured" : "CPU backend");
     }
 }
@@ -662,7 +689,8 @@ void write_detector_json(json_writer& j,
         j.value("end_to_end_over_floor_serial",
                 ratio(r.end_to_end_pinned_ms, r.floor_serial_ms));
         if (r.thesis) {
-            j.value("thesis_device", r.thesis->device).value("thesis_source", r.thesis->source)
+            j.value("thesis_device", r.thesis->device)
+                .value("thesis_source", r.thesis->source)
                 .value("thesis_problems", (unsigned long)r.thesis->problems);
             j.value("thesis_kernel_ms", r.thesis->kernel_ms)
                 .value("thesis_kernel_Mbps", r.thesis->kernel_mbps);

@@ -84,8 +84,9 @@ struct detector_row {
         nullptr;         ///< the thesis' figure for this workload, if any
     std::string skipped; ///< why the row was not measured ("" when it was)
     std::string note;    ///< e.g. "no device path"
-    double scratch_per_problem = -1; ///< peak scratch bytes per problem (detector::scratch_bytes)
-    size_t scratch_bytes = 0;        ///< peak scratch of a call of all the problems
+    double scratch_per_problem =
+        -1; ///< peak scratch bytes per problem (detector::scratch_bytes)
+    size_t scratch_bytes = 0; ///< peak scratch of a call of all the problems
 };
 
 /// Times each spec on each workload (spec-major order). Refusals and skips become rows

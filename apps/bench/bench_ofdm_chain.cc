@@ -11,15 +11,15 @@
 #include "flowgraph_probes.h"
 
 #include <gnuradio/block_detail.h>
-#include <gnuradio/high_res_timer.h>
 #include <gnuradio/blocks/head.h>
 #include <gnuradio/blocks/null_sink.h>
 #include <gnuradio/blocks/vector_source.h>
+#include <gnuradio/high_res_timer.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
 #include <gnuradio/mimo_gpu/ofdm_channel_model.h>
+#include <gnuradio/mimo_gpu/ofdm_rx.h>
 #include <gnuradio/mimo_gpu/ofdm_tx.h>
 #include <gnuradio/mimo_gpu/tb_source.h>
-#include <gnuradio/mimo_gpu/ofdm_rx.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/multipath_channel.h>
@@ -49,8 +49,8 @@ struct recorded_frames {
     core::ofdm_grid grid;
     core::transport_block_format format;
     size_t period = 0; // samples per frame in the stream (frame, offset, delay spread)
-    std::vector<std::vector<gr_complex>> antennas;   // nr streams of distinct * period
-    std::vector<std::vector<uint8_t>> information;   // A bits per distinct frame
+    std::vector<std::vector<gr_complex>> antennas; // nr streams of distinct * period
+    std::vector<std::vector<uint8_t>> information; // A bits per distinct frame
 
     double air_seconds() const { return double(period) / grid.sample_rate; }
 };
@@ -93,7 +93,8 @@ recorded_frames record_frames(const ofdm_chain_settings& s)
         a.reserve(r.period * size_t(s.distinct_frames));
     std::mt19937_64 rng(7);
     std::vector<uint8_t> coded(size_t(r.format.G));
-    std::vector<core::cfloat> samples(frame * size_t(s.nt)), received(r.period * size_t(s.nr));
+    std::vector<core::cfloat> samples(frame * size_t(s.nt)),
+        received(r.period * size_t(s.nr));
     for (int f = 0; f < s.distinct_frames; ++f) {
         std::vector<uint8_t> bits(size_t(r.format.A));
         for (auto& b : bits)
@@ -127,7 +128,8 @@ public:
         const size_t A = size_t(m_frames.format.A);
         const auto now = probe_clock::now();
         for (int k = 0; k < n; ++k) {
-            const auto& sent = m_frames.information[(nitems_read(0) + uint64_t(k)) % m_frames.information.size()];
+            const auto& sent = m_frames.information[(nitems_read(0) + uint64_t(k)) %
+                                                    m_frames.information.size()];
             m_errors += std::memcmp(bits + size_t(k) * A, sent.data(), A) != 0;
             m_arrivals.push_back(now);
         }
@@ -171,18 +173,21 @@ public:
         uint64_t due = samples_due();
         if (due < sent + k_packet) { // wait for the next packet's time
             const double at = double(sent + k_packet) / m_rate;
-            std::this_thread::sleep_until(m_start + std::chrono::duration_cast<probe_clock::duration>(
-                                                        std::chrono::duration<double>(at)));
+            std::this_thread::sleep_until(
+                m_start + std::chrono::duration_cast<probe_clock::duration>(
+                              std::chrono::duration<double>(at)));
             due = samples_due();
         }
-        const uint64_t count = std::min<uint64_t>({ uint64_t(n), due - sent, m_total - sent });
+        const uint64_t count =
+            std::min<uint64_t>({ uint64_t(n), due - sent, m_total - sent });
         const size_t length = m_frames.antennas[0].size();
         for (size_t a = 0; a < out.size(); ++a) {
             auto o = static_cast<gr_complex*>(out[a]);
             for (uint64_t k = 0; k < count;) { // the recording repeats
                 const size_t at = size_t((sent + k) % length);
                 const size_t run = std::min<size_t>(size_t(count - k), length - at);
-                std::memcpy(o + k, m_frames.antennas[a].data() + at, run * sizeof(gr_complex));
+                std::memcpy(
+                    o + k, m_frames.antennas[a].data() + at, run * sizeof(gr_complex));
                 k += run;
             }
         }
@@ -191,13 +196,17 @@ public:
             m_last_samples.push_back(now);
         return int(count);
     }
-    const std::vector<probe_clock::time_point>& frame_ends() const { return m_last_samples; }
+    const std::vector<probe_clock::time_point>& frame_ends() const
+    {
+        return m_last_samples;
+    }
 
 private:
     static constexpr uint64_t k_packet = 4096;
     uint64_t samples_due() const
     {
-        return uint64_t(std::chrono::duration<double>(probe_clock::now() - m_start).count() * m_rate);
+        return uint64_t(
+            std::chrono::duration<double>(probe_clock::now() - m_start).count() * m_rate);
     }
     const recorded_frames& m_frames;
     const uint64_t m_total;
@@ -214,26 +223,57 @@ struct chain_blocks {
 
 /// The receiver's three blocks with the settings' parameters (the blocks'
 /// defaults wherever the settings say "default").
-chain_blocks make_chain(const ofdm_chain_settings& s, const core::detector_spec& spec, const recorded_frames& r)
+chain_blocks make_chain(const ofdm_chain_settings& s,
+                        const core::detector_spec& spec,
+                        const recorded_frames& r)
 {
     chain_blocks c;
-    c.rx = gr::mimo_gpu::ofdm_rx::make(
-        s.grid, s.nt, s.nr, core::to_string(s.mod), s.slots, s.data_symbols, "hold", "lmmse", s.backend);
+    c.rx = gr::mimo_gpu::ofdm_rx::make(s.grid,
+                                       s.nt,
+                                       s.nr,
+                                       core::to_string(s.mod),
+                                       s.slots,
+                                       s.data_symbols,
+                                       "hold",
+                                       "lmmse",
+                                       s.backend);
     const std::string params = core::format_parameter_list(spec.parameters);
     const int S = c.rx->symbols_per_channel();
-    const bool device_buffers = s.device_buffers != "off"; // the blocks' default: on (used on CUDA)
-    c.detector = gr::mimo_gpu::mimo_detector::make(spec.name, s.nr, s.nt, core::to_string(s.mod), params, 1.0, S,
-                                                   s.backend, 8400, "erase", device_buffers);
+    const bool device_buffers =
+        s.device_buffers != "off"; // the blocks' default: on (used on CUDA)
+    c.detector = gr::mimo_gpu::mimo_detector::make(spec.name,
+                                                   s.nr,
+                                                   s.nt,
+                                                   core::to_string(s.mod),
+                                                   params,
+                                                   1.0,
+                                                   S,
+                                                   s.backend,
+                                                   8400,
+                                                   "erase",
+                                                   device_buffers);
     if (s.block_buffer_frames > 0) {
         const long frames = s.block_buffer_frames;
-        c.rx->set_min_output_buffer(0, frames * long(r.grid.slots) * r.grid.used_subcarriers);
+        c.rx->set_min_output_buffer(
+            0, frames * long(r.grid.slots) * r.grid.used_subcarriers);
         c.rx->set_min_output_buffer(1, frames * long(r.grid.data_elements()));
         c.detector->set_min_output_buffer(0, frames * long(r.grid.data_elements()));
     }
     const int unit = s.nt * r.format.Qm;
     const auto& f = r.format;
-    c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A, f.G, f.Qm, f.NL, f.rv, unit, "max-log-map", 6, 0.75, 64,
-                                                      s.backend, s.max_blocks, device_buffers);
+    c.decoder = gr::mimo_gpu::tb_stream_decoder::make(f.A,
+                                                      f.G,
+                                                      f.Qm,
+                                                      f.NL,
+                                                      f.rv,
+                                                      unit,
+                                                      "max-log-map",
+                                                      6,
+                                                      0.75,
+                                                      64,
+                                                      s.backend,
+                                                      s.max_blocks,
+                                                      device_buffers);
     if (s.decoder_max_wait_ms >= 0)
         c.decoder->set_max_wait_ms(s.decoder_max_wait_ms);
     return c;
@@ -247,8 +287,16 @@ void connect_chain(gr::top_block_sptr tb,
                    const std::shared_ptr<block_checker>& sink)
 {
     if (s.stage == "rx") {
-        tb->connect(c.rx, 0, gr::blocks::null_sink::make(c.rx->output_signature()->sizeof_stream_item(0)), 0);
-        tb->connect(c.rx, 1, gr::blocks::null_sink::make(c.rx->output_signature()->sizeof_stream_item(1)), 0);
+        tb->connect(
+            c.rx,
+            0,
+            gr::blocks::null_sink::make(c.rx->output_signature()->sizeof_stream_item(0)),
+            0);
+        tb->connect(
+            c.rx,
+            1,
+            gr::blocks::null_sink::make(c.rx->output_signature()->sizeof_stream_item(1)),
+            0);
         return;
     }
     tb->connect(c.rx, 0, c.detector, 0);
@@ -256,7 +304,8 @@ void connect_chain(gr::top_block_sptr tb,
     if (s.stage == "detector") {
         tb->connect(c.detector,
                     0,
-                    gr::blocks::null_sink::make(c.detector->output_signature()->sizeof_stream_item(0)),
+                    gr::blocks::null_sink::make(
+                        c.detector->output_signature()->sizeof_stream_item(0)),
                     0);
         return;
     }
@@ -274,7 +323,8 @@ double work_ms_per_frame(gr::block& b, uint64_t frames)
 {
     if (!b.detail() || frames == 0)
         return 0;
-    return double(b.pc_work_time_total()) / double(gr::high_res_timer_tps()) * 1e3 / double(frames);
+    return double(b.pc_work_time_total()) / double(gr::high_res_timer_tps()) * 1e3 /
+           double(frames);
 }
 
 struct chain_result {
@@ -289,7 +339,8 @@ struct chain_result {
 
 /// Frames out of the chain: decoded blocks, or frames received where the chain
 /// ends before the decoder.
-uint64_t frames_out(const ofdm_chain_settings& s, const chain_blocks& c, block_checker& sink)
+uint64_t
+frames_out(const ofdm_chain_settings& s, const chain_blocks& c, block_checker& sink)
 {
     return s.stage == "decoder" ? sink.nitems_read(0) : c.rx->frames_received();
 }
@@ -304,7 +355,8 @@ chain_result run_to_end(gr::top_block_sptr tb,
     chain_result out;
     const auto start = std::chrono::steady_clock::now();
     tb->run();
-    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.frames = frames_out(s, c, *sink);
     out.block_errors = sink->block_errors();
     out.crc_failures = c.decoder->crc_failures();
@@ -312,7 +364,9 @@ chain_result run_to_end(gr::top_block_sptr tb,
     return out;
 }
 
-void record_work_times(chain_result& r, const ofdm_chain_settings& s, const chain_blocks& c)
+void record_work_times(chain_result& r,
+                       const ofdm_chain_settings& s,
+                       const chain_blocks& c)
 {
     r.work.rx = work_ms_per_frame(*c.rx, r.frames);
     if (s.stage != "rx")
@@ -321,7 +375,8 @@ void record_work_times(chain_result& r, const ofdm_chain_settings& s, const chai
         r.work.decoder = work_ms_per_frame(*c.decoder, r.frames);
 }
 
-std::vector<gr::blocks::vector_source_c::sptr> sources_of(const recorded_frames& r, long min_buffer)
+std::vector<gr::blocks::vector_source_c::sptr> sources_of(const recorded_frames& r,
+                                                          long min_buffer)
 {
     std::vector<gr::blocks::vector_source_c::sptr> v;
     for (const auto& a : r.antennas) {
@@ -333,7 +388,9 @@ std::vector<gr::blocks::vector_source_c::sptr> sources_of(const recorded_frames&
 }
 
 /// frames through sources -> heads -> the chain, as fast as it goes.
-chain_result run_chain(const ofdm_chain_settings& s, const core::detector_spec& spec, const recorded_frames& r)
+chain_result run_chain(const ofdm_chain_settings& s,
+                       const core::detector_spec& spec,
+                       const recorded_frames& r)
 {
     auto tb = gr::make_top_block("ofdm_chain_bench");
     const chain_blocks c = make_chain(s, spec, r);
@@ -356,17 +413,28 @@ chain_result run_chain(const ofdm_chain_settings& s, const core::detector_spec& 
 
 /// The transmit side alone: tb_source (a pool of encoded blocks) -> ofdm_tx
 /// (-> ofdm_channel_model when `channel`) -> null sinks, in frames per second.
-double run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& r, bool channel)
+double
+run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& r, bool channel)
 {
     auto tb = gr::make_top_block("ofdm_tx_bench");
     const auto& f = r.format;
-    auto source = gr::mimo_gpu::tb_source::make(f.A, f.G, f.Qm, f.NL, f.rv, 1, 8, s.frames, s.backend, false);
-    auto tx = gr::mimo_gpu::ofdm_tx::make(s.grid, s.nt, core::to_string(s.mod), s.slots, s.data_symbols);
+    auto source = gr::mimo_gpu::tb_source::make(
+        f.A, f.G, f.Qm, f.NL, f.rv, 1, 8, s.frames, s.backend, false);
+    auto tx = gr::mimo_gpu::ofdm_tx::make(
+        s.grid, s.nt, core::to_string(s.mod), s.slots, s.data_symbols);
     tb->connect(source, 0, tx, 0);
     tb->connect(source, 1, gr::blocks::null_sink::make(size_t(f.A)), 0);
     if (channel) {
-        auto model = gr::mimo_gpu::ofdm_channel_model::make(
-            s.grid, s.nt, s.nr, s.slots, s.data_symbols, s.profile, s.snr_db, 0.05, k_timing_offset, 3);
+        auto model = gr::mimo_gpu::ofdm_channel_model::make(s.grid,
+                                                            s.nt,
+                                                            s.nr,
+                                                            s.slots,
+                                                            s.data_symbols,
+                                                            s.profile,
+                                                            s.snr_db,
+                                                            0.05,
+                                                            k_timing_offset,
+                                                            3);
         for (int t = 0; t < s.nt; ++t)
             tb->connect(tx, t, model, t);
         for (int a = 0; a < s.nr; ++a)
@@ -376,12 +444,16 @@ double run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& 
             tb->connect(tx, t, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
     const auto start = std::chrono::steady_clock::now();
     tb->run();
-    return double(s.frames) / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return double(s.frames) /
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+               .count();
 }
 
 /// GNU Radio alone: the same sources and heads, with the chain's head buffers,
 /// into null sinks.
-double run_ceiling_seconds(const ofdm_chain_settings& s, const recorded_frames& r, long head_buffer)
+double run_ceiling_seconds(const ofdm_chain_settings& s,
+                           const recorded_frames& r,
+                           long head_buffer)
 {
     auto tb = gr::make_top_block("ofdm_chain_ceiling");
     const auto sources = sources_of(r, s.source_buffer);
@@ -394,7 +466,8 @@ double run_ceiling_seconds(const ofdm_chain_settings& s, const recorded_frames& 
     }
     const auto start = std::chrono::steady_clock::now();
     tb->run();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+        .count();
 }
 
 double percentile(std::vector<double> v, double q)
@@ -407,7 +480,9 @@ double percentile(std::vector<double> v, double q)
 
 /// The chain fed at the sample rate: per frame, from its last sample leaving the
 /// source to its decoded block reaching the sink (the first tenth left out).
-chain_result run_paced(const ofdm_chain_settings& s, const core::detector_spec& spec, const recorded_frames& r)
+chain_result run_paced(const ofdm_chain_settings& s,
+                       const core::detector_spec& spec,
+                       const recorded_frames& r)
 {
     auto tb = gr::make_top_block("ofdm_chain_paced");
     const chain_blocks c = make_chain(s, spec, r);
@@ -419,8 +494,11 @@ chain_result run_paced(const ofdm_chain_settings& s, const core::detector_spec& 
     const auto& ends = source->frame_ends();
     const auto& arrivals = sink->arrivals();
     std::vector<double> ms;
-    for (size_t f = std::min(ends.size(), arrivals.size()) / 10; f < std::min(ends.size(), arrivals.size()); ++f)
-        ms.push_back(std::chrono::duration<double, std::milli>(arrivals[f] - ends[f]).count());
+    for (size_t f = std::min(ends.size(), arrivals.size()) / 10;
+         f < std::min(ends.size(), arrivals.size());
+         ++f)
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(arrivals[f] - ends[f]).count());
     out.latency_median_ms = percentile(ms, 0.5);
     out.latency_p99_ms = percentile(ms, 0.99);
     return out;
@@ -439,16 +517,31 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
     setenv("GR_CONF_PERFCOUNTERS_CLOCK", "monotonic", 0);
     const auto t0 = std::chrono::steady_clock::now();
     const recorded_frames r = record_frames(s);
-    std::printf("ofdm chain: %dx%d %s, %s, %s %.0f dB, one transport block per frame (A %d, G %d), "
-                "frame period %zu samples = %.4f ms of air; %d distinct frames drawn in %.1f s\n",
-                s.nr, s.nt, core::to_string(s.mod).c_str(), core::describe(r.grid).c_str(), s.profile.c_str(),
-                s.snr_db, r.format.A, r.format.G, r.period, 1e3 * r.air_seconds(), s.distinct_frames,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::printf(
+        "ofdm chain: %dx%d %s, %s, %s %.0f dB, one transport block per frame (A %d, G "
+        "%d), "
+        "frame period %zu samples = %.4f ms of air; %d distinct frames drawn in %.1f s\n",
+        s.nr,
+        s.nt,
+        core::to_string(s.mod).c_str(),
+        core::describe(r.grid).c_str(),
+        s.profile.c_str(),
+        s.snr_db,
+        r.format.A,
+        r.format.G,
+        r.period,
+        1e3 * r.air_seconds(),
+        s.distinct_frames,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     std::fflush(stdout);
     if (s.stage == "tx" || s.stage == "tx-channel") {
         const double fps = run_transmitter_fps(s, r, s.stage == "tx-channel");
-        std::printf("transmit side (tb_source -> ofdm_tx%s -> null sinks), %s: %.1f frames/s = %.3fx real time\n",
-                    s.stage == "tx" ? "" : " -> ofdm_channel_model", s.backend.c_str(), fps, fps * r.air_seconds());
+        std::printf("transmit side (tb_source -> ofdm_tx%s -> null sinks), %s: %.1f "
+                    "frames/s = %.3fx real time\n",
+                    s.stage == "tx" ? "" : " -> ofdm_channel_model",
+                    s.backend.c_str(),
+                    fps,
+                    fps * r.air_seconds());
         if (json)
             json->begin_object()
                 .value("chain", "ofdm")
@@ -472,27 +565,49 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
         // A lost frame fails the run; block errors are the link's accuracy (printed).
         const bool ok = c.frames == s.frames;
         failures += ok ? 0 : 1;
-        std::printf("%s, %s, to the %s: %.1f frames/s = %.3fx real time (%llu of %llu frames out, %llu block "
-                    "errors, %llu CRC failures, %.2f s); GNU Radio ceiling for the same streams %.1f frames/s = "
+        std::printf("%s, %s, to the %s: %.1f frames/s = %.3fx real time (%llu of %llu "
+                    "frames out, %llu block "
+                    "errors, %llu CRC failures, %.2f s); GNU Radio ceiling for the same "
+                    "streams %.1f frames/s = "
                     "%.3fx (%.0f%% of it; head buffers %ld items)\n",
-                    spec.label().c_str(), c.backend.c_str(), s.stage.c_str(), fps, fps * r.air_seconds(),
-                    (unsigned long long)c.frames, (unsigned long long)s.frames,
-                    (unsigned long long)c.block_errors, (unsigned long long)c.crc_failures, c.seconds, ceiling_fps,
-                    ceiling_fps * r.air_seconds(), 100.0 * fps / ceiling_fps, c.head_buffer);
+                    spec.label().c_str(),
+                    c.backend.c_str(),
+                    s.stage.c_str(),
+                    fps,
+                    fps * r.air_seconds(),
+                    (unsigned long long)c.frames,
+                    (unsigned long long)s.frames,
+                    (unsigned long long)c.block_errors,
+                    (unsigned long long)c.crc_failures,
+                    c.seconds,
+                    ceiling_fps,
+                    ceiling_fps * r.air_seconds(),
+                    100.0 * fps / ceiling_fps,
+                    c.head_buffer);
         if (c.work.rx > 0)
-            std::printf("  work() per frame: ofdm_rx %.3f ms, mimo_detector %.3f ms, tb_stream_decoder %.3f ms "
+            std::printf("  work() per frame: ofdm_rx %.3f ms, mimo_detector %.3f ms, "
+                        "tb_stream_decoder %.3f ms "
                         "(frame air time %.3f ms)\n",
-                        c.work.rx, c.work.detector, c.work.decoder, 1e3 * r.air_seconds());
+                        c.work.rx,
+                        c.work.detector,
+                        c.work.decoder,
+                        1e3 * r.air_seconds());
         std::printf("  ofdm_rx %s\n", c.rx_timing.c_str());
         chain_result p;
         if (s.paced_frames > 0) {
             p = run_paced(s, spec, r);
             const bool paced_ok = p.frames == s.paced_frames;
             failures += paced_ok ? 0 : 1;
-            std::printf("%s, paced at %.2fx the sample rate: latency from a frame's last sample to its decoded "
-                        "block median %.3f ms, 99th percentile %.3f ms (%llu of %llu frames, %llu block errors)\n",
-                        spec.label().c_str(), s.pace, p.latency_median_ms, p.latency_p99_ms,
-                        (unsigned long long)p.frames, (unsigned long long)s.paced_frames,
+            std::printf("%s, paced at %.2fx the sample rate: latency from a frame's last "
+                        "sample to its decoded "
+                        "block median %.3f ms, 99th percentile %.3f ms (%llu of %llu "
+                        "frames, %llu block errors)\n",
+                        spec.label().c_str(),
+                        s.pace,
+                        p.latency_median_ms,
+                        p.latency_p99_ms,
+                        (unsigned long long)p.frames,
+                        (unsigned long long)s.paced_frames,
                         (unsigned long long)p.block_errors);
         }
         std::fflush(stdout);

@@ -25,15 +25,15 @@ struct ofdm_chain_settings {
     int slots = 2, data_symbols = 13;
     std::string profile = "epa";
     double snr_db = 30;
-    double code_rate = 0.5;     // one transport block per frame, A from it
-    uint64_t frames = 2000;     // through the throughput run
-    int distinct_frames = 8;    // drawn once, repeated by the sources
-    long source_buffer = 0;     // min output buffer of sources and heads (0: default)
+    double code_rate = 0.5;  // one transport block per frame, A from it
+    uint64_t frames = 2000;  // through the throughput run
+    int distinct_frames = 8; // drawn once, repeated by the sources
+    long source_buffer = 0;  // min output buffer of sources and heads (0: default)
     std::string backend = "auto";
-    int max_blocks = 0;                      // tb_stream_decoder's; 0: the block's default
-    std::string device_buffers = "default";  // detector and decoder: default, on or off
-    uint64_t paced_frames = 0;  // frames of the latency run at real-time pacing (0: none)
-    double pace = 1.0;          // the paced source's rate over the sample rate
+    int max_blocks = 0;                     // tb_stream_decoder's; 0: the block's default
+    std::string device_buffers = "default"; // detector and decoder: default, on or off
+    uint64_t paced_frames = 0; // frames of the latency run at real-time pacing (0: none)
+    double pace = 1.0;         // the paced source's rate over the sample rate
     /// How far the chain goes: "rx" (ofdm_rx -> null sinks), "detector" (-> mimo_detector
     /// -> null sink) or "decoder" (the whole receiver, the default).
     std::string stage = "decoder";

@@ -15,13 +15,14 @@ namespace mimo_gpu_apps {
 
 struct sumis_row {
     int nt = 0, M = 0, ns = 3;
-    double single_ms = -1;     ///< one vector, detect() host to host
-    double batch_ms = -1;      ///< a batch of `vectors`, host to host
+    double single_ms = -1; ///< one vector, detect() host to host
+    double batch_ms = -1;  ///< a batch of `vectors`, host to host
     int vectors = 0;
     double paper_gpu_ms = -1, paper_openmp_ms = -1; ///< per vector
 };
 
-std::vector<sumis_row> bench_sumis_paper(mimo_gpu::backend b, int trials, uint64_t seed, int max_nt);
+std::vector<sumis_row>
+bench_sumis_paper(mimo_gpu::backend b, int trials, uint64_t seed, int max_nt);
 void print_sumis_table(const std::vector<sumis_row>& rows, const std::string& device);
 void write_sumis_json(json_writer& j, const std::vector<sumis_row>& rows);
 

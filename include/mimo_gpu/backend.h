@@ -6,7 +6,8 @@
 namespace mimo_gpu {
 
 enum class backend {
-    automatic, ///< CUDA when a usable device exists, else CPU (MIMO_GPU_BACKEND overrides)
+    automatic, ///< CUDA when a usable device exists, else CPU (MIMO_GPU_BACKEND
+               ///< overrides)
     cpu,       ///< the reference implementation, always available
     cuda,      ///< CUDA; an error if no usable device exists
 };
@@ -24,7 +25,8 @@ std::string cuda_unavailable_reason();
 ///  - an unknown MIMO_GPU_BACKEND value throws std::invalid_argument.
 backend resolve_backend(backend requested);
 
-/// "auto" | "cpu" | "cuda" (also "automatic"); anything else throws std::invalid_argument.
+/// "auto" | "cpu" | "cuda" (also "automatic"); anything else throws
+/// std::invalid_argument.
 backend backend_from_string(const std::string& name);
 std::string to_string(backend b);
 

@@ -99,10 +99,13 @@ struct error_counts {
     uint64_t items = 0;
 };
 /// From LLRs (hard decision as count_bit_errors), host memory.
-error_counts count_errors(const float* llr, const uint8_t* bits, size_t items, size_t bits_per_item);
-/// From hard decisions (bytes, non-zero means 1; a decoder's output), host memory.
 error_counts
-count_errors(const uint8_t* decided, const uint8_t* bits, size_t items, size_t bits_per_item);
+count_errors(const float* llr, const uint8_t* bits, size_t items, size_t bits_per_item);
+/// From hard decisions (bytes, non-zero means 1; a decoder's output), host memory.
+error_counts count_errors(const uint8_t* decided,
+                          const uint8_t* bits,
+                          size_t items,
+                          size_t bits_per_item);
 /// Device memory, asynchronous on `stream`: adds the counts into d_counts[0]
 /// (bits) and d_counts[1] (items), device unsigned long longs. CUDA builds only
 /// (else std::logic_error); items = 0 adds nothing.

@@ -27,7 +27,10 @@ public:
 
     const mimo_shape& shape() const { return m_shape; }
     const constellation& constel() const { return m_constellation; }
-    int bits_per_problem() const { return m_shape.nt * m_constellation.bits_per_symbol(); }
+    int bits_per_problem() const
+    {
+        return m_shape.nt * m_constellation.bits_per_symbol();
+    }
 
     /// bits: batch * nt * Q bytes (0/1), stream t's bits at [t*Q, t*Q+Q).
     /// H: batch * nr * nt; y: batch * nr. Throws on n0 < 0 or non-finite n0.
@@ -50,7 +53,7 @@ private:
     mimo_shape m_shape;
     constellation m_constellation;
     std::mt19937_64 m_rng;
-    std::normal_distribution<float> m_normal{0.0f, 1.0f};
+    std::normal_distribution<float> m_normal{ 0.0f, 1.0f };
     std::vector<cfloat> m_symbols;
 };
 

@@ -1,6 +1,6 @@
-// The one interface every MIMO detector family implements (docs/detectors.md, "The interface").
-// Families are created by name through the registry (detector_registry.h); the
-// blocks, the Python API and the programs reach detectors only that way.
+// The one interface every MIMO detector family implements (docs/detectors.md, "The
+// interface"). Families are created by name through the registry (detector_registry.h);
+// the blocks, the Python API and the programs reach detectors only that way.
 #pragma once
 
 #include <mimo_gpu/backend.h>
@@ -159,7 +159,8 @@ public:
     /// is detected in parts, which bounds the scratch memory (docs/detectors.md).
     size_t max_problems_per_run() const;
     /// Peak scratch memory (host or device, beyond the caller's buffers and the
-    /// family's fixed tables) of a call of `problems` problems with S symbols per channel.
+    /// family's fixed tables) of a call of `problems` problems with S symbols per
+    /// channel.
     size_t scratch_bytes(size_t problems, int symbols_per_channel = 1) const;
 
 protected:

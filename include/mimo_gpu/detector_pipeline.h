@@ -37,9 +37,9 @@ struct pipeline_config {
 };
 
 struct frame_result {
-    uint64_t frame = 0;     ///< submission number, from 0
-    int device = -1;        ///< CUDA ordinal that detected it (-1: CPU)
-    double latency_ms = 0;  ///< submit() to its LLRs in the caller's memory
+    uint64_t frame = 0;      ///< submission number, from 0
+    int device = -1;         ///< CUDA ordinal that detected it (-1: CPU)
+    double latency_ms = 0;   ///< submit() to its LLRs in the caller's memory
     detection_report report; ///< bad problems (erased: LLRs 0)
 };
 
@@ -59,7 +59,8 @@ public:
     /// valid (and llr unread) until the frame is collected. Page-locked memory
     /// (cudaMallocHost, cudaHostRegister) is copied by DMA in place; other
     /// memory goes through the slot's pinned staging buffers (a host copy).
-    uint64_t submit(const cfloat* H, const cfloat* y, size_t channels, float n0, float* llr);
+    uint64_t
+    submit(const cfloat* H, const cfloat* y, size_t channels, float n0, float* llr);
 
     /// Waits for the oldest frame not yet collected (std::logic_error if none)
     /// and returns its result; rethrows an error the frame's worker met.

@@ -25,7 +25,10 @@ void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direct
 /// memmove within device memory: the ranges may overlap (copied through
 /// `scratch`, device memory of at least `bytes`, or a temporary one when null);
 /// returns when done.
-void move_device_memory(void* dst, const void* src, size_t bytes, void* scratch = nullptr);
+void move_device_memory(void* dst,
+                        const void* src,
+                        size_t bytes,
+                        void* scratch = nullptr);
 
 /// Page-locks `bytes` of ordinary host memory in place (cudaHostRegister), so
 /// that transfers from it run at full PCIe speed with no staging copy (e.g. a

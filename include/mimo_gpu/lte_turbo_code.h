@@ -43,9 +43,11 @@ private:
 enum class crc_type { none, crc24a, crc24b, crc16, crc8 };
 
 int crc_length(crc_type t);
-/// Parity bits p0..p(L-1) of `bits` (shift register initialised to 0), as an integer, p0 in the top bit.
+/// Parity bits p0..p(L-1) of `bits` (shift register initialised to 0), as an integer, p0
+/// in the top bit.
 uint32_t crc_parity(crc_type t, const uint8_t* bits, size_t count);
-/// Writes bits followed by their L parity bits into `out` (count + L bytes). `bits` may equal `out`.
+/// Writes bits followed by their L parity bits into `out` (count + L bytes). `bits` may
+/// equal `out`.
 void crc_attach(crc_type t, const uint8_t* bits, size_t count, uint8_t* out);
 /// True when the last L of `count` bits are the CRC of the ones before them.
 bool crc_check(crc_type t, const uint8_t* bits, size_t count);
@@ -53,8 +55,8 @@ bool crc_check(crc_type t, const uint8_t* bits, size_t count);
 // ---- Code block segmentation (5.1.2) ------------------------------------------
 
 struct code_block_segmentation {
-    int B = 0;          ///< input bits (transport block + CRC24A)
-    int C = 0;          ///< code blocks
+    int B = 0; ///< input bits (transport block + CRC24A)
+    int C = 0; ///< code blocks
     int K_plus = 0, K_minus = 0, C_plus = 0, C_minus = 0;
     int F = 0;          ///< filler bits at the start of block 0
     int L = 0;          ///< CRC24B bits per block (0 when C == 1)
@@ -96,7 +98,12 @@ public:
     int k0(int rv) const;
 
     /// e_0..e_(E-1) from d0, d1, d2 (D bits each, <NULL> skipped), redundancy version rv.
-    void match(const uint8_t* d0, const uint8_t* d1, const uint8_t* d2, int E, int rv, uint8_t* e) const;
+    void match(const uint8_t* d0,
+               const uint8_t* d1,
+               const uint8_t* d2,
+               int E,
+               int rv,
+               uint8_t* e) const;
     /// LLRs of d0, d1, d2 (D each, written as [d0 | d1 | d2]) from E received LLRs:
     /// repeated bits add up; bits never sent and <NULL> positions give 0.
     /// `filler` is the F of the segmentation for this block (d0 and d1 are <NULL>
@@ -111,7 +118,8 @@ public:
 
 private:
     int m_K, m_Kpi, m_Ncb;
-    std::vector<int32_t> m_buffer_to_stream; // circular buffer position -> index in [d0|d1|d2] or -1 (dummy)
+    std::vector<int32_t> m_buffer_to_stream; // circular buffer position -> index in
+                                             // [d0|d1|d2] or -1 (dummy)
 };
 
 } // namespace mimo_gpu

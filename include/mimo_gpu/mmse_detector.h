@@ -11,8 +11,11 @@ namespace mimo_gpu {
 class mmse_detector final : public detector
 {
 public:
-    /// Made by the registry (make_detector("mmse" or "mmse_cg", ...)): config checked against `family`.
-    mmse_detector(const detector_family& family, const detector_config& config, backend requested);
+    /// Made by the registry (make_detector("mmse" or "mmse_cg", ...)): config checked
+    /// against `family`.
+    mmse_detector(const detector_family& family,
+                  const detector_config& config,
+                  backend requested);
 
     /// Host memory. For problem p and user u: z[p*nt + u] = x_hat / lambda (the
     /// unbiased equalised symbol) and sinr[p*nt + u] = rho (its SINR, the inverse

@@ -36,7 +36,8 @@ struct multipath_config {
     /// the noise variance per complex sample is N0 = 10^(-snr_db / 10).
     double snr_db = 30;
     /// Exponential correlation between neighbouring transmit (alpha) and receive
-    /// (beta) antennas, in [0, 1): 0 (independent), 0.3/0.9 (36.101 medium/high, beta 0.9).
+    /// (beta) antennas, in [0, 1): 0 (independent), 0.3/0.9 (36.101 medium/high, beta
+    /// 0.9).
     double tx_correlation = 0, rx_correlation = 0;
     /// Maximum Doppler frequency in Hz, in [0, sample_rate / 20): 0 is block
     /// fading; above, continuous fading whose autocorrelation is J0(2 pi fd tau).
@@ -70,7 +71,10 @@ public:
     /// prefix), without CFO: H[(i * nr + r) * nt + t], i the logical subcarrier.
     /// The taps are those met by input sample `at_sample` of the last run()
     /// (with block fading the same for every sample).
-    void frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H, double at_sample = 0) const;
+    void frequency_response(const ofdm_grid& grid,
+                            double window_delay,
+                            cfloat* H,
+                            double at_sample = 0) const;
 
 private:
     void draw_taps();
@@ -88,9 +92,9 @@ private:
 
     multipath_config m_config;
     float m_n0;
-    std::vector<int> m_delays;     ///< tap delays in samples, ascending, first 0
-    std::vector<float> m_gains;    ///< tap amplitude (sqrt of the power share)
-    std::vector<cfloat> m_taps;    ///< per tap, nr x nt row-major
+    std::vector<int> m_delays;  ///< tap delays in samples, ascending, first 0
+    std::vector<float> m_gains; ///< tap amplitude (sqrt of the power share)
+    std::vector<cfloat> m_taps; ///< per tap, nr x nt row-major
     std::vector<float> m_tx_chol, m_rx_chol; ///< Cholesky factors of the correlations
     std::mt19937_64 m_rng;
     // Doppler: per tap, pair and sinusoid, its angular frequency 2 pi fd cos(angle

@@ -16,9 +16,10 @@ namespace mimo_gpu {
 struct nway_config {
     mimo_shape shape;
     modulation mod = modulation::qam16;
-    int passes = 1;        ///< N, 1..nt
-    float llr_clip = k_default_llr_clip; ///< > 0: LLRs are clipped to [-clip, clip]; 0: no clipping
-    void validate() const; ///< throws std::invalid_argument
+    int passes = 1; ///< N, 1..nt
+    float llr_clip =
+        k_default_llr_clip; ///< > 0: LLRs are clipped to [-clip, clip]; 0: no clipping
+    void validate() const;  ///< throws std::invalid_argument
 };
 
 /// LLRs: L = (min_{b=1} d - min_{b=0} d) / N0 over the candidate lists of all
@@ -30,11 +31,12 @@ struct nway_config {
 class nway_detector final : public detector
 {
 public:
-    explicit nway_detector(const nway_config& config, backend requested = backend::automatic);
+    explicit nway_detector(const nway_config& config,
+                           backend requested = backend::automatic);
 
     /// The configuration, llr_clip as currently set.
     nway_config config() const;
-    qr_layout input_layout() const { return {shape().nt, m_passes}; }
+    qr_layout input_layout() const { return { shape().nt, m_passes }; }
 
     void set_llr_clip(float clip) { set_parameter("llr_clip", clip); } ///< >= 0, finite
 
@@ -46,11 +48,17 @@ public:
     /// gets LLRs 0 and follows the bad-problem policy (erasures.h).
     detection_report detect_qr(const float* items, size_t batch, float n0, float* llr);
 
-    /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error).
-    /// Bad problems are erased on the device and reported by the next check_device_status.
-    void detect_qr_device(const float* d_items, size_t batch, float n0, float* d_llr, cuda_stream_t stream);
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error). Bad problems are erased on the device and reported by the next
+    /// check_device_status.
+    void detect_qr_device(
+        const float* d_items, size_t batch, float n0, float* d_llr, cuda_stream_t stream);
     /// (H, y) in device memory: QR and search fused in one kernel (S = 1).
-    void detect_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float* d_llr,
+    void detect_device(const cfloat* d_H,
+                       const cfloat* d_y,
+                       size_t batch,
+                       float n0,
+                       float* d_llr,
                        cuda_stream_t stream);
 
 private:

@@ -13,10 +13,10 @@
 // the subcarriers of even frequency offset, so its time signal has two equal
 // halves) is shared among the antennas, even subcarrier 2m going out of
 // antenna m mod nt: the sum stays two equal halves and the receiver's timing
-// and CFO see every antenna's channel (diversity), not one antenna's fade. In a pilot symbol, logical subcarrier i belongs to
-// antenna i mod nt (disjoint combs, the other antennas silent there): antenna
-// t sends a known unit-modulus QPSK value times sqrt(nt), so every antenna
-// sends the same power in pilot and data symbols. Data symbols carry nt
+// and CFO see every antenna's channel (diversity), not one antenna's fade. In a pilot
+// symbol, logical subcarrier i belongs to antenna i mod nt (disjoint combs, the other
+// antennas silent there): antenna t sends a known unit-modulus QPSK value times sqrt(nt),
+// so every antenna sends the same power in pilot and data symbols. Data symbols carry nt
 // streams on every used subcarrier.
 //
 // Resource-element order, the detector interface's channel-reuse order: slot
@@ -37,14 +37,14 @@
 namespace mimo_gpu {
 
 struct ofdm_grid {
-    int fft_size = 128;         ///< N, power of two or any size FFTW / cuFFT take (16..65536)
-    int cp_length = 9;          ///< cyclic prefix samples (0..N/4)
-    int used_subcarriers = 72;  ///< U, even, <= N - 1 - dc_null
-    bool dc_null = true;        ///< LTE: DC unused; NR: DC carries data
+    int fft_size = 128; ///< N, power of two or any size FFTW / cuFFT take (16..65536)
+    int cp_length = 9;  ///< cyclic prefix samples (0..N/4)
+    int used_subcarriers = 72;   ///< U, even, <= N - 1 - dc_null
+    bool dc_null = true;         ///< LTE: DC unused; NR: DC carries data
     double sample_rate = 1.92e6; ///< Hz (delay profiles and recordings)
-    int nt = 2;                 ///< transmit antennas = spatial streams (1..8)
-    int data_symbols = 6;       ///< D, data symbols per slot (after its pilot symbol)
-    int slots = 2;              ///< slots per frame
+    int nt = 2;                  ///< transmit antennas = spatial streams (1..8)
+    int data_symbols = 6;        ///< D, data symbols per slot (after its pilot symbol)
+    int slots = 2;               ///< slots per frame
     modulation mod = modulation::qam16;
 
     /// LTE ("lte1.4", "lte3", "lte5", "lte10", "lte15", "lte20": 15 kHz, normal CP
@@ -60,9 +60,15 @@ struct ofdm_grid {
 
     int symbol_samples() const { return fft_size + cp_length; }
     /// Preamble and slots.
-    int frame_samples() const { return symbol_samples() * (1 + slots * (1 + data_symbols)); }
+    int frame_samples() const
+    {
+        return symbol_samples() * (1 + slots * (1 + data_symbols));
+    }
     /// Resource elements carrying data per frame (per stream).
-    size_t data_elements() const { return size_t(slots) * used_subcarriers * data_symbols; }
+    size_t data_elements() const
+    {
+        return size_t(slots) * used_subcarriers * data_symbols;
+    }
     /// Coded bits per frame: data_elements * nt * Q.
     size_t frame_bits() const;
     double subcarrier_spacing() const { return sample_rate / fft_size; }

@@ -19,7 +19,8 @@
 namespace mimo_gpu {
 
 enum class time_interpolation {
-    hold,  ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S = D
+    hold,  ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S
+           ///< = D
     linear ///< between consecutive slots' pilots (the last slot holds): S = 1
 };
 
@@ -35,7 +36,7 @@ struct ofdm_receiver_config {
     int nr = 2;
     time_interpolation interpolation = time_interpolation::hold;
     frequency_interpolation frequency = frequency_interpolation::lmmse;
-    int lmmse_window = 8;             ///< comb pilots per LMMSE estimate (2..16)
+    int lmmse_window = 8; ///< comb pilots per LMMSE estimate (2..16)
     /// samples; -1: estimated per frame from the correlation of comb neighbours
     /// (between half a sample and twice the cyclic prefix)
     double lmmse_delay_spread = -1;
@@ -52,14 +53,15 @@ struct sync_result {
     bool found = false;     ///< a preamble above the threshold
     bool complete = false;  ///< the whole frame lies in the buffer
     size_t frame_start = 0; ///< sample index of the preamble's FFT window
-    float cfo = 0;          ///< carrier frequency offset in subcarrier spacings (|cfo| < 1)
-    float metric = 0;       ///< Schmidl-Cox metric at the preamble
+    float cfo = 0;    ///< carrier frequency offset in subcarrier spacings (|cfo| < 1)
+    float metric = 0; ///< Schmidl-Cox metric at the preamble
 };
 
 struct front_end_frame {
     sync_result sync;
-    float n0 = 0;                ///< noise variance per resource element, from the pilots
-    float delay_spread = 0;      ///< the LMMSE model's delay spread in samples (estimated or fixed)
+    float n0 = 0; ///< noise variance per resource element, from the pilots
+    float delay_spread =
+        0; ///< the LMMSE model's delay spread in samples (estimated or fixed)
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
@@ -90,7 +92,10 @@ public:
     /// As synchronize(), on samples in device memory (CUDA backend only, else
     /// std::logic_error): the metric and the matched filter run on the GPU, the
     /// decisions on the host; same results to rounding. Waits for `stream`.
-    sync_result synchronize_device(const cfloat* d_rx, size_t samples, size_t from, cuda_stream_t stream) const;
+    sync_result synchronize_device(const cfloat* d_rx,
+                                   size_t samples,
+                                   size_t from,
+                                   cuda_stream_t stream) const;
 
     /// Demodulates and estimates the frame `sync` found (complete == true, else
     /// std::invalid_argument).
@@ -98,7 +103,8 @@ public:
 
     /// Several frames of one buffer at once (each found and complete): on CUDA
     /// one batch through the FFTs and kernels, on the CPU one after another.
-    std::vector<front_end_frame> receive_frames(const cfloat* rx, size_t samples,
+    std::vector<front_end_frame> receive_frames(const cfloat* rx,
+                                                size_t samples,
                                                 const std::vector<sync_result>& syncs);
 
     /// The device path (CUDA backend only, else std::logic_error): rx in device
@@ -113,7 +119,9 @@ public:
         size_t frames = 0, channels = 0; ///< channels per frame
         int symbols_per_channel = 1;
     };
-    device_frames receive_device(const cfloat* d_rx, size_t samples, const std::vector<sync_result>& syncs,
+    device_frames receive_device(const cfloat* d_rx,
+                                 size_t samples,
+                                 const std::vector<sync_result>& syncs,
                                  cuda_stream_t stream);
 
     backend active_backend() const;
@@ -121,8 +129,11 @@ public:
     /// As receive(), with a known channel instead of the estimate (a genie for
     /// perfect-CSI comparisons): H_known[(i * nr + r) * nt + t] at the receiver's
     /// window for every slot, and N0.
-    front_end_frame receive_known_channel(const cfloat* rx, size_t samples, const sync_result& sync,
-                                          const cfloat* H_known, float n0);
+    front_end_frame receive_known_channel(const cfloat* rx,
+                                          size_t samples,
+                                          const sync_result& sync,
+                                          const cfloat* H_known,
+                                          float n0);
 
 private:
     void demodulate(const cfloat* rx, const sync_result& sync);
@@ -132,7 +143,8 @@ private:
     ofdm_grid m_grid;
     ofdm_receiver_config m_config;
     int m_backoff;
-    float m_spread_over_n; ///< a fixed LMMSE delay spread over the FFT size (< 0: estimated)
+    float m_spread_over_n; ///< a fixed LMMSE delay spread over the FFT size (< 0:
+                           ///< estimated)
     struct impl;
     std::unique_ptr<impl> m_impl;
 };

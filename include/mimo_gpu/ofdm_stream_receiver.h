@@ -59,7 +59,8 @@ public:
     /// (CUDA only), else in host memory. A frame whose pilots hold non-finite
     /// samples (no channel estimate or N0 can be made) is dropped and counted
     /// (frames_dropped()), and the frames after it close up.
-    std::vector<stream_frame> receive(size_t max_frames, cfloat* H, cfloat* y, bool outputs_on_device);
+    std::vector<stream_frame>
+    receive(size_t max_frames, cfloat* H, cfloat* y, bool outputs_on_device);
     /// Whether frames may wait that the last receive() had no room for.
     bool frames_waiting() const;
     /// Samples per antenna the receiver waits for before it searches again (the

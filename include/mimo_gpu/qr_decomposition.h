@@ -28,7 +28,10 @@ struct qr_layout {
     int floats_per_order() const { return rows() * cols(); }
     int floats_per_item() const { return orders * floats_per_order(); }
     /// Original stream at permuted position j for order o.
-    static constexpr int stream_at(int position, int order, int nt) { return (position + order) % nt; }
+    static constexpr int stream_at(int position, int order, int nt)
+    {
+        return (position + order) % nt;
+    }
 };
 
 class qr_engine; // implementation interface (CPU or CUDA), lib/core/qr/
@@ -43,7 +46,9 @@ class qr_decomposition
 public:
     /// orders: 1..nt. Throws std::invalid_argument on a bad shape or order count,
     /// std::runtime_error when backend::cuda is asked for and unavailable.
-    qr_decomposition(mimo_shape shape, int orders, backend requested = backend::automatic);
+    qr_decomposition(mimo_shape shape,
+                     int orders,
+                     backend requested = backend::automatic);
     ~qr_decomposition();
     qr_decomposition(qr_decomposition&&) noexcept;
     qr_decomposition& operator=(qr_decomposition&&) noexcept;
@@ -58,10 +63,14 @@ public:
     /// Host memory: H batch*nr*nt, y batch*nr, items batch*layout().floats_per_item().
     detection_report run(const cfloat* H, const cfloat* y, size_t batch, float* items);
 
-    /// Device memory, asynchronous on `stream` (CUDA backend only, else std::logic_error).
-    /// Input errors are reported by the next synchronising call on this object
-    /// (check_device_status), since the kernel finds them.
-    void run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items, cuda_stream_t stream);
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error). Input errors are reported by the next synchronising call on
+    /// this object (check_device_status), since the kernel finds them.
+    void run_device(const cfloat* d_H,
+                    const cfloat* d_y,
+                    size_t batch,
+                    float* d_items,
+                    cuda_stream_t stream);
     /// Waits for `stream`; the report of the run_device calls since the last check
     /// (throws for the first bad problem under `stop`).
     detection_report check_device_status(cuda_stream_t stream);

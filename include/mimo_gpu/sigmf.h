@@ -25,10 +25,10 @@ struct sigmf_meta {
     double center_frequency = 0; ///< Hz (captures[0]["core:frequency"])
     int channels = 1;            ///< >= 1
     sample_format format = sample_format::cf32;
-    bool interleaved = true;     ///< false: per-channel blocks
+    bool interleaved = true;      ///< false: per-channel blocks
     float ci16_full_scale = 1.0f; ///< the float value of int16 32767 (ci16 only)
     std::string description, hardware, author;
-    bool has_grid = false;       ///< the frame parameters below are present
+    bool has_grid = false; ///< the frame parameters below are present
     ofdm_grid grid;
     /// How the recording was made (optional): SNR in dB and maximum Doppler
     /// frequency in Hz (NaN: absent), and the transport block size A of each
@@ -50,8 +50,10 @@ struct sigmf_meta {
 /// counted in the meta). Returns the number of int16 values clipped (0 for cf32).
 /// Throws std::invalid_argument for a bad meta, std::runtime_error (with the
 /// path) when a file cannot be written.
-uint64_t write_sigmf(const std::string& base, const sigmf_meta& meta, const cfloat* samples,
-                 size_t samples_per_channel);
+uint64_t write_sigmf(const std::string& base,
+                     const sigmf_meta& meta,
+                     const cfloat* samples,
+                     size_t samples_per_channel);
 
 /// Writes a recording as it streams in (interleaved layout only): samples are
 /// appended to BASE.sigmf-data, BASE.sigmf-meta is written by close() (or the

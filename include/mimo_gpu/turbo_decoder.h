@@ -232,10 +232,8 @@ public:
     /// std::invalid_argument. Buffers are made on the first call of a size and
     /// reused; one decoder serves one call at a time (a call on another stream
     /// waits for the previous one).
-    void decode_device(const float* d_llr,
-                       size_t count,
-                       uint8_t* d_a,
-                       cuda_stream_t stream);
+    void
+    decode_device(const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream);
     void decode_device(const int8_t* d_llr,
                        float scale,
                        size_t count,

@@ -47,10 +47,10 @@ inline crc_type crc_type_from_string(const std::string& name)
 
 /// A validated decoder configuration from the block parameters.
 inline turbo_decoder_config turbo_config(const std::string& algorithm,
-                                                     int iterations,
-                                                     double extrinsic_scale,
-                                                     int window,
-                                                     const std::string& crc = "none")
+                                         int iterations,
+                                         double extrinsic_scale,
+                                         int window,
+                                         const std::string& crc = "none")
 {
     turbo_decoder_config config;
     config.algorithm = map_algorithm_from_string(algorithm);

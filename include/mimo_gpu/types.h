@@ -23,7 +23,8 @@ struct mimo_shape {
     /// Throws std::invalid_argument unless 1 <= nt <= nr <= k_largest_shape. Each
     /// detector family states its own, smaller limits (detector_capabilities).
     void validate() const;
-    /// Also nr <= k_max_antennas: for the register-resident small-MIMO kernels (QR, N-way, ML, MTT).
+    /// Also nr <= k_max_antennas: for the register-resident small-MIMO kernels (QR,
+    /// N-way, ML, MTT).
     void validate_small() const;
     int real_rows() const { return 2 * nr; }
     int real_cols() const { return 2 * nt; }
@@ -31,7 +32,8 @@ struct mimo_shape {
 
 /// Largest antenna count per side of the small-MIMO kernels (compiled sizes).
 constexpr int k_max_antennas = 8;
-/// Largest antenna count per side any shape may have (large-MIMO families size at run time).
+/// Largest antenna count per side any shape may have (large-MIMO families size at run
+/// time).
 constexpr int k_largest_shape = 1024;
 
 } // namespace mimo_gpu

@@ -31,8 +31,9 @@ ber_counter::make(int bits_per_item, bool device_buffers, const std::string& dec
 {
     checked_bits_per_item(bits_per_item);
     if (decisions != "llr" && decisions != "hard")
-        throw std::invalid_argument("ber_counter: decisions must be \"llr\" or \"hard\", got \"" +
-                                    decisions + "\"");
+        throw std::invalid_argument(
+            "ber_counter: decisions must be \"llr\" or \"hard\", got \"" + decisions +
+            "\"");
     if (device_buffers && !::mimo_gpu::cuda_available())
         throw std::invalid_argument("ber_counter: device_buffers needs CUDA: " +
                                     ::mimo_gpu::cuda_unavailable_reason());
@@ -40,14 +41,17 @@ ber_counter::make(int bits_per_item, bool device_buffers, const std::string& dec
         bits_per_item, device_buffers, decisions == "hard");
 }
 
-ber_counter_impl::ber_counter_impl(int bits_per_item, bool device_buffers, bool hard_decisions)
+ber_counter_impl::ber_counter_impl(int bits_per_item,
+                                   bool device_buffers,
+                                   bool hard_decisions)
     : gr::sync_block(
           "ber_counter",
           // Ordinary input types even with device buffers (device_buffer.h says why).
           gr::io_signature::make2(2,
                                   2,
                                   bits_per_item * sizeof(uint8_t),
-                                  bits_per_item * (hard_decisions ? sizeof(uint8_t) : sizeof(float))),
+                                  bits_per_item *
+                                      (hard_decisions ? sizeof(uint8_t) : sizeof(float))),
           gr::io_signature::make(0, 0, 0)),
       d_bits_per_item(bits_per_item),
       d_hard(hard_decisions)
@@ -117,10 +121,13 @@ ber_counter_impl::count(const void* decisions, const uint8_t* sent, size_t items
     const size_t n = items * size_t(d_bits_per_item);
     if (!d_stream) {
         const ::mimo_gpu::error_counts e =
-            d_hard ? ::mimo_gpu::count_errors(
-                         static_cast<const uint8_t*>(decisions), sent, items, d_bits_per_item)
-                   : ::mimo_gpu::count_errors(
-                         static_cast<const float*>(decisions), sent, items, d_bits_per_item);
+            d_hard
+                ? ::mimo_gpu::count_errors(static_cast<const uint8_t*>(decisions),
+                                           sent,
+                                           items,
+                                           d_bits_per_item)
+                : ::mimo_gpu::count_errors(
+                      static_cast<const float*>(decisions), sent, items, d_bits_per_item);
         return { d_errors.bits + e.bits, d_errors.items + e.items };
     }
     // Pageable host memory (an ordinary upstream block) is staged first.
@@ -128,15 +135,25 @@ ber_counter_impl::count(const void* decisions, const uint8_t* sent, size_t items
     if (d_hard)
         ::mimo_gpu::count_errors_device(
             d_decided_staging.device_view(static_cast<const uint8_t*>(decisions), n),
-            d_sent, items, d_bits_per_item, d_device_counts, d_stream->get());
+            d_sent,
+            items,
+            d_bits_per_item,
+            d_device_counts,
+            d_stream->get());
     else
         ::mimo_gpu::count_errors_device(
             d_llr_staging.device_view(static_cast<const float*>(decisions), n),
-            d_sent, items, d_bits_per_item, d_device_counts, d_stream->get());
+            d_sent,
+            items,
+            d_bits_per_item,
+            d_device_counts,
+            d_stream->get());
     d_stream->synchronize();
     unsigned long long total[2] = { 0, 0 };
-    ::mimo_gpu::copy_memory(
-        total, d_device_counts, sizeof(total), ::mimo_gpu::copy_direction::device_to_host);
+    ::mimo_gpu::copy_memory(total,
+                            d_device_counts,
+                            sizeof(total),
+                            ::mimo_gpu::copy_direction::device_to_host);
     return { total[0] - d_device_before.bits, total[1] - d_device_before.items };
 }
 

@@ -6,8 +6,8 @@
 #define INCLUDED_MIMO_GPU_BER_COUNTER_IMPL_H
 
 #include <gnuradio/mimo_gpu/ber_counter.h>
-#include <gnuradio/thread/thread.h>
 #include <gnuradio/mimo_gpu/device_buffer.h>
+#include <gnuradio/thread/thread.h>
 #include <mimo_gpu/device_memory.h>
 
 #include "plumbing/device_staging.h"
@@ -39,7 +39,8 @@ public:
 
 private:
     /// This call's errors, counted on the host or (device_buffers) on the GPU.
-    ::mimo_gpu::error_counts count(const void* decisions, const uint8_t* sent, size_t items);
+    ::mimo_gpu::error_counts
+    count(const void* decisions, const uint8_t* sent, size_t items);
 
     const int d_bits_per_item;
     const bool d_hard; // decisions are bytes, else LLRs
@@ -51,7 +52,7 @@ private:
     device_staging<uint8_t> d_decided_staging;
     device_staging<uint8_t> d_bits_staging;
     ::mimo_gpu::error_counts d_device_before; // device counts at the last reset
-    mutable gr::thread::mutex d_mutex; // the counters are read from other threads
+    mutable gr::thread::mutex d_mutex;        // the counters are read from other threads
     uint64_t d_bits = 0, d_items = 0;
     ::mimo_gpu::error_counts d_errors;
 };

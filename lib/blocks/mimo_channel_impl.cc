@@ -2,9 +2,9 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "mimo_channel_impl.h"
 #include "plumbing/batch_runner.h"
 #include "plumbing/block_parameters.h"
-#include "mimo_channel_impl.h"
 #include "plumbing/noise_var_tags.h"
 
 #include <gnuradio/block_detail.h>

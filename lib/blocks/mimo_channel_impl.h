@@ -39,7 +39,7 @@ public:
 private:
     ::mimo_gpu::channel_simulator d_simulator;
     const int d_symbols_per_channel;
-    batch_runner d_batches; // in channels
+    batch_runner d_batches;            // in channels
     mutable gr::thread::mutex d_mutex; // guards the SNR, changed from other threads
     double d_snr_db;
     float d_noise_var;

@@ -6,8 +6,8 @@
 #include "plumbing/block_parameters.h"
 #include "plumbing/noise_var_tags.h"
 
-#include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/block_detail.h>
+#include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/device_buffer.h>
@@ -32,7 +32,10 @@ gr::io_signature::sptr source_outputs(const ::mimo_gpu::channel_generator& g, bo
     // The bits output may be left unconnected when the bits come in (input 0).
     if (device)
         return gr::io_signature::makev(
-            2, 3, sizes, { device_buffer::type, device_buffer::type, device_buffer::type });
+            2,
+            3,
+            sizes,
+            { device_buffer::type, device_buffer::type, device_buffer::type });
     return gr::io_signature::makev(2,
                                    3,
                                    sizes,
@@ -75,17 +78,18 @@ mimo_channel_source::sptr mimo_channel_source::make(int nr,
     if (bits_per_input_item == 0)
         bits_per_input_item = bpp;
     if (bits_per_input_item < 0 || bits_per_input_item % bpp != 0)
-        throw std::invalid_argument("mimo_channel_source: bits_per_input_item must be 0 or a "
-                                    "positive multiple of nt*Q = " +
-                                    std::to_string(bpp) + ", got " +
-                                    std::to_string(bits_per_input_item));
+        throw std::invalid_argument(
+            "mimo_channel_source: bits_per_input_item must be 0 or a "
+            "positive multiple of nt*Q = " +
+            std::to_string(bpp) + ", got " + std::to_string(bits_per_input_item));
     // With a bits input the block works in whole input items and whole channels.
-    const uint64_t unit_problems = std::lcm(uint64_t(symbols_per_channel),
-                                            uint64_t(bits_per_input_item / bpp));
+    const uint64_t unit_problems =
+        std::lcm(uint64_t(symbols_per_channel), uint64_t(bits_per_input_item / bpp));
     if (unit_problems > (uint64_t(1) << 24))
         throw std::invalid_argument(
-            "mimo_channel_source: whole channels of S = " + std::to_string(symbols_per_channel) +
-            " that take whole input items of " + std::to_string(bits_per_input_item / bpp) +
+            "mimo_channel_source: whole channels of S = " +
+            std::to_string(symbols_per_channel) + " that take whole input items of " +
+            std::to_string(bits_per_input_item / bpp) +
             " received vectors come in units of " + std::to_string(unit_problems) +
             " received vectors, more than 2^24");
     const bool device =
@@ -109,10 +113,12 @@ mimo_channel_source_impl::mimo_channel_source_impl(
       d_channels((problems + d_generator->symbols_per_channel() - 1) /
                  d_generator->symbols_per_channel()),
       d_problems_per_input_item(bits_per_input_item / d_generator->bits_per_problem()),
-      d_unit_channels(std::lcm(d_generator->symbols_per_channel(), d_problems_per_input_item) /
-                      d_generator->symbols_per_channel()),
-      d_max_channels(std::max(1, max_batch / d_generator->symbols_per_channel() / d_unit_channels) *
-                     d_unit_channels),
+      d_unit_channels(
+          std::lcm(d_generator->symbols_per_channel(), d_problems_per_input_item) /
+          d_generator->symbols_per_channel()),
+      d_max_channels(
+          std::max(1, max_batch / d_generator->symbols_per_channel() / d_unit_channels) *
+          d_unit_channels),
       d_snr_db(snr_db),
       d_noise_var(::mimo_gpu::noise_variance_from_snr_db(snr_db))
 {
@@ -170,11 +176,11 @@ bool mimo_channel_source_impl::check_topology(int ninputs, int noutputs)
     return true;
 }
 
-void mimo_channel_source_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+void mimo_channel_source_impl::forecast(int noutput_items,
+                                        gr_vector_int& ninput_items_required)
 {
     if (!ninput_items_required.empty()) // whole input items (noutput_items is a multiple)
-        ninput_items_required[0] =
-            std::max(1, noutput_items / d_problems_per_input_item);
+        ninput_items_required[0] = std::max(1, noutput_items / d_problems_per_input_item);
 }
 
 int mimo_channel_source_impl::general_work(int noutput_items,
@@ -206,16 +212,20 @@ int mimo_channel_source_impl::general_work(int noutput_items,
         return 0;
     auto H = static_cast<gr_complex*>(output_items[0]);
     auto y = static_cast<gr_complex*>(output_items[1]);
-    auto bits = output_items.size() > 2 ? static_cast<uint8_t*>(output_items[2]) : nullptr;
+    auto bits =
+        output_items.size() > 2 ? static_cast<uint8_t*>(output_items[2]) : nullptr;
     gr::thread::scoped_lock lock(d_mutex);
     if (d_tag_pending) {
         for (int port = 0; port < 2; ++port)
-            add_item_tag(
-                port, nitems_written(port), k_noise_var_key, pmt::from_double(d_noise_var));
+            add_item_tag(port,
+                         nitems_written(port),
+                         k_noise_var_key,
+                         pmt::from_double(d_noise_var));
         d_tag_pending = false;
     }
     try {
-        const size_t n_bits = size_t(channels) * size_t(S) * size_t(d_generator->bits_per_problem());
+        const size_t n_bits =
+            size_t(channels) * size_t(S) * size_t(d_generator->bits_per_problem());
         const auto in = given ? static_cast<const uint8_t*>(input_items[0]) : nullptr;
         if (d_stream) {
             d_generator->generate_device(first,
@@ -225,7 +235,8 @@ int mimo_channel_source_impl::general_work(int noutput_items,
                                          H,
                                          y,
                                          d_stream->get(),
-                                         in ? d_given_staging.device_view(in, n_bits) : nullptr);
+                                         in ? d_given_staging.device_view(in, n_bits)
+                                            : nullptr);
             d_stream->synchronize(); // complete before GNU Radio hands the items on
         } else {
             d_generator->generate(first, channels, d_noise_var, bits, H, y, in);

@@ -48,11 +48,11 @@ private:
     std::unique_ptr<::mimo_gpu::channel_generator> d_generator;
     std::unique_ptr<::mimo_gpu::device_stream> d_stream; // CUDA: device buffers
     const uint64_t d_channels;                           // 0: endless
-    const int d_problems_per_input_item; // of the optional bits input
-    const int d_unit_channels;  // channels that take whole input items: lcm(S, that) / S
-    const int d_max_channels;   // per work() call, a multiple of d_unit_channels
+    const int d_problems_per_input_item;                 // of the optional bits input
+    const int d_unit_channels; // channels that take whole input items: lcm(S, that) / S
+    const int d_max_channels;  // per work() call, a multiple of d_unit_channels
     device_staging<uint8_t> d_given_staging; // pageable bits input, device buffers
-    mutable gr::thread::mutex d_mutex;                   // guards the SNR
+    mutable gr::thread::mutex d_mutex;       // guards the SNR
     double d_snr_db;
     float d_noise_var;
     bool d_tag_pending = true;

@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "plumbing/block_parameters.h"
 #include "mimo_detector_impl.h"
+#include "plumbing/block_parameters.h"
 #include "plumbing/noise_var_tags.h"
 
 #include <gnuradio/block_detail.h>
@@ -30,9 +30,18 @@ mimo_detector::sptr mimo_detector::make(const std::string& algorithm,
                                         const std::string& policy,
                                         bool device_buffers)
 {
-    const ::mimo_gpu::detector_spec spec{ algorithm, ::mimo_gpu::parse_parameter_list(parameters) };
-    return make_from_spec(spec, nr, nt, modulation, noise_var, symbols_per_channel, backend,
-                          max_batch, policy, device_buffers);
+    const ::mimo_gpu::detector_spec spec{ algorithm,
+                                          ::mimo_gpu::parse_parameter_list(parameters) };
+    return make_from_spec(spec,
+                          nr,
+                          nt,
+                          modulation,
+                          noise_var,
+                          symbols_per_channel,
+                          backend,
+                          max_batch,
+                          policy,
+                          device_buffers);
 }
 
 mimo_detector::sptr mimo_detector::make_from_spec(const ::mimo_gpu::detector_spec& spec,
@@ -56,7 +65,8 @@ mimo_detector::sptr mimo_detector::make_from_spec(const ::mimo_gpu::detector_spe
                                           ::mimo_gpu::backend_from_string(backend));
     core->set_bad_problem_policy(bad_problems);
     // Device buffers where the detector runs on CUDA from device memory; else host.
-    const bool device = device_buffers && core->active_backend() == ::mimo_gpu::backend::cuda &&
+    const bool device = device_buffers &&
+                        core->active_backend() == ::mimo_gpu::backend::cuda &&
                         core->capabilities().device_path;
     return gnuradio::make_block_sptr<mimo_detector_impl>(
         std::move(core), noise_var, symbols_per_channel, max_batch, device);
@@ -97,7 +107,9 @@ gr::io_signature::sptr detector_output(const ::mimo_gpu::detector& core, bool de
                   : gr::io_signature::make(1, 1, llrs);
 }
 
-int frame_channels(const ::mimo_gpu::detector& core, int symbols_per_channel, int max_batch)
+int frame_channels(const ::mimo_gpu::detector& core,
+                   int symbols_per_channel,
+                   int max_batch)
 {
     const size_t h_bytes = sizeof(gr_complex) * core.shape().nr * core.shape().nt;
     const size_t by_bytes = k_max_buffer_bytes / (2 * k_buffered_frames * h_bytes);
@@ -118,9 +130,11 @@ mimo_detector_impl::mimo_detector_impl(std::unique_ptr<::mimo_gpu::detector> cor
       d_core(std::move(core)),
       d_symbols_per_channel(symbols_per_channel),
       d_frame_channels(frame_channels(*d_core, symbols_per_channel, max_batch)),
-      d_gate(d_frame_channels * symbols_per_channel, k_buffered_frames, k_default_max_wait),
+      d_gate(
+          d_frame_channels * symbols_per_channel, k_buffered_frames, k_default_max_wait),
       d_noise_var(checked_noise_var(noise_var)),
-      d_erasures(d_logger), d_ignored_noise_var(d_logger, "ignored noise_var tags")
+      d_erasures(d_logger),
+      d_ignored_noise_var(d_logger, "ignored noise_var tags")
 {
     d_gate.install(*this); // output multiple: whole frames of whole channels
     // Output item k is y item k: y's tags go along 1:1; H's (one per S items) do not.
@@ -192,7 +206,8 @@ std::string mimo_detector_impl::active_backend() const
 void mimo_detector_impl::set_max_wait_ms(double ms)
 {
     if (!(ms >= 0 && ms <= 1e6))
-        throw std::invalid_argument("max_wait_ms must be in 0..1e6, got " + std::to_string(ms));
+        throw std::invalid_argument("max_wait_ms must be in 0..1e6, got " +
+                                    std::to_string(ms));
     gr::thread::scoped_lock lock(d_mutex);
     d_gate.set_max_wait(*this, std::chrono::milliseconds(std::lround(ms)));
 }
@@ -215,7 +230,8 @@ bool mimo_detector_impl::single_mapped_inputs() const
 {
     const auto d = detail();
     for (int i = 0; d && i < d->ninputs(); ++i)
-        if (d->input(i)->buffer()->get_mapping_type() == gr::buffer_mapping_type::single_mapped)
+        if (d->input(i)->buffer()->get_mapping_type() ==
+            gr::buffer_mapping_type::single_mapped)
             return true;
     return false;
 }
@@ -260,7 +276,8 @@ void mimo_detector_impl::submit(
     const size_t llrs_per_symbol = d_core->llrs_per_problem();
     std::vector<gr::tag_t> tags;
     get_tags_in_window(tags, 1, first_item, first_item + channels * S, k_noise_var_key);
-    // N0 changes at channel boundaries: a tag applies from the first symbol of its channel.
+    // N0 changes at channel boundaries: a tag applies from the first symbol of its
+    // channel.
     float n0 = d_noise_var;
     const auto segments = split_at_noise_var_tags(
         tags, nitems_read(1) + first_item, channels * S, n0, d_ignored_noise_var);
@@ -330,8 +347,9 @@ int mimo_detector_impl::general_work(int noutput_items,
         const auto reader = detail()->input(1);
         if (d_failed || device_outputs_failed(*this))
             return WORK_DONE;
-        if (channels <= 0 ||
-            !d_gate.due(channels * S, inputs_ended(), reader->max_possible_items_available()))
+        if (channels <= 0 || !d_gate.due(channels * S,
+                                         inputs_ended(),
+                                         reader->max_possible_items_available()))
             return 0;
         d_gate.taken();
         d_trace.begin();
@@ -349,9 +367,10 @@ int mimo_detector_impl::general_work(int noutput_items,
                                         (ninput_items[1] - pending) / S,
                                         (noutput_items - pending) / S });
         const auto reader = detail()->input(1);
-        if (channels > 0 && d_gate.due(channels * S,
-                                       inputs_ended(),
-                                       reader->max_possible_items_available() - pending)) {
+        if (channels > 0 &&
+            d_gate.due(channels * S,
+                       inputs_ended(),
+                       reader->max_possible_items_available() - pending)) {
             try {
                 submit(H, y, llr, pending, channels);
                 submitted = true;
@@ -373,9 +392,10 @@ int mimo_detector_impl::general_work(int noutput_items,
         try {
             rebuild_pipeline();
         } catch (const std::exception& e) {
-            d_logger->error("remaking the detectors after a parameter change: {}; ending the "
-                            "stream",
-                            e.what());
+            d_logger->error(
+                "remaking the detectors after a parameter change: {}; ending the "
+                "stream",
+                e.what());
             d_failed = true; // an exception escaping work() would hang the flowgraph
         }
     }
@@ -402,8 +422,8 @@ int mimo_detector_impl::device_work(int channels,
     std::vector<gr::tag_t> tags;
     get_tags_in_window(tags, 1, 0, channels * S, k_noise_var_key);
     float n0 = d_noise_var;
-    const auto segments =
-        split_at_noise_var_tags(tags, nitems_read(1), channels * S, n0, d_ignored_noise_var);
+    const auto segments = split_at_noise_var_tags(
+        tags, nitems_read(1), channels * S, n0, d_ignored_noise_var);
     d_noise_var = n0;
     const auto stream = d_device_stream->get();
     try {
@@ -413,7 +433,8 @@ int mimo_detector_impl::device_work(int channels,
         y = d_y_staging.device_view(y, size_t(channels) * S * shape.nr);
         for (size_t i = 0; i < segments.size(); ++i) {
             const int begin = segments[i].begin / S;
-            const int end = i + 1 < segments.size() ? segments[i + 1].begin / S : channels;
+            const int end =
+                i + 1 < segments.size() ? segments[i + 1].begin / S : channels;
             ::mimo_gpu::detector_input in;
             in.H = H + size_t(begin) * shape.nr * shape.nt;
             in.y = y + size_t(begin) * S * shape.nr;
@@ -422,7 +443,8 @@ int mimo_detector_impl::device_work(int channels,
             in.n0 = segments[i].noise_var;
             d_core->detect_device(in, llr + size_t(begin) * S * llrs_per_symbol, stream);
         }
-        d_device_stream->synchronize(); // the items are complete when GNU Radio hands them on
+        d_device_stream
+            ->synchronize(); // the items are complete when GNU Radio hands them on
         // One report for every segment's call, each erased problem listed.
         const auto report = d_core->check_device_status(stream);
         for (const auto& tag : d_erasures.record(report, nitems_written(0)))

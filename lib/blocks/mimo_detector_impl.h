@@ -12,9 +12,9 @@
 #include <mimo_gpu/device_memory.h>
 
 #include "plumbing/batch_gate.h"
-#include "plumbing/work_trace.h"
 #include "plumbing/device_staging.h"
 #include "plumbing/erasure_tags.h"
+#include "plumbing/work_trace.h"
 #include <gnuradio/mimo_gpu/device_buffer.h>
 
 #include <atomic>
@@ -71,7 +71,11 @@ private:
     /// Submits frames for `channels` channels that start `first_item` items into
     /// this call's windows, split at noise_var tags and into frames of at most
     /// d_frame_channels.
-    void submit(const gr_complex* H, const gr_complex* y, float* llr, int first_item, int channels);
+    void submit(const gr_complex* H,
+                const gr_complex* y,
+                float* llr,
+                int first_item,
+                int channels);
     /// Collects frames in order (those of earlier calls, or every one when
     /// `all`), records their erasures; returns the items they cover, stopping
     /// at a failed frame.
@@ -88,10 +92,10 @@ private:
     device_staging<gr_complex> d_H_staging, d_y_staging;        // pageable inputs
     const int d_symbols_per_channel;
     const int d_frame_channels;
-    batch_gate d_gate; // in received vectors
+    batch_gate d_gate;                       // in received vectors
     std::deque<frame_in_flight> d_in_flight; // oldest first
     uint64_t d_calls = 0;
-    bool d_failed = false;       // a core call failed: the stream ends
+    bool d_failed = false; // a core call failed: the stream ends
     std::atomic<bool> d_parameters_changed{ false }; // read by forecast() unlocked
     mutable gr::thread::mutex
         d_mutex; // guards N0, the parameters and the gate's wait, set from other threads

@@ -2,10 +2,10 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include "nway_detector_impl.h"
 #include "plumbing/batch_runner.h"
 #include "plumbing/block_parameters.h"
 #include "plumbing/noise_var_tags.h"
-#include "nway_detector_impl.h"
 
 #include <gnuradio/io_signature.h>
 
@@ -64,7 +64,8 @@ nway_detector_impl::nway_detector_impl(int nr,
                  ::mimo_gpu::backend_from_string(backend)),
       d_batches(checked_max_batch(max_batch), d_logger),
       d_noise_var(checked_noise_var(noise_var)),
-      d_erasures(d_logger), d_ignored_noise_var(d_logger, "ignored noise_var tags")
+      d_erasures(d_logger),
+      d_ignored_noise_var(d_logger, "ignored noise_var tags")
 {
     d_detector.set_bad_problem_policy(::mimo_gpu::parse_bad_problem_policy(policy));
     request_batch_sized_output_buffers(*this, max_batch);

@@ -40,17 +40,20 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
     return gnuradio::make_block_sptr<ofdm_channel_model_impl>(g.frame_samples(), c);
 }
 
-ofdm_channel_model_impl::ofdm_channel_model_impl(int frame_samples, const ::mimo_gpu::multipath_config& config)
+ofdm_channel_model_impl::ofdm_channel_model_impl(
+    int frame_samples, const ::mimo_gpu::multipath_config& config)
     : gr::block("ofdm_channel_model",
                 gr::io_signature::make(config.nt, config.nt, sizeof(gr_complex)),
                 gr::io_signature::make(config.nr, config.nr, sizeof(gr_complex))),
       d_frame(frame_samples),
-      d_output(int(::mimo_gpu::multipath_channel(config).output_samples(size_t(frame_samples)))),
+      d_output(int(
+          ::mimo_gpu::multipath_channel(config).output_samples(size_t(frame_samples)))),
       d_channel(config),
       d_in(size_t(frame_samples) * config.nt),
       d_out(size_t(d_output) * config.nr)
 {
-    // A whole frame per call: its output (with the timing offset and the delay spread) at once.
+    // A whole frame per call: its output (with the timing offset and the delay spread) at
+    // once.
     set_output_multiple(d_output);
     set_relative_rate(uint64_t(d_output), uint64_t(d_frame));
 }
@@ -67,7 +70,8 @@ double ofdm_channel_model_impl::snr_db() const
     return d_channel.config().snr_db;
 }
 
-void ofdm_channel_model_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+void ofdm_channel_model_impl::forecast(int noutput_items,
+                                       gr_vector_int& ninput_items_required)
 {
     for (auto& n : ninput_items_required)
         n = (noutput_items / d_output) * d_frame;
@@ -86,7 +90,8 @@ int ofdm_channel_model_impl::general_work(int noutput_items,
     gr::thread::scoped_lock lock(d_mutex);
     for (int f = 0; f < frames; ++f) {
         for (int t = 0; t < nt; ++t) {
-            auto in = static_cast<const gr_complex*>(input_items[t]) + size_t(f) * d_frame;
+            auto in =
+                static_cast<const gr_complex*>(input_items[t]) + size_t(f) * d_frame;
             for (int n = 0; n < d_frame; ++n)
                 d_in[size_t(n) * nt + t] = in[n];
         }

@@ -17,7 +17,8 @@ namespace mimo_gpu {
 class ofdm_channel_model_impl : public ofdm_channel_model
 {
 public:
-    ofdm_channel_model_impl(int frame_samples, const ::mimo_gpu::multipath_config& config);
+    ofdm_channel_model_impl(int frame_samples,
+                            const ::mimo_gpu::multipath_config& config);
     void set_snr_db(double snr_db) override;
     double snr_db() const override;
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;

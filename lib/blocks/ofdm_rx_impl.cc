@@ -30,7 +30,9 @@ constexpr int k_buffered_frames = 6;
         return ::mimo_gpu::time_interpolation::hold;
     if (name == "linear")
         return ::mimo_gpu::time_interpolation::linear;
-    throw std::invalid_argument("ofdm_rx: time_interpolation must be \"hold\" or \"linear\", got \"" + name + "\"");
+    throw std::invalid_argument(
+        "ofdm_rx: time_interpolation must be \"hold\" or \"linear\", got \"" + name +
+        "\"");
 }
 
 ::mimo_gpu::frequency_interpolation frequency_from(const std::string& name)
@@ -39,15 +41,21 @@ constexpr int k_buffered_frames = 6;
         return ::mimo_gpu::frequency_interpolation::lmmse;
     if (name == "linear")
         return ::mimo_gpu::frequency_interpolation::linear;
-    throw std::invalid_argument("ofdm_rx: frequency_interpolation must be \"lmmse\" or \"linear\", got \"" + name +
-                                "\"");
+    throw std::invalid_argument(
+        "ofdm_rx: frequency_interpolation must be \"lmmse\" or \"linear\", got \"" +
+        name + "\"");
 }
 
 gr::io_signature::sptr rx_outputs(const ::mimo_gpu::ofdm_grid& grid, int nr, bool device)
 {
-    const gr::buffer_type type = device ? device_buffer::type : gr::buffer_double_mapped::type;
-    return gr::io_signature::make2(
-        2, 2, nr * grid.nt * int(sizeof(gr_complex)), nr * int(sizeof(gr_complex)), type, type);
+    const gr::buffer_type type =
+        device ? device_buffer::type : gr::buffer_double_mapped::type;
+    return gr::io_signature::make2(2,
+                                   2,
+                                   nr * grid.nt * int(sizeof(gr_complex)),
+                                   nr * int(sizeof(gr_complex)),
+                                   type,
+                                   type);
 }
 } // namespace
 
@@ -74,10 +82,11 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
 ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
                            const ::mimo_gpu::ofdm_receiver_config& config,
                            bool device_buffers)
-    : gr::block("ofdm_rx",
-                gr::io_signature::make(config.nr, config.nr, sizeof(gr_complex)),
-                // The receiver is made (and the backend known) before the signature: see below.
-                gr::io_signature::make2(2, 2, 1, 1)),
+    : gr::block(
+          "ofdm_rx",
+          gr::io_signature::make(config.nr, config.nr, sizeof(gr_complex)),
+          // The receiver is made (and the backend known) before the signature: see below.
+          gr::io_signature::make2(2, 2, 1, 1)),
       d_grid(grid),
       d_config(config),
       d_receiver(std::make_unique<::mimo_gpu::ofdm_stream_receiver>(grid, config)),
@@ -99,11 +108,18 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
     set_min_output_buffer(1, k_buffered_frames * d_y_per_frame);
     set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
     set_tag_propagation_policy(TPP_DONT);
-    d_logger->info("{}, {} receive antennas, S = {}, on {}{}", ::mimo_gpu::describe(grid), config.nr,
-                   symbols_per_channel(), active_backend(), d_device_outputs ? " (device buffers)" : "");
+    d_logger->info("{}, {} receive antennas, S = {}, on {}{}",
+                   ::mimo_gpu::describe(grid),
+                   config.nr,
+                   symbols_per_channel(),
+                   active_backend(),
+                   d_device_outputs ? " (device buffers)" : "");
 }
 
-std::string ofdm_rx_impl::active_backend() const { return ::mimo_gpu::to_string(d_backend); }
+std::string ofdm_rx_impl::active_backend() const
+{
+    return ::mimo_gpu::to_string(d_backend);
+}
 
 void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
 {
@@ -115,16 +131,18 @@ void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
     // The rest of a frame found (so a frame is taken as soon as its last sample
     // is there), else a quarter frame of new samples.
     const size_t wanted = d_receiver->samples_wanted();
-    const int ask = wanted > 0 ? int(std::min<size_t>(wanted, size_t(d_chunk) * 4)) : d_chunk;
+    const int ask =
+        wanted > 0 ? int(std::min<size_t>(wanted, size_t(d_chunk) * 4)) : d_chunk;
     const auto d = detail();
     for (size_t r = 0; r < ninput_items_required.size(); ++r) {
         // An ended input is asked for what it still holds (GNU Radio ends a block
         // whose ended input cannot satisfy its forecast); never more than the
         // buffer can hold.
         const auto in = d ? d->input(int(r)) : nullptr;
-        ninput_items_required[r] = !in                ? ask
-                                   : in->done()       ? std::min(ask, in->items_available())
-                                                      : std::min(ask, in->max_possible_items_available());
+        ninput_items_required[r] =
+            !in          ? ask
+            : in->done() ? std::min(ask, in->items_available())
+                         : std::min(ask, in->max_possible_items_available());
     }
 }
 
@@ -135,9 +153,11 @@ bool ofdm_rx_impl::an_input_ran_out(size_t taken)
     uint64_t longest = 0;
     for (int r = 0; d && r < d->ninputs(); ++r) {
         const auto in = d->input(r);
-        const bool done = in->done(); // first: the items written before it are then all counted
+        const bool done =
+            in->done(); // first: the items written before it are then all counted
         const uint64_t available = uint64_t(in->items_available());
-        const uint64_t left = available - std::min<uint64_t>(available, taken); // not yet consumed
+        const uint64_t left =
+            available - std::min<uint64_t>(available, taken); // not yet consumed
         out = out || (done && left == 0);
         longest = std::max(longest, left);
     }
@@ -155,9 +175,11 @@ void ofdm_rx_impl::lock_input_buffers()
     for (int r = 0; r < detail()->ninputs() && why.empty(); ++r) {
         const gr::buffer_sptr b = detail()->input(r)->buffer();
         // A double-mapped buffer is the same pages twice in a row: both views.
-        const size_t views = b->get_mapping_type() == gr::buffer_mapping_type::double_mapped ? 2 : 1;
+        const size_t views =
+            b->get_mapping_type() == gr::buffer_mapping_type::double_mapped ? 2 : 1;
         void* base = const_cast<char*>(b->base());
-        why = ::mimo_gpu::lock_host_memory(base, views * size_t(b->bufsize()) * sizeof(gr_complex));
+        why = ::mimo_gpu::lock_host_memory(
+            base, views * size_t(b->bufsize()) * sizeof(gr_complex));
         if (why.empty())
             d_locked.push_back(base);
     }
@@ -165,7 +187,8 @@ void ofdm_rx_impl::lock_input_buffers()
         unlock_input_buffers();
         d_logger->info("input buffers staged through page-locked memory ({})", why);
     } else
-        d_logger->info("input buffers page-locked in place: samples go to the GPU without a copy");
+        d_logger->info(
+            "input buffers page-locked in place: samples go to the GPU without a copy");
 }
 
 void ofdm_rx_impl::unlock_input_buffers()
@@ -178,7 +201,7 @@ void ofdm_rx_impl::unlock_input_buffers()
 bool ofdm_rx_impl::start()
 {
     d_inputs_checked = false; // a new run may have new buffers
-    if (d_started) { // a flowgraph run again: a new stream, from sample 0
+    if (d_started) {          // a flowgraph run again: a new stream, from sample 0
         ::mimo_gpu::ofdm_receiver_config config = d_config;
         config.requested = d_backend; // the buffers were made for it
         d_receiver = std::make_unique<::mimo_gpu::ofdm_stream_receiver>(d_grid, config);
@@ -201,8 +224,10 @@ int ofdm_rx_impl::general_work(int noutput_items,
     if (!d_inputs_checked)
         lock_input_buffers();
     d_trace.begin();
-    const size_t available = size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
-    const size_t taken = std::min(available, d_receiver->ended() ? size_t(0) : d_receiver->room());
+    const size_t available =
+        size_t(*std::min_element(ninput_items.begin(), ninput_items.end()));
+    const size_t taken =
+        std::min(available, d_receiver->ended() ? size_t(0) : d_receiver->room());
     std::vector<::mimo_gpu::stream_frame> frames;
     if (!stream_frame_matches(taken)) {
         d_failed = true;
@@ -215,24 +240,29 @@ int ofdm_rx_impl::general_work(int noutput_items,
         if (!d_receiver->ended() && an_input_ran_out(taken)) {
             d_receiver->end_stream();
             if (d_unread_at_end > 0)
-                d_logger->warn("an antenna stream ended {} samples before another: the receiver ends with it "
-                               "(it needs every antenna's samples); those samples are not read",
-                               d_unread_at_end);
+                d_logger->warn(
+                    "an antenna stream ended {} samples before another: the receiver "
+                    "ends with it "
+                    "(it needs every antenna's samples); those samples are not read",
+                    d_unread_at_end);
         }
         frames = d_receiver->receive(size_t(noutput_items / d_y_per_frame),
-                                    static_cast<gr_complex*>(output_items[0]),
-                                    static_cast<gr_complex*>(output_items[1]),
-                                    d_device_outputs);
+                                     static_cast<gr_complex*>(output_items[0]),
+                                     static_cast<gr_complex*>(output_items[1]),
+                                     d_device_outputs);
         // Only now: consuming frees the samples for the upstream writer at once,
         // and page-locked samples are copied to the GPU until receive() returns.
         consume_each(int(taken));
     } catch (const std::exception& e) {
-        d_logger->error("stream samples {}..: {}; ending the stream", nitems_read(0), e.what());
+        d_logger->error(
+            "stream samples {}..: {}; ending the stream", nitems_read(0), e.what());
         d_failed = true; // an exception escaping work() would hang the flowgraph
         return WORK_DONE;
     }
     for (size_t f = 0; f < frames.size(); ++f) {
-        emit_tags(frames[f], nitems_written(0) + f * size_t(d_H_per_frame), nitems_written(1) + f * size_t(d_y_per_frame));
+        emit_tags(frames[f],
+                  nitems_written(0) + f * size_t(d_H_per_frame),
+                  nitems_written(1) + f * size_t(d_y_per_frame));
         d_last_n0 = frames[f].n0;
         d_last_cfo = frames[f].cfo;
     }
@@ -251,13 +281,17 @@ bool ofdm_rx_impl::stream_frame_matches(size_t taken)
     get_tags_in_window(tags, 0, 0, taken, k_grid_tag_key);
     for (const auto& tag : tags) {
         const auto sent = grid_from_tag_value(tag.value);
-        const std::string mismatch = sent ? ::mimo_gpu::frame_mismatch(*sent, d_grid)
-                                          : std::string("an ofdm_grid tag that is not a frame's description");
+        const std::string mismatch =
+            sent ? ::mimo_gpu::frame_mismatch(*sent, d_grid)
+                 : std::string("an ofdm_grid tag that is not a frame's description");
         if (!mismatch.empty()) {
-            d_logger->error("the stream's frame ({}) is not this block's ({}) from sample {} on: {}; no frame of "
+            d_logger->error("the stream's frame ({}) is not this block's ({}) from "
+                            "sample {} on: {}; no frame of "
                             "it can be received, ending the stream",
-                            sent ? ::mimo_gpu::describe(*sent) : std::string("?"), ::mimo_gpu::describe(d_grid),
-                            tag.offset, mismatch);
+                            sent ? ::mimo_gpu::describe(*sent) : std::string("?"),
+                            ::mimo_gpu::describe(d_grid),
+                            tag.offset,
+                            mismatch);
             d_frame_mismatch = true;
             return false;
         }
@@ -274,11 +308,15 @@ void ofdm_rx_impl::update_counters()
     std::lock_guard<std::mutex> lock(d_timing_mutex);
     d_timing = d_receiver->timing();
     if (d_frames_dropped > dropped_before)
-        d_logger->warn("{} frame(s) dropped: their pilots hold non-finite samples ({} so far)",
-                       d_frames_dropped - dropped_before, uint64_t(d_frames_dropped));
+        d_logger->warn(
+            "{} frame(s) dropped: their pilots hold non-finite samples ({} so far)",
+            d_frames_dropped - dropped_before,
+            uint64_t(d_frames_dropped));
 }
 
-void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item)
+void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f,
+                             uint64_t H_item,
+                             uint64_t y_item)
 {
     const pmt::pmt_t n0 = pmt::from_double(f.n0);
     add_item_tag(0, H_item, k_noise_var_key, n0);
@@ -299,19 +337,28 @@ std::string ofdm_rx_impl::timing_summary() const
     }
     const double frames = std::max<double>(1.0, double(d_frames));
     char text[256];
-    std::snprintf(text, sizeof text,
-                  "per frame: samples in %.3f ms (%llu calls), search %.3f ms (%llu), demodulation %.3f ms "
+    std::snprintf(text,
+                  sizeof text,
+                  "per frame: samples in %.3f ms (%llu calls), search %.3f ms (%llu), "
+                  "demodulation %.3f ms "
                   "(%llu batches)",
-                  1e3 * t.push / frames, (unsigned long long)t.pushes, 1e3 * t.search / frames,
-                  (unsigned long long)t.searches, 1e3 * t.demodulate / frames, (unsigned long long)t.batches);
+                  1e3 * t.push / frames,
+                  (unsigned long long)t.pushes,
+                  1e3 * t.search / frames,
+                  (unsigned long long)t.searches,
+                  1e3 * t.demodulate / frames,
+                  (unsigned long long)t.batches);
     return text;
 }
 
 bool ofdm_rx_impl::stop()
 {
     unlock_input_buffers(); // before GNU Radio frees them
-    d_logger->info("{} frames received, {} dropped (non-finite pilots), {} samples outside frames",
-                   uint64_t(d_frames), uint64_t(d_frames_dropped), uint64_t(d_samples_dropped));
+    d_logger->info(
+        "{} frames received, {} dropped (non-finite pilots), {} samples outside frames",
+        uint64_t(d_frames),
+        uint64_t(d_frames_dropped),
+        uint64_t(d_samples_dropped));
     return true;
 }
 

@@ -82,7 +82,8 @@ private:
     std::atomic<bool> d_frame_mismatch{ false };
     bool d_inputs_checked = false;
     std::vector<void*> d_locked; // input buffer regions page-locked by this block
-    uint64_t d_unread_at_end = 0; // samples of longer streams past the end of the shortest
+    uint64_t d_unread_at_end =
+        0; // samples of longer streams past the end of the shortest
     std::atomic<uint64_t> d_frames{ 0 }, d_frames_dropped{ 0 }, d_samples_dropped{ 0 };
     std::atomic<double> d_last_n0{ 0 }, d_last_cfo{ 0 };
 };

@@ -12,21 +12,28 @@
 namespace gr {
 namespace mimo_gpu {
 
-ofdm_tx::sptr
-ofdm_tx::make(const std::string& grid, int nt, const std::string& modulation, int slots, int data_symbols)
+ofdm_tx::sptr ofdm_tx::make(const std::string& grid,
+                            int nt,
+                            const std::string& modulation,
+                            int slots,
+                            int data_symbols)
 {
-    return gnuradio::make_block_sptr<ofdm_tx_impl>(ofdm_frame(grid, nt, modulation, slots, data_symbols));
+    return gnuradio::make_block_sptr<ofdm_tx_impl>(
+        ofdm_frame(grid, nt, modulation, slots, data_symbols));
 }
 
 ofdm_tx_impl::ofdm_tx_impl(const ::mimo_gpu::ofdm_grid& grid)
-    : gr::sync_interpolator("ofdm_tx",
-                            gr::io_signature::make(1, 1, grid.frame_bits() * sizeof(uint8_t)),
-                            gr::io_signature::make(grid.nt, grid.nt, sizeof(gr_complex)),
-                            unsigned(grid.frame_samples())),
+    : gr::sync_interpolator(
+          "ofdm_tx",
+          gr::io_signature::make(1, 1, grid.frame_bits() * sizeof(uint8_t)),
+          gr::io_signature::make(grid.nt, grid.nt, sizeof(gr_complex)),
+          unsigned(grid.frame_samples())),
       d_transmitter(grid),
       d_frame(size_t(grid.frame_samples()) * grid.nt)
 {
-    d_logger->info("{}: {} coded bits -> {} samples per frame", ::mimo_gpu::describe(grid), grid.frame_bits(),
+    d_logger->info("{}: {} coded bits -> {} samples per frame",
+                   ::mimo_gpu::describe(grid),
+                   grid.frame_bits(),
                    grid.frame_samples());
 }
 
@@ -39,9 +46,11 @@ int ofdm_tx_impl::work(int noutput_items,
     const auto bits = static_cast<const uint8_t*>(input_items[0]);
     for (int f = 0; f < frames; ++f) {
         try {
-            d_transmitter.modulate(bits + size_t(f) * size_t(frame_bits()), d_frame.data());
+            d_transmitter.modulate(bits + size_t(f) * size_t(frame_bits()),
+                                   d_frame.data());
         } catch (const std::invalid_argument& e) {
-            throw std::runtime_error(std::string("ofdm_tx: frame ") + std::to_string(nitems_read(0) + f) + ": " +
+            throw std::runtime_error(std::string("ofdm_tx: frame ") +
+                                     std::to_string(nitems_read(0) + f) + ": " +
                                      e.what());
         }
         for (int t = 0; t < nt; ++t) {

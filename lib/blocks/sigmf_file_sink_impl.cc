@@ -20,16 +20,19 @@ class sigmf_file_sink_impl : public sigmf_file_sink
 {
 public:
     sigmf_file_sink_impl(const std::string& base, const ::mimo_gpu::sigmf_meta& meta)
-        : gr::sync_block("sigmf_file_sink",
-                         gr::io_signature::make(meta.channels, meta.channels, sizeof(gr_complex)),
-                         gr::io_signature::make(0, 0, 0)),
+        : gr::sync_block(
+              "sigmf_file_sink",
+              gr::io_signature::make(meta.channels, meta.channels, sizeof(gr_complex)),
+              gr::io_signature::make(0, 0, 0)),
           d_writer(std::make_unique<::mimo_gpu::sigmf_writer>(base, meta))
     {
     }
     uint64_t samples_written() const override { return d_samples_written; }
     uint64_t values_clipped() const override { return d_values_clipped; }
 
-    int work(int noutput_items, gr_vector_const_void_star& input_items, gr_vector_void_star&) override
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star&) override
     {
         const int C = int(input_items.size());
         d_buffer.resize(size_t(noutput_items) * C);
@@ -42,7 +45,8 @@ public:
         d_samples_written = d_writer->samples_written();
         const uint64_t clipped = d_writer->values_clipped();
         if (clipped > 0 && d_values_clipped == 0)
-            d_logger->warn("ci16 values beyond full scale are being clipped (first within samples up to {}): raise "
+            d_logger->warn("ci16 values beyond full scale are being clipped (first "
+                           "within samples up to {}): raise "
                            "full_scale or lower the gain; the meta will record how many",
                            d_samples_written);
         d_values_clipped = clipped;
@@ -79,8 +83,11 @@ sigmf_file_sink::sptr sigmf_file_sink::make(const std::string& base,
     m.sample_rate = sample_rate;
     m.center_frequency = center_frequency;
     if (format != "cf32" && format != "ci16")
-        throw std::invalid_argument("sigmf_file_sink: format must be \"cf32\" or \"ci16\", got \"" + format + "\"");
-    m.format = format == "cf32" ? ::mimo_gpu::sample_format::cf32 : ::mimo_gpu::sample_format::ci16;
+        throw std::invalid_argument(
+            "sigmf_file_sink: format must be \"cf32\" or \"ci16\", got \"" + format +
+            "\"");
+    m.format = format == "cf32" ? ::mimo_gpu::sample_format::cf32
+                                : ::mimo_gpu::sample_format::ci16;
     m.ci16_full_scale = float(full_scale);
     m.description = description;
     m.hardware = "GNU Radio (gr-mimo_gpu sigmf_file_sink)";

@@ -18,22 +18,33 @@ namespace mimo_gpu {
 class sigmf_file_source_impl : public sigmf_file_source
 {
 public:
-    sigmf_file_source_impl(std::unique_ptr<::mimo_gpu::sigmf_reader> reader, const std::string& path, bool repeat)
+    sigmf_file_source_impl(std::unique_ptr<::mimo_gpu::sigmf_reader> reader,
+                           const std::string& path,
+                           bool repeat)
         : gr::sync_block("sigmf_file_source",
                          gr::io_signature::make(0, 0, 0),
-                         gr::io_signature::make(reader->meta().channels, reader->meta().channels,
+                         gr::io_signature::make(reader->meta().channels,
+                                                reader->meta().channels,
                                                 sizeof(gr_complex))),
           d_reader(std::move(reader)),
           d_path(path),
           d_repeat(repeat)
     {
         if (const uint64_t clipped = d_reader->meta().ci16_values_clipped)
-            d_logger->warn("{}: the recorder clipped {} int16 values (mimo_gpu:ci16_values_clipped)", path, clipped);
+            d_logger->warn(
+                "{}: the recorder clipped {} int16 values (mimo_gpu:ci16_values_clipped)",
+                path,
+                clipped);
     }
     double sample_rate() const override { return d_reader->meta().sample_rate; }
-    uint64_t samples_per_channel() const override { return d_reader->samples_per_channel(); }
+    uint64_t samples_per_channel() const override
+    {
+        return d_reader->samples_per_channel();
+    }
 
-    int work(int noutput_items, gr_vector_const_void_star&, gr_vector_void_star& output_items) override
+    int work(int noutput_items,
+             gr_vector_const_void_star&,
+             gr_vector_void_star& output_items) override
     {
         const int C = int(output_items.size());
         d_buffer.resize(size_t(noutput_items) * C);
@@ -74,11 +85,13 @@ private:
     std::vector<gr_complex> d_buffer;
 };
 
-sigmf_file_source::sptr sigmf_file_source::make(const std::string& path, int channels, bool repeat)
+sigmf_file_source::sptr
+sigmf_file_source::make(const std::string& path, int channels, bool repeat)
 {
     auto reader = std::make_unique<::mimo_gpu::sigmf_reader>(path);
     reader->require_channels(channels);
-    return gnuradio::make_block_sptr<sigmf_file_source_impl>(std::move(reader), path, repeat);
+    return gnuradio::make_block_sptr<sigmf_file_source_impl>(
+        std::move(reader), path, repeat);
 }
 
 } // namespace mimo_gpu

@@ -3,8 +3,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include "plumbing/block_parameters.h"
-#include "tb_decoder_impl.h"
 #include "plumbing/transport_block_pdu.h"
+#include "tb_decoder_impl.h"
 #include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/io_signature.h>

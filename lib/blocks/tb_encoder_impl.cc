@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "tb_encoder_impl.h"
 #include "plumbing/transport_block_pdu.h"
+#include "tb_encoder_impl.h"
 
 #include <gnuradio/io_signature.h>
 

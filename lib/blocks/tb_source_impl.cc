@@ -2,8 +2,8 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "tb_source_impl.h"
 #include "plumbing/transport_block_pdu.h"
+#include "tb_source_impl.h"
 
 #include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/io_signature.h>
@@ -20,9 +20,11 @@ namespace mimo_gpu {
 
 namespace {
 
-gr::io_signature::sptr source_outputs(const ::mimo_gpu::transport_block_format& f, bool device)
+gr::io_signature::sptr source_outputs(const ::mimo_gpu::transport_block_format& f,
+                                      bool device)
 {
-    const gr::buffer_type type = device ? device_buffer::type : gr::buffer_double_mapped::type;
+    const gr::buffer_type type =
+        device ? device_buffer::type : gr::buffer_double_mapped::type;
     return gr::io_signature::makev(2, 2, { f.G, f.A }, { type, type });
 }
 
@@ -44,16 +46,19 @@ tb_source::sptr tb_source::make(int A,
 {
     const auto format = transport_block_format_of(A, G, Qm, NL, rv);
     if (pool < 1)
-        throw std::invalid_argument("tb_source: pool must be at least 1 transport block, got " +
-                                    std::to_string(pool));
+        throw std::invalid_argument(
+            "tb_source: pool must be at least 1 transport block, got " +
+            std::to_string(pool));
     ::mimo_gpu::backend b = ::mimo_gpu::backend_from_string(backend);
     if (b == ::mimo_gpu::backend::cuda && !::mimo_gpu::cuda_available())
         throw std::runtime_error("tb_source: backend cuda: " +
                                  ::mimo_gpu::cuda_unavailable_reason());
     if (b == ::mimo_gpu::backend::automatic)
-        b = ::mimo_gpu::cuda_available() ? ::mimo_gpu::backend::cuda : ::mimo_gpu::backend::cpu;
+        b = ::mimo_gpu::cuda_available() ? ::mimo_gpu::backend::cuda
+                                         : ::mimo_gpu::backend::cpu;
     const bool device = device_buffers && b == ::mimo_gpu::backend::cuda;
-    return gnuradio::make_block_sptr<tb_source_impl>(format, seed, pool, blocks, b, device);
+    return gnuradio::make_block_sptr<tb_source_impl>(
+        format, seed, pool, blocks, b, device);
 }
 
 tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
@@ -62,7 +67,9 @@ tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
                                uint64_t blocks,
                                ::mimo_gpu::backend backend,
                                bool device_buffers)
-    : gr::block("tb_source", gr::io_signature::make(0, 0, 0), source_outputs(format, device_buffers)),
+    : gr::block("tb_source",
+                gr::io_signature::make(0, 0, 0),
+                source_outputs(format, device_buffers)),
       d_format(format),
       d_backend(backend),
       d_pool(size_t(pool)),
@@ -80,11 +87,17 @@ tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
     }
     if (device_buffers) {
         try { // a constructor that throws runs no destructor
-            d_device_coded = static_cast<uint8_t*>(::mimo_gpu::allocate_device(d_coded.size()));
-            d_device_info = static_cast<uint8_t*>(::mimo_gpu::allocate_device(d_info.size()));
-            ::mimo_gpu::copy_memory(d_device_coded, d_coded.data(), d_coded.size(),
+            d_device_coded =
+                static_cast<uint8_t*>(::mimo_gpu::allocate_device(d_coded.size()));
+            d_device_info =
+                static_cast<uint8_t*>(::mimo_gpu::allocate_device(d_info.size()));
+            ::mimo_gpu::copy_memory(d_device_coded,
+                                    d_coded.data(),
+                                    d_coded.size(),
                                     ::mimo_gpu::copy_direction::host_to_device);
-            ::mimo_gpu::copy_memory(d_device_info, d_info.data(), d_info.size(),
+            ::mimo_gpu::copy_memory(d_device_info,
+                                    d_info.data(),
+                                    d_info.size(),
                                     ::mimo_gpu::copy_direction::host_to_device);
         } catch (...) {
             ::mimo_gpu::free_device(d_device_coded);
@@ -96,7 +109,10 @@ tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
     set_min_output_buffer(0, long(per_call));
     set_min_output_buffer(1, long(per_call));
     d_logger->info("transport blocks A {} -> G {}, a pool of {}, on {}{}",
-                   format.A, format.G, d_pool, active_backend(),
+                   format.A,
+                   format.G,
+                   d_pool,
+                   active_backend(),
                    device_buffers ? " (device buffers)" : "");
 }
 
@@ -106,9 +122,15 @@ tb_source_impl::~tb_source_impl()
     ::mimo_gpu::free_device(d_device_info);
 }
 
-std::string tb_source_impl::active_backend() const { return ::mimo_gpu::to_string(d_backend); }
+std::string tb_source_impl::active_backend() const
+{
+    return ::mimo_gpu::to_string(d_backend);
+}
 
-void tb_source_impl::copy_out(uint64_t first, size_t count, uint8_t* coded, uint8_t* info) const
+void tb_source_impl::copy_out(uint64_t first,
+                              size_t count,
+                              uint8_t* coded,
+                              uint8_t* info) const
 {
     const size_t G = size_t(d_format.G), A = size_t(d_format.A);
     size_t done = 0;
@@ -116,9 +138,13 @@ void tb_source_impl::copy_out(uint64_t first, size_t count, uint8_t* coded, uint
         const size_t index = size_t((first + done) % d_pool);
         const size_t run = std::min(count - done, d_pool - index);
         if (d_device_coded) {
-            ::mimo_gpu::copy_memory(coded + done * G, d_device_coded + index * G, run * G,
+            ::mimo_gpu::copy_memory(coded + done * G,
+                                    d_device_coded + index * G,
+                                    run * G,
                                     ::mimo_gpu::copy_direction::device_to_device);
-            ::mimo_gpu::copy_memory(info + done * A, d_device_info + index * A, run * A,
+            ::mimo_gpu::copy_memory(info + done * A,
+                                    d_device_info + index * A,
+                                    run * A,
                                     ::mimo_gpu::copy_direction::device_to_device);
         } else {
             std::copy_n(d_coded.data() + index * G, run * G, coded + done * G);
@@ -142,7 +168,9 @@ int tb_source_impl::general_work(int noutput_items,
     if (d_blocks)
         count = std::min(count, d_blocks - first);
     try {
-        copy_out(first, size_t(count), static_cast<uint8_t*>(output_items[0]),
+        copy_out(first,
+                 size_t(count),
+                 static_cast<uint8_t*>(output_items[0]),
                  static_cast<uint8_t*>(output_items[1]));
     } catch (const std::exception& e) {
         d_logger->error("transport blocks {}..: {}; ending the stream", first, e.what());

@@ -44,7 +44,7 @@ private:
     const ::mimo_gpu::transport_block_format d_format;
     const ::mimo_gpu::backend d_backend;
     const size_t d_pool;
-    const uint64_t d_blocks; // 0: endless
+    const uint64_t d_blocks;              // 0: endless
     std::vector<uint8_t> d_coded, d_info; // pool, host side
     uint8_t* d_device_coded = nullptr;    // pool, device side (device buffers)
     uint8_t* d_device_info = nullptr;

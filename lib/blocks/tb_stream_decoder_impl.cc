@@ -2,13 +2,13 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include "tb_stream_decoder_impl.h"
 #include "plumbing/block_parameters.h"
 #include "plumbing/transport_block_pdu.h"
+#include "tb_stream_decoder_impl.h"
 #include <mimo_gpu/turbo_parameters.h>
 
-#include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/block_detail.h>
+#include <gnuradio/buffer_double_mapped.h>
 #include <gnuradio/buffer_reader.h>
 #include <gnuradio/io_signature.h>
 
@@ -46,24 +46,28 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
 {
     const auto format = transport_block_format_of(A, G, Qm, NL, rv);
     if (llrs_per_item < 1 || G % llrs_per_item != 0)
-        throw std::invalid_argument("tb_stream_decoder: llrs_per_item must divide G = " +
-                                    std::to_string(G) + ", got " +
-                                    std::to_string(llrs_per_item));
+        throw std::invalid_argument(
+            "tb_stream_decoder: llrs_per_item must divide G = " + std::to_string(G) +
+            ", got " + std::to_string(llrs_per_item));
     if (max_blocks < 0)
-        throw std::invalid_argument("tb_stream_decoder: max_blocks must be >= 0 (0: chosen from G), got " +
-                                    std::to_string(max_blocks));
-    if (max_blocks == 0) // up to about 2^22 LLRs a call: batches that fill a GPU, whole blocks
+        throw std::invalid_argument(
+            "tb_stream_decoder: max_blocks must be >= 0 (0: chosen from G), got " +
+            std::to_string(max_blocks));
+    if (max_blocks ==
+        0) // up to about 2^22 LLRs a call: batches that fill a GPU, whole blocks
         max_blocks = int(std::clamp<int64_t>(int64_t(1 << 22) / std::max(G, 1), 1, 256));
     // A batch's LLRs (and GNU Radio's buffer of two batches) must stay far within int.
     if (uint64_t(max_blocks) * uint64_t(G) > (uint64_t(1) << 27))
-        throw std::invalid_argument("tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
-                                    std::to_string(max_blocks) + " * " + std::to_string(G));
+        throw std::invalid_argument(
+            "tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
+            std::to_string(max_blocks) + " * " + std::to_string(G));
     auto decoder = std::make_unique<::mimo_gpu::transport_block_decoder>(
         format,
         ::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window),
         ::mimo_gpu::backend_from_string(backend));
     // Device buffers where the decoder runs on CUDA; host buffers on the CPU.
-    const bool device = device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;
+    const bool device =
+        device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<tb_stream_decoder_impl>(
         std::move(decoder), llrs_per_item, max_blocks, device);
 }
@@ -73,14 +77,15 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
     int llrs_per_item,
     int max_blocks,
     bool device_buffers)
-    : gr::block("tb_stream_decoder",
-                // An ordinary input type even with device buffers (device_buffer.h says why).
-                gr::io_signature::make(1, 1, llrs_per_item * int(sizeof(float))),
-                gr::io_signature::make(1,
-                                       1,
-                                       decoder->format().A,
-                                       device_buffers ? device_buffer::type
-                                                      : gr::buffer_double_mapped::type)),
+    : gr::block(
+          "tb_stream_decoder",
+          // An ordinary input type even with device buffers (device_buffer.h says why).
+          gr::io_signature::make(1, 1, llrs_per_item * int(sizeof(float))),
+          gr::io_signature::make(1,
+                                 1,
+                                 decoder->format().A,
+                                 device_buffers ? device_buffer::type
+                                                : gr::buffer_double_mapped::type)),
       d_decoder(std::move(decoder)),
       d_items_per_block(d_decoder->format().G / llrs_per_item),
       d_rv(d_decoder->format().rv),
@@ -95,9 +100,14 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
     d_gate.install(*this);
     set_tag_propagation_policy(TPP_DONT);
     const auto& f = d_decoder->format();
-    d_logger->info("A {} -> G {} ({} code block(s)), up to {} transport blocks a call, on {}{}",
-                   f.A, f.G, f.segmentation().C, max_blocks, active_backend(),
-                   device_buffers ? " (device buffers)" : "");
+    d_logger->info(
+        "A {} -> G {} ({} code block(s)), up to {} transport blocks a call, on {}{}",
+        f.A,
+        f.G,
+        f.segmentation().C,
+        max_blocks,
+        active_backend(),
+        device_buffers ? " (device buffers)" : "");
 }
 
 void tb_stream_decoder_impl::set_rv(int rv)
@@ -123,7 +133,8 @@ uint64_t tb_stream_decoder_impl::dropped_llrs() const { return d_dropped_llrs; }
 void tb_stream_decoder_impl::set_max_wait_ms(double ms)
 {
     if (!std::isfinite(ms) || ms < 0 || ms > 60000)
-        throw std::invalid_argument("max_wait_ms must be in [0, 60000], got " + std::to_string(ms));
+        throw std::invalid_argument("max_wait_ms must be in [0, 60000], got " +
+                                    std::to_string(ms));
     gr::thread::scoped_lock lock(d_mutex);
     d_gate.set_max_wait(*this, std::chrono::milliseconds(std::lround(ms)));
 }
@@ -146,7 +157,8 @@ uint64_t tb_stream_decoder_impl::unread_items() const
     return in->buffer()->nitems_written() - in->nitems_read();
 }
 
-void tb_stream_decoder_impl::forecast(int noutput_items, gr_vector_int& ninput_items_required)
+void tb_stream_decoder_impl::forecast(int noutput_items,
+                                      gr_vector_int& ninput_items_required)
 {
     int wanted = std::min(noutput_items, d_gate.batch_items());
     if (const auto d = detail()) {
@@ -192,20 +204,24 @@ tb_stream_decoder_impl::decode_one_by_one(const float* llr, size_t count, uint8_
     for (size_t t = 0; t < count; ++t) {
         const auto kind = ::mimo_gpu::memory_kind_of(llr + t * G);
         if (kind == ::mimo_gpu::memory_kind::device)
-            ::mimo_gpu::copy_memory(host_llr.data(), llr + t * G, G * sizeof(float),
+            ::mimo_gpu::copy_memory(host_llr.data(),
+                                    llr + t * G,
+                                    G * sizeof(float),
                                     ::mimo_gpu::copy_direction::device_to_host);
         else
             std::copy_n(llr + t * G, G, host_llr.data());
         try {
             results[t] = d_decoder->decode(host_llr.data(), 1, host_bits.data()).at(0);
         } catch (const std::invalid_argument& e) {
-            d_logger->error("transport block {}: {}; failed",
-                            nitems_written(0) + t, e.what());
+            d_logger->error(
+                "transport block {}: {}; failed", nitems_written(0) + t, e.what());
             std::fill(host_bits.begin(), host_bits.end(), 0);
             results[t] = ::mimo_gpu::transport_block_result{};
         }
         if (device)
-            ::mimo_gpu::copy_memory(bits + t * A, host_bits.data(), A,
+            ::mimo_gpu::copy_memory(bits + t * A,
+                                    host_bits.data(),
+                                    A,
                                     ::mimo_gpu::copy_direction::host_to_device);
         else
             std::copy(host_bits.begin(), host_bits.end(), bits + t * A);
@@ -223,9 +239,11 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
     const bool ended = input_ended(); // first, as in forecast()
     const int whole = ninput_items[0] / d_items_per_block;
     if (whole == 0) {
-        if (ended && unread_items() < uint64_t(d_items_per_block)) { // the tail: no whole block
-            const uint64_t tail = unread_items() *
-                                  (input_signature()->sizeof_stream_item(0) / sizeof(float));
+        if (ended &&
+            unread_items() < uint64_t(d_items_per_block)) { // the tail: no whole block
+            const uint64_t tail =
+                unread_items() *
+                (input_signature()->sizeof_stream_item(0) / sizeof(float));
             d_dropped_llrs += tail;
             if (tail > 0)
                 d_logger->warn("{} LLRs at the end of the stream make no whole transport "
@@ -255,7 +273,8 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
             results = decode_one_by_one(llr, count, bits); // non-finite LLRs somewhere
         }
     } catch (const std::exception& e) {
-        d_logger->error("transport blocks {}..: {}; ending the stream", nitems_written(0), e.what());
+        d_logger->error(
+            "transport blocks {}..: {}; ending the stream", nitems_written(0), e.what());
         return WORK_DONE; // an exception escaping work() would hang the flowgraph
     }
     for (size_t t = 0; t < count; ++t)

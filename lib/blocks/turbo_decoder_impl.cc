@@ -57,8 +57,9 @@ turbo_decoder_impl::turbo_decoder_impl(int K,
       d_backend(::mimo_gpu::backend_from_string(backend)),
       d_max_blocks(checked_max_batch(max_blocks, "max_blocks")),
       d_framing(*this, code_block_input::llrs, K, length_tag_key, d_logger),
-      d_decoder(::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
-                d_backend)
+      d_decoder(
+          ::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
+          d_backend)
 {
     request_batch_sized_output_buffers(*this, d_max_blocks * size_t(K));
     d_logger->info("K {}{} {} decoder, {} iterations, up to {} code blocks a call, on "

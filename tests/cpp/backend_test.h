@@ -7,15 +7,15 @@
 
 #include <gtest/gtest.h>
 
+#include <type_traits>
 #include <cstdint>
 #include <random>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 /// Skips a test where no GPU is usable, with the reason.
-#define MIMO_GPU_REQUIRE_CUDA()                                                           \
-    if (!mimo_gpu::cuda_available())                                                      \
+#define MIMO_GPU_REQUIRE_CUDA()      \
+    if (!mimo_gpu::cuda_available()) \
     GTEST_SKIP() << "no usable CUDA device: " << mimo_gpu::cuda_unavailable_reason()
 
 /// A test run on each backend (the parameter: "cpu" or "cuda"); the "cuda"

@@ -18,7 +18,8 @@ TEST(backend, names_parse_and_unknown_names_are_rejected)
 TEST(backend, automatic_follows_availability_and_the_environment)
 {
     unsetenv("MIMO_GPU_BACKEND");
-    EXPECT_EQ(resolve_backend(backend::automatic), cuda_available() ? backend::cuda : backend::cpu);
+    EXPECT_EQ(resolve_backend(backend::automatic),
+              cuda_available() ? backend::cuda : backend::cpu);
     EXPECT_EQ(resolve_backend(backend::cpu), backend::cpu);
     setenv("MIMO_GPU_BACKEND", "cpu", 1);
     EXPECT_EQ(resolve_backend(backend::automatic), backend::cpu);
@@ -33,7 +34,7 @@ TEST(backend, demanding_cuda_without_a_gpu_is_a_clear_error)
         GTEST_SKIP() << "a CUDA device is present";
     EXPECT_FALSE(cuda_unavailable_reason().empty());
     try {
-        nway_detector det({{2, 2}, modulation::qpsk, 1, 0.0f}, backend::cuda);
+        nway_detector det({ { 2, 2 }, modulation::qpsk, 1, 0.0f }, backend::cuda);
         FAIL() << "CUDA backend granted without a device";
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();

@@ -38,7 +38,7 @@ namespace core = ::mimo_gpu;
 using gr::mimo_gpu::mimo_detector;
 
 constexpr int k_nr = 4, k_nt = 4, k_llrs = 16; // 4x4 16-QAM
-constexpr int k_max_batch = 100;               // frames of 100: items below are no multiple
+constexpr int k_max_batch = 100; // frames of 100: items below are no multiple
 
 /// Pre-drawn problems and the core's own LLRs for them.
 struct problems {
@@ -103,7 +103,8 @@ public:
             return 0;
         }
         const int k = std::min(n, m_count - sent);
-        std::memcpy(out[0], m_data.data() + size_t(sent) * m_vlen,
+        std::memcpy(out[0],
+                    m_data.data() + size_t(sent) * m_vlen,
                     sizeof(gr_complex) * m_vlen * k);
         return k;
     }
@@ -117,7 +118,9 @@ class block_batching : public backend_test
 {
 };
 
-void expect_llrs(const std::vector<float>& got, const std::vector<float>& want, size_t items)
+void expect_llrs(const std::vector<float>& got,
+                 const std::vector<float>& want,
+                 size_t items)
 {
     ASSERT_EQ(got.size(), items * k_llrs);
     for (size_t i = 0; i < got.size(); ++i)
@@ -227,7 +230,8 @@ TEST_P(block_batching, a_stream_stopped_early_gives_a_prefix_in_order)
     tb->connect(det, 0, sink, 0);
     tb->start();
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (sink->data().size() < 3 * n * k_llrs && std::chrono::steady_clock::now() < deadline)
+    while (sink->data().size() < 3 * n * k_llrs &&
+           std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     tb->stop();
     tb->wait(); // must return: frames in flight are collected, nothing hangs
@@ -328,18 +332,23 @@ TEST(block_batching_device, two_device_buffer_detectors_share_host_sources)
 TEST(block_batching_device, device_buffers_are_used_on_cuda_with_a_device_path)
 {
     // The default: device buffers where the block runs on CUDA from device memory.
-    EXPECT_FALSE(mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cpu")->device_buffers());
+    EXPECT_FALSE(
+        mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cpu")->device_buffers());
     EXPECT_FALSE(mimo_detector::make(
                      "nway", 4, 4, "16qam", "", 0.05, 1, "auto", 100, "erase", false)
                      ->device_buffers());
     if (core::cuda_available()) {
-        EXPECT_TRUE(mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cuda")->device_buffers());
+        EXPECT_TRUE(mimo_detector::make("nway", 4, 4, "16qam", "", 0.05, 1, "cuda")
+                        ->device_buffers());
         // A family without a device path gets host buffers on CUDA too.
-        for (const auto& family : core::detector_families())
-            if (!family.capabilities.device_path)
-                EXPECT_FALSE(mimo_detector::make(family.name, 2, 2, "qpsk", "", 0.05, 1, "cuda")
-                                 ->device_buffers())
+        for (const auto& family : core::detector_families()) {
+            if (!family.capabilities.device_path) {
+                EXPECT_FALSE(
+                    mimo_detector::make(family.name, 2, 2, "qpsk", "", 0.05, 1, "cuda")
+                        ->device_buffers())
                     << family.name;
+            }
+        }
     }
 }
 

@@ -127,7 +127,8 @@ TEST_P(block_flowgraph, every_registered_family_has_no_bit_errors_at_30_db)
     }
 }
 
-TEST_P(block_flowgraph, symbols_sharing_a_channel_come_out_in_order_and_a_tail_is_not_invented)
+TEST_P(block_flowgraph,
+       symbols_sharing_a_channel_come_out_in_order_and_a_tail_is_not_invented)
 {
     // C channel matrices, S = 7 received vectors each, plus 3 vectors that do
     // not fill a channel: C*S LLR items come out, every bit right at high SNR.
@@ -177,7 +178,8 @@ TEST_P(block_flowgraph, symbols_sharing_a_channel_come_out_in_order_and_a_tail_i
 // vectors: 7 channels), give the core detector's LLRs for the same input. A y
 // stream that ends 5 vectors into a channel (with or without that channel's H)
 // gives the whole channels and does not hang; the 5 vectors are not detected.
-TEST_P(block_flowgraph, mmse_with_channel_reuse_equals_the_core_and_a_partial_channel_is_not_detected)
+TEST_P(block_flowgraph,
+       mmse_with_channel_reuse_equals_the_core_and_a_partial_channel_is_not_detected)
 {
     const int nr = 16, nt = 4, S = 7, C = 123, Q = 4, extra = 5;
     const float n0 = 0.05f;
@@ -234,11 +236,13 @@ TEST_P(block_flowgraph, mmse_with_channel_reuse_equals_the_core_and_a_partial_ch
                 FAIL() << name << ": the flowgraph did not finish within 60 s";
             }
             const auto& llr = sink->data();
-            ASSERT_EQ(llr.size(), expected.size()) << name << ", " << h_items << " H items";
+            ASSERT_EQ(llr.size(), expected.size())
+                << name << ", " << h_items << " H items";
             for (size_t i = 0; i < llr.size(); ++i)
                 ASSERT_NEAR(llr[i], expected[i], 1e-5f * (1.0f + std::fabs(expected[i])))
                     << name << " LLR " << i;
-            // Moderate SNR: the hard decisions are mostly right (the LLRs carry the signal).
+            // Moderate SNR: the hard decisions are mostly right (the LLRs carry the
+            // signal).
             size_t errors = 0;
             for (size_t i = 0; i < llr.size(); ++i)
                 errors += uint8_t(llr[i] < 0.0f) != bits[i];
@@ -360,7 +364,8 @@ TEST_P(block_flowgraph, every_erased_item_is_tagged_at_high_erasure_rates)
         auto tb = gr::make_top_block("many_erasures");
         auto H_source = gr::blocks::vector_source_c::make(H, false, nr * nt);
         auto y_source = gr::blocks::vector_source_c::make(y, false, nr);
-        auto det = gr::mimo_gpu::mimo_detector::make(name, nr, nt, "qpsk", "", 0.1, 1, backend(), 4096);
+        auto det = gr::mimo_gpu::mimo_detector::make(
+            name, nr, nt, "qpsk", "", 0.1, 1, backend(), 4096);
         auto sink = gr::blocks::vector_sink_f::make(nt * 2);
         tb->connect(H_source, 0, det, 0);
         tb->connect(y_source, 0, det, 1);
@@ -398,7 +403,8 @@ TEST_P(block_flowgraph, qr_chain_erases_bad_problems)
     auto H_source = gr::blocks::vector_source_c::make(in.H, false, nr * nt);
     auto y_source = gr::blocks::vector_source_c::make(in.y, false, nr);
     auto qr = gr::mimo_gpu::qr_decomposition::make(nr, nt, 2, backend(), 64);
-    auto nway = gr::mimo_gpu::nway_detector::make(nr, nt, "qpsk", 2, 0.1, 8.0, backend(), 64);
+    auto nway =
+        gr::mimo_gpu::nway_detector::make(nr, nt, "qpsk", 2, 0.1, 8.0, backend(), 64);
     auto sink = gr::blocks::vector_sink_f::make(nt * 2);
     tb->connect(H_source, 0, qr, 0);
     tb->connect(y_source, 0, qr, 1);
@@ -442,8 +448,9 @@ TEST_P(block_flowgraph, stop_policy_ends_the_stream_instead_of_hanging)
         // Host buffers: the batches of 64 before the bad one are delivered. On
         // device buffers a call takes whatever waits (max_batch bounds the host
         // pipeline's frames only), so the stream may end earlier.
-        if (!ml->device_buffers())
+        if (!ml->device_buffers()) {
             EXPECT_GT(items_out, 500u - 64u);
+        }
     }
 }
 
@@ -456,14 +463,20 @@ TEST(block_parameters, bad_parameters_throw_invalid_argument)
     using gr::mimo_gpu::mimo_detector;
     EXPECT_THROW(mimo_detector::make("ml", 2, 2, "8psk"), std::invalid_argument);
     EXPECT_THROW(mimo_detector::make("sphere", 2, 2, "qpsk"), std::invalid_argument);
-    EXPECT_THROW(mimo_detector::make("ml", 2, 2, "qpsk", "passes=2"), std::invalid_argument);
-    EXPECT_THROW(mimo_detector::make("nway", 2, 2, "qpsk", "passes=3"), std::invalid_argument);
-    EXPECT_THROW(mimo_detector::make("nway", 2, 2, "qpsk", "passes"), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("ml", 2, 2, "qpsk", "passes=2"),
+                 std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("nway", 2, 2, "qpsk", "passes=3"),
+                 std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("nway", 2, 2, "qpsk", "passes"),
+                 std::invalid_argument);
     EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "256qam"), std::invalid_argument);
     EXPECT_THROW(mimo_detector::make("mtt", 16, 16, "qpsk"), std::invalid_argument);
-    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1.0, 0), std::invalid_argument);
-    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e-50), std::invalid_argument);
-    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e300), std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1.0, 0),
+                 std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e-50),
+                 std::invalid_argument);
+    EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1e300),
+                 std::invalid_argument);
     EXPECT_THROW(mimo_detector::make("mtt", 2, 2, "qpsk", "", 1.0, 1, "auto", 64, "skip"),
                  std::invalid_argument);
     try {

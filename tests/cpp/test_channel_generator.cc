@@ -79,7 +79,13 @@ TEST(channel_generator, given_bits_are_sent_through_the_streams_channel_and_nois
     resent.bits.assign(drawn.bits.size(), 0xff);
     resent.H.assign(drawn.H.size(), generated::nan_sample());
     resent.y.assign(drawn.y.size(), generated::nan_sample());
-    g.generate(1234, channels, n0, resent.bits.data(), resent.H.data(), resent.y.data(), given.data());
+    g.generate(1234,
+               channels,
+               n0,
+               resent.bits.data(),
+               resent.H.data(),
+               resent.y.data(),
+               given.data());
     expect_same_stream(drawn, resent, "drawn bits given back");
 
     std::mt19937_64 rng(seed + 1);
@@ -95,7 +101,8 @@ TEST(channel_generator, given_bits_are_sent_through_the_streams_channel_and_nois
     g.generate(1234, channels, n0, nullptr, H2.data(), y2.data(), given.data());
     EXPECT_EQ(H2, H);
     EXPECT_EQ(y2, y);
-    EXPECT_THROW(g.generate(1234, channels, n0, nullptr, H2.data(), y2.data()), std::invalid_argument);
+    EXPECT_THROW(g.generate(1234, channels, n0, nullptr, H2.data(), y2.data()),
+                 std::invalid_argument);
     const constellation c(modulation::qam16);
     const int Q = c.bits_per_symbol();
     auto symbol = [&](const std::vector<uint8_t>& b, size_t problem, int t) {
@@ -111,7 +118,8 @@ TEST(channel_generator, given_bits_are_sent_through_the_streams_channel_and_nois
             for (int t = 0; t < shape.nt; ++t)
                 want += H[(q / S) * shape.nr * shape.nt + r * shape.nt + t] *
                         (symbol(given, q, t) - symbol(drawn.bits, q, t));
-            ASSERT_NEAR(std::abs(y[q * shape.nr + r] - want), 0.0f, 1e-4f) << "problem " << q;
+            ASSERT_NEAR(std::abs(y[q * shape.nr + r] - want), 0.0f, 1e-4f)
+                << "problem " << q;
             changed += y[q * shape.nr + r] != drawn.y[q * shape.nr + r];
         }
     EXPECT_GT(changed, channels * S); // the given bits were sent, not the drawn ones
@@ -298,7 +306,9 @@ TEST(channel_generator, detector_end_to_end)
         det->detect(out.H.data(), out.y.data(), problems, n0, llr.data());
         const uint64_t errors = count_bit_errors(llr.data(), out.bits.data(), llr.size());
         // (the rate times the count is the count only to rounding: compare rounded)
-        EXPECT_EQ(errors, uint64_t(std::llround(bit_error_rate(out.bits, llr) * double(llr.size()))));
+        EXPECT_EQ(
+            errors,
+            uint64_t(std::llround(bit_error_rate(out.bits, llr) * double(llr.size()))));
         if (snr_db > 20) {
             EXPECT_EQ(errors, 0u) << "4x4 16-QAM N-way at 30 dB";
         } else {
@@ -563,7 +573,8 @@ TEST(channel_generator_cuda, given_bits_on_the_device_match_the_cpu)
     want.bits.resize(n_bits);
     want.H.resize(channels * shape.nr * shape.nt);
     want.y.resize(problems * shape.nr);
-    cpu.generate(7, channels, n0, want.bits.data(), want.H.data(), want.y.data(), given.data());
+    cpu.generate(
+        7, channels, n0, want.bits.data(), want.H.data(), want.y.data(), given.data());
 
     device_array<uint8_t> d_given(n_bits), d_bits(n_bits);
     device_array<cfloat> d_H(want.H.size()), d_y(want.y.size());
@@ -573,7 +584,14 @@ TEST(channel_generator_cuda, given_bits_on_the_device_match_the_cpu)
     gpu.generate_device(7, channels, n0, d_bits.p, d_H.p, d_y.p, stream, d_given.p);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
-    expect_close_stream(want, d_bits.host(), d_H.host(), d_y.host(), shape, modulation::qam64, S, "device");
+    expect_close_stream(want,
+                        d_bits.host(),
+                        d_H.host(),
+                        d_y.host(),
+                        shape,
+                        modulation::qam64,
+                        S,
+                        "device");
     // Without a bits output: the same H and y.
     device_array<cfloat> d_H2(want.H.size()), d_y2(want.y.size());
     ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
@@ -599,8 +617,12 @@ TEST(channel_generator_cuda, count_errors_device_matches_cpu)
     struct shape {
         size_t items, bits_per_item;
     };
-    for (const shape k : { shape{ 0, 16 }, shape{ 1, 1 }, shape{ 1000, 16 }, shape{ 100003, 6 },
-                           shape{ 333, 6120 }, shape{ 70000, 33 } }) {
+    for (const shape k : { shape{ 0, 16 },
+                           shape{ 1, 1 },
+                           shape{ 1000, 16 },
+                           shape{ 100003, 6 },
+                           shape{ 333, 6120 },
+                           shape{ 70000, 33 } }) {
         const size_t n = k.items * k.bits_per_item;
         std::vector<uint8_t> sent(n), decided(n);
         std::vector<float> llr(n);
@@ -611,7 +633,8 @@ TEST(channel_generator_cuda, count_errors_device_matches_cpu)
             decided[i] = uint8_t(wrong ? !sent[i] : sent[i]) * uint8_t(1 + rng() % 200);
             llr[i] = decided[i] ? -1.0f : 1.0f;
         }
-        const error_counts want = count_errors(decided.data(), sent.data(), k.items, k.bits_per_item);
+        const error_counts want =
+            count_errors(decided.data(), sent.data(), k.items, k.bits_per_item);
         device_array<uint8_t> d_sent(n), d_decided(n);
         device_array<float> d_llr(n);
         device_array<unsigned long long> d_counts(2);
@@ -619,19 +642,24 @@ TEST(channel_generator_cuda, count_errors_device_matches_cpu)
         d_decided.upload(decided);
         d_llr.upload(llr);
         d_counts.upload({ 5, 7 });
-        count_errors_device(d_decided.p, d_sent.p, k.items, k.bits_per_item, d_counts.p, stream);
-        count_errors_device(d_llr.p, d_sent.p, k.items, k.bits_per_item, d_counts.p, stream);
+        count_errors_device(
+            d_decided.p, d_sent.p, k.items, k.bits_per_item, d_counts.p, stream);
+        count_errors_device(
+            d_llr.p, d_sent.p, k.items, k.bits_per_item, d_counts.p, stream);
         ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
         const std::vector<unsigned long long> got = d_counts.host();
-        const std::string what = std::to_string(k.items) + " x " + std::to_string(k.bits_per_item);
+        const std::string what =
+            std::to_string(k.items) + " x " + std::to_string(k.bits_per_item);
         EXPECT_EQ(got[0], 5 + 2 * want.bits) << what;
         EXPECT_EQ(got[1], 7 + 2 * want.items) << what;
         if (k.items * k.bits_per_item > 10000) {
             EXPECT_GT(want.items, 0u) << what;
         }
     }
-    EXPECT_THROW(count_errors_device(static_cast<const uint8_t*>(nullptr), nullptr, 4, 4, nullptr, stream),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        count_errors_device(
+            static_cast<const uint8_t*>(nullptr), nullptr, 4, 4, nullptr, stream),
+        std::invalid_argument);
     ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 

@@ -12,8 +12,9 @@ using namespace mimo_gpu_test;
 TEST(channel_simulator, same_seed_same_stream_other_seed_other_stream)
 {
     const uint64_t seed = fresh_seed();
-    problem_batch a({4, 2}, modulation::qam16, 50, 10.0, seed), b({4, 2}, modulation::qam16, 50, 10.0, seed),
-        c({4, 2}, modulation::qam16, 50, 10.0, seed + 1);
+    problem_batch a({ 4, 2 }, modulation::qam16, 50, 10.0, seed),
+        b({ 4, 2 }, modulation::qam16, 50, 10.0, seed),
+        c({ 4, 2 }, modulation::qam16, 50, 10.0, seed + 1);
     EXPECT_EQ(a.H, b.H);
     EXPECT_EQ(a.y, b.y);
     EXPECT_NE(a.H, c.H);
@@ -21,7 +22,7 @@ TEST(channel_simulator, same_seed_same_stream_other_seed_other_stream)
 
 TEST(channel_simulator, statistics_follow_the_model)
 {
-    const mimo_shape shape{4, 4};
+    const mimo_shape shape{ 4, 4 };
     const size_t batch = 20000;
     channel_simulator sim(shape, modulation::qpsk, fresh_seed());
     const float n0 = noise_variance_from_snr_db(3.0);
@@ -50,11 +51,12 @@ TEST(channel_simulator, statistics_follow_the_model)
 // one mt19937_64 through std::normal_distribution<float>.
 TEST(channel_simulator, one_symbol_per_channel_is_the_per_problem_stream)
 {
-    const mimo_shape shape{3, 2};
+    const mimo_shape shape{ 3, 2 };
     const size_t batch = 40;
     const uint64_t seed = fresh_seed();
     const float n0 = noise_variance_from_snr_db(7.0);
-    channel_simulator sim(shape, modulation::qam16, seed), again(shape, modulation::qam16, seed);
+    channel_simulator sim(shape, modulation::qam16, seed),
+        again(shape, modulation::qam16, seed);
     std::vector<uint8_t> bits(batch * sim.bits_per_problem());
     for (size_t i = 0; i < bits.size(); ++i)
         bits[i] = uint8_t((i * 7 + i / 5) & 1);
@@ -87,7 +89,7 @@ TEST(channel_simulator, one_symbol_per_channel_is_the_per_problem_stream)
 // Channel reuse: C matrices, S problems each; y of problem c*S + s is H[c] s + n.
 TEST(channel_simulator, symbols_share_one_channel_matrix)
 {
-    const mimo_shape shape{32, 8};
+    const mimo_shape shape{ 32, 8 };
     const size_t C = 50;
     const int S = 7;
     const uint64_t seed = fresh_seed();
@@ -125,12 +127,13 @@ TEST(channel_simulator, symbols_share_one_channel_matrix)
 
 TEST(channel_simulator, bad_input_is_rejected)
 {
-    EXPECT_THROW(channel_simulator({2, 3}, modulation::qpsk, 1), std::invalid_argument);
-    EXPECT_THROW(channel_simulator({2000, 2}, modulation::qpsk, 1), std::invalid_argument);
+    EXPECT_THROW(channel_simulator({ 2, 3 }, modulation::qpsk, 1), std::invalid_argument);
+    EXPECT_THROW(channel_simulator({ 2000, 2 }, modulation::qpsk, 1),
+                 std::invalid_argument);
     // Large shapes are the large-MIMO detectors' business: the simulator takes them.
-    EXPECT_NO_THROW(channel_simulator({64, 16}, modulation::qpsk, 1));
-    channel_simulator sim({2, 2}, modulation::qpsk, 1);
-    uint8_t bits[4] = {0, 1, 1, 0};
+    EXPECT_NO_THROW(channel_simulator({ 64, 16 }, modulation::qpsk, 1));
+    channel_simulator sim({ 2, 2 }, modulation::qpsk, 1);
+    uint8_t bits[4] = { 0, 1, 1, 0 };
     cfloat H[4], y[2];
     EXPECT_THROW(sim.run(bits, 1, -1.0f, H, y), std::invalid_argument);
     EXPECT_THROW(sim.run(bits, 1, NAN, H, y), std::invalid_argument);

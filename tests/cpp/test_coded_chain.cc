@@ -60,13 +60,25 @@ run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_bl
 {
     const std::string backend = device ? "cuda" : "cpu";
     auto tb = gr::make_top_block("coded_chain");
-    auto source = tb_source::make(k_A, k_G, k_Qm, k_NL, 0, seed, 7, blocks, backend, device);
+    auto source =
+        tb_source::make(k_A, k_G, k_Qm, k_NL, 0, seed, 7, blocks, backend, device);
     auto channel = mimo_channel_source::make(
         2, 2, "16qam", snr_db, seed, 1, 0, backend, 4096, device, k_G);
     auto detector = mimo_detector::make(
         "nway", 2, 2, "16qam", "", 0.1, 1, backend, 2048, "erase", device);
-    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
-                                           "max-log-map", 6, 0.75, 64, backend, max_blocks, device);
+    auto decoder = tb_stream_decoder::make(k_A,
+                                           k_G,
+                                           k_Qm,
+                                           k_NL,
+                                           0,
+                                           k_bits_per_vector,
+                                           "max-log-map",
+                                           6,
+                                           0.75,
+                                           64,
+                                           backend,
+                                           max_blocks,
+                                           device);
     auto counter = ber_counter::make(k_A, device, "hard");
     tb->connect(source, 0, channel, 0);
     tb->connect(channel, 0, detector, 0);
@@ -84,8 +96,11 @@ run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_bl
     if (!device) {
         EXPECT_EQ(bits_sink->data().size(), blocks * k_G);
     }
-    return { decoder->blocks(), decoder->crc_failures(), counter->items(),
-             counter->item_errors(), counter->errors() };
+    return { decoder->blocks(),
+             decoder->crc_failures(),
+             counter->items(),
+             counter->item_errors(),
+             counter->errors() };
 }
 
 void expect_chain(bool device)
@@ -146,8 +161,19 @@ void expect_stream_decoder(const std::string& backend, bool device)
     llr.insert(llr.end(), k_G / 2, 4.0f); // half a block at the end
     auto tb = gr::make_top_block("stream_decoder");
     auto source = gr::blocks::vector_source_f::make(llr, false, k_bits_per_vector);
-    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
-                                           "max-log-map", 6, 0.75, 64, backend, 4, device);
+    auto decoder = tb_stream_decoder::make(k_A,
+                                           k_G,
+                                           k_Qm,
+                                           k_NL,
+                                           0,
+                                           k_bits_per_vector,
+                                           "max-log-map",
+                                           6,
+                                           0.75,
+                                           64,
+                                           backend,
+                                           4,
+                                           device);
     auto sink = gr::blocks::vector_sink_b::make(k_A);
     tb->connect(source, 0, decoder, 0);
     tb->connect(decoder, 0, sink, 0);
@@ -157,7 +183,8 @@ void expect_stream_decoder(const std::string& backend, bool device)
     for (size_t b = 0; b < 11; ++b) {
         const std::vector<uint8_t> want(blocks.info.begin() + b * k_A,
                                         blocks.info.begin() + (b + 1) * k_A);
-        const std::vector<uint8_t> block(got.begin() + b * k_A, got.begin() + (b + 1) * k_A);
+        const std::vector<uint8_t> block(got.begin() + b * k_A,
+                                         got.begin() + (b + 1) * k_A);
         if (b == 5)
             EXPECT_EQ(block, std::vector<uint8_t>(k_A, 0)) << "the refused block";
         else
@@ -186,7 +213,8 @@ TEST(coded_chain_cuda, device_chain_decodes_at_high_snr_and_counts_what_the_crc_
     expect_chain(true);
 }
 
-TEST(coded_chain, stream_decoder_keeps_every_block_fails_non_finite_ones_and_counts_the_tail)
+TEST(coded_chain,
+     stream_decoder_keeps_every_block_fails_non_finite_ones_and_counts_the_tail)
 {
     expect_stream_decoder("cpu", false);
 }
@@ -215,8 +243,7 @@ TEST(coded_chain, channel_source_sends_the_given_bits_through_its_own_channel)
         auto bits = gr::blocks::vector_sink_b::make(8);
         auto y = gr::blocks::vector_sink_c::make(2);
         if (with_input) {
-            auto source = gr::blocks::vector_source_b::make(
-                given, false, 96);
+            auto source = gr::blocks::vector_source_b::make(given, false, 96);
             tb->connect(source, 0, channel, 0);
         }
         tb->connect(channel, 0, H, 0);
@@ -233,9 +260,15 @@ TEST(coded_chain, channel_source_sends_the_given_bits_through_its_own_channel)
     EXPECT_EQ(H_given, H_drawn); // 6 channels either way, the stream's own
     EXPECT_NE(bits_given, bits_drawn);
     // y is the core generator's for the given bits.
-    core::channel_generator g({ 2, 2 }, core::modulation::qam16, seed, 4, core::backend::cpu);
+    core::channel_generator g(
+        { 2, 2 }, core::modulation::qam16, seed, 4, core::backend::cpu);
     std::vector<core::cfloat> H(6 * 4), y(24 * 2);
-    g.generate(0, 6, float(core::noise_variance_from_snr_db(20.0)), nullptr, H.data(), y.data(),
+    g.generate(0,
+               6,
+               float(core::noise_variance_from_snr_db(20.0)),
+               nullptr,
+               H.data(),
+               y.data(),
                given.data());
     ASSERT_EQ(y_given.size(), y.size());
     for (size_t i = 0; i < y.size(); ++i)
@@ -249,7 +282,8 @@ TEST(coded_chain, channel_source_with_bits_in_stops_at_whole_items_within_its_pr
     std::vector<uint8_t> given(10 * 96, 1);
     auto tb = gr::make_top_block("given_bits_problems");
     auto source = gr::blocks::vector_source_b::make(given, true, 96); // endless
-    auto channel = mimo_channel_source::make(2, 2, "16qam", 20.0, 1, 1, 30, "cpu", 1000, false, 96);
+    auto channel =
+        mimo_channel_source::make(2, 2, "16qam", 20.0, 1, 1, 30, "cpu", 1000, false, 96);
     auto y = gr::blocks::vector_sink_c::make(2);
     tb->connect(source, 0, channel, 0);
     tb->connect(channel, 0, gr::blocks::vector_sink_c::make(4), 0);
@@ -261,20 +295,25 @@ TEST(coded_chain, channel_source_with_bits_in_stops_at_whole_items_within_its_pr
 /// A GPU block stand-in writing a device buffer (simulated: host memory with the
 /// single-mapped buffer's wrap-around), so the stream decoder's input wraps as it
 /// does on the GPU.
-class single_mapped_copy : public gr::sync_block, public gr::mimo_gpu::device_stream_reader
+class single_mapped_copy : public gr::sync_block,
+                           public gr::mimo_gpu::device_stream_reader
 {
 public:
     explicit single_mapped_copy(int vlen)
-        : gr::sync_block("single_mapped_copy",
-                         gr::io_signature::make(1, 1, vlen * sizeof(float)),
-                         gr::io_signature::make(1, 1, vlen * sizeof(float), gr::mimo_gpu::device_buffer::type)),
+        : gr::sync_block(
+              "single_mapped_copy",
+              gr::io_signature::make(1, 1, vlen * sizeof(float)),
+              gr::io_signature::make(
+                  1, 1, vlen * sizeof(float), gr::mimo_gpu::device_buffer::type)),
           m_vlen(vlen)
     {
     }
     bool reads_device_memory() const override { return false; }
     int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
     {
-        std::copy_n(static_cast<const float*>(in[0]), size_t(n) * m_vlen, static_cast<float*>(out[0]));
+        std::copy_n(static_cast<const float*>(in[0]),
+                    size_t(n) * m_vlen,
+                    static_cast<float*>(out[0]));
         return n;
     }
 
@@ -291,8 +330,19 @@ TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_
     auto tb = gr::make_top_block("wrapping_decoder_input");
     auto source = gr::blocks::vector_source_f::make(llr, false, k_bits_per_vector);
     auto copy = std::make_shared<single_mapped_copy>(k_bits_per_vector);
-    auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, k_bits_per_vector,
-                                           "max-log-map", 6, 0.75, 64, "cpu", 2, false);
+    auto decoder = tb_stream_decoder::make(k_A,
+                                           k_G,
+                                           k_Qm,
+                                           k_NL,
+                                           0,
+                                           k_bits_per_vector,
+                                           "max-log-map",
+                                           6,
+                                           0.75,
+                                           64,
+                                           "cpu",
+                                           2,
+                                           false);
     auto sink = gr::blocks::vector_sink_b::make(k_A);
     tb->connect(source, 0, copy, 0);
     tb->connect(copy, 0, decoder, 0);
@@ -308,7 +358,8 @@ TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_
 TEST(coded_chain, channel_source_without_bits_in_needs_its_bits_output)
 {
     auto tb = gr::make_top_block("no_bits_output");
-    auto channel = mimo_channel_source::make(2, 2, "16qam", 20.0, 1, 1, 100, "cpu", 100, false);
+    auto channel =
+        mimo_channel_source::make(2, 2, "16qam", 20.0, 1, 1, 100, "cpu", 100, false);
     tb->connect(channel, 0, gr::blocks::vector_sink_c::make(4), 0);
     tb->connect(channel, 1, gr::blocks::vector_sink_c::make(2), 0);
     EXPECT_THROW(tb->run(), std::exception);
@@ -334,41 +385,51 @@ TEST(coded_chain, hard_ber_counter_counts_bits_and_items)
 
 TEST(coded_chain, bad_parameters_are_clear_errors)
 {
-    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 7), std::invalid_argument);
-    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75,
-                                         64, "cpu", -1),
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 7),
+                 std::invalid_argument);
+    EXPECT_THROW(tb_stream_decoder::make(
+                     k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64, "cpu", -1),
                  std::invalid_argument);
     // On the CPU, device buffers are not used (the default asks for them on CUDA).
-    EXPECT_FALSE(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75,
-                                         64, "cpu", 8, true)
-                     ->device_buffers());
+    EXPECT_FALSE(
+        tb_stream_decoder::make(
+            k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64, "cpu", 8, true)
+            ->device_buffers());
     // max_blocks 0: chosen from G (up to about 2^22 LLRs a call, 1..256 blocks).
-    EXPECT_EQ(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64, "cpu")
+    EXPECT_EQ(tb_stream_decoder::make(
+                  k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64, "cpu")
                   ->max_blocks(),
               std::clamp((1 << 22) / k_G, 1, 256));
     // NR 100 MHz 4x4 16-QAM frames' blocks (G = 1 362 816): three a call, no error.
-    EXPECT_EQ(tb_stream_decoder::make(681384, 1362816, 4, 1, 0, 16, "max-log-map", 6, 0.75, 64, "cpu")
+    EXPECT_EQ(tb_stream_decoder::make(
+                  681384, 1362816, 4, 1, 0, 16, "max-log-map", 6, 0.75, 64, "cpu")
                   ->max_blocks(),
               3);
-    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G + 1, k_Qm, k_NL, 0, 1), std::invalid_argument);
+    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G + 1, k_Qm, k_NL, 0, 1),
+                 std::invalid_argument);
     EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 0), std::invalid_argument);
     EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 4), std::invalid_argument);
     EXPECT_THROW(ber_counter::make(8, false, "soft"), std::invalid_argument);
-    EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, 12),
-                 std::invalid_argument);
-    EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, -8),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, 12),
+        std::invalid_argument);
+    EXPECT_THROW(
+        mimo_channel_source::make(2, 2, "16qam", 10, 1, 1, 0, "cpu", 100, false, -8),
+        std::invalid_argument);
     // S = 8191 and items of 8191 * 8 ... : units beyond 2^24 received vectors
-    EXPECT_THROW(mimo_channel_source::make(2, 2, "16qam", 10, 1, 8191, 0, "cpu", 100, false, 8 * 8192),
+    EXPECT_THROW(mimo_channel_source::make(
+                     2, 2, "16qam", 10, 1, 8191, 0, "cpu", 100, false, 8 * 8192),
                  std::invalid_argument);
-    EXPECT_THROW(tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64,
-                                         "cpu", 1 << 16),
-                 std::invalid_argument);
+    EXPECT_THROW(
+        tb_stream_decoder::make(
+            k_A, k_G, k_Qm, k_NL, 0, 8, "max-log-map", 6, 0.75, 64, "cpu", 1 << 16),
+        std::invalid_argument);
     auto decoder = tb_stream_decoder::make(k_A, k_G, k_Qm, k_NL, 0, 8);
     EXPECT_THROW(decoder->set_rv(4), std::invalid_argument);
     decoder->set_rv(3);
     EXPECT_EQ(decoder->rv(), 3);
     if (!core::cuda_available()) {
-        EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 4, 0, "cuda"), std::exception);
+        EXPECT_THROW(tb_source::make(k_A, k_G, k_Qm, k_NL, 0, 1, 4, 0, "cuda"),
+                     std::exception);
     }
 }

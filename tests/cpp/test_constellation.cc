@@ -143,7 +143,9 @@ TEST(constellation, hard_demap_saturates_huge_coordinates)
         const cfloat nan_symbol(std::numeric_limits<float>::quiet_NaN(), top);
         const cfloat two[2] = { cfloat(inner, inner), nan_symbol };
         std::vector<uint8_t> bits(2 * Q, 7);
-        EXPECT_THROW(c.hard_demap(two, bits.data(), 2), std::invalid_argument) << to_string(m);
-        EXPECT_EQ(bits, std::vector<uint8_t>(2 * Q, 7)) << to_string(m) << ": nothing written";
+        EXPECT_THROW(c.hard_demap(two, bits.data(), 2), std::invalid_argument)
+            << to_string(m);
+        EXPECT_EQ(bits, std::vector<uint8_t>(2 * Q, 7))
+            << to_string(m) << ": nothing written";
     }
 }

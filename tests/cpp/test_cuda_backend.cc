@@ -14,7 +14,9 @@ namespace {
 
 /// Relative agreement demanded of CUDA against CPU (the 1e-3); the two
 /// run the same float operations, so in practice they agree to the bit.
-void expect_close(const std::vector<float>& cuda, const std::vector<float>& cpu, const std::string& what)
+void expect_close(const std::vector<float>& cuda,
+                  const std::vector<float>& cpu,
+                  const std::string& what)
 {
     ASSERT_EQ(cuda.size(), cpu.size());
     size_t bitwise = 0;
@@ -28,8 +30,12 @@ void expect_close(const std::vector<float>& cuda, const std::vector<float>& cpu,
             << what << ": element " << i << " cuda " << cuda[i] << " cpu " << cpu[i];
         bitwise += cuda[i] == cpu[i];
     }
-    std::printf("[ compared ] %s: %zu elements, %zu bit-identical, worst difference %.3g\n", what.c_str(),
-                cpu.size(), bitwise, worst);
+    std::printf(
+        "[ compared ] %s: %zu elements, %zu bit-identical, worst difference %.3g\n",
+        what.c_str(),
+        cpu.size(),
+        bitwise,
+        worst);
 }
 
 struct config {
@@ -40,16 +46,16 @@ struct config {
 };
 
 const config configs[] = {
-    {{2, 2}, modulation::qam16, 2, 8400}, {{4, 4}, modulation::qam16, 1, 8400},
-    {{4, 4}, modulation::qam16, 4, 8400}, {{4, 4}, modulation::qam64, 3, 3001},
-    {{4, 2}, modulation::qpsk, 2, 1000},  {{8, 8}, modulation::qam256, 2, 500},
-    {{3, 3}, modulation::qam1024, 1, 97}, {{1, 1}, modulation::qpsk, 1, 5},
+    { { 2, 2 }, modulation::qam16, 2, 8400 }, { { 4, 4 }, modulation::qam16, 1, 8400 },
+    { { 4, 4 }, modulation::qam16, 4, 8400 }, { { 4, 4 }, modulation::qam64, 3, 3001 },
+    { { 4, 2 }, modulation::qpsk, 2, 1000 },  { { 8, 8 }, modulation::qam256, 2, 500 },
+    { { 3, 3 }, modulation::qam1024, 1, 97 }, { { 1, 1 }, modulation::qpsk, 1, 5 },
 };
 
 std::string name(const config& c)
 {
-    return std::to_string(c.shape.nr) + "x" + std::to_string(c.shape.nt) + " " + to_string(c.mod) +
-           " N=" + std::to_string(c.passes);
+    return std::to_string(c.shape.nr) + "x" + std::to_string(c.shape.nt) + " " +
+           to_string(c.mod) + " N=" + std::to_string(c.passes);
 }
 
 } // namespace
@@ -60,9 +66,11 @@ TEST(cuda_backend, qr_items_match_cpu)
     const uint64_t seed = fresh_seed();
     for (const config& c : configs) {
         problem_batch pb(c.shape, c.mod, c.batch, 12.0, seed);
-        qr_decomposition cpu(c.shape, c.passes, backend::cpu), gpu(c.shape, c.passes, backend::cuda);
+        qr_decomposition cpu(c.shape, c.passes, backend::cpu),
+            gpu(c.shape, c.passes, backend::cuda);
         ASSERT_EQ(gpu.active_backend(), backend::cuda);
-        std::vector<float> a(c.batch * cpu.layout().floats_per_item(), NAN), b(a.size(), NAN);
+        std::vector<float> a(c.batch * cpu.layout().floats_per_item(), NAN),
+            b(a.size(), NAN);
         cpu.run(pb.H.data(), pb.y.data(), c.batch, a.data());
         gpu.run(pb.H.data(), pb.y.data(), c.batch, b.data());
         expect_close(b, a, "qr " + name(c));
@@ -74,11 +82,12 @@ TEST(cuda_backend, nway_llrs_match_cpu)
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     for (const config& c : configs) {
-        for (float clip : {0.0f, 8.0f}) {
+        for (float clip : { 0.0f, 8.0f }) {
             problem_batch pb(c.shape, c.mod, c.batch, 15.0, seed + 1);
-            nway_detector cpu({c.shape, c.mod, c.passes, clip}, backend::cpu),
-                gpu({c.shape, c.mod, c.passes, clip}, backend::cuda);
-            std::vector<float> a(c.batch * cpu.llrs_per_problem(), NAN), b(a.size(), NAN), d(a.size(), NAN);
+            nway_detector cpu({ c.shape, c.mod, c.passes, clip }, backend::cpu),
+                gpu({ c.shape, c.mod, c.passes, clip }, backend::cuda);
+            std::vector<float> a(c.batch * cpu.llrs_per_problem(), NAN), b(a.size(), NAN),
+                d(a.size(), NAN);
             cpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, a.data());
             gpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, b.data());
             expect_close(b, a, "nway " + name(c) + " clip " + std::to_string(clip));
@@ -101,16 +110,20 @@ TEST(cuda_backend, ml_llrs_match_cpu)
         modulation mod;
         size_t batch;
     };
-    for (const ml_config& c : {ml_config{{2, 2}, modulation::qam16, 2000}, ml_config{{4, 4}, modulation::qam16, 300},
-                               ml_config{{4, 2}, modulation::qam64, 500}, ml_config{{4, 4}, modulation::qpsk, 1001},
-                               ml_config{{2, 1}, modulation::qam1024, 50}}) {
+    for (const ml_config& c : { ml_config{ { 2, 2 }, modulation::qam16, 2000 },
+                                ml_config{ { 4, 4 }, modulation::qam16, 300 },
+                                ml_config{ { 4, 2 }, modulation::qam64, 500 },
+                                ml_config{ { 4, 4 }, modulation::qpsk, 1001 },
+                                ml_config{ { 2, 1 }, modulation::qam1024, 50 } }) {
         problem_batch pb(c.shape, c.mod, c.batch, 10.0, seed + 2);
         ml_detector cpu(c.shape, c.mod, backend::cpu), gpu(c.shape, c.mod, backend::cuda);
         std::vector<float> a(c.batch * cpu.llrs_per_problem(), NAN), b(a.size(), NAN);
         cpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, a.data());
         gpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, b.data());
-        expect_close(b, a, "ml " + std::to_string(c.shape.nr) + "x" + std::to_string(c.shape.nt) + " " +
-                               to_string(c.mod));
+        expect_close(b,
+                     a,
+                     "ml " + std::to_string(c.shape.nr) + "x" +
+                         std::to_string(c.shape.nt) + " " + to_string(c.mod));
     }
 }
 
@@ -118,10 +131,11 @@ TEST(cuda_backend, repeated_calls_with_changing_batch_sizes_reuse_buffers_correc
 {
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
-    nway_detector cpu({{4, 4}, modulation::qam16, 2, 0.0f}, backend::cpu),
-        gpu({{4, 4}, modulation::qam16, 2, 0.0f}, backend::cuda);
-    for (size_t batch : {size_t(1), size_t(5000), size_t(33), size_t(12000), size_t(7)}) {
-        problem_batch pb({4, 4}, modulation::qam16, batch, 14.0, seed + batch);
+    nway_detector cpu({ { 4, 4 }, modulation::qam16, 2, 0.0f }, backend::cpu),
+        gpu({ { 4, 4 }, modulation::qam16, 2, 0.0f }, backend::cuda);
+    for (size_t batch :
+         { size_t(1), size_t(5000), size_t(33), size_t(12000), size_t(7) }) {
+        problem_batch pb({ 4, 4 }, modulation::qam16, batch, 14.0, seed + batch);
         std::vector<float> a(batch * 16, NAN), b(a.size(), NAN);
         cpu.detect(pb.H.data(), pb.y.data(), batch, pb.n0, a.data());
         gpu.detect(pb.H.data(), pb.y.data(), batch, pb.n0, b.data());
@@ -132,9 +146,9 @@ TEST(cuda_backend, repeated_calls_with_changing_batch_sizes_reuse_buffers_correc
 TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    problem_batch pb({4, 4}, modulation::qam16, 500, 14.0, fresh_seed());
-    nway_detector gpu({{4, 4}, modulation::qam16, 4, 0.0f}, backend::cuda);
-    ml_detector ml({4, 4}, modulation::qpsk, backend::cuda);
+    problem_batch pb({ 4, 4 }, modulation::qam16, 500, 14.0, fresh_seed());
+    nway_detector gpu({ { 4, 4 }, modulation::qam16, 4, 0.0f }, backend::cuda);
+    ml_detector ml({ 4, 4 }, modulation::qpsk, backend::cuda);
     std::vector<float> llr(500 * 16);
     auto bad = pb;
     bad.y[4 * 321 + 2] = cfloat(0, NAN);
@@ -144,7 +158,8 @@ TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
             gpu.detect(bad.H.data(), bad.y.data(), 500, pb.n0, llr.data());
             FAIL() << "NaN accepted";
         } catch (const std::invalid_argument& e) {
-            EXPECT_NE(std::string(e.what()).find("problem 321"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("problem 321"), std::string::npos)
+                << e.what();
         }
         EXPECT_NO_THROW(gpu.detect(pb.H.data(), pb.y.data(), 500, pb.n0, llr.data()));
     }
@@ -155,20 +170,23 @@ TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
         gpu.detect(bad.H.data(), bad.y.data(), 500, pb.n0, llr.data());
         FAIL() << "singular H accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("problem 77"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("problem 77"), std::string::npos)
+            << e.what();
     }
     // A large batch is pipelined in chunks: the index must still be the batch's.
-    problem_batch big({4, 4}, modulation::qam16, 9000, 14.0, 11);
+    problem_batch big({ 4, 4 }, modulation::qam16, 9000, 14.0, 11);
     std::vector<float> big_llr(9000 * 16);
     big.H[16 * 8765 + 5] = cfloat(NAN, 0);
     try {
         gpu.detect(big.H.data(), big.y.data(), 9000, big.n0, big_llr.data());
         FAIL() << "NaN accepted";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("problem 8765"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("problem 8765"), std::string::npos)
+            << e.what();
     }
-    problem_batch q({4, 4}, modulation::qpsk, 50, 14.0, 3);
+    problem_batch q({ 4, 4 }, modulation::qpsk, 50, 14.0, 3);
     q.H[16 * 9] = cfloat(NAN, 0);
     std::vector<float> mllr(50 * 8);
-    EXPECT_THROW(ml.detect(q.H.data(), q.y.data(), 50, q.n0, mllr.data()), std::invalid_argument);
+    EXPECT_THROW(ml.detect(q.H.data(), q.y.data(), 50, q.n0, mllr.data()),
+                 std::invalid_argument);
 }

@@ -35,13 +35,13 @@ class counting_source : public gr::sync_block
 public:
     /// vlens: floats per item of each output (default: one output of 1).
     counting_source(uint64_t items, int outputs, std::vector<int> vlens = {})
-        : gr::sync_block(
-              "counting_source",
-              gr::io_signature::make(0, 0, 0),
-              gr::io_signature::makev(outputs,
-                                      outputs,
-                                      item_sizes(outputs, vlens),
-                                      gr::gr_vector_buffer_type(outputs, device_buffer::type))),
+        : gr::sync_block("counting_source",
+                         gr::io_signature::make(0, 0, 0),
+                         gr::io_signature::makev(
+                             outputs,
+                             outputs,
+                             item_sizes(outputs, vlens),
+                             gr::gr_vector_buffer_type(outputs, device_buffer::type))),
           m_items(items),
           m_vlens(vlens.empty() ? std::vector<int>(outputs, 1) : vlens)
     {
@@ -175,19 +175,23 @@ TEST_F(device_buffer_test, a_history_reader_beside_other_outputs_is_refused_not_
     // the shape and the source ends at once.
     const uint64_t items = 54321;
     auto tb = gr::make_top_block("history_outputs");
-    auto source = std::make_shared<counting_source>(items, 3, std::vector<int>{ 16, 8, 2 });
+    auto source =
+        std::make_shared<counting_source>(items, 3, std::vector<int>{ 16, 8, 2 });
     for (int k = 0; k < 3; ++k)
         source->set_min_output_buffer(k, 1000);
     auto copy = std::make_shared<history_copy>(3, 8);
-    std::vector<gr::blocks::vector_sink_f::sptr> sinks{ gr::blocks::vector_sink_f::make(16),
-                                                        gr::blocks::vector_sink_f::make(8),
-                                                        gr::blocks::vector_sink_f::make(2) };
+    std::vector<gr::blocks::vector_sink_f::sptr> sinks{
+        gr::blocks::vector_sink_f::make(16),
+        gr::blocks::vector_sink_f::make(8),
+        gr::blocks::vector_sink_f::make(2)
+    };
     tb->connect(source, 0, sinks[0], 0);
     tb->connect(source, 1, copy, 0);
     tb->connect(copy, 0, sinks[1], 0);
     tb->connect(source, 2, sinks[2], 0);
     tb->run(); // returns: nothing hangs
-    EXPECT_NE(gr::mimo_gpu::device_outputs_stall(*source).find("history 3"), std::string::npos);
+    EXPECT_NE(gr::mimo_gpu::device_outputs_stall(*source).find("history 3"),
+              std::string::npos);
     EXPECT_EQ(sinks[1]->data().size(), 0u);
 }
 
@@ -196,7 +200,8 @@ TEST_F(device_buffer_test, several_outputs_and_two_custom_buffer_blocks_in_a_row
     const uint64_t items = 250003;
     auto tb = gr::make_top_block("outputs");
     auto source = std::make_shared<counting_source>(items, 3);
-    auto first = std::make_shared<device_copy>(), second = std::make_shared<device_copy>();
+    auto first = std::make_shared<device_copy>(),
+         second = std::make_shared<device_copy>();
     std::vector<gr::blocks::vector_sink_f::sptr> sinks;
     for (int k = 0; k < 3; ++k)
         sinks.push_back(gr::blocks::vector_sink_f::make());
@@ -219,8 +224,10 @@ TEST_F(device_buffer_test, a_host_source_fanned_out_to_gpu_readers)
         ramp[i] = float(i);
     auto tb = gr::make_top_block("fan_out");
     auto host_source = gr::blocks::vector_source_f::make(ramp);
-    auto first = std::make_shared<device_copy>(), second = std::make_shared<device_copy>();
-    auto first_sink = gr::blocks::vector_sink_f::make(), second_sink = gr::blocks::vector_sink_f::make();
+    auto first = std::make_shared<device_copy>(),
+         second = std::make_shared<device_copy>();
+    auto first_sink = gr::blocks::vector_sink_f::make(),
+         second_sink = gr::blocks::vector_sink_f::make();
     tb->connect(host_source, 0, first, 0);
     tb->connect(host_source, 0, second, 0);
     tb->connect(first, 0, first_sink, 0);

@@ -11,10 +11,10 @@
 
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/io_signature.h>
-#include <gnuradio/sync_block.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
+#include <gnuradio/sync_block.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_generator.h>
@@ -89,7 +89,8 @@ TEST(channel_source, cpu_stream_is_the_core_generators_in_whole_channels)
     ASSERT_EQ(d.H.size(), channels * 8);
     ASSERT_EQ(d.y.size(), channels * S * 4);
     ASSERT_EQ(d.bits.size(), channels * S * 8);
-    core::channel_generator generator({ 4, 2 }, core::modulation::qam16, 7, S, core::backend::cpu);
+    core::channel_generator generator(
+        { 4, 2 }, core::modulation::qam16, 7, S, core::backend::cpu);
     std::vector<core::cfloat> H(d.H.size()), y(d.y.size());
     std::vector<uint8_t> bits(d.bits.size());
     generator.generate(0,
@@ -109,14 +110,17 @@ TEST(channel_source, cuda_stream_equals_the_cpu_stream)
 {
     MIMO_GPU_REQUIRE_CUDA();
     // Device buffers read by ordinary sinks: the buffer copies to the host.
-    const drawn gpu = run_source("cuda", 3001, 1, 10.0), cpu = run_source("cpu", 3001, 1, 10.0);
+    const drawn gpu = run_source("cuda", 3001, 1, 10.0),
+                cpu = run_source("cpu", 3001, 1, 10.0);
     EXPECT_EQ(gpu.bits, cpu.bits);
     ASSERT_EQ(gpu.H.size(), cpu.H.size());
     ASSERT_EQ(gpu.y.size(), cpu.y.size());
     for (size_t i = 0; i < gpu.H.size(); ++i)
-        ASSERT_NEAR(std::abs(gpu.H[i] - cpu.H[i]), 0.0f, 1e-5f * (1 + std::abs(cpu.H[i]))) << i;
+        ASSERT_NEAR(std::abs(gpu.H[i] - cpu.H[i]), 0.0f, 1e-5f * (1 + std::abs(cpu.H[i])))
+            << i;
     for (size_t i = 0; i < gpu.y.size(); ++i)
-        ASSERT_NEAR(std::abs(gpu.y[i] - cpu.y[i]), 0.0f, 1e-5f * (1 + std::abs(cpu.y[i]))) << i;
+        ASSERT_NEAR(std::abs(gpu.y[i] - cpu.y[i]), 0.0f, 1e-5f * (1 + std::abs(cpu.y[i])))
+            << i;
 }
 
 TEST(channel_source, device_chain_counts_what_the_host_chain_counts)
@@ -133,7 +137,8 @@ TEST(channel_source, device_chain_counts_what_the_host_chain_counts)
         std::vector<ber_counter::sptr> counters;
         std::vector<mimo_detector::sptr> detectors;
         for (bool device : { true, false }) {
-            auto source = mimo_channel_source::make(4, 4, "16qam", 20.0, 3, 1, problems, "cuda");
+            auto source =
+                mimo_channel_source::make(4, 4, "16qam", 20.0, 3, 1, problems, "cuda");
             // N0 = 1 on purpose: the source's noise_var tag sets the true one.
             auto det = mimo_detector::make(
                 family, 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", device);
@@ -160,10 +165,12 @@ TEST(channel_source, device_counter_counts_errors_at_0_db_and_resets)
     // The same chain at 0 dB on device and host counters: equal counts, not zero.
     auto tb = gr::make_top_block("device_counter");
     auto source = mimo_channel_source::make(4, 4, "16qam", 0.0, 5, 1, 20000, "cuda");
-    auto det = mimo_detector::make("nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", true);
+    auto det = mimo_detector::make(
+        "nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", true);
     auto on_device = ber_counter::make(16, true);
     auto host_source = mimo_channel_source::make(4, 4, "16qam", 0.0, 5, 1, 20000, "cuda");
-    auto host_det = mimo_detector::make("nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", false);
+    auto host_det = mimo_detector::make(
+        "nway", 4, 4, "16qam", "", 1.0, 1, "cuda", 8400, "erase", false);
     auto on_host = ber_counter::make(16, false);
     tb->connect(source, 0, det, 0);
     tb->connect(source, 1, det, 1);
@@ -223,7 +230,8 @@ TEST(channel_source, bad_parameters_are_invalid_argument)
     EXPECT_THROW(mimo_channel_source::make(2, 4, "16qam", 10, 1), std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "8psk", 10, 1), std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", NAN, 1), std::invalid_argument);
-    EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 0), std::invalid_argument);
+    EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 0),
+                 std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 1, 0, "tpu"),
                  std::invalid_argument);
     EXPECT_THROW(mimo_channel_source::make(4, 4, "16qam", 10, 1, 1, 0, "cpu", 0),

@@ -31,7 +31,8 @@ struct bad_batch {
     std::vector<bool> bad;
     std::vector<erased_problem> first; // what the report must list: every erased problem
 
-    explicit bad_batch(uint64_t seed) : pb({ 2, 2 }, modulation::qpsk, size, 10.0, seed), bad(size, false)
+    explicit bad_batch(uint64_t seed)
+        : pb({ 2, 2 }, modulation::qpsk, size, 10.0, seed), bad(size, false)
     {
         const size_t m = 4; // nr * nt
         std::fill_n(pb.H.begin() + 5 * m, m, cfloat(0, 0));
@@ -95,8 +96,11 @@ std::vector<float> good_alone(detector& det, const bad_batch& b)
     return llr;
 }
 
-void expect_erased_and_rest_intact(const detector& det, const std::vector<float>& llr,
-                                   const std::vector<float>& alone, const bad_batch& b, const std::string& what)
+void expect_erased_and_rest_intact(const detector& det,
+                                   const std::vector<float>& llr,
+                                   const std::vector<float>& alone,
+                                   const bad_batch& b,
+                                   const std::string& what)
 {
     size_t k = 0;
     for (size_t p = 0; p < b.size; ++p)
@@ -137,7 +141,8 @@ TEST(erasures, every_family_erases_bad_problems_and_detects_the_rest)
                                      : "problem 5 of the batch has a rank-deficient"),
                   std::string::npos)
             << e;
-        EXPECT_NE(e.find(regularises ? "71 of 300" : "73 of 300"), std::string::npos) << e;
+        EXPECT_NE(e.find(regularises ? "71 of 300" : "73 of 300"), std::string::npos)
+            << e;
     }
 }
 
@@ -160,7 +165,8 @@ TEST(erasures, qr_items_of_bad_problems_are_nan_and_the_detector_erases_them)
     EXPECT_EQ(d.erased, b.erased());
     expect_erased_and_rest_intact(det, llr, good_alone(det, b), b, "qr + detect_qr");
     qr.set_bad_problem_policy(bad_problem_policy::stop);
-    EXPECT_THROW(qr.run(b.pb.H.data(), b.pb.y.data(), b.size, items.data()), std::invalid_argument);
+    EXPECT_THROW(qr.run(b.pb.H.data(), b.pb.y.data(), b.size, items.data()),
+                 std::invalid_argument);
 }
 
 TEST(erasures, cuda_erases_and_reports_as_the_cpu_does)
@@ -185,11 +191,19 @@ TEST(erasures, cuda_erases_and_reports_as_the_cpu_does)
 #ifdef MIMO_GPU_HAVE_CUDA
         cfloat *dH = nullptr, *dy = nullptr;
         float* dllr = nullptr;
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dH), b.pb.H.size() * sizeof(cfloat)), cudaSuccess);
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), b.pb.y.size() * sizeof(cfloat)), cudaSuccess);
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dllr), 2 * want.size() * sizeof(float)), cudaSuccess);
-        cudaMemcpy(dH, b.pb.H.data(), b.pb.H.size() * sizeof(cfloat), cudaMemcpyHostToDevice);
-        cudaMemcpy(dy, b.pb.y.data(), b.pb.y.size() * sizeof(cfloat), cudaMemcpyHostToDevice);
+        ASSERT_EQ(
+            cudaMalloc(reinterpret_cast<void**>(&dH), b.pb.H.size() * sizeof(cfloat)),
+            cudaSuccess);
+        ASSERT_EQ(
+            cudaMalloc(reinterpret_cast<void**>(&dy), b.pb.y.size() * sizeof(cfloat)),
+            cudaSuccess);
+        ASSERT_EQ(
+            cudaMalloc(reinterpret_cast<void**>(&dllr), 2 * want.size() * sizeof(float)),
+            cudaSuccess);
+        cudaMemcpy(
+            dH, b.pb.H.data(), b.pb.H.size() * sizeof(cfloat), cudaMemcpyHostToDevice);
+        cudaMemcpy(
+            dy, b.pb.y.data(), b.pb.y.size() * sizeof(cfloat), cudaMemcpyHostToDevice);
         cudaMemset(dllr, 0xff, 2 * want.size() * sizeof(float)); // NaN
         detector_input din = b.input();
         din.H = dH;
@@ -205,18 +219,28 @@ TEST(erasures, cuda_erases_and_reports_as_the_cpu_does)
             const auto rd = gpu->check_device_status(nullptr);
             EXPECT_EQ(rd.problems, 2 * b.size) << name;
             EXPECT_EQ(rd.erased, 2 * rc.erased) << name;
-            // Every erased problem of both calls is listed, the second call's after the first's.
+            // Every erased problem of both calls is listed, the second call's after the
+            // first's.
             ASSERT_EQ(rd.first_erased.size(), 2 * rc.erased) << name;
             for (size_t i = 0; i < rc.erased; ++i) {
                 EXPECT_EQ(rd.first_erased[i], rc.first_erased[i]) << name;
-                EXPECT_EQ(rd.first_erased[rc.erased + i].index, rc.first_erased[i].index + b.size) << name;
+                EXPECT_EQ(rd.first_erased[rc.erased + i].index,
+                          rc.first_erased[i].index + b.size)
+                    << name;
             }
             std::vector<float> two(2 * want.size());
-            cudaMemcpy(two.data(), dllr, two.size() * sizeof(float), cudaMemcpyDeviceToHost);
-            expect_backends_agree(std::vector<float>(two.begin(), two.begin() + want.size()), want, exact,
-                                  name + " device path, first call");
-            expect_backends_agree(std::vector<float>(two.begin() + want.size(), two.end()), want, exact,
-                                  name + " device path, second call");
+            cudaMemcpy(
+                two.data(), dllr, two.size() * sizeof(float), cudaMemcpyDeviceToHost);
+            expect_backends_agree(
+                std::vector<float>(two.begin(), two.begin() + want.size()),
+                want,
+                exact,
+                name + " device path, first call");
+            expect_backends_agree(
+                std::vector<float>(two.begin() + want.size(), two.end()),
+                want,
+                exact,
+                name + " device path, second call");
             EXPECT_EQ(gpu->check_device_status(nullptr).erased, 0u) << name; // cleared
         }
         cudaFree(dH);
@@ -250,17 +274,20 @@ bool reset_peak()
 // 15x its input) and erasures are reported with their place in the whole call.
 TEST(erasures, large_calls_are_detected_in_parts_with_bounded_scratch)
 {
-    auto det = make_detector("nway", { { 8, 8 }, modulation::qpsk, { { "passes", 8 } } }, backend::cpu);
+    auto det = make_detector(
+        "nway", { { 8, 8 }, modulation::qpsk, { { "passes", 8 } } }, backend::cpu);
     det->set_bad_problem_policy(bad_problem_policy::erase);
     const size_t batch = 30000, part = det->max_problems_per_run();
     ASSERT_LT(part, batch / 2);
-    EXPECT_LE(det->scratch_bytes(size_t(1) << 30), size_t(80) << 20); // any call: <= 80 MiB
+    EXPECT_LE(det->scratch_bytes(size_t(1) << 30),
+              size_t(80) << 20); // any call: <= 80 MiB
     problem_batch pb({ 8, 8 }, modulation::qpsk, batch, 20.0, fresh_seed());
     pb.y[3 * 8] = cfloat(NAN, 0);
     pb.H[(part + 17) * 64 + 5] = cfloat(INFINITY, 0); // in the second part
     std::vector<float> llr(batch * 16);
     std::fill(llr.begin(), llr.end(), 1.0f); // touch the output before measuring
-    det->detect(pb.H.data(), pb.y.data(), 16, pb.n0, llr.data()); // warm up: tables, threads
+    det->detect(
+        pb.H.data(), pb.y.data(), 16, pb.n0, llr.data()); // warm up: tables, threads
     const bool measured = reset_peak();
     const size_t before = peak_rss();
     const auto r = det->detect(pb.H.data(), pb.y.data(), batch, pb.n0, llr.data());
@@ -268,10 +295,13 @@ TEST(erasures, large_calls_are_detected_in_parts_with_bounded_scratch)
     ASSERT_EQ(r.erased, 2u);
     EXPECT_EQ(r.first_erased[0].index, 3u);
     EXPECT_EQ(r.first_erased[1].index, part + 17);
-    std::printf("[ memory   ] peak grew by %zu bytes (bound %zu; measured: %d)\n", growth,
-                det->scratch_bytes(batch), int(measured));
+    std::printf("[ memory   ] peak grew by %zu bytes (bound %zu; measured: %d)\n",
+                growth,
+                det->scratch_bytes(batch),
+                int(measured));
     if (measured) { // unbounded, the QR items alone would be 261 MB
-        EXPECT_LT(growth, det->scratch_bytes(batch) + (size_t(16) << 20)) << "peak grew by " << growth << " bytes";
+        EXPECT_LT(growth, det->scratch_bytes(batch) + (size_t(16) << 20))
+            << "peak grew by " << growth << " bytes";
     }
 }
 
@@ -294,10 +324,12 @@ TEST(erasures, all_zero_qr_items_are_erased_as_singular)
         const auto r = det.detect_qr(items.data(), pb.batch, pb.n0, llr.data());
         EXPECT_EQ(r.erased, 1u);
         ASSERT_EQ(r.first_erased.size(), 1u);
-        EXPECT_EQ(r.first_erased[0], (erased_problem{ 3, erasure_cause::singular_channel }));
+        EXPECT_EQ(r.first_erased[0],
+                  (erased_problem{ 3, erasure_cause::singular_channel }));
         for (int i = 0; i < 4; ++i)
             EXPECT_EQ(llr[3 * 4 + i], 0.0f);
         det.set_bad_problem_policy(bad_problem_policy::stop);
-        EXPECT_THROW(det.detect_qr(items.data(), pb.batch, pb.n0, llr.data()), std::invalid_argument);
+        EXPECT_THROW(det.detect_qr(items.data(), pb.batch, pb.n0, llr.data()),
+                     std::invalid_argument);
     }
 }

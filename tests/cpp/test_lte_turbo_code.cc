@@ -45,10 +45,10 @@ bits_t reference_crc(const bits_t& a, const std::vector<int>& g_exponents)
     return bits_t(m.end() - L, m.end());
 }
 
-const std::vector<int> g_crc24a = {24, 23, 18, 17, 14, 11, 10, 7, 6, 5, 4, 3, 1, 0};
-const std::vector<int> g_crc24b = {24, 23, 6, 5, 1, 0};
-const std::vector<int> g_crc16 = {16, 12, 5, 0};
-const std::vector<int> g_crc8 = {8, 7, 4, 3, 1, 0};
+const std::vector<int> g_crc24a = { 24, 23, 18, 17, 14, 11, 10, 7, 6, 5, 4, 3, 1, 0 };
+const std::vector<int> g_crc24b = { 24, 23, 6, 5, 1, 0 };
+const std::vector<int> g_crc16 = { 16, 12, 5, 0 };
+const std::vector<int> g_crc8 = { 8, 7, 4, 3, 1, 0 };
 
 uint32_t as_integer(const bits_t& p)
 {
@@ -98,7 +98,8 @@ TEST(qpp_interleaver, is_a_permutation_for_every_K)
             ASSERT_LT(qpp.pi(i), K);
             ++seen[qpp.pi(i)];
         }
-        EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; })) << "K = " << K;
+        EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int n) { return n == 1; }))
+            << "K = " << K;
     }
 }
 
@@ -111,9 +112,10 @@ TEST(qpp_interleaver, follows_the_polynomial_and_known_rows)
     EXPECT_EQ(last.f2(), 480);
     EXPECT_EQ(middle.f1(), 49);
     EXPECT_EQ(middle.f2(), 846);
-    for (const auto* q : {&first, &last, &middle})
+    for (const auto* q : { &first, &last, &middle })
         for (int64_t i = 0; i < q->K(); ++i)
-            ASSERT_EQ(q->pi(int(i)), (q->f1() * i + q->f2() * i * i) % q->K()) << "K = " << q->K() << " i = " << i;
+            ASSERT_EQ(q->pi(int(i)), (q->f1() * i + q->f2() * i * i) % q->K())
+                << "K = " << q->K() << " i = " << i;
     EXPECT_EQ(first.pi(1), 13); // 3 + 10
     EXPECT_EQ(first.pi(2), 6);  // (6 + 40) mod 40
 }
@@ -159,11 +161,16 @@ TEST(crc, matches_a_long_division_reference)
 {
     std::mt19937 rng(7);
     const std::pair<crc_type, std::vector<int>> types[] = {
-        {crc_type::crc24a, g_crc24a}, {crc_type::crc24b, g_crc24b}, {crc_type::crc16, g_crc16}, {crc_type::crc8, g_crc8}};
+        { crc_type::crc24a, g_crc24a },
+        { crc_type::crc24b, g_crc24b },
+        { crc_type::crc16, g_crc16 },
+        { crc_type::crc8, g_crc8 }
+    };
     for (const auto& [type, g] : types)
-        for (size_t n : {1u, 7u, 8u, 9u, 15u, 16u, 17u, 40u, 333u, 6120u, 6167u}) {
+        for (size_t n : { 1u, 7u, 8u, 9u, 15u, 16u, 17u, 40u, 333u, 6120u, 6167u }) {
             const bits_t a = random_bits(n, rng);
-            EXPECT_EQ(crc_parity(type, a.data(), n), as_integer(reference_crc(a, g))) << "n = " << n;
+            EXPECT_EQ(crc_parity(type, a.data(), n), as_integer(reference_crc(a, g)))
+                << "n = " << n;
         }
 }
 
@@ -175,19 +182,22 @@ TEST(crc, of_zeros_is_zero_and_filler_counts_as_zero)
     bits_t with_filler = random_bits(200, rng), as_zeros = with_filler;
     std::fill(with_filler.begin(), with_filler.begin() + 17, k_null_bit);
     std::fill(as_zeros.begin(), as_zeros.begin() + 17, 0);
-    EXPECT_EQ(crc_parity(crc_type::crc24b, with_filler.data(), 200), crc_parity(crc_type::crc24b, as_zeros.data(), 200));
+    EXPECT_EQ(crc_parity(crc_type::crc24b, with_filler.data(), 200),
+              crc_parity(crc_type::crc24b, as_zeros.data(), 200));
 }
 
 TEST(crc, attach_then_check_passes_and_any_single_flip_fails)
 {
     std::mt19937 rng(3);
-    for (crc_type type : {crc_type::crc24a, crc_type::crc24b, crc_type::crc16, crc_type::crc8}) {
+    for (crc_type type :
+         { crc_type::crc24a, crc_type::crc24b, crc_type::crc16, crc_type::crc8 }) {
         const int L = crc_length(type);
         const bits_t a = random_bits(150, rng);
         bits_t coded(a.size() + L);
         crc_attach(type, a.data(), a.size(), coded.data());
         EXPECT_TRUE(std::equal(a.begin(), a.end(), coded.begin()));
-        EXPECT_EQ(as_integer(bits_t(coded.end() - L, coded.end())), crc_parity(type, a.data(), a.size()));
+        EXPECT_EQ(as_integer(bits_t(coded.end() - L, coded.end())),
+                  crc_parity(type, a.data(), a.size()));
         EXPECT_TRUE(crc_check(type, coded.data(), coded.size()));
         for (size_t i = 0; i < coded.size(); ++i) {
             coded[i] ^= 1;
@@ -206,7 +216,8 @@ TEST(crc, attach_then_check_passes_and_any_single_flip_fails)
 
 namespace {
 
-void expect_segmentation(int B, int C, int K_plus, int C_plus, int K_minus, int C_minus, int F, int L)
+void expect_segmentation(
+    int B, int C, int K_plus, int C_plus, int K_minus, int C_minus, int F, int L)
 {
     const auto s = code_block_segmentation::for_bits(B);
     SCOPED_TRACE("B = " + std::to_string(B));
@@ -260,13 +271,14 @@ TEST(code_block_segmentation, bad_B_throws)
 {
     expect_invalid_argument_naming([] { code_block_segmentation::for_bits(0); }, "0");
     expect_invalid_argument_naming([] { code_block_segmentation::for_bits(-5); }, "-5");
-    expect_invalid_argument_naming([] { code_block_segmentation::for_bits(1 << 30); }, std::to_string(1 << 30));
+    expect_invalid_argument_naming([] { code_block_segmentation::for_bits(1 << 30); },
+                                   std::to_string(1 << 30));
 }
 
 TEST(code_block_segmentation, segment_layout_and_desegment_round_trip)
 {
     std::mt19937 rng(5);
-    for (int B : {1, 39, 40, 100, 6144, 6145, 12000, 20000}) {
+    for (int B : { 1, 39, 40, 100, 6144, 6145, 12000, 20000 }) {
         const auto s = code_block_segmentation::for_bits(B);
         const bits_t b = random_bits(B, rng);
         const auto blocks = s.segment(b.data());
@@ -283,8 +295,11 @@ TEST(code_block_segmentation, segment_layout_and_desegment_round_trip)
             if (s.L > 0) {
                 bits_t as_zeros(blocks[r]);
                 std::replace(as_zeros.begin(), as_zeros.end(), k_null_bit, uint8_t(0));
-                const bits_t parity = reference_crc(bits_t(as_zeros.begin(), as_zeros.end() - 24), g_crc24b);
-                EXPECT_TRUE(std::equal(parity.begin(), parity.end(), blocks[r].end() - 24)) << "B " << B << " r " << r;
+                const bits_t parity = reference_crc(
+                    bits_t(as_zeros.begin(), as_zeros.end() - 24), g_crc24b);
+                EXPECT_TRUE(
+                    std::equal(parity.begin(), parity.end(), blocks[r].end() - 24))
+                    << "B " << B << " r " << r;
             }
         }
         EXPECT_EQ(next, B);
@@ -313,7 +328,7 @@ namespace {
 /// The constituent encoder written from its transfer function: the feedback
 /// sequence a_k = u_k + a_(k-2) + a_(k-3), the parity z_k = a_k + a_(k-1) + a_(k-3).
 struct reference_rsc {
-    std::vector<uint8_t> a{0, 0, 0}; // a_(-3), a_(-2), a_(-1)
+    std::vector<uint8_t> a{ 0, 0, 0 }; // a_(-3), a_(-2), a_(-1)
     uint8_t feedback(size_t back) const { return a[a.size() - back]; }
     uint8_t push(uint8_t u)
     {
@@ -322,7 +337,10 @@ struct reference_rsc {
         a.push_back(ak);
         return z;
     }
-    bool at_zero_state() const { return feedback(1) == 0 && feedback(2) == 0 && feedback(3) == 0; }
+    bool at_zero_state() const
+    {
+        return feedback(1) == 0 && feedback(2) == 0 && feedback(3) == 0;
+    }
 };
 
 struct encoded {
@@ -336,7 +354,10 @@ struct encoded {
 
 /// Replays one encoder on input u against its parities (a <NULL> parity, not
 /// sent, is passed over) and its 3 tail (x, z) pairs, which must end in state 0.
-void expect_encoder_trace(const bits_t& u, const uint8_t* parity, const uint8_t tail_x[3], const uint8_t tail_z[3],
+void expect_encoder_trace(const bits_t& u,
+                          const uint8_t* parity,
+                          const uint8_t tail_x[3],
+                          const uint8_t tail_z[3],
                           const char* which)
 {
     reference_rsc rsc;
@@ -352,7 +373,8 @@ void expect_encoder_trace(const bits_t& u, const uint8_t* parity, const uint8_t 
 }
 
 /// Both encoders replayed, filler bits entering as 0, the tail read back from
-/// 5.1.3.2.2: d0 = x_K z_K+1 x'_K z'_K+1, d1 = z_K x_K+2 z'_K x'_K+2, d2 = x_K+1 z_K+2 x'_K+1 z'_K+2.
+/// 5.1.3.2.2: d0 = x_K z_K+1 x'_K z'_K+1, d1 = z_K x_K+2 z'_K x'_K+2, d2 = x_K+1 z_K+2
+/// x'_K+1 z'_K+2.
 void check_encoding(const bits_t& c, const encoded& d)
 {
     const int K = int(c.size());
@@ -362,8 +384,10 @@ void check_encoding(const bits_t& c, const encoded& d)
         u[k] = c[k] == 1;
         u_interleaved[k] = c[qpp.pi(k)] == 1;
     }
-    const uint8_t x[3] = {d.d0[K], d.d2[K], d.d1[K + 1]}, z[3] = {d.d1[K], d.d0[K + 1], d.d2[K + 1]};
-    const uint8_t xp[3] = {d.d0[K + 2], d.d2[K + 2], d.d1[K + 3]}, zp[3] = {d.d1[K + 2], d.d0[K + 3], d.d2[K + 3]};
+    const uint8_t x[3] = { d.d0[K], d.d2[K], d.d1[K + 1] },
+                  z[3] = { d.d1[K], d.d0[K + 1], d.d2[K + 1] };
+    const uint8_t xp[3] = { d.d0[K + 2], d.d2[K + 2], d.d1[K + 3] },
+                  zp[3] = { d.d1[K + 2], d.d0[K + 3], d.d2[K + 3] };
     expect_encoder_trace(u, d.d1.data(), x, z, "first encoder");
     expect_encoder_trace(u_interleaved, d.d2.data(), xp, zp, "second encoder");
 }
@@ -387,7 +411,7 @@ TEST(turbo_encoder, zero_input_gives_zero_output)
 {
     const bits_t c(40, 0);
     const encoded d(c);
-    for (const bits_t* s : {&d.d0, &d.d1, &d.d2})
+    for (const bits_t* s : { &d.d0, &d.d1, &d.d2 })
         EXPECT_TRUE(std::all_of(s->begin(), s->end(), [](uint8_t b) { return b == 0; }));
 }
 
@@ -404,7 +428,8 @@ TEST(turbo_encoder, filler_bits_are_null_in_d0_and_d1_and_encoded_as_zero)
     for (int k = 0; k < K + 4; ++k) {
         EXPECT_EQ(d.d0[k], k < F ? k_null_bit : z.d0[k]) << k;
         EXPECT_EQ(d.d1[k], k < F ? k_null_bit : z.d1[k]) << k;
-        EXPECT_EQ(d.d2[k], z.d2[k]) << k; // the second encoder's parity is always a real bit
+        EXPECT_EQ(d.d2[k], z.d2[k])
+            << k; // the second encoder's parity is always a real bit
         EXPECT_NE(d.d2[k], k_null_bit);
     }
     check_encoding(c, d);
@@ -413,15 +438,17 @@ TEST(turbo_encoder, filler_bits_are_null_in_d0_and_d1_and_encoded_as_zero)
 TEST(turbo_encoder, unsupported_K_throws)
 {
     bits_t c(44, 0), d(48);
-    expect_invalid_argument_naming([&] { turbo_encode(c.data(), 44, d.data(), d.data(), d.data()); }, "44");
+    expect_invalid_argument_naming(
+        [&] { turbo_encode(c.data(), 44, d.data(), d.data(), d.data()); }, "44");
 }
 
 // ---- Rate matching ---------------------------------------------------------------
 
 namespace {
 
-constexpr int k_permutation[32] = {0, 16, 8, 24, 4, 20, 12, 28, 2, 18, 10, 26, 6, 22, 14, 30,
-                                   1, 17, 9, 25, 5, 21, 13, 29, 3, 19, 11, 27, 7, 23, 15, 31};
+constexpr int k_permutation[32] = { 0,  16, 8,  24, 4,  20, 12, 28, 2,  18, 10,
+                                    26, 6,  22, 14, 30, 1,  17, 9,  25, 5,  21,
+                                    13, 29, 3,  19, 11, 27, 7,  23, 15, 31 };
 constexpr int k_dummy = -1;
 
 /// 5.1.4.1 written out: each stream padded with ND dummy bits in front, written
@@ -509,15 +536,15 @@ TEST(rate_matcher, sizes_and_k0_follow_the_formulas)
     EXPECT_EQ(big.Kpi(), 6176);
     EXPECT_EQ(big.Kw(), 18528);
     EXPECT_EQ(big.Ncb(), 18528);
-    const int big_k0[4] = {386, 5018, 9650, 14282}; // 193 (24 rv + 2)
+    const int big_k0[4] = { 386, 5018, 9650, 14282 }; // 193 (24 rv + 2)
     // K = 40: D = 44, R = 2, Kw = 192, ceil(192 / 16) = 12.
     const rate_matcher small(40);
     EXPECT_EQ(small.Kpi(), 64);
-    const int small_k0[4] = {4, 52, 100, 148};
+    const int small_k0[4] = { 4, 52, 100, 148 };
     // Soft-buffer limited K = 6144, Ncb = 10000: ceil(10000 / 1544) = 7.
     const rate_matcher limited(6144, 10000);
     EXPECT_EQ(limited.Ncb(), 10000);
-    const int limited_k0[4] = {386, 3088, 5790, 8492}; // 193 (14 rv + 2)
+    const int limited_k0[4] = { 386, 3088, 5790, 8492 }; // 193 (14 rv + 2)
     for (int rv = 0; rv < 4; ++rv) {
         EXPECT_EQ(big.k0(rv), big_k0[rv]);
         EXPECT_EQ(small.k0(rv), small_k0[rv]);
@@ -531,19 +558,28 @@ TEST(rate_matcher, match_equals_the_spec_written_out)
     struct config {
         int K, F, Ncb;
     };
-    for (const config& cfg : {config{40, 0, 0}, config{40, 15, 0}, config{104, 4, 0}, config{3136, 15, 0},
-                              config{1504, 0, 0}, config{6144, 0, 0}, config{6144, 0, 10000}, config{512, 7, 1000}}) {
+    for (const config& cfg : { config{ 40, 0, 0 },
+                               config{ 40, 15, 0 },
+                               config{ 104, 4, 0 },
+                               config{ 3136, 15, 0 },
+                               config{ 1504, 0, 0 },
+                               config{ 6144, 0, 0 },
+                               config{ 6144, 0, 10000 },
+                               config{ 512, 7, 1000 } }) {
         const rate_matcher rm(cfg.K, cfg.Ncb);
         const bits_t d = encoded_block(cfg.K, cfg.F, rng);
         for (int rv = 0; rv < 4; ++rv)
-            for (int E : {0, 1, 37, rm.Kw() / 3, rm.Kw() - 10, 2 * rm.Kw() + 5}) {
-                const std::vector<int> idx = reference_selection(cfg.K, rm.Ncb(), rv, E, cfg.F);
+            for (int E : { 0, 1, 37, rm.Kw() / 3, rm.Kw() - 10, 2 * rm.Kw() + 5 }) {
+                const std::vector<int> idx =
+                    reference_selection(cfg.K, rm.Ncb(), rv, E, cfg.F);
                 const bits_t e = match(rm, d, E, rv);
                 ASSERT_EQ(int(e.size()), E);
                 for (int j = 0; j < E; ++j)
-                    ASSERT_EQ(e[j], d[idx[j]]) << "K " << cfg.K << " F " << cfg.F << " Ncb " << cfg.Ncb << " rv " << rv
-                                               << " E " << E << " j " << j;
-                EXPECT_TRUE(std::none_of(e.begin(), e.end(), [](uint8_t b) { return b == k_null_bit; }));
+                    ASSERT_EQ(e[j], d[idx[j]])
+                        << "K " << cfg.K << " F " << cfg.F << " Ncb " << cfg.Ncb << " rv "
+                        << rv << " E " << E << " j " << j;
+                EXPECT_TRUE(std::none_of(
+                    e.begin(), e.end(), [](uint8_t b) { return b == k_null_bit; }));
             }
     }
 }
@@ -551,8 +587,8 @@ TEST(rate_matcher, match_equals_the_spec_written_out)
 TEST(rate_matcher, dematch_recovers_every_sent_bit_and_zero_elsewhere)
 {
     std::mt19937 rng(31);
-    for (int K : {40, 104, 1008, 6144})
-        for (int F : {0, 9}) {
+    for (int K : { 40, 104, 1008, 6144 })
+        for (int F : { 0, 9 }) {
             const rate_matcher rm(K);
             const int D = rm.D();
             const bits_t d = encoded_block(K, F, rng);
@@ -566,7 +602,8 @@ TEST(rate_matcher, dematch_recovers_every_sent_bit_and_zero_elsewhere)
                 rm.dematch(llr.data(), E, rv, F, back.data());
                 for (int s = 0; s < 3 * D; ++s) {
                     const bool is_null = s < 2 * D && s % D < F;
-                    ASSERT_EQ(back[s], is_null ? 0.0f : (d[s] ? -1.0f : 1.0f)) << "K " << K << " rv " << rv << " s " << s;
+                    ASSERT_EQ(back[s], is_null ? 0.0f : (d[s] ? -1.0f : 1.0f))
+                        << "K " << K << " rv " << rv << " s " << s;
                 }
             }
         }
@@ -616,10 +653,15 @@ TEST(rate_matcher, bad_arguments_throw)
     bits_t d(3 * 44, 0), e(10);
     std::vector<float> llr(10), out(3 * 44);
     expect_invalid_argument_naming([&] { rm.k0(4); }, "4");
-    expect_invalid_argument_naming([&] { rm.match(d.data(), d.data() + 44, d.data() + 88, 10, -1, e.data()); }, "-1");
-    expect_invalid_argument_naming([&] { rm.match(d.data(), d.data() + 44, d.data() + 88, -3, 0, e.data()); }, "-3");
-    expect_invalid_argument_naming([&] { rm.dematch(llr.data(), 10, 4, 0, out.data()); }, "4");
-    expect_invalid_argument_naming([&] { rm.dematch(llr.data(), 10, 0, 40, out.data()); }, "40");
+    expect_invalid_argument_naming(
+        [&] { rm.match(d.data(), d.data() + 44, d.data() + 88, 10, -1, e.data()); },
+        "-1");
+    expect_invalid_argument_naming(
+        [&] { rm.match(d.data(), d.data() + 44, d.data() + 88, -3, 0, e.data()); }, "-3");
+    expect_invalid_argument_naming([&] { rm.dematch(llr.data(), 10, 4, 0, out.data()); },
+                                   "4");
+    expect_invalid_argument_naming([&] { rm.dematch(llr.data(), 10, 0, 40, out.data()); },
+                                   "40");
 }
 
 // ---- Transport block encoder ------------------------------------------------------
@@ -642,33 +684,40 @@ transport_block_format format(int A, int G, int Qm = 2, int NL = 1, int rv = 0)
 TEST(turbo_transport_block, rate_matched_sizes_follow_the_formula)
 {
     // A = 12000 - 24: B = 12000, C = 2. G' = 501 (Qm 2): gamma = 1, E = 2*250, 2*251.
-    EXPECT_EQ(format(11976, 1002).rate_matched_sizes(), (std::vector<int>{500, 502}));
-    EXPECT_EQ(format(11976, 1000).rate_matched_sizes(), (std::vector<int>{500, 500}));
+    EXPECT_EQ(format(11976, 1002).rate_matched_sizes(), (std::vector<int>{ 500, 502 }));
+    EXPECT_EQ(format(11976, 1000).rate_matched_sizes(), (std::vector<int>{ 500, 500 }));
     // Qm 6, NL 2: G' = 7200 / 12 = 600, C = 2, gamma = 0.
-    EXPECT_EQ(format(11976, 7200, 6, 2).rate_matched_sizes(), (std::vector<int>{3600, 3600}));
-    // C = 13, G' = 10001 (Qm 4): floor 769, gamma = 4; blocks 0..8 get 4*769, 9..12 get 4*770.
+    EXPECT_EQ(format(11976, 7200, 6, 2).rate_matched_sizes(),
+              (std::vector<int>{ 3600, 3600 }));
+    // C = 13, G' = 10001 (Qm 4): floor 769, gamma = 4; blocks 0..8 get 4*769, 9..12 get
+    // 4*770.
     const auto E13 = format(74976, 40004, 4).rate_matched_sizes();
     ASSERT_EQ(E13.size(), 13u);
     for (int r = 0; r < 13; ++r)
         EXPECT_EQ(E13[r], r < 9 ? 3076 : 3080) << r;
-    for (int A : {1, 500, 6120, 6121, 30000})
-        for (int G : {1200, 4002, 96000}) {
+    for (int A : { 1, 500, 6120, 6121, 30000 })
+        for (int G : { 1200, 4002, 96000 }) {
             const auto E = format(A, G, 2).rate_matched_sizes();
-            EXPECT_EQ(std::accumulate(E.begin(), E.end(), 0), G) << "A " << A << " G " << G;
+            EXPECT_EQ(std::accumulate(E.begin(), E.end(), 0), G)
+                << "A " << A << " G " << G;
         }
 }
 
 TEST(turbo_transport_block, output_length_is_G_and_blocks_are_concatenated)
 {
     std::mt19937 rng(41);
-    for (const auto& f : {format(100, 300), format(11976, 24000, 4), format(30000, 60000, 6, 2, 3), format(20, 4)}) {
+    for (const auto& f : { format(100, 300),
+                           format(11976, 24000, 4),
+                           format(30000, 60000, 6, 2, 3),
+                           format(20, 4) }) {
         const transport_block_encoder enc(f);
         const bits_t a = random_bits(f.A, rng);
         bits_t out(f.G + 1, 0xAA);
         enc.encode(a.data(), out.data());
         EXPECT_EQ(out.back(), 0xAA) << "wrote past G";
         out.pop_back();
-        EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](uint8_t b) { return b <= 1; }));
+        EXPECT_TRUE(
+            std::all_of(out.begin(), out.end(), [](uint8_t b) { return b <= 1; }));
 
         // The same chain done by hand, block by block.
         const auto seg = f.segmentation();
@@ -728,13 +777,17 @@ TEST(turbo_transport_block, bad_formats_throw_naming_the_value)
     expect_invalid_argument_naming([] { format(100, 300, 3).validate(); }, "Qm = 3");
     expect_invalid_argument_naming([] { format(100, 300, 2, 5).validate(); }, "NL = 5");
     expect_invalid_argument_naming([] { format(100, 300, 2, 0).validate(); }, "NL = 0");
-    expect_invalid_argument_naming([] { format(100, 300, 2, 1, 4).validate(); }, "rv = 4");
+    expect_invalid_argument_naming([] { format(100, 300, 2, 1, 4).validate(); },
+                                   "rv = 4");
     expect_invalid_argument_naming([] { format(100, 301, 2).validate(); }, "G = 301");
-    expect_invalid_argument_naming([] { format(100, 300, 4, 2).validate(); }, "NL*Qm = 8");
+    expect_invalid_argument_naming([] { format(100, 300, 4, 2).validate(); },
+                                   "NL*Qm = 8");
     // C = 4 code blocks but only G / Qm = 2 symbols.
     expect_invalid_argument_naming([] { format(20000, 4).validate(); }, "A = 20000");
-    expect_invalid_argument_naming([] { format(1 << 28, 1 << 29).validate(); }, std::to_string(1 << 28));
-    expect_invalid_argument_naming([] { transport_block_encoder enc(format(100, 300, 2, 1, 4)); }, "rv = 4");
+    expect_invalid_argument_naming([] { format(1 << 28, 1 << 29).validate(); },
+                                   std::to_string(1 << 28));
+    expect_invalid_argument_naming(
+        [] { transport_block_encoder enc(format(100, 300, 2, 1, 4)); }, "rv = 4");
     EXPECT_NO_THROW(format(100, 300, 10, 3).validate());
     EXPECT_NO_THROW(format(1, 1, 1).validate());
 }

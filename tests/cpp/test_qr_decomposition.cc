@@ -8,7 +8,11 @@ using namespace mimo_gpu_test;
 namespace {
 
 /// The real-valued (MRVD) model of problem p with its columns in order `o`, in double.
-void real_model(const problem_batch& pb, size_t p, int o, std::vector<double>& Hr, std::vector<double>& yr)
+void real_model(const problem_batch& pb,
+                size_t p,
+                int o,
+                std::vector<double>& Hr,
+                std::vector<double>& yr)
 {
     const int nr = pb.shape.nr, nt = pb.shape.nt;
     Hr.assign(size_t(2 * nr) * 2 * nt, 0.0);
@@ -33,7 +37,11 @@ void real_model(const problem_batch& pb, size_t p, int o, std::vector<double>& H
 TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
 {
     const uint64_t seed = fresh_seed();
-    for (mimo_shape shape : {mimo_shape{2, 2}, mimo_shape{4, 4}, mimo_shape{4, 2}, mimo_shape{8, 8}, mimo_shape{3, 1}}) {
+    for (mimo_shape shape : { mimo_shape{ 2, 2 },
+                              mimo_shape{ 4, 4 },
+                              mimo_shape{ 4, 2 },
+                              mimo_shape{ 8, 8 },
+                              mimo_shape{ 3, 1 } }) {
         problem_batch pb(shape, modulation::qam16, 300, 15.0, seed);
         qr_decomposition qr(shape, shape.nt, backend::cpu);
         const qr_layout lay = qr.layout();
@@ -43,7 +51,8 @@ TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
         std::vector<double> Hr, yr;
         for (size_t p = 0; p < pb.batch; ++p)
             for (int o = 0; o < lay.orders; ++o) {
-                const float* E = items.data() + p * lay.floats_per_item() + o * lay.floats_per_order();
+                const float* E =
+                    items.data() + p * lay.floats_per_item() + o * lay.floats_per_order();
                 real_model(pb, p, o, Hr, yr);
                 for (int i = 0; i < C; ++i) {
                     ASSERT_GT(E[i * W + i], 0.0f);
@@ -58,7 +67,8 @@ TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
                         for (int r = 0; r < 2 * shape.nr; ++r)
                             hth += Hr[r * C + a] * (b < C ? Hr[r * C + b] : yr[r]);
                         ASSERT_NEAR(rtr, hth, 2e-4 * (1 + std::abs(hth)))
-                            << "shape " << shape.nr << "x" << shape.nt << " problem " << p << " order " << o;
+                            << "shape " << shape.nr << "x" << shape.nt << " problem " << p
+                            << " order " << o;
                     }
             }
     }
@@ -66,11 +76,11 @@ TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
 
 TEST(qr_decomposition, bad_input_is_rejected)
 {
-    EXPECT_THROW(qr_decomposition({2, 2}, 3, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(qr_decomposition({2, 2}, 0, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(qr_decomposition({2, 4}, 1, backend::cpu), std::invalid_argument);
-    problem_batch pb({2, 2}, modulation::qpsk, 10, 10.0, 7);
-    qr_decomposition qr({2, 2}, 2, backend::cpu);
+    EXPECT_THROW(qr_decomposition({ 2, 2 }, 3, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(qr_decomposition({ 2, 2 }, 0, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(qr_decomposition({ 2, 4 }, 1, backend::cpu), std::invalid_argument);
+    problem_batch pb({ 2, 2 }, modulation::qpsk, 10, 10.0, 7);
+    qr_decomposition qr({ 2, 2 }, 2, backend::cpu);
     std::vector<float> items(10 * qr.layout().floats_per_item());
 
     auto bad = pb;
@@ -83,7 +93,8 @@ TEST(qr_decomposition, bad_input_is_rejected)
     }
     bad = pb;
     bad.H[4 * 3 + 1] = cfloat(INFINITY, 0);
-    EXPECT_THROW(qr.run(bad.H.data(), bad.y.data(), bad.batch, items.data()), std::invalid_argument);
+    EXPECT_THROW(qr.run(bad.H.data(), bad.y.data(), bad.batch, items.data()),
+                 std::invalid_argument);
 
     bad = pb; // problem 7: second column equals the first
     for (int r = 0; r < 2; ++r)
@@ -97,5 +108,6 @@ TEST(qr_decomposition, bad_input_is_rejected)
     }
     bad = pb;
     std::fill(bad.H.begin() + 4 * 2, bad.H.begin() + 4 * 3, cfloat(0, 0));
-    EXPECT_THROW(qr.run(bad.H.data(), bad.y.data(), bad.batch, items.data()), std::invalid_argument);
+    EXPECT_THROW(qr.run(bad.H.data(), bad.y.data(), bad.batch, items.data()),
+                 std::invalid_argument);
 }

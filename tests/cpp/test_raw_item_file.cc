@@ -31,7 +31,8 @@ protected:
     {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
         m_dir = std::filesystem::temp_directory_path() /
-                (std::string("mimo_gpu_raw_item_file_") + info->name() + "_" + std::to_string(::getpid()));
+                (std::string("mimo_gpu_raw_item_file_") + info->name() + "_" +
+                 std::to_string(::getpid()));
         std::filesystem::create_directories(m_dir);
     }
     void TearDown() override { std::filesystem::remove_all(m_dir); }
@@ -41,7 +42,8 @@ protected:
     {
         std::vector<char> data(bytes);
         std::iota(data.begin(), data.end(), char(0));
-        std::ofstream(path(name), std::ios::binary).write(data.data(), std::streamsize(bytes));
+        std::ofstream(path(name), std::ios::binary)
+            .write(data.data(), std::streamsize(bytes));
         return path(name);
     }
     static std::string message_of(const std::function<void()>& f)
@@ -97,7 +99,9 @@ TEST_F(raw_item_file_test, missing_file_is_named)
 
 TEST_F(raw_item_file_test, directory_is_refused)
 {
-    EXPECT_NE(message_of([&] { raw_item_reader(m_dir.string(), 8, "H file"); }).find("is a directory"),
+    EXPECT_NE(message_of([&] {
+                  raw_item_reader(m_dir.string(), 8, "H file");
+              }).find("is a directory"),
               std::string::npos);
 }
 
@@ -106,7 +110,8 @@ TEST_F(raw_item_file_test, truncated_file_names_size_and_item_size)
     const std::string p = write_bytes("short.bin", 3 * 32 + 5);
     EXPECT_EQ(message_of([&] { raw_item_reader(p, 32, "H file"); }),
               "H file '" + p +
-                  "' has 101 bytes, not a whole number of 32-byte items (3 items and 5 bytes over): "
+                  "' has 101 bytes, not a whole number of 32-byte items (3 items and 5 "
+                  "bytes over): "
                   "truncated, or written with other dimensions");
 }
 
@@ -122,14 +127,16 @@ TEST_F(raw_item_file_test, different_item_counts_are_refused)
     EXPECT_NO_THROW(require_same_item_count(h, y5));
 }
 
-TEST_F(raw_item_file_test, a_writer_that_is_not_closed_leaves_no_file_and_the_old_one_unchanged)
+TEST_F(raw_item_file_test,
+       a_writer_that_is_not_closed_leaves_no_file_and_the_old_one_unchanged)
 {
     const std::string fresh = path("fresh.f32"), old = path("old.f32");
     {
         std::ofstream(old) << "previous";
     }
     {
-        raw_item_writer a(fresh, sizeof(float), "LLR output file"), b(old, sizeof(float), "LLR output file");
+        raw_item_writer a(fresh, sizeof(float), "LLR output file"),
+            b(old, sizeof(float), "LLR output file");
         const float x = 1.0f;
         a.write(&x, 1);
         b.write(&x, 1);
@@ -140,8 +147,10 @@ TEST_F(raw_item_file_test, a_writer_that_is_not_closed_leaves_no_file_and_the_ol
     std::string text;
     std::getline(in, text);
     EXPECT_EQ(text, "previous");
-    for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(old).parent_path()))
-        EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::filesystem::path(old).parent_path()))
+        EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos)
+            << entry.path();
 }
 
 TEST_F(raw_item_file_test, writer_round_trip)
@@ -165,8 +174,9 @@ TEST_F(raw_item_file_test, writer_round_trip)
 TEST_F(raw_item_file_test, unwritable_output_is_named)
 {
     const std::string p = path("no/such/folder/out.f32");
-    EXPECT_EQ(message_of([&] { raw_item_writer(p, 4, "LLR output file"); }).rfind(
-                  "cannot write LLR output file '" + p + "'", 0),
+    EXPECT_EQ(message_of([&] {
+                  raw_item_writer(p, 4, "LLR output file");
+              }).rfind("cannot write LLR output file '" + p + "'", 0),
               0u);
 }
 
@@ -175,7 +185,8 @@ TEST_F(raw_item_file_test, unwritable_output_is_named)
 // a regular file of LLRs).
 TEST_F(raw_item_file_test, special_outputs_are_written_in_place_not_replaced)
 {
-    const std::string fifo = path("pipe"), target = path("target.f32"), link = path("link.f32");
+    const std::string fifo = path("pipe"), target = path("target.f32"),
+                      link = path("link.f32");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     std::vector<char> received;
     std::thread reader([&] {
@@ -212,7 +223,8 @@ TEST_F(raw_item_file_test, special_outputs_are_written_in_place_not_replaced)
     ASSERT_EQ(::stat("/dev/null", &st), 0);
     EXPECT_TRUE(S_ISCHR(st.st_mode));
     for (const auto& entry : std::filesystem::directory_iterator(m_dir))
-        EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << entry.path();
+        EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos)
+            << entry.path();
 }
 
 // Issue 23 item 9: a run stopped by a signal leaves no OUT.partial-PID file.
@@ -231,9 +243,11 @@ TEST_F(raw_item_file_test, fatal_signals_remove_the_temporary_file)
         }
         int status = 0;
         ASSERT_EQ(::waitpid(child, &status, 0), child);
-        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << "signal " << sig << " status " << status;
+        EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig)
+            << "signal " << sig << " status " << status;
         EXPECT_FALSE(std::filesystem::exists(out)) << sig;
         for (const auto& entry : std::filesystem::directory_iterator(m_dir))
-            EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos) << "signal " << sig << ": " << entry.path();
+            EXPECT_EQ(entry.path().string().find(".partial-"), std::string::npos)
+                << "signal " << sig << ": " << entry.path();
     }
 }

@@ -12,23 +12,26 @@
 
 #include <cmath>
 #include <complex>
-#include <string>
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace mimo_gpu_test {
 
 using mimo_gpu::cfloat;
 
-/// A fresh seed per run (printed so a failure can be reproduced) unless MIMO_GPU_TEST_SEED is set.
+/// A fresh seed per run (printed so a failure can be reproduced) unless
+/// MIMO_GPU_TEST_SEED is set.
 inline uint64_t fresh_seed()
 {
     if (const char* s = std::getenv("MIMO_GPU_TEST_SEED"))
         return std::strtoull(s, nullptr, 10);
-    const uint64_t seed = (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    std::printf("[ seed     ] MIMO_GPU_TEST_SEED=%llu\n", static_cast<unsigned long long>(seed));
+    const uint64_t seed =
+        (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::printf("[ seed     ] MIMO_GPU_TEST_SEED=%llu\n",
+                static_cast<unsigned long long>(seed));
     return seed;
 }
 
@@ -41,7 +44,11 @@ struct problem_batch {
     std::vector<uint8_t> bits;
     std::vector<cfloat> H, y;
 
-    problem_batch(mimo_gpu::mimo_shape s, mimo_gpu::modulation m, size_t b, double snr_db, uint64_t seed)
+    problem_batch(mimo_gpu::mimo_shape s,
+                  mimo_gpu::modulation m,
+                  size_t b,
+                  double snr_db,
+                  uint64_t seed)
         : shape(s), mod(m), batch(b)
     {
         mimo_gpu::channel_simulator sim(s, m, seed);
@@ -52,16 +59,24 @@ struct problem_batch {
         sim.random_bits(bits.data(), bits.size());
         sim.run(bits.data(), b, n0, H.data(), y.data());
     }
-    int bits_per_problem() const { return shape.nt * mimo_gpu::constellation(mod).bits_per_symbol(); }
+    int bits_per_problem() const
+    {
+        return shape.nt * mimo_gpu::constellation(mod).bits_per_symbol();
+    }
 };
 
 /// Exhaustive max-log LLRs of one problem in double precision, written plainly
 /// (no shared code with the library): enumerate every s, every bit.
-inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c, int nr, int nt,
-                                           const cfloat* H, const cfloat* y, double n0)
+inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c,
+                                           int nr,
+                                           int nt,
+                                           const cfloat* H,
+                                           const cfloat* y,
+                                           double n0)
 {
     const int M = c.order(), Q = c.bits_per_symbol();
-    std::vector<double> min0(nt * Q, std::numeric_limits<double>::infinity()), min1 = min0;
+    std::vector<double> min0(nt * Q, std::numeric_limits<double>::infinity()),
+        min1 = min0;
     std::vector<int> idx(nt, 0);
     uint64_t total = 1;
     for (int t = 0; t < nt; ++t)
@@ -76,7 +91,8 @@ inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c, int
         for (int r = 0; r < nr; ++r) {
             std::complex<double> e(y[r]);
             for (int t = 0; t < nt; ++t)
-                e -= std::complex<double>(H[r * nt + t]) * std::complex<double>(c.point(idx[t]));
+                e -= std::complex<double>(H[r * nt + t]) *
+                     std::complex<double>(c.point(idx[t]));
             d += std::norm(e);
         }
         for (int t = 0; t < nt; ++t)
@@ -94,8 +110,12 @@ inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c, int
 
 /// Squared distance |y - H s|^2 (double precision) of the symbol vector that the
 /// LLR signs of one problem decide (LLR < 0 means 1, bits MSB first per symbol).
-inline double decision_distance(const mimo_gpu::constellation& c, int nr, int nt, const cfloat* H,
-                                const cfloat* y, const float* llr)
+inline double decision_distance(const mimo_gpu::constellation& c,
+                                int nr,
+                                int nt,
+                                const cfloat* H,
+                                const cfloat* y,
+                                const float* llr)
 {
     const int Q = c.bits_per_symbol();
     double d = 0;
@@ -118,8 +138,10 @@ inline double decision_distance(const mimo_gpu::constellation& c, int nr, int nt
 /// itself), while the fraction, bounded by the caller, is what tests the
 /// other detector. Unlike bit error rates, it counts only the problems where
 /// the detectors differ, so a bound on it has little chance variance.
-inline double fraction_farther_than_ml(const problem_batch& pb, const std::vector<float>& ml_llr,
-                                       const std::vector<float>& other_llr, const std::string& what)
+inline double fraction_farther_than_ml(const problem_batch& pb,
+                                       const std::vector<float>& ml_llr,
+                                       const std::vector<float>& other_llr,
+                                       const std::string& what)
 {
     const mimo_gpu::constellation c(pb.mod);
     const int nr = pb.shape.nr, nt = pb.shape.nt, bpp = pb.bits_per_problem();
@@ -128,7 +150,8 @@ inline double fraction_farther_than_ml(const problem_batch& pb, const std::vecto
         const cfloat* H = pb.H.data() + p * nr * nt;
         const cfloat* y = pb.y.data() + p * nr;
         const double d_ml = decision_distance(c, nr, nt, H, y, ml_llr.data() + p * bpp);
-        const double d_other = decision_distance(c, nr, nt, H, y, other_llr.data() + p * bpp);
+        const double d_other =
+            decision_distance(c, nr, nt, H, y, other_llr.data() + p * bpp);
         EXPECT_LE(d_ml, d_other + 1e-4 * (1 + d_other)) << what << " problem " << p;
         farther += d_other > d_ml + 1e-4 * (1 + d_ml);
     }
@@ -136,7 +159,8 @@ inline double fraction_farther_than_ml(const problem_batch& pb, const std::vecto
 }
 
 /// Fraction of bits whose LLR sign disagrees with the transmitted bit (LLR < 0 means 1).
-inline double bit_error_rate(const std::vector<uint8_t>& bits, const std::vector<float>& llr)
+inline double bit_error_rate(const std::vector<uint8_t>& bits,
+                             const std::vector<float>& llr)
 {
     size_t errors = 0;
     for (size_t i = 0; i < bits.size(); ++i)
@@ -146,7 +170,8 @@ inline double bit_error_rate(const std::vector<uint8_t>& bits, const std::vector
 
 /// Every element of `got` equals `want` to the bit (the CPU and CUDA engines
 /// run the same float operations); NaN poisoning shows an element never written.
-inline void expect_bit_identical(const std::vector<float>& got, const std::vector<float>& want,
+inline void expect_bit_identical(const std::vector<float>& got,
+                                 const std::vector<float>& want,
                                  const std::string& what)
 {
     ASSERT_EQ(got.size(), want.size()) << what;
@@ -156,13 +181,19 @@ inline void expect_bit_identical(const std::vector<float>& got, const std::vecto
         ASSERT_EQ(got[i], want[i]) << what << ": element " << i;
         ++equal;
     }
-    std::printf("[ compared ] %s: %zu elements, %zu bit-identical\n", what.c_str(), want.size(), equal);
+    std::printf("[ compared ] %s: %zu elements, %zu bit-identical\n",
+                what.c_str(),
+                want.size(),
+                equal);
 }
 
 /// CUDA against CPU for a family: to the bit where its capabilities say so,
 /// else within `relative` of max(|want|, 1) (reductions in another order).
-inline void expect_backends_agree(const std::vector<float>& got, const std::vector<float>& want, bool bit_identical,
-                                  const std::string& what, double relative = 1e-3)
+inline void expect_backends_agree(const std::vector<float>& got,
+                                  const std::vector<float>& want,
+                                  bool bit_identical,
+                                  const std::string& what,
+                                  double relative = 1e-3)
 {
     if (bit_identical) {
         expect_bit_identical(got, want, what);
@@ -171,19 +202,26 @@ inline void expect_backends_agree(const std::vector<float>& got, const std::vect
     ASSERT_EQ(got.size(), want.size()) << what;
     for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written";
-        ASSERT_LE(std::abs(got[i] - want[i]), relative * std::max(1.0f, std::abs(want[i])))
+        ASSERT_LE(std::abs(got[i] - want[i]),
+                  relative * std::max(1.0f, std::abs(want[i])))
             << what << ": element " << i << " got " << got[i] << " want " << want[i];
     }
-    std::printf("[ compared ] %s: %zu elements, within %.0e relative\n", what.c_str(), want.size(), relative);
+    std::printf("[ compared ] %s: %zu elements, within %.0e relative\n",
+                what.c_str(),
+                want.size(),
+                relative);
 }
 
 /// int8 LLRs: equal, or (families whose backends agree to rounding) at most 1 apart.
-inline void expect_int8_agree(const std::vector<int8_t>& got, const std::vector<int8_t>& want, bool bit_identical,
+inline void expect_int8_agree(const std::vector<int8_t>& got,
+                              const std::vector<int8_t>& want,
+                              bool bit_identical,
                               const std::string& what)
 {
     ASSERT_EQ(got.size(), want.size()) << what;
     for (size_t i = 0; i < want.size(); ++i)
-        ASSERT_LE(std::abs(int(got[i]) - int(want[i])), bit_identical ? 0 : 1) << what << ": element " << i;
+        ASSERT_LE(std::abs(int(got[i]) - int(want[i])), bit_identical ? 0 : 1)
+            << what << ": element " << i;
 }
 
 } // namespace mimo_gpu_test

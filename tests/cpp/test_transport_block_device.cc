@@ -245,9 +245,8 @@ namespace {
 /// and the rv 2 format (no systematic bits sent at rate 0.96).
 std::vector<transport_block_format> garbage_formats()
 {
-    return { { 100, 600, 2 },           { 7000, 18000, 4 },
-             { 20000, 30000, 6 },       { 78000, 160000, 4 },
-             { 6120, 6400, 2, 1, 2 },   { 1000, 2048, 2, 1, 3 } };
+    return { { 100, 600, 2 },      { 7000, 18000, 4 },      { 20000, 30000, 6 },
+             { 78000, 160000, 4 }, { 6120, 6400, 2, 1, 2 }, { 1000, 2048, 2, 1, 3 } };
 }
 
 /// A batch of transport blocks and what a CRC pass may mean for each: sent[t]
@@ -270,7 +269,8 @@ std::vector<size_t> systematic_positions(const transport_block_format& f)
     for (int r = 0; r < seg.C; ++r) {
         const int D = seg.K[r] + 4;
         std::vector<int32_t> first(3 * size_t(D));
-        const int P = rate_matcher(seg.K[r]).dematch_order(f.rv, r == 0 ? seg.F : 0, first.data());
+        const int P =
+            rate_matcher(seg.K[r]).dematch_order(f.rv, r == 0 ? seg.F : 0, first.data());
         for (int s = 0; s < D; ++s)
             for (int64_t j = first[s]; j >= 0 && j < E[r]; j += P)
                 out.push_back(offset + size_t(j));
@@ -283,16 +283,27 @@ std::vector<size_t> systematic_positions(const transport_block_format& f)
 /// to FLT_MAX (nothing sent); real transmissions (3 dB above the rate's limit)
 /// scaled by denormal to huge factors; the same with every systematic LLR
 /// zeroed; and random signs with the systematic LLRs of a real block.
-std::vector<garbage_batch> garbage_batches(const transport_block_format& f, size_t count, uint64_t seed)
+std::vector<garbage_batch>
+garbage_batches(const transport_block_format& f, size_t count, uint64_t seed)
 {
     std::vector<garbage_batch> out;
     std::mt19937_64 rng(seed);
     const size_t G = size_t(f.G), A = size_t(f.A);
-    out.push_back({ "zeros", std::vector<float>(count * G, 0.0f), std::vector<std::vector<uint8_t>>(count) });
+    out.push_back({ "zeros",
+                    std::vector<float>(count * G, 0.0f),
+                    std::vector<std::vector<uint8_t>>(count) });
     const float denormal_min = std::numeric_limits<float>::denorm_min();
-    for (float m : { denormal_min, 2 * denormal_min, 1e-42f, 1e-30f, 1.0f, 1e4f, 1e30f,
+    for (float m : { denormal_min,
+                     2 * denormal_min,
+                     1e-42f,
+                     1e-30f,
+                     1.0f,
+                     1e4f,
+                     1e30f,
                      std::numeric_limits<float>::max() }) {
-        garbage_batch b{ "random signs of magnitude " + std::to_string(std::log10(m)) + " (log10)", std::vector<float>(count * G),
+        garbage_batch b{ "random signs of magnitude " + std::to_string(std::log10(m)) +
+                             " (log10)",
+                         std::vector<float>(count * G),
                          std::vector<std::vector<uint8_t>>(count) };
         for (float& x : b.llr)
             x = (rng() >> 63) ? -m : m;
@@ -301,14 +312,17 @@ std::vector<garbage_batch> garbage_batches(const transport_block_format& f, size
     // Gaussian noise alone, at scales from below log-MAP's resolution to huge.
     std::normal_distribution<float> normal(0.0f, 1.0f);
     for (float sigma : { 1e-30f, 1e-12f, 1e-9f, 1e-6f, 1.0f, 1e20f }) {
-        garbage_batch b{ "Gaussian noise of sigma 1e" + std::to_string(int(std::lround(std::log10(sigma)))),
-                         std::vector<float>(count * G), std::vector<std::vector<uint8_t>>(count) };
+        garbage_batch b{ "Gaussian noise of sigma 1e" +
+                             std::to_string(int(std::lround(std::log10(sigma)))),
+                         std::vector<float>(count * G),
+                         std::vector<std::vector<uint8_t>>(count) };
         for (float& x : b.llr)
             x = sigma * normal(rng);
         out.push_back(std::move(b));
     }
     // Sparse: a third of the positions random, the rest 0.
-    garbage_batch sparse{ "random signs at a third of the positions", std::vector<float>(count * G, 0.0f),
+    garbage_batch sparse{ "random signs at a third of the positions",
+                          std::vector<float>(count * G, 0.0f),
                           std::vector<std::vector<uint8_t>>(count) };
     for (float& x : sparse.llr)
         if (rng() % 3 == 0)
@@ -320,11 +334,13 @@ std::vector<garbage_batch> garbage_batches(const transport_block_format& f, size
         const noisy_blocks in(f, std::vector<double>(count, limit + 3.0), rng());
         garbage_batch b{ what, in.llr, {} };
         for (size_t t = 0; t < count; ++t)
-            b.sent.emplace_back(in.a.begin() + ptrdiff_t(t * A), in.a.begin() + ptrdiff_t((t + 1) * A));
+            b.sent.emplace_back(in.a.begin() + ptrdiff_t(t * A),
+                                in.a.begin() + ptrdiff_t((t + 1) * A));
         return b;
     };
     for (float scale : { 1e-42f, 1e-38f, 1e-20f, 1e20f, 1e34f }) {
-        garbage_batch b = real("a transmission scaled by 1e" + std::to_string(int(std::lround(std::log10(scale)))));
+        garbage_batch b = real("a transmission scaled by 1e" +
+                               std::to_string(int(std::lround(std::log10(scale)))));
         b.scale = scale;
         for (float& x : b.llr)
             x *= scale;
@@ -340,7 +356,8 @@ std::vector<garbage_batch> garbage_batches(const transport_block_format& f, size
         for (size_t j : systematic)
             no_systematic.llr[t * G + j] = 0.0f;
     out.push_back(std::move(no_systematic));
-    garbage_batch only_systematic = real("random signs beside a transmission's systematic bits");
+    garbage_batch only_systematic =
+        real("random signs beside a transmission's systematic bits");
     std::vector<bool> is_systematic(G, false);
     for (size_t j : systematic)
         is_systematic[j] = true;
@@ -365,10 +382,14 @@ int expect_no_false_pass(const garbage_batch& b,
         if (!r[t].crc_ok)
             continue;
         ++passes;
-        EXPECT_FALSE(b.sent[t].empty()) << where << " " << b.what << ": garbage TB " << t << " passed its CRC";
+        EXPECT_FALSE(b.sent[t].empty())
+            << where << " " << b.what << ": garbage TB " << t << " passed its CRC";
         if (!b.sent[t].empty()) {
-            EXPECT_TRUE(std::equal(b.sent[t].begin(), b.sent[t].end(), a.begin() + ptrdiff_t(t * size_t(f.A))))
-                << where << " " << b.what << ": TB " << t << " passed its CRC with wrong bits";
+            EXPECT_TRUE(std::equal(b.sent[t].begin(),
+                                   b.sent[t].end(),
+                                   a.begin() + ptrdiff_t(t * size_t(f.A))))
+                << where << " " << b.what << ": TB " << t
+                << " passed its CRC with wrong bits";
         }
     }
     return passes;
@@ -472,7 +493,8 @@ TEST(transport_block, rv2_alone_at_high_rate_never_passes_undecided_blocks)
     for (size_t t = 0; t < count; ++t) {
         undecided += r[t].code_blocks_no_information > 0;
         if (r[t].crc_ok) {
-            EXPECT_TRUE(std::equal(a.begin() + ptrdiff_t(t * f.A), a.begin() + ptrdiff_t((t + 1) * f.A),
+            EXPECT_TRUE(std::equal(a.begin() + ptrdiff_t(t * f.A),
+                                   a.begin() + ptrdiff_t((t + 1) * f.A),
                                    in.a.begin() + ptrdiff_t(t * f.A)))
                 << "TB " << t << " passed its CRC with wrong bits";
         }
@@ -485,37 +507,39 @@ TEST(transport_block, garbage_never_passes_the_crc)
     const uint64_t seed = fresh_seed();
     const size_t count = 12;
     for (const turbo_decoder_config& config : garbage_decoders())
-    for (const transport_block_format& f : garbage_formats()) {
-        if (!runs_garbage(f, config))
-            continue;
-        transport_block_decoder dec(f, config, backend::cpu);
-        const std::string where = format_name(f, config);
-        int real_passes = 0;
-        for (const garbage_batch& b : garbage_batches(f, count, seed + uint64_t(f.A))) {
-            std::vector<uint8_t> a(count * size_t(f.A), 9);
-            const auto r = dec.decode(b.llr.data(), count, a.data());
-            ASSERT_EQ(r.size(), count);
-            const int passes = expect_no_false_pass(b, f, r, a, where);
-            if (b.what == "zeros")
-                for (const auto& t : r) {
-                    EXPECT_EQ(t.code_blocks_no_information, t.code_blocks) << where;
-                }
-            if (b.scale > 0 && b.scale < 1)
-                real_passes += passes;
+        for (const transport_block_format& f : garbage_formats()) {
+            if (!runs_garbage(f, config))
+                continue;
+            transport_block_decoder dec(f, config, backend::cpu);
+            const std::string where = format_name(f, config);
+            int real_passes = 0;
+            for (const garbage_batch& b :
+                 garbage_batches(f, count, seed + uint64_t(f.A))) {
+                std::vector<uint8_t> a(count * size_t(f.A), 9);
+                const auto r = dec.decode(b.llr.data(), count, a.data());
+                ASSERT_EQ(r.size(), count);
+                const int passes = expect_no_false_pass(b, f, r, a, where);
+                if (b.what == "zeros")
+                    for (const auto& t : r) {
+                        EXPECT_EQ(t.code_blocks_no_information, t.code_blocks) << where;
+                    }
+                if (b.scale > 0 && b.scale < 1)
+                    real_passes += passes;
+            }
+            // The transmissions scaled down (to denormals) still decode, so the
+            // wrong-bits check above is exercised. Scaled up beyond the decoder's
+            // saturation (k_turbo_llr_limit) they are hard decisions and mostly
+            // fail their CRC: a stated failure, never a false pass. (rv 2 and 3
+            // alone at these rates do not decode at all.)
+            if (f.rv == 0 && config.algorithm == map_algorithm::max_log_map) {
+                EXPECT_GE(real_passes, int(count)) << where;
+            }
         }
-        // The transmissions scaled down (to denormals) still decode, so the
-        // wrong-bits check above is exercised. Scaled up beyond the decoder's
-        // saturation (k_turbo_llr_limit) they are hard decisions and mostly
-        // fail their CRC: a stated failure, never a false pass. (rv 2 and 3
-        // alone at these rates do not decode at all.)
-        if (f.rv == 0 && config.algorithm == map_algorithm::max_log_map) {
-            EXPECT_GE(real_passes, int(count)) << where;
-        }
-    }
     // Non-finite LLRs are refused, never decoded.
     const transport_block_format f{ 7000, 18000, 4 };
     transport_block_decoder dec(f, turbo_decoder_config{}, backend::cpu);
-    for (float bad : { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity() }) {
+    for (float bad : { std::numeric_limits<float>::quiet_NaN(),
+                       std::numeric_limits<float>::infinity() }) {
         std::vector<float> llr(2 * size_t(f.G), 1.0f);
         llr[size_t(f.G) + 17] = bad;
         std::vector<uint8_t> a(2 * size_t(f.A));
@@ -705,22 +729,26 @@ TEST(transport_block_device, garbage_never_passes_the_crc)
     device_stream stream;
     const size_t count = 12;
     for (const turbo_decoder_config& config : garbage_decoders())
-    for (const transport_block_format& f : garbage_formats()) {
-        if (!runs_garbage(f, config))
-            continue;
-        transport_block_decoder cpu(f, config, backend::cpu), gpu(f, config, backend::cuda);
-        device_array d_llr(count * size_t(f.G) * sizeof(float)), d_a(count * size_t(f.A));
-        const std::string where = format_name(f, config);
-        for (const garbage_batch& b : garbage_batches(f, count, seed + uint64_t(f.A))) {
-            std::vector<uint8_t> want(count * size_t(f.A));
-            const auto r_want = cpu.decode(b.llr.data(), count, want.data());
-            upload(d_llr, b.llr);
-            gpu.decode_device(d_llr.as<float>(), count, d_a.as<uint8_t>(), stream.get());
-            const auto r_got = gpu.device_results(stream.get());
-            const std::vector<uint8_t> got = download(d_a, count * size_t(f.A));
-            expect_same_results(r_got, r_want, where + " " + b.what);
-            EXPECT_EQ(got, want) << where << " " << b.what;
-            expect_no_false_pass(b, f, r_got, got, where + " (CUDA)");
+        for (const transport_block_format& f : garbage_formats()) {
+            if (!runs_garbage(f, config))
+                continue;
+            transport_block_decoder cpu(f, config, backend::cpu),
+                gpu(f, config, backend::cuda);
+            device_array d_llr(count * size_t(f.G) * sizeof(float)),
+                d_a(count * size_t(f.A));
+            const std::string where = format_name(f, config);
+            for (const garbage_batch& b :
+                 garbage_batches(f, count, seed + uint64_t(f.A))) {
+                std::vector<uint8_t> want(count * size_t(f.A));
+                const auto r_want = cpu.decode(b.llr.data(), count, want.data());
+                upload(d_llr, b.llr);
+                gpu.decode_device(
+                    d_llr.as<float>(), count, d_a.as<uint8_t>(), stream.get());
+                const auto r_got = gpu.device_results(stream.get());
+                const std::vector<uint8_t> got = download(d_a, count * size_t(f.A));
+                expect_same_results(r_got, r_want, where + " " + b.what);
+                EXPECT_EQ(got, want) << where << " " << b.what;
+                expect_no_false_pass(b, f, r_got, got, where + " (CUDA)");
+            }
         }
-    }
 }

@@ -41,7 +41,6 @@ namespace {
 class turbo_flowgraph : public backend_test
 {
 protected:
-
     /// bits -> turbo_encoder -> LLRs -> turbo_decoder (K, key) -> returned sink.
     gr::blocks::vector_sink_b::sptr
     run_chain(const std::vector<uint8_t>& bits,

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <tuple>
 #include <limits>
+#include <tuple>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -290,7 +290,8 @@ TEST(turbo_decoder, fewer_non_zero_llrs_than_K_never_pass_the_crc)
             ASSERT_EQ(int(std::count(llr.begin(), llr.end(), 4.0f)), non_zero);
             std::vector<uint8_t> bits(size_t(K), 7);
             const auto r = dec.decode({ K }, llr.data(), bits.data());
-            const std::string what = "K " + std::to_string(K) + ", " + std::to_string(non_zero) + " non-zero";
+            const std::string what =
+                "K " + std::to_string(K) + ", " + std::to_string(non_zero) + " non-zero";
             EXPECT_EQ(bits, std::vector<uint8_t>(size_t(K), 0)) << what;
             if (non_zero < K) {
                 EXPECT_TRUE(r[0].no_information) << what;
@@ -608,7 +609,10 @@ TEST(turbo_decoder, the_vector_cpu_window_decodes_to_the_bit_as_the_scalar_one)
         const auto [bits_vector, app_vector, res_vector] = decode("1");
         EXPECT_EQ(bits_vector, bits_scalar) << "Eb/N0 " << ebn0;
         ASSERT_EQ(app_vector.size(), app_scalar.size());
-        EXPECT_EQ(0, std::memcmp(app_vector.data(), app_scalar.data(), app_scalar.size() * sizeof(float)))
+        EXPECT_EQ(0,
+                  std::memcmp(app_vector.data(),
+                              app_scalar.data(),
+                              app_scalar.size() * sizeof(float)))
             << "Eb/N0 " << ebn0;
         for (size_t b = 0; b < res_scalar.size(); ++b) {
             EXPECT_EQ(res_vector[b].iterations, res_scalar[b].iterations);

@@ -7,8 +7,8 @@
 
 #include <gnuradio/mimo_gpu/api.h>
 
-#include <string>
 #include <gnuradio/sync_block.h>
+#include <string>
 
 namespace gr {
 namespace mimo_gpu {
@@ -32,8 +32,9 @@ class MIMO_GPU_API ber_counter : virtual public gr::sync_block
 public:
     typedef std::shared_ptr<ber_counter> sptr;
 
-    static sptr
-    make(int bits_per_item, bool device_buffers = false, const std::string& decisions = "llr");
+    static sptr make(int bits_per_item,
+                     bool device_buffers = false,
+                     const std::string& decisions = "llr");
 
     virtual uint64_t bits() const = 0;
     virtual uint64_t errors() const = 0;

@@ -111,8 +111,8 @@ private:
     void copy(char* dst, const char* src, size_t bytes, bool dst_device, bool src_device);
 
     const bool m_simulated;
-    char* m_host = nullptr;   // page-locked
-    char* m_device = nullptr; // device memory
+    char* m_host = nullptr;    // page-locked
+    char* m_device = nullptr;  // device memory
     char* m_scratch = nullptr; // device memory for overlapping moves, made on the first
     gr::mem_func_t device_move();
     std::once_flag m_decided;

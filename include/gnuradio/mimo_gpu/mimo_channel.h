@@ -5,8 +5,8 @@
 #ifndef INCLUDED_MIMO_GPU_MIMO_CHANNEL_H
 #define INCLUDED_MIMO_GPU_MIMO_CHANNEL_H
 
-#include <gnuradio/mimo_gpu/api.h>
 #include <gnuradio/block.h>
+#include <gnuradio/mimo_gpu/api.h>
 
 #include <string>
 

@@ -15,8 +15,8 @@ namespace gr {
 namespace mimo_gpu {
 
 /*!
- * \brief MIMO-OFDM receiver front end: nr antenna streams in; H and y out for mimo_detector.
- * \ingroup mimo_gpu
+ * \brief MIMO-OFDM receiver front end: nr antenna streams in; H and y out for
+ * mimo_detector. \ingroup mimo_gpu
  *
  * Inputs: nr complex streams (a USRP's channels, a recording, ofdm_channel_model).
  * Frames are found one after another (Schmidl-Cox timing and CFO over all
@@ -53,11 +53,10 @@ public:
     /*!
      * \param grid, nt, modulation, slots, data_symbols the frame (as ofdm_tx)
      * \param nr receive antennas (nt..8)
-     * \param time_interpolation "hold" (symbols_per_channel = data_symbols) or "linear" (1)
-     * \param frequency_interpolation "lmmse" or "linear"
-     * \param backend "auto", "cpu" or "cuda"
-     * \param device_buffers on CUDA, H and y in GPU memory (the default); False:
-     *        host buffers on either backend
+     * \param time_interpolation "hold" (symbols_per_channel = data_symbols) or "linear"
+     * (1) \param frequency_interpolation "lmmse" or "linear" \param backend "auto", "cpu"
+     * or "cuda" \param device_buffers on CUDA, H and y in GPU memory (the default);
+     * False: host buffers on either backend
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,

@@ -38,8 +38,8 @@ void batch_gate::install_timer(gr::block& block) const
     // is taken at once and nothing needs re-checking: GNU Radio's own interval
     // (a 1 ms timer woke an idle block a thousand times a second).
     constexpr long k_scheduler_default_ms = 250;
-    block.set_blkd_input_timer_value(
-        static_cast<unsigned>(m_max_wait.count() > 0 ? m_max_wait.count() : k_scheduler_default_ms));
+    block.set_blkd_input_timer_value(static_cast<unsigned>(
+        m_max_wait.count() > 0 ? m_max_wait.count() : k_scheduler_default_ms));
 }
 
 bool batch_gate::due(int waiting, bool ended, int capacity)

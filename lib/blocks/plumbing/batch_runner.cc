@@ -13,7 +13,9 @@ namespace gr {
 namespace mimo_gpu {
 
 batch_runner::batch_runner(size_t max_batch, gr::logger_ptr logger, int items_per_unit)
-    : m_max_batch(max_batch), m_logger(std::move(logger)), m_items_per_unit(uint64_t(items_per_unit))
+    : m_max_batch(max_batch),
+      m_logger(std::move(logger)),
+      m_items_per_unit(uint64_t(items_per_unit))
 {
 }
 

@@ -26,7 +26,8 @@ namespace mimo_gpu {
 
 float checked_noise_var(double noise_var)
 {
-    ::mimo_gpu::check_noise_variance(noise_var); // finite and > 0 in float, where it is used
+    ::mimo_gpu::check_noise_variance(
+        noise_var); // finite and > 0 in float, where it is used
     return static_cast<float>(noise_var);
 }
 

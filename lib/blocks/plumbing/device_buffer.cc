@@ -6,13 +6,13 @@
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <mimo_gpu/device_memory.h>
 
-#include <atomic>
-#include <mutex>
-#include <cstdlib>
-#include <cstring>
 #include <gnuradio/block.h>
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_reader.h>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 namespace gr {
@@ -24,7 +24,8 @@ std::atomic<bool> g_simulated{ false };
 
 void* copy_on_device(void* dst, const void* src, size_t bytes)
 {
-    ::mimo_gpu::copy_memory(dst, src, bytes, ::mimo_gpu::copy_direction::device_to_device);
+    ::mimo_gpu::copy_memory(
+        dst, src, bytes, ::mimo_gpu::copy_direction::device_to_device);
     return dst;
 }
 
@@ -44,10 +45,12 @@ std::string device_outputs_stall(const gr::block& writer)
         for (size_t r = 0; r < buffer->nreaders(); ++r) {
             const auto reader = buffer->reader(r)->link();
             if (reader->history() > 1)
-                return reader->alias() + " (history " + std::to_string(reader->history()) +
-                       ") reads output " + std::to_string(port) + " of " + writer.alias() +
+                return reader->alias() + " (history " +
+                       std::to_string(reader->history()) + ") reads output " +
+                       std::to_string(port) + " of " + writer.alias() +
                        ", a block with several device-buffer outputs: GNU Radio 3.10's "
-                       "single-mapped buffers stall in that shape. Give " + writer.alias() +
+                       "single-mapped buffers stall in that shape. Give " +
+                       writer.alias() +
                        " host buffers (device_buffers=False), or put a block without "
                        "history between them";
         }
@@ -134,7 +137,8 @@ void device_buffer::decide_readers_side_once()
     bool all_device = nreaders() > 0;
     for (size_t r = 0; r < nreaders(); ++r) {
         const auto reader_block = reader(r)->link();
-        const auto device_reader = dynamic_cast<const device_stream_reader*>(reader_block.get());
+        const auto device_reader =
+            dynamic_cast<const device_stream_reader*>(reader_block.get());
         all_device = all_device && device_reader && device_reader->reads_device_memory();
     }
     m_readers_on_device = all_device;
@@ -155,13 +159,13 @@ void device_buffer::copy(
         std::memcpy(dst, src, bytes);
         return;
     }
-    ::mimo_gpu::copy_memory(dst,
-                            src,
-                            bytes,
-                            dst_device ? (src_device
-                                              ? ::mimo_gpu::copy_direction::device_to_device
-                                              : ::mimo_gpu::copy_direction::host_to_device)
-                                       : ::mimo_gpu::copy_direction::device_to_host);
+    ::mimo_gpu::copy_memory(
+        dst,
+        src,
+        bytes,
+        dst_device ? (src_device ? ::mimo_gpu::copy_direction::device_to_device
+                                 : ::mimo_gpu::copy_direction::host_to_device)
+                   : ::mimo_gpu::copy_direction::device_to_host);
 }
 
 void* device_buffer::write_pointer()
@@ -183,7 +187,11 @@ void device_buffer::post_work(int nitems)
     // The write index has not advanced yet: the new items start there.
     const size_t offset = size_t(d_write_index) * d_sizeof_item;
     try {
-        copy(m_host + offset, m_device + offset, size_t(nitems) * d_sizeof_item, false, true);
+        copy(m_host + offset,
+             m_device + offset,
+             size_t(nitems) * d_sizeof_item,
+             false,
+             true);
     } catch (const std::exception& e) {
         // Runs in the scheduler, outside work(): an exception here would end the
         // writer's thread and hang the flowgraph. The writer checks failed().
@@ -199,7 +207,8 @@ gr::mem_func_t device_buffer::device_move()
     // One scratch region of the buffer's size, made on the first move: a move per
     // wrap-around must not pay a cudaMalloc and a device-wide cudaFree.
     if (!m_scratch)
-        m_scratch = static_cast<char*>(::mimo_gpu::allocate_device(size_t(d_bufsize) * d_sizeof_item));
+        m_scratch = static_cast<char*>(
+            ::mimo_gpu::allocate_device(size_t(d_bufsize) * d_sizeof_item));
     return [this](void* dst, const void* src, size_t bytes) {
         ::mimo_gpu::move_device_memory(dst, src, bytes, m_scratch);
         return dst;
@@ -210,7 +219,8 @@ bool device_outputs_failed(const gr::block& writer)
 {
     const auto detail = writer.detail();
     for (int port = 0; detail && port < detail->noutputs(); ++port)
-        if (const auto* b = dynamic_cast<const device_buffer*>(detail->output(port).get()))
+        if (const auto* b =
+                dynamic_cast<const device_buffer*>(detail->output(port).get()))
             if (b->failed())
                 return true;
     return false;

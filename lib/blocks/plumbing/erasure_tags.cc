@@ -26,14 +26,16 @@ std::vector<gr::tag_t> erasure_log::record(const ::mimo_gpu::detection_report& r
         tag.value = pmt::string_to_symbol(::mimo_gpu::to_string(e.cause));
         tags.push_back(tag);
         m_items.warn_with([&] {
-            return "item " + std::to_string(tag.offset) + " erased (LLRs 0): " + ::mimo_gpu::to_string(e.cause);
+            return "item " + std::to_string(tag.offset) +
+                   " erased (LLRs 0): " + ::mimo_gpu::to_string(e.cause);
         });
     }
     // Reports list every erased problem; a shorter list would be a core bug.
     if (report.erased > report.first_erased.size())
-        m_unlisted.warn(std::to_string(report.erased) + " problems erased in one call of " +
-                        std::to_string(report.problems) + " items; " +
-                        std::to_string(report.first_erased.size()) + " of them are tagged");
+        m_unlisted.warn(
+            std::to_string(report.erased) + " problems erased in one call of " +
+            std::to_string(report.problems) + " items; " +
+            std::to_string(report.first_erased.size()) + " of them are tagged");
     return tags;
 }
 

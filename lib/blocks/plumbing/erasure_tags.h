@@ -29,7 +29,8 @@ class erasure_log
 {
 public:
     explicit erasure_log(gr::logger_ptr logger)
-        : m_logger(logger), m_items(logger, "erased items"),
+        : m_logger(logger),
+          m_items(logger, "erased items"),
           m_unlisted(logger, "calls with erasures not listed")
     {
     }

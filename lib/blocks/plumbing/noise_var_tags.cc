@@ -37,8 +37,9 @@ std::vector<noise_var_segment> split_at_noise_var_tags(std::vector<gr::tag_t> ta
             ::mimo_gpu::check_noise_variance(value); // as float, where it is used
         } catch (const std::exception&) { // not a real number, or none > 0 in float
             ignored.warn_with([&] {
-                return "ignoring noise_var tag at item " + std::to_string(tag.offset) + ": " +
-                       pmt::write_string(tag.value) + " is not a finite number > 0 in single precision";
+                return "ignoring noise_var tag at item " + std::to_string(tag.offset) +
+                       ": " + pmt::write_string(tag.value) +
+                       " is not a finite number > 0 in single precision";
             });
             continue;
         }

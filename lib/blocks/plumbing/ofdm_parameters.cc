@@ -7,8 +7,11 @@
 namespace gr {
 namespace mimo_gpu {
 
-::mimo_gpu::ofdm_grid
-ofdm_frame(const std::string& grid, int nt, const std::string& modulation, int slots, int data_symbols)
+::mimo_gpu::ofdm_grid ofdm_frame(const std::string& grid,
+                                 int nt,
+                                 const std::string& modulation,
+                                 int slots,
+                                 int data_symbols)
 {
     ::mimo_gpu::ofdm_grid g = ::mimo_gpu::ofdm_grid::preset(grid);
     g.nt = nt;
@@ -24,7 +27,9 @@ const pmt::pmt_t k_grid_tag_key = pmt::mp("ofdm_grid");
 pmt::pmt_t grid_tag_value(const ::mimo_gpu::ofdm_grid& g)
 {
     pmt::pmt_t d = pmt::make_dict();
-    const auto add = [&d](const char* key, const pmt::pmt_t& value) { d = pmt::dict_add(d, pmt::mp(key), value); };
+    const auto add = [&d](const char* key, const pmt::pmt_t& value) {
+        d = pmt::dict_add(d, pmt::mp(key), value);
+    };
     add("fft_size", pmt::from_long(g.fft_size));
     add("cp_length", pmt::from_long(g.cp_length));
     add("used_subcarriers", pmt::from_long(g.used_subcarriers));
@@ -43,14 +48,17 @@ std::optional<::mimo_gpu::ofdm_grid> grid_from_tag_value(const pmt::pmt_t& value
     if (!pmt::is_dict(value))
         return std::nullopt;
     try {
-        const auto get = [&value](const char* key) { return pmt::dict_ref(value, pmt::mp(key), pmt::PMT_NIL); };
+        const auto get = [&value](const char* key) {
+            return pmt::dict_ref(value, pmt::mp(key), pmt::PMT_NIL);
+        };
         ::mimo_gpu::ofdm_grid g;
         g.fft_size = int(pmt::to_long(get("fft_size")));
         g.cp_length = int(pmt::to_long(get("cp_length")));
         g.used_subcarriers = int(pmt::to_long(get("used_subcarriers")));
         g.dc_null = pmt::to_bool(get("dc_null"));
         g.nt = int(pmt::to_long(get("nt")));
-        g.mod = ::mimo_gpu::modulation_from_string(pmt::symbol_to_string(get("modulation")));
+        g.mod =
+            ::mimo_gpu::modulation_from_string(pmt::symbol_to_string(get("modulation")));
         g.slots = int(pmt::to_long(get("slots")));
         g.data_symbols = int(pmt::to_long(get("data_symbols")));
         g.sample_rate = pmt::to_double(get("sample_rate"));

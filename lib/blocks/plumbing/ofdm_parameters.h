@@ -18,8 +18,11 @@ namespace mimo_gpu {
 
 /// The preset with nt, modulation and the slot layout set, validated
 /// (std::invalid_argument naming the bad parameter).
-::mimo_gpu::ofdm_grid
-ofdm_frame(const std::string& grid, int nt, const std::string& modulation, int slots, int data_symbols);
+::mimo_gpu::ofdm_grid ofdm_frame(const std::string& grid,
+                                 int nt,
+                                 const std::string& modulation,
+                                 int slots,
+                                 int data_symbols);
 
 /// The "ofdm_grid" stream tag: a source that knows the frame its samples carry
 /// (sigmf_file_source, from a recording's meta) tags its first sample with it,

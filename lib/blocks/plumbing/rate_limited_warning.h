@@ -42,8 +42,11 @@ public:
         if (n < m_first)
             m_logger->warn("{}", message);
         else if (n == m_first)
-            m_logger->warn("{} ({} {}; further ones are counted and logged at powers of two)",
-                           message, n, m_what);
+            m_logger->warn(
+                "{} ({} {}; further ones are counted and logged at powers of two)",
+                message,
+                n,
+                m_what);
         else
             m_logger->warn("{} ({} {} so far)", message, n, m_what);
         ++m_logged;

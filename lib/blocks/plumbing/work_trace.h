@@ -34,9 +34,15 @@ public:
             return;
         const auto now = std::chrono::steady_clock::now();
         std::lock_guard<std::mutex> lock(mutex());
-        std::fprintf(f, "%s,%lld,%lld,%ld\n", m_block,
-                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(m_start.time_since_epoch()).count(),
-                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count(),
+        std::fprintf(f,
+                     "%s,%lld,%lld,%ld\n",
+                     m_block,
+                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(
+                         m_start.time_since_epoch())
+                         .count(),
+                     (long long)std::chrono::duration_cast<std::chrono::microseconds>(
+                         now.time_since_epoch())
+                         .count(),
                      produced);
     }
 

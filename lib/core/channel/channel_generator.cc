@@ -165,7 +165,13 @@ void channel_generator::generate_device(uint64_t first_channel,
     if (m_engine->kind() != backend::cuda)
         throw std::logic_error("mimo_gpu::channel_generator::generate_device needs the "
                                "CUDA backend (this generator runs on the CPU)");
-    check(first_channel, channels, n0, d_bits ? d_bits : d_given_bits, d_H, d_y, "generate_device");
+    check(first_channel,
+          channels,
+          n0,
+          d_bits ? d_bits : d_given_bits,
+          d_H,
+          d_y,
+          "generate_device");
     if (channels > 0)
         m_engine->generate_device(
             first_channel, channels, n0, d_bits, d_H, d_y, stream, d_given_bits);
@@ -196,7 +202,8 @@ error_counts count_item_errors(const Decision* decided,
     if (items > 0 && (!decided || !bits))
         throw std::invalid_argument(std::string("mimo_gpu::") + call + ": null buffer");
     std::atomic<uint64_t> bit_errors{ 0 }, item_errors{ 0 };
-    const size_t grain = std::max<size_t>(1, (size_t(1) << 16) / std::max<size_t>(1, bits_per_item));
+    const size_t grain =
+        std::max<size_t>(1, (size_t(1) << 16) / std::max<size_t>(1, bits_per_item));
     detail::parallel_for(items, grain, [&](size_t begin, size_t end) {
         uint64_t local_bits = 0, local_items = 0;
         for (size_t i = begin; i < end; ++i) {
@@ -213,13 +220,16 @@ error_counts count_item_errors(const Decision* decided,
 }
 } // namespace
 
-error_counts count_errors(const float* llr, const uint8_t* bits, size_t items, size_t bits_per_item)
+error_counts
+count_errors(const float* llr, const uint8_t* bits, size_t items, size_t bits_per_item)
 {
     return count_item_errors(llr, bits, items, bits_per_item, "count_errors");
 }
 
-error_counts
-count_errors(const uint8_t* decided, const uint8_t* bits, size_t items, size_t bits_per_item)
+error_counts count_errors(const uint8_t* decided,
+                          const uint8_t* bits,
+                          size_t items,
+                          size_t bits_per_item)
 {
     return count_item_errors(decided, bits, items, bits_per_item, "count_errors");
 }
@@ -228,13 +238,15 @@ count_errors(const uint8_t* decided, const uint8_t* bits, size_t items, size_t b
 void count_errors_device(
     const float*, const uint8_t*, size_t, size_t, unsigned long long*, cuda_stream_t)
 {
-    throw std::logic_error("mimo_gpu::count_errors_device: this build of mimo_gpu has no CUDA");
+    throw std::logic_error(
+        "mimo_gpu::count_errors_device: this build of mimo_gpu has no CUDA");
 }
 
 void count_errors_device(
     const uint8_t*, const uint8_t*, size_t, size_t, unsigned long long*, cuda_stream_t)
 {
-    throw std::logic_error("mimo_gpu::count_errors_device: this build of mimo_gpu has no CUDA");
+    throw std::logic_error(
+        "mimo_gpu::count_errors_device: this build of mimo_gpu has no CUDA");
 }
 
 void count_bit_errors_device(

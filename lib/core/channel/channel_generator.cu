@@ -164,15 +164,14 @@ public:
         const generator_params g = params(n0);
         const size_t problems = channels * size_t(g.symbols_per_channel);
         const size_t n_bits = problems * size_t(g.bits_per_problem());
-        launch_generator(
-            g,
-            first_channel,
-            channels,
-            bits ? m_bits.device_view(bits, n_bits) : nullptr,
-            m_H.device_view(H, channels * size_t(g.channel_entries())),
-            m_y.device_view(y, problems * size_t(g.nr)),
-            given ? m_given.device_view(given, n_bits) : nullptr,
-            m_stream.get());
+        launch_generator(g,
+                         first_channel,
+                         channels,
+                         bits ? m_bits.device_view(bits, n_bits) : nullptr,
+                         m_H.device_view(H, channels * size_t(g.channel_entries())),
+                         m_y.device_view(y, problems * size_t(g.nr)),
+                         given ? m_given.device_view(given, n_bits) : nullptr,
+                         m_stream.get());
         m_stream.synchronize();
         if (bits)
             m_bits.finish();
@@ -248,7 +247,8 @@ __global__ void __launch_bounds__(k_count_threads)
     __shared__ unsigned long long warp_bits[warps], warp_items[warps];
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     unsigned long long bit_errors = 0, item_errors = 0;
-    for (size_t i = size_t(blockIdx.x) * warps + warp; i < items; i += size_t(gridDim.x) * warps) {
+    for (size_t i = size_t(blockIdx.x) * warps + warp; i < items;
+         i += size_t(gridDim.x) * warps) {
         unsigned long long errors = 0;
         for (size_t k = i * bits_per_item + lane; k < (i + 1) * bits_per_item; k += 32)
             errors += bit_error(decided[k], bits[k]);
@@ -331,7 +331,8 @@ void count_errors_device(const float* d_llr,
                          unsigned long long* d_counts,
                          cuda_stream_t stream)
 {
-    detail::launch_count_item_errors(d_llr, d_bits, items, bits_per_item, d_counts, stream);
+    detail::launch_count_item_errors(
+        d_llr, d_bits, items, bits_per_item, d_counts, stream);
 }
 
 void count_errors_device(const uint8_t* d_decided,
@@ -341,7 +342,8 @@ void count_errors_device(const uint8_t* d_decided,
                          unsigned long long* d_counts,
                          cuda_stream_t stream)
 {
-    detail::launch_count_item_errors(d_decided, d_bits, items, bits_per_item, d_counts, stream);
+    detail::launch_count_item_errors(
+        d_decided, d_bits, items, bits_per_item, d_counts, stream);
 }
 
 } // namespace mimo_gpu

@@ -28,8 +28,14 @@ public:
                           cfloat* H,
                           cfloat* y,
                           const uint8_t* given) = 0;
-    virtual void generate_device(
-        uint64_t, size_t, float, uint8_t*, cfloat*, cfloat*, cuda_stream_t, const uint8_t*)
+    virtual void generate_device(uint64_t,
+                                 size_t,
+                                 float,
+                                 uint8_t*,
+                                 cfloat*,
+                                 cfloat*,
+                                 cuda_stream_t,
+                                 const uint8_t*)
     {
         throw std::logic_error(
             "mimo_gpu::channel_generator::generate_device needs the CUDA backend");

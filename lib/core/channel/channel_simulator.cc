@@ -9,13 +9,15 @@ namespace mimo_gpu {
 float noise_variance_from_snr_db(double snr_db)
 {
     if (!std::isfinite(snr_db))
-        throw std::invalid_argument("mimo_gpu: SNR must be finite, got " + std::to_string(snr_db));
+        throw std::invalid_argument("mimo_gpu: SNR must be finite, got " +
+                                    std::to_string(snr_db));
     const float n0 = float(std::pow(10.0, -snr_db / 10.0));
     // Checked in float, where it is used: beyond about +-379 dB N0 or 1/N0 is not finite.
     if (!(n0 > 0.0f) || !std::isfinite(n0) || !std::isfinite(1.0f / n0))
-        throw std::invalid_argument("mimo_gpu: SNR " + std::to_string(snr_db) +
-                                    " dB gives N0 = 10^(-SNR/10) outside single precision "
-                                    "(SNR must be within about -380..379 dB)");
+        throw std::invalid_argument(
+            "mimo_gpu: SNR " + std::to_string(snr_db) +
+            " dB gives N0 = 10^(-SNR/10) outside single precision "
+            "(SNR must be within about -380..379 dB)");
     return n0;
 }
 
@@ -31,7 +33,8 @@ void channel_simulator::random_bits(uint8_t* bits, size_t count)
         bits[i] = uint8_t(m_rng() >> 63);
 }
 
-void channel_simulator::run(const uint8_t* bits, size_t batch, float n0, cfloat* H, cfloat* y)
+void channel_simulator::run(
+    const uint8_t* bits, size_t batch, float n0, cfloat* H, cfloat* y)
 {
     run(bits, batch, 1, n0, H, y);
 }
@@ -64,7 +67,8 @@ void channel_simulator::run(const uint8_t* bits,
         }
         for (size_t s = 0; s < S; ++s) {
             const size_t p = c * S + s;
-            m_constellation.map(bits + p * bits_per_problem(), m_symbols.data(), size_t(nt));
+            m_constellation.map(
+                bits + p * bits_per_problem(), m_symbols.data(), size_t(nt));
             for (int r = 0; r < nr; ++r) {
                 cfloat acc(0.0f, 0.0f);
                 for (int t = 0; t < nt; ++t)

@@ -65,7 +65,8 @@ const char* to_string(bad_problem_policy policy)
 
 const char* to_string(erasure_cause cause)
 {
-    return cause == erasure_cause::singular_channel ? "singular_channel" : "non_finite_input";
+    return cause == erasure_cause::singular_channel ? "singular_channel"
+                                                    : "non_finite_input";
 }
 
 void detection_report::append(const detection_report& part, size_t offset)
@@ -73,7 +74,7 @@ void detection_report::append(const detection_report& part, size_t offset)
     problems += part.problems;
     erased += part.erased;
     for (const erased_problem& e : part.first_erased)
-        first_erased.push_back({e.index + offset, e.cause});
+        first_erased.push_back({ e.index + offset, e.cause });
 }
 
 std::string detection_report::describe(const char* unit) const
@@ -211,13 +212,19 @@ detector::expanded(const detector_input& in, bool device, cuda_stream_t stream)
 }
 
 namespace {
-/// A call larger than this much scratch is detected in parts (docs/detectors.md, "Memory").
+/// A call larger than this much scratch is detected in parts (docs/detectors.md,
+/// "Memory").
 constexpr size_t k_scratch_budget = size_t(64) << 20;
 /// ... but never in parts so small that a GPU would run half empty.
 constexpr size_t k_min_problems_per_run = 8192;
 
 /// Channels [first, first + count) of `in`, with their S symbols each.
-detector_input part_of(const detector_input& in, size_t first, size_t count, size_t nr, size_t nt, size_t llrs)
+detector_input part_of(const detector_input& in,
+                       size_t first,
+                       size_t count,
+                       size_t nr,
+                       size_t nt,
+                       size_t llrs)
 {
     detector_input part = in;
     const size_t S = size_t(in.symbols_per_channel);
@@ -240,7 +247,8 @@ size_t detector::scratch_per_problem(int symbols_per_channel) const
 
 size_t detector::max_problems_per_run() const
 {
-    const size_t per_problem = scratch_per_problem(1) + size_t(llrs_per_problem()) * sizeof(float);
+    const size_t per_problem =
+        scratch_per_problem(1) + size_t(llrs_per_problem()) * sizeof(float);
     return std::max(k_min_problems_per_run, k_scratch_budget / per_problem);
 }
 
@@ -248,7 +256,8 @@ size_t detector::scratch_bytes(size_t problems, int symbols_per_channel) const
 {
     const size_t S = size_t(std::max(symbols_per_channel, 1));
     // Parts hold whole channels; the float LLRs of the int8 path are counted too.
-    const size_t per_problem = scratch_per_problem(int(S)) + size_t(llrs_per_problem()) * sizeof(float);
+    const size_t per_problem =
+        scratch_per_problem(int(S)) + size_t(llrs_per_problem()) * sizeof(float);
     const size_t part = std::max(S, (max_problems_per_run() / S) * S);
     return std::min(problems, part) * per_problem;
 }
@@ -256,8 +265,9 @@ size_t detector::scratch_bytes(size_t problems, int symbols_per_channel) const
 detection_report detector::apply_policy(detection_report report) const
 {
     if (report.erased > 0 && m_policy == bad_problem_policy::stop)
-        throw std::invalid_argument("mimo_gpu::" + m_name + "_detector: " + report.describe() +
-                                    " (bad-problem policy 'stop'; 'erase' detects the rest)");
+        throw std::invalid_argument(
+            "mimo_gpu::" + m_name + "_detector: " + report.describe() +
+            " (bad-problem policy 'stop'; 'erase' detects the rest)");
     return report;
 }
 
@@ -268,9 +278,14 @@ detection_report detector::detect(const detector_input& in, float* llr)
     const size_t S = size_t(in.symbols_per_channel), llrs = size_t(llrs_per_problem());
     const size_t per_part = std::max<size_t>(1, max_problems_per_run() / S);
     for (size_t first = 0; first < in.channels; first += per_part) {
-        const detector_input part = part_of(in, first, std::min(per_part, in.channels - first),
-                                            size_t(shape().nr), size_t(shape().nt), llrs);
-        report.append(run(expanded(part, false, nullptr), llr + first * S * llrs), first * S);
+        const detector_input part = part_of(in,
+                                            first,
+                                            std::min(per_part, in.channels - first),
+                                            size_t(shape().nr),
+                                            size_t(shape().nt),
+                                            llrs);
+        report.append(run(expanded(part, false, nullptr), llr + first * S * llrs),
+                      first * S);
     }
     report.problems = in.problems();
     return apply_policy(std::move(report));
@@ -289,8 +304,12 @@ detection_report detector::detect(const detector_input& in, int8_t* llr, float i
         const detector_input part =
             part_of(in, first, count, size_t(shape().nr), size_t(shape().nt), llrs);
         m_scratch->llr.resize(count * S * llrs);
-        report.append(run(expanded(part, false, nullptr), m_scratch->llr.data()), first * S);
-        llrs_to_int8(m_scratch->llr.data(), m_scratch->llr.size(), int8_scale, llr + first * S * llrs);
+        report.append(run(expanded(part, false, nullptr), m_scratch->llr.data()),
+                      first * S);
+        llrs_to_int8(m_scratch->llr.data(),
+                     m_scratch->llr.size(),
+                     int8_scale,
+                     llr + first * S * llrs);
     }
     report.problems = in.problems();
     return apply_policy(std::move(report));
@@ -316,8 +335,12 @@ void detector::detect_device(const detector_input& in, float* d_llr, cuda_stream
     const size_t S = size_t(in.symbols_per_channel), llrs = size_t(llrs_per_problem());
     const size_t per_part = std::max<size_t>(1, max_problems_per_run() / S);
     for (size_t first = 0; first < in.channels; first += per_part) {
-        const detector_input part = part_of(in, first, std::min(per_part, in.channels - first),
-                                            size_t(shape().nr), size_t(shape().nt), llrs);
+        const detector_input part = part_of(in,
+                                            first,
+                                            std::min(per_part, in.channels - first),
+                                            size_t(shape().nr),
+                                            size_t(shape().nt),
+                                            llrs);
         run_device(expanded(part, true, stream), d_llr + first * S * llrs, stream);
     }
 }
@@ -344,7 +367,8 @@ void detector::detect_device(const detector_input& in,
             part_of(in, first, count, size_t(shape().nr), size_t(shape().nt), llrs);
         float* d_float = detail::float_llrs_device(*m_scratch->device, count * S * llrs);
         run_device(expanded(part, true, stream), d_float, stream);
-        detail::llrs_to_int8_device(d_float, count * S * llrs, int8_scale, d_llr + first * S * llrs, stream);
+        detail::llrs_to_int8_device(
+            d_float, count * S * llrs, int8_scale, d_llr + first * S * llrs, stream);
     }
 #else
     (void)stream;

@@ -12,8 +12,8 @@
 #include "../runtime/cuda_buffers.h"
 #endif
 
-#include <chrono>
 #include <condition_variable>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -90,7 +90,10 @@ public:
     }
 
 protected:
-    void start() { m_thread = std::thread([this] { run(); }); }
+    void start()
+    {
+        m_thread = std::thread([this] { run(); });
+    }
     /// Stops after the queue and every frame in flight are done.
     void finish()
     {
@@ -200,7 +203,8 @@ public:
         : m_config(c), m_device(device), m_board(board)
     {
         const device_scope scope(device);
-        const size_t B = c.config.shape.nr, U = c.config.shape.nt, S = size_t(c.symbols_per_channel);
+        const size_t B = c.config.shape.nr, U = c.config.shape.nt,
+                     S = size_t(c.symbols_per_channel);
         for (int k = 0; k < c.slots_per_device; ++k) {
             auto s = std::make_unique<slot>();
             s->owner = this;
@@ -219,7 +223,8 @@ public:
         // The slots' streams and buffers live on m_device; a frame that failed
         // may leave work queued, so every stream is drained before it is freed.
         int previous = 0;
-        const bool switched = cudaGetDevice(&previous) == cudaSuccess && cudaSetDevice(m_device) == cudaSuccess;
+        const bool switched = cudaGetDevice(&previous) == cudaSuccess &&
+                              cudaSetDevice(m_device) == cudaSuccess;
         for (auto& s : m_slots)
             cudaStreamSynchronize(s->stream.get());
         m_slots.clear();
@@ -268,7 +273,8 @@ private:
             {
                 std::unique_lock<std::mutex> lock(m_mutex);
                 const auto ready = [&] {
-                    return (in_flight > 0 && m_slots[oldest]->done) || (!m_queue.empty() && in_flight < K) ||
+                    return (in_flight > 0 && m_slots[oldest]->done) ||
+                           (!m_queue.empty() && in_flight < K) ||
                            (m_stop && m_queue.empty() && in_flight == 0);
                 };
                 while (!m_cv.wait_for(lock, k_stream_poll, ready))
@@ -302,7 +308,8 @@ private:
         try {
             const size_t B = m_config.config.shape.nr, U = m_config.config.shape.nt,
                          S = size_t(m_config.symbols_per_channel), C = job.channels;
-            const size_t hn = C * B * U, yn = C * S * B, ln = C * S * size_t(s.det->llrs_per_problem());
+            const size_t hn = C * B * U, yn = C * S * B,
+                         ln = C * S * size_t(s.det->llrs_per_problem());
             const cudaStream_t st = s.stream.get();
             const cfloat* H = job.H;
             const cfloat* y = job.y;
@@ -314,8 +321,10 @@ private:
                 std::memcpy(s.hy.reserve(yn), y, yn * sizeof(cfloat));
                 y = s.hy.data();
             }
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(s.dH.data(), H, hn * sizeof(cfloat), cudaMemcpyHostToDevice, st));
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(s.dy.data(), y, yn * sizeof(cfloat), cudaMemcpyHostToDevice, st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                s.dH.data(), H, hn * sizeof(cfloat), cudaMemcpyHostToDevice, st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                s.dy.data(), y, yn * sizeof(cfloat), cudaMemcpyHostToDevice, st));
             detector_input in;
             in.H = s.dH.data();
             in.y = s.dy.data();
@@ -325,7 +334,8 @@ private:
             s.det->detect_device(in, s.dllr.data(), reinterpret_cast<cuda_stream_t>(st));
             s.staged_out = !page_locked(job.llr);
             float* out = s.staged_out ? s.hllr.reserve(ln) : job.llr;
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(out, s.dllr.data(), ln * sizeof(float), cudaMemcpyDeviceToHost, st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                out, s.dllr.data(), ln * sizeof(float), cudaMemcpyDeviceToHost, st));
             s.job = job;
             s.done = false;
             MIMO_CUDA_CHECK(cudaLaunchHostFunc(st, slot_done, &s));
@@ -335,7 +345,8 @@ private:
             // the detector's fault bookkeeping of the partial call, then report.
             cudaStreamSynchronize(s.stream.get());
             try {
-                s.det->check_device_status(reinterpret_cast<cuda_stream_t>(s.stream.get()));
+                s.det->check_device_status(
+                    reinterpret_cast<cuda_stream_t>(s.stream.get()));
             } catch (...) {
             }
             frame_outcome o;
@@ -361,9 +372,11 @@ private:
         o.result.frame = s.job.frame;
         o.result.device = m_device;
         try {
-            o.result.report = s.det->check_device_status(reinterpret_cast<cuda_stream_t>(s.stream.get()));
+            o.result.report = s.det->check_device_status(
+                reinterpret_cast<cuda_stream_t>(s.stream.get()));
             if (s.staged_out)
-                std::memcpy(s.job.llr, s.hllr.data(),
+                std::memcpy(s.job.llr,
+                            s.hllr.data(),
                             s.job.channels * size_t(m_config.symbols_per_channel) *
                                 size_t(s.det->llrs_per_problem()) * sizeof(float));
         } catch (...) {
@@ -412,20 +425,25 @@ struct detector_pipeline::impl {
     size_t llrs_per_problem = 0;
 };
 
-detector_pipeline::detector_pipeline(const pipeline_config& config) : m_impl(std::make_unique<impl>())
+detector_pipeline::detector_pipeline(const pipeline_config& config)
+    : m_impl(std::make_unique<impl>())
 {
     impl& p = *m_impl;
     p.config = config;
     if (p.config.devices.empty())
         p.config.devices = { 0 };
     if (config.slots_per_device < 1 || config.slots_per_device > 64)
-        throw std::invalid_argument("mimo_gpu: detector_pipeline: slots_per_device must be in 1..64, got " +
-                                    std::to_string(config.slots_per_device));
+        throw std::invalid_argument(
+            "mimo_gpu: detector_pipeline: slots_per_device must be in 1..64, got " +
+            std::to_string(config.slots_per_device));
     if (config.max_channels == 0)
-        throw std::invalid_argument("mimo_gpu: detector_pipeline: max_channels must be > 0");
+        throw std::invalid_argument(
+            "mimo_gpu: detector_pipeline: max_channels must be > 0");
     if (config.symbols_per_channel < 1)
-        throw std::invalid_argument("mimo_gpu: detector_pipeline: symbols_per_channel must be >= 1");
-    // The configuration checked once, with the family's own errors, before any worker starts.
+        throw std::invalid_argument(
+            "mimo_gpu: detector_pipeline: symbols_per_channel must be >= 1");
+    // The configuration checked once, with the family's own errors, before any worker
+    // starts.
     const detector_family& family = find_detector_family(config.detector);
     p.config.config = family.checked(config.config);
     p.chosen = resolve_backend(config.requested);
@@ -439,14 +457,16 @@ detector_pipeline::detector_pipeline(const pipeline_config& config) : m_impl(std
         MIMO_CUDA_CHECK(cudaGetDeviceCount(&count));
         for (int d : p.config.devices)
             if (d < 0 || d >= count)
-                throw std::invalid_argument("mimo_gpu: detector_pipeline: no CUDA device " + std::to_string(d) +
-                                            " (this machine has " + std::to_string(count) + ": 0.." +
-                                            std::to_string(count - 1) + ")");
+                throw std::invalid_argument(
+                    "mimo_gpu: detector_pipeline: no CUDA device " + std::to_string(d) +
+                    " (this machine has " + std::to_string(count) + ": 0.." +
+                    std::to_string(count - 1) + ")");
         for (int d : p.config.devices)
             p.workers.push_back(std::make_unique<cuda_worker>(p.config, d, p.board));
 #endif
     }
-    p.llrs_per_problem = size_t(config.config.shape.nt) * constellation(config.config.mod).bits_per_symbol();
+    p.llrs_per_problem = size_t(config.config.shape.nt) *
+                         constellation(config.config.mod).bits_per_symbol();
 }
 
 detector_pipeline::~detector_pipeline()
@@ -454,13 +474,14 @@ detector_pipeline::~detector_pipeline()
     m_impl->workers.clear(); // each drains its queue and frames in flight
 }
 
-uint64_t detector_pipeline::submit(const cfloat* H, const cfloat* y, size_t channels, float n0, float* llr)
+uint64_t detector_pipeline::submit(
+    const cfloat* H, const cfloat* y, size_t channels, float n0, float* llr)
 {
     impl& p = *m_impl;
     if (channels == 0 || channels > p.config.max_channels)
         throw std::invalid_argument("mimo_gpu: detector_pipeline: a frame has 1.." +
-                                    std::to_string(p.config.max_channels) + " channels, got " +
-                                    std::to_string(channels));
+                                    std::to_string(p.config.max_channels) +
+                                    " channels, got " + std::to_string(channels));
     if (!H || !y || !llr)
         throw std::invalid_argument("mimo_gpu: detector_pipeline: null buffer");
     check_noise_variance(n0);
@@ -480,10 +501,15 @@ frame_result detector_pipeline::collect()
     return o.result;
 }
 
-size_t detector_pipeline::pending() const { return size_t(m_impl->submitted - m_impl->collected); }
+size_t detector_pipeline::pending() const
+{
+    return size_t(m_impl->submitted - m_impl->collected);
+}
 size_t detector_pipeline::slots() const
 {
-    return m_impl->host_path ? 1 : m_impl->workers.size() * size_t(m_impl->config.slots_per_device);
+    return m_impl->host_path
+               ? 1
+               : m_impl->workers.size() * size_t(m_impl->config.slots_per_device);
 }
 backend detector_pipeline::active_backend() const { return m_impl->chosen; }
 const pipeline_config& detector_pipeline::config() const { return m_impl->config; }

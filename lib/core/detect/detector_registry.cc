@@ -155,7 +155,8 @@ default_comparison(const mimo_shape& shape, modulation mod, double max_cost)
             if (family.comparison_fallback != fallback || !family.comparison_runs ||
                 !family.takes(shape, mod))
                 continue;
-            for (const detector_parameters& parameters : family.comparison_runs(shape, mod)) {
+            for (const detector_parameters& parameters :
+                 family.comparison_runs(shape, mod)) {
                 try {
                     if (family.cost_of({ shape, mod, parameters }) <= max_cost)
                         specs.push_back({ family.name, parameters });
@@ -224,8 +225,8 @@ detector_parameters parse_parameter_list(const std::string& text)
                                         "' is not NAME=VALUE");
         const std::string name = part.substr(0, eq);
         if (out.count(name))
-            throw std::invalid_argument("mimo_gpu: detector parameter '" + name + "' is given twice in '" +
-                                        text + "'");
+            throw std::invalid_argument("mimo_gpu: detector parameter '" + name +
+                                        "' is given twice in '" + text + "'");
         out[name] = parse_number(part.substr(eq + 1), "parameter '" + name + "'");
     }
     return out;
@@ -248,8 +249,8 @@ detector_spec parse_detector_spec(const std::string& text)
     const detector_family& family = find_detector_family(spec.name);
     const auto set_once = [&](const std::string& name, double value) {
         if (!spec.parameters.emplace(name, value).second) // "nway:2:passes=3"
-            throw std::invalid_argument("mimo_gpu: detector parameter '" + name + "' is given twice in '" +
-                                        text + "'");
+            throw std::invalid_argument("mimo_gpu: detector parameter '" + name +
+                                        "' is given twice in '" + text + "'");
     };
     for (size_t i = 1; i < parts.size(); ++i) {
         const std::string& part = parts[i];
@@ -258,7 +259,8 @@ detector_spec parse_detector_spec(const std::string& text)
                 throw std::invalid_argument("mimo_gpu: detector '" + spec.name +
                                             "' has no parameters, got '" + part +
                                             "' in '" + text + "'");
-            set_once(family.parameters.front().name, parse_number(part, "detector '" + text + "'"));
+            set_once(family.parameters.front().name,
+                     parse_number(part, "detector '" + text + "'"));
         } else {
             for (const auto& [k, v] : parse_parameter_list(part))
                 set_once(k, v);

@@ -14,15 +14,19 @@ namespace detail {
 constexpr int k_max_pam_levels = 32; // 1024-QAM
 
 struct pam_table {
-    int levels;         // L = sqrt(M)
-    int bits_per_dim;   // Q / 2
-    float scale;        // level i has amplitude scale * (2i - (L - 1))
+    int levels;       // L = sqrt(M)
+    int bits_per_dim; // Q / 2
+    float scale;      // level i has amplitude scale * (2i - (L - 1))
     float inv_scale;
-    uint16_t label[k_max_pam_levels]; // dimension bits of level i, first bit in the top position
+    uint16_t label[k_max_pam_levels]; // dimension bits of level i, first bit in the top
+                                      // position
 
     MIMO_HD int order() const { return levels * levels; }
     MIMO_HD int bits_per_symbol() const { return 2 * bits_per_dim; }
-    MIMO_HD float amplitude(int level) const { return scale * float(2 * level - (levels - 1)); }
+    MIMO_HD float amplitude(int level) const
+    {
+        return scale * float(2 * level - (levels - 1));
+    }
 
     /// Nearest level to x; NaN goes to level 0 (the caller flags non-finite problems).
     MIMO_HD int slice(float x) const
@@ -61,8 +65,8 @@ MIMO_HD float saturate_llr(float llr, float clip)
 /// Max-log LLR of bit k of one stream from that stream's symbol minima
 /// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol.
 /// A side that no candidate reached gives +-clip, or +-unreached when clip == 0.
-MIMO_HD float llr_from_symbol_minima(const float* dmin, const pam_table& pam, int k, float n0, float clip,
-                                     float unreached)
+MIMO_HD float llr_from_symbol_minima(
+    const float* dmin, const pam_table& pam, int k, float n0, float clip, float unreached)
 {
     const float inf = k_infinity;
     float min0 = inf, min1 = inf;

@@ -152,7 +152,8 @@ void constellation::hard_demap(const cfloat* symbols, uint8_t* bits, size_t coun
     };
     for (size_t s = 0; s < count; ++s) // checked first: nothing is written for a bad call
         if (std::isnan(symbols[s].real()) || std::isnan(symbols[s].imag()))
-            throw std::invalid_argument("mimo_gpu::constellation::hard_demap: symbol " + std::to_string(s) +
+            throw std::invalid_argument("mimo_gpu::constellation::hard_demap: symbol " +
+                                        std::to_string(s) +
                                         " is NaN: it has no nearest constellation point");
     for (size_t s = 0; s < count; ++s) {
         const uint32_t i_label = m_pam_label[slice(symbols[s].real())];

@@ -17,7 +17,8 @@ constexpr int k_lmmse_max_window = 16;
 /// Linear: the two comb pilots around subcarrier c, by frequency offset; beyond
 /// the first and last pilot the nearest holds. Writes 1 or 2 (pilot index, weight)
 /// pairs and returns their count.
-MIMO_HD int linear_comb_weights(int c, int t, int nt, int U, const int* offsets, int* pilot, float* w)
+MIMO_HD int
+linear_comb_weights(int c, int t, int nt, int U, const int* offsets, int* pilot, float* w)
 {
     const int lo = c >= t ? c - (c - t) % nt : -1;
     const int hi = lo < 0 ? t : (lo + nt < U ? lo + nt : -1);
@@ -35,12 +36,17 @@ MIMO_HD int linear_comb_weights(int c, int t, int nt, int U, const int* offsets,
 }
 
 /// sin(pi x) / (pi x)
-MIMO_HD float sinc_pi(float x) { return fabsf(x) < 1e-6f ? 1.0f : sinf(3.14159265358979f * x) / (3.14159265358979f * x); }
+MIMO_HD float sinc_pi(float x)
+{
+    return fabsf(x) < 1e-6f ? 1.0f
+                            : sinf(3.14159265358979f * x) / (3.14159265358979f * x);
+}
 
 /// The delay spread (samples, of an N-point FFT) of a channel whose delays are
 /// uniform around its mean, from the correlation rho (0..1) of estimates `gap`
 /// subcarriers apart: rho = sinc(gap spread / N). Clamped to [min, max].
-MIMO_HD float delay_spread_from_correlation(float rho, int gap, int N, float min, float max)
+MIMO_HD float
+delay_spread_from_correlation(float rho, int gap, int N, float min, float max)
 {
     if (!(rho < 1.0f))
         return min;
@@ -80,15 +86,18 @@ MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilo
 /// whose delays (around the mean) are uniform over `spread` samples of an
 /// N-point FFT: the correlation between subcarriers d apart is
 /// sinc(d spread / N). s = the LS noise over an antenna pair's channel power.
-MIMO_HD void lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
+MIMO_HD void
+lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
 {
-    if (!(s >= 1e-4f)) // at most 40 dB: keeps the sinc matrix (near singular for close pilots) well conditioned
+    if (!(s >= 1e-4f)) // at most 40 dB: keeps the sinc matrix (near singular for close
+                       // pilots) well conditioned
         s = 1e-4f;
     float R[k_lmmse_max_window * k_lmmse_max_window], r[k_lmmse_max_window];
     for (int a = 0; a < W; ++a) {
         r[a] = sinc_pi(float(distance[a]) * spread_over_n);
         for (int b = 0; b <= a; ++b)
-            R[a * W + b] = sinc_pi(float(distance[a] - distance[b]) * spread_over_n) + (a == b ? s : 0.0f);
+            R[a * W + b] = sinc_pi(float(distance[a] - distance[b]) * spread_over_n) +
+                           (a == b ? s : 0.0f);
     }
     // Cholesky R = L L^T in place (lower), then L L^T w = r.
     for (int j = 0; j < W; ++j) {
@@ -120,8 +129,16 @@ MIMO_HD void lmmse_solve(const int* distance, int W, float spread_over_n, float 
 
 /// LMMSE: the `window` comb pilots nearest subcarrier c and their weights;
 /// returns the pilot count.
-MIMO_HD int lmmse_comb_weights(int c, int t, int nt, int U, const int* offsets, int window, float spread_over_n,
-                               float s, int* pilot, float* w)
+MIMO_HD int lmmse_comb_weights(int c,
+                               int t,
+                               int nt,
+                               int U,
+                               const int* offsets,
+                               int window,
+                               float spread_over_n,
+                               float s,
+                               int* pilot,
+                               float* w)
 {
     const int W = lmmse_comb_window(c, t, nt, U, window, pilot);
     int distance[k_lmmse_max_window];

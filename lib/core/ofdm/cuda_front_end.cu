@@ -27,8 +27,8 @@ constexpr int k_threads = 256;
 void check_cufft(cufftResult r, const char* what)
 {
     if (r != CUFFT_SUCCESS)
-        throw std::runtime_error(std::string("mimo_gpu: ") + what + " failed (cufftResult " + std::to_string(int(r)) +
-                                 ")");
+        throw std::runtime_error(std::string("mimo_gpu: ") + what +
+                                 " failed (cufftResult " + std::to_string(int(r)) + ")");
 }
 
 unsigned blocks_for(size_t n) { return unsigned((n + k_threads - 1) / k_threads); }
@@ -40,7 +40,8 @@ struct dims {
 /// Sample n of antenna r as the view holds it.
 __device__ float2 sample_at(const sample_view& v, size_t n, int r)
 {
-    return reinterpret_cast<const float2*>(v.base)[(n & v.mask) * v.sample_stride + size_t(r) * v.antenna_stride];
+    return reinterpret_cast<const float2*>(
+        v.base)[(n & v.mask) * v.sample_stride + size_t(r) * v.antenna_stride];
 }
 
 /// As the search reads it: a non-finite sample counts as zero (frame_search.h).
@@ -52,7 +53,11 @@ __device__ float2 finite_sample_at(const sample_view& v, size_t n, int r)
 
 /// A thread per (frame, symbol, antenna, sample): the FFT window's sample,
 /// rotated by -2 pi cfo m / N, m counted from the preamble's window.
-__global__ void gather_rotate_kernel(sample_view rx, const size_t* start, const float* cfo, dims d, size_t frames,
+__global__ void gather_rotate_kernel(sample_view rx,
+                                     const size_t* start,
+                                     const float* cfo,
+                                     dims d,
+                                     size_t frames,
                                      float2* out)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -60,7 +65,8 @@ __global__ void gather_rotate_kernel(sample_view rx, const size_t* start, const 
     if (e >= frames * per_frame)
         return;
     const size_t f = e / per_frame, rest = e % per_frame;
-    const int k = int(rest / (size_t(d.nr) * d.N)), r = int(rest / d.N % d.nr), n = int(rest % d.N);
+    const int k = int(rest / (size_t(d.nr) * d.N)), r = int(rest / d.N % d.nr),
+              n = int(rest % d.N);
     const size_t m = size_t(k) * d.SS + size_t(n);
     const float2 x = sample_at(rx, start[f] + m, r);
     // -2 cfo m / N in half turns, reduced mod 2 in double so the float sincos stays exact
@@ -71,7 +77,8 @@ __global__ void gather_rotate_kernel(sample_view rx, const size_t* start, const 
 }
 
 /// Y[((f K + k) U + i) nr + r] = X[((f K + k) nr + r) N + bin(i)] / sqrt(N).
-__global__ void pick_bins_kernel(const float2* X, const int* bins, dims d, size_t frames, float scale, float2* Y)
+__global__ void pick_bins_kernel(
+    const float2* X, const int* bins, dims d, size_t frames, float scale, float2* Y)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t per_symbol = size_t(d.U) * d.nr;
@@ -83,7 +90,10 @@ __global__ void pick_bins_kernel(const float2* X, const int* bins, dims d, size_
     Y[e] = make_float2(v.x * scale, v.y * scale);
 }
 
-__device__ float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+__device__ float2 cmul(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
 __device__ float2 cdiv(float2 a, float2 b)
 {
     const float n = b.x * b.x + b.y * b.y;
@@ -117,8 +127,13 @@ constexpr int k_pilot_threads = 1024;
 /// A block per (frame, slot): LS at the pilots, the mean-delay slope measured
 /// and taken out, and the slot's sums for the frame's statistics: second
 /// differences (noise), power, comb-neighbour correlation (delay spread).
-__global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2* Y, const float2* pilots, const int* offsets, dims d, float2* ls_out,
-                                float* slope_out, float* sums)
+__global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2* Y,
+                                                                   const float2* pilots,
+                                                                   const int* offsets,
+                                                                   dims d,
+                                                                   float2* ls_out,
+                                                                   float* slope_out,
+                                                                   float* sums)
 {
     __shared__ float2 partial[k_pilot_threads / 32];
     const int f = blockIdx.x / d.slots, j = blockIdx.x % d.slots;
@@ -151,11 +166,14 @@ __global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2*
         power.x += v.x * v.x + v.y * v.y;
     }
     __syncthreads();
-    float2 noise_corr = make_float2(0, 0); // x: second differences, y: neighbour correlation
+    float2 noise_corr =
+        make_float2(0, 0); // x: second differences, y: neighbour correlation
     for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
         const int i = e / nr, r = e % nr;
-        if (i + 2 * nt < U && offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
-            const float2 a = ls[e], b = ls[(i + nt) * nr + r], c = ls[(i + 2 * nt) * nr + r];
+        if (i + 2 * nt < U &&
+            offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
+            const float2 a = ls[e], b = ls[(i + nt) * nr + r],
+                         c = ls[(i + 2 * nt) * nr + r];
             const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
             noise_corr.x += ex * ex + ey * ey;
         }
@@ -176,8 +194,15 @@ __global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2*
 
 /// A thread per frame: N0, the LS noise relative to the channel power, and the
 /// LMMSE model's delay spread (fixed, or from the comb-neighbour correlation).
-__global__ void frame_stats_kernel(const float* sums, dims d, size_t frames, float noise_terms, float neighbour_terms,
-                                   float fixed_spread_over_n, float* n0, float* relative_noise, float* spread_over_n,
+__global__ void frame_stats_kernel(const float* sums,
+                                   dims d,
+                                   size_t frames,
+                                   float noise_terms,
+                                   float neighbour_terms,
+                                   float fixed_spread_over_n,
+                                   float* n0,
+                                   float* relative_noise,
+                                   float* spread_over_n,
                                    float* spread)
 {
     const size_t f = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -194,12 +219,16 @@ __global__ void frame_stats_kernel(const float* sums, dims d, size_t frames, flo
     const float ls_noise = N0 / float(d.nt);
     const float pair_power = power / (float(d.slots) * d.U * d.nr);
     const float floor = 1e-3f * pair_power + 1e-30f;
-    const float channel_power = pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
+    const float channel_power =
+        pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
     relative_noise[f] = ls_noise / channel_power;
     float s = fixed_spread_over_n;
     if (s < 0) {
-        const float rho = neighbour_terms > 0 ? corr / neighbour_terms / channel_power : 0.0f;
-        s = delay_spread_from_correlation(rho, d.nt, d.N, 0.5f, 2.0f * float(d.SS - d.N)) / float(d.N);
+        const float rho =
+            neighbour_terms > 0 ? corr / neighbour_terms / channel_power : 0.0f;
+        s = delay_spread_from_correlation(
+                rho, d.nt, d.N, 0.5f, 2.0f * float(d.SS - d.N)) /
+            float(d.N);
     }
     spread_over_n[f] = s;
     spread[f] = s * float(d.N);
@@ -207,20 +236,36 @@ __global__ void frame_stats_kernel(const float* sums, dims d, size_t frames, flo
 
 /// A thread per (frame, slot, subcarrier, antenna t): the comb weights (linear
 /// or LMMSE), applied to every receive antenna, the slope put back.
-__global__ void interpolate_kernel(const float2* ls_all, const float* slopes, const int* offsets, dims d,
-                                   size_t frames, bool lmmse, int window, const float* relative_noise,
-                                   const float* spread_over_n, float2* H_slot)
+__global__ void interpolate_kernel(const float2* ls_all,
+                                   const float* slopes,
+                                   const int* offsets,
+                                   dims d,
+                                   size_t frames,
+                                   bool lmmse,
+                                   int window,
+                                   const float* relative_noise,
+                                   const float* spread_over_n,
+                                   float2* H_slot)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t per_frame = size_t(d.slots) * d.U * d.nt;
     if (e >= frames * per_frame)
         return;
     const size_t f = e / per_frame;
-    const int j = int(e / (size_t(d.U) * d.nt) % d.slots), c = int(e / d.nt % d.U), t = int(e % d.nt);
+    const int j = int(e / (size_t(d.U) * d.nt) % d.slots), c = int(e / d.nt % d.U),
+              t = int(e % d.nt);
     int pilot[k_lmmse_max_window];
     float w[k_lmmse_max_window];
-    const int n = lmmse ? lmmse_comb_weights(c, t, d.nt, d.U, offsets, window, spread_over_n[f], relative_noise[f],
-                                             pilot, w)
+    const int n = lmmse ? lmmse_comb_weights(c,
+                                             t,
+                                             d.nt,
+                                             d.U,
+                                             offsets,
+                                             window,
+                                             spread_over_n[f],
+                                             relative_noise[f],
+                                             pilot,
+                                             w)
                         : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
     const size_t fj = f * d.slots + j;
     const float2* ls = ls_all + fj * d.U * d.nr;
@@ -238,7 +283,8 @@ __global__ void interpolate_kernel(const float2* ls_all, const float* slopes, co
 }
 
 /// A thread per (frame, slot, pilot, antenna): the LS estimates as measured.
-__global__ void reramp_kernel(float2* ls, const float* slopes, const int* offsets, dims d, size_t frames)
+__global__ void
+reramp_kernel(float2* ls, const float* slopes, const int* offsets, dims d, size_t frames)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (e >= frames * d.slots * d.U * d.nr)
@@ -253,9 +299,11 @@ __global__ void reramp_kernel(float2* ls, const float* slopes, const int* offset
 
 // ---- frame search (frame_search.h) -------------------------------------------
 
-constexpr int k_tile = 1024; // metric positions per block (k_metric_alignment is a multiple)
-static_assert(k_metric_alignment % k_tile == 0, "a window's first sample starts a metric tile");
-constexpr int k_per_thread = k_tile / k_threads;      // consecutive positions per thread
+constexpr int k_tile =
+    1024; // metric positions per block (k_metric_alignment is a multiple)
+static_assert(k_metric_alignment % k_tile == 0,
+              "a window's first sample starts a metric tile");
+constexpr int k_per_thread = k_tile / k_threads; // consecutive positions per thread
 
 /// Block-wide sum of three doubles (k_threads threads), returned to every thread:
 /// within warps by shuffles, then across the warps.
@@ -284,7 +332,8 @@ __device__ void block_sum3(double& a, double& b, double& c, double (*shared)[k_t
 
 /// Block-wide exclusive prefix sums of three doubles, in thread order: inclusive
 /// scans within warps by shuffles, then the warps' totals added in.
-__device__ void block_exclusive_scan3(double& a, double& b, double& c, double (*shared)[k_threads])
+__device__ void
+block_exclusive_scan3(double& a, double& b, double& c, double (*shared)[k_threads])
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     double x[3] = { a, b, c };
@@ -328,31 +377,40 @@ __device__ T block_reduce(T v, Op op, T* shared)
 
 struct max_op {
     template <typename T>
-    __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+    __device__ T operator()(T a, T b) const
+    {
+        return a > b ? a : b;
+    }
 };
 struct sum_op {
     __device__ int operator()(int a, int b) const { return a + b; }
 };
 struct min_op {
     template <typename T>
-    __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+    __device__ T operator()(T a, T b) const
+    {
+        return a < b ? a : b;
+    }
 };
 
 /// The Schmidl-Cox metric of positions [first, first + count): a block per tile
 /// of k_tile positions sums P and R exactly (double) at the tile's first
 /// position, then each position adds the increments up to it (a block-wide
 /// prefix sum, double), as the CPU slides its sums one position at a time.
-__global__ void metric_kernel(sample_view v, size_t first, size_t count, int L, int nr, float* M, float2* P)
+__global__ void metric_kernel(
+    sample_view v, size_t first, size_t count, int L, int nr, float* M, float2* P)
 {
     __shared__ double shared[3][k_threads];
     const size_t t0 = size_t(blockIdx.x) * k_tile, d0 = first + t0;
     double pr = 0, pi = 0, R = 0;
     for (int m = threadIdx.x; m < L; m += k_threads)
         for (int r = 0; r < nr; ++r) {
-            const float2 a = finite_sample_at(v, d0 + size_t(m), r), b = finite_sample_at(v, d0 + size_t(m + L), r);
+            const float2 a = finite_sample_at(v, d0 + size_t(m), r),
+                         b = finite_sample_at(v, d0 + size_t(m + L), r);
             pr += double(a.x) * b.x + double(a.y) * b.y;
             pi += double(a.x) * b.y - double(a.y) * b.x;
-            R += 0.5 * (double(a.x) * a.x + double(a.y) * a.y + double(b.x) * b.x + double(b.y) * b.y);
+            R += 0.5 * (double(a.x) * a.x + double(a.y) * a.y + double(b.x) * b.x +
+                        double(b.y) * b.y);
         }
     block_sum3(pr, pi, R, shared);
     // Increments: position i gets those of the steps from the tile's start to it.
@@ -363,11 +421,15 @@ __global__ void metric_kernel(sample_view v, size_t first, size_t count, int L, 
         if (i > 0 && t0 + i < count) {
             const size_t m = d0 + i - 1;
             for (int r = 0; r < nr; ++r) {
-                const float2 a0 = finite_sample_at(v, m, r), aL = finite_sample_at(v, m + size_t(L), r),
+                const float2 a0 = finite_sample_at(v, m, r),
+                             aL = finite_sample_at(v, m + size_t(L), r),
                              a2 = finite_sample_at(v, m + size_t(2 * L), r);
-                spr += (double(aL.x) * a2.x + double(aL.y) * a2.y) - (double(a0.x) * aL.x + double(a0.y) * aL.y);
-                spi += (double(aL.x) * a2.y - double(aL.y) * a2.x) - (double(a0.x) * aL.y - double(a0.y) * aL.x);
-                sr += 0.5 * (double(a2.x) * a2.x + double(a2.y) * a2.y - double(a0.x) * a0.x - double(a0.y) * a0.y);
+                spr += (double(aL.x) * a2.x + double(aL.y) * a2.y) -
+                       (double(a0.x) * aL.x + double(a0.y) * aL.y);
+                spi += (double(aL.x) * a2.y - double(aL.y) * a2.x) -
+                       (double(a0.x) * aL.y - double(a0.y) * aL.x);
+                sr += 0.5 * (double(a2.x) * a2.x + double(a2.y) * a2.y -
+                             double(a0.x) * a0.x - double(a0.y) * a0.y);
             }
         }
         cpr[j] = spr;
@@ -380,14 +442,16 @@ __global__ void metric_kernel(sample_view v, size_t first, size_t count, int L, 
         const size_t i = size_t(threadIdx.x) * k_per_thread + size_t(j);
         if (t0 + i >= count)
             break;
-        const double p_re = pr + opr + cpr[j], p_im = pi + opi + cpi[j], r = R + orr + cr[j];
+        const double p_re = pr + opr + cpr[j], p_im = pi + opi + cpi[j],
+                     r = R + orr + cr[j];
         M[t0 + i] = r > 0 ? float((p_re * p_re + p_im * p_im) / (r * r)) : 0.0f;
         P[t0 + i] = make_float2(float(p_re), float(p_im));
     }
 }
 
 /// Whether position i starts or ends (last position of) a run above the threshold.
-__device__ void run_edges(const float* M, size_t i, size_t count, float threshold, bool& starts, bool& ends)
+__device__ void run_edges(
+    const float* M, size_t i, size_t count, float threshold, bool& starts, bool& ends)
 {
     const bool above = M[i] > threshold;
     starts = above && (i == 0 || !(M[i - 1] > threshold));
@@ -395,12 +459,14 @@ __device__ void run_edges(const float* M, size_t i, size_t count, float threshol
 }
 
 /// Runs compacted in order: counts per tile ...
-__global__ void run_count_kernel(const float* M, size_t count, float threshold, int* counts)
+__global__ void
+run_count_kernel(const float* M, size_t count, float threshold, int* counts)
 {
     __shared__ int shared[k_threads];
     int starts = 0, ends = 0;
     for (int j = 0; j < k_per_thread; ++j) {
-        const size_t i = size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
+        const size_t i =
+            size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
         if (i < count) {
             bool s, e;
             run_edges(M, i, count, threshold, s, e);
@@ -449,14 +515,20 @@ __global__ void run_scan_kernel(int* counts, size_t tiles, unsigned long long* t
 }
 
 /// ... and each tile's starts and ends written at its offsets, in position order.
-__global__ void run_write_kernel(const float* M, size_t first, size_t count, float threshold, const int* offsets,
-                                 size_t* starts, size_t* lasts)
+__global__ void run_write_kernel(const float* M,
+                                 size_t first,
+                                 size_t count,
+                                 float threshold,
+                                 const int* offsets,
+                                 size_t* starts,
+                                 size_t* lasts)
 {
     __shared__ int shared[2][k_threads];
     bool s[k_per_thread], e[k_per_thread];
     int ns = 0, ne = 0;
     for (int j = 0; j < k_per_thread; ++j) {
-        const size_t i = size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
+        const size_t i =
+            size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
         s[j] = e[j] = false;
         if (i < count)
             run_edges(M, i, count, threshold, s[j], e[j]);
@@ -477,7 +549,8 @@ __global__ void run_write_kernel(const float* M, size_t first, size_t count, flo
     int at_s = offsets[2 * blockIdx.x] + shared[0][threadIdx.x] - ns;
     int at_e = offsets[2 * blockIdx.x + 1] + shared[1][threadIdx.x] - ne;
     for (int j = 0; j < k_per_thread; ++j) {
-        const size_t i = size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
+        const size_t i =
+            size_t(blockIdx.x) * k_tile + size_t(threadIdx.x) * k_per_thread + size_t(j);
         if (s[j])
             starts[at_s++] = first + i;
         if (e[j])
@@ -498,9 +571,18 @@ struct run_slot {
 /// last position): the peak, the plateau within 90 % of it, the CFO and metric
 /// at its middle, the matched filter's range. The last slot only records the
 /// next run's position (the host's sign that more runs follow).
-__global__ void plateau_kernel(const float* M, const float2* P, size_t first, size_t count, const size_t* starts,
-                               const size_t* lasts, const unsigned long long* totals, size_t from, int slots, int N,
-                               int CP, run_slot* out)
+__global__ void plateau_kernel(const float* M,
+                               const float2* P,
+                               size_t first,
+                               size_t count,
+                               const size_t* starts,
+                               const size_t* lasts,
+                               const unsigned long long* totals,
+                               size_t from,
+                               int slots,
+                               int N,
+                               int CP,
+                               run_slot* out)
 {
     __shared__ float fshared[k_threads];
     __shared__ unsigned long long ushared[k_threads];
@@ -533,7 +615,8 @@ __global__ void plateau_kernel(const float* M, const float2* P, size_t first, si
     }
     if (int(blockIdx.x) == slots - 1)
         return;
-    const size_t window_end = min(s + size_t(N + CP), last_position), n = window_end - s + 1;
+    const size_t window_end = min(s + size_t(N + CP), last_position),
+                 n = window_end - s + 1;
     float peak = 0.0f;
     for (size_t o = threadIdx.x; o < n; o += k_threads)
         peak = fmaxf(peak, M[s - first + o]);
@@ -547,7 +630,8 @@ __global__ void plateau_kernel(const float* M, const float2* P, size_t first, si
     p0 = block_reduce(p0, min_op{}, ushared);
     p1 = block_reduce(p1, max_op{}, ushared);
     if (threadIdx.x == 0) {
-        const plateau_verdict v = plateau_of(s, size_t(p0), size_t(p1), CP, first, last_position);
+        const plateau_verdict v =
+            plateau_of(s, size_t(p0), size_t(p1), CP, first, last_position);
         const float2 pm = P[v.mid - first];
         slot.cfo = float(atan2(double(pm.y), double(pm.x)) / M_PI);
         slot.metric = M[v.mid - first];
@@ -558,13 +642,15 @@ __global__ void plateau_kernel(const float* M, const float2* P, size_t first, si
 
 /// q[k][m]: the preamble rotated by slot k's CFO, as frame_search::matched_filter
 /// makes it. Grid: (chunks of the preamble, slots).
-__global__ void rotate_preamble_kernel(const float2* preamble, const run_slot* slots, int N, float2* q)
+__global__ void
+rotate_preamble_kernel(const float2* preamble, const run_slot* slots, int N, float2* q)
 {
     const run_slot& slot = slots[blockIdx.y];
     if (!slot.valid)
         return;
     const size_t k = blockIdx.y;
-    for (int m = int(blockIdx.x * blockDim.x + threadIdx.x); m < N; m += int(gridDim.x * blockDim.x)) {
+    for (int m = int(blockIdx.x * blockDim.x + threadIdx.x); m < N;
+         m += int(gridDim.x * blockDim.x)) {
         float s, c;
         sincosf(float(2.0 * M_PI * double(slot.cfo) * m / N), &s, &c);
         q[k * N + m] = cmul(preamble[m], make_float2(c, s));
@@ -577,14 +663,20 @@ __global__ void rotate_preamble_kernel(const float2* preamble, const run_slot* s
 constexpr int k_matched_positions = 32;
 constexpr int k_matched_threads = 1024;
 constexpr int k_matched_groups = k_matched_threads / k_matched_positions;
-constexpr int k_matched_max_fft = 4096; // larger FFTs: the samples straight from global memory
+constexpr int k_matched_max_fft =
+    4096; // larger FFTs: the samples straight from global memory
 
 /// A block per (k_matched_positions positions of a slot's range, slot k): the
 /// matched filter sum over antennas of |sum_m x_r[d + m] conj(q[m])|^2 at
 /// d = lo + i, for its positions i. Thread t: position t % 32, products
 /// m = t / 32, t / 32 + groups, ...
-__global__ void __launch_bounds__(k_matched_threads)
-    matched_kernel(sample_view v, const run_slot* slots, const float2* q, int N, int nr, int span, float* c)
+__global__ void __launch_bounds__(k_matched_threads) matched_kernel(sample_view v,
+                                                                    const run_slot* slots,
+                                                                    const float2* q,
+                                                                    int N,
+                                                                    int nr,
+                                                                    int span,
+                                                                    float* c)
 {
     __shared__ float2 x[k_matched_max_fft + k_matched_positions];
     __shared__ float2 partial[k_matched_groups][k_matched_positions + 1];
@@ -593,12 +685,14 @@ __global__ void __launch_bounds__(k_matched_threads)
     if (!slot.valid || d0 > slot.hi)
         return;
     const float2* qk = q + size_t(blockIdx.y) * N;
-    const int p = threadIdx.x % k_matched_positions, group = threadIdx.x / k_matched_positions;
+    const int p = threadIdx.x % k_matched_positions,
+              group = threadIdx.x / k_matched_positions;
     const bool shared_samples = N <= k_matched_max_fft;
     // This block's positions up to the slot's last: their samples end at hi + N - 1,
     // the last sample there is (a view over the caller's buffer ends there).
     const size_t left = size_t(slot.hi) - d0 + 1;
-    const int positions = left < size_t(k_matched_positions) ? int(left) : k_matched_positions;
+    const int positions =
+        left < size_t(k_matched_positions) ? int(left) : k_matched_positions;
     float total = 0; // thread p of group 0: position d0 + p
     for (int r = 0; r < nr; ++r) {
         if (shared_samples) {
@@ -610,7 +704,8 @@ __global__ void __launch_bounds__(k_matched_threads)
         float2 acc = make_float2(0, 0);
         for (int m = group; p < positions && m < N; m += k_matched_groups) {
             const float2 w = qk[m];
-            const float2 s = shared_samples ? x[p + m] : finite_sample_at(v, d0 + size_t(p + m), r);
+            const float2 s =
+                shared_samples ? x[p + m] : finite_sample_at(v, d0 + size_t(p + m), r);
             acc.x += s.x * w.x + s.y * w.y;
             acc.y += s.y * w.x - s.x * w.y;
         }
@@ -631,7 +726,8 @@ __global__ void __launch_bounds__(k_matched_threads)
 
 /// A block per slot: the earliest local maximum of the matched filter within
 /// 10 dB of its strongest, and the FFT window's start before it.
-__global__ void first_path_kernel(run_slot* slots, const float* c_all, int span, int backoff)
+__global__ void
+first_path_kernel(run_slot* slots, const float* c_all, int span, int backoff)
 {
     __shared__ float fshared[k_threads];
     __shared__ unsigned long long ushared[k_threads];
@@ -653,13 +749,20 @@ __global__ void first_path_kernel(run_slot* slots, const float* c_all, int span,
     }
     first_path = block_reduce(first_path, min_op{}, ushared);
     if (threadIdx.x == 0)
-        slot.frame_start =
-            frame_start_of(size_t(slot.lo) + (first_path < (unsigned long long)n ? size_t(first_path) : 0), backoff);
+        slot.frame_start = frame_start_of(
+            size_t(slot.lo) +
+                (first_path < (unsigned long long)n ? size_t(first_path) : 0),
+            backoff);
 }
 
 /// A thread per (frame, problem, antenna): y, and with linear time
 /// interpolation H per problem (hold: H is the slot estimate itself).
-__global__ void emit_kernel(const float2* Y, const float2* H_slot, dims d, size_t frames, bool linear, float2* y,
+__global__ void emit_kernel(const float2* Y,
+                            const float2* H_slot,
+                            dims d,
+                            size_t frames,
+                            bool linear,
+                            float2* y,
                             float2* H)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -675,7 +778,8 @@ __global__ void emit_kernel(const float2* Y, const float2* H_slot, dims d, size_
         return;
     const size_t hn = size_t(d.nr) * d.nt;
     const float2* Hj = H_slot + ((f * d.slots + j) * d.U + c) * hn;
-    const float2* Hn = j + 1 < d.slots ? H_slot + ((f * d.slots + j + 1) * d.U + c) * hn : Hj;
+    const float2* Hn =
+        j + 1 < d.slots ? H_slot + ((f * d.slots + j + 1) * d.U + c) * hn : Hj;
     const float a = float(s + 1) / float(d.D + 1);
     for (int t = 0; t < d.nt; ++t) {
         const size_t o = size_t(r) * d.nt + t;
@@ -714,7 +818,8 @@ struct cuda_front_end::impl {
     device_buffer<run_slot> slots;
     pinned_buffer<run_slot> h_slots;
 
-    impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff) : config(c), rule(grid, c, backoff)
+    impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff)
+        : config(c), rule(grid, c, backoff)
     {
     }
 };
@@ -727,8 +832,14 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
 {
     const int nr = config.nr;
     const time_interpolation interpolation = config.interpolation;
-    m->d = { grid.fft_size, grid.symbol_samples(), grid.used_subcarriers, nr, grid.nt,
-             grid.data_symbols, grid.slots, 1 + grid.slots * (1 + grid.data_symbols) };
+    m->d = { grid.fft_size,
+             grid.symbol_samples(),
+             grid.used_subcarriers,
+             nr,
+             grid.nt,
+             grid.data_symbols,
+             grid.slots,
+             1 + grid.slots * (1 + grid.data_symbols) };
     m->linear = interpolation == time_interpolation::linear;
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
@@ -741,19 +852,30 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
     for (int j = 0; j < grid.slots; ++j)
         for (int i = 0; i < U; ++i)
             pilots[size_t(j) * U + i] = grid.pilot(j, i) * boost;
-    MIMO_CUDA_CHECK(cudaMemcpy(m->bins.reserve(bins.size()), bins.data(), bins.size() * sizeof(int),
+    MIMO_CUDA_CHECK(cudaMemcpy(m->bins.reserve(bins.size()),
+                               bins.data(),
+                               bins.size() * sizeof(int),
                                cudaMemcpyHostToDevice));
-    MIMO_CUDA_CHECK(cudaMemcpy(m->offsets.reserve(offsets.size()), offsets.data(), offsets.size() * sizeof(int),
+    MIMO_CUDA_CHECK(cudaMemcpy(m->offsets.reserve(offsets.size()),
+                               offsets.data(),
+                               offsets.size() * sizeof(int),
                                cudaMemcpyHostToDevice));
-    MIMO_CUDA_CHECK(cudaMemcpy(m->pilots.reserve(pilots.size()), pilots.data(), pilots.size() * sizeof(cfloat),
+    MIMO_CUDA_CHECK(cudaMemcpy(m->pilots.reserve(pilots.size()),
+                               pilots.data(),
+                               pilots.size() * sizeof(cfloat),
                                cudaMemcpyHostToDevice));
-    m->h_start.reserve(64); // page-locked allocations synchronise: made before the stream runs
+    m->h_start.reserve(
+        64); // page-locked allocations synchronise: made before the stream runs
     m->h_cfo.reserve(64);
-    MIMO_CUDA_CHECK(cudaMemcpy(m->preamble.reserve(preamble.size()), preamble.data(),
-                               preamble.size() * sizeof(cfloat), cudaMemcpyHostToDevice));
-    for (int t = 0; t < nt; ++t) { // the statistics' terms per slot, as the CPU counts them
+    MIMO_CUDA_CHECK(cudaMemcpy(m->preamble.reserve(preamble.size()),
+                               preamble.data(),
+                               preamble.size() * sizeof(cfloat),
+                               cudaMemcpyHostToDevice));
+    for (int t = 0; t < nt;
+         ++t) { // the statistics' terms per slot, as the CPU counts them
         for (int i = t; i + 2 * nt < U; i += nt)
-            if (grid.offset(i + nt) - grid.offset(i) == grid.offset(i + 2 * nt) - grid.offset(i + nt))
+            if (grid.offset(i + nt) - grid.offset(i) ==
+                grid.offset(i + 2 * nt) - grid.offset(i + nt))
                 m->noise_terms += size_t(nr);
         for (int i = t; i + nt < U; i += nt)
             if (grid.offset(i + nt) - grid.offset(i) == nt)
@@ -781,24 +903,43 @@ const cfloat* cuda_front_end::device_H() const
 {
     return reinterpret_cast<const cfloat*>(m->linear ? m->H.data() : m->H_slot.data());
 }
-const cfloat* cuda_front_end::device_y() const { return reinterpret_cast<const cfloat*>(m->y.data()); }
+const cfloat* cuda_front_end::device_y() const
+{
+    return reinterpret_cast<const cfloat*>(m->y.data());
+}
 const float* cuda_front_end::device_n0() const { return m->n0.data(); }
 const float* cuda_front_end::device_spread() const { return m->spread.data(); }
 
-void cuda_front_end::run_device(const cfloat* d_rx, size_t samples, const size_t* frame_start, const float* cfo,
-                                size_t frames, cudaStream_t st)
+void cuda_front_end::run_device(const cfloat* d_rx,
+                                size_t samples,
+                                const size_t* frame_start,
+                                const float* cfo,
+                                size_t frames,
+                                cudaStream_t st)
 {
     const dims& d = m->d;
     const size_t reach = size_t(d.K - 1) * d.SS + size_t(d.N);
     for (size_t f = 0; f < frames; ++f)
         if (frame_start[f] + reach > samples)
-            throw std::invalid_argument("mimo_gpu: ofdm_receiver: frame " + std::to_string(f) +
+            throw std::invalid_argument("mimo_gpu: ofdm_receiver: frame " +
+                                        std::to_string(f) +
                                         " does not lie whole in the buffer");
-    run_view(sample_view::interleaved(d_rx, d.nr), frame_start, cfo, frames, nullptr, nullptr, st);
+    run_view(sample_view::interleaved(d_rx, d.nr),
+             frame_start,
+             cfo,
+             frames,
+             nullptr,
+             nullptr,
+             st);
 }
 
-void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, const float* cfo, size_t frames,
-                              cfloat* H_out, cfloat* y_out, cudaStream_t st)
+void cuda_front_end::run_view(const sample_view& v,
+                              const size_t* frame_start,
+                              const float* cfo,
+                              size_t frames,
+                              cfloat* H_out,
+                              cfloat* y_out,
+                              cudaStream_t st)
 {
     const dims& d = m->d;
     if (frames == 0)
@@ -811,8 +952,13 @@ void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, c
     float* hc = m->h_cfo.reserve(frames);
     std::copy(frame_start, frame_start + frames, hs);
     std::copy(cfo, cfo + frames, hc);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames), hs, frames * sizeof(size_t), cudaMemcpyHostToDevice, st));
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(m->cfo.reserve(frames), hc, frames * sizeof(float), cudaMemcpyHostToDevice, st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames),
+                                    hs,
+                                    frames * sizeof(size_t),
+                                    cudaMemcpyHostToDevice,
+                                    st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        m->cfo.reserve(frames), hc, frames * sizeof(float), cudaMemcpyHostToDevice, st));
     MIMO_CUDA_CHECK(cudaEventRecord(m->starts_copied.get(), st));
     const size_t windows = frames * size_t(d.K) * d.nr;
     float2* X = m->X.reserve(windows * d.N);
@@ -820,46 +966,67 @@ void cuda_front_end::run_view(const sample_view& v, const size_t* frame_start, c
     if (plan == m->plans.end()) {
         cufftHandle h = 0;
         int n = d.N;
-        check_cufft(cufftPlanMany(&h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(windows)),
+        check_cufft(cufftPlanMany(
+                        &h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(windows)),
                     "cufftPlanMany");
         plan = m->plans.emplace(windows, h).first;
     }
     check_cufft(cufftSetStream(plan->second, st), "cufftSetStream");
-    gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(v, m->start.data(), m->cfo.data(), d,
-                                                                          frames, X);
+    gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
+        v, m->start.data(), m->cfo.data(), d, frames, X);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    check_cufft(cufftExecC2C(plan->second, reinterpret_cast<cufftComplex*>(X), reinterpret_cast<cufftComplex*>(X),
+    check_cufft(cufftExecC2C(plan->second,
+                             reinterpret_cast<cufftComplex*>(X),
+                             reinterpret_cast<cufftComplex*>(X),
                              CUFFT_FORWARD),
                 "cufftExecC2C");
     const size_t grid_elements = frames * size_t(d.K) * d.U * d.nr;
     float2* Y = m->Y.reserve(grid_elements);
-    pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(X, m->bins.data(), d, frames,
-                                                                       float(1.0 / std::sqrt(double(d.N))), Y);
+    pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(
+        X, m->bins.data(), d, frames, float(1.0 / std::sqrt(double(d.N))), Y);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t fj = frames * d.slots;
     float2* ls = m->ls.reserve(fj * d.U * d.nr);
     // With hold, the slot estimates are the detector's H: written where H goes.
-    float2* Hs = !m->linear && H_out ? reinterpret_cast<float2*>(H_out) : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
+    float2* Hs = !m->linear && H_out ? reinterpret_cast<float2*>(H_out)
+                                     : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
     float* slopes = m->slopes.reserve(fj);
-    pilot_ls_kernel<<<unsigned(fj), k_pilot_threads, 0, st>>>(Y, m->pilots.data(), m->offsets.data(), d, ls, slopes,
-                                                         m->sums.reserve(fj * 3));
+    pilot_ls_kernel<<<unsigned(fj), k_pilot_threads, 0, st>>>(
+        Y, m->pilots.data(), m->offsets.data(), d, ls, slopes, m->sums.reserve(fj * 3));
     MIMO_CUDA_CHECK(cudaGetLastError());
     const double fixed = m->config.lmmse_delay_spread;
     frame_stats_kernel<<<blocks_for(frames), k_threads, 0, st>>>(
-        m->sums.data(), d, frames, float(m->noise_terms * d.slots), float(m->neighbour_terms * d.slots),
-        fixed < 0 ? -1.0f : float(fixed / d.N), m->n0.reserve(frames), m->relative_noise.reserve(frames),
-        m->spread_over_n.reserve(frames), m->spread.reserve(frames));
+        m->sums.data(),
+        d,
+        frames,
+        float(m->noise_terms * d.slots),
+        float(m->neighbour_terms * d.slots),
+        fixed < 0 ? -1.0f : float(fixed / d.N),
+        m->n0.reserve(frames),
+        m->relative_noise.reserve(frames),
+        m->spread_over_n.reserve(frames),
+        m->spread.reserve(frames));
     MIMO_CUDA_CHECK(cudaGetLastError());
     interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
-        ls, slopes, m->offsets.data(), d, frames, m->config.frequency == frequency_interpolation::lmmse,
-        m->config.lmmse_window, m->relative_noise.data(), m->spread_over_n.data(), Hs);
+        ls,
+        slopes,
+        m->offsets.data(),
+        d,
+        frames,
+        m->config.frequency == frequency_interpolation::lmmse,
+        m->config.lmmse_window,
+        m->relative_noise.data(),
+        m->spread_over_n.data(),
+        Hs);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    reramp_kernel<<<blocks_for(fj * d.U * d.nr), k_threads, 0, st>>>(ls, slopes, m->offsets.data(), d, frames);
+    reramp_kernel<<<blocks_for(fj * d.U * d.nr), k_threads, 0, st>>>(
+        ls, slopes, m->offsets.data(), d, frames);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
     float2* y = y_out ? reinterpret_cast<float2*>(y_out) : m->y.reserve(ye);
     float2* H = !m->linear ? nullptr
-                           : (H_out ? reinterpret_cast<float2*>(H_out) : m->H.reserve(frames * H_per_frame()));
+                           : (H_out ? reinterpret_cast<float2*>(H_out)
+                                    : m->H.reserve(frames * H_per_frame()));
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, y, H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
@@ -870,7 +1037,8 @@ constexpr int k_most_decided = 64; // runs a search decides at once, at most
 
 void cuda_front_end::reserve_search(size_t positions)
 {
-    const size_t with_lead = positions + k_tile, tiles = (positions + k_tile - 1) / k_tile;
+    const size_t with_lead = positions + k_tile,
+                 tiles = (positions + k_tile - 1) / k_tile;
     m->sync_M.reserve(with_lead);
     m->sync_P.reserve(with_lead);
     m->tile_counts.reserve(2 * tiles);
@@ -883,14 +1051,27 @@ void cuda_front_end::reserve_search(size_t positions)
     m->matched.reserve(size_t(k_most_decided) * m->rule.max_span());
 }
 
-walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end, size_t search_begin, size_t from,
-                                        size_t max_frames, bool ended, cudaStream_t st)
+walk_result cuda_front_end::find_frames(const sample_view& v,
+                                        size_t samples_end,
+                                        size_t search_begin,
+                                        size_t from,
+                                        size_t max_frames,
+                                        bool ended,
+                                        cudaStream_t st)
 {
     const sync_rule& rule = m->rule;
     std::vector<run_decision> runs;
-    if (samples_end < size_t(rule.N) || search_begin > samples_end - size_t(rule.N) || max_frames == 0)
+    if (samples_end < size_t(rule.N) || search_begin > samples_end - size_t(rule.N) ||
+        max_frames == 0)
         return walk_runs(
-            runs, [](size_t) { return false; }, rule, samples_end, search_begin, search_begin, from, max_frames);
+            runs,
+            [](size_t) { return false; },
+            rule,
+            samples_end,
+            search_begin,
+            search_begin,
+            from,
+            max_frames);
     const size_t last = samples_end - size_t(rule.N), count = last + 1 - search_begin;
     // The metric from the tile the search begins in (its sums restart at stream
     // positions that are multiples of k_tile), the runs from search_begin.
@@ -900,10 +1081,12 @@ walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end
     metric_kernel<<<unsigned((lead + count + k_tile - 1) / k_tile), k_threads, 0, st>>>(
         v, search_begin - lead, lead + count, rule.N / 2, rule.nr, M - lead, P - lead);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    const size_t tiles = (count + k_tile - 1) / k_tile; // of the run search, from search_begin
+    const size_t tiles =
+        (count + k_tile - 1) / k_tile; // of the run search, from search_begin
     int* counts = m->tile_counts.reserve(2 * tiles);
     unsigned long long* totals = m->run_totals.reserve(2);
-    run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(M, count, rule.threshold, counts);
+    run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
+        M, count, rule.threshold, counts);
     MIMO_CUDA_CHECK(cudaGetLastError());
     run_scan_kernel<<<1, k_threads, 0, st>>>(counts, tiles, totals);
     MIMO_CUDA_CHECK(cudaGetLastError());
@@ -911,29 +1094,49 @@ walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end
     const size_t most_runs = count / 2 + 1;
     size_t* starts = m->run_starts.reserve(most_runs);
     size_t* lasts = m->run_lasts.reserve(most_runs);
-    run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(M, search_begin, count, rule.threshold, counts, starts,
-                                                            lasts);
+    run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
+        M, search_begin, count, rule.threshold, counts, starts, lasts);
     MIMO_CUDA_CHECK(cudaGetLastError());
     // The runs the walk can reach, decided at once (a frame per run, and a few
     // runs it may skip), and one more: where the next run starts.
-    const int decided = int(std::min<size_t>(max_frames + 4, k_most_decided)), slots = decided + 1;
+    const int decided = int(std::min<size_t>(max_frames + 4, k_most_decided)),
+              slots = decided + 1;
     run_slot* d_slots = m->slots.reserve(size_t(slots));
-    plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M, P, search_begin, count, starts, lasts, totals, from,
-                                                          slots, rule.N, rule.CP, d_slots);
+    plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M,
+                                                          P,
+                                                          search_begin,
+                                                          count,
+                                                          starts,
+                                                          lasts,
+                                                          totals,
+                                                          from,
+                                                          slots,
+                                                          rule.N,
+                                                          rule.CP,
+                                                          d_slots);
     MIMO_CUDA_CHECK(cudaGetLastError());
     float2* q = m->q.reserve(size_t(decided) * rule.N);
-    rotate_preamble_kernel<<<dim3(unsigned((rule.N + k_threads - 1) / k_threads), unsigned(decided)), k_threads, 0,
+    rotate_preamble_kernel<<<dim3(unsigned((rule.N + k_threads - 1) / k_threads),
+                                  unsigned(decided)),
+                             k_threads,
+                             0,
                              st>>>(m->preamble.data(), d_slots, rule.N, q);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const int span = rule.max_span();
     float* c = m->matched.reserve(size_t(decided) * span);
-    matched_kernel<<<dim3(unsigned((span + k_matched_positions - 1) / k_matched_positions), unsigned(decided)),
-                     k_matched_threads, 0, st>>>(v, d_slots, q, rule.N, rule.nr, span, c);
+    matched_kernel<<<dim3(
+                         unsigned((span + k_matched_positions - 1) / k_matched_positions),
+                         unsigned(decided)),
+                     k_matched_threads,
+                     0,
+                     st>>>(v, d_slots, q, rule.N, rule.nr, span, c);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    first_path_kernel<<<unsigned(decided), k_threads, 0, st>>>(d_slots, c, span, rule.backoff);
+    first_path_kernel<<<unsigned(decided), k_threads, 0, st>>>(
+        d_slots, c, span, rule.backoff);
     MIMO_CUDA_CHECK(cudaGetLastError());
     run_slot* h = m->h_slots.reserve(size_t(slots));
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
     MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
     for (int k = 0; k < slots && h[k].valid; ++k) {
         run_decision r;
@@ -947,12 +1150,17 @@ walk_result cuda_front_end::find_frames(const sample_view& v, size_t samples_end
         runs.push_back(r);
     }
     auto decide = [&](size_t k) {
-        return runs[k].decided && (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
+        return runs[k].decided &&
+               (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
     };
-    return walk_runs(runs, decide, rule, samples_end, search_begin, last + 1, from, max_frames);
+    return walk_runs(
+        runs, decide, rule, samples_end, search_begin, last + 1, from, max_frames);
 }
 
-void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* syncs, size_t frames,
+void cuda_front_end::run(const cfloat* rx,
+                         size_t samples,
+                         const sync_result* syncs,
+                         size_t frames,
                          front_end_frame* out)
 {
     const dims& d = m->d;
@@ -964,9 +1172,16 @@ void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* sy
         cfo[f] = syncs[f].cfo;
     }
     float2* drx = m->rx.reserve(samples * d.nr);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(drx, rx, samples * d.nr * sizeof(cfloat), cudaMemcpyHostToDevice, st));
-    run_device(reinterpret_cast<const cfloat*>(drx), samples, start.data(), cfo.data(), frames, st);
-    const size_t hn = H_per_frame(), yn = y_per_frame(), sn = size_t(d.slots) * d.U * d.nr * d.nt,
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        drx, rx, samples * d.nr * sizeof(cfloat), cudaMemcpyHostToDevice, st));
+    run_device(reinterpret_cast<const cfloat*>(drx),
+               samples,
+               start.data(),
+               cfo.data(),
+               frames,
+               st);
+    const size_t hn = H_per_frame(), yn = y_per_frame(),
+                 sn = size_t(d.slots) * d.U * d.nr * d.nt,
                  ln = size_t(d.slots) * d.U * d.nr;
     std::vector<float> n0(frames), spread(frames);
     for (size_t f = 0; f < frames; ++f) {
@@ -978,18 +1193,34 @@ void cuda_front_end::run(const cfloat* rx, size_t samples, const sync_result* sy
         o.y.resize(yn);
         o.slot_channels.resize(sn);
         o.pilot_ls.resize(ln);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.H.data(), device_H() + f * hn, hn * sizeof(cfloat),
-                                        cudaMemcpyDeviceToHost, st));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.y.data(), device_y() + f * yn, yn * sizeof(cfloat),
-                                        cudaMemcpyDeviceToHost, st));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.slot_channels.data(), m->H_slot.data() + f * sn, sn * sizeof(cfloat),
-                                        cudaMemcpyDeviceToHost, st));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.pilot_ls.data(), m->ls.data() + f * ln, ln * sizeof(cfloat),
-                                        cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.H.data(),
+                                        device_H() + f * hn,
+                                        hn * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.y.data(),
+                                        device_y() + f * yn,
+                                        yn * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.slot_channels.data(),
+                                        m->H_slot.data() + f * sn,
+                                        sn * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.pilot_ls.data(),
+                                        m->ls.data() + f * ln,
+                                        ln * sizeof(cfloat),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
     }
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(n0.data(), m->n0.data(), frames * sizeof(float), cudaMemcpyDeviceToHost, st));
-    MIMO_CUDA_CHECK(
-        cudaMemcpyAsync(spread.data(), m->spread.data(), frames * sizeof(float), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        n0.data(), m->n0.data(), frames * sizeof(float), cudaMemcpyDeviceToHost, st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(spread.data(),
+                                    m->spread.data(),
+                                    frames * sizeof(float),
+                                    cudaMemcpyDeviceToHost,
+                                    st));
     MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
     for (size_t f = 0; f < frames; ++f) {
         out[f].n0 = n0[f];

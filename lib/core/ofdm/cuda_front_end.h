@@ -29,8 +29,14 @@ struct sample_view {
     uint64_t mask = ~uint64_t(0);
     size_t sample_stride = 1, antenna_stride = 0;
 
-    static sample_view interleaved(const cfloat* p, int nr) { return { p, ~uint64_t(0), size_t(nr), 1 }; }
-    static sample_view ring(const cfloat* p, size_t capacity) { return { p, capacity - 1, 1, capacity }; }
+    static sample_view interleaved(const cfloat* p, int nr)
+    {
+        return { p, ~uint64_t(0), size_t(nr), 1 };
+    }
+    static sample_view ring(const cfloat* p, size_t capacity)
+    {
+        return { p, capacity - 1, 1, capacity };
+    }
 };
 
 class cuda_front_end
@@ -44,25 +50,43 @@ public:
     ~cuda_front_end();
 
     /// Host in, host out (front_end_frame vectors filled), synchronous.
-    void run(const cfloat* rx, size_t samples, const sync_result* syncs, size_t frames, front_end_frame* out);
+    void run(const cfloat* rx,
+             size_t samples,
+             const sync_result* syncs,
+             size_t frames,
+             front_end_frame* out);
 
     /// Device in (d_rx: samples * nr, antenna-interleaved), device out
     /// (device_H/y/n0), asynchronous on `stream`. frame_start / cfo: host arrays
     /// of `frames` values.
-    void run_device(const cfloat* d_rx, size_t samples, const size_t* frame_start, const float* cfo,
-                    size_t frames, cudaStream_t stream);
+    void run_device(const cfloat* d_rx,
+                    size_t samples,
+                    const size_t* frame_start,
+                    const float* cfo,
+                    size_t frames,
+                    cudaStream_t stream);
     /// As run_device, from any sample view, with H and y written to H_out and
     /// y_out (device memory: frame f's at f * H_per_frame() and f * y_per_frame())
     /// or, where they are null, to device_H() and device_y(). N0 and the delay
     /// spread per frame go to device_n0() and device_spread().
-    void run_view(const sample_view& v, const size_t* frame_start, const float* cfo, size_t frames, cfloat* H_out,
-                  cfloat* y_out, cudaStream_t stream);
+    void run_view(const sample_view& v,
+                  const size_t* frame_start,
+                  const float* cfo,
+                  size_t frames,
+                  cfloat* H_out,
+                  cfloat* y_out,
+                  cudaStream_t stream);
 
     /// Frames in the samples of `v` before samples_end, from `from` on, the
     /// positions from search_begin searched (frame_search::find's contract).
     /// Waits for `stream`.
-    walk_result find_frames(const sample_view& v, size_t samples_end, size_t search_begin, size_t from,
-                            size_t max_frames, bool ended, cudaStream_t stream);
+    walk_result find_frames(const sample_view& v,
+                            size_t samples_end,
+                            size_t search_begin,
+                            size_t from,
+                            size_t max_frames,
+                            bool ended,
+                            cudaStream_t stream);
     /// Makes the search's device memory for up to `positions` positions at once
     /// (a stream's window), so that no search allocates (which synchronises).
     void reserve_search(size_t positions);

@@ -42,7 +42,8 @@ public:
           m_capacity(next_power_of_two(window_samples(grid))),
           m_front_end(grid,
                       config,
-                      config.window_backoff < 0 ? grid.cp_length / 8 : config.window_backoff,
+                      config.window_backoff < 0 ? grid.cp_length / 8
+                                                : config.window_backoff,
                       preamble_time_signal(grid))
     {
         m_ring.reserve(m_capacity * m_nr);
@@ -64,7 +65,8 @@ public:
         std::vector<bool> direct(m_nr);
         bool all_direct = true;
         for (size_t r = 0; r < m_nr; ++r) {
-            direct[r] = ::mimo_gpu::memory_kind_of(antennas[r]) != ::mimo_gpu::memory_kind::pageable;
+            direct[r] = ::mimo_gpu::memory_kind_of(antennas[r]) !=
+                        ::mimo_gpu::memory_kind::pageable;
             all_direct = all_direct && direct[r];
         }
         for (size_t done = 0; done < count;) {
@@ -81,21 +83,28 @@ public:
                         const size_t r = task / pieces, lo = task % pieces * k_copy_piece;
                         const size_t len = std::min(k_copy_piece, n - lo);
                         if (!direct[r])
-                            std::memcpy(staging + r * k_chunk + lo, antennas[r] + done + lo, len * sizeof(cfloat));
+                            std::memcpy(staging + r * k_chunk + lo,
+                                        antennas[r] + done + lo,
+                                        len * sizeof(cfloat));
                     }
                 });
             }
             // Into the ring, antenna after antenna (two pieces where it wraps).
             const uint64_t at = end + done;
-            const size_t slot_at = size_t(at & (m_capacity - 1)), first = std::min(n, m_capacity - slot_at);
+            const size_t slot_at = size_t(at & (m_capacity - 1)),
+                         first = std::min(n, m_capacity - slot_at);
             for (size_t r = 0; r < m_nr; ++r) {
-                const cfloat* from = direct[r] ? antennas[r] + done : staging + r * k_chunk;
+                const cfloat* from =
+                    direct[r] ? antennas[r] + done : staging + r * k_chunk;
                 cfloat* ring = m_ring.data() + r * m_capacity;
-                MIMO_CUDA_CHECK(
-                    cudaMemcpyAsync(ring + slot_at, from, first * sizeof(cfloat), cudaMemcpyDefault, st));
+                MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                    ring + slot_at, from, first * sizeof(cfloat), cudaMemcpyDefault, st));
                 if (first < n)
-                    MIMO_CUDA_CHECK(cudaMemcpyAsync(ring, from + first, (n - first) * sizeof(cfloat),
-                                                    cudaMemcpyDefault, st));
+                    MIMO_CUDA_CHECK(cudaMemcpyAsync(ring,
+                                                    from + first,
+                                                    (n - first) * sizeof(cfloat),
+                                                    cudaMemcpyDefault,
+                                                    st));
             }
             if (!all_direct)
                 MIMO_CUDA_CHECK(cudaEventRecord(m_staged[slot].get(), st));
@@ -109,14 +118,25 @@ public:
 
     void release(uint64_t) override {} // the ring overwrites what was let go
 
-    walk_result search(uint64_t, uint64_t end, uint64_t search_begin, uint64_t from, size_t max_frames,
+    walk_result search(uint64_t,
+                       uint64_t end,
+                       uint64_t search_begin,
+                       uint64_t from,
+                       size_t max_frames,
                        bool ended) override
     {
-        return m_front_end.find_frames(view(), size_t(end), size_t(search_begin), size_t(from), max_frames, ended,
+        return m_front_end.find_frames(view(),
+                                       size_t(end),
+                                       size_t(search_begin),
+                                       size_t(from),
+                                       max_frames,
+                                       ended,
                                        m_stream.get());
     }
 
-    std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames, cfloat* H, cfloat* y,
+    std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames,
+                                         cfloat* H,
+                                         cfloat* y,
                                          bool on_device) override
     {
         const size_t count = frames.size();
@@ -130,24 +150,44 @@ public:
             start[f] = frames[f].frame_start;
             cfo[f] = frames[f].cfo;
         }
-        m_front_end.run_view(view(), start.data(), cfo.data(), count, on_device ? H : nullptr,
-                             on_device ? y : nullptr, st);
+        m_front_end.run_view(view(),
+                             start.data(),
+                             cfo.data(),
+                             count,
+                             on_device ? H : nullptr,
+                             on_device ? y : nullptr,
+                             st);
         const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
         if (!on_device) { // host outputs: from the engine's own device buffers
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(H, m_front_end.device_H(), count * hn * sizeof(cfloat),
-                                            cudaMemcpyDeviceToHost, st));
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(y, m_front_end.device_y(), count * yn * sizeof(cfloat),
-                                            cudaMemcpyDeviceToHost, st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(H,
+                                            m_front_end.device_H(),
+                                            count * hn * sizeof(cfloat),
+                                            cudaMemcpyDeviceToHost,
+                                            st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(y,
+                                            m_front_end.device_y(),
+                                            count * yn * sizeof(cfloat),
+                                            cudaMemcpyDeviceToHost,
+                                            st));
         }
         float* n0 = m_n0.reserve(count);
         float* spread = m_spread.reserve(count);
-        MIMO_CUDA_CHECK(
-            cudaMemcpyAsync(n0, m_front_end.device_n0(), count * sizeof(float), cudaMemcpyDeviceToHost, st));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(spread, m_front_end.device_spread(), count * sizeof(float),
-                                        cudaMemcpyDeviceToHost, st));
-        MIMO_CUDA_CHECK(cudaStreamSynchronize(st)); // the outputs are complete when the caller hands them on
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(n0,
+                                        m_front_end.device_n0(),
+                                        count * sizeof(float),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(spread,
+                                        m_front_end.device_spread(),
+                                        count * sizeof(float),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
+        MIMO_CUDA_CHECK(cudaStreamSynchronize(
+            st)); // the outputs are complete when the caller hands them on
         for (size_t f = 0; f < count; ++f)
-            out[f] = { frames[f].frame_start, frames[f].cfo, frames[f].metric, n0[f], spread[f] };
+            out[f] = {
+                frames[f].frame_start, frames[f].cfo, frames[f].metric, n0[f], spread[f]
+            };
         return out;
     }
 
@@ -160,8 +200,10 @@ public:
             return;
         }
         const cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(H + to * hn, H + from * hn, hn * sizeof(cfloat), kind, m_stream.get()));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(y + to * yn, y + from * yn, yn * sizeof(cfloat), kind, m_stream.get()));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            H + to * hn, H + from * hn, hn * sizeof(cfloat), kind, m_stream.get()));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            y + to * yn, y + from * yn, yn * sizeof(cfloat), kind, m_stream.get()));
         m_stream.synchronize();
     }
 
@@ -170,7 +212,8 @@ private:
 
     const size_t m_nr, m_capacity;
     /// The default priority: on the H100, giving ofdm_rx's, the detector's or the
-    /// decoder's stream a higher one made the NR 100 MHz chain slower (docs/flowgraphs.md).
+    /// decoder's stream a higher one made the NR 100 MHz chain slower
+    /// (docs/flowgraphs.md).
     cuda_stream m_stream;
     cuda_front_end m_front_end;
     device_buffer<cfloat> m_ring;
@@ -182,7 +225,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<sample_window> make_cuda_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
+std::unique_ptr<sample_window> make_cuda_window(const ofdm_grid& grid,
+                                                const ofdm_receiver_config& config)
 {
     return std::make_unique<cuda_sample_window>(grid, config);
 }

@@ -26,19 +26,26 @@ struct fftw_plan_1d::impl {
     float scale = 1;
 };
 
-fftw_plan_1d::fftw_plan_1d(int size, direction dir) : m_impl(std::make_unique<impl>()), m_size(size)
+fftw_plan_1d::fftw_plan_1d(int size, direction dir)
+    : m_impl(std::make_unique<impl>()), m_size(size)
 {
     if (size < 1)
-        throw std::invalid_argument("mimo_gpu: fft size must be >= 1, got " + std::to_string(size));
+        throw std::invalid_argument("mimo_gpu: fft size must be >= 1, got " +
+                                    std::to_string(size));
     const std::lock_guard<std::mutex> lock(planner_mutex());
     m_impl->buffer = fftwf_alloc_complex(size_t(size));
     if (!m_impl->buffer)
         throw std::bad_alloc();
-    m_impl->plan = fftwf_plan_dft_1d(size, m_impl->buffer, m_impl->buffer,
-                                     dir == direction::forward ? FFTW_FORWARD : FFTW_BACKWARD, FFTW_ESTIMATE);
+    m_impl->plan =
+        fftwf_plan_dft_1d(size,
+                          m_impl->buffer,
+                          m_impl->buffer,
+                          dir == direction::forward ? FFTW_FORWARD : FFTW_BACKWARD,
+                          FFTW_ESTIMATE);
     if (!m_impl->plan) {
         fftwf_free(m_impl->buffer);
-        throw std::runtime_error("mimo_gpu: FFTW could not plan an FFT of size " + std::to_string(size));
+        throw std::runtime_error("mimo_gpu: FFTW could not plan an FFT of size " +
+                                 std::to_string(size));
     }
     m_impl->scale = float(1.0 / std::sqrt(double(size)));
 }

@@ -1,8 +1,8 @@
 // frame_search (CPU) and the walk over decided runs that the GPU search shares.
 #include "frame_search.h"
 
-#include "fftw_plan.h"
 #include "../runtime/parallel_for.h"
+#include "fftw_plan.h"
 
 #include <volk/volk.h>
 
@@ -23,19 +23,23 @@ constexpr size_t k_metric_tile = k_metric_alignment;
 inline std::complex<double> finite_sample(const cfloat* rx, size_t n, int nr, int r)
 {
     const cfloat v = rx[n * size_t(nr) + size_t(r)];
-    return std::isfinite(v.real()) && std::isfinite(v.imag()) ? std::complex<double>(v) : 0.0;
+    return std::isfinite(v.real()) && std::isfinite(v.imag()) ? std::complex<double>(v)
+                                                              : 0.0;
 }
 
 } // namespace
 
-sync_rule::sync_rule(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff_samples)
+sync_rule::sync_rule(const ofdm_grid& g,
+                     const ofdm_receiver_config& c,
+                     int backoff_samples)
     : N(g.fft_size),
       CP(g.cp_length),
       backoff(backoff_samples),
       nr(c.nr),
       threshold(c.sync_threshold),
       frame_samples(size_t(g.frame_samples())),
-      reach(size_t(g.slots) * size_t(1 + g.data_symbols) * size_t(g.symbol_samples()) + size_t(g.fft_size))
+      reach(size_t(g.slots) * size_t(1 + g.data_symbols) * size_t(g.symbol_samples()) +
+            size_t(g.fft_size))
 {
 }
 
@@ -60,7 +64,8 @@ walk_result walk_runs(std::vector<run_decision>& runs,
             stopped = true;
             break;
         }
-        if (!decide(k)) { // its samples have not all come: wait for them (from its start on)
+        if (!decide(
+                k)) { // its samples have not all come: wait for them (from its start on)
             keep = run.start;
             out.needs = std::max(samples + 1, rule.samples_to_decide(run.start));
             stopped = true;
@@ -70,7 +75,8 @@ walk_result walk_runs(std::vector<run_decision>& runs,
         if (!s.found || s.frame_start < from)
             continue; // it overlaps the frame before
         s.complete = s.frame_start + rule.reach <= samples;
-        if (!s.complete) { // the samples end inside the frame: keep it from its run's start
+        if (!s.complete) { // the samples end inside the frame: keep it from its run's
+                           // start
             out.cut = s;
             keep = run.start;
             out.needs = s.frame_start + rule.reach;
@@ -81,13 +87,15 @@ walk_result walk_runs(std::vector<run_decision>& runs,
         from = rule.after(s.frame_start);
         keep = from;
     }
-    if (!stopped) { // every run looked at: the next one starts after the positions searched
+    if (!stopped) { // every run looked at: the next one starts after the positions
+                    // searched
         from = std::max(from, positions_end);
         keep = from;
     }
     out.next_from = from;
-    out.keep_from = std::max(search_begin, keep) >= rule.lookback() ? std::max(search_begin, keep) - rule.lookback()
-                                                                    : 0;
+    out.keep_from = std::max(search_begin, keep) >= rule.lookback()
+                        ? std::max(search_begin, keep) - rule.lookback()
+                        : 0;
     return out;
 }
 
@@ -103,12 +111,15 @@ std::vector<cfloat> preamble_time_signal(const ofdm_grid& grid)
     return body;
 }
 
-frame_search::frame_search(const ofdm_grid& grid, const ofdm_receiver_config& config, int backoff)
+frame_search::frame_search(const ofdm_grid& grid,
+                           const ofdm_receiver_config& config,
+                           int backoff)
     : m_rule(grid, config, backoff), m_preamble(preamble_time_signal(grid))
 {
 }
 
-void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M, cfloat* P) const
+void frame_search::metric(
+    const cfloat* rx, size_t first, size_t count, float* M, cfloat* P) const
 {
     const int L = m_rule.N / 2, nr = m_rule.nr;
     // The per-sample terms once (non-finite samples as zero): c(m) = sum_r
@@ -137,7 +148,8 @@ void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M
                 const auto a = finite_sample(rx, first + m, nr, r);
                 energy += std::norm(a);
                 if (m < c.size())
-                    corr += std::conj(a) * finite_sample(rx, first + m + size_t(L), nr, r);
+                    corr +=
+                        std::conj(a) * finite_sample(rx, first + m + size_t(L), nr, r);
             }
             e[m] = energy;
             if (m < c.size())
@@ -147,7 +159,8 @@ void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M
     const size_t tiles = (count + k_metric_tile - 1) / k_metric_tile;
     parallel_for(tiles, 2, [&](size_t tile_begin, size_t tile_end) {
         for (size_t tile = tile_begin; tile < tile_end; ++tile) {
-            const size_t d0 = tile * k_metric_tile, d1 = std::min(count, d0 + k_metric_tile);
+            const size_t d0 = tile * k_metric_tile,
+                         d1 = std::min(count, d0 + k_metric_tile);
             std::complex<double> p(0, 0);
             double R = 0;
             for (int m = 0; m < L; ++m) {
@@ -166,12 +179,14 @@ void frame_search::metric(const cfloat* rx, size_t first, size_t count, float* M
     });
 }
 
-std::vector<float> frame_search::matched_filter(const cfloat* rx, size_t lo, size_t hi, float cfo) const
+std::vector<float>
+frame_search::matched_filter(const cfloat* rx, size_t lo, size_t hi, float cfo) const
 {
     const int N = m_rule.N, nr = m_rule.nr;
     std::vector<cfloat> q(static_cast<size_t>(N));
     for (int m = 0; m < N; ++m)
-        q[size_t(m)] = m_preamble[size_t(m)] * std::polar(1.0f, float(2 * M_PI * double(cfo) * m / N));
+        q[size_t(m)] = m_preamble[size_t(m)] *
+                       std::polar(1.0f, float(2 * M_PI * double(cfo) * m / N));
     const size_t span = hi - lo + size_t(N);
     std::vector<cfloat> lanes(size_t(nr) * span);
     for (size_t n = 0; n < span; ++n)
@@ -184,7 +199,8 @@ std::vector<float> frame_search::matched_filter(const cfloat* rx, size_t lo, siz
         for (size_t d = lo + begin; d < lo + end; ++d)
             for (int r = 0; r < nr; ++r) {
                 lv_32fc_t dot;
-                volk_32fc_x2_conjugate_dot_prod_32fc(&dot, &lanes[size_t(r) * span + (d - lo)], q.data(), unsigned(N));
+                volk_32fc_x2_conjugate_dot_prod_32fc(
+                    &dot, &lanes[size_t(r) * span + (d - lo)], q.data(), unsigned(N));
                 c[d - lo] += std::norm(dot);
             }
     });
@@ -201,34 +217,52 @@ walk_result frame_search::find(const cfloat* rx,
 {
     const sync_rule& g = m_rule;
     std::vector<run_decision> runs;
-    if (samples < size_t(g.N) || search_begin > samples - size_t(g.N)) // no whole window to search
+    if (samples < size_t(g.N) ||
+        search_begin > samples - size_t(g.N)) // no whole window to search
         return walk_runs(
-            runs, [](size_t) { return false; }, g, samples, search_begin, search_begin, from, max_frames);
+            runs,
+            [](size_t) { return false; },
+            g,
+            samples,
+            search_begin,
+            search_begin,
+            from,
+            max_frames);
     // Positions a stretch at a time, as far as the walk needs them: a window of
     // several frames costs more to search than the one frame a call may take.
     // The walk sees every run of the positions searched, and the next search
     // goes on after them.
     const size_t last_position = samples - size_t(g.N);
-    const size_t stretch = max_frames * g.frame_samples + g.lookback() + 2 * size_t(g.N + g.CP);
+    const size_t stretch =
+        max_frames * g.frame_samples + g.lookback() + 2 * size_t(g.N + g.CP);
     // The metric from the tile the search begins in (its sums restart there).
-    const size_t tile = size_t(origin + search_begin - align_down(origin + search_begin, k_metric_tile));
+    const size_t tile =
+        size_t(origin + search_begin - align_down(origin + search_begin, k_metric_tile));
     if (tile > search_begin)
-        throw std::logic_error("mimo_gpu: frame_search: the samples do not reach back to the metric's tile");
+        throw std::logic_error(
+            "mimo_gpu: frame_search: the samples do not reach back to the metric's tile");
     const size_t first = search_begin - tile; // tile_M[k] is position first + k
-    thread_local std::vector<float> kept_M; // kept between calls, as metric()'s
+    thread_local std::vector<float> kept_M;   // kept between calls, as metric()'s
     thread_local std::vector<cfloat> kept_P;
     std::vector<float>& tile_M = kept_M;
     std::vector<cfloat>& tile_P = kept_P;
     tile_M.clear();
     tile_P.clear();
     size_t last = search_begin - 1; // the last position searched so far (none yet)
-    auto extend = [&](size_t to) { // positions up to `to`, from the tile where the last ones stopped
+    auto extend = [&](size_t to) {  // positions up to `to`, from the tile where the last
+                                    // ones stopped
         const size_t restart = last + 1;
-        const size_t from_tile = restart - size_t(origin + restart - align_down(origin + restart, k_metric_tile));
+        const size_t from_tile =
+            restart -
+            size_t(origin + restart - align_down(origin + restart, k_metric_tile));
         const size_t at = std::max(from_tile, first);
         tile_M.resize(to + 1 - first);
         tile_P.resize(to + 1 - first);
-        metric(rx, at, to + 1 - at, tile_M.data() + (at - first), tile_P.data() + (at - first));
+        metric(rx,
+               at,
+               to + 1 - at,
+               tile_M.data() + (at - first),
+               tile_P.data() + (at - first));
         last = to;
     };
     // A stretch, ended or not: a caller taking one frame at a time from a whole
@@ -274,7 +308,8 @@ walk_result frame_search::find(const cfloat* rx,
         if (!ended && g.samples_to_decide(s) > samples)
             return false; // its samples have not come
         if (last < last_position && s + size_t(g.N + g.CP + g.CP / 2 + 2) > last) {
-            short_of_positions = true; // its samples are there, the search stopped short of them
+            short_of_positions =
+                true; // its samples are there, the search stopped short of them
             return false;
         }
         const size_t window_end = std::min(s + size_t(g.N + g.CP), last);
@@ -296,7 +331,8 @@ walk_result frame_search::find(const cfloat* rx,
         size_t path = v.lo;
         for (size_t d = v.lo; d <= v.hi; ++d) {
             const float x = c[d - v.lo];
-            const bool local_max = (d == v.lo || x >= c[d - v.lo - 1]) && (d == v.hi || x >= c[d - v.lo + 1]);
+            const bool local_max = (d == v.lo || x >= c[d - v.lo - 1]) &&
+                                   (d == v.hi || x >= c[d - v.lo + 1]);
             if (local_max && x >= k_path_fraction * cmax) {
                 path = d;
                 break;
@@ -308,10 +344,12 @@ walk_result frame_search::find(const cfloat* rx,
     };
     for (;;) {
         short_of_positions = false;
-        walk_result w = walk_runs(runs, decide, g, samples, search_begin, last + 1, from, max_frames);
+        walk_result w =
+            walk_runs(runs, decide, g, samples, search_begin, last + 1, from, max_frames);
         // Searched on while a run needs more positions, or while the walk wants
         // frames it has not found in the positions searched so far.
-        const bool wants_frames = w.frames.size() < max_frames && !w.more && !w.needs && !w.cut.found;
+        const bool wants_frames =
+            w.frames.size() < max_frames && !w.more && !w.needs && !w.cut.found;
         if (last == last_position || !(short_of_positions || wants_frames))
             return w;
         extend(std::min(last_position, last + stretch));

@@ -36,7 +36,8 @@
 namespace mimo_gpu {
 namespace detail {
 
-constexpr float k_plateau_fraction = 0.9f; ///< the plateau: M within 90 % of the window's peak
+constexpr float k_plateau_fraction =
+    0.9f; ///< the plateau: M within 90 % of the window's peak
 /// The metric's running sums restart exactly at stream positions that are
 /// multiples of this on the CPU (frame_search.cc) and of a divisor of it on the
 /// GPU (cuda_front_end.cu's tiles of 1024, which must divide it), so a
@@ -46,7 +47,7 @@ constexpr float k_plateau_fraction = 0.9f; ///< the plateau: M within 90 % of th
 constexpr size_t k_metric_alignment = 4096;
 
 inline size_t align_down(size_t n, size_t alignment) { return n / alignment * alignment; }
-constexpr float k_path_fraction = 0.1f;    ///< a path: within 10 dB of the strongest
+constexpr float k_path_fraction = 0.1f; ///< a path: within 10 dB of the strongest
 
 /// The grid's and configuration's numbers the rule uses.
 struct sync_rule {
@@ -64,9 +65,15 @@ struct sync_rule {
     int max_span() const { return CP + CP / 2 + 2; }
     /// Samples (from position 0) a run starting at s needs for its decision: the
     /// analysis window's positions and the matched filter's, each with its N samples.
-    size_t samples_to_decide(size_t s) const { return s + size_t(N + CP + CP / 2 + 2) + size_t(N); }
+    size_t samples_to_decide(size_t s) const
+    {
+        return s + size_t(N + CP + CP / 2 + 2) + size_t(N);
+    }
     /// Where the search goes on after a frame found at frame_start.
-    size_t after(size_t frame_start) const { return frame_start + frame_samples - size_t(CP); }
+    size_t after(size_t frame_start) const
+    {
+        return frame_start + frame_samples - size_t(CP);
+    }
 };
 
 /// The analysis window's verdict for a run starting at s (positions absolute):
@@ -78,7 +85,8 @@ struct plateau_verdict {
 
 /// lowest: the first position searched (lo never goes below it); last: the last
 /// position whose N-sample window lies in the samples.
-MIMO_HD plateau_verdict plateau_of(size_t s, size_t p0, size_t p1, int CP, size_t lowest, size_t last)
+MIMO_HD plateau_verdict
+plateau_of(size_t s, size_t p0, size_t p1, int CP, size_t lowest, size_t last)
 {
     plateau_verdict v;
     v.mid = s + (p0 + p1) / 2;
@@ -90,7 +98,10 @@ MIMO_HD plateau_verdict plateau_of(size_t s, size_t p0, size_t p1, int CP, size_
 }
 
 /// The FFT window's start for a first path at absolute position `path`.
-MIMO_HD size_t frame_start_of(size_t path, int backoff) { return path >= size_t(backoff) ? path - size_t(backoff) : 0; }
+MIMO_HD size_t frame_start_of(size_t path, int backoff)
+{
+    return path >= size_t(backoff) ? path - size_t(backoff) : 0;
+}
 
 /// A run of positions above the threshold, [start, last], and its decision.
 struct run_decision {
@@ -108,7 +119,7 @@ struct walk_result {
     /// Samples before it are not needed by the next search (it may lie after
     /// next_from when the walk stopped at a run after it).
     size_t keep_from = 0;
-    bool more = false;    ///< stopped at max_frames: more frames may be there
+    bool more = false; ///< stopped at max_frames: more frames may be there
     /// Stopped for samples not yet there: the walk cannot go on before the
     /// samples reach this count (a cut frame's end, or what a run's decision
     /// needs); 0 otherwise.
@@ -152,10 +163,12 @@ public:
                      uint64_t origin = 0) const;
 
     /// The metric of positions [first, first + count) (step 1), into M and P;
-    /// `first` lies on a multiple of k_metric_alignment (counted from the stream's start).
+    /// `first` lies on a multiple of k_metric_alignment (counted from the stream's
+    /// start).
     void metric(const cfloat* rx, size_t first, size_t count, float* M, cfloat* P) const;
     /// The matched filter's output over [lo, hi] for the preamble rotated by cfo.
-    std::vector<float> matched_filter(const cfloat* rx, size_t lo, size_t hi, float cfo) const;
+    std::vector<float>
+    matched_filter(const cfloat* rx, size_t lo, size_t hi, float cfo) const;
 
 private:
     sync_rule m_rule;

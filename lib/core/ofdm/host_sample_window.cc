@@ -14,7 +14,8 @@ size_t window_samples(const ofdm_grid& grid)
     // A frame from its run's start (with the search's look-back) to its end is
     // less than a frame and two symbols; the window starts on a multiple of
     // k_metric_alignment below that.
-    return 4 * size_t(grid.frame_samples()) + 4 * size_t(grid.fft_size + grid.cp_length) + k_metric_alignment;
+    return 4 * size_t(grid.frame_samples()) + 4 * size_t(grid.fft_size + grid.cp_length) +
+           k_metric_alignment;
 }
 
 namespace {
@@ -23,16 +24,18 @@ class host_sample_window : public sample_window
 {
 public:
     host_sample_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
-        : m_receiver(grid, [&] {
-              ofdm_receiver_config c = config;
-              c.requested = backend::cpu;
-              return c;
-          }()),
+        : m_receiver(grid,
+                     [&] {
+                         ofdm_receiver_config c = config;
+                         c.requested = backend::cpu;
+                         return c;
+                     }()),
           m_search(grid, config, m_receiver.window_backoff()),
           m_nr(size_t(config.nr)),
-          m_H_per_frame(size_t(grid.slots) * grid.used_subcarriers *
-                        (config.interpolation == time_interpolation::hold ? 1 : grid.data_symbols) * config.nr *
-                        grid.nt),
+          m_H_per_frame(
+              size_t(grid.slots) * grid.used_subcarriers *
+              (config.interpolation == time_interpolation::hold ? 1 : grid.data_symbols) *
+              config.nr * grid.nt),
           m_y_per_frame(grid.data_elements() * size_t(config.nr)),
           m_capacity(window_samples(grid))
     {
@@ -54,19 +57,29 @@ public:
 
     void release(uint64_t begin) override
     {
-        const size_t drop = size_t(std::min<uint64_t>(begin - m_begin, m_samples.size() / m_nr));
+        const size_t drop =
+            size_t(std::min<uint64_t>(begin - m_begin, m_samples.size() / m_nr));
         m_samples.erase(m_samples.begin(), m_samples.begin() + ptrdiff_t(drop * m_nr));
         m_begin += drop;
     }
 
-    walk_result search(uint64_t begin, uint64_t end, uint64_t search_begin, uint64_t from, size_t max_frames,
+    walk_result search(uint64_t begin,
+                       uint64_t end,
+                       uint64_t search_begin,
+                       uint64_t from,
+                       size_t max_frames,
                        bool ended) override
     {
         (void)begin;
         // Frames start at or after `from`; samples before the window are gone, so
         // a from before it is the window's start.
-        walk_result w = m_search.find(m_samples.data(), size_t(end - m_begin), size_t(search_begin - m_begin),
-                                      size_t(std::max(from, m_begin) - m_begin), max_frames, ended, m_begin);
+        walk_result w = m_search.find(m_samples.data(),
+                                      size_t(end - m_begin),
+                                      size_t(search_begin - m_begin),
+                                      size_t(std::max(from, m_begin) - m_begin),
+                                      max_frames,
+                                      ended,
+                                      m_begin);
         for (sync_result& s : w.frames)
             s.frame_start += m_begin;
         if (w.cut.found)
@@ -78,18 +91,24 @@ public:
         return w;
     }
 
-    std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames, cfloat* H, cfloat* y,
+    std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames,
+                                         cfloat* H,
+                                         cfloat* y,
                                          bool) override
     {
         std::vector<sync_result> local = frames;
         for (sync_result& s : local)
             s.frame_start -= m_begin;
-        const auto received = m_receiver.receive_frames(m_samples.data(), m_samples.size() / m_nr, local);
+        const auto received =
+            m_receiver.receive_frames(m_samples.data(), m_samples.size() / m_nr, local);
         std::vector<stream_frame> out(frames.size());
         for (size_t f = 0; f < frames.size(); ++f) {
             std::copy(received[f].H.begin(), received[f].H.end(), H + f * m_H_per_frame);
             std::copy(received[f].y.begin(), received[f].y.end(), y + f * m_y_per_frame);
-            out[f] = { frames[f].frame_start, frames[f].cfo, frames[f].metric, received[f].n0,
+            out[f] = { frames[f].frame_start,
+                       frames[f].cfo,
+                       frames[f].metric,
+                       received[f].n0,
                        received[f].delay_spread };
         }
         return out;
@@ -97,8 +116,12 @@ public:
 
     void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool) override
     {
-        std::memmove(H + to * m_H_per_frame, H + from * m_H_per_frame, m_H_per_frame * sizeof(cfloat));
-        std::memmove(y + to * m_y_per_frame, y + from * m_y_per_frame, m_y_per_frame * sizeof(cfloat));
+        std::memmove(H + to * m_H_per_frame,
+                     H + from * m_H_per_frame,
+                     m_H_per_frame * sizeof(cfloat));
+        std::memmove(y + to * m_y_per_frame,
+                     y + from * m_y_per_frame,
+                     m_y_per_frame * sizeof(cfloat));
     }
 
 private:
@@ -111,7 +134,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<sample_window> make_host_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
+std::unique_ptr<sample_window> make_host_window(const ofdm_grid& grid,
+                                                const ofdm_receiver_config& config)
 {
     return std::make_unique<host_sample_window>(grid, config);
 }

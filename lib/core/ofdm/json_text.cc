@@ -85,12 +85,13 @@ public:
 private:
     [[noreturn]] void fail(const std::string& what) const
     {
-        throw std::runtime_error("malformed JSON: " + what + " at byte " + std::to_string(m_at));
+        throw std::runtime_error("malformed JSON: " + what + " at byte " +
+                                 std::to_string(m_at));
     }
     void skip_space()
     {
-        while (m_at < m_text.size() &&
-               (m_text[m_at] == ' ' || m_text[m_at] == '\t' || m_text[m_at] == '\n' || m_text[m_at] == '\r'))
+        while (m_at < m_text.size() && (m_text[m_at] == ' ' || m_text[m_at] == '\t' ||
+                                        m_text[m_at] == '\n' || m_text[m_at] == '\r'))
             ++m_at;
     }
     char peek()
@@ -230,18 +231,34 @@ private:
                 fail("unterminated escape");
             const char e = m_text[m_at++];
             switch (e) {
-            case '"': out += '"'; break;
-            case '\\': out += '\\'; break;
-            case '/': out += '/'; break;
-            case 'b': out += '\b'; break;
-            case 'f': out += '\f'; break;
-            case 'n': out += '\n'; break;
-            case 'r': out += '\r'; break;
-            case 't': out += '\t'; break;
+            case '"':
+                out += '"';
+                break;
+            case '\\':
+                out += '\\';
+                break;
+            case '/':
+                out += '/';
+                break;
+            case 'b':
+                out += '\b';
+                break;
+            case 'f':
+                out += '\f';
+                break;
+            case 'n':
+                out += '\n';
+                break;
+            case 'r':
+                out += '\r';
+                break;
+            case 't':
+                out += '\t';
+                break;
             case 'u': {
                 unsigned cp = hex4();
-                if (cp >= 0xD800 && cp < 0xDC00 && m_at + 1 < m_text.size() && m_text[m_at] == '\\' &&
-                    m_text[m_at + 1] == 'u') {
+                if (cp >= 0xD800 && cp < 0xDC00 && m_at + 1 < m_text.size() &&
+                    m_text[m_at] == '\\' && m_text[m_at + 1] == 'u') {
                     m_at += 2;
                     const unsigned lo = hex4();
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -249,7 +266,8 @@ private:
                 utf8(out, cp);
                 break;
             }
-            default: fail("bad escape");
+            default:
+                fail("bad escape");
             }
         }
     }
@@ -258,9 +276,10 @@ private:
         const size_t start = m_at;
         if (m_at < m_text.size() && (m_text[m_at] == '-' || m_text[m_at] == '+'))
             ++m_at;
-        while (m_at < m_text.size() && (std::isdigit(static_cast<unsigned char>(m_text[m_at])) ||
-                                        m_text[m_at] == '.' || m_text[m_at] == 'e' || m_text[m_at] == 'E' ||
-                                        m_text[m_at] == '-' || m_text[m_at] == '+'))
+        while (m_at < m_text.size() &&
+               (std::isdigit(static_cast<unsigned char>(m_text[m_at])) ||
+                m_text[m_at] == '.' || m_text[m_at] == 'e' || m_text[m_at] == 'E' ||
+                m_text[m_at] == '-' || m_text[m_at] == '+'))
             ++m_at;
         if (m_at == start)
             fail("unexpected character");
@@ -286,11 +305,21 @@ void quote(std::string& out, const std::string& s)
     out += '"';
     for (const char c : s) {
         switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
         default:
             if (static_cast<unsigned char>(c) < 0x20) {
                 char buf[8];
@@ -317,13 +346,19 @@ std::string json_value::dump(int indent) const
 
 void json_value::dump_to(std::string& out, int indent, int depth) const
 {
-    const std::string pad(size_t(indent) * size_t(depth + 1), ' '), end_pad(size_t(indent) * size_t(depth), ' ');
+    const std::string pad(size_t(indent) * size_t(depth + 1), ' '),
+        end_pad(size_t(indent) * size_t(depth), ' ');
     switch (m_kind) {
-    case kind::null: out += "null"; break;
-    case kind::boolean: out += m_bool ? "true" : "false"; break;
+    case kind::null:
+        out += "null";
+        break;
+    case kind::boolean:
+        out += m_bool ? "true" : "false";
+        break;
     case kind::number: {
         char buf[40];
-        if (std::isfinite(m_number) && m_number == std::floor(m_number) && std::abs(m_number) < 1e15)
+        if (std::isfinite(m_number) && m_number == std::floor(m_number) &&
+            std::abs(m_number) < 1e15)
             std::snprintf(buf, sizeof buf, "%.0f", m_number);
         else if (std::isfinite(m_number))
             std::snprintf(buf, sizeof buf, "%.17g", m_number);
@@ -332,7 +367,9 @@ void json_value::dump_to(std::string& out, int indent, int depth) const
         out += buf;
         break;
     }
-    case kind::string: quote(out, m_string); break;
+    case kind::string:
+        quote(out, m_string);
+        break;
     case kind::array:
         out += '[';
         for (size_t k = 0; k < m_items.size(); ++k) {

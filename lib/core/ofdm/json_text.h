@@ -33,7 +33,10 @@ public:
     double as_number() const { return m_number; }
     const std::string& as_string() const { return m_string; }
     const std::vector<json_value>& items() const { return m_items; }
-    const std::vector<std::pair<std::string, json_value>>& members() const { return m_members; }
+    const std::vector<std::pair<std::string, json_value>>& members() const
+    {
+        return m_members;
+    }
 
     /// Object member, or nullptr.
     const json_value* find(const std::string& key) const;

@@ -19,17 +19,24 @@ struct tap {
 const std::vector<tap>& profile_taps(delay_profile p)
 {
     static const std::vector<tap> flat{ { 0, 0 } };
-    static const std::vector<tap> epa{ { 0, 0 },     { 30, -1 },     { 70, -2 },     { 90, -3 },
-                                       { 110, -8 },  { 190, -17.2 }, { 410, -20.8 } };
-    static const std::vector<tap> eva{ { 0, 0 },      { 30, -1.5 },  { 150, -1.4 },  { 310, -3.6 }, { 370, -0.6 },
-                                       { 710, -9.1 }, { 1090, -7 },  { 1730, -12 },  { 2510, -16.9 } };
-    static const std::vector<tap> etu{ { 0, -1 },  { 50, -1 },   { 120, -1 },  { 200, 0 },  { 230, 0 },
-                                       { 500, 0 }, { 1600, -3 }, { 2300, -5 }, { 5000, -7 } };
+    static const std::vector<tap> epa{ { 0, 0 },      { 30, -1 },  { 70, -2 },
+                                       { 90, -3 },    { 110, -8 }, { 190, -17.2 },
+                                       { 410, -20.8 } };
+    static const std::vector<tap> eva{ { 0, 0 },      { 30, -1.5 },  { 150, -1.4 },
+                                       { 310, -3.6 }, { 370, -0.6 }, { 710, -9.1 },
+                                       { 1090, -7 },  { 1730, -12 }, { 2510, -16.9 } };
+    static const std::vector<tap> etu{ { 0, -1 },    { 50, -1 },   { 120, -1 },
+                                       { 200, 0 },   { 230, 0 },   { 500, 0 },
+                                       { 1600, -3 }, { 2300, -5 }, { 5000, -7 } };
     switch (p) {
-    case delay_profile::flat: return flat;
-    case delay_profile::epa: return epa;
-    case delay_profile::eva: return eva;
-    default: return etu;
+    case delay_profile::flat:
+        return flat;
+    case delay_profile::epa:
+        return epa;
+    case delay_profile::eva:
+        return eva;
+    default:
+        return etu;
     }
 }
 
@@ -55,7 +62,10 @@ std::vector<float> correlation_cholesky(int n, double rho)
     return std::vector<float>(L.begin(), L.end());
 }
 
-void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: multipath_channel: " + what); }
+void fail(const std::string& what)
+{
+    throw std::invalid_argument("mimo_gpu: multipath_channel: " + what);
+}
 
 /// Sinusoids per tap and antenna pair of the Doppler model: with random angles
 /// of arrival the ensemble autocorrelation is J0 exactly; 32 make each tap
@@ -73,26 +83,34 @@ delay_profile delay_profile_from_string(const std::string& name)
     for (auto& ch : n)
         ch = char(std::tolower(static_cast<unsigned char>(ch)));
     static const std::map<std::string, delay_profile> known{
-        { "flat", delay_profile::flat }, { "epa", delay_profile::epa }, { "eva", delay_profile::eva },
+        { "flat", delay_profile::flat },
+        { "epa", delay_profile::epa },
+        { "eva", delay_profile::eva },
         { "etu", delay_profile::etu }
     };
     const auto it = known.find(n);
     if (it == known.end())
-        throw std::invalid_argument("mimo_gpu: unknown delay profile '" + name + "' (known: flat, epa, eva, etu)");
+        throw std::invalid_argument("mimo_gpu: unknown delay profile '" + name +
+                                    "' (known: flat, epa, eva, etu)");
     return it->second;
 }
 
 std::string to_string(delay_profile p)
 {
     switch (p) {
-    case delay_profile::flat: return "flat";
-    case delay_profile::epa: return "epa";
-    case delay_profile::eva: return "eva";
-    default: return "etu";
+    case delay_profile::flat:
+        return "flat";
+    case delay_profile::epa:
+        return "epa";
+    case delay_profile::eva:
+        return "eva";
+    default:
+        return "etu";
     }
 }
 
-multipath_channel::multipath_channel(const multipath_config& config) : m_config(config), m_rng(config.seed)
+multipath_channel::multipath_channel(const multipath_config& config)
+    : m_config(config), m_rng(config.seed)
 {
     if (config.nr < 1 || config.nr > 256 || config.nt < 1 || config.nt > 256)
         fail("nr and nt must be in 1..256");
@@ -128,7 +146,8 @@ multipath_channel::multipath_channel(const multipath_config& config) : m_config(
         draw_taps();
         return;
     }
-    const size_t count = m_delays.size() * size_t(config.nr) * size_t(config.nt) * k_doppler_sinusoids;
+    const size_t count =
+        m_delays.size() * size_t(config.nr) * size_t(config.nt) * k_doppler_sinusoids;
     std::uniform_real_distribution<double> angle(0.0, 2 * M_PI);
     m_sinusoid_rate.resize(count);
     m_sinusoid_phase.resize(count);
@@ -137,8 +156,11 @@ multipath_channel::multipath_channel(const multipath_config& config) : m_config(
         m_sinusoid_phase[k] = angle(m_rng);
     }
     // Clamped before the conversion: a tiny Doppler would overflow an int.
-    m_snapshot_spacing = int(std::clamp(
-        std::floor(k_snapshot_phase_step * config.sample_rate / (2 * M_PI * config.doppler)), 1.0, double(1 << 24)));
+    m_snapshot_spacing =
+        int(std::clamp(std::floor(k_snapshot_phase_step * config.sample_rate /
+                                  (2 * M_PI * config.doppler)),
+                       1.0,
+                       double(1 << 24)));
     m_taps.resize(m_delays.size() * size_t(config.nr) * size_t(config.nt));
     fading_at(0.0, m_taps.data());
 }
@@ -199,7 +221,9 @@ void multipath_channel::fading_at(double seconds, cfloat* taps) const
         std::complex<double> acc(0, 0);
         for (int k = 0; k < k_doppler_sinusoids; ++k) {
             const size_t i = e * k_doppler_sinusoids + size_t(k);
-            acc += std::polar(1.0, std::fmod(m_sinusoid_rate[i] * seconds + m_sinusoid_phase[i], 2 * M_PI));
+            acc += std::polar(
+                1.0,
+                std::fmod(m_sinusoid_rate[i] * seconds + m_sinusoid_phase[i], 2 * M_PI));
         }
         G[e] = cfloat(acc * scale);
     }
@@ -212,7 +236,9 @@ void multipath_channel::taps_at(double n, cfloat* taps) const
     const size_t snapshots = m_snapshots.size() / entries;
     const double U = m_snapshot_spacing;
     const double position =
-        std::clamp((double(m_run_start) + n) / U - double(m_first_snapshot), 0.0, double(snapshots - 1));
+        std::clamp((double(m_run_start) + n) / U - double(m_first_snapshot),
+                   0.0,
+                   double(snapshots - 1));
     const size_t k = std::min(size_t(position), snapshots > 1 ? snapshots - 2 : 0);
     const float w = float(position - double(k));
     const cfloat* a = &m_snapshots[k * entries];
@@ -269,7 +295,8 @@ void multipath_channel::fade(const cfloat* tx, size_t samples, cfloat* rx)
     const uint64_t last = samples ? (m_next_sample - 1) / U + 1 : m_first_snapshot;
     m_snapshots.resize(size_t(last - m_first_snapshot + 1) * entries);
     for (uint64_t k = m_first_snapshot; k <= last; ++k)
-        fading_at(double(k * U) / m_config.sample_rate, &m_snapshots[size_t(k - m_first_snapshot) * entries]);
+        fading_at(double(k * U) / m_config.sample_rate,
+                  &m_snapshots[size_t(k - m_first_snapshot) * entries]);
     taps_at(0, m_taps.data());
     // Each input sample meets the taps of its own time.
     std::vector<cfloat> h(entries);
@@ -289,7 +316,9 @@ void multipath_channel::fade(const cfloat* tx, size_t samples, cfloat* rx)
     }
 }
 
-void multipath_channel::frequency_response(const ofdm_grid& grid, double window_delay, cfloat* H,
+void multipath_channel::frequency_response(const ofdm_grid& grid,
+                                           double window_delay,
+                                           cfloat* H,
                                            double at_sample) const
 {
     if (!std::isfinite(at_sample))
@@ -307,8 +336,10 @@ void multipath_channel::frequency_response(const ofdm_grid& grid, double window_
             for (int t = 0; t < nt; ++t) {
                 std::complex<double> acc(0, 0);
                 for (size_t l = 0; l < m_delays.size(); ++l) {
-                    const double ph = -2 * M_PI * k * (m_delays[l] - window_delay) / grid.fft_size;
-                    acc += std::complex<double>(taps[(l * nr + r) * nt + t]) * std::polar(1.0, ph);
+                    const double ph =
+                        -2 * M_PI * k * (m_delays[l] - window_delay) / grid.fft_size;
+                    acc += std::complex<double>(taps[(l * nr + r) * nt + t]) *
+                           std::polar(1.0, ph);
                 }
                 H[(size_t(i) * nr + r) * nt + t] = cfloat(acc);
             }

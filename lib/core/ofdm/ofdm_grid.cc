@@ -3,10 +3,10 @@
 
 #include <cmath>
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace mimo_gpu {
 
@@ -22,10 +22,10 @@ struct preset_entry {
 // LTE (TS 36.101 5.6: 6/15/25/50/75/100 RB of 12 subcarriers at 15 kHz) and NR
 // (TS 38.101-1 5.3.2: 51/106/273 RB at 30 kHz).
 constexpr preset_entry k_presets[] = {
-    { "lte1.4", 128, 72, 1.92e6, true },     { "lte3", 256, 180, 3.84e6, true },
-    { "lte5", 512, 300, 7.68e6, true },      { "lte10", 1024, 600, 15.36e6, true },
-    { "lte15", 1536, 900, 23.04e6, true },   { "lte20", 2048, 1200, 30.72e6, true },
-    { "nr20", 1024, 612, 30.72e6, false },   { "nr40", 2048, 1272, 61.44e6, false },
+    { "lte1.4", 128, 72, 1.92e6, true },      { "lte3", 256, 180, 3.84e6, true },
+    { "lte5", 512, 300, 7.68e6, true },       { "lte10", 1024, 600, 15.36e6, true },
+    { "lte15", 1536, 900, 23.04e6, true },    { "lte20", 2048, 1200, 30.72e6, true },
+    { "nr20", 1024, 612, 30.72e6, false },    { "nr40", 2048, 1272, 61.44e6, false },
     { "nr100", 4096, 3276, 122.88e6, false },
 };
 
@@ -40,7 +40,10 @@ cfloat qpsk_of(uint32_t seed)
     return cfloat((x & 1) ? -a : a, (x & 2) ? -a : a);
 }
 
-void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: ofdm_grid: " + what); }
+void fail(const std::string& what)
+{
+    throw std::invalid_argument("mimo_gpu: ofdm_grid: " + what);
+}
 
 } // namespace
 
@@ -76,18 +79,21 @@ void ofdm_grid::validate() const
     if (fft_size < 16 || fft_size > 65536)
         fail("fft_size must be in 16..65536, got " + std::to_string(fft_size));
     if (cp_length < 0 || cp_length > fft_size / 4)
-        fail("cp_length must be in 0..fft_size/4 = " + std::to_string(fft_size / 4) + ", got " +
-             std::to_string(cp_length));
+        fail("cp_length must be in 0..fft_size/4 = " + std::to_string(fft_size / 4) +
+             ", got " + std::to_string(cp_length));
     if (used_subcarriers < 2 || used_subcarriers % 2 != 0)
-        fail("used_subcarriers must be even and >= 2, got " + std::to_string(used_subcarriers));
+        fail("used_subcarriers must be even and >= 2, got " +
+             std::to_string(used_subcarriers));
     if (used_subcarriers > fft_size - 1 - (dc_null ? 1 : 0))
-        fail(std::to_string(used_subcarriers) + " used subcarriers" + (dc_null ? " and the DC null" : "") +
-             " do not fit an FFT of " + std::to_string(fft_size) + " (at most " +
+        fail(std::to_string(used_subcarriers) + " used subcarriers" +
+             (dc_null ? " and the DC null" : "") + " do not fit an FFT of " +
+             std::to_string(fft_size) + " (at most " +
              std::to_string(fft_size - 1 - (dc_null ? 1 : 0)) + ")");
     if (nt < 1 || nt > 8)
         fail("nt must be in 1..8, got " + std::to_string(nt));
     if (used_subcarriers < 2 * nt)
-        fail("the pilot combs need at least 2 subcarriers per antenna: " + std::to_string(used_subcarriers) +
+        fail("the pilot combs need at least 2 subcarriers per antenna: " +
+             std::to_string(used_subcarriers) +
              " used subcarriers for nt = " + std::to_string(nt));
     if (data_symbols < 1 || data_symbols > 1000)
         fail("data_symbols must be in 1..1000, got " + std::to_string(data_symbols));
@@ -116,7 +122,10 @@ int ofdm_grid::bin(int i) const
     return k < 0 ? k + fft_size : k;
 }
 
-cfloat ofdm_grid::pilot(int slot, int i) const { return qpsk_of(uint32_t(slot) * 65537u + uint32_t(i) + 1u); }
+cfloat ofdm_grid::pilot(int slot, int i) const
+{
+    return qpsk_of(uint32_t(slot) * 65537u + uint32_t(i) + 1u);
+}
 
 cfloat ofdm_grid::preamble(int i) const
 {
@@ -131,14 +140,17 @@ std::string describe(const ofdm_grid& g)
 {
     std::ostringstream s;
     s << "N=" << g.fft_size << " CP=" << g.cp_length << " U=" << g.used_subcarriers
-      << (g.dc_null ? " DC-null" : " DC-used") << " fs=" << g.sample_rate / 1e6 << " MHz nt=" << g.nt
-      << " " << to_string(g.mod) << " " << g.slots << " slots x (pilot + " << g.data_symbols << " data)";
+      << (g.dc_null ? " DC-null" : " DC-used") << " fs=" << g.sample_rate / 1e6
+      << " MHz nt=" << g.nt << " " << to_string(g.mod) << " " << g.slots
+      << " slots x (pilot + " << g.data_symbols << " data)";
     return s.str();
 }
 
 std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected)
 {
-    const auto differs = [](const char* field, const std::string& a, const std::string& b) {
+    const auto differs = [](const char* field,
+                            const std::string& a,
+                            const std::string& b) {
         return std::string(field) + " " + a + " (recorded) against " + b + " (expected)";
     };
     const std::pair<const char*, std::pair<int, int>> fields[] = {
@@ -152,7 +164,8 @@ std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected)
     };
     for (const auto& [field, values] : fields)
         if (values.first != values.second)
-            return differs(field, std::to_string(values.first), std::to_string(values.second));
+            return differs(
+                field, std::to_string(values.first), std::to_string(values.second));
     if (recorded.mod != expected.mod)
         return differs("modulation", to_string(recorded.mod), to_string(expected.mod));
     return {};

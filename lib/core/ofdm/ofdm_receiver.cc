@@ -3,21 +3,21 @@
 // (CFO rotation, matched-filter dot products); FFTW the FFTs.
 #include <mimo_gpu/ofdm_receiver.h>
 
+#include "../runtime/engine_choice.h"
+#include "../runtime/parallel_for.h"
 #include "comb_interpolation.h"
 #include "fftw_plan.h"
 #include "frame_search.h"
-#include "../runtime/parallel_for.h"
-#include "../runtime/engine_choice.h"
 #ifdef MIMO_GPU_HAVE_CUDA
 #include "cuda_front_end.h"
 #endif
 
 #include <volk/volk.h>
 
+#include <unordered_map>
 #include <algorithm>
 #include <cmath>
 #include <complex>
-#include <unordered_map>
 #include <functional>
 #include <stdexcept>
 
@@ -26,20 +26,28 @@ namespace mimo_gpu {
 namespace {
 /// FFT windows per task of the demodulation: about 32 512-point FFTs' work (tens
 /// of microseconds); less costs more to hand to another thread than to run.
-size_t windows_per_task(int fft_size) { return std::max<size_t>(1, size_t(32 * 512) / size_t(fft_size)); }
+size_t windows_per_task(int fft_size)
+{
+    return std::max<size_t>(1, size_t(32 * 512) / size_t(fft_size));
+}
 
-void fail(const std::string& what) { throw std::invalid_argument("mimo_gpu: ofdm_receiver: " + what); }
+void fail(const std::string& what)
+{
+    throw std::invalid_argument("mimo_gpu: ofdm_receiver: " + what);
+}
 } // namespace
 
 struct ofdm_receiver::impl {
     detail::fftw_plan_1d fft;
     detail::frame_search search;
-    std::vector<cfloat> Y;             ///< demodulated grid: (k * U + i) * nr + r
+    std::vector<cfloat> Y;    ///< demodulated grid: (k * U + i) * nr + r
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
     std::vector<int> bins;    ///< FFT bin of each logical subcarrier
-    std::vector<cfloat> pilots; ///< known pilot of (slot j, subcarrier i), boosted: [j * U + i]
+    std::vector<cfloat>
+        pilots; ///< known pilot of (slot j, subcarrier i), boosted: [j * U + i]
 #ifdef MIMO_GPU_HAVE_CUDA
-    std::unique_ptr<detail::cuda_front_end> cuda; ///< null: the CPU demodulates and estimates
+    std::unique_ptr<detail::cuda_front_end>
+        cuda; ///< null: the CPU demodulates and estimates
 #endif
     impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
         : fft(g.fft_size, detail::fftw_plan_1d::direction::forward), search(g, c, backoff)
@@ -48,23 +56,27 @@ struct ofdm_receiver::impl {
 };
 
 ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config)
-    : m_grid((grid.validate(), grid)), m_config(config),
+    : m_grid((grid.validate(), grid)),
+      m_config(config),
       m_backoff(config.window_backoff < 0 ? grid.cp_length / 8 : config.window_backoff),
       m_spread_over_n(float(config.lmmse_delay_spread / grid.fft_size)),
       m_impl(std::make_unique<impl>(grid, config, m_backoff))
 {
     if (config.nr < grid.nt || config.nr > 256)
-        fail("nr must be in nt..256 (nt = " + std::to_string(grid.nt) + "), got " + std::to_string(config.nr));
+        fail("nr must be in nt..256 (nt = " + std::to_string(grid.nt) + "), got " +
+             std::to_string(config.nr));
     if (!(config.sync_threshold > 0 && config.sync_threshold < 1))
         fail("sync_threshold must be in (0, 1)");
     if (config.lmmse_window < 2 || config.lmmse_window > detail::k_lmmse_max_window)
-        fail("lmmse_window must be in 2.." + std::to_string(detail::k_lmmse_max_window) + ", got " +
-             std::to_string(config.lmmse_window));
-    if (!(config.lmmse_delay_spread < 0 || (config.lmmse_delay_spread > 0 &&
-                                            config.lmmse_delay_spread <= grid.fft_size)))
-        fail("lmmse_delay_spread must be -1 (estimated from the pilots) or in (0, fft_size] samples");
+        fail("lmmse_window must be in 2.." + std::to_string(detail::k_lmmse_max_window) +
+             ", got " + std::to_string(config.lmmse_window));
+    if (!(config.lmmse_delay_spread < 0 ||
+          (config.lmmse_delay_spread > 0 && config.lmmse_delay_spread <= grid.fft_size)))
+        fail("lmmse_delay_spread must be -1 (estimated from the pilots) or in (0, "
+             "fft_size] samples");
     if (m_backoff > grid.cp_length)
-        fail("window_backoff must be at most the cyclic prefix (" + std::to_string(grid.cp_length) + ")");
+        fail("window_backoff must be at most the cyclic prefix (" +
+             std::to_string(grid.cp_length) + ")");
     for (int i = 0; i < grid.used_subcarriers; ++i) {
         m_impl->offsets.push_back(grid.offset(i));
         m_impl->bins.push_back(grid.bin(i));
@@ -76,15 +88,18 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
         config.requested, [] { return false; }, [] { return true; });
 #ifdef MIMO_GPU_HAVE_CUDA
     if (cuda)
-        m_impl->cuda = std::make_unique<detail::cuda_front_end>(grid, config, m_backoff, m_impl->search.preamble());
+        m_impl->cuda = std::make_unique<detail::cuda_front_end>(
+            grid, config, m_backoff, m_impl->search.preamble());
 #else
     (void)cuda;
 #endif
 }
 
-ofdm_receiver::device_frames ofdm_receiver::receive_device(const cfloat* d_rx, size_t samples,
-                                                           const std::vector<sync_result>& syncs,
-                                                           cuda_stream_t stream)
+ofdm_receiver::device_frames
+ofdm_receiver::receive_device(const cfloat* d_rx,
+                              size_t samples,
+                              const std::vector<sync_result>& syncs,
+                              cuda_stream_t stream)
 {
     device_frames out;
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -97,7 +112,11 @@ ofdm_receiver::device_frames ofdm_receiver::receive_device(const cfloat* d_rx, s
             start.push_back(s.frame_start);
             cfo.push_back(s.cfo);
         }
-        m_impl->cuda->run_device(d_rx, samples, start.data(), cfo.data(), syncs.size(),
+        m_impl->cuda->run_device(d_rx,
+                                 samples,
+                                 start.data(),
+                                 cfo.data(),
+                                 syncs.size(),
                                  reinterpret_cast<cudaStream_t>(stream));
         const bool hold = m_config.interpolation == time_interpolation::hold;
         out.H = m_impl->cuda->device_H();
@@ -105,14 +124,16 @@ ofdm_receiver::device_frames ofdm_receiver::receive_device(const cfloat* d_rx, s
         out.n0 = m_impl->cuda->device_n0();
         out.frames = syncs.size();
         out.symbols_per_channel = hold ? m_grid.data_symbols : 1;
-        out.channels = size_t(m_grid.slots) * m_grid.used_subcarriers * (hold ? 1 : m_grid.data_symbols);
+        out.channels = size_t(m_grid.slots) * m_grid.used_subcarriers *
+                       (hold ? 1 : m_grid.data_symbols);
         return out;
     }
 #endif
     (void)d_rx;
     (void)samples;
     (void)stream;
-    throw std::logic_error("mimo_gpu: ofdm_receiver: receive_device needs the CUDA backend");
+    throw std::logic_error(
+        "mimo_gpu: ofdm_receiver: receive_device needs the CUDA backend");
 }
 
 backend ofdm_receiver::active_backend() const
@@ -126,24 +147,33 @@ backend ofdm_receiver::active_backend() const
 
 ofdm_receiver::~ofdm_receiver() = default;
 
-sync_result ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t from) const
+sync_result
+ofdm_receiver::synchronize(const cfloat* rx, size_t samples, size_t from) const
 {
     const detail::frame_search& search = m_impl->search;
-    const size_t begin = from >= search.rule().lookback() ? from - search.rule().lookback() : 0;
+    const size_t begin =
+        from >= search.rule().lookback() ? from - search.rule().lookback() : 0;
     const detail::walk_result w = search.find(rx, samples, begin, from, 1, true);
     return w.frames.empty() ? w.cut : w.frames.front();
 }
 
-sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx, size_t samples, size_t from,
+sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx,
+                                              size_t samples,
+                                              size_t from,
                                               cuda_stream_t stream) const
 {
 #ifdef MIMO_GPU_HAVE_CUDA
     if (m_impl->cuda) {
         const size_t lookback = m_impl->search.rule().lookback();
         const size_t begin = from >= lookback ? from - lookback : 0;
-        const detail::walk_result w = m_impl->cuda->find_frames(
-            detail::sample_view::interleaved(d_rx, m_config.nr), samples, begin, from, 1, true,
-            reinterpret_cast<cudaStream_t>(stream));
+        const detail::walk_result w =
+            m_impl->cuda->find_frames(detail::sample_view::interleaved(d_rx, m_config.nr),
+                                      samples,
+                                      begin,
+                                      from,
+                                      1,
+                                      true,
+                                      reinterpret_cast<cudaStream_t>(stream));
         return w.frames.empty() ? w.cut : w.frames.front();
     }
 #endif
@@ -151,7 +181,8 @@ sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx, size_t samples
     (void)samples;
     (void)from;
     (void)stream;
-    throw std::logic_error("mimo_gpu: ofdm_receiver: synchronize_device needs the CUDA backend");
+    throw std::logic_error(
+        "mimo_gpu: ofdm_receiver: synchronize_device needs the CUDA backend");
 }
 
 void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
@@ -166,50 +197,66 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
     const detail::fftw_plan_1d& fft = m_impl->fft;
     const float scale = fft.scale();
     // Windows (symbol k, antenna r) are independent: spread over the cores.
-    detail::parallel_for(size_t(K) * nr, windows_per_task(N), [&](size_t begin, size_t end) {
-        const auto lane = fft.make_buffer();
-        for (size_t e = begin; e < end; ++e) {
-            const int k = int(e / size_t(nr)), r = int(e % size_t(nr));
-            const size_t start = sync.frame_start + size_t(k) * g.symbol_samples();
-            for (int n = 0; n < N; ++n)
-                lane[size_t(n)] = rx[(start + size_t(n)) * nr + size_t(r)];
-            lv_32fc_t phase = std::polar(1.0f, float(std::fmod(w * double(k) * g.symbol_samples(), 2 * M_PI)));
-            volk_32fc_s32fc_x2_rotator_32fc(lane.get(), lane.get(), step, &phase, unsigned(N));
-            fft.execute(lane.get());
-            for (int i = 0; i < U; ++i)
-                m_impl->Y[(size_t(k) * U + i) * nr + r] = lane[size_t(m_impl->bins[size_t(i)])] * scale;
-        }
-    });
+    detail::parallel_for(
+        size_t(K) * nr, windows_per_task(N), [&](size_t begin, size_t end) {
+            const auto lane = fft.make_buffer();
+            for (size_t e = begin; e < end; ++e) {
+                const int k = int(e / size_t(nr)), r = int(e % size_t(nr));
+                const size_t start = sync.frame_start + size_t(k) * g.symbol_samples();
+                for (int n = 0; n < N; ++n)
+                    lane[size_t(n)] = rx[(start + size_t(n)) * nr + size_t(r)];
+                lv_32fc_t phase = std::polar(
+                    1.0f, float(std::fmod(w * double(k) * g.symbol_samples(), 2 * M_PI)));
+                volk_32fc_s32fc_x2_rotator_32fc(
+                    lane.get(), lane.get(), step, &phase, unsigned(N));
+                fft.execute(lane.get());
+                for (int i = 0; i < U; ++i)
+                    m_impl->Y[(size_t(k) * U + i) * nr + r] =
+                        lane[size_t(m_impl->bins[size_t(i)])] * scale;
+            }
+        });
 }
 
-void ofdm_receiver::estimate(front_end_frame& f) const
-{
-    const ofdm_grid& g = m_grid;
-    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
-    f.pilot_ls.resize(size_t(g.slots) * U * nr);
-    f.slot_channels.resize(size_t(g.slots) * U * nr * nt);
-    std::vector<double> slopes(size_t(g.slots));
+namespace {
+
+/// What the LS estimates at the pilots say about the frame (estimate's first step).
+struct pilot_statistics {
+    std::vector<double>
+        slopes; ///< per slot: the turn per subcarrier spacing (the mean delay)
     double noise = 0, power = 0, neighbours = 0;
     size_t noise_terms = 0, neighbour_terms = 0;
-    // Per slot: LS at the pilots; the channel's mean delay (window timing
-    // included) turns the estimates along frequency at a steady rate, so it is
-    // measured from neighbouring pilots and taken out before the noise estimate
-    // and the interpolation, which then see only the spread around it.
+};
+
+/// Per slot: LS at the pilots; the channel's mean delay (window timing
+/// included) turns the estimates along frequency at a steady rate, so it is
+/// measured from neighbouring pilots and taken out before the noise estimate
+/// and the interpolation, which then see only the spread around it.
+/// pilot_ls: slots * U * nr, the estimates with the turn taken out.
+pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
+                                         int nr,
+                                         const cfloat* Y,
+                                         const cfloat* pilots,
+                                         const int* offset,
+                                         cfloat* pilot_ls)
+{
+    const int U = g.used_subcarriers, nt = g.nt, D = g.data_symbols;
+    pilot_statistics st;
+    st.slopes.resize(size_t(g.slots));
     for (int j = 0; j < g.slots; ++j) {
         const int k = 1 + j * (1 + D);
-        cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
+        cfloat* ls = pilot_ls + size_t(j) * U * nr;
         for (int i = 0; i < U; ++i) {
             // y / p as (y conj(p)) / |p|^2 (the CUDA kernel's arithmetic; std::complex's
             // division guards infinities at several times the cost)
-            const cfloat p = m_impl->pilots[size_t(j) * U + size_t(i)];
+            const cfloat p = pilots[size_t(j) * U + size_t(i)];
             const float norm = p.real() * p.real() + p.imag() * p.imag();
             for (int r = 0; r < nr; ++r) {
-                const cfloat y = m_impl->Y[(size_t(k) * U + i) * nr + r];
-                ls[size_t(i) * nr + r] = cfloat((y.real() * p.real() + y.imag() * p.imag()) / norm,
-                                                (y.imag() * p.real() - y.real() * p.imag()) / norm);
+                const cfloat y = Y[(size_t(k) * U + i) * nr + r];
+                ls[size_t(i) * nr + r] =
+                    cfloat((y.real() * p.real() + y.imag() * p.imag()) / norm,
+                           (y.imag() * p.real() - y.real() * p.imag()) / norm);
             }
         }
-        const int* offset = m_impl->offsets.data();
         std::complex<double> turn(0, 0);
         for (int t = 0; t < nt; ++t)
             for (int i = t; i + nt < U; i += nt)
@@ -217,13 +264,14 @@ void ofdm_receiver::estimate(front_end_frame& f) const
                     turn += std::conj(std::complex<double>(ls[size_t(i) * nr + r])) *
                             std::complex<double>(ls[size_t(i + nt) * nr + r]) /
                             double(offset[i + nt] - offset[i]);
-        slopes[size_t(j)] = std::arg(turn) / nt; // radians per subcarrier spacing
+        st.slopes[size_t(j)] = std::arg(turn) / nt; // radians per subcarrier spacing
         for (int i = 0; i < U; ++i) {
-            const cfloat turn_back = std::polar(1.0f, float(-slopes[size_t(j)] * offset[i])); // once per subcarrier
+            const cfloat turn_back = std::polar(
+                1.0f, float(-st.slopes[size_t(j)] * offset[i])); // once per subcarrier
             for (int r = 0; r < nr; ++r) {
                 cfloat& v = ls[size_t(i) * nr + r];
                 v *= turn_back;
-                power += std::norm(v);
+                st.power += std::norm(v);
             }
         }
         // Correlation of comb neighbours nt apart, for the LMMSE model's delay spread.
@@ -231,8 +279,9 @@ void ofdm_receiver::estimate(front_end_frame& f) const
             for (int i = t; i + nt < U; i += nt)
                 if (offset[i + nt] - offset[i] == nt)
                     for (int r = 0; r < nr; ++r) {
-                        neighbours += std::real(std::conj(ls[size_t(i) * nr + r]) * ls[size_t(i + nt) * nr + r]);
-                        ++neighbour_terms;
+                        st.neighbours += std::real(std::conj(ls[size_t(i) * nr + r]) *
+                                                   ls[size_t(i + nt) * nr + r]);
+                        ++st.neighbour_terms;
                     }
         // Noise from second differences along each comb (equally spaced triples):
         // E|e|^2 = 6 N0 / nt for LS noise N0 / nt, a linear channel trend cancels.
@@ -241,30 +290,37 @@ void ofdm_receiver::estimate(front_end_frame& f) const
                 if (offset[i + nt] - offset[i] != offset[i + 2 * nt] - offset[i + nt])
                     continue; // straddles the DC null
                 for (int r = 0; r < nr; ++r) {
-                    const cfloat e = ls[size_t(i) * nr + r] - 2.0f * ls[size_t(i + nt) * nr + r] +
+                    const cfloat e = ls[size_t(i) * nr + r] -
+                                     2.0f * ls[size_t(i + nt) * nr + r] +
                                      ls[size_t(i + 2 * nt) * nr + r];
-                    noise += std::norm(e);
-                    ++noise_terms;
+                    st.noise += std::norm(e);
+                    ++st.noise_terms;
                 }
             }
     }
-    f.n0 = noise_terms ? float(noise / double(noise_terms) * nt / 6.0) : 0.0f;
-    // The LMMSE weights need the LS noise relative to an antenna pair's channel power.
-    const float ls_noise = f.n0 / float(nt);
-    const float pair_power = float(power / (double(g.slots) * U * nr));
-    const float channel_power = std::max(pair_power - ls_noise, 1e-3f * pair_power + 1e-30f);
-    const float relative_noise = ls_noise / channel_power;
-    float spread_over_n = m_spread_over_n;
-    if (m_config.lmmse_delay_spread < 0) { // from the pilots: at least half a sample, at most twice the CP
-        const float rho = neighbour_terms ? float(neighbours / double(neighbour_terms)) / channel_power : 0.0f;
-        spread_over_n = detail::delay_spread_from_correlation(rho, nt, g.fft_size, 0.5f, 2.0f * g.cp_length) /
-                        float(g.fft_size);
-    }
-    f.delay_spread = spread_over_n * float(g.fft_size);
-    // The weights depend on the frame's statistics, not on the slot: made once.
+    return st;
+}
+
+/// The comb interpolation of each (stream, subcarrier): its pilots and
+/// weights, k_lmmse_max_window slots each.
+struct comb_weights {
+    std::vector<int> pilots, counts;
+    std::vector<float> weights;
+};
+
+/// The weights depend on the frame's statistics, not on the slot: made once a frame.
+comb_weights make_comb_weights(const ofdm_grid& g,
+                               const ofdm_receiver_config& config,
+                               const int* offsets,
+                               float spread_over_n,
+                               float relative_noise)
+{
+    const int U = g.used_subcarriers, nt = g.nt;
     const int Wmax = detail::k_lmmse_max_window;
-    std::vector<int> pilots(size_t(U) * nt * Wmax), counts(size_t(U) * nt);
-    std::vector<float> weights_of(size_t(U) * nt * Wmax);
+    comb_weights cw;
+    cw.pilots.resize(size_t(U) * nt * Wmax);
+    cw.counts.resize(size_t(U) * nt);
+    cw.weights.resize(size_t(U) * nt * Wmax);
     // Most windows share their geometry (pilot distances): LMMSE solves once per
     // geometry, found again by a hash of its distances (a map of vectors allocated
     // a key per subcarrier).
@@ -278,61 +334,117 @@ void ofdm_receiver::estimate(front_end_frame& f) const
     for (int t = 0; t < nt; ++t)
         for (int c = 0; c < U; ++c) {
             const size_t ct = size_t(t) * U + c;
-            int* pilot = &pilots[ct * Wmax];
-            float* w = &weights_of[ct * Wmax];
-            if (m_config.frequency == frequency_interpolation::linear) {
-                counts[ct] = detail::linear_comb_weights(c, t, nt, U, m_impl->offsets.data(), pilot, w);
+            int* pilot = &cw.pilots[ct * Wmax];
+            float* w = &cw.weights[ct * Wmax];
+            if (config.frequency == frequency_interpolation::linear) {
+                cw.counts[ct] =
+                    detail::linear_comb_weights(c, t, nt, U, offsets, pilot, w);
                 continue;
             }
             geometry key;
-            key.n = detail::lmmse_comb_window(c, t, nt, U, m_config.lmmse_window, pilot);
+            key.n = detail::lmmse_comb_window(c, t, nt, U, config.lmmse_window, pilot);
             uint64_t hash = 1469598103934665603ull ^ uint64_t(key.n);
             for (int a = 0; a < key.n; ++a) {
-                key.distance[a] = m_impl->offsets[size_t(pilot[a])] - m_impl->offsets[size_t(c)];
+                key.distance[a] = offsets[size_t(pilot[a])] - offsets[size_t(c)];
                 hash = (hash ^ uint64_t(uint32_t(key.distance[a]))) * 1099511628211ull;
             }
             auto same = [&](const geometry& x) {
-                return x.n == key.n && std::equal(x.distance, x.distance + x.n, key.distance);
+                return x.n == key.n &&
+                       std::equal(x.distance, x.distance + x.n, key.distance);
             };
             const auto found = geometry_of_hash.find(hash);
             size_t index = geometries.size();
             if (found != geometry_of_hash.end() && same(geometries[found->second]))
                 index = found->second;
             else // new, or a hash collision: look the geometry up by its distances
-                index = size_t(std::find_if(geometries.begin(), geometries.end(), same) - geometries.begin());
+                index = size_t(std::find_if(geometries.begin(), geometries.end(), same) -
+                               geometries.begin());
             if (index == geometries.size()) {
-                detail::lmmse_solve(key.distance, key.n, spread_over_n, relative_noise, key.weights);
+                detail::lmmse_solve(
+                    key.distance, key.n, spread_over_n, relative_noise, key.weights);
                 geometries.push_back(key);
                 geometry_of_hash.emplace(hash, index);
             }
             std::copy(geometries[index].weights, geometries[index].weights + key.n, w);
-            counts[ct] = key.n;
+            cw.counts[ct] = key.n;
         }
+    return cw;
+}
+
+/// Each slot's channel at every subcarrier from its pilots (the turn put
+/// back), and the LS estimates turned back as measured, for diagnostics.
+void interpolate_slots(const ofdm_grid& g,
+                       int nr,
+                       const comb_weights& cw,
+                       const std::vector<double>& slopes,
+                       const int* offsets,
+                       cfloat* pilot_ls,
+                       cfloat* slot_channels)
+{
+    const int U = g.used_subcarriers, nt = g.nt;
+    const int Wmax = detail::k_lmmse_max_window;
     for (int j = 0; j < g.slots; ++j) {
-        cfloat* ls = &f.pilot_ls[size_t(j) * U * nr];
-        cfloat* H = &f.slot_channels[size_t(j) * U * nr * nt];
+        cfloat* ls = pilot_ls + size_t(j) * U * nr;
+        cfloat* H = slot_channels + size_t(j) * U * nr * nt;
         const double slope = slopes[size_t(j)];
         detail::parallel_for(size_t(U), 256, [&](size_t c_begin, size_t c_end) {
             for (int t = 0; t < nt; ++t)
                 for (int c = int(c_begin); c < int(c_end); ++c) {
                     const size_t ct = size_t(t) * U + c;
-                    const int* pilot = &pilots[ct * Wmax];
-                    const float* w = &weights_of[ct * Wmax];
-                    const cfloat back = std::polar(1.0f, float(slope * m_impl->offsets[size_t(c)]));
+                    const int* pilot = &cw.pilots[ct * Wmax];
+                    const float* w = &cw.weights[ct * Wmax];
+                    const cfloat back =
+                        std::polar(1.0f, float(slope * offsets[size_t(c)]));
                     for (int r = 0; r < nr; ++r) {
                         cfloat v(0, 0);
-                        for (int k = 0; k < counts[ct]; ++k)
+                        for (int k = 0; k < cw.counts[ct]; ++k)
                             v += ls[size_t(pilot[k]) * nr + r] * w[k];
                         H[(size_t(c) * nr + r) * nt + t] = v * back;
                     }
                 }
         });
         for (int i = 0; i < U; ++i) { // the LS estimates as measured, for diagnostics
-            const cfloat turn_again = std::polar(1.0f, float(slope * m_impl->offsets[size_t(i)]));
+            const cfloat turn_again = std::polar(1.0f, float(slope * offsets[size_t(i)]));
             for (int r = 0; r < nr; ++r)
                 ls[size_t(i) * nr + r] *= turn_again;
         }
     }
+}
+
+} // namespace
+
+void ofdm_receiver::estimate(front_end_frame& f) const
+{
+    const ofdm_grid& g = m_grid;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt;
+    f.pilot_ls.resize(size_t(g.slots) * U * nr);
+    f.slot_channels.resize(size_t(g.slots) * U * nr * nt);
+    const int* offsets = m_impl->offsets.data();
+    const pilot_statistics st = least_squares_at_pilots(
+        g, nr, m_impl->Y.data(), m_impl->pilots.data(), offsets, f.pilot_ls.data());
+    f.n0 = st.noise_terms ? float(st.noise / double(st.noise_terms) * nt / 6.0) : 0.0f;
+    // The LMMSE weights need the LS noise relative to an antenna pair's channel power.
+    const float ls_noise = f.n0 / float(nt);
+    const float pair_power = float(st.power / (double(g.slots) * U * nr));
+    const float channel_power =
+        std::max(pair_power - ls_noise, 1e-3f * pair_power + 1e-30f);
+    const float relative_noise = ls_noise / channel_power;
+    float spread_over_n = m_spread_over_n;
+    if (m_config.lmmse_delay_spread <
+        0) { // from the pilots: at least half a sample, at most twice the CP
+        const float rho =
+            st.neighbour_terms
+                ? float(st.neighbours / double(st.neighbour_terms)) / channel_power
+                : 0.0f;
+        spread_over_n = detail::delay_spread_from_correlation(
+                            rho, nt, g.fft_size, 0.5f, 2.0f * g.cp_length) /
+                        float(g.fft_size);
+    }
+    f.delay_spread = spread_over_n * float(g.fft_size);
+    const comb_weights cw =
+        make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise);
+    interpolate_slots(
+        g, nr, cw, st.slopes, offsets, f.pilot_ls.data(), f.slot_channels.data());
 }
 
 void ofdm_receiver::emit(front_end_frame& f) const
@@ -348,7 +460,8 @@ void ofdm_receiver::emit(front_end_frame& f) const
     for (int j = 0; j < g.slots; ++j)
         for (int c = 0; c < U; ++c) {
             const cfloat* Hj = &f.slot_channels[(size_t(j) * U + c) * hn];
-            const cfloat* Hn = j + 1 < g.slots ? &f.slot_channels[(size_t(j + 1) * U + c) * hn] : Hj;
+            const cfloat* Hn =
+                j + 1 < g.slots ? &f.slot_channels[(size_t(j + 1) * U + c) * hn] : Hj;
             for (int s = 0; s < D; ++s) {
                 const size_t p = (size_t(j) * U + c) * D + size_t(s);
                 const int k = 2 + j * (1 + D) + s;
@@ -364,18 +477,20 @@ void ofdm_receiver::emit(front_end_frame& f) const
         }
 }
 
-front_end_frame ofdm_receiver::receive(const cfloat* rx, size_t samples, const sync_result& sync)
+front_end_frame
+ofdm_receiver::receive(const cfloat* rx, size_t samples, const sync_result& sync)
 {
     return std::move(receive_frames(rx, samples, { sync }).front());
 }
 
-std::vector<front_end_frame> ofdm_receiver::receive_frames(const cfloat* rx, size_t samples,
-                                                           const std::vector<sync_result>& syncs)
+std::vector<front_end_frame> ofdm_receiver::receive_frames(
+    const cfloat* rx, size_t samples, const std::vector<sync_result>& syncs)
 {
     for (const sync_result& sync : syncs)
         if (!sync.found || !sync.complete)
-            fail(sync.found ? "the frame found is not complete in the buffer (" + std::to_string(samples) +
-                                  " samples from " + std::to_string(sync.frame_start) + ")"
+            fail(sync.found ? "the frame found is not complete in the buffer (" +
+                                  std::to_string(samples) + " samples from " +
+                                  std::to_string(sync.frame_start) + ")"
                             : "no preamble found: nothing to receive");
     std::vector<front_end_frame> frames(syncs.size());
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -393,8 +508,11 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(const cfloat* rx, siz
     return frames;
 }
 
-front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx, size_t samples, const sync_result& sync,
-                                                     const cfloat* H_known, float n0)
+front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
+                                                     size_t samples,
+                                                     const sync_result& sync,
+                                                     const cfloat* H_known,
+                                                     float n0)
 {
     if (!sync.found || !sync.complete)
         fail("receive_known_channel needs a complete frame");
@@ -405,7 +523,9 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx, size_t sa
     const size_t per_slot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
     f.slot_channels.resize(size_t(m_grid.slots) * per_slot);
     for (int j = 0; j < m_grid.slots; ++j)
-        std::copy(H_known, H_known + per_slot, f.slot_channels.begin() + ptrdiff_t(size_t(j) * per_slot));
+        std::copy(H_known,
+                  H_known + per_slot,
+                  f.slot_channels.begin() + ptrdiff_t(size_t(j) * per_slot));
     f.n0 = n0;
     emit(f);
     return f;

@@ -33,14 +33,19 @@ struct ofdm_stream_receiver::engine {
     uint64_t received = 0, dropped = 0, covered = 0;
     ofdm_stream_receiver::time_spent spent;
 
-    engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff) : grid(g), config(c), rule(g, c, backoff) {}
+    engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
+        : grid(g), config(c), rule(g, c, backoff)
+    {
+    }
 };
 
-ofdm_stream_receiver::ofdm_stream_receiver(const ofdm_grid& grid, const ofdm_receiver_config& config)
+ofdm_stream_receiver::ofdm_stream_receiver(const ofdm_grid& grid,
+                                           const ofdm_receiver_config& config)
 {
     ofdm_receiver_config checked = config;
     checked.requested = backend::cpu;
-    const ofdm_receiver validator(grid, checked); // throws for a bad grid or configuration
+    const ofdm_receiver validator(grid,
+                                  checked); // throws for a bad grid or configuration
     m_engine = std::make_unique<engine>(grid, config, validator.window_backoff());
     m_engine->window = detail::choose_engine(
         config.requested,
@@ -62,16 +67,22 @@ backend ofdm_stream_receiver::active_backend() const { return m_engine->window->
 
 int ofdm_stream_receiver::symbols_per_channel() const
 {
-    return m_engine->config.interpolation == time_interpolation::hold ? m_engine->grid.data_symbols : 1;
+    return m_engine->config.interpolation == time_interpolation::hold
+               ? m_engine->grid.data_symbols
+               : 1;
 }
 
 size_t ofdm_stream_receiver::H_items_per_frame() const
 {
     const ofdm_grid& g = m_engine->grid;
-    return size_t(g.slots) * g.used_subcarriers * size_t(g.data_symbols / symbols_per_channel());
+    return size_t(g.slots) * g.used_subcarriers *
+           size_t(g.data_symbols / symbols_per_channel());
 }
 
-size_t ofdm_stream_receiver::y_items_per_frame() const { return m_engine->grid.data_elements(); }
+size_t ofdm_stream_receiver::y_items_per_frame() const
+{
+    return m_engine->grid.data_elements();
+}
 
 size_t ofdm_stream_receiver::room() const
 {
@@ -87,8 +98,9 @@ void ofdm_stream_receiver::push(const cfloat* const* antennas, size_t count)
     if (e.ended)
         throw std::logic_error("mimo_gpu: ofdm_stream_receiver: push after end_stream");
     if (count > room())
-        throw std::invalid_argument("mimo_gpu: ofdm_stream_receiver: " + std::to_string(count) +
-                                    " samples pushed, room for " + std::to_string(room()));
+        throw std::invalid_argument(
+            "mimo_gpu: ofdm_stream_receiver: " + std::to_string(count) +
+            " samples pushed, room for " + std::to_string(room()));
     const auto t = std::chrono::steady_clock::now();
     e.window->append(antennas, count, e.end);
     e.end += count;
@@ -100,29 +112,36 @@ void ofdm_stream_receiver::end_stream() { m_engine->ended = true; }
 
 bool ofdm_stream_receiver::ended() const { return m_engine->ended; }
 
-std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames, cfloat* H, cfloat* y,
+std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
+                                                        cfloat* H,
+                                                        cfloat* y,
                                                         bool outputs_on_device)
 {
     engine& e = *m_engine;
     if (outputs_on_device && e.window->kind() != backend::cuda)
-        throw std::invalid_argument("mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
+        throw std::invalid_argument(
+            "mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
     if (max_frames == 0) { // no room: frames may wait
         e.window->finish_appends();
         e.more = e.end > e.begin;
         return {};
     }
-    if (!e.ended && e.end < e.needs) { // the last search stopped for samples that have not come
+    if (!e.ended &&
+        e.end < e.needs) { // the last search stopped for samples that have not come
         e.window->finish_appends();
         e.more = false;
         return {};
     }
-    const uint64_t search_begin = std::max(e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
+    const uint64_t search_begin =
+        std::max(e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
     auto t = std::chrono::steady_clock::now();
-    const detail::walk_result w = e.window->search(e.begin, e.end, search_begin, e.from, max_frames, e.ended);
+    const detail::walk_result w =
+        e.window->search(e.begin, e.end, search_begin, e.from, max_frames, e.ended);
     e.spent.search += seconds_since(t);
     ++e.spent.searches;
     t = std::chrono::steady_clock::now();
-    std::vector<stream_frame> frames = e.window->demodulate(w.frames, H, y, outputs_on_device);
+    std::vector<stream_frame> frames =
+        e.window->demodulate(w.frames, H, y, outputs_on_device);
     if (!w.frames.empty()) {
         e.spent.demodulate += seconds_since(t);
         ++e.spent.batches;
@@ -145,8 +164,10 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames, cfloa
     e.more = w.more;
     e.needs = w.needs;
     // The window starts where the metric's sums restart (frame_search.h).
-    const uint64_t keep = std::max<uint64_t>(
-        e.begin, detail::align_down(std::min<uint64_t>(w.keep_from, e.end), detail::k_metric_alignment));
+    const uint64_t keep =
+        std::max<uint64_t>(e.begin,
+                           detail::align_down(std::min<uint64_t>(w.keep_from, e.end),
+                                              detail::k_metric_alignment));
     if (keep > e.begin) {
         e.window->release(keep);
         e.begin = keep;
@@ -170,7 +191,8 @@ uint64_t ofdm_stream_receiver::samples_outside_frames() const
     const engine& e = *m_engine;
     // Dropped frames' samples count as outside: `covered` is what was received.
     const uint64_t let_go = e.ended && !e.more ? e.end : e.begin;
-    const uint64_t in_frames = e.covered - e.dropped * (e.rule.frame_samples - size_t(e.rule.CP));
+    const uint64_t in_frames =
+        e.covered - e.dropped * (e.rule.frame_samples - size_t(e.rule.CP));
     return let_go > in_frames ? let_go - in_frames : 0;
 }
 
@@ -178,6 +200,9 @@ uint64_t ofdm_stream_receiver::frames_received() const { return m_engine->receiv
 
 uint64_t ofdm_stream_receiver::frames_dropped() const { return m_engine->dropped; }
 
-ofdm_stream_receiver::time_spent ofdm_stream_receiver::timing() const { return m_engine->spent; }
+ofdm_stream_receiver::time_spent ofdm_stream_receiver::timing() const
+{
+    return m_engine->spent;
+}
 
 } // namespace mimo_gpu

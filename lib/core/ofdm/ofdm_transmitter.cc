@@ -10,9 +10,12 @@
 namespace mimo_gpu {
 
 ofdm_transmitter::ofdm_transmitter(const ofdm_grid& grid)
-    : m_grid((grid.validate(), grid)), m_constellation(grid.mod),
-      m_ifft(std::make_unique<detail::fftw_plan_1d>(grid.fft_size, detail::fftw_plan_1d::direction::inverse)),
-      m_bins(size_t(grid.fft_size)), m_time(size_t(grid.fft_size))
+    : m_grid((grid.validate(), grid)),
+      m_constellation(grid.mod),
+      m_ifft(std::make_unique<detail::fftw_plan_1d>(
+          grid.fft_size, detail::fftw_plan_1d::direction::inverse)),
+      m_bins(size_t(grid.fft_size)),
+      m_time(size_t(grid.fft_size))
 {
 }
 
@@ -26,7 +29,8 @@ void ofdm_transmitter::map(const uint8_t* bits, cfloat* symbols) const
 void ofdm_transmitter::modulate(const uint8_t* bits, cfloat* samples)
 {
     const ofdm_grid& g = m_grid;
-    const int N = g.fft_size, CP = g.cp_length, U = g.used_subcarriers, D = g.data_symbols, nt = g.nt;
+    const int N = g.fft_size, CP = g.cp_length, U = g.used_subcarriers,
+              D = g.data_symbols, nt = g.nt;
     m_symbols.resize(g.data_elements() * size_t(nt));
     map(bits, m_symbols.data());
     const float pilot_gain = std::sqrt(float(nt));

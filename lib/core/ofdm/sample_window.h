@@ -28,24 +28,33 @@ public:
     /// Waits until append() has read the caller's memory (a search does too).
     virtual void finish_appends() {}
     /// frame_search::find over the window's samples [begin, end).
-    virtual walk_result search(uint64_t begin, uint64_t end, uint64_t search_begin, uint64_t from,
-                               size_t max_frames, bool ended) = 0;
+    virtual walk_result search(uint64_t begin,
+                               uint64_t end,
+                               uint64_t search_begin,
+                               uint64_t from,
+                               size_t max_frames,
+                               bool ended) = 0;
     /// Demodulates and estimates the frames (found and complete) into H and y
     /// (frame f at f * H_per_frame / f * y_per_frame values); returns their N0
     /// and delay spread (non-finite N0: the pilots held non-finite samples).
-    virtual std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames, cfloat* H, cfloat* y,
+    virtual std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames,
+                                                 cfloat* H,
+                                                 cfloat* y,
                                                  bool on_device) = 0;
     /// Moves frame `from`'s H and y to frame slot `to` (< from) of the outputs.
-    virtual void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) = 0;
+    virtual void
+    move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) = 0;
 };
 
 /// Samples per antenna a window keeps at most: room for a frame found late in
 /// the window to complete, with the search's look-back and a few frames more.
 size_t window_samples(const ofdm_grid& grid);
 
-std::unique_ptr<sample_window> make_host_window(const ofdm_grid& grid, const ofdm_receiver_config& config);
+std::unique_ptr<sample_window> make_host_window(const ofdm_grid& grid,
+                                                const ofdm_receiver_config& config);
 #ifdef MIMO_GPU_HAVE_CUDA
-std::unique_ptr<sample_window> make_cuda_window(const ofdm_grid& grid, const ofdm_receiver_config& config);
+std::unique_ptr<sample_window> make_cuda_window(const ofdm_grid& grid,
+                                                const ofdm_receiver_config& config);
 #endif
 
 } // namespace detail

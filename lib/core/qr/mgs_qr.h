@@ -23,17 +23,19 @@ constexpr float k_singular_threshold = 1e-11f;
 /// Writes E = [R | Q^T y~] (2NT rows of 2NT+1 floats) with stream perm[j] at
 /// position j (the tree's top level is position NT-1).
 template <int NR, int NT, int PITCH = 1>
-MIMO_HD problem_fault mgs_qr_permuted(const float* H, const float* y, const int* perm, float* E)
+MIMO_HD problem_fault
+mgs_qr_permuted(const float* H, const float* y, const int* perm, float* E)
 {
     constexpr int ROWS = 2 * NR, COLS = 2 * NT, W = COLS + 1;
     float v[W][ROWS]; // columns of V = [H~ | y~]
 
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int r = 0; r < NR; ++r) {
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int j = 0; j < NT; ++j) {
             const int t = perm[j];
-            const float hr = H[PITCH * (2 * (r * NT + t))], hi = H[PITCH * (2 * (r * NT + t) + 1)];
+            const float hr = H[PITCH * (2 * (r * NT + t))],
+                        hi = H[PITCH * (2 * (r * NT + t) + 1)];
             v[2 * j][2 * r] = hr;
             v[2 * j][2 * r + 1] = hi;
             v[2 * j + 1][2 * r] = -hi;
@@ -44,10 +46,10 @@ MIMO_UNROLL
     }
 
     float max_norm2 = 0.0f, total = 0.0f;
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int c = 0; c < W; ++c) {
         float n2 = 0.0f;
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int r = 0; r < ROWS; ++r)
             n2 += v[c][r] * v[c][r];
         if (c < COLS)
@@ -58,30 +60,30 @@ MIMO_UNROLL
         return problem_fault::non_finite;
 
     bool singular = false;
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int i = 0; i < COLS; ++i) {
         float n2 = 0.0f;
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int r = 0; r < ROWS; ++r)
             n2 += v[i][r] * v[i][r];
         singular |= !(n2 > k_singular_threshold * max_norm2);
         const float rii = sqrtf(n2);
         const float inv = 1.0f / rii;
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int r = 0; r < ROWS; ++r)
             v[i][r] *= inv;
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int k = 0; k < i; ++k)
             E[i * W + k] = 0.0f;
         E[i * W + i] = rii;
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int k = i + 1; k < W; ++k) {
             float dot = 0.0f;
-MIMO_UNROLL
+            MIMO_UNROLL
             for (int r = 0; r < ROWS; ++r)
                 dot += v[i][r] * v[k][r];
             E[i * W + k] = dot;
-MIMO_UNROLL
+            MIMO_UNROLL
             for (int r = 0; r < ROWS; ++r)
                 v[k][r] -= dot * v[i][r];
         }
@@ -94,7 +96,7 @@ template <int NR, int NT, int PITCH = 1>
 MIMO_HD problem_fault mgs_qr_order(const float* H, const float* y, int order, float* E)
 {
     int perm[NT];
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int j = 0; j < NT; ++j)
         perm[j] = (j + order) % NT;
     return mgs_qr_permuted<NR, NT, PITCH>(H, y, perm, E);

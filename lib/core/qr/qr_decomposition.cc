@@ -1,9 +1,9 @@
 #include <mimo_gpu/qr_decomposition.h>
 
 #include "../runtime/engine_choice.h"
+#include "../runtime/fault_flags.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/shape_dispatch.h"
-#include "../runtime/fault_flags.h"
 #include "mgs_qr.h"
 #include "qr_engine.h"
 
@@ -14,10 +14,15 @@ namespace mimo_gpu {
 namespace detail {
 
 /// Computes every order of every problem on the CPU, spread over the cores.
-void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y, size_t batch, float* items,
+void cpu_qr_batch(mimo_shape shape,
+                  int orders,
+                  const cfloat* H,
+                  const cfloat* y,
+                  size_t batch,
+                  float* items,
                   fault_word* flags)
 {
-    const qr_layout layout{shape.nt, orders};
+    const qr_layout layout{ shape.nt, orders };
     dispatch_shape(shape.nr, shape.nt, [&](auto nr_c, auto nt_c) {
         constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
         parallel_for(batch, 512, [&](size_t begin, size_t end) {
@@ -25,7 +30,8 @@ void cpu_qr_batch(mimo_shape shape, int orders, const cfloat* H, const cfloat* y
                 const float* h = reinterpret_cast<const float*>(H + p * NR * NT);
                 const float* yy = reinterpret_cast<const float*>(y + p * NR);
                 for (int o = 0; o < orders; ++o) {
-                    float* E = items + p * layout.floats_per_item() + o * layout.floats_per_order();
+                    float* E = items + p * layout.floats_per_item() +
+                               o * layout.floats_per_order();
                     const problem_fault f = mgs_qr_order<NR, NT>(h, yy, o, E);
                     if (f != problem_fault::none) {
                         report_fault(flags, p, f);
@@ -44,10 +50,13 @@ class cpu_qr_engine final : public qr_engine
 public:
     cpu_qr_engine(mimo_shape shape, int orders) : m_shape(shape), m_orders(orders) {}
     backend kind() const override { return backend::cpu; }
-    detection_report run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
+    detection_report
+    run(const cfloat* H, const cfloat* y, size_t batch, float* items) override
     {
         cpu_qr_batch(m_shape, m_orders, H, y, batch, items, m_faults.reset(batch));
-        return m_faults.finish(items, qr_layout{m_shape.nt, m_orders}.floats_per_item(), k_erased_item_value);
+        return m_faults.finish(items,
+                               qr_layout{ m_shape.nt, m_orders }.floats_per_item(),
+                               k_erased_item_value);
     }
 
 private:
@@ -66,14 +75,17 @@ std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders)
 } // namespace detail
 
 qr_decomposition::qr_decomposition(mimo_shape shape, int orders, backend requested)
-    : m_shape(shape), m_layout{shape.nt, orders}
+    : m_shape(shape), m_layout{ shape.nt, orders }
 {
     m_shape.validate_small();
     if (orders < 1 || orders > shape.nt)
         throw std::invalid_argument("mimo_gpu::qr_decomposition: orders must be 1..nt (" +
-                                    std::to_string(shape.nt) + "), got " + std::to_string(orders));
-    m_engine = detail::choose_engine(requested, [&] { return detail::make_cpu_qr_engine(shape, orders); },
-                                     [&] { return detail::make_cuda_qr_engine(shape, orders); });
+                                    std::to_string(shape.nt) + "), got " +
+                                    std::to_string(orders));
+    m_engine = detail::choose_engine(
+        requested,
+        [&] { return detail::make_cpu_qr_engine(shape, orders); },
+        [&] { return detail::make_cuda_qr_engine(shape, orders); });
 }
 
 qr_decomposition::~qr_decomposition() = default;
@@ -85,12 +97,14 @@ backend qr_decomposition::active_backend() const { return m_engine->kind(); }
 detection_report qr_decomposition::apply_policy(detection_report report) const
 {
     if (report.erased > 0 && m_policy == bad_problem_policy::stop)
-        throw std::invalid_argument("mimo_gpu::qr_decomposition: " + report.describe() +
-                                    " (bad-problem policy 'stop'; 'erase' decomposes the rest)");
+        throw std::invalid_argument(
+            "mimo_gpu::qr_decomposition: " + report.describe() +
+            " (bad-problem policy 'stop'; 'erase' decomposes the rest)");
     return report;
 }
 
-detection_report qr_decomposition::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
+detection_report
+qr_decomposition::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
 {
     if (batch == 0)
         return {};
@@ -99,7 +113,10 @@ detection_report qr_decomposition::run(const cfloat* H, const cfloat* y, size_t 
     return apply_policy(m_engine->run(H, y, batch, items));
 }
 
-void qr_decomposition::run_device(const cfloat* d_H, const cfloat* d_y, size_t batch, float* d_items,
+void qr_decomposition::run_device(const cfloat* d_H,
+                                  const cfloat* d_y,
+                                  size_t batch,
+                                  float* d_items,
                                   cuda_stream_t stream)
 {
     m_engine->run_device(d_H, d_y, batch, d_items, stream);

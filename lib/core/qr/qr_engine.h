@@ -17,14 +17,17 @@ public:
     virtual ~qr_engine() = default;
     virtual backend kind() const = 0;
     /// Bad problems' items are overwritten with k_erased_item_value.
-    virtual detection_report run(const cfloat* H, const cfloat* y, size_t batch, float* items) = 0;
+    virtual detection_report
+    run(const cfloat* H, const cfloat* y, size_t batch, float* items) = 0;
     virtual void run_device(const cfloat*, const cfloat*, size_t, float*, cuda_stream_t)
     {
-        throw std::logic_error("mimo_gpu::qr_decomposition::run_device needs the CUDA backend");
+        throw std::logic_error(
+            "mimo_gpu::qr_decomposition::run_device needs the CUDA backend");
     }
     virtual detection_report check_device_status(cuda_stream_t)
     {
-        throw std::logic_error("mimo_gpu::qr_decomposition::check_device_status needs the CUDA backend");
+        throw std::logic_error(
+            "mimo_gpu::qr_decomposition::check_device_status needs the CUDA backend");
     }
 };
 
@@ -33,6 +36,8 @@ namespace detail {
 /// the items (nway_detector::detect_qr) erases in turn.
 constexpr float k_erased_item_value = std::numeric_limits<float>::quiet_NaN();
 std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders);
-std::unique_ptr<qr_engine> make_cuda_qr_engine(mimo_shape shape, int orders); // defined in the .cu (CUDA builds only)
+std::unique_ptr<qr_engine>
+make_cuda_qr_engine(mimo_shape shape,
+                    int orders); // defined in the .cu (CUDA builds only)
 } // namespace detail
 } // namespace mimo_gpu

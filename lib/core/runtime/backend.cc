@@ -17,7 +17,8 @@ namespace {
 
 std::string lower(std::string s)
 {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(
+        s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
     return s;
 }
 
@@ -38,9 +39,12 @@ const std::string& probe_cuda()
             if (driver == 0 || err == cudaErrorNoDevice)
                 return std::string("no NVIDIA GPU or driver was found");
             if (err == cudaErrorInsufficientDriver)
-                return "the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "." +
-                       std::to_string(driver % 1000 / 10) + ", older than this build's CUDA " +
-                       std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10) +
+                return "the NVIDIA driver supports CUDA " +
+                       std::to_string(driver / 1000) + "." +
+                       std::to_string(driver % 1000 / 10) +
+                       ", older than this build's CUDA " +
+                       std::to_string(runtime / 1000) + "." +
+                       std::to_string(runtime % 1000 / 10) +
                        " runtime: update the driver";
             return std::string("no usable CUDA device (") + cudaGetErrorString(err) + ")";
         }
@@ -48,7 +52,8 @@ const std::string& probe_cuda()
             return std::string("no NVIDIA GPU or driver was found");
         return std::string();
 #else
-        return std::string("this build of mimo_gpu has no CUDA support (built with ENABLE_CUDA=OFF)");
+        return std::string(
+            "this build of mimo_gpu has no CUDA support (built with ENABLE_CUDA=OFF)");
 #endif
     }();
     return reason;
@@ -97,7 +102,8 @@ backend resolve_backend(backend requested)
             return backend::cuda;
         static std::once_flag logged;
         std::call_once(logged, [] {
-            std::cerr << "mimo_gpu: " << cuda_unavailable_reason() << ": running on the CPU\n";
+            std::cerr << "mimo_gpu: " << cuda_unavailable_reason()
+                      << ": running on the CPU\n";
         });
         return backend::cpu;
     }

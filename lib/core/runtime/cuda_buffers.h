@@ -76,7 +76,10 @@ using pinned_buffer = cuda_buffer<T, memory_kind::pinned_host>;
 class cuda_stream
 {
 public:
-    cuda_stream() { MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking)); }
+    cuda_stream()
+    {
+        MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    }
     ~cuda_stream()
     {
         if (m_stream)
@@ -95,7 +98,10 @@ private:
 class cuda_event
 {
 public:
-    cuda_event() { MIMO_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, cudaEventDisableTiming)); }
+    cuda_event()
+    {
+        MIMO_CUDA_CHECK(cudaEventCreateWithFlags(&m_event, cudaEventDisableTiming));
+    }
     ~cuda_event()
     {
         if (m_event)

@@ -34,11 +34,12 @@ inline void* mapped_device_pointer(const void* p)
     if (cudaPointerGetAttributes(&attr, p) == cudaSuccess) {
         if (attr.type == cudaMemoryTypeHost && attr.devicePointer)
             device = static_cast<char*>(attr.devicePointer) +
-                     (static_cast<const char*>(p) - static_cast<const char*>(attr.hostPointer));
+                     (static_cast<const char*>(p) -
+                      static_cast<const char*>(attr.hostPointer));
     } else {
         cudaGetLastError(); // pageable memory on old drivers reports an error
     }
-    recent[next++ % 4] = {p, device};
+    recent[next++ % 4] = { p, device };
     return device;
 }
 
@@ -110,9 +111,13 @@ public:
     /// std::invalid_argument naming the first bad problem if there was one.
     void check(const char* who, cudaStream_t stream, const char* unit = "problem")
     {
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_host.data(), m_device.data(), sizeof(problem_status),
-                                        cudaMemcpyDeviceToHost, stream));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(m_device.data(), 0xff, sizeof(problem_status), stream));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_host.data(),
+                                        m_device.data(),
+                                        sizeof(problem_status),
+                                        cudaMemcpyDeviceToHost,
+                                        stream));
+        MIMO_CUDA_CHECK(
+            cudaMemsetAsync(m_device.data(), 0xff, sizeof(problem_status), stream));
         MIMO_CUDA_CHECK(cudaStreamSynchronize(stream));
         throw_if_bad(who, *m_host.data(), unit);
     }

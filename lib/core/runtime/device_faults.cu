@@ -53,11 +53,17 @@ fault_sink device_faults::sink(size_t batch, cudaStream_t stream)
         device_buffer<fault_word> grown;
         const size_t capacity = std::max(need, 2 * m_flags.capacity());
         grown.reserve(capacity);
-        if (m_pending > 0) // the cycle's earlier words; the old buffer is freed after the copy
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(grown.data(), m_flags.data(), m_pending * sizeof(fault_word),
-                                            cudaMemcpyDeviceToDevice, stream));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(grown.data() + m_pending, 0,
-                                        (capacity - m_pending) * sizeof(fault_word), stream));
+        if (m_pending >
+            0) // the cycle's earlier words; the old buffer is freed after the copy
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(grown.data(),
+                                            m_flags.data(),
+                                            m_pending * sizeof(fault_word),
+                                            cudaMemcpyDeviceToDevice,
+                                            stream));
+        MIMO_CUDA_CHECK(cudaMemsetAsync(grown.data() + m_pending,
+                                        0,
+                                        (capacity - m_pending) * sizeof(fault_word),
+                                        stream));
         m_flags = std::move(grown);
     }
     m_last_flags = m_flags.data() + m_pending;
@@ -102,8 +108,10 @@ detection_report device_faults::collect(cudaStream_t stream,
                                    m_flags.data(),
                                    flags.size() * sizeof(fault_word),
                                    cudaMemcpyDeviceToHost));
-        for (fault_word& w : flags) // this cycle's words to plain fault bits, older ones clean
-            w = (w >> k_fault_bits) == m_generation ? (w & ((1u << k_fault_bits) - 1)) : 0u;
+        for (fault_word& w :
+             flags) // this cycle's words to plain fault bits, older ones clean
+            w = (w >> k_fault_bits) == m_generation ? (w & ((1u << k_fault_bits) - 1))
+                                                    : 0u;
         r = report_from_flags(flags.data(), flags.size());
         if (flags_out)
             *flags_out = std::move(flags);

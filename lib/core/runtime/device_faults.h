@@ -36,10 +36,11 @@ private:
     device_buffer<fault_word> m_flags; // the cycle's batches one after the other
     device_buffer<fault_summary> m_summary;
     pinned_buffer<fault_summary> m_host;
-    fault_word m_generation = 0;      // of this collection cycle; words of older ones are clean
-    size_t m_pending = 0;             // problems since the last collection
+    fault_word m_generation =
+        0;                // of this collection cycle; words of older ones are clean
+    size_t m_pending = 0; // problems since the last collection
     fault_word* m_last_flags = nullptr; // the last sink's words
-    size_t m_last_batch = 0;          // problems of the last sink
+    size_t m_last_batch = 0;            // problems of the last sink
 };
 
 } // namespace detail

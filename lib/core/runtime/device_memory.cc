@@ -58,13 +58,11 @@ void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direct
 {
     if (bytes == 0)
         return;
-    const cudaMemcpyKind kind = direction == copy_direction::host_to_device
-                                    ? cudaMemcpyHostToDevice
-                                : direction == copy_direction::device_to_host
-                                    ? cudaMemcpyDeviceToHost
-                                : direction == copy_direction::device_to_device
-                                    ? cudaMemcpyDeviceToDevice
-                                    : cudaMemcpyDefault;
+    const cudaMemcpyKind kind =
+        direction == copy_direction::host_to_device     ? cudaMemcpyHostToDevice
+        : direction == copy_direction::device_to_host   ? cudaMemcpyDeviceToHost
+        : direction == copy_direction::device_to_device ? cudaMemcpyDeviceToDevice
+                                                        : cudaMemcpyDefault;
     MIMO_CUDA_CHECK(cudaMemcpy(dst, src, bytes, kind));
     // cudaMemcpy may return before a device-to-device copy, or the DMA of a
     // pageable host-to-device copy, has finished, and the callers' kernels run on

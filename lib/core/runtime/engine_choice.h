@@ -12,7 +12,8 @@ namespace detail {
 /// without CUDA, resolve_backend throws for backend::cuda (and never picks
 /// it), and make_cuda is never called.
 template <typename MakeCpu, typename MakeCuda>
-auto choose_engine(backend requested, MakeCpu make_cpu, MakeCuda make_cuda) -> decltype(make_cpu())
+auto choose_engine(backend requested, MakeCpu make_cpu, MakeCuda make_cuda)
+    -> decltype(make_cpu())
 {
     const backend chosen = resolve_backend(requested);
 #ifdef MIMO_GPU_HAVE_CUDA

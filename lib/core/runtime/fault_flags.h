@@ -5,9 +5,10 @@
 // A flag word per problem, OR-ed with one bit per fault kind. On the device
 // the word also carries the generation of its collection cycle (above the fault
 // bits), so the flags need no clearing between cycles: a word of an older
-// generation is a clean one. The batches of one cycle have words of their own. The thread that puts the current generation into a word also
-// appends the problem to a small summary (an exact count and the first
-// k_listed_erasures reports), so a good batch costs one small copy back.
+// generation is a clean one. The batches of one cycle have words of their own. The thread
+// that puts the current generation into a word also appends the problem to a small
+// summary (an exact count and the first k_listed_erasures reports), so a good batch costs
+// one small copy back.
 #pragma once
 
 #include "host_device.h"
@@ -49,10 +50,12 @@ constexpr unsigned k_fault_bits = 3;
 
 /// What kernels report into, passed by value.
 struct fault_sink {
-    fault_word* flags; ///< one word per problem of this launch's batch (its own within the cycle)
+    fault_word*
+        flags; ///< one word per problem of this launch's batch (its own within the cycle)
     fault_summary* summary;
-    unsigned long long offset; ///< index of flags[0] among the problems since the last collection
-    fault_word generation;     ///< this collection cycle's, >= 1
+    unsigned long long
+        offset; ///< index of flags[0] among the problems since the last collection
+    fault_word generation; ///< this collection cycle's, >= 1
 #if defined(__CUDACC__)
     __device__ void report(size_t p, problem_fault f) const
     {
@@ -70,11 +73,15 @@ struct fault_sink {
         }
         const unsigned long long slot = atomicAdd(&summary->count, 1ull);
         if (slot < k_listed_erasures)
-            summary->listed[slot] = ((offset + p) << 8) | static_cast<unsigned long long>(f);
+            summary->listed[slot] =
+                ((offset + p) << 8) | static_cast<unsigned long long>(f);
     }
     /// Whether problem p was reported in this batch (after a kernel boundary, or a
     /// barrier that orders the report before the read).
-    __device__ bool flagged(size_t p) const { return (flags[p] >> k_fault_bits) == generation; }
+    __device__ bool flagged(size_t p) const
+    {
+        return (flags[p] >> k_fault_bits) == generation;
+    }
 #endif
 };
 

@@ -25,7 +25,8 @@ void parallel_for(size_t count, size_t min_per_thread, Body body)
     }
     const size_t chunk = (count + threads - 1) / threads;
     const size_t chunks = (count + chunk - 1) / chunk;
-    run_tasks(chunks, [&](size_t k) { body(k * chunk, std::min(count, (k + 1) * chunk)); });
+    run_tasks(chunks,
+              [&](size_t k) { body(k * chunk, std::min(count, (k + 1) * chunk)); });
 }
 
 } // namespace detail

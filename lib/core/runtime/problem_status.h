@@ -25,7 +25,8 @@ inline constexpr problem_status make_status(unsigned long long index, problem_fa
 }
 
 /// Throws std::invalid_argument describing the bad problem of `status`.
-[[noreturn]] inline void throw_bad_problem(const char* who, problem_status status, const char* unit)
+[[noreturn]] inline void
+throw_bad_problem(const char* who, problem_status status, const char* unit)
 {
     const unsigned long long index = status >> 8;
     const auto fault = static_cast<problem_fault>(status & 0xff);
@@ -43,7 +44,8 @@ inline constexpr problem_status make_status(unsigned long long index, problem_fa
 namespace mimo_gpu {
 namespace detail {
 /// `unit` names what the batch is made of ("problem", "code block").
-inline void throw_if_bad(const char* who, problem_status status, const char* unit = "problem")
+inline void
+throw_if_bad(const char* who, problem_status status, const char* unit = "problem")
 {
     if (status != k_status_ok)
         throw_bad_problem(who, status, unit);
@@ -63,13 +65,14 @@ public:
     void report(problem_status s)
     {
         problem_status cur = m_status.load(std::memory_order_relaxed);
-        while (s < cur && !m_status.compare_exchange_weak(cur, s, std::memory_order_relaxed)) {
+        while (s < cur &&
+               !m_status.compare_exchange_weak(cur, s, std::memory_order_relaxed)) {
         }
     }
     problem_status get() const { return m_status.load(std::memory_order_relaxed); }
 
 private:
-    std::atomic<problem_status> m_status{k_status_ok};
+    std::atomic<problem_status> m_status{ k_status_ok };
 };
 
 } // namespace detail

@@ -4,8 +4,8 @@
 
 #include <mimo_gpu/types.h>
 
-#include <stdexcept>
 #include <type_traits>
+#include <stdexcept>
 
 namespace mimo_gpu {
 namespace detail {
@@ -18,14 +18,22 @@ template <typename F>
 decltype(auto) dispatch_nt(int nt, F&& f)
 {
     switch (nt) {
-    case 1: return f(int_c<1>{});
-    case 2: return f(int_c<2>{});
-    case 3: return f(int_c<3>{});
-    case 4: return f(int_c<4>{});
-    case 5: return f(int_c<5>{});
-    case 6: return f(int_c<6>{});
-    case 7: return f(int_c<7>{});
-    case 8: return f(int_c<8>{});
+    case 1:
+        return f(int_c<1>{});
+    case 2:
+        return f(int_c<2>{});
+    case 3:
+        return f(int_c<3>{});
+    case 4:
+        return f(int_c<4>{});
+    case 5:
+        return f(int_c<5>{});
+    case 6:
+        return f(int_c<6>{});
+    case 7:
+        return f(int_c<7>{});
+    case 8:
+        return f(int_c<8>{});
     }
     throw std::invalid_argument("mimo_gpu: nt out of range");
 }

@@ -1,7 +1,7 @@
 #include "thread_pool.h"
 
-#include <algorithm>
 #include <condition_variable>
+#include <algorithm>
 #include <deque>
 #include <exception>
 #include <memory>

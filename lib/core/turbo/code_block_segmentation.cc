@@ -26,8 +26,9 @@ int previous_block_size(int K_plus)
 code_block_segmentation code_block_segmentation::for_bits(int B)
 {
     if (B < 1 || B > k_max_input_bits)
-        throw std::invalid_argument("mimo_gpu: code block segmentation of B = " + std::to_string(B) +
-                                    " bits (expected 1.." + std::to_string(k_max_input_bits) + ")");
+        throw std::invalid_argument(
+            "mimo_gpu: code block segmentation of B = " + std::to_string(B) +
+            " bits (expected 1.." + std::to_string(k_max_input_bits) + ")");
     code_block_segmentation s;
     s.B = B;
     if (B <= k_max_code_block) {
@@ -70,11 +71,13 @@ std::vector<std::vector<uint8_t>> code_block_segmentation::segment(const uint8_t
     return blocks;
 }
 
-bool code_block_segmentation::desegment(const std::vector<const uint8_t*>& blocks, uint8_t* b) const
+bool code_block_segmentation::desegment(const std::vector<const uint8_t*>& blocks,
+                                        uint8_t* b) const
 {
     if (static_cast<int>(blocks.size()) != C)
-        throw std::invalid_argument("mimo_gpu: desegment got " + std::to_string(blocks.size()) +
-                                    " code blocks, the segmentation has C = " + std::to_string(C));
+        throw std::invalid_argument(
+            "mimo_gpu: desegment got " + std::to_string(blocks.size()) +
+            " code blocks, the segmentation has C = " + std::to_string(C));
     bool all_ok = true;
     std::vector<uint8_t> block;
     int s = 0;

@@ -18,17 +18,18 @@ crc_generator generator(crc_type t)
 {
     switch (t) {
     case crc_type::none:
-        return {0, 0};
+        return { 0, 0 };
     case crc_type::crc24a: // D^24+D^23+D^18+D^17+D^14+D^11+D^10+D^7+D^6+D^5+D^4+D^3+D+1
-        return {24, 0x864CFBu};
+        return { 24, 0x864CFBu };
     case crc_type::crc24b: // D^24+D^23+D^6+D^5+D+1
-        return {24, 0x800063u};
+        return { 24, 0x800063u };
     case crc_type::crc16: // D^16+D^12+D^5+1
-        return {16, 0x1021u};
+        return { 16, 0x1021u };
     case crc_type::crc8: // D^8+D^7+D^4+D^3+D+1
-        return {8, 0x9Bu};
+        return { 8, 0x9Bu };
     }
-    throw std::invalid_argument("mimo_gpu: unknown crc_type " + std::to_string(static_cast<int>(t)));
+    throw std::invalid_argument("mimo_gpu: unknown crc_type " +
+                                std::to_string(static_cast<int>(t)));
 }
 
 } // namespace
@@ -65,13 +66,18 @@ struct byte_table {
 
 const byte_table& table_of(crc_type t)
 {
-    static const byte_table crc24a(generator(crc_type::crc24a)), crc24b(generator(crc_type::crc24b)),
-        crc16(generator(crc_type::crc16)), crc8(generator(crc_type::crc8));
+    static const byte_table crc24a(generator(crc_type::crc24a)),
+        crc24b(generator(crc_type::crc24b)), crc16(generator(crc_type::crc16)),
+        crc8(generator(crc_type::crc8));
     switch (t) {
-    case crc_type::crc24a: return crc24a;
-    case crc_type::crc24b: return crc24b;
-    case crc_type::crc16: return crc16;
-    default: return crc8;
+    case crc_type::crc24a:
+        return crc24a;
+    case crc_type::crc24b:
+        return crc24b;
+    case crc_type::crc16:
+        return crc16;
+    default:
+        return crc8;
     }
 }
 

@@ -69,8 +69,10 @@ constexpr std::array<qpp_parameters, 188> k_qpp_table = {{
 
 const qpp_parameters* find_parameters(int K)
 {
-    auto it = std::lower_bound(k_qpp_table.begin(), k_qpp_table.end(), K,
-                               [](const qpp_parameters& row, int k) { return row.K < k; });
+    auto it = std::lower_bound(
+        k_qpp_table.begin(), k_qpp_table.end(), K, [](const qpp_parameters& row, int k) {
+            return row.K < k;
+        });
     return (it != k_qpp_table.end() && it->K == K) ? &*it : nullptr;
 }
 
@@ -94,8 +96,8 @@ int qpp_interleaver::next_block_size(int k)
     const auto& sizes = block_sizes();
     auto it = std::lower_bound(sizes.begin(), sizes.end(), k);
     if (it == sizes.end())
-        throw std::invalid_argument("mimo_gpu: no turbo code block size holds " + std::to_string(k) +
-                                    " bits (largest K is 6144)");
+        throw std::invalid_argument("mimo_gpu: no turbo code block size holds " +
+                                    std::to_string(k) + " bits (largest K is 6144)");
     return *it;
 }
 
@@ -103,8 +105,9 @@ qpp_interleaver::qpp_interleaver(int K) : m_K(K)
 {
     const qpp_parameters* row = find_parameters(K);
     if (!row)
-        throw std::invalid_argument("mimo_gpu: turbo code block size K = " + std::to_string(K) +
-                                    " is not in TS 36.212 table 5.1.3-3 (40..6144)");
+        throw std::invalid_argument(
+            "mimo_gpu: turbo code block size K = " + std::to_string(K) +
+            " is not in TS 36.212 table 5.1.3-3 (40..6144)");
     m_f1 = row->f1;
     m_f2 = row->f2;
     m_pi.resize(K);

@@ -13,22 +13,23 @@ namespace {
 constexpr int k_subblock_columns = 32; // C_subblock
 
 // Inter-column permutation P(j) of the sub-block interleaver, table 5.1.4-1.
-constexpr int k_column_permutation[k_subblock_columns] = {
-    0, 16, 8, 24, 4, 20, 12, 28, 2, 18, 10, 26, 6, 22, 14, 30,
-    1, 17, 9, 25, 5, 21, 13, 29, 3, 19, 11, 27, 7, 23, 15, 31};
+constexpr int k_column_permutation[k_subblock_columns] = { 0, 16, 8,  24, 4, 20, 12, 28,
+                                                           2, 18, 10, 26, 6, 22, 14, 30,
+                                                           1, 17, 9,  25, 5, 21, 13, 29,
+                                                           3, 19, 11, 27, 7, 23, 15, 31 };
 
 void check_rv(int rv)
 {
     if (rv < 0 || rv > 3)
-        throw std::invalid_argument("mimo_gpu: redundancy version rv = " + std::to_string(rv) +
-                                    " (expected 0..3)");
+        throw std::invalid_argument("mimo_gpu: redundancy version rv = " +
+                                    std::to_string(rv) + " (expected 0..3)");
 }
 
 void check_E(int E)
 {
     if (E < 0)
-        throw std::invalid_argument("mimo_gpu: rate matching output length E = " + std::to_string(E) +
-                                    " (expected >= 0)");
+        throw std::invalid_argument("mimo_gpu: rate matching output length E = " +
+                                    std::to_string(E) + " (expected >= 0)");
 }
 
 /// Index y_(pi(k)) that the sub-block interleaver of stream i (0, 1, 2) reads
@@ -43,9 +44,9 @@ int subblock_source(int stream, int k, int R)
 void check_filler(int filler, int K)
 {
     if (filler < 0 || filler >= K)
-        throw std::invalid_argument("mimo_gpu: dematch with filler = " +
-                                    std::to_string(filler) + " bits for K = " +
-                                    std::to_string(K));
+        throw std::invalid_argument(
+            "mimo_gpu: dematch with filler = " + std::to_string(filler) +
+            " bits for K = " + std::to_string(K));
 }
 
 /// The filler bits are <NULL> in d0 and d1 (not d2), as the encoder made them.
@@ -58,7 +59,12 @@ struct filler_bits {
 /// Ncb, and calls visit(j, s) for output bit j = 0..E-1 and the index s of its
 /// bit in [d0 | d1 | d2], passing over dummy positions and those skip(s) marks.
 template <class Skip, class Visit>
-void select_bits(const std::vector<int32_t>& buffer_to_stream, int Ncb, int k0, int E, Skip skip, Visit visit)
+void select_bits(const std::vector<int32_t>& buffer_to_stream,
+                 int Ncb,
+                 int k0,
+                 int E,
+                 Skip skip,
+                 Visit visit)
 {
     int position = k0 % Ncb;
     int passed_in_a_row = 0;
@@ -68,8 +74,9 @@ void select_bits(const std::vector<int32_t>& buffer_to_stream, int Ncb, int k0, 
             visit(j++, s);
             passed_in_a_row = 0;
         } else if (++passed_in_a_row == Ncb) {
-            throw std::invalid_argument("mimo_gpu: rate matching circular buffer of Ncb = " + std::to_string(Ncb) +
-                                        " holds no bit to send");
+            throw std::invalid_argument(
+                "mimo_gpu: rate matching circular buffer of Ncb = " +
+                std::to_string(Ncb) + " holds no bit to send");
         }
         if (++position == Ncb)
             position = 0;
@@ -81,16 +88,18 @@ void select_bits(const std::vector<int32_t>& buffer_to_stream, int Ncb, int k0, 
 rate_matcher::rate_matcher(int K, int Ncb) : m_K(K)
 {
     if (!qpp_interleaver::is_block_size(K))
-        throw std::invalid_argument("mimo_gpu: rate matcher for K = " + std::to_string(K) +
-                                    ", not a turbo code block size of table 5.1.3-3");
+        throw std::invalid_argument(
+            "mimo_gpu: rate matcher for K = " + std::to_string(K) +
+            ", not a turbo code block size of table 5.1.3-3");
     const int R = (D() + k_subblock_columns - 1) / k_subblock_columns;
     m_Kpi = k_subblock_columns * R;
     // Ncb = Kw is the uplink rule and the downlink one without a soft-buffer
     // limit; a UE category's floor(N_IR / C) is passed explicitly.
     if (Ncb < 0 || Ncb > Kw())
-        throw std::invalid_argument("mimo_gpu: circular buffer size Ncb = " + std::to_string(Ncb) +
-                                    " for K = " + std::to_string(K) + " (expected 1.." + std::to_string(Kw()) +
-                                    ", or 0 for Kw)");
+        throw std::invalid_argument(
+            "mimo_gpu: circular buffer size Ncb = " + std::to_string(Ncb) +
+            " for K = " + std::to_string(K) + " (expected 1.." + std::to_string(Kw()) +
+            ", or 0 for Kw)");
     m_Ncb = Ncb == 0 ? Kw() : Ncb;
 
     // w = v0, then v1 and v2 interlaced; y holds ND = Kpi - D dummy bits first.
@@ -115,13 +124,22 @@ int rate_matcher::k0(int rv) const
     return R * (2 * column_pairs * rv + 2);
 }
 
-void rate_matcher::match(const uint8_t* d0, const uint8_t* d1, const uint8_t* d2, int E, int rv, uint8_t* e) const
+void rate_matcher::match(const uint8_t* d0,
+                         const uint8_t* d1,
+                         const uint8_t* d2,
+                         int E,
+                         int rv,
+                         uint8_t* e) const
 {
     check_E(E);
-    const uint8_t* streams[3] = {d0, d1, d2};
+    const uint8_t* streams[3] = { d0, d1, d2 };
     auto bit = [&](int s) { return streams[s / D()][s % D()]; };
     select_bits(
-        m_buffer_to_stream, m_Ncb, k0(rv), E, [&](int s) { return bit(s) == k_null_bit; },
+        m_buffer_to_stream,
+        m_Ncb,
+        k0(rv),
+        E,
+        [&](int s) { return bit(s) == k_null_bit; },
         [&](int j, int s) { e[j] = bit(s); });
 }
 
@@ -130,7 +148,11 @@ void rate_matcher::dematch(const float* e, int E, int rv, int filler, float* d) 
     check_E(E);
     check_filler(filler, m_K);
     std::fill(d, d + 3 * D(), 0.0f);
-    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), E, filler_bits{ D(), filler },
+    select_bits(m_buffer_to_stream,
+                m_Ncb,
+                k0(rv),
+                E,
+                filler_bits{ D(), filler },
                 [&](int j, int s) { d[s] += detail::bounded_copy(e[j]); });
 }
 
@@ -143,8 +165,9 @@ int rate_matcher::dematch_order(int rv, int filler, int32_t* first) const
         period += s >= 0 && !is_filler(s);
     std::fill(first, first + 3 * D(), -1);
     // One turn: every bit sent appears once (select_bits refuses period 0).
-    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), period, is_filler,
-                [&](int j, int s) { first[s] = j; });
+    select_bits(m_buffer_to_stream, m_Ncb, k0(rv), period, is_filler, [&](int j, int s) {
+        first[s] = j;
+    });
     return period;
 }
 

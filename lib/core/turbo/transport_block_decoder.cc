@@ -18,9 +18,8 @@ using detail::k_filler_llr;
 
 namespace detail {
 
-dematch_plan make_dematch_plan(const code_block_segmentation& seg,
-                               const std::vector<int>& E,
-                               int rv)
+dematch_plan
+make_dematch_plan(const code_block_segmentation& seg, const std::vector<int>& E, int rv)
 {
     dematch_plan plan;
     // (K, filler) -> (table, period)
@@ -136,8 +135,7 @@ transport_block_device_engine& transport_block_decoder::device_engine()
         m_device = detail::make_transport_block_device_engine(m_format);
 #endif
     if (!m_device) // unreachable: a build without CUDA has no CUDA backend
-        throw std::logic_error(
-            "mimo_gpu::transport_block_decoder: built without CUDA");
+        throw std::logic_error("mimo_gpu::transport_block_decoder: built without CUDA");
     return *m_device;
 }
 
@@ -190,7 +188,8 @@ transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
     // De-rate-match every code block of every transport block into one batch.
     m_block_llr.resize(turbo_decoder::input_floats(K));
     // Where each code block's LLRs start, in the transport block and in the batch.
-    std::vector<size_t> e_offset(static_cast<size_t>(C), 0), d_offset(static_cast<size_t>(C), 0);
+    std::vector<size_t> e_offset(static_cast<size_t>(C), 0),
+        d_offset(static_cast<size_t>(C), 0);
     for (int r = 1; r < C; ++r) {
         e_offset[r] = e_offset[r - 1] + size_t(m_E[r - 1]);
         d_offset[r] = d_offset[r - 1] + 3 * size_t(m_seg.K[r - 1] + 4);
@@ -203,10 +202,16 @@ transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
             const size_t t = k / size_t(C);
             const int r = int(k % size_t(C));
             const int Kr = m_seg.K[r], filler = r == 0 ? m_seg.F : 0;
-            const rate_matcher& rm = *std::find_if(m_matchers.begin(), m_matchers.end(),
-                                                   [&](const rate_matcher& m) { return m.K() == Kr; });
+            const rate_matcher& rm =
+                *std::find_if(m_matchers.begin(),
+                              m_matchers.end(),
+                              [&](const rate_matcher& m) { return m.K() == Kr; });
             float* dst = m_block_llr.data() + t * d_per_tb + d_offset[r];
-            rm.dematch(llr + t * size_t(m_format.G) + e_offset[r], m_E[r], m_format.rv, filler, dst);
+            rm.dematch(llr + t * size_t(m_format.G) + e_offset[r],
+                       m_E[r],
+                       m_format.rv,
+                       filler,
+                       dst);
             // d0 at filler positions: known zeros
             std::fill(dst, dst + filler, k_filler_llr);
         }

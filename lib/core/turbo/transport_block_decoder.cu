@@ -286,12 +286,19 @@ private:
                            m_bits_per_tb, decoder.config().iterations };
         uint32_t* remainders = m_remainders.reserve(count);
         MIMO_CUDA_CHECK(cudaMemsetAsync(remainders, 0, count * sizeof(uint32_t), s));
-        const dim3 chunks(unsigned((m_bits_per_tb + k_bits_per_chunk - 1) / k_bits_per_chunk),
-                          unsigned(std::min<size_t>(count, k_max_grid_y)));
-        desegment_kernel<<<chunks, k_threads, 0, s>>>(bits, g, m_powers.data(), count, d_a, remainders);
+        const dim3 chunks(
+            unsigned((m_bits_per_tb + k_bits_per_chunk - 1) / k_bits_per_chunk),
+            unsigned(std::min<size_t>(count, k_max_grid_y)));
+        desegment_kernel<<<chunks, k_threads, 0, s>>>(
+            bits, g, m_powers.data(), count, d_a, remainders);
         MIMO_CUDA_CHECK_LAUNCH("desegment_kernel");
         transport_block_kernel<<<unsigned(count), k_threads, 0, s>>>(
-            g, remainders, blocks.iterations, blocks.crc_ok, blocks.no_information, records);
+            g,
+            remainders,
+            blocks.iterations,
+            blocks.crc_ok,
+            blocks.no_information,
+            records);
         MIMO_CUDA_CHECK_LAUNCH("transport_block_kernel");
         MIMO_CUDA_CHECK(cudaEventRecord(m_previous.get(), s));
     }

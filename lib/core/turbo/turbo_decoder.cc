@@ -3,8 +3,8 @@
 #include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "../runtime/problem_status.h"
-#include "turbo_engine.h"
 #include "turbo_batch.h"
+#include "turbo_engine.h"
 #ifdef MIMO_GPU_TURBO_AVX2
 #include "turbo_window_avx2.h"
 #endif
@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace mimo_gpu {
 
@@ -170,8 +170,9 @@ public:
     explicit cpu_turbo_engine(const turbo_decoder_config& config) : m_config(config) {}
 #ifdef MIMO_GPU_TURBO_AVX2
     /// MIMO_GPU_TURBO_AVX2=0 in the environment keeps the scalar window (comparisons).
-    const bool m_avx2 = cpu_has_avx2() && !(std::getenv("MIMO_GPU_TURBO_AVX2") &&
-                                            std::string(std::getenv("MIMO_GPU_TURBO_AVX2")) == "0");
+    const bool m_avx2 =
+        cpu_has_avx2() && !(std::getenv("MIMO_GPU_TURBO_AVX2") &&
+                            std::string(std::getenv("MIMO_GPU_TURBO_AVX2")) == "0");
 #endif
     backend kind() const override { return backend::cpu; }
 
@@ -190,7 +191,8 @@ public:
 #else
         const bool vector_windows = false;
 #endif
-        if (!vector_windows) // tens of MB for an NR frame's windows, unused by the vector ones
+        if (!vector_windows) // tens of MB for an NR frame's windows, unused by the vector
+                             // ones
             m_scratch.resize(plan.scratch_floats());
         m_boundaries.assign(plan.windows.size() * k_boundary_floats, 0.0f);
         m_done.assign(nb, 0);
@@ -216,14 +218,22 @@ public:
             for (int decoder = 0; decoder < 2; ++decoder)
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
 #ifdef MIMO_GPU_TURBO_AVX2
-                    if (vector_windows) { // the same operations, the states in one register
+                    if (vector_windows) { // the same operations, the states in one
+                                          // register
                         thread_local std::vector<float> scratch;
-                        scratch.resize(std::max(scratch.size(), size_t(k_stage_words) * size_t(plan.max_window)));
+                        scratch.resize(
+                            std::max(scratch.size(),
+                                     size_t(k_stage_words) * size_t(plan.max_window)));
                         for (size_t w = begin; w < end; ++w) {
                             window_job job;
                             if (prepare_window<false>(v, w, decoder, it, job))
-                                map_window_avx2(job.io, job.span, job.alpha_start, job.beta_end, job.alpha_out,
-                                                job.beta_out, scratch.data());
+                                map_window_avx2(job.io,
+                                                job.span,
+                                                job.alpha_start,
+                                                job.beta_end,
+                                                job.alpha_out,
+                                                job.beta_out,
+                                                scratch.data());
                         }
                         return;
                     }
@@ -241,8 +251,8 @@ public:
                     if (m_done[b])
                         continue;
                     results[b].iterations = it + 1;
-                    if (m_config.early_termination != crc_type::none && !m_no_information[b] &&
-                        crc_passes(plan.blocks[b])) {
+                    if (m_config.early_termination != crc_type::none &&
+                        !m_no_information[b] && crc_passes(plan.blocks[b])) {
                         results[b].crc_ok = true;
                         m_done[b] = 1;
                     }
@@ -252,7 +262,8 @@ public:
         parallel_for(nb, 4, [&](size_t begin, size_t end) {
             for (size_t b = begin; b < end; ++b) {
                 const turbo_block_desc& d = plan.blocks[b];
-                if (!hard_decisions(m_app.data() + d.bit_offset, d.K, bits + d.bit_offset))
+                if (!hard_decisions(
+                        m_app.data() + d.bit_offset, d.K, bits + d.bit_offset))
                     results[b].no_information = true; // a tie: not decided
             }
         });

@@ -224,7 +224,8 @@ constexpr size_t k_small_batch_windows = 16384;
 bool use_state_parallel(bool log_map, const turbo_batch_plan& plan)
 {
     return (log_map || plan.windows.size() <= k_small_batch_windows) &&
-           sizeof(float) * state_parallel_shared_floats(plan.max_window, plan.max_training) <=
+           sizeof(float) *
+                   state_parallel_shared_floats(plan.max_window, plan.max_training) <=
                k_state_parallel_max_shared;
 }
 
@@ -333,7 +334,8 @@ public:
     {
         if (config.early_termination != crc_type::none) {
             // x^n mod g up to the largest K
-            const std::vector<uint32_t> powers = crc_powers(config.early_termination, 6144);
+            const std::vector<uint32_t> powers =
+                crc_powers(config.early_termination, 6144);
             MIMO_CUDA_CHECK(cudaMemcpy(m_crc_powers.reserve(powers.size()),
                                        powers.data(),
                                        powers.size() * sizeof(uint32_t),

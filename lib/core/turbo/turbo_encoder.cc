@@ -58,8 +58,9 @@ void turbo_encode(const uint8_t* c, int K, uint8_t* d0, uint8_t* d1, uint8_t* d2
     const qpp_interleaver qpp(K); // throws on a K outside table 5.1.3-3
     for (int k = 0; k < K; ++k)
         if (c[k] > 1 && c[k] != k_null_bit)
-            throw std::invalid_argument("mimo_gpu::turbo_encode: bit " + std::to_string(k) + " is " +
-                                        std::to_string(int(c[k])) + ", not 0, 1 or a filler (k_null_bit)");
+            throw std::invalid_argument(
+                "mimo_gpu::turbo_encode: bit " + std::to_string(k) + " is " +
+                std::to_string(int(c[k])) + ", not 0, 1 or a filler (k_null_bit)");
     constituent_encoder first, second;
     for (int k = 0; k < K; ++k) {
         const bool filler = c[k] == k_null_bit;
@@ -72,9 +73,9 @@ void turbo_encode(const uint8_t* c, int K, uint8_t* d0, uint8_t* d1, uint8_t* d2
     // Tail bits of the first encoder (x, z) and the second (x', z'), 5.1.3.2.2.
     const tail_bits t1 = terminate(first);
     const tail_bits t2 = terminate(second);
-    const uint8_t d0_tail[4] = {t1.x[0], t1.z[1], t2.x[0], t2.z[1]};
-    const uint8_t d1_tail[4] = {t1.z[0], t1.x[2], t2.z[0], t2.x[2]};
-    const uint8_t d2_tail[4] = {t1.x[1], t1.z[2], t2.x[1], t2.z[2]};
+    const uint8_t d0_tail[4] = { t1.x[0], t1.z[1], t2.x[0], t2.z[1] };
+    const uint8_t d1_tail[4] = { t1.z[0], t1.x[2], t2.z[0], t2.x[2] };
+    const uint8_t d2_tail[4] = { t1.x[1], t1.z[2], t2.x[1], t2.z[2] };
     for (int i = 0; i < 4; ++i) {
         d0[K + i] = d0_tail[i];
         d1[K + i] = d1_tail[i];

@@ -34,7 +34,10 @@ public:
     int max_window = 0; ///< longest window: the scratch holds this many stages per window
     /// Most training stages (both prefixes) of a window: they are run, not stored.
     int max_training = 0;
-    size_t scratch_floats() const { return size_t(k_stage_words) * size_t(max_window) * windows.size(); }
+    size_t scratch_floats() const
+    {
+        return size_t(k_stage_words) * size_t(max_window) * windows.size();
+    }
 
 private:
     std::map<int, qpp_interleaver> m_interleavers;
@@ -57,18 +60,22 @@ public:
     virtual ~turbo_engine() = default;
     virtual backend kind() const = 0;
     /// Decodes the batch that `plan` describes.
-    virtual std::vector<turbo_block_result> decode(const float* llr, uint8_t* bits, float* app_llr) = 0;
+    virtual std::vector<turbo_block_result>
+    decode(const float* llr, uint8_t* bits, float* app_llr) = 0;
     virtual void decode_device(const float*, uint8_t*, float*, cuda_stream_t)
     {
-        throw std::logic_error("mimo_gpu::turbo_decoder::decode_device needs the CUDA backend");
+        throw std::logic_error(
+            "mimo_gpu::turbo_decoder::decode_device needs the CUDA backend");
     }
     virtual void check_device_status(cuda_stream_t)
     {
-        throw std::logic_error("mimo_gpu::turbo_decoder::check_device_status needs the CUDA backend");
+        throw std::logic_error(
+            "mimo_gpu::turbo_decoder::check_device_status needs the CUDA backend");
     }
     virtual turbo_decoder::device_block_results device_results() const
     {
-        throw std::logic_error("mimo_gpu::turbo_decoder::device_results needs the CUDA backend");
+        throw std::logic_error(
+            "mimo_gpu::turbo_decoder::device_results needs the CUDA backend");
     }
 
     detail::turbo_batch_plan plan; ///< built by turbo_decoder before each decode
@@ -76,6 +83,7 @@ public:
 
 namespace detail {
 std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& config);
-std::unique_ptr<turbo_engine> make_cuda_turbo_engine(const turbo_decoder_config& config); // defined in the .cu (CUDA builds only)
+std::unique_ptr<turbo_engine> make_cuda_turbo_engine(
+    const turbo_decoder_config& config); // defined in the .cu (CUDA builds only)
 } // namespace detail
 } // namespace mimo_gpu

@@ -71,21 +71,26 @@ const trellis_vectors& vectors()
 inline __m256 forward(__m256 alpha, float gs, float gp, const trellis_vectors& T)
 {
     const __m256 g = _mm256_set1_ps(gs), p = _mm256_set1_ps(gp);
-    const __m256 m0 = _mm256_add_ps(_mm256_add_ps(_mm256_permutevar8x32_ps(alpha, T.prev0), g),
-                                    _mm256_mul_ps(p, T.fsign0));
-    const __m256 m1 = _mm256_add_ps(_mm256_sub_ps(_mm256_permutevar8x32_ps(alpha, T.prev1), g),
-                                    _mm256_mul_ps(p, T.fsign1));
+    const __m256 m0 =
+        _mm256_add_ps(_mm256_add_ps(_mm256_permutevar8x32_ps(alpha, T.prev0), g),
+                      _mm256_mul_ps(p, T.fsign0));
+    const __m256 m1 =
+        _mm256_add_ps(_mm256_sub_ps(_mm256_permutevar8x32_ps(alpha, T.prev1), g),
+                      _mm256_mul_ps(p, T.fsign1));
     const __m256 next = _mm256_max_ps(m0, m1);
     return _mm256_sub_ps(next, _mm256_permutevar8x32_ps(next, T.zero));
 }
 
 /// The branch metrics into beta: to0 and to1 of every state.
-inline void branches(__m256 beta, float gs, float gp, const trellis_vectors& T, __m256& to0, __m256& to1)
+inline void branches(
+    __m256 beta, float gs, float gp, const trellis_vectors& T, __m256& to0, __m256& to1)
 {
     const __m256 g = _mm256_set1_ps(gs), p = _mm256_set1_ps(gp);
-    to0 = _mm256_add_ps(_mm256_add_ps(g, _mm256_mul_ps(p, T.bsign0)), _mm256_permutevar8x32_ps(beta, T.next0));
-    to1 = _mm256_add_ps(_mm256_add_ps(_mm256_xor_ps(g, T.negate), _mm256_mul_ps(p, T.bsign1)),
-                        _mm256_permutevar8x32_ps(beta, T.next1));
+    to0 = _mm256_add_ps(_mm256_add_ps(g, _mm256_mul_ps(p, T.bsign0)),
+                        _mm256_permutevar8x32_ps(beta, T.next0));
+    to1 = _mm256_add_ps(
+        _mm256_add_ps(_mm256_xor_ps(g, T.negate), _mm256_mul_ps(p, T.bsign1)),
+        _mm256_permutevar8x32_ps(beta, T.next1));
 }
 
 /// backward_step<false>
@@ -180,7 +185,8 @@ void map_window_avx2(const half_iteration_io& io,
         const int n = float_bits_as_int(st[k_states + 2]);
         __m256 to0, to1;
         branches(beta, gs, gp, T, to0, to1);
-        const float app = max_in_order(_mm256_add_ps(a, to0)) - max_in_order(_mm256_add_ps(a, to1));
+        const float app =
+            max_in_order(_mm256_add_ps(a, to0)) - max_in_order(_mm256_add_ps(a, to1));
         // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
         io.extrinsic[n] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs);
         if (io.app)

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ber_counter.h)                            */
-/* BINDTOOL_HEADER_FILE_HASH(d28a3ae955b6ce3ca17e1959d0ce788f)                       */
+/* BINDTOOL_HEADER_FILE_HASH(a99eddcdebe7b16db48d27f87cf7e3c3)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -46,29 +46,17 @@ void bind_ber_counter(py::module& m)
              D(ber_counter, make))
 
 
-        .def("bits",
-             &ber_counter::bits,
-             D(ber_counter, bits))
+        .def("bits", &ber_counter::bits, D(ber_counter, bits))
 
-        .def("errors",
-             &ber_counter::errors,
-             D(ber_counter, errors))
+        .def("errors", &ber_counter::errors, D(ber_counter, errors))
 
-        .def("ber",
-             &ber_counter::ber,
-             D(ber_counter, ber))
+        .def("ber", &ber_counter::ber, D(ber_counter, ber))
 
-        .def("items",
-             &ber_counter::items,
-             D(ber_counter, items))
+        .def("items", &ber_counter::items, D(ber_counter, items))
 
-        .def("item_errors",
-             &ber_counter::item_errors,
-             D(ber_counter, item_errors))
+        .def("item_errors", &ber_counter::item_errors, D(ber_counter, item_errors))
 
-        .def("reset",
-             &ber_counter::reset,
-             D(ber_counter, reset))
+        .def("reset", &ber_counter::reset, D(ber_counter, reset))
 
         ;
 }

@@ -53,12 +53,15 @@ py::dict capabilities_of(const ::mimo_gpu::detector_capabilities& c)
 /// naming `what`, not pybind11's "Unable to cast Python instance to C++ type".
 double number_argument(const py::handle& value, const std::string& what)
 {
-    if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) || value.is_none())
-        throw py::value_error(what + " must be a number, got " + std::string(py::repr(value)));
+    if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) ||
+        value.is_none())
+        throw py::value_error(what + " must be a number, got " +
+                              std::string(py::repr(value)));
     try {
         return py::cast<double>(value);
     } catch (const py::cast_error&) {
-        throw py::value_error(what + " must be a number, got " + std::string(py::repr(value)));
+        throw py::value_error(what + " must be a number, got " +
+                              std::string(py::repr(value)));
     }
 }
 
@@ -70,7 +73,8 @@ py::ssize_t integer_argument(const py::handle& value, const std::string& what)
             throw py::cast_error();
         return py::cast<py::ssize_t>(value);
     } catch (const py::cast_error&) {
-        throw py::value_error(what + " must be an integer, got " + std::string(py::repr(value)));
+        throw py::value_error(what + " must be an integer, got " +
+                              std::string(py::repr(value)));
     }
 }
 
@@ -90,11 +94,13 @@ std::unique_ptr<::mimo_gpu::detector> make(const std::string& algorithm,
         const auto name = py::cast<std::string>(key);
         if (name == "policy") {
             if (!py::isinstance<py::str>(value))
-                throw py::value_error("detector '" + algorithm + "': policy must be 'erase' or 'stop', got " +
+                throw py::value_error("detector '" + algorithm +
+                                      "': policy must be 'erase' or 'stop', got " +
                                       std::string(py::repr(value)));
             policy = ::mimo_gpu::parse_bad_problem_policy(py::cast<std::string>(value));
         } else {
-            config.parameters[name] = number_argument(value, "detector '" + algorithm + "': parameter " + name);
+            config.parameters[name] =
+                number_argument(value, "detector '" + algorithm + "': parameter " + name);
         }
     }
     auto det = ::mimo_gpu::make_detector(
@@ -118,12 +124,12 @@ py::dict report_dict(const ::mimo_gpu::detection_report& r)
 /// H (C, nr, nt); y (C, nr) or (C, S, nr); priors and the result shaped like y
 /// with nt*Q in place of nr. Float LLRs, or int8 when int8_scale is given.
 py::object detect(::mimo_gpu::detector& det,
-                 carray<cfloat> H,
-                 carray<cfloat> y,
-                 double noise_var,
-                 const py::object& priors,
-                 const py::object& int8_scale,
-                 bool report)
+                  carray<cfloat> H,
+                  carray<cfloat> y,
+                  double noise_var,
+                  const py::object& priors,
+                  const py::object& int8_scale,
+                  bool report)
 {
     const int nr = det.shape().nr, nt = det.shape().nt, L = det.llrs_per_problem();
     const std::string hs = "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")";
@@ -197,21 +203,24 @@ py::tuple equalize(::mimo_gpu::detector& det,
                              "mmse, mmse_cg); use detect() for its LLRs");
     const int nr = det.shape().nr, nt = det.shape().nt;
     if (H.ndim() != 3 || H.shape(1) != nr || H.shape(2) != nt)
-        shape_error("H", "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")", H);
+        shape_error(
+            "H", "(C, " + std::to_string(nr) + ", " + std::to_string(nt) + ")", H);
     const py::ssize_t C = H.shape(0);
     py::ssize_t S = 1;
     std::vector<py::ssize_t> out_shape;
     if (y.ndim() == 3) {
         S = y.shape(1);
         if (y.shape(0) != C || y.shape(2) != nr || S < 1)
-            shape_error("y", "(C, S, nr) with C = " + std::to_string(C) + ", S >= 1, nr = " +
-                                 std::to_string(nr), y);
+            shape_error("y",
+                        "(C, S, nr) with C = " + std::to_string(C) +
+                            ", S >= 1, nr = " + std::to_string(nr),
+                        y);
         if (!symbols_per_channel.is_none() &&
             integer_argument(symbols_per_channel, "equalize: symbols_per_channel") != S)
-            throw py::value_error("equalize: symbols_per_channel = " +
-                                  std::to_string(py::cast<py::ssize_t>(symbols_per_channel)) +
-                                  " but y has S = " + std::to_string(S) +
-                                  " symbols per channel (axis 1)");
+            throw py::value_error(
+                "equalize: symbols_per_channel = " +
+                std::to_string(py::cast<py::ssize_t>(symbols_per_channel)) +
+                " but y has S = " + std::to_string(S) + " symbols per channel (axis 1)");
         out_shape = { C, S, nt };
     } else {
         if (!symbols_per_channel.is_none())
@@ -221,8 +230,8 @@ py::tuple equalize(::mimo_gpu::detector& det,
                                   std::to_string(S));
         if (y.ndim() != 2 || y.shape(0) != C * S || y.shape(1) != nr)
             shape_error("y",
-                        "(C*S, nr) = (" + std::to_string(C * S) + ", " + std::to_string(nr) +
-                            ") or (C, S, nr)",
+                        "(C*S, nr) = (" + std::to_string(C * S) + ", " +
+                            std::to_string(nr) + ") or (C, S, nr)",
                         y);
         out_shape = { C * S, nt };
     }
@@ -265,7 +274,8 @@ void bind_core_detectors(py::module m)
              py::arg("backend") = "auto",
              "detector(algorithm, nr, nt, modulation='16qam', backend='auto', "
              "**parameters), "
-             "e.g. detector('nway', 4, 4, '16qam', passes=2, policy='erase'). Unknown names, parameters, "
+             "e.g. detector('nway', 4, 4, '16qam', passes=2, policy='erase'). Unknown "
+             "names, parameters, "
              "or "
              "shapes and modulations the family does not take raise ValueError.")
         .def("detect",
@@ -304,7 +314,9 @@ void bind_core_detectors(py::module m)
              "the report dict. Other families raise TypeError.")
         .def_property(
             "policy",
-            [](const detector& d) { return std::string(::mimo_gpu::to_string(d.bad_problems())); },
+            [](const detector& d) {
+                return std::string(::mimo_gpu::to_string(d.bad_problems()));
+            },
             [](detector& d, const std::string& p) {
                 d.set_bad_problem_policy(::mimo_gpu::parse_bad_problem_policy(p));
             },

@@ -14,15 +14,15 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "numpy_arrays.h"
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
-#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/nway_detector.h>
 #include <mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/turbo_decoder.h>
-#include "numpy_arrays.h"
 #include <mimo_gpu/turbo_parameters.h>
 
 #include <sstream>
@@ -139,7 +139,8 @@ py::tuple simulate(const carray<uint8_t>& bits,
     const size_t batch = bits.shape(0);
     const int S = symbols_per_channel;
     if (S < 1)
-        throw py::value_error("symbols_per_channel must be >= 1, got " + std::to_string(S));
+        throw py::value_error("symbols_per_channel must be >= 1, got " +
+                              std::to_string(S));
     if (batch % size_t(S) != 0)
         shape_error("bits",
                     "(C*S, nt*Q) with S = " + std::to_string(S) +
@@ -199,13 +200,15 @@ py::array_t<float> detect_once(const std::string& algorithm,
                                const std::string& backend)
 {
     const channel_arrays in(std::move(H), std::move(y));
-    auto detector = ::mimo_gpu::make_detector(algorithm,
-                                              { in.shape, modulation_of(modulation), parameters },
-                                              ::mimo_gpu::backend_from_string(backend));
+    auto detector =
+        ::mimo_gpu::make_detector(algorithm,
+                                  { in.shape, modulation_of(modulation), parameters },
+                                  ::mimo_gpu::backend_from_string(backend));
     auto llr = new_array<float>({ py::ssize_t(in.batch), detector->llrs_per_problem() });
     {
         py::gil_scoped_release release;
-        detector->detect(in.H.data(), in.y.data(), in.batch, noise_var, llr.mutable_data());
+        detector->detect(
+            in.H.data(), in.y.data(), in.batch, noise_var, llr.mutable_data());
     }
     return llr;
 }
@@ -218,8 +221,13 @@ py::array_t<float> nway_detect(carray<cfloat> H,
                                float llr_clip,
                                const std::string& backend)
 {
-    return detect_once("nway", std::move(H), std::move(y), modulation,
-                       { { "passes", passes }, { "llr_clip", llr_clip } }, noise_var, backend);
+    return detect_once("nway",
+                       std::move(H),
+                       std::move(y),
+                       modulation,
+                       { { "passes", passes }, { "llr_clip", llr_clip } },
+                       noise_var,
+                       backend);
 }
 
 py::array_t<float> nway_detect_qr(const carray<float>& items,
@@ -255,7 +263,8 @@ py::array_t<float> ml_detect(carray<cfloat> H,
                              float noise_var,
                              const std::string& backend)
 {
-    return detect_once("ml", std::move(H), std::move(y), modulation, {}, noise_var, backend);
+    return detect_once(
+        "ml", std::move(H), std::move(y), modulation, {}, noise_var, backend);
 }
 
 std::string resolve_backend(const std::string& name)
@@ -324,10 +333,12 @@ py::array_t<uint8_t> turbo_encode(const carray<uint8_t>& bits)
     if (bits.ndim() != 1)
         shape_error("bits", "(K,) for a code block size K", bits);
     const int K = checked_code_block_size(static_cast<int>(bits.shape(0)));
-    for (int k = 0; k < K; ++k) // fillers (2) come from segmentation, not from a user's bits
+    for (int k = 0; k < K;
+         ++k) // fillers (2) come from segmentation, not from a user's bits
         if (bits.data()[k] > 1)
             throw py::value_error("turbo_encode: bits must be 0 or 1, got " +
-                                  std::to_string(int(bits.data()[k])) + " at index " + std::to_string(k));
+                                  std::to_string(int(bits.data()[k])) + " at index " +
+                                  std::to_string(k));
     const int D = K + 4;
     auto d = new_array<uint8_t>({ 3, D });
     uint8_t* out = d.mutable_data();
@@ -698,24 +709,25 @@ void bind_core(py::module m)
           py::arg("Ncb") = 0,
           "Inverse rate matching: LLRs (E,) -> (3, K+4) float32, repeated bits added, "
           "bits not sent 0; filler: the F filler bits of this code block.");
-    m.def("turbo_decode",
-          &turbo_decode,
-          py::arg("llr"),
-          py::arg("algorithm") = "max-log-map",
-          py::arg("iterations") = 6,
-          py::arg("extrinsic_scale") = 0.75f,
-          py::arg("window") = 64,
-          py::arg("crc") = "none",
-          py::arg("backend") = "auto",
-          py::arg("app_llr") = false,
-          "Turbo decoder, all blocks in one batch: llr (B, 3, K+4) float32 -> (bits (B, "
-          "K) uint8, results), or a list of (3, K_b+4) arrays (mixed K) -> (list of bits "
-          "(K_b,), results). results: a dict per block (iterations, crc_ok: None without a "
-          "crc, else whether the CRC ending the block passed (and early termination on "
-          "it); no_information: the decoder had no information to decide the block by, "
-          "crc_ok is then False). Finite LLRs are saturated to +-1e4. "
-          "app_llr=True adds the a-posteriori LLRs as a third element, shaped like "
-          "the bits.");
+    m.def(
+        "turbo_decode",
+        &turbo_decode,
+        py::arg("llr"),
+        py::arg("algorithm") = "max-log-map",
+        py::arg("iterations") = 6,
+        py::arg("extrinsic_scale") = 0.75f,
+        py::arg("window") = 64,
+        py::arg("crc") = "none",
+        py::arg("backend") = "auto",
+        py::arg("app_llr") = false,
+        "Turbo decoder, all blocks in one batch: llr (B, 3, K+4) float32 -> (bits (B, "
+        "K) uint8, results), or a list of (3, K_b+4) arrays (mixed K) -> (list of bits "
+        "(K_b,), results). results: a dict per block (iterations, crc_ok: None without a "
+        "crc, else whether the CRC ending the block passed (and early termination on "
+        "it); no_information: the decoder had no information to decide the block by, "
+        "crc_ok is then False). Finite LLRs are saturated to +-1e4. "
+        "app_llr=True adds the a-posteriori LLRs as a third element, shaped like "
+        "the bits.");
     m.def("tb_encode",
           &tb_encode,
           py::arg("a"),

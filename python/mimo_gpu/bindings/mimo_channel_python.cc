@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(mimo_channel.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(fd2676d8e66e77a65adfc54a462e80cf)                       */
+/* BINDTOOL_HEADER_FILE_HASH(d196e8511e90f617d7f075caab13a5e5)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -33,10 +33,8 @@ void bind_mimo_channel(py::module& m)
     using mimo_channel = ::gr::mimo_gpu::mimo_channel;
 
 
-    py::class_<mimo_channel,
-               gr::block,
-               gr::basic_block,
-               std::shared_ptr<mimo_channel>>(m, "mimo_channel", D(mimo_channel))
+    py::class_<mimo_channel, gr::block, gr::basic_block, std::shared_ptr<mimo_channel>>(
+        m, "mimo_channel", D(mimo_channel))
 
         .def(py::init(&mimo_channel::make),
              py::arg("nr"),
@@ -53,13 +51,9 @@ void bind_mimo_channel(py::module& m)
              py::arg("snr_db"),
              D(mimo_channel, set_snr_db))
 
-        .def("snr_db",
-             &mimo_channel::snr_db,
-             D(mimo_channel, snr_db))
+        .def("snr_db", &mimo_channel::snr_db, D(mimo_channel, snr_db))
 
-        .def("noise_var",
-             &mimo_channel::noise_var,
-             D(mimo_channel, noise_var))
+        .def("noise_var", &mimo_channel::noise_var, D(mimo_channel, noise_var))
 
         .def("symbols_per_channel",
              &mimo_channel::symbols_per_channel,

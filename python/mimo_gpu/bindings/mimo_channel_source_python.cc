@@ -58,7 +58,9 @@ void bind_mimo_channel_source(py::module& m)
 
         .def("snr_db", &mimo_channel_source::snr_db, D(mimo_channel_source, snr_db))
 
-        .def("noise_var", &mimo_channel_source::noise_var, D(mimo_channel_source, noise_var))
+        .def("noise_var",
+             &mimo_channel_source::noise_var,
+             D(mimo_channel_source, noise_var))
 
         .def("active_backend",
              &mimo_channel_source::active_backend,

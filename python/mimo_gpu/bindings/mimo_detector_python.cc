@@ -50,7 +50,8 @@ void bind_mimo_detector(py::module& m)
              py::arg("device_buffers") = true,
              D(mimo_detector, make))
 
-        .def_static("algorithms", &mimo_detector::algorithms, D(mimo_detector, algorithms))
+        .def_static(
+            "algorithms", &mimo_detector::algorithms, D(mimo_detector, algorithms))
 
         .def("algorithm", &mimo_detector::algorithm, D(mimo_detector, algorithm))
 
@@ -72,9 +73,13 @@ void bind_mimo_detector(py::module& m)
              py::arg("name"),
              D(mimo_detector, parameter))
 
-        .def("active_backend", &mimo_detector::active_backend, D(mimo_detector, active_backend))
+        .def("active_backend",
+             &mimo_detector::active_backend,
+             D(mimo_detector, active_backend))
 
-        .def("erased_problems", &mimo_detector::erased_problems, D(mimo_detector, erased_problems))
+        .def("erased_problems",
+             &mimo_detector::erased_problems,
+             D(mimo_detector, erased_problems))
 
         .def("set_max_wait_ms",
              &mimo_detector::set_max_wait_ms,
@@ -83,7 +88,9 @@ void bind_mimo_detector(py::module& m)
 
         .def("max_wait_ms", &mimo_detector::max_wait_ms, D(mimo_detector, max_wait_ms))
 
-        .def("device_buffers", &mimo_detector::device_buffers, D(mimo_detector, device_buffers))
+        .def("device_buffers",
+             &mimo_detector::device_buffers,
+             D(mimo_detector, device_buffers))
 
         ;
 }

@@ -57,18 +57,14 @@ void bind_nway_detector(py::module& m)
              py::arg("noise_var"),
              D(nway_detector, set_noise_var))
 
-        .def("noise_var",
-             &nway_detector::noise_var,
-             D(nway_detector, noise_var))
+        .def("noise_var", &nway_detector::noise_var, D(nway_detector, noise_var))
 
         .def("set_llr_clip",
              &nway_detector::set_llr_clip,
              py::arg("llr_clip"),
              D(nway_detector, set_llr_clip))
 
-        .def("llr_clip",
-             &nway_detector::llr_clip,
-             D(nway_detector, llr_clip))
+        .def("llr_clip", &nway_detector::llr_clip, D(nway_detector, llr_clip))
 
         .def("active_backend",
              &nway_detector::active_backend,

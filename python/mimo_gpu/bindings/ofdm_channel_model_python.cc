@@ -30,7 +30,10 @@ namespace py = pybind11;
 void bind_ofdm_channel_model(py::module& m)
 {
     using ofdm_channel_model = ::gr::mimo_gpu::ofdm_channel_model;
-    py::class_<ofdm_channel_model, gr::block, gr::basic_block, std::shared_ptr<ofdm_channel_model>>(
+    py::class_<ofdm_channel_model,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<ofdm_channel_model>>(
         m, "ofdm_channel_model", D(ofdm_channel_model))
         .def(py::init(&ofdm_channel_model::make),
              py::arg("grid") = "lte1.4",
@@ -47,6 +50,9 @@ void bind_ofdm_channel_model(py::module& m)
              py::arg("rx_correlation") = 0,
              py::arg("doppler") = 0,
              D(ofdm_channel_model, make))
-        .def("set_snr_db", &ofdm_channel_model::set_snr_db, py::arg("snr_db"), D(ofdm_channel_model, set_snr_db))
+        .def("set_snr_db",
+             &ofdm_channel_model::set_snr_db,
+             py::arg("snr_db"),
+             D(ofdm_channel_model, set_snr_db))
         .def("snr_db", &ofdm_channel_model::snr_db, D(ofdm_channel_model, snr_db));
 }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(b0c662972f88d6920bb6ca611c9aeeb6)                       */
+/* BINDTOOL_HEADER_FILE_HASH(6612bff3bd349947f06e62d7627341ed)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -30,7 +30,8 @@ namespace py = pybind11;
 void bind_ofdm_rx(py::module& m)
 {
     using ofdm_rx = ::gr::mimo_gpu::ofdm_rx;
-    py::class_<ofdm_rx, gr::block, gr::basic_block, std::shared_ptr<ofdm_rx>>(m, "ofdm_rx", D(ofdm_rx))
+    py::class_<ofdm_rx, gr::block, gr::basic_block, std::shared_ptr<ofdm_rx>>(
+        m, "ofdm_rx", D(ofdm_rx))
         .def(py::init(&ofdm_rx::make),
              py::arg("grid") = "lte1.4",
              py::arg("nt") = 2,
@@ -43,7 +44,9 @@ void bind_ofdm_rx(py::module& m)
              py::arg("backend") = "auto",
              py::arg("device_buffers") = true,
              D(ofdm_rx, make))
-        .def("symbols_per_channel", &ofdm_rx::symbols_per_channel, D(ofdm_rx, symbols_per_channel))
+        .def("symbols_per_channel",
+             &ofdm_rx::symbols_per_channel,
+             D(ofdm_rx, symbols_per_channel))
         .def("frames_received", &ofdm_rx::frames_received, D(ofdm_rx, frames_received))
         .def("samples_dropped", &ofdm_rx::samples_dropped, D(ofdm_rx, samples_dropped))
         .def("last_noise_var", &ofdm_rx::last_noise_var, D(ofdm_rx, last_noise_var))

@@ -30,8 +30,12 @@ namespace py = pybind11;
 void bind_ofdm_tx(py::module& m)
 {
     using ofdm_tx = ::gr::mimo_gpu::ofdm_tx;
-    py::class_<ofdm_tx, gr::sync_interpolator, gr::sync_block, gr::block, gr::basic_block, std::shared_ptr<ofdm_tx>>(
-        m, "ofdm_tx", D(ofdm_tx))
+    py::class_<ofdm_tx,
+               gr::sync_interpolator,
+               gr::sync_block,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<ofdm_tx>>(m, "ofdm_tx", D(ofdm_tx))
         .def(py::init(&ofdm_tx::make),
              py::arg("grid") = "lte1.4",
              py::arg("nt") = 2,

@@ -37,7 +37,8 @@ void bind_qr_decomposition(py::module& m)
                gr::sync_block,
                gr::block,
                gr::basic_block,
-               std::shared_ptr<qr_decomposition>>(m, "qr_decomposition", D(qr_decomposition))
+               std::shared_ptr<qr_decomposition>>(
+        m, "qr_decomposition", D(qr_decomposition))
 
         .def(py::init(&qr_decomposition::make),
              py::arg("nr"),

@@ -30,12 +30,29 @@ namespace py = pybind11;
 void bind_sigmf_file_sink(py::module& m)
 {
     using sigmf_file_sink = ::gr::mimo_gpu::sigmf_file_sink;
-    py::class_<sigmf_file_sink, gr::sync_block, gr::block, gr::basic_block, std::shared_ptr<sigmf_file_sink>>(
-        m, "sigmf_file_sink", D(sigmf_file_sink))
-        .def(py::init(&sigmf_file_sink::make), py::arg("base"), py::arg("channels"), py::arg("sample_rate"),
-             py::arg("center_frequency") = 0, py::arg("format") = "cf32", py::arg("full_scale") = 1.0,
-             py::arg("grid") = "", py::arg("nt") = 2, py::arg("modulation") = "16qam", py::arg("slots") = 2,
-             py::arg("data_symbols") = 6, py::arg("description") = "", D(sigmf_file_sink, make))
-        .def("samples_written", &sigmf_file_sink::samples_written, D(sigmf_file_sink, samples_written))
-        .def("values_clipped", &sigmf_file_sink::values_clipped, D(sigmf_file_sink, values_clipped));
+    py::class_<sigmf_file_sink,
+               gr::sync_block,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<sigmf_file_sink>>(m, "sigmf_file_sink", D(sigmf_file_sink))
+        .def(py::init(&sigmf_file_sink::make),
+             py::arg("base"),
+             py::arg("channels"),
+             py::arg("sample_rate"),
+             py::arg("center_frequency") = 0,
+             py::arg("format") = "cf32",
+             py::arg("full_scale") = 1.0,
+             py::arg("grid") = "",
+             py::arg("nt") = 2,
+             py::arg("modulation") = "16qam",
+             py::arg("slots") = 2,
+             py::arg("data_symbols") = 6,
+             py::arg("description") = "",
+             D(sigmf_file_sink, make))
+        .def("samples_written",
+             &sigmf_file_sink::samples_written,
+             D(sigmf_file_sink, samples_written))
+        .def("values_clipped",
+             &sigmf_file_sink::values_clipped,
+             D(sigmf_file_sink, values_clipped));
 }

@@ -30,11 +30,21 @@ namespace py = pybind11;
 void bind_sigmf_file_source(py::module& m)
 {
     using sigmf_file_source = ::gr::mimo_gpu::sigmf_file_source;
-    py::class_<sigmf_file_source, gr::sync_block, gr::block, gr::basic_block, std::shared_ptr<sigmf_file_source>>(
+    py::class_<sigmf_file_source,
+               gr::sync_block,
+               gr::block,
+               gr::basic_block,
+               std::shared_ptr<sigmf_file_source>>(
         m, "sigmf_file_source", D(sigmf_file_source))
-        .def(py::init(&sigmf_file_source::make), py::arg("path"), py::arg("channels"), py::arg("repeat") = false,
+        .def(py::init(&sigmf_file_source::make),
+             py::arg("path"),
+             py::arg("channels"),
+             py::arg("repeat") = false,
              D(sigmf_file_source, make))
-        .def("sample_rate", &sigmf_file_source::sample_rate, D(sigmf_file_source, sample_rate))
-        .def("samples_per_channel", &sigmf_file_source::samples_per_channel,
+        .def("sample_rate",
+             &sigmf_file_source::sample_rate,
+             D(sigmf_file_source, sample_rate))
+        .def("samples_per_channel",
+             &sigmf_file_source::samples_per_channel,
              D(sigmf_file_source, samples_per_channel));
 }

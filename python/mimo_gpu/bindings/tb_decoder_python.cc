@@ -33,10 +33,8 @@ void bind_tb_decoder(py::module& m)
     using tb_decoder = ::gr::mimo_gpu::tb_decoder;
 
 
-    py::class_<tb_decoder,
-               gr::block,
-               gr::basic_block,
-               std::shared_ptr<tb_decoder>>(m, "tb_decoder", D(tb_decoder))
+    py::class_<tb_decoder, gr::block, gr::basic_block, std::shared_ptr<tb_decoder>>(
+        m, "tb_decoder", D(tb_decoder))
 
         .def(py::init(&tb_decoder::make),
              py::arg("A"),
@@ -52,23 +50,16 @@ void bind_tb_decoder(py::module& m)
              py::arg("max_blocks") = 64,
              D(tb_decoder, make))
 
-        .def("set_rv",
-             &tb_decoder::set_rv,
-             py::arg("rv"),
-             D(tb_decoder, set_rv))
+        .def("set_rv", &tb_decoder::set_rv, py::arg("rv"), D(tb_decoder, set_rv))
 
-        .def("rv",
-             &tb_decoder::rv,
-             D(tb_decoder, rv))
+        .def("rv", &tb_decoder::rv, D(tb_decoder, rv))
 
         .def("set_iterations",
              &tb_decoder::set_iterations,
              py::arg("iterations"),
              D(tb_decoder, set_iterations))
 
-        .def("iterations",
-             &tb_decoder::iterations,
-             D(tb_decoder, iterations))
+        .def("iterations", &tb_decoder::iterations, D(tb_decoder, iterations))
 
         .def("set_extrinsic_scale",
              &tb_decoder::set_extrinsic_scale,
@@ -79,9 +70,7 @@ void bind_tb_decoder(py::module& m)
              &tb_decoder::extrinsic_scale,
              D(tb_decoder, extrinsic_scale))
 
-        .def("active_backend",
-             &tb_decoder::active_backend,
-             D(tb_decoder, active_backend))
+        .def("active_backend", &tb_decoder::active_backend, D(tb_decoder, active_backend))
 
         ;
 }

@@ -33,10 +33,8 @@ void bind_tb_encoder(py::module& m)
     using tb_encoder = ::gr::mimo_gpu::tb_encoder;
 
 
-    py::class_<tb_encoder,
-               gr::block,
-               gr::basic_block,
-               std::shared_ptr<tb_encoder>>(m, "tb_encoder", D(tb_encoder))
+    py::class_<tb_encoder, gr::block, gr::basic_block, std::shared_ptr<tb_encoder>>(
+        m, "tb_encoder", D(tb_encoder))
 
         .def(py::init(&tb_encoder::make),
              py::arg("A"),
@@ -46,14 +44,9 @@ void bind_tb_encoder(py::module& m)
              py::arg("rv") = 0,
              D(tb_encoder, make))
 
-        .def("set_rv",
-             &tb_encoder::set_rv,
-             py::arg("rv"),
-             D(tb_encoder, set_rv))
+        .def("set_rv", &tb_encoder::set_rv, py::arg("rv"), D(tb_encoder, set_rv))
 
-        .def("rv",
-             &tb_encoder::rv,
-             D(tb_encoder, rv))
+        .def("rv", &tb_encoder::rv, D(tb_encoder, rv))
 
         ;
 }

@@ -33,10 +33,8 @@ void bind_tb_source(py::module& m)
     using tb_source = ::gr::mimo_gpu::tb_source;
 
 
-    py::class_<tb_source,
-               gr::block,
-               gr::basic_block,
-               std::shared_ptr<tb_source>>(m, "tb_source", D(tb_source))
+    py::class_<tb_source, gr::block, gr::basic_block, std::shared_ptr<tb_source>>(
+        m, "tb_source", D(tb_source))
 
         .def(py::init(&tb_source::make),
              py::arg("A"),
@@ -51,13 +49,9 @@ void bind_tb_source(py::module& m)
              py::arg("device_buffers") = true,
              D(tb_source, make))
 
-        .def("active_backend",
-             &tb_source::active_backend,
-             D(tb_source, active_backend))
+        .def("active_backend", &tb_source::active_backend, D(tb_source, active_backend))
 
-        .def("device_buffers",
-             &tb_source::device_buffers,
-             D(tb_source, device_buffers))
+        .def("device_buffers", &tb_source::device_buffers, D(tb_source, device_buffers))
 
         ;
 }

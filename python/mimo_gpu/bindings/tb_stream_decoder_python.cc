@@ -60,9 +60,7 @@ void bind_tb_stream_decoder(py::module& m)
              py::arg("rv"),
              D(tb_stream_decoder, set_rv))
 
-        .def("rv",
-             &tb_stream_decoder::rv,
-             D(tb_stream_decoder, rv))
+        .def("rv", &tb_stream_decoder::rv, D(tb_stream_decoder, rv))
 
         .def("active_backend",
              &tb_stream_decoder::active_backend,
@@ -76,9 +74,7 @@ void bind_tb_stream_decoder(py::module& m)
              &tb_stream_decoder::device_buffers,
              D(tb_stream_decoder, device_buffers))
 
-        .def("blocks",
-             &tb_stream_decoder::blocks,
-             D(tb_stream_decoder, blocks))
+        .def("blocks", &tb_stream_decoder::blocks, D(tb_stream_decoder, blocks))
 
         .def("crc_failures",
              &tb_stream_decoder::crc_failures,

@@ -33,10 +33,8 @@ void bind_turbo_decoder(py::module& m)
     using turbo_decoder = ::gr::mimo_gpu::turbo_decoder;
 
 
-    py::class_<turbo_decoder,
-               gr::block,
-               gr::basic_block,
-               std::shared_ptr<turbo_decoder>>(m, "turbo_decoder", D(turbo_decoder))
+    py::class_<turbo_decoder, gr::block, gr::basic_block, std::shared_ptr<turbo_decoder>>(
+        m, "turbo_decoder", D(turbo_decoder))
 
         .def(py::init(&turbo_decoder::make),
              py::arg("K"),
@@ -50,18 +48,14 @@ void bind_turbo_decoder(py::module& m)
              py::arg("max_blocks") = 256,
              D(turbo_decoder, make))
 
-        .def("K",
-             &turbo_decoder::K,
-             D(turbo_decoder, K))
+        .def("K", &turbo_decoder::K, D(turbo_decoder, K))
 
         .def("set_iterations",
              &turbo_decoder::set_iterations,
              py::arg("iterations"),
              D(turbo_decoder, set_iterations))
 
-        .def("iterations",
-             &turbo_decoder::iterations,
-             D(turbo_decoder, iterations))
+        .def("iterations", &turbo_decoder::iterations, D(turbo_decoder, iterations))
 
         .def("set_extrinsic_scale",
              &turbo_decoder::set_extrinsic_scale,
@@ -76,9 +70,7 @@ void bind_turbo_decoder(py::module& m)
              &turbo_decoder::active_backend,
              D(turbo_decoder, active_backend))
 
-        .def("dropped_llrs",
-             &turbo_decoder::dropped_llrs,
-             D(turbo_decoder, dropped_llrs))
+        .def("dropped_llrs", &turbo_decoder::dropped_llrs, D(turbo_decoder, dropped_llrs))
 
         ;
 }

@@ -33,19 +33,15 @@ void bind_turbo_encoder(py::module& m)
     using turbo_encoder = ::gr::mimo_gpu::turbo_encoder;
 
 
-    py::class_<turbo_encoder,
-               gr::block,
-               gr::basic_block,
-               std::shared_ptr<turbo_encoder>>(m, "turbo_encoder", D(turbo_encoder))
+    py::class_<turbo_encoder, gr::block, gr::basic_block, std::shared_ptr<turbo_encoder>>(
+        m, "turbo_encoder", D(turbo_encoder))
 
         .def(py::init(&turbo_encoder::make),
              py::arg("K"),
              py::arg("length_tag_key") = "",
              D(turbo_encoder, make))
 
-        .def("K",
-             &turbo_encoder::K,
-             D(turbo_encoder, K))
+        .def("K", &turbo_encoder::K, D(turbo_encoder, K))
 
         .def("length_tag_key",
              &turbo_encoder::length_tag_key,

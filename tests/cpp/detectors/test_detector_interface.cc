@@ -93,7 +93,8 @@ TEST(detector_registry, specs_parse_primary_and_named_parameters)
     EXPECT_EQ(specs[1].parameters.at("llr_clip"), 4);
     EXPECT_EQ(specs[1].label(), "nway:2:llr_clip=4");
     EXPECT_EQ(specs[2].label(), "mtt");
-    EXPECT_EQ(parse_detector_spec("ot:llr_clip=4").label(), "ot:llr_clip=4"); // not "ot:4"
+    EXPECT_EQ(parse_detector_spec("ot:llr_clip=4").label(),
+              "ot:llr_clip=4"); // not "ot:4"
     EXPECT_EQ(parse_detector_spec("kbest:32").label(), "kbest:32");
     EXPECT_THROW(parse_detector_spec("ml:3"), std::invalid_argument);
     EXPECT_THROW(parse_detector_spec("nway:x"), std::invalid_argument);
@@ -103,12 +104,17 @@ TEST(detector_registry, specs_parse_primary_and_named_parameters)
     EXPECT_EQ(parse_parameter_list("passes=2, llr_clip=8").size(), 2u);
     EXPECT_THROW(parse_parameter_list("passes"), std::invalid_argument);
     // A parameter given twice is an error, not the last one silently (issue 23).
-    for (const char* twice : { "nway:2:passes=3", "nway:passes=2:passes=3", "nway:passes=2,passes=2", "nway:2:2" }) {
+    for (const char* twice : { "nway:2:passes=3",
+                               "nway:passes=2:passes=3",
+                               "nway:passes=2,passes=2",
+                               "nway:2:2" }) {
         try {
             parse_detector_spec(twice);
             ADD_FAILURE() << twice << " was accepted";
         } catch (const std::invalid_argument& e) {
-            EXPECT_NE(std::string(e.what()).find("'passes' is given twice"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("'passes' is given twice"),
+                      std::string::npos)
+                << e.what();
         }
     }
 }

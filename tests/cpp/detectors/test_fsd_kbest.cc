@@ -15,7 +15,10 @@ using namespace mimo_gpu_test;
 
 namespace {
 
-std::unique_ptr<detector> make(const std::string& name, mimo_shape shape, modulation mod, backend b,
+std::unique_ptr<detector> make(const std::string& name,
+                               mimo_shape shape,
+                               modulation mod,
+                               backend b,
                                detector_parameters params = {})
 {
     return make_detector(name, { shape, mod, params }, b);
@@ -28,12 +31,18 @@ std::vector<float> run(detector& det, const problem_batch& pb)
     return llr;
 }
 
-void expect_max_log_ml(const std::vector<float>& llr, const problem_batch& pb, const std::string& what)
+void expect_max_log_ml(const std::vector<float>& llr,
+                       const problem_batch& pb,
+                       const std::string& what)
 {
     const constellation con(pb.mod);
     for (size_t p = 0; p < pb.batch; ++p) {
-        const auto ref = brute_force_llr(con, pb.shape.nr, pb.shape.nt, pb.H.data() + p * pb.shape.nr * pb.shape.nt,
-                                         pb.y.data() + p * pb.shape.nr, pb.n0);
+        const auto ref = brute_force_llr(con,
+                                         pb.shape.nr,
+                                         pb.shape.nt,
+                                         pb.H.data() + p * pb.shape.nr * pb.shape.nt,
+                                         pb.y.data() + p * pb.shape.nr,
+                                         pb.n0);
         for (size_t i = 0; i < ref.size(); ++i)
             ASSERT_NEAR(llr[p * ref.size() + i], ref[i], 1e-3 * (1 + std::abs(ref[i])))
                 << what << " problem " << p << " bit " << i;
@@ -48,18 +57,30 @@ TEST(sphere_detectors, full_lists_equal_exhaustive_max_log_ml)
     for (modulation mod : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
         const int M = constellation(mod).order();
         for (double snr : { 0.0, 10.0, 20.0 }) {
-            // SFSD, 2x2 (and 3x2), every FE path extended: each bit's best counter-hypothesis is in the list.
+            // SFSD, 2x2 (and 3x2), every FE path extended: each bit's best
+            // counter-hypothesis is in the list.
             for (mimo_shape shape : { mimo_shape{ 2, 2 }, mimo_shape{ 3, 2 } }) {
                 problem_batch pb(shape, mod, 60, snr, seed + uint64_t(snr) + M);
-                auto sfsd = make("sfsd", shape, mod, backend::cpu, { { "niter", M }, { "llr_clip", 0 } });
-                expect_max_log_ml(run(*sfsd, pb), pb, "sfsd " + to_string(mod) + " SNR " + std::to_string(snr));
+                auto sfsd = make("sfsd",
+                                 shape,
+                                 mod,
+                                 backend::cpu,
+                                 { { "niter", M }, { "llr_clip", 0 } });
+                expect_max_log_ml(run(*sfsd, pb),
+                                  pb,
+                                  "sfsd " + to_string(mod) + " SNR " +
+                                      std::to_string(snr));
             }
-            // K-best keeping every path (K = M^(nt-1) suffices: nothing is pruned before the last level).
+            // K-best keeping every path (K = M^(nt-1) suffices: nothing is pruned before
+            // the last level).
             const mimo_shape shape = M <= 16 ? mimo_shape{ 3, 3 } : mimo_shape{ 2, 2 };
             const int K = M <= 16 ? M * M : M;
             problem_batch pb(shape, mod, 30, snr, seed + 7 + uint64_t(snr) + M);
-            auto kbest = make("kbest", shape, mod, backend::cpu, { { "k", K }, { "llr_clip", 0 } });
-            expect_max_log_ml(run(*kbest, pb), pb, "kbest " + to_string(mod) + " SNR " + std::to_string(snr));
+            auto kbest = make(
+                "kbest", shape, mod, backend::cpu, { { "k", K }, { "llr_clip", 0 } });
+            expect_max_log_ml(run(*kbest, pb),
+                              pb,
+                              "kbest " + to_string(mod) + " SNR " + std::to_string(snr));
         }
     }
 }
@@ -76,23 +97,32 @@ TEST(sphere_detectors, fsd_hard_decisions_are_the_best_path_and_close_to_ml)
         ASSERT_EQ(std::abs(v), 5.0f);
     const auto ml_llr = run(*ml, pb);
     const double not_ml = fraction_farther_than_ml(pb, ml_llr, hard, "fsd");
-    const double ber_fsd = bit_error_rate(pb.bits, hard), ber_ml = bit_error_rate(pb.bits, ml_llr);
-    std::printf("[ ber      ] 4x4 16-QAM 16 dB: FSD %.4g, ML %.4g; FSD's decision not ML's in %.4g of problems\n",
-                ber_fsd, ber_ml, not_ml);
+    const double ber_fsd = bit_error_rate(pb.bits, hard),
+                 ber_ml = bit_error_rate(pb.bits, ml_llr);
+    std::printf("[ ber      ] 4x4 16-QAM 16 dB: FSD %.4g, ML %.4g; FSD's decision not "
+                "ML's in %.4g of problems\n",
+                ber_fsd,
+                ber_ml,
+                not_ml);
     EXPECT_LT(not_ml, 0.01); // seen: 0 to 0.001 over 20 seeds
     EXPECT_LT(ber_fsd, 2 * ber_ml + 5e-4);
 }
 
 TEST(sphere_detectors, four_streams_soft_lists_approach_ml)
 {
-    // Statistical: 4x4 16-QAM at 14 dB, SFSD (paper Niter) and K-best 16 between ML and FSD's single list.
+    // Statistical: 4x4 16-QAM at 14 dB, SFSD (paper Niter) and K-best 16 between ML and
+    // FSD's single list.
     problem_batch pb({ 4, 4 }, modulation::qam16, 3000, 14.0, fresh_seed());
     auto ml = make("ml", pb.shape, pb.mod, backend::cpu);
     auto sfsd = make("sfsd", pb.shape, pb.mod, backend::cpu);
     auto kbest = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", 16 } });
-    const double b_ml = bit_error_rate(pb.bits, run(*ml, pb)), b_sfsd = bit_error_rate(pb.bits, run(*sfsd, pb)),
+    const double b_ml = bit_error_rate(pb.bits, run(*ml, pb)),
+                 b_sfsd = bit_error_rate(pb.bits, run(*sfsd, pb)),
                  b_kb = bit_error_rate(pb.bits, run(*kbest, pb));
-    std::printf("[ ber      ] 4x4 16-QAM 14 dB: ML %.4g, SFSD %.4g, K-best 16 %.4g\n", b_ml, b_sfsd, b_kb);
+    std::printf("[ ber      ] 4x4 16-QAM 14 dB: ML %.4g, SFSD %.4g, K-best 16 %.4g\n",
+                b_ml,
+                b_sfsd,
+                b_kb);
     EXPECT_LT(b_sfsd, 2 * b_ml + 1e-3);
     EXPECT_LT(b_kb, 2 * b_ml + 1e-3);
 }
@@ -105,7 +135,11 @@ TEST(sphere_detectors, pruned_paths_or_the_limit_stand_in_for_missing_counter_hy
     problem_batch pb({ 4, 4 }, modulation::qam16, 500, 12.0, fresh_seed());
     std::vector<float> unclipped;
     for (float clip : { 0.0f, 8.0f }) {
-        auto k1 = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", 1 }, { "llr_clip", clip } });
+        auto k1 = make("kbest",
+                       pb.shape,
+                       pb.mod,
+                       backend::cpu,
+                       { { "k", 1 }, { "llr_clip", clip } });
         const auto llr = run(*k1, pb);
         if (unclipped.empty())
             unclipped = llr;
@@ -116,7 +150,8 @@ TEST(sphere_detectors, pruned_paths_or_the_limit_stand_in_for_missing_counter_hy
             ASSERT_EQ(llr[i] < 0, unclipped[i] < 0) << "clip " << clip << " LLR " << i;
             from_pruned += std::abs(llr[i]) != 3.0f; // not the default missing_llr
         }
-        EXPECT_GT(from_pruned, llr.size() / 10) << "clip " << clip; // the pruned distances still count
+        EXPECT_GT(from_pruned, llr.size() / 10)
+            << "clip " << clip; // the pruned distances still count
     }
 }
 
@@ -131,15 +166,24 @@ TEST(sphere_detectors, kbest_never_zeroes_a_bit_the_list_decided)
     const auto ref = run(*ml, pb);
     for (float clip : { 0.0f, 8.0f }) {
         for (int K : { 16, 32 }) {
-            auto kbest = make("kbest", pb.shape, pb.mod, backend::cpu, { { "k", K }, { "llr_clip", clip } });
+            auto kbest = make("kbest",
+                              pb.shape,
+                              pb.mod,
+                              backend::cpu,
+                              { { "k", K }, { "llr_clip", clip } });
             const auto llr = run(*kbest, pb);
             size_t zero = 0, zero_where_ml_is_sure = 0;
             for (size_t i = 0; i < llr.size(); ++i) {
                 zero += llr[i] == 0.0f;
                 zero_where_ml_is_sure += llr[i] == 0.0f && std::abs(ref[i]) > 1.0f;
             }
-            std::printf("[ zeros    ] kbest:%d llr_clip %g: %zu of %zu LLRs exactly 0 (%zu where |ML LLR| > 1)\n", K,
-                        double(clip), zero, llr.size(), zero_where_ml_is_sure);
+            std::printf("[ zeros    ] kbest:%d llr_clip %g: %zu of %zu LLRs exactly 0 "
+                        "(%zu where |ML LLR| > 1)\n",
+                        K,
+                        double(clip),
+                        zero,
+                        llr.size(),
+                        zero_where_ml_is_sure);
             EXPECT_EQ(zero_where_ml_is_sure, 0u) << "K " << K << " clip " << clip;
         }
     }
@@ -148,15 +192,22 @@ TEST(sphere_detectors, kbest_never_zeroes_a_bit_the_list_decided)
 TEST(sphere_detectors, bad_parameters_and_shapes_are_clear_errors)
 {
     const mimo_shape s44{ 4, 4 };
-    EXPECT_THROW(make("kbest", s44, modulation::qam16, backend::cpu, { { "k", 0 } }), std::invalid_argument);
-    EXPECT_THROW(make("kbest", s44, modulation::qam64, backend::cpu, { { "k", 128 } }), std::invalid_argument);
-    EXPECT_THROW(make("sfsd", s44, modulation::qam16, backend::cpu, { { "niter", -1 } }), std::invalid_argument);
-    EXPECT_THROW(make("fsd", { 8, 8 }, modulation::qpsk, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(make("fsd", { 2, 2 }, modulation::qpsk, backend::cpu, { { "full_levels", 2 } }),
+    EXPECT_THROW(make("kbest", s44, modulation::qam16, backend::cpu, { { "k", 0 } }),
                  std::invalid_argument);
-    EXPECT_THROW(make("fsd", s44, modulation::qam256, backend::cpu, { { "full_levels", 2 } }),
-                 std::invalid_argument); // 65536 paths
-    EXPECT_THROW(make("fsd", s44, modulation::qpsk, backend::cpu, { { "llr_clip", 0 } }), std::invalid_argument);
+    EXPECT_THROW(make("kbest", s44, modulation::qam64, backend::cpu, { { "k", 128 } }),
+                 std::invalid_argument);
+    EXPECT_THROW(make("sfsd", s44, modulation::qam16, backend::cpu, { { "niter", -1 } }),
+                 std::invalid_argument);
+    EXPECT_THROW(make("fsd", { 8, 8 }, modulation::qpsk, backend::cpu),
+                 std::invalid_argument);
+    EXPECT_THROW(
+        make("fsd", { 2, 2 }, modulation::qpsk, backend::cpu, { { "full_levels", 2 } }),
+        std::invalid_argument);
+    EXPECT_THROW(
+        make("fsd", s44, modulation::qam256, backend::cpu, { { "full_levels", 2 } }),
+        std::invalid_argument); // 65536 paths
+    EXPECT_THROW(make("fsd", s44, modulation::qpsk, backend::cpu, { { "llr_clip", 0 } }),
+                 std::invalid_argument);
     EXPECT_NO_THROW(make("fsd", { 1, 1 }, modulation::qam64, backend::cpu));
 }
 
@@ -171,22 +222,24 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
         modulation mod;
         size_t batch;
     };
-    for (const cfg& c : { cfg{ "fsd", {}, { 4, 4 }, modulation::qpsk, 3001 },
-                          cfg{ "fsd", {}, { 4, 4 }, modulation::qam16, 2001 },
-                          cfg{ "fsd", {}, { 4, 4 }, modulation::qam64, 1001 },
-                          cfg{ "fsd", {}, { 6, 3 }, modulation::qam16, 501 },
-                          cfg{ "sfsd", {}, { 4, 4 }, modulation::qam16, 2001 },
-                          cfg{ "sfsd", {}, { 4, 4 }, modulation::qam64, 1001 },
-                          cfg{ "sfsd", { { "niter", 16 } }, { 2, 2 }, modulation::qam16, 1001 },
-                          cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
-                          cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
-                          cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
-                          cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
+    for (const cfg& c :
+         { cfg{ "fsd", {}, { 4, 4 }, modulation::qpsk, 3001 },
+           cfg{ "fsd", {}, { 4, 4 }, modulation::qam16, 2001 },
+           cfg{ "fsd", {}, { 4, 4 }, modulation::qam64, 1001 },
+           cfg{ "fsd", {}, { 6, 3 }, modulation::qam16, 501 },
+           cfg{ "sfsd", {}, { 4, 4 }, modulation::qam16, 2001 },
+           cfg{ "sfsd", {}, { 4, 4 }, modulation::qam64, 1001 },
+           cfg{ "sfsd", { { "niter", 16 } }, { 2, 2 }, modulation::qam16, 1001 },
+           cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
+           cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
+           cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
+           cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
         for (double snr : { 4.0, 16.0 }) {
             problem_batch pb(c.shape, c.mod, c.batch, snr, seed + uint64_t(snr));
             auto cpu = make(c.name, c.shape, c.mod, backend::cpu, c.params);
             auto gpu = make(c.name, c.shape, c.mod, backend::cuda, c.params);
-            expect_bit_identical(run(*gpu, pb), run(*cpu, pb), c.name + " " + to_string(c.mod));
+            expect_bit_identical(
+                run(*gpu, pb), run(*cpu, pb), c.name + " " + to_string(c.mod));
         }
     }
 }

@@ -13,33 +13,45 @@ TEST(ml_detector, equals_double_precision_brute_force)
         modulation mod;
         size_t batch;
     };
-    for (const cfg& c : {cfg{{2, 2}, modulation::qpsk, 200}, cfg{{2, 2}, modulation::qam16, 200},
-                         cfg{{3, 2}, modulation::qam64, 30}, cfg{{4, 4}, modulation::qpsk, 100},
-                         cfg{{4, 3}, modulation::qam16, 10}, cfg{{1, 1}, modulation::qam1024, 20}}) {
+    for (const cfg& c : { cfg{ { 2, 2 }, modulation::qpsk, 200 },
+                          cfg{ { 2, 2 }, modulation::qam16, 200 },
+                          cfg{ { 3, 2 }, modulation::qam64, 30 },
+                          cfg{ { 4, 4 }, modulation::qpsk, 100 },
+                          cfg{ { 4, 3 }, modulation::qam16, 10 },
+                          cfg{ { 1, 1 }, modulation::qam1024, 20 } }) {
         problem_batch pb(c.shape, c.mod, c.batch, 8.0, seed);
         ml_detector ml(c.shape, c.mod, backend::cpu);
         std::vector<float> llr(c.batch * ml.llrs_per_problem(), NAN);
         ml.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, llr.data());
         const constellation con(c.mod);
         for (size_t p = 0; p < c.batch; ++p) {
-            const auto ref = brute_force_llr(con, c.shape.nr, c.shape.nt, pb.H.data() + p * c.shape.nr * c.shape.nt,
-                                             pb.y.data() + p * c.shape.nr, pb.n0);
+            const auto ref = brute_force_llr(con,
+                                             c.shape.nr,
+                                             c.shape.nt,
+                                             pb.H.data() + p * c.shape.nr * c.shape.nt,
+                                             pb.y.data() + p * c.shape.nr,
+                                             pb.n0);
             for (size_t i = 0; i < ref.size(); ++i)
-                ASSERT_NEAR(llr[p * ref.size() + i], ref[i], 1e-4 * (1 + std::abs(ref[i])))
-                    << to_string(c.mod) << " " << c.shape.nr << "x" << c.shape.nt << " problem " << p << " bit " << i;
+                ASSERT_NEAR(
+                    llr[p * ref.size() + i], ref[i], 1e-4 * (1 + std::abs(ref[i])))
+                    << to_string(c.mod) << " " << c.shape.nr << "x" << c.shape.nt
+                    << " problem " << p << " bit " << i;
         }
     }
 }
 
 TEST(ml_detector, bad_input_is_rejected)
 {
-    EXPECT_THROW(ml_detector({4, 4}, modulation::qam256, backend::cpu), std::invalid_argument);
-    EXPECT_NO_THROW(ml_detector({4, 4}, modulation::qam64, backend::cpu));
-    ml_detector ml({2, 2}, modulation::qpsk, backend::cpu);
-    problem_batch pb({2, 2}, modulation::qpsk, 4, 10.0, 3);
+    EXPECT_THROW(ml_detector({ 4, 4 }, modulation::qam256, backend::cpu),
+                 std::invalid_argument);
+    EXPECT_NO_THROW(ml_detector({ 4, 4 }, modulation::qam64, backend::cpu));
+    ml_detector ml({ 2, 2 }, modulation::qpsk, backend::cpu);
+    problem_batch pb({ 2, 2 }, modulation::qpsk, 4, 10.0, 3);
     std::vector<float> llr(4 * 4);
-    EXPECT_THROW(ml.detect(pb.H.data(), pb.y.data(), 4, 0.0f, llr.data()), std::invalid_argument);
-    EXPECT_THROW(ml.detect(pb.H.data(), pb.y.data(), 4, -1.0f, llr.data()), std::invalid_argument);
+    EXPECT_THROW(ml.detect(pb.H.data(), pb.y.data(), 4, 0.0f, llr.data()),
+                 std::invalid_argument);
+    EXPECT_THROW(ml.detect(pb.H.data(), pb.y.data(), 4, -1.0f, llr.data()),
+                 std::invalid_argument);
     pb.H[9] = cfloat(NAN, 1);
     try {
         ml.detect(pb.H.data(), pb.y.data(), 4, pb.n0, llr.data());

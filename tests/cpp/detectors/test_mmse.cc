@@ -27,7 +27,12 @@ struct frame {
     float n0;
     std::vector<cfloat> H, y;
     std::vector<uint8_t> bits;
-    frame(mimo_shape sh, modulation m, size_t channels, int symbols, double snr_db, uint64_t seed)
+    frame(mimo_shape sh,
+          modulation m,
+          size_t channels,
+          int symbols,
+          double snr_db,
+          uint64_t seed)
         : shape(sh), mod(m), C(channels), S(symbols)
     {
         std::mt19937_64 rng(seed);
@@ -72,7 +77,10 @@ struct frame {
     size_t problems() const { return C * size_t(S); }
 };
 
-std::unique_ptr<mmse_detector> make_mmse(const std::string& name, mimo_shape shape, modulation mod, backend b,
+std::unique_ptr<mmse_detector> make_mmse(const std::string& name,
+                                         mimo_shape shape,
+                                         modulation mod,
+                                         backend b,
                                          detector_parameters params = {})
 {
     std::unique_ptr<detector> d = make_detector(name, { shape, mod, params }, b);
@@ -161,7 +169,8 @@ soft_output reference(const frame& f)
                     double m0 = INFINITY, m1 = INFINITY;
                     for (int a = 0; a < M; ++a) {
                         const double d = std::norm(z - cd(con.point(a)));
-                        (((a >> (Q - 1 - k)) & 1) ? m1 : m0) = std::min((((a >> (Q - 1 - k)) & 1) ? m1 : m0), d);
+                        (((a >> (Q - 1 - k)) & 1) ? m1 : m0) =
+                            std::min((((a >> (Q - 1 - k)) & 1) ? m1 : m0), d);
                     }
                     o.llr.push_back(float(rho * (m1 - m0)));
                 }
@@ -172,45 +181,69 @@ soft_output reference(const frame& f)
 }
 
 /// |got - want| <= tol * scale elementwise, scale = max(|want|, floor).
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol, double floor,
+void expect_close(const std::vector<float>& got,
+                  const std::vector<float>& want,
+                  double tol,
+                  double floor,
                   const std::string& what)
 {
     ASSERT_EQ(got.size(), want.size()) << what;
     double worst = 0;
     for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written";
-        const double err = std::abs(double(got[i]) - want[i]) / std::max(std::abs(double(want[i])), floor);
+        const double err = std::abs(double(got[i]) - want[i]) /
+                           std::max(std::abs(double(want[i])), floor);
         worst = std::max(worst, err);
-        ASSERT_LE(err, tol) << what << ": element " << i << " got " << got[i] << " want " << want[i];
+        ASSERT_LE(err, tol) << what << ": element " << i << " got " << got[i] << " want "
+                            << want[i];
     }
-    std::printf("[ compared ] %s: %zu elements, worst relative error %.2e\n", what.c_str(), want.size(), worst);
+    std::printf("[ compared ] %s: %zu elements, worst relative error %.2e\n",
+                what.c_str(),
+                want.size(),
+                worst);
 }
-void expect_close(const std::vector<cfloat>& got, const std::vector<cfloat>& want, double tol, double floor,
+void expect_close(const std::vector<cfloat>& got,
+                  const std::vector<cfloat>& want,
+                  double tol,
+                  double floor,
                   const std::string& what)
 {
     ASSERT_EQ(got.size(), want.size()) << what;
     double worst = 0;
     for (size_t i = 0; i < want.size(); ++i) {
-        const double err = std::abs(got[i] - want[i]) / std::max(double(std::abs(want[i])), floor);
+        const double err =
+            std::abs(got[i] - want[i]) / std::max(double(std::abs(want[i])), floor);
         worst = std::max(worst, err);
         ASSERT_LE(err, tol) << what << ": element " << i;
     }
-    std::printf("[ compared ] %s: %zu symbols, worst relative error %.2e\n", what.c_str(), want.size(), worst);
+    std::printf("[ compared ] %s: %zu symbols, worst relative error %.2e\n",
+                what.c_str(),
+                want.size(),
+                worst);
 }
 
 /// LLRs compared relative to the user's SINR scale (an LLR near 0 sits at a
 /// decision boundary, where its absolute error is what matters).
-void expect_llrs_close(const std::vector<float>& got, const soft_output& ref, int Q, double tol, const std::string& what)
+void expect_llrs_close(const std::vector<float>& got,
+                       const soft_output& ref,
+                       int Q,
+                       double tol,
+                       const std::string& what)
 {
     ASSERT_EQ(got.size(), ref.llr.size()) << what;
     double worst = 0;
     for (size_t i = 0; i < got.size(); ++i) {
-        const double scale = std::max(std::abs(double(ref.llr[i])), double(ref.sinr[i / Q]) * 0.1);
+        const double scale =
+            std::max(std::abs(double(ref.llr[i])), double(ref.sinr[i / Q]) * 0.1);
         const double err = std::abs(double(got[i]) - ref.llr[i]) / std::max(scale, 1e-6);
         worst = std::max(worst, err);
-        ASSERT_LE(err, tol) << what << ": LLR " << i << " got " << got[i] << " want " << ref.llr[i];
+        ASSERT_LE(err, tol) << what << ": LLR " << i << " got " << got[i] << " want "
+                            << ref.llr[i];
     }
-    std::printf("[ compared ] %s: %zu LLRs, worst relative error %.2e\n", what.c_str(), got.size(), worst);
+    std::printf("[ compared ] %s: %zu LLRs, worst relative error %.2e\n",
+                what.c_str(),
+                got.size(),
+                worst);
 }
 
 } // namespace
@@ -218,27 +251,40 @@ void expect_llrs_close(const std::vector<float>& got, const soft_output& ref, in
 TEST(mmse_detector, cholesky_equals_double_precision_reference)
 {
     const uint64_t seed = fresh_seed();
-    struct cfg { mimo_shape shape; modulation mod; double snr; };
-    for (const cfg& k : { cfg{ { 8, 4 }, modulation::qam16, 10 }, cfg{ { 64, 8 }, modulation::qam64, 5 },
-                          cfg{ { 128, 16 }, modulation::qam16, 0 }, cfg{ { 24, 16 }, modulation::qpsk, 15 },
+    struct cfg {
+        mimo_shape shape;
+        modulation mod;
+        double snr;
+    };
+    for (const cfg& k : { cfg{ { 8, 4 }, modulation::qam16, 10 },
+                          cfg{ { 64, 8 }, modulation::qam64, 5 },
+                          cfg{ { 128, 16 }, modulation::qam16, 0 },
+                          cfg{ { 24, 16 }, modulation::qpsk, 15 },
                           cfg{ { 32, 8 }, modulation::qam256, 20 } }) {
         const frame f(k.shape, k.mod, 5, 3, k.snr, seed + k.shape.nr);
         auto det = make_mmse("mmse", k.shape, k.mod, backend::cpu);
         const soft_output got = detect_all(*det, f), ref = reference(f);
-        const std::string what = std::to_string(k.shape.nr) + "x" + std::to_string(k.shape.nt) + " " + to_string(k.mod);
+        const std::string what = std::to_string(k.shape.nr) + "x" +
+                                 std::to_string(k.shape.nt) + " " + to_string(k.mod);
         expect_close(got.z, ref.z, 1e-4, 0.1, what + " equalised symbols");
         expect_close(got.sinr, ref.sinr, 1e-4, 1e-3, what + " SINRs");
-        expect_llrs_close(got.llr, ref, constellation(k.mod).bits_per_symbol(), 1e-4, what);
+        expect_llrs_close(
+            got.llr, ref, constellation(k.mod).bits_per_symbol(), 1e-4, what);
     }
 }
 
 TEST(mmse_detector, cg_with_u_iterations_equals_cholesky)
 {
     const uint64_t seed = fresh_seed();
-    for (mimo_shape shape : { mimo_shape{ 64, 8 }, mimo_shape{ 128, 16 }, mimo_shape{ 32, 4 } }) {
+    for (mimo_shape shape :
+         { mimo_shape{ 64, 8 }, mimo_shape{ 128, 16 }, mimo_shape{ 32, 4 } }) {
         const frame f(shape, modulation::qam16, 6, 4, 10, seed + shape.nt);
         auto chol = make_mmse("mmse", shape, modulation::qam16, backend::cpu);
-        auto cg = make_mmse("mmse_cg", shape, modulation::qam16, backend::cpu, { { "iterations", shape.nt } });
+        auto cg = make_mmse("mmse_cg",
+                            shape,
+                            modulation::qam16,
+                            backend::cpu,
+                            { { "iterations", shape.nt } });
         const soft_output a = detect_all(*chol, f), b = detect_all(*cg, f);
         // CG's z divides by its approximate lambda: compare x_hat = z * lambda.
         std::vector<cfloat> xa, xb;
@@ -246,7 +292,12 @@ TEST(mmse_detector, cg_with_u_iterations_equals_cholesky)
             xa.push_back(a.z[i] * (a.sinr[i] / (1.0f + a.sinr[i])));
             xb.push_back(b.z[i] * (b.sinr[i] / (1.0f + b.sinr[i])));
         }
-        expect_close(xb, xa, 1e-3, 0.1, std::to_string(shape.nr) + "x" + std::to_string(shape.nt) + " CG@U x_hat");
+        expect_close(xb,
+                     xa,
+                     1e-3,
+                     0.1,
+                     std::to_string(shape.nr) + "x" + std::to_string(shape.nt) +
+                         " CG@U x_hat");
     }
 }
 
@@ -271,7 +322,9 @@ TEST(mmse_detector, channel_reuse_equals_repeated_channels)
     const frame f(shape, modulation::qam64, 7, 5, 8, seed);
     std::vector<cfloat> repeated;
     for (size_t p = 0; p < f.problems(); ++p)
-        repeated.insert(repeated.end(), f.H.begin() + (p / f.S) * 256, f.H.begin() + (p / f.S + 1) * 256);
+        repeated.insert(repeated.end(),
+                        f.H.begin() + (p / f.S) * 256,
+                        f.H.begin() + (p / f.S + 1) * 256);
     for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
         auto det = make_detector(name, { shape, modulation::qam64, {} }, backend::cpu);
         std::vector<float> a(f.problems() * det->llrs_per_problem()), b(a.size());
@@ -284,12 +337,22 @@ TEST(mmse_detector, channel_reuse_equals_repeated_channels)
 TEST(mmse_detector, bad_input)
 {
     // Shapes and parameters beyond the capabilities: clear errors naming the limit.
-    EXPECT_THROW(make_detector("mmse", { { 8, 16 }, modulation::qam16, {} }, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(make_detector("mmse", { { 512, 16 }, modulation::qam16, {} }, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(make_detector("mmse", { { 128, 64 }, modulation::qam16, {} }, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(make_detector("mmse_cg", { { 64, 8 }, modulation::qam16, { { "iterations", 0 } } }, backend::cpu),
+    EXPECT_THROW(
+        make_detector("mmse", { { 8, 16 }, modulation::qam16, {} }, backend::cpu),
+        std::invalid_argument);
+    EXPECT_THROW(
+        make_detector("mmse", { { 512, 16 }, modulation::qam16, {} }, backend::cpu),
+        std::invalid_argument);
+    EXPECT_THROW(
+        make_detector("mmse", { { 128, 64 }, modulation::qam16, {} }, backend::cpu),
+        std::invalid_argument);
+    EXPECT_THROW(make_detector("mmse_cg",
+                               { { 64, 8 }, modulation::qam16, { { "iterations", 0 } } },
+                               backend::cpu),
                  std::invalid_argument);
-    EXPECT_THROW(make_detector("mmse", { { 64, 8 }, modulation::qam16, { { "iterations", 3 } } }, backend::cpu),
+    EXPECT_THROW(make_detector("mmse",
+                               { { 64, 8 }, modulation::qam16, { { "iterations", 3 } } },
+                               backend::cpu),
                  std::invalid_argument);
     try {
         make_detector("mmse", { { 300, 8 }, modulation::qam16, {} }, backend::cpu);
@@ -306,19 +369,26 @@ TEST(mmse_detector, bad_input)
             if (b == backend::cuda && !cuda_available())
                 continue;
             frame f(shape, modulation::qam16, 4, 3, 10, seed);
-            auto det = make_detector(name, { shape, modulation::qam16, { { "cublas", variant == 2 ? 1 : 0 } } }, b);
-            SCOPED_TRACE(name + (variant == 0 ? " cpu" : variant == 1 ? " cuda" : " cuda cublas=1"));
+            auto det = make_detector(
+                name,
+                { shape, modulation::qam16, { { "cublas", variant == 2 ? 1 : 0 } } },
+                b);
+            SCOPED_TRACE(name + (variant == 0   ? " cpu"
+                                 : variant == 1 ? " cuda"
+                                                : " cuda cublas=1"));
             std::vector<float> llr(f.problems() * det->llrs_per_problem(), NAN);
-            // Stop (the core's default) names the first bad problem; erase detects the rest.
+            // Stop (the core's default) names the first bad problem; erase detects the
+            // rest.
             f.y[(1 * 3 + 2) * 16 + 5] = cfloat(NAN, 0); // channel 1, symbol 2
-            f.H[2 * 64 + 7] = cfloat(INFINITY, 0);        // channel 2: its 3 symbols
+            f.H[2 * 64 + 7] = cfloat(INFINITY, 0);      // channel 2: its 3 symbols
             EXPECT_THROW(det->detect(f.input(), llr.data()), std::invalid_argument);
             det->set_bad_problem_policy(bad_problem_policy::erase);
             const detection_report r = det->detect(f.input(), llr.data());
             EXPECT_EQ(r.erased, 4u) << name;
             ASSERT_EQ(r.first_erased.size(), 4u);
             for (const auto& e : r.first_erased)
-                EXPECT_EQ(e.cause, erasure_cause::non_finite_input) << "problem " << e.index;
+                EXPECT_EQ(e.cause, erasure_cause::non_finite_input)
+                    << "problem " << e.index;
             for (size_t p = 0; p < f.problems(); ++p) {
                 const bool erased = p == 5 || (p >= 6 && p < 9);
                 for (int i = 0; i < det->llrs_per_problem(); ++i) {
@@ -329,8 +399,8 @@ TEST(mmse_detector, bad_input)
                     }
                 }
             }
-            // A rank-deficient H (two equal columns): with a usable N0 the regularised MMSE
-            // result (finite LLRs, the two users' SINR low); with an N0 float cannot
+            // A rank-deficient H (two equal columns): with a usable N0 the regularised
+            // MMSE result (finite LLRs, the two users' SINR low); with an N0 float cannot
             // regularise, the Cholesky mode erases the channel as singular, never NaN.
             frame g(shape, modulation::qam16, 2, 2, 10, seed + 1);
             for (size_t c = 0; c < g.C; ++c)
@@ -357,9 +427,15 @@ TEST(mmse_detector, cuda_equals_cpu_on_fresh_inputs)
 {
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
-    struct cfg { mimo_shape shape; modulation mod; int S; };
-    for (const cfg& k : { cfg{ { 128, 16 }, modulation::qam16, 14 }, cfg{ { 64, 8 }, modulation::qam64, 3 },
-                          cfg{ { 256, 32 }, modulation::qam256, 5 }, cfg{ { 12, 5 }, modulation::qpsk, 1 },
+    struct cfg {
+        mimo_shape shape;
+        modulation mod;
+        int S;
+    };
+    for (const cfg& k : { cfg{ { 128, 16 }, modulation::qam16, 14 },
+                          cfg{ { 64, 8 }, modulation::qam64, 3 },
+                          cfg{ { 256, 32 }, modulation::qam256, 5 },
+                          cfg{ { 12, 5 }, modulation::qpsk, 1 },
                           cfg{ { 64, 16 }, modulation::qam1024, 9 } }) {
         const frame f(k.shape, k.mod, 37, k.S, 10, seed + k.shape.nr + k.S);
         const int Q = constellation(k.mod).bits_per_symbol();
@@ -369,9 +445,10 @@ TEST(mmse_detector, cuda_equals_cpu_on_fresh_inputs)
                 auto cpu = make_mmse(name, k.shape, k.mod, backend::cpu, params);
                 auto gpu = make_mmse(name, k.shape, k.mod, backend::cuda, params);
                 const soft_output ref = detect_all(*cpu, f), got = detect_all(*gpu, f);
-                const std::string what = name + (library ? " (cuBLAS/cuSOLVER) " : " (hand kernels) ") +
-                                         std::to_string(k.shape.nr) + "x" + std::to_string(k.shape.nt) + " " +
-                                         to_string(k.mod) + " S=" + std::to_string(k.S);
+                const std::string what =
+                    name + (library ? " (cuBLAS/cuSOLVER) " : " (hand kernels) ") +
+                    std::to_string(k.shape.nr) + "x" + std::to_string(k.shape.nt) + " " +
+                    to_string(k.mod) + " S=" + std::to_string(k.S);
                 expect_close(got.z, ref.z, 2e-4, 0.1, what + " symbols");
                 expect_close(got.sinr, ref.sinr, 2e-4, 1e-3, what + " SINRs");
                 soft_output r = ref;
@@ -387,13 +464,20 @@ namespace {
 
 /// Frames through a pipeline, `window` in flight, each frame's LLRs equal to a
 /// direct detect() of the same frame on the CPU.
-void expect_pipeline_equals_direct(pipeline_config pc, int frames, size_t window, double tol)
+void expect_pipeline_equals_direct(pipeline_config pc,
+                                   int frames,
+                                   size_t window,
+                                   double tol)
 {
     const uint64_t seed = fresh_seed();
     const mimo_shape shape = pc.config.shape;
     std::vector<frame> input;
     for (int f = 0; f < frames; ++f)
-        input.emplace_back(shape, pc.config.mod, 1 + (seed + f) % pc.max_channels, pc.symbols_per_channel, 6 + f,
+        input.emplace_back(shape,
+                           pc.config.mod,
+                           1 + (seed + f) % pc.max_channels,
+                           pc.symbols_per_channel,
+                           6 + f,
                            seed + 100 * f);
     auto cpu = make_detector(pc.detector, pc.config, backend::cpu);
     detector_pipeline pipe(pc);
@@ -405,7 +489,11 @@ void expect_pipeline_equals_direct(pipeline_config pc, int frames, size_t window
             ASSERT_EQ(r.frame, next_collect++);
         }
         out[f].assign(input[f].problems() * cpu->llrs_per_problem(), NAN);
-        ASSERT_EQ(pipe.submit(input[f].H.data(), input[f].y.data(), input[f].C, input[f].n0, out[f].data()),
+        ASSERT_EQ(pipe.submit(input[f].H.data(),
+                              input[f].y.data(),
+                              input[f].C,
+                              input[f].n0,
+                              out[f].data()),
                   uint64_t(f));
     }
     while (pipe.pending() > 0) {
@@ -418,11 +506,16 @@ void expect_pipeline_equals_direct(pipeline_config pc, int frames, size_t window
         std::vector<float> want(out[f].size());
         cpu->detect(input[f].input(), want.data());
         for (size_t i = 0; i < want.size(); ++i) {
-            ASSERT_FALSE(std::isnan(out[f][i])) << "frame " << f << " LLR " << i << " not written";
-            ASSERT_NEAR(out[f][i], want[i], tol * std::max(1.0f, std::abs(want[i]))) << "frame " << f << " LLR " << i;
+            ASSERT_FALSE(std::isnan(out[f][i]))
+                << "frame " << f << " LLR " << i << " not written";
+            ASSERT_NEAR(out[f][i], want[i], tol * std::max(1.0f, std::abs(want[i])))
+                << "frame " << f << " LLR " << i;
         }
     }
-    std::printf("[ compared ] %d frames through %zu slot(s), %zu in flight\n", frames, pipe.slots(), window);
+    std::printf("[ compared ] %d frames through %zu slot(s), %zu in flight\n",
+                frames,
+                pipe.slots(),
+                window);
 }
 
 pipeline_config mmse_pipeline(const std::string& name, backend b)
@@ -457,8 +550,10 @@ TEST(detector_pipeline, bad_configuration)
     detector_pipeline pipe(mmse_pipeline("mmse", backend::cpu));
     std::vector<cfloat> H(13 * 256), y(13 * 5 * 32);
     std::vector<float> llr(13 * 5 * 32);
-    EXPECT_THROW(pipe.submit(H.data(), y.data(), 13, 0.1f, llr.data()), std::invalid_argument); // > max_channels
-    EXPECT_THROW(pipe.submit(H.data(), y.data(), 2, -1.0f, llr.data()), std::invalid_argument);
+    EXPECT_THROW(pipe.submit(H.data(), y.data(), 13, 0.1f, llr.data()),
+                 std::invalid_argument); // > max_channels
+    EXPECT_THROW(pipe.submit(H.data(), y.data(), 2, -1.0f, llr.data()),
+                 std::invalid_argument);
     EXPECT_THROW(pipe.collect(), std::logic_error);
     if (!cuda_available()) {
         pc = mmse_pipeline("mmse", backend::cuda);
@@ -470,7 +565,8 @@ TEST(detector_pipeline, bad_configuration)
             detector_pipeline p{ pc };
             FAIL() << "device 97 accepted";
         } catch (const std::invalid_argument& e) {
-            EXPECT_NE(std::string(e.what()).find("no CUDA device 97"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("no CUDA device 97"), std::string::npos)
+                << e.what();
         }
     }
 }
@@ -497,19 +593,29 @@ TEST(detector_pipeline, cuda_every_gpu_equals_one_gpu)
     int count = 0;
     ASSERT_EQ(cudaGetDeviceCount(&count), cudaSuccess);
     if (count < 2)
-        GTEST_SKIP() << "one GPU: the multi-GPU path is tested with the device listed twice";
+        GTEST_SKIP()
+            << "one GPU: the multi-GPU path is tested with the device listed twice";
     const uint64_t seed = fresh_seed();
     pipeline_config pc = mmse_pipeline("mmse_cg", backend::cuda);
     std::vector<frame> input;
     for (int f = 0; f < 4 * count + 1; ++f)
-        input.emplace_back(pc.config.shape, pc.config.mod, pc.max_channels, pc.symbols_per_channel, 8, seed + f);
+        input.emplace_back(pc.config.shape,
+                           pc.config.mod,
+                           pc.max_channels,
+                           pc.symbols_per_channel,
+                           8,
+                           seed + f);
     auto run = [&](std::vector<int> devices) {
         pc.devices = devices;
         detector_pipeline pipe(pc);
         std::vector<std::vector<float>> out(input.size());
         for (size_t f = 0; f < input.size(); ++f) {
             out[f].assign(input[f].problems() * 32, NAN);
-            pipe.submit(input[f].H.data(), input[f].y.data(), input[f].C, input[f].n0, out[f].data());
+            pipe.submit(input[f].H.data(),
+                        input[f].y.data(),
+                        input[f].C,
+                        input[f].n0,
+                        out[f].data());
         }
         for (size_t f = 0; f < input.size(); ++f) {
             const frame_result r = pipe.collect();
@@ -523,11 +629,15 @@ TEST(detector_pipeline, cuda_every_gpu_equals_one_gpu)
         all.push_back(d);
     const auto one = run({ 0 }), every = run(all);
     for (size_t f = 0; f < input.size(); ++f)
-        expect_bit_identical(every[f], one[f], "frame " + std::to_string(f) + " on " + std::to_string(count) + " GPUs");
+        expect_bit_identical(every[f],
+                             one[f],
+                             "frame " + std::to_string(f) + " on " +
+                                 std::to_string(count) + " GPUs");
 }
 #endif
 
-TEST(detector_pipeline, bad_problems_reported_per_frame_and_teardown_with_frames_in_flight)
+TEST(detector_pipeline,
+     bad_problems_reported_per_frame_and_teardown_with_frames_in_flight)
 {
     const uint64_t seed = fresh_seed();
     for (backend b : { backend::cpu, backend::cuda }) {
@@ -537,15 +647,25 @@ TEST(detector_pipeline, bad_problems_reported_per_frame_and_teardown_with_frames
         pipeline_config pc = mmse_pipeline("mmse", b);
         std::vector<frame> input;
         for (int f = 0; f < 8; ++f)
-            input.emplace_back(pc.config.shape, pc.config.mod, pc.max_channels, pc.symbols_per_channel, 8, seed + f);
-        input[2].y[7 * 32 + 3] = cfloat(NAN, 0);     // frame 2: problem 7
-        input[5].H[3 * 256 + 9] = cfloat(0, INFINITY); // frame 5: channel 3, problems 15..19
+            input.emplace_back(pc.config.shape,
+                               pc.config.mod,
+                               pc.max_channels,
+                               pc.symbols_per_channel,
+                               8,
+                               seed + f);
+        input[2].y[7 * 32 + 3] = cfloat(NAN, 0); // frame 2: problem 7
+        input[5].H[3 * 256 + 9] =
+            cfloat(0, INFINITY); // frame 5: channel 3, problems 15..19
         std::vector<std::vector<float>> out(input.size());
         {
             detector_pipeline pipe(pc);
             for (size_t f = 0; f < input.size(); ++f) {
                 out[f].assign(input[f].problems() * 32, NAN);
-                pipe.submit(input[f].H.data(), input[f].y.data(), input[f].C, input[f].n0, out[f].data());
+                pipe.submit(input[f].H.data(),
+                            input[f].y.data(),
+                            input[f].C,
+                            input[f].n0,
+                            out[f].data());
             }
             for (size_t f = 0; f < 6; ++f) {
                 const frame_result r = pipe.collect();
@@ -553,7 +673,8 @@ TEST(detector_pipeline, bad_problems_reported_per_frame_and_teardown_with_frames
                 ASSERT_EQ(r.report.erased, want) << "frame " << f;
                 if (want) {
                     EXPECT_EQ(r.report.first_erased[0].index, f == 2 ? 7u : 15u);
-                    EXPECT_EQ(r.report.first_erased[0].cause, erasure_cause::non_finite_input);
+                    EXPECT_EQ(r.report.first_erased[0].cause,
+                              erasure_cause::non_finite_input);
                 }
             }
             // Frames 6 and 7 are never collected: the destructor waits for them.
@@ -571,7 +692,12 @@ TEST(detector_pipeline, bad_problems_reported_per_frame_and_teardown_with_frames
         pc.config.shape = { 8, 4 };
         detector_pipeline pipe{ pc };
         EXPECT_EQ(pipe.slots(), 1u);
-        const frame f(pc.config.shape, pc.config.mod, pc.max_channels, pc.symbols_per_channel, 6, seed);
+        const frame f(pc.config.shape,
+                      pc.config.mod,
+                      pc.max_channels,
+                      pc.symbols_per_channel,
+                      6,
+                      seed);
         std::vector<float> got(f.problems() * 16, NAN), want(got.size(), NAN);
         pipe.submit(f.H.data(), f.y.data(), f.C, f.n0, got.data());
         pipe.collect();
@@ -596,15 +722,23 @@ TEST(detector_pipeline, cuda_page_locked_frames_equal_cpu)
         pipeline_config pc = mmse_pipeline(name, backend::cuda);
         const size_t C = pc.max_channels, S = size_t(pc.symbols_per_channel), frames = 7;
         const size_t hn = C * 256, yn = C * S * 32, ln = C * S * 32;
-        // Page-locked frames: copied by DMA in place, no staging (cudaMallocHost as a user would).
+        // Page-locked frames: copied by DMA in place, no staging (cudaMallocHost as a
+        // user would).
         cfloat *H = nullptr, *y = nullptr;
         float* llr = nullptr;
-        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&H), frames * hn * sizeof(cfloat)), cudaSuccess);
-        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&y), frames * yn * sizeof(cfloat)), cudaSuccess);
-        ASSERT_EQ(cudaMallocHost(reinterpret_cast<void**>(&llr), frames * ln * sizeof(float)), cudaSuccess);
+        ASSERT_EQ(
+            cudaMallocHost(reinterpret_cast<void**>(&H), frames * hn * sizeof(cfloat)),
+            cudaSuccess);
+        ASSERT_EQ(
+            cudaMallocHost(reinterpret_cast<void**>(&y), frames * yn * sizeof(cfloat)),
+            cudaSuccess);
+        ASSERT_EQ(
+            cudaMallocHost(reinterpret_cast<void**>(&llr), frames * ln * sizeof(float)),
+            cudaSuccess);
         std::vector<frame> input;
         for (size_t f = 0; f < frames; ++f) {
-            input.emplace_back(pc.config.shape, pc.config.mod, C, int(S), 4 + f, seed + f);
+            input.emplace_back(
+                pc.config.shape, pc.config.mod, C, int(S), 4 + f, seed + f);
             std::copy(input[f].H.begin(), input[f].H.end(), H + f * hn);
             std::copy(input[f].y.begin(), input[f].y.end(), y + f * yn);
         }
@@ -621,7 +755,8 @@ TEST(detector_pipeline, cuda_page_locked_frames_equal_cpu)
             std::vector<float> want(ln), got(llr + f * ln, llr + (f + 1) * ln);
             cpu->detect(input[f].input(), want.data());
             for (size_t i = 0; i < ln; ++i)
-                ASSERT_NEAR(got[i], want[i], 2e-3 * std::max(1.0f, std::abs(want[i]))) << name << " frame " << f;
+                ASSERT_NEAR(got[i], want[i], 2e-3 * std::max(1.0f, std::abs(want[i])))
+                    << name << " frame " << f;
         }
         cudaFreeHost(H);
         cudaFreeHost(y);

@@ -100,7 +100,9 @@ TEST(mtt_detector, four_streams_lie_between_ml_and_one_pass)
     const auto ml_llr = run(*ml, pb), mtt_llr = run(*mtt, pb);
     const double not_ml = fraction_farther_than_ml(pb, ml_llr, mtt_llr, "mtt");
     const double not_ml_ot = fraction_farther_than_ml(pb, ml_llr, run(*ot, pb), "ot");
-    std::printf("[ measured ] decisions not ML's: MTT %.4g, OT %.4g of problems\n", not_ml, not_ml_ot);
+    std::printf("[ measured ] decisions not ML's: MTT %.4g, OT %.4g of problems\n",
+                not_ml,
+                not_ml_ot);
     EXPECT_LT(not_ml, 0.02); // seen: MTT 0.0027-0.0067, OT 0.053-0.068 over 20 seeds
     EXPECT_LT(not_ml, 0.5 * not_ml_ot);
     const double ber_ml = bit_error_rate(pb.bits, ml_llr);

@@ -10,7 +10,7 @@ namespace {
 
 std::vector<float> run_nway(const problem_batch& pb, int passes, float clip = 0.0f)
 {
-    nway_detector det({pb.shape, pb.mod, passes, clip}, backend::cpu);
+    nway_detector det({ pb.shape, pb.mod, passes, clip }, backend::cpu);
     std::vector<float> llr(pb.batch * det.llrs_per_problem(), NAN);
     det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, llr.data());
     return llr;
@@ -32,8 +32,8 @@ std::vector<float> run_ml(const problem_batch& pb)
 TEST(nway_detector, two_streams_with_two_passes_is_exact_max_log_ml)
 {
     const uint64_t seed = fresh_seed();
-    for (modulation m : {modulation::qpsk, modulation::qam16, modulation::qam64}) {
-        for (mimo_shape shape : {mimo_shape{2, 2}, mimo_shape{4, 2}}) {
+    for (modulation m : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
+        for (mimo_shape shape : { mimo_shape{ 2, 2 }, mimo_shape{ 4, 2 } }) {
             problem_batch pb(shape, m, 300, 12.0, seed);
             const auto nway = run_nway(pb, 2), ml = run_ml(pb);
             for (size_t i = 0; i < ml.size(); ++i)
@@ -45,7 +45,7 @@ TEST(nway_detector, two_streams_with_two_passes_is_exact_max_log_ml)
 
 TEST(nway_detector, single_stream_is_exact_max_log_ml)
 {
-    problem_batch pb({3, 1}, modulation::qam256, 300, 20.0, fresh_seed());
+    problem_batch pb({ 3, 1 }, modulation::qam256, 300, 20.0, fresh_seed());
     const auto nway = run_nway(pb, 1), ml = run_ml(pb);
     for (size_t i = 0; i < ml.size(); ++i)
         ASSERT_NEAR(nway[i], ml[i], 2e-3 * (1 + std::abs(ml[i])));
@@ -55,7 +55,7 @@ TEST(nway_detector, single_stream_is_exact_max_log_ml)
 // ML one: the more passes, the closer (never further) each bit's minima get.
 TEST(nway_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
 {
-    problem_batch pb({4, 4}, modulation::qam16, 3000, 16.0, fresh_seed());
+    problem_batch pb({ 4, 4 }, modulation::qam16, 3000, 16.0, fresh_seed());
     const auto ml = run_ml(pb);
     std::vector<double> ber;
     std::vector<double> not_ml;
@@ -64,30 +64,42 @@ TEST(nway_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
         not_ml.push_back(fraction_farther_than_ml(pb, ml, llr, "N=" + std::to_string(n)));
         ber.push_back(bit_error_rate(pb.bits, llr));
     }
-    std::printf("[ measured ] decisions not ML's: N=1 %.4g, N=2 %.4g, N=3 %.4g, N=4 %.4g of problems\n", not_ml[0],
-                not_ml[1], not_ml[2], not_ml[3]);
+    std::printf("[ measured ] decisions not ML's: N=1 %.4g, N=2 %.4g, N=3 %.4g, N=4 %.4g "
+                "of problems\n",
+                not_ml[0],
+                not_ml[1],
+                not_ml[2],
+                not_ml[3]);
     // seen over 20 seeds: N=1 0.022-0.032, N=4 0-0.00033
     EXPECT_LT(not_ml[3], 0.005);
     EXPECT_GT(not_ml[0], 0.005);
     const double ber_ml = bit_error_rate(pb.bits, ml);
-    std::printf("[ measured ] 4x4 16QAM 16 dB: BER ML %.4g, N=1 %.4g, N=2 %.4g, N=3 %.4g, N=4 %.4g\n", ber_ml,
-                ber[0], ber[1], ber[2], ber[3]);
+    std::printf("[ measured ] 4x4 16QAM 16 dB: BER ML %.4g, N=1 %.4g, N=2 %.4g, N=3 "
+                "%.4g, N=4 %.4g\n",
+                ber_ml,
+                ber[0],
+                ber[1],
+                ber[2],
+                ber[3]);
     EXPECT_GT(ber[0], 1.3 * ber[3]);
     EXPECT_LE(ber[3], 1.25 * ber_ml + 1e-3);
 }
 
 TEST(nway_detector, hard_decisions_are_exact_at_high_snr)
 {
-    for (modulation m : {modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
-                         modulation::qam1024}) {
-        problem_batch pb({4, 4}, m, 200, 60.0, fresh_seed());
+    for (modulation m : { modulation::qpsk,
+                          modulation::qam16,
+                          modulation::qam64,
+                          modulation::qam256,
+                          modulation::qam1024 }) {
+        problem_batch pb({ 4, 4 }, m, 200, 60.0, fresh_seed());
         EXPECT_EQ(bit_error_rate(pb.bits, run_nway(pb, 4)), 0.0) << to_string(m);
     }
 }
 
 TEST(nway_detector, clipping_bounds_every_llr_and_unreached_bits_get_the_limit)
 {
-    problem_batch pb({4, 4}, modulation::qam64, 200, 25.0, fresh_seed());
+    problem_batch pb({ 4, 4 }, modulation::qam64, 200, 25.0, fresh_seed());
     const auto clipped = run_nway(pb, 1, 8.0f);
     const auto plain = run_nway(pb, 1);
     size_t at_limit = 0;
@@ -96,16 +108,17 @@ TEST(nway_detector, clipping_bounds_every_llr_and_unreached_bits_get_the_limit)
         ASSERT_EQ(clipped[i], std::max(-8.0f, std::min(8.0f, plain[i])));
         at_limit += std::abs(plain[i]) == k_unreached_llr;
     }
-    EXPECT_GT(at_limit, 0u); // N = 1 on 4x4 leaves some counter-hypotheses unreached: they get the fixed magnitude
+    EXPECT_GT(at_limit, 0u); // N = 1 on 4x4 leaves some counter-hypotheses unreached:
+                             // they get the fixed magnitude
 }
 
 TEST(nway_detector, detect_from_channel_equals_qr_then_detect)
 {
-    problem_batch pb({4, 3}, modulation::qam16, 257, 14.0, fresh_seed());
+    problem_batch pb({ 4, 3 }, modulation::qam16, 257, 14.0, fresh_seed());
     qr_decomposition qr(pb.shape, 3, backend::cpu);
     std::vector<float> items(pb.batch * qr.layout().floats_per_item());
     qr.run(pb.H.data(), pb.y.data(), pb.batch, items.data());
-    nway_detector det({pb.shape, pb.mod, 3, 0.0f}, backend::cpu);
+    nway_detector det({ pb.shape, pb.mod, 3, 0.0f }, backend::cpu);
     std::vector<float> a(pb.batch * det.llrs_per_problem()), b(a.size());
     det.detect_qr(items.data(), pb.batch, pb.n0, a.data());
     det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, b.data());
@@ -114,13 +127,17 @@ TEST(nway_detector, detect_from_channel_equals_qr_then_detect)
 
 TEST(nway_detector, bad_input_is_rejected)
 {
-    EXPECT_THROW(nway_detector({{4, 4}, modulation::qam16, 5, 0.0f}, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(nway_detector({{4, 4}, modulation::qam16, 0, 0.0f}, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(nway_detector({{4, 4}, modulation::qam16, 1, -1.0f}, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(nway_detector({{2, 4}, modulation::qam16, 1, 0.0f}, backend::cpu), std::invalid_argument);
-    nway_detector det({{2, 2}, modulation::qpsk, 2, 0.0f}, backend::cpu);
+    EXPECT_THROW(nway_detector({ { 4, 4 }, modulation::qam16, 5, 0.0f }, backend::cpu),
+                 std::invalid_argument);
+    EXPECT_THROW(nway_detector({ { 4, 4 }, modulation::qam16, 0, 0.0f }, backend::cpu),
+                 std::invalid_argument);
+    EXPECT_THROW(nway_detector({ { 4, 4 }, modulation::qam16, 1, -1.0f }, backend::cpu),
+                 std::invalid_argument);
+    EXPECT_THROW(nway_detector({ { 2, 4 }, modulation::qam16, 1, 0.0f }, backend::cpu),
+                 std::invalid_argument);
+    nway_detector det({ { 2, 2 }, modulation::qpsk, 2, 0.0f }, backend::cpu);
     EXPECT_THROW(det.set_llr_clip(NAN), std::invalid_argument);
-    problem_batch pb({2, 2}, modulation::qpsk, 8, 10.0, 5);
+    problem_batch pb({ 2, 2 }, modulation::qpsk, 8, 10.0, 5);
     qr_decomposition qr(pb.shape, 2, backend::cpu);
     std::vector<float> items(8 * qr.layout().floats_per_item()), llr(8 * 4);
     qr.run(pb.H.data(), pb.y.data(), 8, items.data());

@@ -34,7 +34,8 @@ std::vector<scaled_case> cases_for(const std::string& family)
     return c;
 }
 
-std::vector<float> detect_scaled(detector& det, const problem_batch& pb, double a, detection_report& report)
+std::vector<float>
+detect_scaled(detector& det, const problem_batch& pb, double a, detection_report& report)
 {
     std::vector<cfloat> H(pb.H), y(pb.y);
     for (auto& h : H)
@@ -42,7 +43,8 @@ std::vector<float> detect_scaled(detector& det, const problem_batch& pb, double 
     for (auto& v : y)
         v = cfloat(float(v.real() * a), float(v.imag() * a));
     std::vector<float> llr(pb.batch * size_t(pb.bits_per_problem()));
-    report = det.detect(H.data(), y.data(), pb.batch, float(double(pb.n0) * a * a), llr.data());
+    report = det.detect(
+        H.data(), y.data(), pb.batch, float(double(pb.n0) * a * a), llr.data());
     return llr;
 }
 
@@ -60,11 +62,13 @@ void expect_scale_invariance(backend where)
                 continue; // a shape the family does not take
             }
             det->set_bad_problem_policy(bad_problem_policy::erase);
-            const std::string what = name + " " + std::to_string(sc.shape.nr) + "x" + std::to_string(sc.shape.nt);
+            const std::string what = name + " " + std::to_string(sc.shape.nr) + "x" +
+                                     std::to_string(sc.shape.nt);
             detection_report r;
             const std::vector<float> ref = detect_scaled(*det, pb, 1.0, r);
             ASSERT_EQ(r.erased, 0u) << what;
-            for (double a : { 0x1p-20, 0x1p20, 1e-18, 1e-12, 3e-8, 1e-6, 2e5, 1e6, 1e12, 1e18 }) {
+            for (double a :
+                 { 0x1p-20, 0x1p20, 1e-18, 1e-12, 3e-8, 1e-6, 2e5, 1e6, 1e12, 1e18 }) {
                 const std::vector<float> got = detect_scaled(*det, pb, a, r);
                 EXPECT_EQ(r.erased, 0u) << what << " scale " << a;
                 const bool exact = a == 0x1p-20 || a == 0x1p20;
@@ -72,17 +76,21 @@ void expect_scale_invariance(backend where)
                 for (size_t i = 0; i < ref.size(); ++i) {
                     differ += !(got[i] == ref[i]);
                     flipped += (got[i] < 0) != (ref[i] < 0) && std::fabs(ref[i]) > 1e-3f;
-                    far += !(std::fabs(got[i] - ref[i]) <= 1e-3f * std::max(1.0f, std::fabs(ref[i])));
+                    far += !(std::fabs(got[i] - ref[i]) <=
+                             1e-3f * std::max(1.0f, std::fabs(ref[i])));
                 }
                 if (exact) {
-                    EXPECT_EQ(differ, 0u) << what << " scale " << a << ": LLRs not the same to the bit ("
-                                          << flipped << " decisions changed)";
+                    EXPECT_EQ(differ, 0u)
+                        << what << " scale " << a << ": LLRs not the same to the bit ("
+                        << flipped << " decisions changed)";
                     continue;
                 }
                 // Rounding the scaled inputs moves LLRs by ~1e-6 relative: a
                 // near-tie may change a list's candidates, never many decisions.
-                EXPECT_LE(flipped, ref.size() / 1000) << what << " scale " << a << ": decisions changed";
-                EXPECT_LE(far, ref.size() / 200) << what << " scale " << a << ": LLRs moved";
+                EXPECT_LE(flipped, ref.size() / 1000)
+                    << what << " scale " << a << ": decisions changed";
+                EXPECT_LE(far, ref.size() / 200)
+                    << what << " scale " << a << ": LLRs moved";
             }
         }
 }

@@ -40,7 +40,8 @@ std::vector<cfloat> run_ones(multipath_channel& ch, size_t samples)
 
 } // namespace
 
-TEST(multipath_channel, doppler_fading_has_the_clarke_autocorrelation_and_rayleigh_amplitudes)
+TEST(multipath_channel,
+     doppler_fading_has_the_clarke_autocorrelation_and_rayleigh_amplitudes)
 {
     // 25 channels x 8 receive antennas, 0.4 s each at fd = 100 Hz (40 Doppler
     // periods): the time- and ensemble-averaged autocorrelation against J0.
@@ -65,21 +66,28 @@ TEST(multipath_channel, doppler_fading_has_the_clarke_autocorrelation_and_raylei
             const size_t lag = size_t(std::lround(lags_in_periods[k] * fs / fd));
             for (size_t n = 0; n + lag < samples; ++n)
                 for (int r = 0; r < nr; ++r)
-                    correlation[k] += std::complex<double>(h[(n + lag) * nr + size_t(r)]) *
-                                      std::conj(std::complex<double>(h[n * nr + size_t(r)])) /
-                                      double((samples - lag) * nr * channels);
+                    correlation[k] +=
+                        std::complex<double>(h[(n + lag) * nr + size_t(r)]) *
+                        std::conj(std::complex<double>(h[n * nr + size_t(r)])) /
+                        double((samples - lag) * nr * channels);
         }
     }
     power /= count;
-    std::printf("[ measured ] mean power %.3f, P(|h|^2 < 0.1) %.3f (Rayleigh 0.095)\n", power, deep_fades / count);
+    std::printf("[ measured ] mean power %.3f, P(|h|^2 < 0.1) %.3f (Rayleigh 0.095)\n",
+                power,
+                deep_fades / count);
     EXPECT_NEAR(power, 1.0, 0.1);
     EXPECT_NEAR(deep_fades / count, 1 - std::exp(-0.1), 0.03);
     for (size_t k = 0; k < lags_in_periods.size(); ++k) {
         const double j0 = std::cyl_bessel_j(0.0, 2 * M_PI * lags_in_periods[k]);
-        std::printf("[ measured ] lag fd*tau = %.3f: R %.3f%+.3fj, J0 %.3f\n", lags_in_periods[k],
-                    correlation[k].real(), correlation[k].imag(), j0);
+        std::printf("[ measured ] lag fd*tau = %.3f: R %.3f%+.3fj, J0 %.3f\n",
+                    lags_in_periods[k],
+                    correlation[k].real(),
+                    correlation[k].imag(),
+                    j0);
         EXPECT_NEAR(correlation[k].real(), j0, 0.08) << "fd*tau = " << lags_in_periods[k];
-        EXPECT_NEAR(correlation[k].imag(), 0.0, 0.08) << "fd*tau = " << lags_in_periods[k];
+        EXPECT_NEAR(correlation[k].imag(), 0.0, 0.08)
+            << "fd*tau = " << lags_in_periods[k];
     }
 }
 
@@ -95,7 +103,8 @@ TEST(multipath_channel, doppler_fading_runs_on_across_runs_and_block_fading_does
     b.insert(b.end(), second.begin(), second.end());
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i)
-        ASSERT_NEAR(std::abs(a[i] - b[i]), 0.0, 1e-5) << "sample " << i / 4 << " antenna " << i % 4;
+        ASSERT_NEAR(std::abs(a[i] - b[i]), 0.0, 1e-5)
+            << "sample " << i / 4 << " antenna " << i % 4;
     // The channel moves within a run: fd = 37.5 Hz at 10 kHz turns the taps
     // well within N samples.
     double moved = 0;
@@ -127,7 +136,9 @@ TEST(multipath_channel, frequency_response_follows_the_fading_in_time)
         ch.frequency_response(g, 0, H.data(), double(n));
         for (int i = 0; i < g.used_subcarriers; i += 7)
             for (int r = 0; r < 2; ++r)
-                ASSERT_NEAR(std::abs(H[size_t(i) * 2 + size_t(r)] - h[n * 2 + size_t(r)]), 0.0, 1e-5)
+                ASSERT_NEAR(std::abs(H[size_t(i) * 2 + size_t(r)] - h[n * 2 + size_t(r)]),
+                            0.0,
+                            1e-5)
                     << "sample " << n << " subcarrier " << i << " antenna " << r;
     }
 }
@@ -139,14 +150,17 @@ TEST(multipath_channel, bad_doppler_is_a_clear_error)
             multipath_channel ch(flat_probe(2, fd, 1));
             ADD_FAILURE() << "doppler " << fd << " accepted";
         } catch (const std::invalid_argument& e) {
-            EXPECT_NE(std::string(e.what()).find("doppler"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("doppler"), std::string::npos)
+                << e.what();
         }
     }
     EXPECT_NO_THROW(multipath_channel(flat_probe(2, 499.0, 1)));
-    EXPECT_NO_THROW(multipath_channel(flat_probe(2, 1e-300, 1))); // snapshots rarely, no overflow
+    EXPECT_NO_THROW(
+        multipath_channel(flat_probe(2, 1e-300, 1))); // snapshots rarely, no overflow
     multipath_channel ch(flat_probe(2, 10.0, 1));
     ofdm_grid g = ofdm_grid::preset("lte1.4");
     g.nt = 1;
     std::vector<cfloat> H(size_t(g.used_subcarriers) * 2);
-    EXPECT_THROW(ch.frequency_response(g, 0, H.data(), double(NAN)), std::invalid_argument);
+    EXPECT_THROW(ch.frequency_response(g, 0, H.data(), double(NAN)),
+                 std::invalid_argument);
 }

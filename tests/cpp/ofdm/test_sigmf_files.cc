@@ -18,7 +18,10 @@ using namespace mimo_gpu_test;
 
 namespace {
 
-std::string temp_base(const std::string& name) { return ::testing::TempDir() + "mimo_gpu_" + name; }
+std::string temp_base(const std::string& name)
+{
+    return ::testing::TempDir() + "mimo_gpu_" + name;
+}
 
 std::vector<cfloat> random_samples(size_t n, uint64_t seed, float scale = 0.5f)
 {
@@ -73,14 +76,15 @@ TEST(sigmf, round_trips_every_format_and_layout)
             const size_t n = 1001;
             std::vector<cfloat> x = random_samples(n * 3, seed);
             x[5] = cfloat(100.0f, -100.0f); // beyond ci16 full scale: clipped
-            x[6] = cfloat(NAN, 0.5f);        // not an int16: written as 0 in ci16
+            x[6] = cfloat(NAN, 0.5f);       // not an int16: written as 0 in ci16
             const uint64_t want_clipped = fmt == sample_format::ci16 ? 3 : 0;
             const std::string base = temp_base("roundtrip");
             EXPECT_EQ(write_sigmf(base, m, x.data(), n), want_clipped);
             sigmf_reader r(base + ".sigmf-meta");
             EXPECT_EQ(r.samples_per_channel(), n);
             const sigmf_meta& got = r.meta();
-            EXPECT_EQ(got.ci16_values_clipped, want_clipped) << "the meta says the capture clipped";
+            EXPECT_EQ(got.ci16_values_clipped, want_clipped)
+                << "the meta says the capture clipped";
             EXPECT_EQ(got.channels, 3);
             EXPECT_EQ(got.format, fmt);
             EXPECT_EQ(got.interleaved, interleaved);
@@ -106,7 +110,8 @@ TEST(sigmf, round_trips_every_format_and_layout)
             while (size_t k = r.read(y.data() + at * 3, 97))
                 at += k;
             EXPECT_EQ(at, n);
-            const float tol = fmt == sample_format::cf32 ? 0.0f : 0.5f * 4.0f / 32767.0f + 1e-6f;
+            const float tol =
+                fmt == sample_format::cf32 ? 0.0f : 0.5f * 4.0f / 32767.0f + 1e-6f;
             for (size_t k = 0; k < x.size(); ++k) {
                 if (k == 5 && fmt == sample_format::ci16) {
                     EXPECT_FLOAT_EQ(y[k].real(), 4.0f);
@@ -114,7 +119,8 @@ TEST(sigmf, round_trips_every_format_and_layout)
                     continue;
                 }
                 if (k == 6) {
-                    EXPECT_TRUE(fmt == sample_format::ci16 ? y[k].real() == 0.0f : std::isnan(y[k].real()));
+                    EXPECT_TRUE(fmt == sample_format::ci16 ? y[k].real() == 0.0f
+                                                           : std::isnan(y[k].real()));
                     EXPECT_LE(std::abs(y[k].imag() - 0.5f), tol);
                     continue;
                 }
@@ -122,7 +128,8 @@ TEST(sigmf, round_trips_every_format_and_layout)
                 ASSERT_LE(std::abs(y[k].imag() - x[k].imag()), tol) << k;
             }
             r.require_channels(3);
-            expect_error([&] { r.require_channels(2); }, "has 3 channels, the receiver needs 2");
+            expect_error([&] { r.require_channels(2); },
+                         "has 3 channels, the receiver needs 2");
         }
 }
 
@@ -161,30 +168,49 @@ TEST(sigmf, bad_recordings_are_clear_errors)
     expect_error([&] { sigmf_reader r(base); }, "missing field \"global\"");
     write_text(meta, "{\"global\": {\"core:sample_rate\": 1e6}}");
     expect_error([&] { sigmf_reader r(base); }, "missing field \"core:datatype\"");
-    write_text(meta, "{\"global\": {\"core:datatype\": \"ri8\", \"core:sample_rate\": 1e6}}");
-    expect_error([&] { sigmf_reader r(base); }, "not supported (supported: cf32_le, ci16_le)");
-    write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": \"fast\"}}");
-    expect_error([&] { sigmf_reader r(base); }, "\"core:sample_rate\" has the wrong type");
-    write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e6, "
-                     "\"core:num_channels\": 0}}");
+    write_text(meta,
+               "{\"global\": {\"core:datatype\": \"ri8\", \"core:sample_rate\": 1e6}}");
+    expect_error([&] { sigmf_reader r(base); },
+                 "not supported (supported: cf32_le, ci16_le)");
+    write_text(
+        meta,
+        "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": \"fast\"}}");
+    expect_error([&] { sigmf_reader r(base); },
+                 "\"core:sample_rate\" has the wrong type");
+    write_text(meta,
+               "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e6, "
+               "\"core:num_channels\": 0}}");
     expect_error([&] { sigmf_reader r(base); }, "core:num_channels must be >= 1");
-    write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": -5}}");
-    expect_error([&] { sigmf_reader r(base); }, "sample_rate must be finite and at least 1 Hz, got -5");
-    write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e-300}}");
-    expect_error([&] { sigmf_reader r(base); }, "sample_rate must be finite and at least 1 Hz, got 1e-300");
-    write_text(meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e999}}");
+    write_text(
+        meta, "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": -5}}");
+    expect_error([&] { sigmf_reader r(base); },
+                 "sample_rate must be finite and at least 1 Hz, got -5");
+    write_text(
+        meta,
+        "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e-300}}");
+    expect_error([&] { sigmf_reader r(base); },
+                 "sample_rate must be finite and at least 1 Hz, got 1e-300");
+    write_text(
+        meta,
+        "{\"global\": {\"core:datatype\": \"cf32_le\", \"core:sample_rate\": 1e999}}");
     expect_error([&] { sigmf_reader r(base); }, "bad number '1e999'");
     for (const char* count : { "-1", "2.5", "\"many\"" }) {
-        write_text(meta, std::string("{\"global\": {\"core:datatype\": \"ci16_le\", \"core:sample_rate\": 1e6, "
-                                     "\"mimo_gpu:ci16_values_clipped\": ") + count + "}}");
+        write_text(meta,
+                   std::string("{\"global\": {\"core:datatype\": \"ci16_le\", "
+                               "\"core:sample_rate\": 1e6, "
+                               "\"mimo_gpu:ci16_values_clipped\": ") +
+                       count + "}}");
         expect_error([&] { sigmf_reader r(base); }, "ci16_values_clipped");
     }
     // frame parameters that do not fit: the grid's own error, with the file name
     std::string bad_grid = good;
-    bad_grid.replace(bad_grid.find("\"core:version\""), 0,
-                     "\"mimo_gpu:fft_size\": 64, \"mimo_gpu:cp_length\": 4, \"mimo_gpu:used_subcarriers\": 72, "
-                     "\"mimo_gpu:dc_null\": true, \"mimo_gpu:nt\": 2, \"mimo_gpu:data_symbols\": 6, "
-                     "\"mimo_gpu:slots\": 2, \"mimo_gpu:modulation\": \"16qam\", ");
+    bad_grid.replace(
+        bad_grid.find("\"core:version\""),
+        0,
+        "\"mimo_gpu:fft_size\": 64, \"mimo_gpu:cp_length\": 4, "
+        "\"mimo_gpu:used_subcarriers\": 72, "
+        "\"mimo_gpu:dc_null\": true, \"mimo_gpu:nt\": 2, \"mimo_gpu:data_symbols\": 6, "
+        "\"mimo_gpu:slots\": 2, \"mimo_gpu:modulation\": \"16qam\", ");
     write_text(meta, bad_grid);
     expect_error([&] { sigmf_reader r(base); }, "do not fit an FFT of 64");
     // garbage of every kind never crashes
@@ -227,7 +253,8 @@ TEST(sigmf, a_recording_decodes_as_the_live_samples_do)
     std::vector<cfloat> live;
     std::mt19937_64 rng(mc.seed);
     std::vector<uint8_t> bits(g.frame_bits());
-    std::vector<cfloat> t(size_t(g.frame_samples()) * 2), r(ch.output_samples(size_t(g.frame_samples())) * 2);
+    std::vector<cfloat> t(size_t(g.frame_samples()) * 2),
+        r(ch.output_samples(size_t(g.frame_samples())) * 2);
     for (int f = 0; f < 3; ++f) {
         for (auto& b : bits)
             b = uint8_t(rng() & 1);
@@ -296,12 +323,16 @@ TEST(sigmf, a_recording_decodes_as_the_live_samples_do)
             }
         if (fmt == sample_format::cf32)
             EXPECT_EQ(got, want) << "cf32 recordings are exact";
-        else { // int16 quantisation (-90 dB of full scale) may flip LLRs next to 0 (seen: |LLR| < 0.01)
+        else { // int16 quantisation (-90 dB of full scale) may flip LLRs next to 0 (seen:
+               // |LLR| < 0.01)
             EXPECT_LE(sign_differences, got.size() / 1000) << "ci16";
             EXPECT_LT(largest_flipped, 0.1f) << "ci16: a flipped LLR was not next to 0";
         }
-        std::printf("[ compared ] %s recording: %zu LLRs, %zu signs differ from live (largest |LLR| flipped %.2g)\n",
-                    fmt == sample_format::cf32 ? "cf32" : "ci16", got.size(), sign_differences,
+        std::printf("[ compared ] %s recording: %zu LLRs, %zu signs differ from live "
+                    "(largest |LLR| flipped %.2g)\n",
+                    fmt == sample_format::cf32 ? "cf32" : "ci16",
+                    got.size(),
+                    sign_differences,
                     double(largest_flipped));
     }
 }

@@ -60,7 +60,8 @@ struct recorded_stream {
         spread = size_t(ch.delay_spread_samples());
         antennas.assign(size_t(nr), {});
         std::mt19937_64 rng(seed);
-        std::normal_distribution<float> noise(0.0f, float(std::sqrt(ch.noise_variance() / 2)));
+        std::normal_distribution<float> noise(0.0f,
+                                              float(std::sqrt(ch.noise_variance() / 2)));
         std::vector<uint8_t> bits(g.frame_bits());
         std::vector<cfloat> samples(size_t(g.frame_samples()) * g.nt),
             received(ch.output_samples(size_t(g.frame_samples())) * nr);
@@ -91,11 +92,17 @@ struct received_stream {
 
 /// Pushes `length` samples of the stream in chunks from `chunk` (1..max) and asks
 /// for up to `room` (0..max) frames a call, at random; ends the stream after.
-received_stream receive_cut(ofdm_stream_receiver& rx, const recorded_stream& s, size_t length, uint64_t seed,
-                            size_t max_chunk, size_t max_room, bool device_outputs = false)
+received_stream receive_cut(ofdm_stream_receiver& rx,
+                            const recorded_stream& s,
+                            size_t length,
+                            uint64_t seed,
+                            size_t max_chunk,
+                            size_t max_room,
+                            bool device_outputs = false)
 {
     std::mt19937_64 rng(seed);
-    const size_t hn = rx.H_items_per_frame() * size_t(s.antennas.size()) * size_t(rx.grid().nt),
+    const size_t hn = rx.H_items_per_frame() * size_t(s.antennas.size()) *
+                      size_t(rx.grid().nt),
                  yn = rx.y_items_per_frame() * size_t(s.antennas.size());
     received_stream out;
     std::vector<cfloat> H(hn * max_room), y(yn * max_room);
@@ -107,7 +114,8 @@ received_stream receive_cut(ofdm_stream_receiver& rx, const recorded_stream& s, 
     }
     std::vector<const cfloat*> at(s.antennas.size());
     for (size_t pos = 0;;) {
-        const size_t n = std::min({ size_t(1 + rng() % max_chunk), length - pos, rx.room() });
+        const size_t n =
+            std::min({ size_t(1 + rng() % max_chunk), length - pos, rx.room() });
         for (size_t r = 0; r < at.size(); ++r)
             at[r] = s.antennas[r].data() + pos;
         rx.push(at.data(), n);
@@ -115,16 +123,28 @@ received_stream receive_cut(ofdm_stream_receiver& rx, const recorded_stream& s, 
         if (pos == length && !rx.ended())
             rx.end_stream();
         const size_t room = rng() % (max_room + 1);
-        const auto frames = rx.receive(room, device_outputs ? d_H : H.data(), device_outputs ? d_y : y.data(),
+        const auto frames = rx.receive(room,
+                                       device_outputs ? d_H : H.data(),
+                                       device_outputs ? d_y : y.data(),
                                        device_outputs);
         if (device_outputs && !frames.empty()) {
-            copy_memory(H.data(), d_H, frames.size() * hn * sizeof(cfloat), copy_direction::device_to_host);
-            copy_memory(y.data(), d_y, frames.size() * yn * sizeof(cfloat), copy_direction::device_to_host);
+            copy_memory(H.data(),
+                        d_H,
+                        frames.size() * hn * sizeof(cfloat),
+                        copy_direction::device_to_host);
+            copy_memory(y.data(),
+                        d_y,
+                        frames.size() * yn * sizeof(cfloat),
+                        copy_direction::device_to_host);
         }
         for (size_t f = 0; f < frames.size(); ++f) {
             out.frames.push_back(frames[f]);
-            out.H.insert(out.H.end(), H.begin() + ptrdiff_t(f * hn), H.begin() + ptrdiff_t((f + 1) * hn));
-            out.y.insert(out.y.end(), y.begin() + ptrdiff_t(f * yn), y.begin() + ptrdiff_t((f + 1) * yn));
+            out.H.insert(out.H.end(),
+                         H.begin() + ptrdiff_t(f * hn),
+                         H.begin() + ptrdiff_t((f + 1) * hn));
+            out.y.insert(out.y.end(),
+                         y.begin() + ptrdiff_t(f * yn),
+                         y.begin() + ptrdiff_t((f + 1) * yn));
         }
         if (rx.ended() && frames.empty() && !rx.frames_waiting() && room > 0)
             break;
@@ -136,7 +156,8 @@ received_stream receive_cut(ofdm_stream_receiver& rx, const recorded_stream& s, 
     return out;
 }
 
-received_stream receive_whole(const ofdm_grid& g, int nr, backend b, const recorded_stream& s)
+received_stream
+receive_whole(const ofdm_grid& g, int nr, backend b, const recorded_stream& s)
 {
     ofdm_stream_receiver rx(g, stream_config(nr, b));
     return receive_cut(rx, s, s.length(), 1, s.length(), 8);
@@ -152,17 +173,23 @@ TEST(ofdm_stream_receiver, frames_are_the_same_however_the_stream_is_cut)
         const recorded_stream s(g, nt, 5, seed + uint64_t(nt));
         const received_stream whole = receive_whole(g, nt, backend::cpu, s);
         ASSERT_EQ(whole.frames.size(), 5u) << nt << "x" << nt;
-        for (size_t f = 0; f < 5; ++f) { // each window inside its preamble's CP, to the path finder's 2 samples
+        for (size_t f = 0; f < 5; ++f) { // each window inside its preamble's CP, to the
+                                         // path finder's 2 samples
             EXPECT_LE(whole.frames[f].start, s.bodies[f] + 1) << "frame " << f;
-            EXPECT_GE(whole.frames[f].start + size_t(g.cp_length) + 2, s.bodies[f] + s.spread) << "frame " << f;
+            EXPECT_GE(whole.frames[f].start + size_t(g.cp_length) + 2,
+                      s.bodies[f] + s.spread)
+                << "frame " << f;
             EXPECT_NEAR(whole.frames[f].cfo, 0.17, 0.05);
         }
         EXPECT_GT(whole.outside, 0u); // the gaps
         for (int cut = 0; cut < 4; ++cut) {
             ofdm_stream_receiver rx(g, stream_config(nt, backend::cpu));
-            const size_t chunk = cut == 0 ? 1 : size_t(1) << (4 * cut); // 1, 16, 256, 4096 at most
-            const received_stream part = receive_cut(rx, s, s.length(), seed + uint64_t(cut), chunk, 3);
-            ASSERT_EQ(part.frames.size(), whole.frames.size()) << "chunks up to " << chunk;
+            const size_t chunk =
+                cut == 0 ? 1 : size_t(1) << (4 * cut); // 1, 16, 256, 4096 at most
+            const received_stream part =
+                receive_cut(rx, s, s.length(), seed + uint64_t(cut), chunk, 3);
+            ASSERT_EQ(part.frames.size(), whole.frames.size())
+                << "chunks up to " << chunk;
             for (size_t f = 0; f < part.frames.size(); ++f) {
                 EXPECT_EQ(part.frames[f].start, whole.frames[f].start);
                 EXPECT_EQ(part.frames[f].cfo, whole.frames[f].cfo);
@@ -191,7 +218,8 @@ TEST(ofdm_stream_receiver, a_stream_ending_mid_frame_gives_its_whole_frames)
     EXPECT_THROW(rx.push(nullptr, 1), std::logic_error); // nothing after the end
 }
 
-TEST(ofdm_stream_receiver, non_finite_samples_drop_or_erase_their_frame_and_the_stream_goes_on)
+TEST(ofdm_stream_receiver,
+     non_finite_samples_drop_or_erase_their_frame_and_the_stream_goes_on)
 {
     const ofdm_grid g = stream_grid("lte1.4", 2);
     recorded_stream s(g, 2, 4, fresh_seed());
@@ -206,7 +234,8 @@ TEST(ofdm_stream_receiver, non_finite_samples_drop_or_erase_their_frame_and_the_
     s.antennas[1][2 * noise / 3] = cfloat(INFINITY, 1.0f);
     // Frame 1: a NaN inside its first pilot symbol (no estimate: dropped).
     s.antennas[1][s.bodies[1] + SS + 20] = cfloat(0.0f, NAN);
-    // Frame 2: an Inf inside a data symbol (received; the detector erases what it touches).
+    // Frame 2: an Inf inside a data symbol (received; the detector erases what it
+    // touches).
     s.antennas[0][s.bodies[2] + 2 * SS + 20] = cfloat(INFINITY, 0.0f);
     ofdm_stream_receiver rx(g, stream_config(2, backend::cpu));
     const received_stream got = receive_cut(rx, s, s.length(), 5, 900, 2);
@@ -219,23 +248,28 @@ TEST(ofdm_stream_receiver, non_finite_samples_drop_or_erase_their_frame_and_the_
     const size_t yn = rx.y_items_per_frame() * 2;
     size_t bad = 0;
     for (size_t k = 0; k < yn; ++k)
-        bad += !std::isfinite(got.y[yn + k].real()) || !std::isfinite(got.y[yn + k].imag());
+        bad +=
+            !std::isfinite(got.y[yn + k].real()) || !std::isfinite(got.y[yn + k].imag());
     EXPECT_GT(bad, 0u) << "the data symbol with an Inf";
     EXPECT_LE(bad, size_t(g.used_subcarriers) * 2) << "only that symbol";
     // The last frame is exactly the clean stream's.
-    EXPECT_TRUE(std::equal(got.y.begin() + ptrdiff_t(2 * yn), got.y.end(), clean.y.begin() + ptrdiff_t(3 * yn)));
+    EXPECT_TRUE(std::equal(got.y.begin() + ptrdiff_t(2 * yn),
+                           got.y.end(),
+                           clean.y.begin() + ptrdiff_t(3 * yn)));
 }
 
 TEST(ofdm_stream_receiver, bad_configurations_and_calls_are_clear_errors)
 {
     const ofdm_grid g = stream_grid("lte1.4", 2);
-    EXPECT_THROW(ofdm_stream_receiver(g, stream_config(1, backend::cpu)), std::invalid_argument); // nr < nt
+    EXPECT_THROW(ofdm_stream_receiver(g, stream_config(1, backend::cpu)),
+                 std::invalid_argument); // nr < nt
     ofdm_stream_receiver rx(g, stream_config(2, backend::cpu));
     std::vector<cfloat> a(rx.room() + 1), b(rx.room() + 1);
     const cfloat* at[2] = { a.data(), b.data() };
     EXPECT_THROW(rx.push(at, rx.room() + 1), std::invalid_argument);
     std::vector<cfloat> H(rx.H_items_per_frame() * 4), y(rx.y_items_per_frame() * 2);
-    EXPECT_THROW(rx.receive(1, H.data(), y.data(), true), std::invalid_argument); // device outputs on the CPU
+    EXPECT_THROW(rx.receive(1, H.data(), y.data(), true),
+                 std::invalid_argument); // device outputs on the CPU
     if (!cuda_available()) {
         try {
             ofdm_stream_receiver cuda(g, stream_config(2, backend::cuda));
@@ -252,31 +286,42 @@ TEST(ofdm_stream_receiver_cuda, cuda_equals_cpu_on_fresh_cut_streams)
     const uint64_t seed = fresh_seed();
     for (int nt : { 2, 4 })
         for (bool device_outputs : { false, true }) {
-            const ofdm_grid g = nt == 2 ? stream_grid("lte1.4", 2) : stream_grid("nr20", 4);
+            const ofdm_grid g =
+                nt == 2 ? stream_grid("lte1.4", 2) : stream_grid("nr20", 4);
             const recorded_stream s(g, nt, 4, seed + uint64_t(nt));
             const received_stream cpu = receive_whole(g, nt, backend::cpu, s);
             ofdm_stream_receiver rx(g, stream_config(nt, backend::cuda));
             ASSERT_EQ(rx.active_backend(), backend::cuda);
-            const received_stream gpu = receive_cut(rx, s, s.length(), seed, 5000, 3, device_outputs);
+            const received_stream gpu =
+                receive_cut(rx, s, s.length(), seed, 5000, 3, device_outputs);
             ASSERT_EQ(cpu.frames.size(), 4u);
             ASSERT_EQ(gpu.frames.size(), cpu.frames.size());
             for (size_t f = 0; f < cpu.frames.size(); ++f) {
                 EXPECT_EQ(gpu.frames[f].start, cpu.frames[f].start) << "frame " << f;
                 EXPECT_NEAR(gpu.frames[f].cfo, cpu.frames[f].cfo, 1e-4) << "frame " << f;
-                EXPECT_NEAR(gpu.frames[f].n0 / cpu.frames[f].n0, 1.0, 1e-3) << "frame " << f;
+                EXPECT_NEAR(gpu.frames[f].n0 / cpu.frames[f].n0, 1.0, 1e-3)
+                    << "frame " << f;
             }
             double worst = 0;
-            auto compare = [&](const std::vector<cfloat>& a, const std::vector<cfloat>& b, const char* what) {
+            auto compare = [&](const std::vector<cfloat>& a,
+                               const std::vector<cfloat>& b,
+                               const char* what) {
                 ASSERT_EQ(a.size(), b.size()) << what;
                 for (size_t i = 0; i < a.size(); ++i) {
-                    const double e = std::abs(a[i] - b[i]) / std::max(1.0f, std::abs(a[i]));
+                    const double e =
+                        std::abs(a[i] - b[i]) / std::max(1.0f, std::abs(a[i]));
                     worst = std::max(worst, e);
                     ASSERT_LT(e, 1e-3) << what << " element " << i;
                 }
             };
             compare(cpu.H, gpu.H, "H");
             compare(cpu.y, gpu.y, "y");
-            std::printf("[ compared ] %dx%d %s, %s outputs, cut stream: 4 frames, worst relative difference %.2e\n",
-                        nt, nt, describe(g).c_str(), device_outputs ? "device" : "host", worst);
+            std::printf("[ compared ] %dx%d %s, %s outputs, cut stream: 4 frames, worst "
+                        "relative difference %.2e\n",
+                        nt,
+                        nt,
+                        describe(g).c_str(),
+                        device_outputs ? "device" : "host",
+                        worst);
         }
 }

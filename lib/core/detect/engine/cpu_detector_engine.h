@@ -26,8 +26,10 @@ protected:
 
     /// Writes the LLRs of in.problems() problems; report_fault(flags, p, ...)
     /// for a bad problem p (its LLRs are zeroed afterwards).
-    virtual void
-    detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) = 0;
+    virtual void detect_problems(const detector_input& in,
+                                 float clip,
+                                 float* llr,
+                                 fault_word* flags) = 0;
 
     /// The same bookkeeping around another call (a family's extension):
     /// body(flags) for `problems` problems; `llr` (may be null) is zeroed where flagged.

@@ -22,7 +22,8 @@ size_t cuda_detector_engine::scratch_per_problem() const
     return bytes;
 }
 
-detector_input cuda_detector_engine::device_inputs(const detector_input& in, cudaStream_t s)
+detector_input cuda_detector_engine::device_inputs(const detector_input& in,
+                                                   cudaStream_t s)
 {
     const size_t h_count = in.channels * m_shape.nr * m_shape.nt,
                  y_count = in.problems() * m_shape.nr, p_count = in.problems() * m_llrs;
@@ -30,14 +31,16 @@ detector_input cuda_detector_engine::device_inputs(const detector_input& in, cud
     if (m_staging.copy_inputs) {
         cfloat* h = m_dH.reserve(h_count);
         cfloat* v = m_dy.reserve(y_count);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(h, in.H, h_count * sizeof(cfloat), cudaMemcpyHostToDevice, s));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(v, in.y, y_count * sizeof(cfloat), cudaMemcpyHostToDevice, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            h, in.H, h_count * sizeof(cfloat), cudaMemcpyHostToDevice, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            v, in.y, y_count * sizeof(cfloat), cudaMemcpyHostToDevice, s));
         d.H = h;
         d.y = v;
         if (in.priors) {
             float* p = m_dpriors.reserve(p_count);
-            MIMO_CUDA_CHECK(
-                cudaMemcpyAsync(p, in.priors, p_count * sizeof(float), cudaMemcpyHostToDevice, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                p, in.priors, p_count * sizeof(float), cudaMemcpyHostToDevice, s));
             d.priors = p;
         }
         return d;
@@ -62,9 +65,13 @@ detection_report cuda_detector_engine::finish_host_call(float* llr)
 {
     const cudaStream_t s = m_stream.get();
     if (llr && m_staging.copy_outputs)
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_copy_back, m_dllr.data(), m_copy_back_count * sizeof(float),
-                                        cudaMemcpyDeviceToHost, s));
-    const detection_report report = m_host_faults.collect(s, &m_flags); // waits for the stream
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_copy_back,
+                                        m_dllr.data(),
+                                        m_copy_back_count * sizeof(float),
+                                        cudaMemcpyDeviceToHost,
+                                        s));
+    const detection_report report =
+        m_host_faults.collect(s, &m_flags); // waits for the stream
     if (llr && !m_staging.copy_outputs)
         m_llr.finish();
     if (llr)
@@ -72,7 +79,8 @@ detection_report cuda_detector_engine::finish_host_call(float* llr)
     return report;
 }
 
-detection_report cuda_detector_engine::detect(const detector_input& in, float clip, float* llr)
+detection_report
+cuda_detector_engine::detect(const detector_input& in, float clip, float* llr)
 {
     return host_call(in.problems(), llr, [&](fault_sink sink, cudaStream_t s) {
         launch(device_inputs(in, s), clip, device_llrs(llr, in.problems(), s), sink, s);

@@ -35,8 +35,10 @@ public:
     size_t scratch_per_problem() const final;
 
     detection_report detect(const detector_input& in, float clip, float* llr) final;
-    void
-    detect_device(const detector_input& in, float clip, float* d_llr, cuda_stream_t stream) final;
+    void detect_device(const detector_input& in,
+                       float clip,
+                       float* d_llr,
+                       cuda_stream_t stream) final;
     detection_report check_device_status(cuda_stream_t stream) final;
 
 protected:
@@ -100,10 +102,10 @@ private:
     host_input<cfloat> m_H, m_y;
     host_input<float> m_priors;
     host_output<float> m_llr;
-    float* m_copy_back = nullptr;    // the caller's LLRs (copy_outputs)
+    float* m_copy_back = nullptr; // the caller's LLRs (copy_outputs)
     size_t m_copy_back_count = 0;
-    device_faults m_host_faults;     // the host path's, apart from device calls still pending
-    device_faults m_faults;          // the device path's, collected by check_device_status
+    device_faults m_host_faults; // the host path's, apart from device calls still pending
+    device_faults m_faults;      // the device path's, collected by check_device_status
     std::vector<fault_word> m_flags; // every flag of a batch with many erasures
 };
 

@@ -53,7 +53,8 @@ Extension& engine_extension(detector_engine& engine)
 {
     auto* extension = dynamic_cast<Extension*>(&engine);
     if (!extension)
-        throw std::logic_error("mimo_gpu: a detector engine lacks its family's extension");
+        throw std::logic_error(
+            "mimo_gpu: a detector engine lacks its family's extension");
     return *extension;
 }
 
@@ -87,13 +88,19 @@ template <typename EngineConfig, typename MakeConfig>
 auto engine_factory(
     MakeConfig engine_config,
     std::unique_ptr<detector_engine> (*make_cpu)(const EngineConfig&),
-    typename non_deduced<std::unique_ptr<detector_engine> (*)(const EngineConfig&)>::type make_cuda)
+    typename non_deduced<std::unique_ptr<detector_engine> (*)(const EngineConfig&)>::type
+        make_cuda)
 {
-    return [=](const detector_family& family, const detector_config& config, backend requested)
-               -> std::unique_ptr<detector> {
+    return [=](const detector_family& family,
+               const detector_config& config,
+               backend requested) -> std::unique_ptr<detector> {
         const EngineConfig e = engine_config(config);
         return std::make_unique<engine_detector>(
-            family, config, requested, [&] { return make_cpu(e); }, [&] { return make_cuda(e); });
+            family,
+            config,
+            requested,
+            [&] { return make_cpu(e); },
+            [&] { return make_cuda(e); });
     };
 }
 

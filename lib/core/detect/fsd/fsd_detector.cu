@@ -46,8 +46,14 @@ size_t fsd_shared_bytes(const fsd_launch& l, const pam_table& pam)
 
 template <int NT>
 __global__ void __launch_bounds__(k_fsd_threads)
-    fsd_kernel(const sphere_item<NT>* __restrict__ in, size_t batch, const __grid_constant__ pam_table pam,
-               const fsd_launch l, float n0, float clip, float* __restrict__ llr, fault_sink faults)
+    fsd_kernel(const sphere_item<NT>* __restrict__ in,
+               size_t batch,
+               const __grid_constant__ pam_table pam,
+               const fsd_launch l,
+               float n0,
+               float clip,
+               float* __restrict__ llr,
+               fault_sink faults)
 {
     using item_t = sphere_item<NT>;
     constexpr int item_floats = sizeof(item_t) / sizeof(float);
@@ -79,7 +85,9 @@ __global__ void __launch_bounds__(k_fsd_threads)
     __syncthreads();
 
     int* my_dmin = dmin + local * NT * M;
-    auto keep_min = [my_dmin](int i, float d) { atomicMin(my_dmin + i, __float_as_int(d)); };
+    auto keep_min = [my_dmin](int i, float d) {
+        atomicMin(my_dmin + i, __float_as_int(d));
+    };
     const bool active = mine && good[local];
     int level[2 * NT];
     if (active) {
@@ -115,7 +123,8 @@ __global__ void __launch_bounds__(k_fsd_threads)
         const item_t& it = items[local];
         for (int e = lane; e < l.picks * l.per_base; e += l.block.lanes) {
             int base[2 * NT];
-            fsd_path<NT>(it.E, l.full, chosen[local * l.picks + e / l.per_base], pam, base);
+            fsd_path<NT>(
+                it.E, l.full, chosen[local * l.picks + e / l.per_base], pam, base);
             const int r = e % l.per_base;
             const float d = sfsd_extension<NT>(it.E, base, r / Q, r % Q, pam, level);
             if (!(d < k_infinity))
@@ -130,8 +139,13 @@ __global__ void __launch_bounds__(k_fsd_threads)
         const int lp = i / per_problem, b = i % per_problem;
         float v = 0.0f;
         if (good[lp])
-            v = l.soft ? llr_from_symbol_minima(reinterpret_cast<const float*>(dmin + lp * NT * M + (b / Q) * M),
-                                                pam, b % Q, n0, clip, k_unreached_llr)
+            v = l.soft ? llr_from_symbol_minima(reinterpret_cast<const float*>(
+                                                    dmin + lp * NT * M + (b / Q) * M),
+                                                pam,
+                                                b % Q,
+                                                n0,
+                                                clip,
+                                                k_unreached_llr)
                        : hard[lp * per_problem + b];
         llr[(first + lp) * per_problem + b] = v;
     }
@@ -141,39 +155,57 @@ class cuda_fsd_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_fsd_engine(const fsd_config& config)
-        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               { true, false }, // the ordering/QR kernel reads its input once, up front
-                               sphere_item_bytes(config.shape.nt)),
-          m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(
+              config.shape,
+              size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+              { true, false }, // the ordering/QR kernel reads its input once, up front
+              sphere_item_bytes(config.shape.nt)),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
         m_launch.full = config.full;
         m_launch.paths = config.paths(m_pam);
         m_launch.soft = config.soft;
-        m_launch.picks = config.soft ? (config.niter < m_launch.paths ? config.niter : m_launch.paths) : 1;
+        m_launch.picks =
+            config.soft ? (config.niter < m_launch.paths ? config.niter : m_launch.paths)
+                        : 1;
         m_launch.per_base = m_pam.bits_per_symbol() * (config.shape.nt - config.full);
         const int ext = config.soft ? m_launch.picks * m_launch.per_base : 0;
         m_launch.block = fsd_block_shape::of(m_launch.paths > ext ? m_launch.paths : ext);
     }
 
 protected:
-    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink,
+    void launch(const detector_input& in,
+                float clip,
+                float* d_llr,
+                fault_sink sink,
                 cudaStream_t stream) override
     {
         const size_t batch = in.problems();
         const float n0 = in.n0;
         void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
-        launch_sphere_prepare(m_config.shape, m_config.full, in.H, in.y, batch, d_items, sink, stream);
+        launch_sphere_prepare(
+            m_config.shape, m_config.full, in.H, in.y, batch, d_items, sink, stream);
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
             if constexpr (NT <= k_sphere_max_streams) {
                 const size_t shared = fsd_shared_bytes<NT>(m_launch, m_pam);
                 if (shared > 48 * 1024)
-                    MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-                        fsd_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-                const unsigned blocks =
-                    unsigned((batch + m_launch.block.problems - 1) / m_launch.block.problems);
+                    MIMO_CUDA_CHECK(
+                        cudaFuncSetAttribute(fsd_kernel<NT>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(shared)));
+                const unsigned blocks = unsigned((batch + m_launch.block.problems - 1) /
+                                                 m_launch.block.problems);
                 fsd_kernel<NT><<<blocks, k_fsd_threads, shared, stream>>>(
-                    static_cast<const sphere_item<NT>*>(d_items), batch, m_pam, m_launch, n0, clip, d_llr, sink);
+                    static_cast<const sphere_item<NT>*>(d_items),
+                    batch,
+                    m_pam,
+                    m_launch,
+                    n0,
+                    clip,
+                    d_llr,
+                    sink);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("fsd_kernel");
@@ -183,7 +215,8 @@ private:
     fsd_config m_config;
     pam_table m_pam;
     fsd_launch m_launch{};
-    device_buffer<char> m_items; // the ordered QR of each problem, between the two kernels
+    device_buffer<char>
+        m_items; // the ordered QR of each problem, between the two kernels
 };
 
 } // namespace

@@ -34,13 +34,22 @@ struct fsd_config {
 };
 
 std::unique_ptr<detector_engine> make_cpu_fsd_engine(const fsd_config& config);
-std::unique_ptr<detector_engine> make_cuda_fsd_engine(const fsd_config& config); // the .cu (CUDA builds only)
+std::unique_ptr<detector_engine>
+make_cuda_fsd_engine(const fsd_config& config); // the .cu (CUDA builds only)
 
 /// The whole detection of one problem on one thread (the CPU engine).
 /// dist: paths floats, chosen: niter ints, dmin: NT * M floats of scratch.
 template <int NR, int NT>
-problem_fault fsd_problem(const float* H, const float* y, const fsd_config& c, const pam_table& pam, float n0,
-                          float clip, float* dist, int* chosen, float* dmin, float* llr)
+problem_fault fsd_problem(const float* H,
+                          const float* y,
+                          const fsd_config& c,
+                          const pam_table& pam,
+                          float n0,
+                          float clip,
+                          float* dist,
+                          int* chosen,
+                          float* dmin,
+                          float* llr)
 {
     sphere_item<NT> item;
     const problem_fault fault = item.template prepare<NR>(H, y, c.full);
@@ -81,7 +90,8 @@ problem_fault fsd_problem(const float* H, const float* y, const fsd_config& c, c
         return problem_fault::non_finite;
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] = llr_from_symbol_minima(dmin + t * M, pam, k, n0, clip, k_unreached_llr);
+            llr[t * Q + k] =
+                llr_from_symbol_minima(dmin + t * M, pam, k, n0, clip, k_unreached_llr);
     return problem_fault::none;
 }
 

@@ -1,7 +1,8 @@
 // Per-problem steps of the fixed-complexity sphere decoders (paper:
 // fsd-sphere-decoder-gpu, sections 3-5) on one problem's [R | Q^T y] block,
 // shared by the CPU engine and the CUDA kernels (the ordering and QR are
-// sphere/sphere_item.h's, shared with K-best): a full-expansion path completed by SIC, and the SFSD list extension.
+// sphere/sphere_item.h's, shared with K-best): a full-expansion path completed by SIC,
+// and the SFSD list extension.
 //
 // Positions: stream perm[j] sits at position j of the QR; the tree's top is
 // position NT-1, real rows 2j (I) and 2j+1 (Q). The `full` top positions are
@@ -39,17 +40,18 @@ MIMO_HD int nearest_level_with_other_bit(const pam_table& pam, float x, int base
 /// position NT-1 the lowest digit; symbol s is I level s / L, Q level s % L),
 /// the others SIC. Writes every real row's level, returns |y^ - R s|^2.
 template <int NT>
-MIMO_HD float fsd_path(const float* E, int full, int path, const pam_table& pam, int (&level)[2 * NT])
+MIMO_HD float
+fsd_path(const float* E, int full, int path, const pam_table& pam, int (&level)[2 * NT])
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
     const int M = pam.order(), L = pam.levels;
     float p[COLS];
     float d = 0.0f;
     int digits = path;
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int i = COLS - 1; i >= 0; --i) {
         float b = E[i * W + COLS];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int j = COLS - 1; j > i; --j)
             b -= E[i * W + j] * p[j];
         const float rii = E[i * W + i];
@@ -75,17 +77,21 @@ MIMO_UNROLL
 /// the best counter-hypothesis of that level; for nt = 2 with every path
 /// extended it makes the list's LLRs exact max-log.
 template <int NT>
-MIMO_HD float sfsd_extension(const float* E, const int (&base)[2 * NT], int pos, int k, const pam_table& pam,
+MIMO_HD float sfsd_extension(const float* E,
+                             const int (&base)[2 * NT],
+                             int pos,
+                             int k,
+                             const pam_table& pam,
                              int (&level)[2 * NT])
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
     const int flip_row = 2 * pos + (k % 2);
     float p[COLS];
     float d = 0.0f;
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int i = COLS - 1; i >= 0; --i) {
         float b = E[i * W + COLS];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int j = COLS - 1; j > i; --j)
             b -= E[i * W + j] * p[j];
         const float rii = E[i * W + i];
@@ -136,30 +142,39 @@ MIMO_HD void fsd_select_best(const float* dist, int paths, int count, int* chose
             if (best < 0 || dist[c] < dist[best])
                 best = c;
         }
-        chosen[n] = best < 0 ? 0 : best; // only non-finite distances left: the problem is flagged
+        chosen[n] =
+            best < 0 ? 0 : best; // only non-finite distances left: the problem is flagged
     }
 }
 
 /// Feeds a complete candidate into per-stream symbol minima: keep_min(t * M + s, d).
 template <int NT, typename KeepMin>
-MIMO_HD void fsd_record(const int (&level)[2 * NT], const int (&perm)[NT], float d, const pam_table& pam,
+MIMO_HD void fsd_record(const int (&level)[2 * NT],
+                        const int (&perm)[NT],
+                        float d,
+                        const pam_table& pam,
                         KeepMin&& keep_min)
 {
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int j = 0; j < NT; ++j)
         keep_min(perm[j] * pam.order() + level[2 * j] * pam.levels + level[2 * j + 1], d);
 }
 
-/// Hard-decision LLRs of a path: +-clip by its bits, stream perm[j]'s at [perm[j] * Q, ...).
+/// Hard-decision LLRs of a path: +-clip by its bits, stream perm[j]'s at [perm[j] * Q,
+/// ...).
 template <int NT>
-MIMO_HD void fsd_hard_llrs(const int (&level)[2 * NT], const int (&perm)[NT], const pam_table& pam, float clip,
+MIMO_HD void fsd_hard_llrs(const int (&level)[2 * NT],
+                           const int (&perm)[NT],
+                           const pam_table& pam,
+                           float clip,
                            float* llr)
 {
     const int Q = pam.bits_per_symbol();
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int j = 0; j < NT; ++j)
         for (int k = 0; k < Q; ++k)
-            llr[perm[j] * Q + k] = pam.symbol_bit(level[2 * j], level[2 * j + 1], k) ? -clip : clip;
+            llr[perm[j] * Q + k] =
+                pam.symbol_bit(level[2 * j], level[2 * j + 1], k) ? -clip : clip;
 }
 
 } // namespace detail

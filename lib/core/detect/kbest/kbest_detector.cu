@@ -35,15 +35,23 @@ constexpr int k_kbest_max_warps = 4;
 /// ones, and the final list's symbol minima give the LLRs (kbest_llr).
 template <int NT>
 __global__ void __launch_bounds__(32 * k_kbest_max_warps)
-    kbest_warp_kernel(const sphere_item<NT>* __restrict__ items, size_t batch, const __grid_constant__ pam_table pam,
-                      int K, kbest_warp_layout l, float n0, float clip, float missing, float* __restrict__ llr,
+    kbest_warp_kernel(const sphere_item<NT>* __restrict__ items,
+                      size_t batch,
+                      const __grid_constant__ pam_table pam,
+                      int K,
+                      kbest_warp_layout l,
+                      float n0,
+                      float clip,
+                      float missing,
+                      float* __restrict__ llr,
                       fault_sink faults)
 {
     constexpr int COLS = 2 * NT;
     extern __shared__ unsigned int smem_words[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
-    if (p >= batch || faults.flagged(p)) // past the end, or flagged by the QR: the whole warp leaves
+    if (p >= batch ||
+        faults.flagged(p)) // past the end, or flagged by the QR: the whole warp leaves
         return;
     const int M = pam.order(), L = pam.levels, Q = pam.bits_per_symbol();
     unsigned int* w = smem_words + size_t(warp) * l.words;
@@ -96,7 +104,8 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                     const int o = i ^ j;
                     if (o > i) {
                         const bool ascending = (i & k) == 0;
-                        const bool out_of_order = kbest_impl::before(key[o], idx[o], key[i], idx[i]);
+                        const bool out_of_order =
+                            kbest_impl::before(key[o], idx[o], key[i], idx[i]);
                         if (out_of_order == ascending) {
                             const float tk = key[i];
                             key[i] = key[o];
@@ -115,7 +124,9 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             const int d = __float_as_int(key[r]);
             atomicMin(pmin + perm[pos] * M + c % M, d);
             for (int j = pos + 1; j < NT; ++j)
-                atomicMin(pmin + perm[j] * M + lev[a * COLS + 2 * j] * L + lev[a * COLS + 2 * j + 1], d);
+                atomicMin(pmin + perm[j] * M + lev[a * COLS + 2 * j] * L +
+                              lev[a * COLS + 2 * j + 1],
+                          d);
         }
         for (int r = lane; r < keep; r += 32) { // kept children: the next paths
             const int c = idx[r], a = c / M, sym = c % M;
@@ -136,61 +147,97 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     for (int r = lane; r < paths; r += 32) {
         const int d = __float_as_int(ped[r]);
         for (int j = 0; j < NT; ++j)
-            atomicMin(dmin + perm[j] * M + lev[r * COLS + 2 * j] * L + lev[r * COLS + 2 * j + 1], d);
+            atomicMin(dmin + perm[j] * M + lev[r * COLS + 2 * j] * L +
+                          lev[r * COLS + 2 * j + 1],
+                      d);
     }
     __syncwarp();
     const float best = ped[0];
     for (int b = lane; b < NT * Q; b += 32)
-        llr[p * NT * Q + b] = kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
-                                        reinterpret_cast<const float*>(pmin) + (b / Q) * M, best, pam, b % Q, n0,
-                                        clip, missing);
+        llr[p * NT * Q + b] =
+            kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
+                      reinterpret_cast<const float*>(pmin) + (b / Q) * M,
+                      best,
+                      pam,
+                      b % Q,
+                      n0,
+                      clip,
+                      missing);
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_kbest_engine(const kbest_config& config)
-        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               { true, false }, // the ordering/QR kernel reads its input once, up front
-                               sphere_item_bytes(config.shape.nt)),
-          m_config(config), m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(
+              config.shape,
+              size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+              { true, false }, // the ordering/QR kernel reads its input once, up front
+              sphere_item_bytes(config.shape.nt)),
+          m_config(config),
+          m_pam(make_pam_table(constellation(config.mod)))
     {
         // A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
-        const kbest_warp_layout l = kbest_warp_layout::of(config.shape.nt, config.K, m_pam.order(),
-                                                          sphere_item_bytes(config.shape.nt));
+        const kbest_warp_layout l = kbest_warp_layout::of(
+            config.shape.nt, config.K, m_pam.order(), sphere_item_bytes(config.shape.nt));
         int device = 0, limit = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
-        MIMO_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
+            &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (size_t(l.words) * 4 > size_t(limit))
-            throw std::invalid_argument("mimo_gpu: detector 'kbest': K = " + std::to_string(config.K) + " with " +
-                                        std::to_string(m_pam.order()) + "-point symbols needs " +
-                                        std::to_string(size_t(l.words) * 4 / 1024) +
-                                        " KB of shared memory per problem; this GPU allows " +
-                                        std::to_string(limit / 1024) + " KB: choose a smaller K");
+            throw std::invalid_argument(
+                "mimo_gpu: detector 'kbest': K = " + std::to_string(config.K) + " with " +
+                std::to_string(m_pam.order()) + "-point symbols needs " +
+                std::to_string(size_t(l.words) * 4 / 1024) +
+                " KB of shared memory per problem; this GPU allows " +
+                std::to_string(limit / 1024) + " KB: choose a smaller K");
     }
 
 protected:
-    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink,
+    void launch(const detector_input& in,
+                float clip,
+                float* d_llr,
+                fault_sink sink,
                 cudaStream_t stream) override
     {
         const size_t batch = in.problems();
         const float n0 = in.n0;
         void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
-        launch_sphere_prepare(m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
-        const kbest_warp_layout l = kbest_warp_layout::of(m_config.shape.nt, m_config.K, m_pam.order(),
-                                                          sphere_item_bytes(m_config.shape.nt));
+        launch_sphere_prepare(
+            m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
+        const kbest_warp_layout l =
+            kbest_warp_layout::of(m_config.shape.nt,
+                                  m_config.K,
+                                  m_pam.order(),
+                                  sphere_item_bytes(m_config.shape.nt));
         const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
-        const int warps = by_memory < 1 ? 1 : (by_memory < k_kbest_max_warps ? by_memory : k_kbest_max_warps);
+        const int warps =
+            by_memory < 1
+                ? 1
+                : (by_memory < k_kbest_max_warps ? by_memory : k_kbest_max_warps);
         const size_t shared = size_t(warps) * l.words * 4;
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
             if constexpr (NT <= k_sphere_max_streams) {
                 if (shared > 48 * 1024)
-                    MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-                        kbest_warp_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-                kbest_warp_kernel<NT><<<unsigned((batch + warps - 1) / warps), 32 * warps, shared, stream>>>(
-                    static_cast<const sphere_item<NT>*>(d_items), batch, m_pam, m_config.K, l, n0, clip, m_config.missing_llr, d_llr,
-                    sink);
+                    MIMO_CUDA_CHECK(
+                        cudaFuncSetAttribute(kbest_warp_kernel<NT>,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             int(shared)));
+                kbest_warp_kernel<NT>
+                    <<<unsigned((batch + warps - 1) / warps),
+                       32 * warps,
+                       shared,
+                       stream>>>(static_cast<const sphere_item<NT>*>(d_items),
+                                 batch,
+                                 m_pam,
+                                 m_config.K,
+                                 l,
+                                 n0,
+                                 clip,
+                                 m_config.missing_llr,
+                                 d_llr,
+                                 sink);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("kbest_warp_kernel");

@@ -21,17 +21,27 @@ struct kbest_config {
     mimo_shape shape;
     modulation mod;
     int K = 16;
-    float missing_llr = 3.0f; ///< |LLR| of a bit no kept or informative pruned path contradicts
+    float missing_llr =
+        3.0f; ///< |LLR| of a bit no kept or informative pruned path contradicts
 };
 
 std::unique_ptr<detector_engine> make_cpu_kbest_engine(const kbest_config& config);
-std::unique_ptr<detector_engine> make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)
+std::unique_ptr<detector_engine>
+make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only)
 
 /// One problem's search and LLRs (stream t's at [t * Q, t * Q + Q)) from its
 /// item: V-BLAST ordering (strongest stream at the top) and QR.
 template <int NT>
-MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item, int K, const pam_table& pam, float n0, float clip,
-                                    float missing, const kbest_scratch& s, float* dmin, float* pmin, float* llr)
+MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
+                                    int K,
+                                    const pam_table& pam,
+                                    float n0,
+                                    float clip,
+                                    float missing,
+                                    const kbest_scratch& s,
+                                    float* dmin,
+                                    float* pmin,
+                                    float* llr)
 {
     float best = 0.0f;
     if (!kbest_search<NT>(item.E, item.perm, K, pam, s, dmin, pmin, &best))
@@ -39,7 +49,8 @@ MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item, int K, const pa
     const int M = pam.order(), Q = pam.bits_per_symbol();
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] = kbest_llr(dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
+            llr[t * Q + k] =
+                kbest_llr(dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
     return problem_fault::none;
 }
 

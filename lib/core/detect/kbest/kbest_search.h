@@ -26,12 +26,12 @@ namespace detail {
 
 /// One problem's scratch, element i of each array at [i * stride].
 struct kbest_scratch {
-    float* ped;        ///< K: the surviving paths' distances
-    int* levels;       ///< K * 2NT: their real rows' levels
-    float* next_ped;   ///< K
-    int* next_levels;  ///< K * 2NT
-    float* child;      ///< K * M: the children's distances
-    int* heap;         ///< K: the kept children's indices
+    float* ped;       ///< K: the surviving paths' distances
+    int* levels;      ///< K * 2NT: their real rows' levels
+    float* next_ped;  ///< K
+    int* next_levels; ///< K * 2NT
+    float* child;     ///< K * M: the children's distances
+    int* heap;        ///< K: the kept children's indices
     size_t stride;
 };
 
@@ -39,8 +39,13 @@ struct kbest_scratch {
 /// stride]) on position pos's two rows: y^ minus their contribution, Q row
 /// (2pos+1) into *bq and I row (2pos) into *bi.
 template <int NT>
-MIMO_HD void kbest_residuals(const float* E, const int* level, size_t stride, int pos, const pam_table& pam,
-                             float* bq, float* bi)
+MIMO_HD void kbest_residuals(const float* E,
+                             const int* level,
+                             size_t stride,
+                             int pos,
+                             const pam_table& pam,
+                             float* bq,
+                             float* bi)
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
     const int rq = 2 * pos + 1, ri = 2 * pos;
@@ -56,7 +61,8 @@ MIMO_HD void kbest_residuals(const float* E, const int* level, size_t stride, in
 
 /// A child's partial distance: the parent's plus symbol `sym`'s two rows at pos.
 template <int NT>
-MIMO_HD float kbest_child(const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
+MIMO_HD float kbest_child(
+    const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
 {
     constexpr int W = 2 * NT + 1;
     const int rq = 2 * pos + 1, ri = 2 * pos, L = pam.levels;
@@ -96,8 +102,14 @@ MIMO_HD void sift_down(const kbest_scratch& s, int n, int at)
 /// minima) and pmin (the same over pruned partial paths), *best with the list's
 /// best distance. Returns false when a distance is not finite.
 template <int NT>
-MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pam_table& pam,
-                          const kbest_scratch& s, float* dmin, float* pmin, float* best)
+MIMO_HD bool kbest_search(const float* E,
+                          const int (&perm)[NT],
+                          int K,
+                          const pam_table& pam,
+                          const kbest_scratch& s,
+                          float* dmin,
+                          float* pmin,
+                          float* best)
 {
     constexpr int COLS = 2 * NT;
     const int M = pam.order(), L = pam.levels;
@@ -113,10 +125,12 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
         const int children = paths * M;
         for (int a = 0; a < paths; ++a) {
             float bq, bi;
-            kbest_residuals<NT>(E, s.levels + size_t(a) * COLS * st, st, pos, pam, &bq, &bi);
+            kbest_residuals<NT>(
+                E, s.levels + size_t(a) * COLS * st, st, pos, pam, &bq, &bi);
             const float ped = s.ped[a * st];
             for (int c = 0; c < M; ++c)
-                s.child[size_t(a * M + c) * st] = kbest_child<NT>(E, ped, bq, bi, pos, c, pam);
+                s.child[size_t(a * M + c) * st] =
+                    kbest_child<NT>(E, ped, bq, bi, pos, c, pam);
         }
         for (int c = 0; c < children; ++c)
             if (!(s.child[size_t(c) * st] < k_infinity))
@@ -129,7 +143,8 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
             kbest_impl::sift_down(s, keep, h);
         for (int c = keep; c < children; ++c) {
             const int top = s.heap[0];
-            if (kbest_impl::before(s.child[size_t(c) * st], c, s.child[size_t(top) * st], top)) {
+            if (kbest_impl::before(
+                    s.child[size_t(c) * st], c, s.child[size_t(top) * st], top)) {
                 s.heap[0] = c;
                 kbest_impl::sift_down(s, keep, 0);
             }
@@ -161,7 +176,8 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
         for (int n = 0; n < keep; ++n) {
             const int c = s.heap[n * st], a = c / M, sym = c % M;
             for (int j = 2 * pos + 2; j < COLS; ++j)
-                s.next_levels[(size_t(n) * COLS + j) * st] = s.levels[(size_t(a) * COLS + j) * st];
+                s.next_levels[(size_t(n) * COLS + j) * st] =
+                    s.levels[(size_t(a) * COLS + j) * st];
             s.next_levels[(size_t(n) * COLS + ri) * st] = sym / L;
             s.next_levels[(size_t(n) * COLS + rq) * st] = sym % L;
             s.next_ped[n * st] = s.child[size_t(c) * st];
@@ -169,7 +185,8 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
         for (int n = 0; n < keep; ++n) {
             s.ped[n * st] = s.next_ped[n * st];
             for (int j = 2 * pos; j < COLS; ++j)
-                s.levels[(size_t(n) * COLS + j) * st] = s.next_levels[(size_t(n) * COLS + j) * st];
+                s.levels[(size_t(n) * COLS + j) * st] =
+                    s.next_levels[(size_t(n) * COLS + j) * st];
         }
         paths = keep;
     }
@@ -188,8 +205,14 @@ MIMO_HD bool kbest_search(const float* E, const int (&perm)[NT], int K, const pa
 /// Max-log LLR of bit k of one stream from the list's symbol minima; a side
 /// the list lacks is taken from the pruned minima where they exceed `best`,
 /// else the LLR is +-missing (at most the clip) toward the list's decision.
-MIMO_HD float kbest_llr(const float* dmin, const float* pmin, float best, const pam_table& pam, int k,
-                        float n0, float clip, float missing)
+MIMO_HD float kbest_llr(const float* dmin,
+                        const float* pmin,
+                        float best,
+                        const pam_table& pam,
+                        int k,
+                        float n0,
+                        float clip,
+                        float missing)
 {
     const float inf = k_infinity;
     float min0 = inf, min1 = inf, p0 = inf, p1 = inf;

@@ -22,21 +22,27 @@ class cpu_ml_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_ml_engine(const ml_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+        : cpu_detector_engine(size_t(config.shape.nt) *
+                              constellation(config.mod).bits_per_symbol()),
           m_shape(config.shape),
           m_pam(make_pam_table(constellation(config.mod)))
     {
     }
 
 private:
-    void detect_problems(const detector_input& in, float, float* llr, fault_word* flags) override
+    void detect_problems(const detector_input& in,
+                         float,
+                         float* llr,
+                         fault_word* flags) override
     {
-        const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order(), Q = m_pam.bits_per_symbol();
+        const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order(),
+                  Q = m_pam.bits_per_symbol();
         uint64_t slices = 1;
         for (int t = 0; t < nt - 1; ++t)
             slices *= uint64_t(M);
         parallel_for(in.problems(), 1, [&](size_t begin, size_t end) {
-            std::vector<float> dmin(size_t(nt) * M), h(2 * size_t(nr) * nt), yy(2 * size_t(nr));
+            std::vector<float> dmin(size_t(nt) * M), h(2 * size_t(nr) * nt),
+                yy(2 * size_t(nr));
             for (size_t p = begin; p < end; ++p) {
                 const float* hp = reinterpret_cast<const float*>(in.H + p * nr * nt);
                 const float* yp = reinterpret_cast<const float*>(in.y + p * nr);
@@ -55,7 +61,8 @@ private:
                 };
                 bool finite = true;
                 for (uint64_t s = 0; s < slices && finite; ++s)
-                    finite = ml_scan_slice(h.data(), yy.data(), nr, nt, m_pam, s, keep_min);
+                    finite =
+                        ml_scan_slice(h.data(), yy.data(), nr, nt, m_pam, s, keep_min);
                 if (!finite) {
                     report_fault(flags, p, problem_fault::non_finite);
                     continue;
@@ -63,8 +70,13 @@ private:
                 // Exact max-log LLRs: no clip, every hypothesis reached.
                 for (int t = 0; t < nt; ++t)
                     for (int k = 0; k < Q; ++k)
-                        llr[p * nt * Q + t * Q + k] = llr_from_symbol_minima(
-                            dmin.data() + t * M, m_pam, k, in.n0 * scale * scale, 0.0f, 0.0f);
+                        llr[p * nt * Q + t * Q + k] =
+                            llr_from_symbol_minima(dmin.data() + t * M,
+                                                   m_pam,
+                                                   k,
+                                                   in.n0 * scale * scale,
+                                                   0.0f,
+                                                   0.0f);
             }
         });
     }
@@ -76,7 +88,10 @@ private:
 detector_capabilities ml_capabilities()
 {
     detector_capabilities c;
-    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+    c.modulations = { modulation::qpsk,
+                      modulation::qam16,
+                      modulation::qam64,
+                      modulation::qam256,
                       modulation::qam1024 };
     c.exact_max_log = true;
     return c;
@@ -91,12 +106,12 @@ void validate_ml(const detector_config& config)
 {
     config.shape.validate_small();
     if (candidates(config) > double(k_ml_max_candidates))
-        throw std::invalid_argument("mimo_gpu::ml_detector: " + to_string(config.mod) + " with nt=" +
-                                    std::to_string(config.shape.nt) + " has " +
-                                    std::to_string(candidates(config)) +
-                                    " candidate vectors, more than the " +
-                                    std::to_string(k_ml_max_candidates) +
-                                    " an exhaustive search is allowed; use another detector");
+        throw std::invalid_argument(
+            "mimo_gpu::ml_detector: " + to_string(config.mod) +
+            " with nt=" + std::to_string(config.shape.nt) + " has " +
+            std::to_string(candidates(config)) + " candidate vectors, more than the " +
+            std::to_string(k_ml_max_candidates) +
+            " an exhaustive search is allowed; use another detector");
 }
 
 } // namespace
@@ -112,9 +127,12 @@ std::vector<detector_family> ml_families()
     f.name = "ml";
     f.summary = "exhaustive max-log ML soft detector (the exact reference; M^nt <= 2^24)";
     f.capabilities = ml_capabilities();
-    f.make = engine_factory<ml_config>([](const detector_config& c) { return ml_config{ c.shape, c.mod }; },
-                                       make_cpu_ml_engine,
-                                       MIMO_GPU_CUDA_ENGINE(make_cuda_ml_engine));
+    f.make = engine_factory<ml_config>(
+        [](const detector_config& c) {
+            return ml_config{ c.shape, c.mod };
+        },
+        make_cpu_ml_engine,
+        MIMO_GPU_CUDA_ENGINE(make_cuda_ml_engine));
     f.validate = validate_ml;
     f.cost = candidates;
     f.comparison_runs = [](const mimo_shape&, modulation) {
@@ -126,12 +144,17 @@ std::vector<detector_family> ml_families()
 } // namespace detail
 
 ml_detector::ml_detector(mimo_shape shape, modulation mod, backend requested)
-    : detector(find_detector_family("ml"), find_detector_family("ml").checked({ shape, mod, {} }))
+    : detector(find_detector_family("ml"),
+               find_detector_family("ml").checked({ shape, mod, {} }))
 {
     use_engine(detail::choose_engine(
         requested,
-        [&] { return detail::make_cpu_ml_engine({ shape, mod }); },
-        [&] { return detail::make_cuda_ml_engine({ shape, mod }); }));
+        [&] {
+            return detail::make_cpu_ml_engine({ shape, mod });
+        },
+        [&] {
+            return detail::make_cuda_ml_engine({ shape, mod });
+        }));
 }
 
 } // namespace mimo_gpu

@@ -3,9 +3,9 @@
 // meeting in shared memory as per-symbol minima.
 #include "../../qr/mgs_qr.h"
 #include "../engine/cuda_detector_engine.h"
+#include "../pam_table.h"
 #include "ml_engine.h"
 #include "ml_search.h"
-#include "../pam_table.h"
 
 #include <algorithm>
 
@@ -16,9 +16,16 @@ namespace {
 
 constexpr int k_ml_threads = 256;
 
-__global__ void ml_search_kernel(const float* __restrict__ H, const float* __restrict__ y, int nr, int nt,
-                                 const __grid_constant__ pam_table pam, uint64_t slices, float n0, size_t first,
-                                 float* __restrict__ llr, fault_sink faults)
+__global__ void ml_search_kernel(const float* __restrict__ H,
+                                 const float* __restrict__ y,
+                                 int nr,
+                                 int nt,
+                                 const __grid_constant__ pam_table pam,
+                                 uint64_t slices,
+                                 float n0,
+                                 size_t first,
+                                 float* __restrict__ llr,
+                                 fault_sink faults)
 {
     extern __shared__ float smem[]; // dmin [nt][M], then the problem's H and y
     const int M = pam.order(), Q = pam.bits_per_symbol();
@@ -29,7 +36,8 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
     float* sy = sH + 2 * nr * nt;
     for (int i = threadIdx.x; i < nt * M; i += blockDim.x)
         dmin[i] = inf;
-    // Every slice reads the whole problem: keep it on chip (the input may be host memory).
+    // Every slice reads the whole problem: keep it on chip (the input may be host
+    // memory).
     for (int i = threadIdx.x; i < 2 * nr * nt; i += blockDim.x)
         sH[i] = H[p * 2 * nr * nt + i];
     for (int i = threadIdx.x; i < 2 * nr; i += blockDim.x)
@@ -61,21 +69,28 @@ __global__ void ml_search_kernel(const float* __restrict__ H, const float* __res
     __syncthreads();
 
     for (int i = threadIdx.x; i < nt * Q; i += blockDim.x)
-        llr[p * nt * Q + i] = llr_from_symbol_minima(dmin + (i / Q) * M, pam, i % Q, n0 * scale * scale, 0.0f, 0.0f);
+        llr[p * nt * Q + i] = llr_from_symbol_minima(
+            dmin + (i / Q) * M, pam, i % Q, n0 * scale * scale, 0.0f, 0.0f);
 }
 
 class cuda_ml_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_ml_engine(const ml_config& config)
-        : cuda_detector_engine(config.shape, size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+        : cuda_detector_engine(config.shape,
+                               size_t(config.shape.nt) *
+                                   constellation(config.mod).bits_per_symbol()),
           m_shape(config.shape),
           m_pam(make_pam_table(constellation(config.mod)))
     {
     }
 
 private:
-    void launch(const detector_input& in, float, float* d_llr, fault_sink sink, cudaStream_t s) override
+    void launch(const detector_input& in,
+                float,
+                float* d_llr,
+                fault_sink sink,
+                cudaStream_t s) override
     {
         const int nr = m_shape.nr, nt = m_shape.nt, M = m_pam.order();
         uint64_t slices = 1;
@@ -89,8 +104,8 @@ private:
         const size_t shared = sizeof(float) * (size_t(nt) * M + 2 * nr * nt + 2 * nr);
         for (size_t first = 0; first < batch; first += chunk) {
             const size_t n = std::min(chunk, batch - first);
-            ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(dH, dy, nr, nt, m_pam, slices, in.n0, first,
-                                                                        d_llr, sink);
+            ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(
+                dH, dy, nr, nt, m_pam, slices, in.n0, first, d_llr, sink);
             MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
         }
     }

@@ -16,7 +16,8 @@ struct ml_config {
 };
 
 std::unique_ptr<detector_engine> make_cpu_ml_engine(const ml_config& config);
-std::unique_ptr<detector_engine> make_cuda_ml_engine(const ml_config& config); // the .cu (CUDA builds only)
+std::unique_ptr<detector_engine>
+make_cuda_ml_engine(const ml_config& config); // the .cu (CUDA builds only)
 
 } // namespace detail
 } // namespace mimo_gpu

@@ -35,8 +35,13 @@ MIMO_HD float ml_normalise(float* H, float* y, int nr, int nt)
 /// every symbol's distance and, for the fixed streams, the best distance of
 /// this slice. Returns false when a distance is not finite (bad input).
 template <typename Update>
-MIMO_HD bool ml_scan_slice(const float* H, const float* y, int nr, int nt, const pam_table& pam,
-                           uint64_t outer, Update&& update)
+MIMO_HD bool ml_scan_slice(const float* H,
+                           const float* y,
+                           int nr,
+                           int nt,
+                           const pam_table& pam,
+                           uint64_t outer,
+                           Update&& update)
 {
     const int M = pam.order(), L = pam.levels;
     int sym[k_max_antennas];

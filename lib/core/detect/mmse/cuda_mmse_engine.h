@@ -42,13 +42,18 @@ protected:
     const pam_table m_pam;
 
 private:
-    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink, cudaStream_t stream) final;
+    void launch(const detector_input& in,
+                float clip,
+                float* d_llr,
+                fault_sink sink,
+                cudaStream_t stream) final;
 
     device_buffer<cfloat> m_z;
     device_buffer<float> m_sinr;
 };
 
-std::unique_ptr<detector_engine> make_library_mmse_engine(const mmse_config& config); // mmse_library.cu
+std::unique_ptr<detector_engine>
+make_library_mmse_engine(const mmse_config& config); // mmse_library.cu
 
 } // namespace detail
 } // namespace mimo_gpu

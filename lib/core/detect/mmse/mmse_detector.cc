@@ -5,8 +5,8 @@
 #include <mimo_gpu/mmse_detector.h>
 
 #include "../../runtime/parallel_for.h"
-#include "../engine/cpu_detector_engine.h"
 #include "../../runtime/scale_normaliser.h"
+#include "../engine/cpu_detector_engine.h"
 #include "mmse_engine.h"
 #include "mmse_soft_output.h"
 
@@ -26,10 +26,23 @@ class mmse_channel_cpu
 {
 public:
     mmse_channel_cpu(const mmse_config& c)
-        : B(c.shape.nr), U(c.shape.nt), m_cg(c.conjugate_gradient), m_iterations(c.iterations),
-          hr(size_t(B) * U), hi(hr.size()), ar(size_t(U) * U), ai(ar.size()), lr(ar.size()),
-          li(ar.size()), gdiag(U), gain(U), ymf(2 * size_t(U)), x(2 * size_t(U)), r(2 * size_t(U)),
-          t(2 * size_t(U)), s(2 * size_t(U))
+        : B(c.shape.nr),
+          U(c.shape.nt),
+          m_cg(c.conjugate_gradient),
+          m_iterations(c.iterations),
+          hr(size_t(B) * U),
+          hi(hr.size()),
+          ar(size_t(U) * U),
+          ai(ar.size()),
+          lr(ar.size()),
+          li(ar.size()),
+          gdiag(U),
+          gain(U),
+          ymf(2 * size_t(U)),
+          x(2 * size_t(U)),
+          r(2 * size_t(U)),
+          t(2 * size_t(U)),
+          s(2 * size_t(U))
     {
     }
 
@@ -90,7 +103,12 @@ public:
     }
 
     /// Detects one symbol y (B values) of the prepared channel.
-    problem_fault symbol(const cfloat* y, const pam_table& pam, float clip, float* llr, cfloat* z, float* sinr)
+    problem_fault symbol(const cfloat* y,
+                         const pam_table& pam,
+                         float clip,
+                         float* llr,
+                         cfloat* z,
+                         float* sinr)
     {
         float* mr = &x[0]; // y_MF's real and imaginary parts, before x is needed
         float* mi = &r[0];
@@ -122,7 +140,8 @@ public:
         for (int u = 0; u < U; ++u) {
             const mmse_gain g = gain[u];
             const bool seen = g.lambda > 0.0f && g.rho > 0.0f;
-            const float zr = seen ? x[2 * u] / g.lambda : 0.0f, zi = seen ? x[2 * u + 1] / g.lambda : 0.0f;
+            const float zr = seen ? x[2 * u] / g.lambda : 0.0f,
+                        zi = seen ? x[2 * u + 1] / g.lambda : 0.0f;
             const float rho = seen ? g.rho : 0.0f;
             if (llr)
                 mmse_symbol_llrs(zr, zi, rho, pam, clip, llr + size_t(u) * Q);
@@ -136,7 +155,8 @@ public:
 
 private:
     float& at(std::vector<float>& m, int i, int j) { return m[size_t(i) * U + j]; }
-    void set(std::vector<float>& re, std::vector<float>& im, int i, int j, float vr, float vi)
+    void
+    set(std::vector<float>& re, std::vector<float>& im, int i, int j, float vr, float vi)
     {
         at(re, i, j) = vr;
         at(im, i, j) = vi;
@@ -205,7 +225,8 @@ private:
     }
 
     /// out = M v for the U x U matrix (mr, mi), v and out interleaved re/im.
-    void multiply(std::vector<float>& mr, std::vector<float>& mi, const float* v, float* out)
+    void
+    multiply(std::vector<float>& mr, std::vector<float>& mi, const float* v, float* out)
     {
         for (int i = 0; i < U; ++i) {
             float re = 0, im = 0;
@@ -269,7 +290,8 @@ class cpu_mmse_engine final : public cpu_detector_engine, public mmse_equalizer
 {
 public:
     explicit cpu_mmse_engine(const mmse_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+        : cpu_detector_engine(size_t(config.shape.nt) *
+                              constellation(config.mod).bits_per_symbol()),
           m_config(config),
           m_pam(make_pam_table(constellation(config.mod)))
     {
@@ -280,7 +302,8 @@ public:
         const size_t U = size_t(m_config.shape.nt);
         return checked_call(in.problems(), nullptr, [&](fault_word* flags) {
             run_channels(in, 0.0f, { nullptr, out.z, out.sinr }, flags);
-            for (size_t p = 0; p < in.problems(); ++p) // the erased problems' symbols and SINRs are 0
+            for (size_t p = 0; p < in.problems();
+                 ++p) // the erased problems' symbols and SINRs are 0
                 if (flags[p]) {
                     if (out.z)
                         std::fill_n(out.z + p * U, U, cfloat(0, 0));
@@ -291,12 +314,18 @@ public:
     }
 
 private:
-    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
+    void detect_problems(const detector_input& in,
+                         float clip,
+                         float* llr,
+                         fault_word* flags) override
     {
         run_channels(in, clip, { llr, nullptr, nullptr }, flags);
     }
 
-    void run_channels(const detector_input& in, float clip, const mmse_outputs& out, fault_word* flags)
+    void run_channels(const detector_input& in,
+                      float clip,
+                      const mmse_outputs& out,
+                      fault_word* flags)
     {
         const size_t S = size_t(in.symbols_per_channel), B = size_t(m_config.shape.nr),
                      U = size_t(m_config.shape.nt), Q = size_t(m_pam.bits_per_symbol());
@@ -312,8 +341,12 @@ private:
                     const problem_fault f =
                         bad != problem_fault::none
                             ? bad
-                            : channel.symbol(in.y + p * B, m_pam, clip, out.llr ? out.llr + p * U * Q : nullptr,
-                                             out.z ? out.z + p * U : nullptr, out.sinr ? out.sinr + p * U : nullptr);
+                            : channel.symbol(in.y + p * B,
+                                             m_pam,
+                                             clip,
+                                             out.llr ? out.llr + p * U * Q : nullptr,
+                                             out.z ? out.z + p * U : nullptr,
+                                             out.sinr ? out.sinr + p * U : nullptr);
                     if (f != problem_fault::none)
                         report_fault(flags, p, f);
                 }
@@ -339,7 +372,10 @@ detector_capabilities mmse_capabilities()
     detector_capabilities c;
     c.max_nr = k_mmse_max_receive;
     c.max_nt = k_mmse_max_users;
-    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+    c.modulations = { modulation::qpsk,
+                      modulation::qam16,
+                      modulation::qam64,
+                      modulation::qam256,
                       modulation::qam1024 };
     c.soft_output = true;
     c.exact_max_log = false;
@@ -351,14 +387,27 @@ detector_capabilities mmse_capabilities()
 
 parameter_spec clip_parameter()
 {
-    return { "llr_clip", 0, 0, 1e4, false, true,
-             "LLRs clipped to [-clip, clip]; 0: no clipping (the paper's LLRs, saturated at 1e30)" };
+    return { "llr_clip",
+             0,
+             0,
+             1e4,
+             false,
+             true,
+             "LLRs clipped to [-clip, clip]; 0: no clipping (the paper's LLRs, saturated "
+             "at 1e30)" };
 }
 parameter_spec library_parameter()
 {
-    return { "cublas", 0, 0, 1, true, false,
-             "CUDA: 1 runs cuBLAS/cuSOLVER batched calls (gemm, potrf, trsm) instead of the "
-             "hand kernels (the comparison of docs/benchmarks.md); the CPU ignores it" };
+    return {
+        "cublas",
+        0,
+        0,
+        1,
+        true,
+        false,
+        "CUDA: 1 runs cuBLAS/cuSOLVER batched calls (gemm, potrf, trsm) instead of the "
+        "hand kernels (the comparison of docs/benchmarks.md); the CPU ignores it"
+    };
 }
 
 mmse_config engine_config(const detector_config& config, bool conjugate_gradient)
@@ -372,12 +421,22 @@ mmse_config engine_config(const detector_config& config, bool conjugate_gradient
     return c;
 }
 
-std::vector<parameter_spec> cholesky_parameters() { return { clip_parameter(), library_parameter() }; }
+std::vector<parameter_spec> cholesky_parameters()
+{
+    return { clip_parameter(), library_parameter() };
+}
 std::vector<parameter_spec> cg_parameters()
 {
-    return { { "iterations", 3, 1, 64, true, false,
-               "conjugate-gradient iterations (U iterations solve exactly, in exact arithmetic)" },
-             clip_parameter(), library_parameter() };
+    return { { "iterations",
+               3,
+               1,
+               64,
+               true,
+               false,
+               "conjugate-gradient iterations (U iterations solve exactly, in exact "
+               "arithmetic)" },
+             clip_parameter(),
+             library_parameter() };
 }
 
 } // namespace
@@ -388,22 +447,26 @@ std::vector<detector_family> mmse_families()
     for (const bool cg : { false, true }) {
         detector_family f;
         f.name = cg ? "mmse_cg" : "mmse";
-        f.summary = cg ? "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG steps, the paper's "
+        f.summary = cg ? "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG "
+                         "steps, the paper's "
                          "SINR approximation rho = G_uu / N0)"
-                       : "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, max-log LLRs of the "
+                       : "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, "
+                         "max-log LLRs of the "
                          "equalised symbols; channel reuse over S symbols)";
         f.capabilities = mmse_capabilities();
         f.parameters = cg ? cg_parameters() : cholesky_parameters();
         f.make = [](const detector_family& family, const detector_config& c, backend b) {
             return std::unique_ptr<detector>(new mmse_detector(family, c, b));
         };
-        // Each user's equalised symbol against the M points (the filters are per channel).
+        // Each user's equalised symbol against the M points (the filters are per
+        // channel).
         f.cost = [](const detector_config& c) {
             return double(c.shape.nt) * constellation(c.mod).order();
         };
         f.comparison_runs = [cg](const mimo_shape&, modulation) {
-            return std::vector<detector_parameters>{ cg ? detector_parameters{ { "iterations", 3 } }
-                                                        : detector_parameters{} };
+            return std::vector<detector_parameters>{
+                cg ? detector_parameters{ { "iterations", 3 } } : detector_parameters{}
+            };
         };
         f.comparison_fallback = true; // massive MIMO's families
         families.push_back(std::move(f));
@@ -413,30 +476,39 @@ std::vector<detector_family> mmse_families()
 
 } // namespace detail
 
-mmse_detector::mmse_detector(const detector_family& family, const detector_config& config, backend requested)
+mmse_detector::mmse_detector(const detector_family& family,
+                             const detector_config& config,
+                             backend requested)
     : detector(family, config)
 {
     const detail::mmse_config c = detail::engine_config(config, family.name == "mmse_cg");
     use_engine(detail::choose_engine(
-        requested, [&] { return detail::make_cpu_mmse_engine(c); }, [&] { return detail::make_cuda_mmse_engine(c); }));
+        requested,
+        [&] { return detail::make_cpu_mmse_engine(c); },
+        [&] { return detail::make_cuda_mmse_engine(c); }));
 }
 
 detection_report mmse_detector::equalize(const detector_input& in, cfloat* z, float* sinr)
 {
     check_noise_variance(in.n0);
     if (in.symbols_per_channel < 1)
-        throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: S must be >= 1");
+        throw std::invalid_argument("mimo_gpu: detector '" + name() +
+                                    "' equalize: S must be >= 1");
     if (in.priors)
-        throw std::invalid_argument("mimo_gpu: detector '" + name() + "' takes no a-priori LLRs");
+        throw std::invalid_argument("mimo_gpu: detector '" + name() +
+                                    "' takes no a-priori LLRs");
     if (in.channels > 0 && (!in.H || !in.y))
-        throw std::invalid_argument("mimo_gpu: detector '" + name() + "' equalize: null buffer");
+        throw std::invalid_argument("mimo_gpu: detector '" + name() +
+                                    "' equalize: null buffer");
     detail::mmse_outputs out;
     out.z = z;
     out.sinr = sinr;
-    const detection_report report = detail::engine_extension<detail::mmse_equalizer>(engine()).equalize(in, out);
+    const detection_report report =
+        detail::engine_extension<detail::mmse_equalizer>(engine()).equalize(in, out);
     if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
-        throw std::invalid_argument("mimo_gpu::" + name() + "_detector: " + report.describe() +
-                                    " (bad-problem policy 'stop'; 'erase' detects the rest)");
+        throw std::invalid_argument(
+            "mimo_gpu::" + name() + "_detector: " + report.describe() +
+            " (bad-problem policy 'stop'; 'erase' detects the rest)");
     return report;
 }
 

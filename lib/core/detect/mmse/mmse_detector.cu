@@ -3,9 +3,9 @@
 // its H, Gram matrix and inverse in shared memory, a warp per symbol).
 #include <mimo_gpu/constellation.h>
 
+#include "../../runtime/scale_normaliser.h"
 #include "cuda_mmse_engine.h"
 #include "mmse_soft_output.h"
-#include "../../runtime/scale_normaliser.h"
 
 #include <string>
 
@@ -13,36 +13,58 @@ namespace mimo_gpu {
 namespace detail {
 
 cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel)
-    : cuda_detector_engine(config.shape,
-                           size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                           { true, true }, // a channel's kernel reads H and y more than once
-                           size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) + scratch_per_channel),
+    : cuda_detector_engine(
+          config.shape,
+          size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+          { true, true }, // a channel's kernel reads H and y more than once
+          size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) +
+              scratch_per_channel),
       m_config(config),
       m_pam(make_pam_table(constellation(config.mod)))
 {
 }
 
-void cuda_mmse_engine::launch(const detector_input& in, float clip, float* d_llr, fault_sink sink, cudaStream_t stream)
+void cuda_mmse_engine::launch(const detector_input& in,
+                              float clip,
+                              float* d_llr,
+                              fault_sink sink,
+                              cudaStream_t stream)
 {
-    const mmse_launch l{ reinterpret_cast<const float2*>(in.H), reinterpret_cast<const float2*>(in.y),
-                         in.channels, in.symbols_per_channel, in.n0, clip, d_llr, nullptr, nullptr };
+    const mmse_launch l{ reinterpret_cast<const float2*>(in.H),
+                         reinterpret_cast<const float2*>(in.y),
+                         in.channels,
+                         in.symbols_per_channel,
+                         in.n0,
+                         clip,
+                         d_llr,
+                         nullptr,
+                         nullptr };
     enqueue(l, sink, stream);
 }
 
-detection_report cuda_mmse_engine::equalize(const detector_input& in, const mmse_outputs& out)
+detection_report cuda_mmse_engine::equalize(const detector_input& in,
+                                            const mmse_outputs& out)
 {
     const size_t P = in.problems(), U = m_config.shape.nt;
     return host_call(P, nullptr, [&](fault_sink sink, cudaStream_t s) {
         const detector_input d = device_inputs(in, s);
-        const mmse_launch l{ reinterpret_cast<const float2*>(d.H), reinterpret_cast<const float2*>(d.y),
-                             in.channels, in.symbols_per_channel, in.n0, 0.0f, nullptr,
-                             out.z ? reinterpret_cast<float2*>(m_z.reserve(P * U)) : nullptr,
+        const mmse_launch l{ reinterpret_cast<const float2*>(d.H),
+                             reinterpret_cast<const float2*>(d.y),
+                             in.channels,
+                             in.symbols_per_channel,
+                             in.n0,
+                             0.0f,
+                             nullptr,
+                             out.z ? reinterpret_cast<float2*>(m_z.reserve(P * U))
+                                   : nullptr,
                              out.sinr ? m_sinr.reserve(P * U) : nullptr };
         enqueue(l, sink, s); // the kernels zero the bad problems' outputs
         if (out.z)
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(out.z, l.z, P * U * sizeof(cfloat), cudaMemcpyDeviceToHost, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                out.z, l.z, P * U * sizeof(cfloat), cudaMemcpyDeviceToHost, s));
         if (out.sinr)
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(out.sinr, l.sinr, P * U * sizeof(float), cudaMemcpyDeviceToHost, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                out.sinr, l.sinr, P * U * sizeof(float), cudaMemcpyDeviceToHost, s));
     });
 }
 
@@ -50,9 +72,15 @@ namespace {
 
 constexpr int k_mmse_warps = 8, k_mmse_threads = 32 * k_mmse_warps;
 
-__device__ inline float2 cmul(float2 a, float2 b) { return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }
+__device__ inline float2 cmul(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
 /// conj(a) b
-__device__ inline float2 cmulc(float2 a, float2 b) { return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x); }
+__device__ inline float2 cmulc(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
+}
 __device__ inline bool finite2(float2 v) { return isfinite(v.x) && isfinite(v.y); }
 __device__ inline float warp_sum(float v)
 {
@@ -64,7 +92,8 @@ __device__ inline float warp_sum(float v)
 /// Shared memory of a block: H, A (then L, then A^-1 in Cholesky mode), L^-1,
 /// a received vector per warp, and per-user values.
 struct mmse_smem_layout {
-    int H, A, X, y, floats; // float2 offsets, then the float arrays' offset (in float2 units)
+    int H, A, X, y,
+        floats; // float2 offsets, then the float arrays' offset (in float2 units)
     size_t bytes;
     static mmse_smem_layout of(int B, int U)
     {
@@ -168,8 +197,8 @@ __device__ void block_inverse(float2* A, float2* X, int U)
 /// A block per channel: H to shared memory, A = H^H H + N0 I, its inverse
 /// (Cholesky mode), then a warp per symbol: y_MF = H^H y, x_hat (A^-1 y_MF,
 /// or CG on A), and a lane per user for the soft output.
-__global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_constant__ mmse_kernel_args a,
-                                                               fault_sink faults)
+__global__ void __launch_bounds__(k_mmse_threads)
+    mmse_kernel(const __grid_constant__ mmse_kernel_args a, fault_sink faults)
 {
     extern __shared__ float2 smem[];
     const int B = a.B, U = a.U, tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -256,8 +285,9 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
     const bool user = lane < U;
     for (int s = warp; s < a.l.S; s += k_mmse_warps) {
         const size_t p = c * a.l.S + s;
-        problem_fault fault = bad ? ((bad & (1 << int(problem_fault::singular))) ? problem_fault::singular
-                                                                                 : problem_fault::non_finite)
+        problem_fault fault = bad ? ((bad & (1 << int(problem_fault::singular)))
+                                         ? problem_fault::singular
+                                         : problem_fault::non_finite)
                                   : problem_fault::none;
         if (!bad) {
             const float2* yg = a.l.y + p * B;
@@ -282,7 +312,8 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
                 }
             if (!a.cg) {
                 for (int j = 0; j < U; ++j) {
-                    const float2 v = make_float2(__shfl_sync(0xffffffffu, ymf.x, j), __shfl_sync(0xffffffffu, ymf.y, j));
+                    const float2 v = make_float2(__shfl_sync(0xffffffffu, ymf.x, j),
+                                                 __shfl_sync(0xffffffffu, ymf.y, j));
                     if (user) {
                         const float2 t = cmul(A[lane * U + j], v);
                         x.x += t.x;
@@ -295,7 +326,8 @@ __global__ void __launch_bounds__(k_mmse_threads) mmse_kernel(const __grid_const
                 for (int it = 0; it < a.iterations; ++it) {
                     float2 sv = make_float2(0.0f, 0.0f);
                     for (int j = 0; j < U; ++j) {
-                        const float2 v = make_float2(__shfl_sync(0xffffffffu, t.x, j), __shfl_sync(0xffffffffu, t.y, j));
+                        const float2 v = make_float2(__shfl_sync(0xffffffffu, t.x, j),
+                                                     __shfl_sync(0xffffffffu, t.y, j));
                         if (user) {
                             const float2 m = cmul(A[lane * U + j], v);
                             sv.x += m.x;
@@ -351,17 +383,21 @@ class hand_mmse_engine final : public cuda_mmse_engine
 {
 public:
     explicit hand_mmse_engine(const mmse_config& config)
-        : cuda_mmse_engine(config), m_layout(mmse_smem_layout::of(config.shape.nr, config.shape.nt))
+        : cuda_mmse_engine(config),
+          m_layout(mmse_smem_layout::of(config.shape.nr, config.shape.nt))
     {
         int device = 0, limit = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
-        MIMO_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
+            &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (m_layout.bytes > size_t(limit))
-            throw std::invalid_argument("mimo_gpu: detector 'mmse': a " + std::to_string(config.shape.nr) + "x" +
-                                        std::to_string(config.shape.nt) + " channel needs " +
-                                        std::to_string(m_layout.bytes) + " bytes of shared memory, this GPU has " +
-                                        std::to_string(limit));
-        MIMO_CUDA_CHECK(cudaFuncSetAttribute(mmse_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+            throw std::invalid_argument(
+                "mimo_gpu: detector 'mmse': a " + std::to_string(config.shape.nr) + "x" +
+                std::to_string(config.shape.nt) + " channel needs " +
+                std::to_string(m_layout.bytes) +
+                " bytes of shared memory, this GPU has " + std::to_string(limit));
+        MIMO_CUDA_CHECK(cudaFuncSetAttribute(mmse_kernel,
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(m_layout.bytes)));
     }
 
@@ -370,9 +406,15 @@ private:
     {
         if (l.channels == 0)
             return;
-        const mmse_kernel_args args{ l,        m_config.shape.nr, m_config.shape.nt, m_config.iterations,
-                                     m_config.conjugate_gradient,  m_layout,          m_pam };
-        mmse_kernel<<<unsigned(l.channels), k_mmse_threads, m_layout.bytes, stream>>>(args, sink);
+        const mmse_kernel_args args{ l,
+                                     m_config.shape.nr,
+                                     m_config.shape.nt,
+                                     m_config.iterations,
+                                     m_config.conjugate_gradient,
+                                     m_layout,
+                                     m_pam };
+        mmse_kernel<<<unsigned(l.channels), k_mmse_threads, m_layout.bytes, stream>>>(
+            args, sink);
         MIMO_CUDA_CHECK(cudaGetLastError());
     }
 

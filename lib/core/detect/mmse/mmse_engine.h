@@ -29,7 +29,8 @@ struct mmse_config {
     modulation mod;
     bool conjugate_gradient = false; ///< else Cholesky
     int iterations = 3;              ///< CG iterations
-    bool library = false;            ///< CUDA: cuBLAS/cuSOLVER batched calls instead of the hand kernels
+    bool library =
+        false; ///< CUDA: cuBLAS/cuSOLVER batched calls instead of the hand kernels
 };
 
 /// Outputs of a run; any may be null. Problem p, user u: llr[(p*U + u)*Q + k],
@@ -48,11 +49,13 @@ public:
     virtual ~mmse_equalizer() = default;
     /// Host memory, in.symbols_per_channel symbols per channel; bad problems'
     /// outputs 0. out.llr is not written.
-    virtual detection_report equalize(const detector_input& in, const mmse_outputs& out) = 0;
+    virtual detection_report equalize(const detector_input& in,
+                                      const mmse_outputs& out) = 0;
 };
 
 std::unique_ptr<detector_engine> make_cpu_mmse_engine(const mmse_config& config);
-std::unique_ptr<detector_engine> make_cuda_mmse_engine(const mmse_config& config); // the .cu (CUDA builds)
+std::unique_ptr<detector_engine>
+make_cuda_mmse_engine(const mmse_config& config); // the .cu (CUDA builds)
 
 } // namespace detail
 } // namespace mimo_gpu

@@ -27,18 +27,22 @@ namespace {
 void check_cublas(cublasStatus_t s, const char* call)
 {
     if (s != CUBLAS_STATUS_SUCCESS)
-        throw std::runtime_error(std::string("mimo_gpu: ") + call + " failed (cuBLAS status " + std::to_string(int(s)) + ")");
+        throw std::runtime_error(std::string("mimo_gpu: ") + call +
+                                 " failed (cuBLAS status " + std::to_string(int(s)) +
+                                 ")");
 }
 void check_cusolver(cusolverStatus_t s, const char* call)
 {
     if (s != CUSOLVER_STATUS_SUCCESS)
-        throw std::runtime_error(std::string("mimo_gpu: ") + call + " failed (cuSOLVER status " +
-                                 std::to_string(int(s)) + ")");
+        throw std::runtime_error(std::string("mimo_gpu: ") + call +
+                                 " failed (cuSOLVER status " + std::to_string(int(s)) +
+                                 ")");
 }
 #define MIMO_CUBLAS(call) check_cublas((call), #call)
 #define MIMO_CUSOLVER(call) check_cusolver((call), #call)
 
-__global__ void pointer_array_kernel(float2* base, size_t stride, size_t count, float2** out)
+__global__ void
+pointer_array_kernel(float2* base, size_t stride, size_t count, float2** out)
 {
     const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < count)
@@ -47,7 +51,12 @@ __global__ void pointer_array_kernel(float2* base, size_t stride, size_t count, 
 
 /// A_c = conj(G) + N0 I in place; gdiag = G_uu; the Cholesky mode's pivot floor
 /// needs A's diagonal (adiag), the identity right-hand sides (for L^-1) are set too.
-__global__ void regularise_kernel(float2* A, size_t channels, int U, float n0, float* gdiag, float* adiag,
+__global__ void regularise_kernel(float2* A,
+                                  size_t channels,
+                                  int U,
+                                  float n0,
+                                  float* gdiag,
+                                  float* adiag,
                                   float2* identity)
 {
     const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -68,8 +77,16 @@ __global__ void regularise_kernel(float2* A, size_t channels, int U, float n0, f
 /// CG on the rows of Z (one symbol each): state X, R, T (S x U per channel),
 /// rr per symbol; `first`: the initialisation X = 0, R = T = Z; else one step
 /// with SM = T A_c from the GEMM just before (paper Algorithm 1, lines 9-14).
-__global__ void cg_step_kernel(size_t channels, int S, int U, bool first, const float2* Z, const float2* SM,
-                               float2* X, float2* R, float2* T, float* rr)
+__global__ void cg_step_kernel(size_t channels,
+                               int S,
+                               int U,
+                               bool first,
+                               const float2* Z,
+                               const float2* SM,
+                               float2* X,
+                               float2* R,
+                               float2* T,
+                               float* rr)
 {
     const size_t p = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (p >= channels * S)
@@ -122,11 +139,24 @@ __global__ void cg_step_kernel(size_t channels, int S, int U, bool first, const 
 /// solves in place, so Z is x_hat there and checked below). CG would otherwise
 /// stall on a NaN residual and return a finite x_hat = 0. Then potrf's info and
 /// the pivot floor, then a non-finite x_hat.
-__global__ void soft_output_kernel(size_t channels, int S, int U, bool cg, float n0, float clip,
-                                   const __grid_constant__ pam_table pam, const float2* Z, const float2* Xt,
+__global__ void soft_output_kernel(size_t channels,
+                                   int S,
+                                   int U,
+                                   bool cg,
+                                   float n0,
+                                   float clip,
+                                   const __grid_constant__ pam_table pam,
+                                   const float2* Z,
+                                   const float2* Xt,
                                    const float2* Linv,
-                                   const float2* L, const float* gdiag, const float* adiag, const int* info,
-                                   float* llr, float2* z, float* sinr, fault_sink faults)
+                                   const float2* L,
+                                   const float* gdiag,
+                                   const float* adiag,
+                                   const int* info,
+                                   float* llr,
+                                   float2* z,
+                                   float* sinr,
+                                   fault_sink faults)
 {
     const size_t p = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (p >= channels * S)
@@ -174,7 +204,8 @@ __global__ void soft_output_kernel(size_t channels, int S, int U, bool cg, float
             }
             if (g.lambda > 0.0f && g.rho > 0.0f) {
                 const float2 x = Xt[base + size_t(u) * S];
-                // X^T holds conj-free x_hat: A_c = conj(A) and Z = Y_MF^T give X^T = (A^-1 Y_MF)^T.
+                // X^T holds conj-free x_hat: A_c = conj(A) and Z = Y_MF^T give X^T =
+                // (A^-1 Y_MF)^T.
                 zr = x.x / g.lambda;
                 zi = x.y / g.lambda;
                 rh = g.rho;
@@ -195,7 +226,10 @@ __global__ void soft_output_kernel(size_t channels, int S, int U, bool cg, float
     }
 }
 
-unsigned blocks_for(size_t n, int threads) { return unsigned((n + threads - 1) / threads); }
+unsigned blocks_for(size_t n, int threads)
+{
+    return unsigned((n + threads - 1) / threads);
+}
 
 class library_mmse_engine final : public cuda_mmse_engine
 {
@@ -220,7 +254,8 @@ public:
 private:
     static size_t scratch_per_channel(size_t U)
     {
-        return (3 * U * U) * sizeof(float2) + 2 * U * sizeof(float) + 3 * sizeof(void*) + sizeof(int);
+        return (3 * U * U) * sizeof(float2) + 2 * U * sizeof(float) + 3 * sizeof(void*) +
+               sizeof(int);
     }
 
     void enqueue(const mmse_launch& l, fault_sink sink, cudaStream_t stream) override
@@ -237,57 +272,158 @@ private:
         float2* Z = m_Z.reserve(P * U);
         float* gdiag = m_gdiag.reserve(C * U);
         float* adiag = m_adiag.reserve(C * U);
-        const cuComplex one = make_cuComplex(1.0f, 0.0f), zero = make_cuComplex(0.0f, 0.0f);
+        const cuComplex one = make_cuComplex(1.0f, 0.0f),
+                        zero = make_cuComplex(0.0f, 0.0f);
         const auto* H = reinterpret_cast<const cuComplex*>(l.H);
-        MIMO_CUBLAS(cublasCgemmStridedBatched(m_blas, CUBLAS_OP_N, CUBLAS_OP_C, U, U, B, &one, H, U,
-                                              (long long)(B) * U, H, U, (long long)(B) * U, &zero,
-                                              reinterpret_cast<cuComplex*>(A), U, (long long)(U) * U, int(C)));
-        MIMO_CUBLAS(cublasCgemmStridedBatched(m_blas, CUBLAS_OP_T, CUBLAS_OP_C, int(S), U, B, &one,
-                                              reinterpret_cast<const cuComplex*>(l.y), B, (long long)(S) * B, H, U,
-                                              (long long)(B) * U, &zero, reinterpret_cast<cuComplex*>(Z), int(S),
-                                              (long long)(S) * U, int(C)));
-        regularise_kernel<<<blocks_for(C * U * U, 256), 256, 0, stream>>>(A, C, U, l.n0, gdiag, adiag, I);
+        MIMO_CUBLAS(cublasCgemmStridedBatched(m_blas,
+                                              CUBLAS_OP_N,
+                                              CUBLAS_OP_C,
+                                              U,
+                                              U,
+                                              B,
+                                              &one,
+                                              H,
+                                              U,
+                                              (long long)(B)*U,
+                                              H,
+                                              U,
+                                              (long long)(B)*U,
+                                              &zero,
+                                              reinterpret_cast<cuComplex*>(A),
+                                              U,
+                                              (long long)(U)*U,
+                                              int(C)));
+        MIMO_CUBLAS(cublasCgemmStridedBatched(m_blas,
+                                              CUBLAS_OP_T,
+                                              CUBLAS_OP_C,
+                                              int(S),
+                                              U,
+                                              B,
+                                              &one,
+                                              reinterpret_cast<const cuComplex*>(l.y),
+                                              B,
+                                              (long long)(S)*B,
+                                              H,
+                                              U,
+                                              (long long)(B)*U,
+                                              &zero,
+                                              reinterpret_cast<cuComplex*>(Z),
+                                              int(S),
+                                              (long long)(S)*U,
+                                              int(C)));
+        regularise_kernel<<<blocks_for(C * U * U, 256), 256, 0, stream>>>(
+            A, C, U, l.n0, gdiag, adiag, I);
         MIMO_CUDA_CHECK(cudaGetLastError());
         const float2* Xt = Z;
         int* info = nullptr;
         if (!cg) {
             float2** ptrs = m_ptrs.reserve(3 * C);
             info = m_info.reserve(C);
-            pointer_array_kernel<<<blocks_for(C, 256), 256, 0, stream>>>(A, size_t(U) * U, C, ptrs);
-            pointer_array_kernel<<<blocks_for(C, 256), 256, 0, stream>>>(Z, S * U, C, ptrs + C);
-            pointer_array_kernel<<<blocks_for(C, 256), 256, 0, stream>>>(I, size_t(U) * U, C, ptrs + 2 * C);
+            pointer_array_kernel<<<blocks_for(C, 256), 256, 0, stream>>>(
+                A, size_t(U) * U, C, ptrs);
+            pointer_array_kernel<<<blocks_for(C, 256), 256, 0, stream>>>(
+                Z, S * U, C, ptrs + C);
+            pointer_array_kernel<<<blocks_for(C, 256), 256, 0, stream>>>(
+                I, size_t(U) * U, C, ptrs + 2 * C);
             MIMO_CUDA_CHECK(cudaGetLastError());
             auto** a = reinterpret_cast<cuComplex**>(ptrs);
             auto** z = reinterpret_cast<cuComplex**>(ptrs + C);
             auto** id = reinterpret_cast<cuComplex**>(ptrs + 2 * C);
-            MIMO_CUSOLVER(cusolverDnCpotrfBatched(m_solver, CUBLAS_FILL_MODE_LOWER, U, a, U, info, int(C)));
+            MIMO_CUSOLVER(cusolverDnCpotrfBatched(
+                m_solver, CUBLAS_FILL_MODE_LOWER, U, a, U, info, int(C)));
             // X^T = Z L^-H L^-1, and L^-1 for the gains.
-            MIMO_CUBLAS(cublasCtrsmBatched(m_blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_C,
-                                           CUBLAS_DIAG_NON_UNIT, int(S), U, &one, a, U, z, int(S), int(C)));
-            MIMO_CUBLAS(cublasCtrsmBatched(m_blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                           CUBLAS_DIAG_NON_UNIT, int(S), U, &one, a, U, z, int(S), int(C)));
-            MIMO_CUBLAS(cublasCtrsmBatched(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                           CUBLAS_DIAG_NON_UNIT, U, U, &one, a, U, id, U, int(C)));
+            MIMO_CUBLAS(cublasCtrsmBatched(m_blas,
+                                           CUBLAS_SIDE_RIGHT,
+                                           CUBLAS_FILL_MODE_LOWER,
+                                           CUBLAS_OP_C,
+                                           CUBLAS_DIAG_NON_UNIT,
+                                           int(S),
+                                           U,
+                                           &one,
+                                           a,
+                                           U,
+                                           z,
+                                           int(S),
+                                           int(C)));
+            MIMO_CUBLAS(cublasCtrsmBatched(m_blas,
+                                           CUBLAS_SIDE_RIGHT,
+                                           CUBLAS_FILL_MODE_LOWER,
+                                           CUBLAS_OP_N,
+                                           CUBLAS_DIAG_NON_UNIT,
+                                           int(S),
+                                           U,
+                                           &one,
+                                           a,
+                                           U,
+                                           z,
+                                           int(S),
+                                           int(C)));
+            MIMO_CUBLAS(cublasCtrsmBatched(m_blas,
+                                           CUBLAS_SIDE_LEFT,
+                                           CUBLAS_FILL_MODE_LOWER,
+                                           CUBLAS_OP_N,
+                                           CUBLAS_DIAG_NON_UNIT,
+                                           U,
+                                           U,
+                                           &one,
+                                           a,
+                                           U,
+                                           id,
+                                           U,
+                                           int(C)));
         } else {
             float2* X = m_X.reserve(P * U);
             float2* R = m_R.reserve(P * U);
             float2* T = m_T.reserve(P * U);
             float2* SM = m_SM.reserve(P * U);
             float* rr = m_rr.reserve(P);
-            cg_step_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(C, int(S), U, true, Z, SM, X, R, T, rr);
+            cg_step_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(
+                C, int(S), U, true, Z, SM, X, R, T, rr);
             MIMO_CUDA_CHECK(cudaGetLastError());
             for (int it = 0; it < m_config.iterations; ++it) {
-                MIMO_CUBLAS(cublasCgemmStridedBatched(
-                    m_blas, CUBLAS_OP_N, CUBLAS_OP_N, int(S), U, U, &one, reinterpret_cast<const cuComplex*>(T),
-                    int(S), (long long)(S) * U, reinterpret_cast<const cuComplex*>(A), U, (long long)(U) * U, &zero,
-                    reinterpret_cast<cuComplex*>(SM), int(S), (long long)(S) * U, int(C)));
-                cg_step_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(C, int(S), U, false, Z, SM, X, R, T, rr);
+                MIMO_CUBLAS(
+                    cublasCgemmStridedBatched(m_blas,
+                                              CUBLAS_OP_N,
+                                              CUBLAS_OP_N,
+                                              int(S),
+                                              U,
+                                              U,
+                                              &one,
+                                              reinterpret_cast<const cuComplex*>(T),
+                                              int(S),
+                                              (long long)(S)*U,
+                                              reinterpret_cast<const cuComplex*>(A),
+                                              U,
+                                              (long long)(U)*U,
+                                              &zero,
+                                              reinterpret_cast<cuComplex*>(SM),
+                                              int(S),
+                                              (long long)(S)*U,
+                                              int(C)));
+                cg_step_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(
+                    C, int(S), U, false, Z, SM, X, R, T, rr);
                 MIMO_CUDA_CHECK(cudaGetLastError());
             }
             Xt = X;
         }
-        soft_output_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(C, int(S), U, cg, l.n0, l.clip, m_pam, Z, Xt, I, A,
-                                                                   gdiag, adiag, info, l.llr, l.z, l.sinr, sink);
+        soft_output_kernel<<<blocks_for(P, 128), 128, 0, stream>>>(C,
+                                                                   int(S),
+                                                                   U,
+                                                                   cg,
+                                                                   l.n0,
+                                                                   l.clip,
+                                                                   m_pam,
+                                                                   Z,
+                                                                   Xt,
+                                                                   I,
+                                                                   A,
+                                                                   gdiag,
+                                                                   adiag,
+                                                                   info,
+                                                                   l.llr,
+                                                                   l.z,
+                                                                   l.sinr,
+                                                                   sink);
         MIMO_CUDA_CHECK(cudaGetLastError());
     }
 

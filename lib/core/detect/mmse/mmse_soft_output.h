@@ -36,7 +36,8 @@ MIMO_HD mmse_gain mmse_gain_approximate(float gram_diagonal, float n0)
 /// user from its equalised symbol (zr, zi) and SINR rho. Each bit depends on
 /// one PAM dimension, so the other dimension's distance cancels.
 /// Non-finite results saturate at +-k_llr_limit; clip > 0 clips to [-clip, clip].
-MIMO_HD void mmse_symbol_llrs(float zr, float zi, float rho, const pam_table& pam, float clip, float* llr)
+MIMO_HD void mmse_symbol_llrs(
+    float zr, float zi, float rho, const pam_table& pam, float clip, float* llr)
 {
     const int Q = pam.bits_per_symbol(), L = pam.levels;
     for (int k = 0; k < Q; ++k) {
@@ -52,7 +53,8 @@ MIMO_HD void mmse_symbol_llrs(float zr, float zi, float rho, const pam_table& pa
                 min0 = d < min0 ? d : min0;
         }
         float v = rho * (min1 - min0);
-        if (!(v == v)) // NaN (only from inputs the engines already erase): never passed on
+        if (!(v ==
+              v)) // NaN (only from inputs the engines already erase): never passed on
             v = 0.0f;
         llr[k] = saturate_llr(v, clip);
     }

@@ -2,10 +2,10 @@
 #include <mimo_gpu/detector_registry.h>
 
 #include "../../qr/mgs_qr.h"
-#include "../engine/cpu_detector_engine.h"
-#include "../../runtime/parallel_for.h"
 #include "../../runtime/fault_flags.h"
+#include "../../runtime/parallel_for.h"
 #include "../../runtime/shape_dispatch.h"
+#include "../engine/cpu_detector_engine.h"
 #include "../pam_table.h"
 #include "mtt_engine.h"
 #include "mtt_search.h"
@@ -21,40 +21,55 @@ class cpu_mtt_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_mtt_engine(const mtt_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+        : cpu_detector_engine(size_t(config.shape.nt) *
+                              constellation(config.mod).bits_per_symbol()),
           m_config(config),
           m_pam(make_pam_table(constellation(config.mod)))
     {
     }
 
 private:
-    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
+    void detect_problems(const detector_input& in,
+                         float clip,
+                         float* llr,
+                         fault_word* flags) override
     {
         const int M = m_pam.order(), Q = m_pam.bits_per_symbol();
-        dispatch_mtt_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            dispatch_levels(m_pam.levels, [&](auto l_c) {
-                constexpr int L = decltype(l_c)::value;
-                const mtt_levels<L> levels(m_pam);
-                parallel_for(in.problems(), 64, [&](size_t begin, size_t end) {
-                    std::vector<float> E(2 * NT * mtt_width<NT>()), dmin(size_t(NT) * M);
-                    for (size_t p = begin; p < end; ++p) {
-                        const auto* h = reinterpret_cast<const float*>(in.H + p * NR * NT);
-                        const auto* yy = reinterpret_cast<const float*>(in.y + p * NR);
-                        const problem_fault fault = mgs_qr_order<NR, NT>(h, yy, 0, E.data());
-                        if (fault != problem_fault::none) {
-                            report_fault(flags, p, fault);
-                            continue;
+        dispatch_mtt_shape(
+            m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+                constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
+                dispatch_levels(m_pam.levels, [&](auto l_c) {
+                    constexpr int L = decltype(l_c)::value;
+                    const mtt_levels<L> levels(m_pam);
+                    parallel_for(in.problems(), 64, [&](size_t begin, size_t end) {
+                        std::vector<float> E(2 * NT * mtt_width<NT>()),
+                            dmin(size_t(NT) * M);
+                        for (size_t p = begin; p < end; ++p) {
+                            const auto* h =
+                                reinterpret_cast<const float*>(in.H + p * NR * NT);
+                            const auto* yy =
+                                reinterpret_cast<const float*>(in.y + p * NR);
+                            const problem_fault fault =
+                                mgs_qr_order<NR, NT>(h, yy, 0, E.data());
+                            if (fault != problem_fault::none) {
+                                report_fault(flags, p, fault);
+                                continue;
+                            }
+                            mtt_search_serial<NT, L>(
+                                E.data(), levels, m_config.multipass, dmin.data());
+                            for (int t = 0; t < NT; ++t)
+                                for (int k = 0; k < Q; ++k)
+                                    llr[(p * NT + t) * Q + k] =
+                                        llr_from_symbol_minima(dmin.data() + t * M,
+                                                               m_pam,
+                                                               k,
+                                                               in.n0,
+                                                               clip,
+                                                               k_unreached_llr);
                         }
-                        mtt_search_serial<NT, L>(E.data(), levels, m_config.multipass, dmin.data());
-                        for (int t = 0; t < NT; ++t)
-                            for (int k = 0; k < Q; ++k)
-                                llr[(p * NT + t) * Q + k] = llr_from_symbol_minima(
-                                    dmin.data() + t * M, m_pam, k, in.n0, clip, k_unreached_llr);
-                    }
+                    });
                 });
             });
-        });
     }
 
     mtt_config m_config;
@@ -110,7 +125,9 @@ std::vector<detector_family> mtt_families()
         f.capabilities = mtt_capabilities();
         f.parameters = mtt_parameters(multipass);
         f.make = engine_factory<mtt_config>(
-            [multipass](const detector_config& c) { return mtt_config{ c.shape, c.mod, multipass }; },
+            [multipass](const detector_config& c) {
+                return mtt_config{ c.shape, c.mod, multipass };
+            },
             make_cpu_mtt_engine,
             MIMO_GPU_CUDA_ENGINE(make_cuda_mtt_engine));
         f.validate = [](const detector_config& c) { c.shape.validate_small(); };

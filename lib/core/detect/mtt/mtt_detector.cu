@@ -40,7 +40,8 @@ constexpr int k_lanes_threads = 256;
 // blocks of 256 exceed the SM.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
 constexpr int k_threads_per_sm = 1024;
-#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+#elif defined(__CUDA_ARCH__) && \
+    (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
 constexpr int k_threads_per_sm = 1536;
 #else
 constexpr int k_threads_per_sm = 2048;
@@ -142,7 +143,9 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
                 float* my_row = weights + lane * row;
                 float w;
                 const int v = mtt_scan_points<NT, L>(
-                    E, a, lv, b0, b1, w, [my_row](int point, float wp) { my_row[point] = wp; });
+                    E, a, lv, b0, b1, w, [my_row](int point, float wp) {
+                        my_row[point] = wp;
+                    });
                 distances[lane] = path.d;
                 mtt_path<NT> full = path;
                 mtt_assign<NT, L>(a, v, lv, full.p, full.sym);
@@ -311,12 +314,14 @@ protected:
                                          d_llr,
                                          sink);
                     } else {
-                        constexpr int threads = k_lanes_threads, M = L * L, P = threads / M;
+                        constexpr int threads = k_lanes_threads, M = L * L,
+                                      P = threads / M;
                         // MTT's edge weights and distances in shared memory (OT needs
                         // none). Not for 2x2 64-QAM, whose 67 KB cost more occupancy
                         // than they save (H100: kernel 536 -> 542 us, end to end 578 ->
                         // 693 us; 4x4 64-QAM 1171 -> 1008 us, 16-QAM 152 -> 140 us).
-                        const bool shared_weights = m_config.multipass && (NT > 2 || L < 8);
+                        const bool shared_weights =
+                            m_config.multipass && (NT > 2 || L < 8);
                         const size_t weights =
                             shared_weights ? sizeof(float) * P * M * (M + 2) : 0;
                         if (weights > 48 * 1024)

@@ -16,8 +16,8 @@
 #include "../../qr/qr_kernels.h"
 #include "../../runtime/shape_dispatch.h"
 #include "../engine/cuda_detector_engine.h"
-#include "nway_engine.h"
 #include "../pam_table.h"
+#include "nway_engine.h"
 #include "ssfe_search.h"
 
 namespace mimo_gpu {
@@ -27,13 +27,14 @@ namespace {
 
 constexpr int k_search_threads = 256;
 
-/// How a block's threads are shared out: `lanes` threads per problem, `problems` per block.
+/// How a block's threads are shared out: `lanes` threads per problem, `problems` per
+/// block.
 struct search_shape {
     int lanes, problems;
     __host__ __device__ static search_shape of(int slots)
     {
         const int lanes = slots < k_search_threads ? slots : k_search_threads;
-        return {lanes, k_search_threads / lanes};
+        return { lanes, k_search_threads / lanes };
     }
 };
 
@@ -47,8 +48,16 @@ constexpr int floats_per_order()
 /// whose QR items lie contiguously at `items` (global or shared memory).
 /// `dmin` is shared scratch of problems * NT * M floats.
 template <int NT>
-__device__ void search_block(const float* items, size_t first, size_t batch, int passes, const pam_table& pam,
-                             float n0, float clip, float* __restrict__ llr, fault_sink faults, float* dmin)
+__device__ void search_block(const float* items,
+                             size_t first,
+                             size_t batch,
+                             int passes,
+                             const pam_table& pam,
+                             float n0,
+                             float clip,
+                             float* __restrict__ llr,
+                             fault_sink faults,
+                             float* dmin)
 {
     constexpr int per_order = floats_per_order<NT>();
     const int M = pam.order(), slots = passes * M;
@@ -64,15 +73,18 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
     // erased, unless its QR already reported the problem (the cause stays the QR's).
     // Every lane reads the flags before any lane reports.
     const bool valid = local < sh.problems && first + local < batch;
-    const bool singular = valid && qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
-                          !faults.flagged(first + local);
+    const bool singular =
+        valid &&
+        qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
+        !faults.flagged(first + local);
     __syncthreads();
     if (valid) {
         const float* item = items + size_t(local) * passes * per_order;
         int* mine = reinterpret_cast<int*>(dmin + local * NT * M);
         if (singular && lane == 0)
             faults.report(first + local,
-                          isnan(item[0]) ? problem_fault::non_finite : problem_fault::singular);
+                          isnan(item[0]) ? problem_fault::non_finite
+                                         : problem_fault::singular);
         for (int s = singular ? slots : lane; s < slots; s += sh.lanes) {
             const int o = s / M, c = s % M;
             int level[2 * NT];
@@ -83,7 +95,8 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
             }
             MIMO_UNROLL
             for (int j = 0; j < NT; ++j)
-                atomicMin(mine + qr_layout::stream_at(j, o, NT) * M + symbol_index<NT>(level, j, pam),
+                atomicMin(mine + qr_layout::stream_at(j, o, NT) * M +
+                              symbol_index<NT>(level, j, pam),
                           __float_as_int(d));
         }
     }
@@ -94,20 +107,27 @@ __device__ void search_block(const float* items, size_t first, size_t batch, int
         const int lp = i / per_problem, b = i % per_problem;
         if (first + lp >= batch)
             break;
-        llr[(first + lp) * per_problem + b] =
-            llr_from_symbol_minima(dmin + (lp * NT + b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr);
+        llr[(first + lp) * per_problem + b] = llr_from_symbol_minima(
+            dmin + (lp * NT + b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr);
     }
 }
 
 template <int NT>
 __global__ void __launch_bounds__(k_search_threads)
-    ssfe_search_kernel(const float* __restrict__ items, size_t batch, int passes, const __grid_constant__ pam_table pam,
-                       float n0, float clip, float* __restrict__ llr, fault_sink faults)
+    ssfe_search_kernel(const float* __restrict__ items,
+                       size_t batch,
+                       int passes,
+                       const __grid_constant__ pam_table pam,
+                       float n0,
+                       float clip,
+                       float* __restrict__ llr,
+                       fault_sink faults)
 {
     extern __shared__ float smem[]; // the block's QR items, then dmin [problems][NT][M]
     const search_shape sh = search_shape::of(passes * pam.order());
     const size_t first = size_t(blockIdx.x) * sh.problems;
-    const int n_problems = int(first + sh.problems <= batch ? sh.problems : batch - first);
+    const int n_problems =
+        int(first + sh.problems <= batch ? sh.problems : batch - first);
     const int item_floats = passes * floats_per_order<NT>();
     // Every candidate thread reads its problem's whole item: load it once, coalesced
     // (the items may be host memory read over PCIe).
@@ -115,7 +135,15 @@ __global__ void __launch_bounds__(k_search_threads)
     for (int i = threadIdx.x; i < n_problems * item_floats; i += blockDim.x)
         s_items[i] = items[first * item_floats + i];
     // search_block's first barrier orders these stores before the search reads them.
-    search_block<NT>(s_items, first, batch, passes, pam, n0, clip, llr, faults,
+    search_block<NT>(s_items,
+                     first,
+                     batch,
+                     passes,
+                     pam,
+                     n0,
+                     clip,
+                     llr,
+                     faults,
                      s_items + sh.problems * item_floats);
 }
 
@@ -124,15 +152,23 @@ __global__ void __launch_bounds__(k_search_threads)
 /// then overlap their reads, arithmetic and LLR writes.
 template <int NR, int NT>
 __global__ void __launch_bounds__(k_search_threads)
-    fused_nway_kernel(const float* __restrict__ H, const float* __restrict__ y, size_t batch, int passes,
-                      const __grid_constant__ pam_table pam, float n0, float clip, float* __restrict__ llr,
+    fused_nway_kernel(const float* __restrict__ H,
+                      const float* __restrict__ y,
+                      size_t batch,
+                      int passes,
+                      const __grid_constant__ pam_table pam,
+                      float n0,
+                      float clip,
+                      float* __restrict__ llr,
                       fault_sink faults)
 {
-    constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR, per_order = floats_per_order<NT>();
+    constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR,
+                  per_order = floats_per_order<NT>();
     extern __shared__ float smem[];
     const search_shape sh = search_shape::of(passes * pam.order());
     const size_t first = size_t(blockIdx.x) * sh.problems;
-    const int n_problems = int(first + sh.problems <= batch ? sh.problems : batch - first);
+    const int n_problems =
+        int(first + sh.problems <= batch ? sh.problems : batch - first);
     float* sE = smem;
     float* dmin = sE + sh.problems * passes * per_order;
     float* sH = dmin + sh.problems * NT * pam.order();
@@ -145,8 +181,8 @@ __global__ void __launch_bounds__(k_search_threads)
     __syncthreads();
     if (int(threadIdx.x) < n_problems * passes) {
         const int lp = threadIdx.x / passes, o = threadIdx.x % passes;
-        const problem_fault fault =
-            mgs_qr_order<NR, NT>(sH + lp * h_floats, sy + lp * y_floats, o, sE + threadIdx.x * per_order);
+        const problem_fault fault = mgs_qr_order<NR, NT>(
+            sH + lp * h_floats, sy + lp * y_floats, o, sE + threadIdx.x * per_order);
         if (fault != problem_fault::none)
             faults.report(first + lp, fault);
     }
@@ -157,15 +193,16 @@ __global__ void __launch_bounds__(k_search_threads)
 size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
-    const size_t item_floats = qr_layout{cfg.shape.nt, cfg.passes}.floats_per_item();
+    const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
     return sizeof(float) * sh.problems *
-           (item_floats + cfg.shape.nt * pam.order() + 2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
+           (item_floats + cfg.shape.nt * pam.order() + 2 * cfg.shape.nr * cfg.shape.nt +
+            2 * cfg.shape.nr);
 }
 
 size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
-    const size_t item_floats = qr_layout{cfg.shape.nt, cfg.passes}.floats_per_item();
+    const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
     return sizeof(float) * sh.problems * (cfg.shape.nt * pam.order() + item_floats);
 }
 
@@ -180,49 +217,80 @@ template <typename Kernel>
 void allow_shared(Kernel kernel, size_t bytes)
 {
     if (bytes > 48 * 1024)
-        MIMO_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
 class cuda_nway_engine final : public cuda_detector_engine, public nway_qr_search
 {
 public:
     explicit cuda_nway_engine(const nway_config& config)
-        : cuda_detector_engine(config.shape,
-                               size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
-                               {}, // kernels read H, y and write LLRs in place (zero copy)
-                               qr_layout{ config.shape.nt, config.passes }.floats_per_item() * sizeof(float)),
+        : cuda_detector_engine(
+              config.shape,
+              size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+              {}, // kernels read H, y and write LLRs in place (zero copy)
+              qr_layout{ config.shape.nt, config.passes }.floats_per_item() *
+                  sizeof(float)),
           m_config(config),
           m_pam(make_pam_table(constellation(config.mod)))
     {
     }
 
-    detection_report detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
+    detection_report
+    detect_qr(const float* items, size_t batch, float n0, float clip, float* llr) override
     {
         return host_call(batch, llr, [&](fault_sink sink, cudaStream_t s) {
-            launch_search(m_items_in.device_view(items, batch * item_floats()), batch, n0, clip,
-                          device_llrs(llr, batch, s), sink, s);
+            launch_search(m_items_in.device_view(items, batch * item_floats()),
+                          batch,
+                          n0,
+                          clip,
+                          device_llrs(llr, batch, s),
+                          sink,
+                          s);
         });
     }
 
-    void detect_qr_device(const float* d_items, size_t batch, float n0, float clip, float* d_llr,
+    void detect_qr_device(const float* d_items,
+                          size_t batch,
+                          float n0,
+                          float clip,
+                          float* d_llr,
                           cuda_stream_t stream) override
     {
-        device_call(batch, d_llr, stream,
-                    [&](fault_sink sink) { launch_search(d_items, batch, n0, clip, d_llr, sink, stream); });
+        device_call(batch, d_llr, stream, [&](fault_sink sink) {
+            launch_search(d_items, batch, n0, clip, d_llr, sink, stream);
+        });
     }
 
 private:
-    void launch(const detector_input& in, float clip, float* d_llr, fault_sink sink, cudaStream_t stream) override
+    void launch(const detector_input& in,
+                float clip,
+                float* d_llr,
+                fault_sink sink,
+                cudaStream_t stream) override
     {
         launch_detect(in.H, in.y, in.problems(), in.n0, clip, d_llr, sink, stream);
     }
 
-    void launch_detect(const cfloat* d_H, const cfloat* d_y, size_t batch, float n0, float clip, float* d_llr,
-                       fault_sink faults, cudaStream_t stream)
+    void launch_detect(const cfloat* d_H,
+                       const cfloat* d_y,
+                       size_t batch,
+                       float n0,
+                       float clip,
+                       float* d_llr,
+                       fault_sink faults,
+                       cudaStream_t stream)
     {
         if (!fused_pays()) {
             float* d_items = m_items.reserve(batch * item_floats());
-            launch_mgs_qr(m_config.shape, m_config.passes, d_H, d_y, batch, d_items, faults, stream);
+            launch_mgs_qr(m_config.shape,
+                          m_config.passes,
+                          d_H,
+                          d_y,
+                          batch,
+                          d_items,
+                          faults,
+                          stream);
             launch_search(d_items, batch, n0, clip, d_llr, faults, stream);
             return;
         }
@@ -230,9 +298,18 @@ private:
         dispatch_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
             constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
             allow_shared(fused_nway_kernel<NR, NT>, shared);
-            fused_nway_kernel<NR, NT><<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, stream>>>(
-                reinterpret_cast<const float*>(d_H), reinterpret_cast<const float*>(d_y), batch, m_config.passes,
-                m_pam, n0, clip, d_llr, faults);
+            fused_nway_kernel<NR, NT><<<search_blocks(m_config, m_pam, batch),
+                                        k_search_threads,
+                                        shared,
+                                        stream>>>(reinterpret_cast<const float*>(d_H),
+                                                  reinterpret_cast<const float*>(d_y),
+                                                  batch,
+                                                  m_config.passes,
+                                                  m_pam,
+                                                  n0,
+                                                  clip,
+                                                  d_llr,
+                                                  faults);
         });
         MIMO_CUDA_CHECK_LAUNCH("fused_nway_kernel");
     }
@@ -240,11 +317,22 @@ private:
     /// The fused kernel wins while a block holds at least 8 problems (passes * M <= 32),
     /// e.g. 16-QAM with N <= 2; beyond that its QR phase keeps too few threads
     /// busy and the two kernels win (H100 measurements, docs/benchmarks.md).
-    bool fused_pays() const { return search_shape::of(m_config.passes * m_pam.order()).problems >= 8; }
+    bool fused_pays() const
+    {
+        return search_shape::of(m_config.passes * m_pam.order()).problems >= 8;
+    }
 
-    size_t item_floats() const { return qr_layout{m_config.shape.nt, m_config.passes}.floats_per_item(); }
+    size_t item_floats() const
+    {
+        return qr_layout{ m_config.shape.nt, m_config.passes }.floats_per_item();
+    }
 
-    void launch_search(const float* d_items, size_t batch, float n0, float clip, float* d_llr, fault_sink faults,
+    void launch_search(const float* d_items,
+                       size_t batch,
+                       float n0,
+                       float clip,
+                       float* d_llr,
+                       fault_sink faults,
                        cudaStream_t s)
     {
         if (batch == 0)
@@ -253,8 +341,9 @@ private:
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
             allow_shared(ssfe_search_kernel<NT>, shared);
-            ssfe_search_kernel<NT><<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, s>>>(
-                d_items, batch, m_config.passes, m_pam, n0, clip, d_llr, faults);
+            ssfe_search_kernel<NT>
+                <<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, s>>>(
+                    d_items, batch, m_config.passes, m_pam, n0, clip, d_llr, faults);
         });
         MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
     }
@@ -262,7 +351,8 @@ private:
     nway_config m_config;
     pam_table m_pam;
     host_input<float> m_items_in;
-    device_buffer<float> m_items; // QR items between the two kernels: they never leave the device
+    device_buffer<float>
+        m_items; // QR items between the two kernels: they never leave the device
 };
 
 } // namespace

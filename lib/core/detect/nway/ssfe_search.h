@@ -30,7 +30,8 @@ MIMO_HD bool qr_item_singular(const float* item, int orders)
 }
 
 template <int NT>
-MIMO_HD float ssfe_candidate(const float* E, int candidate, const pam_table& pam, int (&level)[2 * NT])
+MIMO_HD float
+ssfe_candidate(const float* E, int candidate, const pam_table& pam, int (&level)[2 * NT])
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
     float p[COLS];
@@ -39,17 +40,18 @@ MIMO_HD float ssfe_candidate(const float* E, int candidate, const pam_table& pam
     p[COLS - 2] = pam.amplitude(level[COLS - 2]);
     p[COLS - 1] = pam.amplitude(level[COLS - 1]);
 
-    // The two fully expanded levels (R[COLS-2][COLS-1] is zero for MRVD, kept for generality).
+    // The two fully expanded levels (R[COLS-2][COLS-1] is zero for MRVD, kept for
+    // generality).
     float e = E[(COLS - 1) * W + COLS] - E[(COLS - 1) * W + COLS - 1] * p[COLS - 1];
     float d = e * e;
     e = E[(COLS - 2) * W + COLS] - E[(COLS - 2) * W + COLS - 1] * p[COLS - 1] -
         E[(COLS - 2) * W + COLS - 2] * p[COLS - 2];
     d += e * e;
 
-MIMO_UNROLL
+    MIMO_UNROLL
     for (int i = COLS - 3; i >= 0; --i) {
         float b = E[i * W + COLS];
-MIMO_UNROLL
+        MIMO_UNROLL
         for (int j = COLS - 1; j > i; --j)
             b -= E[i * W + j] * p[j];
         const float rii = E[i * W + i];

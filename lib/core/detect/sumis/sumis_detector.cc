@@ -4,8 +4,8 @@
 // tests. docs/detectors.md, "SUMIS".
 #include <mimo_gpu/detector_registry.h>
 
-#include "../engine/cpu_detector_engine.h"
 #include "../../runtime/parallel_for.h"
+#include "../engine/cpu_detector_engine.h"
 #include "sumis_engine.h"
 
 #include <algorithm>
@@ -27,8 +27,16 @@ class sumis_channel_cpu
 {
 public:
     sumis_channel_cpu(const sumis_config& c, const pam_table& pam)
-        : m(2 * c.shape.nr), n(2 * c.shape.nt), ns(c.ns), nr(c.shape.nr), nt(c.shape.nt), m_pam(pam),
-          Hr(size_t(m) * n), parts(size_t(n) * ns), L(size_t(m) * m), W(size_t(m) * n),
+        : m(2 * c.shape.nr),
+          n(2 * c.shape.nt),
+          ns(c.ns),
+          nr(c.shape.nr),
+          nt(c.shape.nt),
+          m_pam(pam),
+          Hr(size_t(m) * n),
+          parts(size_t(n) * ns),
+          L(size_t(m) * m),
+          W(size_t(m) * n),
           w(m)
     {
     }
@@ -56,7 +64,9 @@ public:
             std::iota(order.begin(), order.end(), 0);
             order.erase(order.begin() + i);
             // the n_s - 1 most correlated, ties to the lower index
-            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return row[a] > row[b]; });
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+                return row[a] > row[b];
+            });
             parts[size_t(i) * ns] = i;
             for (int k = 1; k < ns; ++k)
                 parts[size_t(i) * ns + k] = order[k - 1];
@@ -129,11 +139,16 @@ public:
 
     /// Partition i's posterior LLRs (bits of its symbol) by full enumeration;
     /// log_prior: n x L a-priori level log probabilities, or null.
-    bool partition_llrs(int i, const double* g, const double* mean, const double* var, const double* log_prior,
+    bool partition_llrs(int i,
+                        const double* g,
+                        const double* mean,
+                        const double* var,
+                        const double* log_prior,
                         double* llr)
     {
         const int* S = &parts[size_t(i) * ns];
-        double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns], F[k_sumis_max_ns * k_sumis_max_ns];
+        double B[k_sumis_max_ns * k_sumis_max_ns], z[k_sumis_max_ns],
+            F[k_sumis_max_ns * k_sumis_max_ns];
         sumis_subspace_gram(ns, S, W.data(), m, n, F);
         if (!sumis_partition_system(ns, S, F, g, mean, var, B, z))
             return false;
@@ -154,7 +169,8 @@ public:
             log_sum acc;
             for (long long h = 0; h < rest; ++h) {
                 sumis_levels(l0 * rest + h, ns, Lv, level);
-                acc.add(sumis_metric(ns, level, B, z, m_pam, log_prior ? prior_S : nullptr));
+                acc.add(
+                    sumis_metric(ns, level, B, z, m_pam, log_prior ? prior_S : nullptr));
             }
             level_lse[l0] = acc.value();
         }
@@ -178,54 +194,86 @@ class cpu_sumis_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_sumis_engine(const sumis_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol()),
+        : cpu_detector_engine(size_t(config.shape.nt) *
+                              constellation(config.mod).bits_per_symbol()),
           m_config(config),
           m_pam(make_pam_table(constellation(config.mod)))
     {
     }
 
 private:
-    void detect_problems(const detector_input& in, float clip, float* llr, fault_word* flags) override
+    void detect_problems(const detector_input& in,
+                         float clip,
+                         float* llr,
+                         fault_word* flags) override
     {
         const size_t S = size_t(in.symbols_per_channel), nr = size_t(m_config.shape.nr);
-        const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt, Lv = m_pam.levels,
-                  nb = m_pam.bits_per_dim;
+        const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt,
+                  Lv = m_pam.levels, nb = m_pam.bits_per_dim;
         const size_t llrs = size_t(nt) * Q;
         const double sigma2 = 0.5 * double(in.n0), energy = sumis_dimension_energy(m_pam);
-        parallel_for(in.problems(), std::max<size_t>(1, S), [&](size_t begin, size_t end) {
-            sumis_channel_cpu ch(m_config, m_pam);
-            std::vector<double> var0(n, energy), mean0(n, 0.0), g(n), lam(size_t(n) * nb);
-            std::vector<double> mean1(n), var1(n), prior(size_t(n) * Lv), lp(Lv);
-            size_t prepared = size_t(-1);
-            bool channel_ok = false, shared_factor = false;
-            for (size_t p = begin; p < end; ++p) {
-                const size_t c = p / S;
-                if (c != prepared) { // per channel: real model, partitions, stage I's factor without priors
-                    prepared = c;
-                    channel_ok = ch.prepare(in.H + c * nr * nt);
-                    shared_factor = false;
+        parallel_for(
+            in.problems(), std::max<size_t>(1, S), [&](size_t begin, size_t end) {
+                sumis_channel_cpu ch(m_config, m_pam);
+                std::vector<double> var0(n, energy), mean0(n, 0.0), g(n),
+                    lam(size_t(n) * nb);
+                std::vector<double> mean1(n), var1(n), prior(size_t(n) * Lv), lp(Lv);
+                size_t prepared = size_t(-1);
+                bool channel_ok = false, shared_factor = false;
+                for (size_t p = begin; p < end; ++p) {
+                    const size_t c = p / S;
+                    if (c != prepared) { // per channel: real model, partitions, stage I's
+                                         // factor without priors
+                        prepared = c;
+                        channel_ok = ch.prepare(in.H + c * nr * nt);
+                        shared_factor = false;
+                    }
+                    float* out = llr + p * llrs;
+                    const problem_fault f = detect_one(ch,
+                                                       channel_ok,
+                                                       shared_factor,
+                                                       in,
+                                                       p,
+                                                       sigma2,
+                                                       energy,
+                                                       var0,
+                                                       mean0,
+                                                       g,
+                                                       lam,
+                                                       mean1,
+                                                       var1,
+                                                       prior,
+                                                       lp,
+                                                       out);
+                    if (f != problem_fault::none)
+                        report_fault(flags, p, f);
+                    else
+                        for (size_t k = 0; k < llrs; ++k)
+                            out[k] = saturate_llr(out[k], clip);
                 }
-                float* out = llr + p * llrs;
-                const problem_fault f = detect_one(ch, channel_ok, shared_factor, in, p, sigma2, energy, var0,
-                                                   mean0, g, lam, mean1, var1, prior, lp, out);
-                if (f != problem_fault::none)
-                    report_fault(flags, p, f);
-                else
-                    for (size_t k = 0; k < llrs; ++k)
-                        out[k] = saturate_llr(out[k], clip);
-            }
-        });
+            });
     }
 
 private:
-    problem_fault detect_one(sumis_channel_cpu& ch, bool channel_ok, bool& shared_factor, const detector_input& in,
-                             size_t p, double sigma2, double energy, std::vector<double>& var0,
-                             std::vector<double>& mean0, std::vector<double>& g, std::vector<double>& lam,
-                             std::vector<double>& mean1, std::vector<double>& var1,
-                             std::vector<double>& prior, std::vector<double>& lp, float* out)
+    problem_fault detect_one(sumis_channel_cpu& ch,
+                             bool channel_ok,
+                             bool& shared_factor,
+                             const detector_input& in,
+                             size_t p,
+                             double sigma2,
+                             double energy,
+                             std::vector<double>& var0,
+                             std::vector<double>& mean0,
+                             std::vector<double>& g,
+                             std::vector<double>& lam,
+                             std::vector<double>& mean1,
+                             std::vector<double>& var1,
+                             std::vector<double>& prior,
+                             std::vector<double>& lp,
+                             float* out)
     {
-        const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt, Lv = m_pam.levels,
-                  nb = m_pam.bits_per_dim;
+        const int nt = m_config.shape.nt, Q = m_pam.bits_per_symbol(), n = 2 * nt,
+                  Lv = m_pam.levels, nb = m_pam.bits_per_dim;
         if (!channel_ok)
             return problem_fault::non_finite;
         const size_t nr = size_t(m_config.shape.nr);
@@ -234,7 +282,8 @@ private:
             if (!std::isfinite(y[a].real()) || !std::isfinite(y[a].imag()))
                 return problem_fault::non_finite;
         const float* pr = in.priors ? in.priors + p * size_t(nt) * Q : nullptr;
-        if (pr) { // a-priori level probabilities, means and variances of every real symbol
+        if (pr) { // a-priori level probabilities, means and variances of every real
+                  // symbol
             for (int d = 0; d < n; ++d) {
                 float bits[k_sumis_max_bits_per_dim];
                 for (int b = 0; b < nb; ++b) {
@@ -259,7 +308,12 @@ private:
         // Stage I: every partition's approximate LLRs
         ch.matched(y, mean0.data(), g.data());
         for (int i = 0; i < n; ++i)
-            if (!ch.partition_llrs(i, g.data(), mean0.data(), var0.data(), log_prior, &lam[size_t(i) * nb]))
+            if (!ch.partition_llrs(i,
+                                   g.data(),
+                                   mean0.data(),
+                                   var0.data(),
+                                   log_prior,
+                                   &lam[size_t(i) * nb]))
                 return problem_fault::singular;
         const double* final_llr = lam.data();
         std::vector<double> lam2;
@@ -277,7 +331,12 @@ private:
             ch.matched(y, mean1.data(), g.data());
             lam2.resize(lam.size());
             for (int i = 0; i < n; ++i)
-                if (!ch.partition_llrs(i, g.data(), mean1.data(), var1.data(), log_prior, &lam2[size_t(i) * nb]))
+                if (!ch.partition_llrs(i,
+                                       g.data(),
+                                       mean1.data(),
+                                       var1.data(),
+                                       log_prior,
+                                       &lam2[size_t(i) * nb]))
                     return problem_fault::singular;
             final_llr = lam2.data();
         }
@@ -310,13 +369,17 @@ detector_capabilities sumis_capabilities()
     detector_capabilities c;
     c.max_nr = k_sumis_max_antennas;
     c.max_nt = k_sumis_max_antennas;
-    c.modulations = { modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256,
+    c.modulations = { modulation::qpsk,
+                      modulation::qam16,
+                      modulation::qam64,
+                      modulation::qam256,
                       modulation::qam1024 };
     c.soft_output = true;
     c.exact_max_log = false; // exact log-MAP when n_s = 2 nt (the whole space)
     c.accepts_priors = true;
     c.reuses_channels = true;
-    c.erases_rank_deficient = false; // the Gaussian interference model regularises (N0/2 I)
+    c.erases_rank_deficient =
+        false; // the Gaussian interference model regularises (N0/2 I)
     c.bit_identical_backends = false;
     c.device_path = false;
     return c;
@@ -324,11 +387,29 @@ detector_capabilities sumis_capabilities()
 
 std::vector<parameter_spec> sumis_parameters()
 {
-    return { { "ns", 0, 0, 2 * k_sumis_max_antennas, true, false,
-               "real symbols per subspace (1..2 nt, at most 8, and (sqrt M)^ns <= 2^20 hypotheses); "
+    return { { "ns",
+               0,
+               0,
+               2 * k_sumis_max_antennas,
+               true,
+               false,
+               "real symbols per subspace (1..2 nt, at most 8, and (sqrt M)^ns <= 2^20 "
+               "hypotheses); "
                "0: min(3, 2 nt)" },
-             { "stage2", 1, 0, 1, true, false, "1: stage II (interference suppression); 0: stage I's LLRs alone" },
-             { "llr_clip", 0, 0, 1e4, false, true, "LLRs clipped to [-clip, clip]; 0: no clipping" } };
+             { "stage2",
+               1,
+               0,
+               1,
+               true,
+               false,
+               "1: stage II (interference suppression); 0: stage I's LLRs alone" },
+             { "llr_clip",
+               0,
+               0,
+               1e4,
+               false,
+               true,
+               "LLRs clipped to [-clip, clip]; 0: no clipping" } };
 }
 
 /// ns as given, or the paper's 3 where the shape allows (ns = 0, the default).
@@ -351,16 +432,18 @@ void validate_sumis(const detector_config& config)
 {
     const int ns = subspace_size(config), nt = config.shape.nt;
     if (ns > 2 * nt || ns > k_sumis_max_ns)
-        throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) +
-                                    " exceeds the limit min(2 nt, " + std::to_string(k_sumis_max_ns) +
-                                    ") = " + std::to_string(std::min(2 * nt, k_sumis_max_ns)) +
-                                    " real symbols per subspace");
+        throw std::invalid_argument(
+            "mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) +
+            " exceeds the limit min(2 nt, " + std::to_string(k_sumis_max_ns) +
+            ") = " + std::to_string(std::min(2 * nt, k_sumis_max_ns)) +
+            " real symbols per subspace");
     if (hypotheses(config) > double(k_sumis_max_hypotheses))
-        throw std::invalid_argument("mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) + " with " +
-                                    to_string(config.mod) + " gives " +
-                                    std::to_string((long long)hypotheses(config)) +
-                                    " hypotheses per subspace, more than the limit " +
-                                    std::to_string(k_sumis_max_hypotheses));
+        throw std::invalid_argument(
+            "mimo_gpu: detector 'sumis': ns = " + std::to_string(ns) + " with " +
+            to_string(config.mod) + " gives " +
+            std::to_string((long long)hypotheses(config)) +
+            " hypotheses per subspace, more than the limit " +
+            std::to_string(k_sumis_max_hypotheses));
 }
 
 } // namespace
@@ -369,13 +452,17 @@ std::vector<detector_family> sumis_families()
 {
     detector_family f;
     f.name = "sumis";
-    f.summary = "SUMIS soft detector for large MIMO (subspace marginalisation with interference suppression; "
-                "exact log-sum-exp over ns real symbols; takes a-priori LLRs, gives extrinsic ones)";
+    f.summary = "SUMIS soft detector for large MIMO (subspace marginalisation with "
+                "interference suppression; "
+                "exact log-sum-exp over ns real symbols; takes a-priori LLRs, gives "
+                "extrinsic ones)";
     f.capabilities = sumis_capabilities();
     f.parameters = sumis_parameters();
     f.make = engine_factory<sumis_config>(
         [](const detector_config& c) {
-            return sumis_config{ c.shape, c.mod, subspace_size(c), c.parameters.at("stage2") != 0.0 };
+            return sumis_config{
+                c.shape, c.mod, subspace_size(c), c.parameters.at("stage2") != 0.0
+            };
         },
         make_cpu_sumis_engine,
         MIMO_GPU_CUDA_ENGINE(make_cuda_sumis_engine));

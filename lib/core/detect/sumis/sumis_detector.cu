@@ -4,8 +4,8 @@
 // without priors, else a vector) cuBLAS and cuSOLVER batched calls build and
 // factor Q_f and give W = L^-1 H and g = W^T L^-1 (y - H m); a block per item
 // forms the partitions' subspace Gram matrices; a block per (vector,
-// partition) enumerates the hypotheses with a log-sum-exp reduction. Work is done in chunks of vectors
-// whose scratch fits k_sumis_scratch_budget.
+// partition) enumerates the hypotheses with a log-sum-exp reduction. Work is done in
+// chunks of vectors whose scratch fits k_sumis_scratch_budget.
 #include <mimo_gpu/constellation.h>
 
 #include "../../runtime/cuda_buffers.h"
@@ -36,11 +36,15 @@ struct sumis_dims {
 };
 
 /// Faults per vector: OR of fault_bit() words, read back as the CPU's flags.
-__device__ inline void flag(unsigned* faults, size_t v, problem_fault f) { atomicOr(faults + v, fault_bit(f)); }
+__device__ inline void flag(unsigned* faults, size_t v, problem_fault f)
+{
+    atomicOr(faults + v, fault_bit(f));
+}
 
 /// A block per channel: its real model H (column-major, m rows), and the
 /// channel's vectors flagged when H is not finite.
-__global__ void sumis_real_model_kernel(const float* H, sumis_dims d, size_t c0, double* Hr, unsigned* faults)
+__global__ void sumis_real_model_kernel(
+    const float* H, sumis_dims d, size_t c0, double* Hr, unsigned* faults)
 {
     const size_t k = blockIdx.x, c = c0 + k;
     const float* Hc = H + c * size_t(d.nr) * d.nt * 2;
@@ -63,7 +67,8 @@ __global__ void sumis_real_model_kernel(const float* H, sumis_dims d, size_t c0,
 /// A thread per (channel, real symbol i): partition i is i and the ns - 1
 /// largest |(H^T H)_ij| (G column-major, n x n per channel), earlier index
 /// first among equals.
-__global__ void sumis_partition_choice_kernel(const double* G, size_t channels, size_t c0, sumis_dims d, int* parts)
+__global__ void sumis_partition_choice_kernel(
+    const double* G, size_t channels, size_t c0, sumis_dims d, int* parts)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (e >= channels * d.n)
@@ -103,14 +108,24 @@ __global__ void sumis_partition_choice_kernel(const double* G, size_t channels, 
 /// vector): K = H diag(sqrt(var)) and Q = (N0/2) I for Q_f = K K^T + Q, and the
 /// right-hand sides [H | r_1 .. r_s] (column-major, m rows) whose solve by L
 /// gives W = L^-1 H and L^-1 r, r = y - H mean for each of the item's vectors.
-__global__ void sumis_build_kernel(const float* H, const float* y, sumis_dims d, bool per_channel, size_t c0,
-                                   size_t v0, const double* var, const double* mean, double* Ks, double* Qs,
-                                   double* Rs, unsigned* faults)
+__global__ void sumis_build_kernel(const float* H,
+                                   const float* y,
+                                   sumis_dims d,
+                                   bool per_channel,
+                                   size_t c0,
+                                   size_t v0,
+                                   const double* var,
+                                   const double* mean,
+                                   double* Ks,
+                                   double* Qs,
+                                   double* Rs,
+                                   unsigned* faults)
 {
     const size_t k = blockIdx.x;
     const int m = d.m, n = d.n, vectors = per_channel ? d.S : 1;
     const size_t c = per_channel ? c0 + k : (v0 + k) / d.S;
-    const size_t first = per_channel ? c * d.S : v0 + k; // absolute index of the item's first vector
+    const size_t first =
+        per_channel ? c * d.S : v0 + k; // absolute index of the item's first vector
     const float* Hc = H + c * size_t(d.nr) * d.nt * 2;
     double* K = Ks + k * size_t(m) * n;
     double* Q = Qs + k * size_t(m) * m;
@@ -139,8 +154,14 @@ __global__ void sumis_build_kernel(const float* H, const float* y, sumis_dims d,
 
 /// A block per factor item: each partition's F = (W^T W)_SS from W = L^-1 H
 /// (column-major, m rows).
-__global__ void sumis_gram_kernel(sumis_dims d, bool per_channel, size_t c0, size_t v0, const int* parts,
-                                  const double* Rs, int vectors, double* Fs)
+__global__ void sumis_gram_kernel(sumis_dims d,
+                                  bool per_channel,
+                                  size_t c0,
+                                  size_t v0,
+                                  const int* parts,
+                                  const double* Rs,
+                                  int vectors,
+                                  double* Fs)
 {
     const size_t k = blockIdx.x;
     const int m = d.m, n = d.n, ns = d.ns;
@@ -158,7 +179,8 @@ __global__ void sumis_gram_kernel(sumis_dims d, bool per_channel, size_t c0, siz
     }
 }
 
-__global__ void sumis_pointers_kernel(double* base, size_t stride, size_t count, double** out)
+__global__ void
+sumis_pointers_kernel(double* base, size_t stride, size_t count, double** out)
 {
     const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < count)
@@ -168,10 +190,20 @@ __global__ void sumis_pointers_kernel(double* base, size_t stride, size_t count,
 /// A block per (vector, partition), flattened in x (blockIdx.x = k * n + i, so
 /// any chunk size launches): the system, then the hypotheses spread over the
 /// threads, log-sums merged in a tree, LLRs of the partition's symbol.
-__global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, sumis_dims d, size_t first_vector,
-                                       bool per_channel_items, size_t first_item, const int* parts,
-                                       const int* item_info, const double* Fs, const double* gs, const double* mean, const double* var,
-                                       const double* log_prior, double* lam, unsigned* faults)
+__global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam,
+                                       sumis_dims d,
+                                       size_t first_vector,
+                                       bool per_channel_items,
+                                       size_t first_item,
+                                       const int* parts,
+                                       const int* item_info,
+                                       const double* Fs,
+                                       const double* gs,
+                                       const double* mean,
+                                       const double* var,
+                                       const double* log_prior,
+                                       double* lam,
+                                       unsigned* faults)
 {
     const int n = d.n, ns = d.ns, Lv = d.L, nb = d.nb;
     const int i = int(blockIdx.x % unsigned(n));
@@ -190,19 +222,25 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
         } else if (item_info[item] != 0) { // Q_f not positive definite (potrf's info)
             flag(faults, v, problem_fault::singular);
         } else {
-        double Bl[k_sumis_max_ns * k_sumis_max_ns], zl[k_sumis_max_ns];
-        ok = sumis_partition_system(ns, S, Fs + (item * n + i) * ns * ns, gs + k * n, mean + k * n, var + k * n,
-                                    Bl, zl);
-        if (!ok)
-            flag(faults, v, problem_fault::singular);
-        for (int a = 0; a < ns * ns; ++a)
-            B[a] = Bl[a];
-        for (int a = 0; a < ns; ++a)
-            z[a] = zl[a];
-        if (log_prior)
+            double Bl[k_sumis_max_ns * k_sumis_max_ns], zl[k_sumis_max_ns];
+            ok = sumis_partition_system(ns,
+                                        S,
+                                        Fs + (item * n + i) * ns * ns,
+                                        gs + k * n,
+                                        mean + k * n,
+                                        var + k * n,
+                                        Bl,
+                                        zl);
+            if (!ok)
+                flag(faults, v, problem_fault::singular);
+            for (int a = 0; a < ns * ns; ++a)
+                B[a] = Bl[a];
             for (int a = 0; a < ns; ++a)
-                for (int l = 0; l < Lv; ++l)
-                    prior_S[a * Lv + l] = log_prior[(k * n + S[a]) * Lv + l];
+                z[a] = zl[a];
+            if (log_prior)
+                for (int a = 0; a < ns; ++a)
+                    for (int l = 0; l < Lv; ++l)
+                        prior_S[a * Lv + l] = log_prior[(k * n + S[a]) * Lv + l];
         }
     }
     __syncthreads();
@@ -257,9 +295,16 @@ __global__ void sumis_enumerate_kernel(const __grid_constant__ pam_table pam, su
 /// A thread per (vector, real symbol): a-priori level log probabilities, mean
 /// and variance (priors given), or the conditional mean and variance from the
 /// stage-I LLRs (lam given).
-__global__ void sumis_soft_kernel(const __grid_constant__ pam_table pam, sumis_dims d, size_t first_vector,
-                                  size_t count, const float* priors, const double* lam, double* log_prior,
-                                  double* mean, double* var, unsigned* faults)
+__global__ void sumis_soft_kernel(const __grid_constant__ pam_table pam,
+                                  sumis_dims d,
+                                  size_t first_vector,
+                                  size_t count,
+                                  const float* priors,
+                                  const double* lam,
+                                  double* log_prior,
+                                  double* mean,
+                                  double* var,
+                                  unsigned* faults)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (e >= count * d.n)
@@ -268,7 +313,8 @@ __global__ void sumis_soft_kernel(const __grid_constant__ pam_table pam, sumis_d
     const int dim = int(e % d.n), nb = d.nb;
     float bits[k_sumis_max_bits_per_dim];
     for (int b = 0; b < nb; ++b)
-        bits[b] = priors ? priors[v * size_t(d.nt) * d.Q + sumis_output_index_hd(dim, b, d.nt, d.Q)]
+        bits[b] = priors ? priors[v * size_t(d.nt) * d.Q +
+                                  sumis_output_index_hd(dim, b, d.nt, d.Q)]
                          : float(lam[(k * d.n + dim) * nb + b]);
     if (priors)
         for (int b = 0; b < nb; ++b)
@@ -283,8 +329,14 @@ __global__ void sumis_soft_kernel(const __grid_constant__ pam_table pam, sumis_d
 }
 
 /// A thread per output LLR: extrinsic (with priors), saturated or clipped, 0 if erased.
-__global__ void sumis_output_kernel(sumis_dims d, size_t first_vector, size_t count, const double* lam,
-                                    const float* priors, float clip, const unsigned* faults, float* llr)
+__global__ void sumis_output_kernel(sumis_dims d,
+                                    size_t first_vector,
+                                    size_t count,
+                                    const double* lam,
+                                    const float* priors,
+                                    float clip,
+                                    const unsigned* faults,
+                                    float* llr)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (e >= count * d.n * d.nb)
@@ -325,7 +377,8 @@ public:
 
     detection_report detect(const detector_input& in, float clip, float* llr) override
     {
-        const size_t C = in.channels, S = size_t(in.symbols_per_channel), P = in.problems();
+        const size_t C = in.channels, S = size_t(in.symbols_per_channel),
+                     P = in.problems();
         if (P == 0)
             return {};
         sumis_dims d;
@@ -344,12 +397,15 @@ public:
         const size_t nrnt2 = size_t(d.nr) * d.nt * 2, llrs = size_t(d.nt) * d.Q;
         float* H = m_H.reserve(C * nrnt2);
         float* y = m_y.reserve(P * 2 * d.nr);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(H, in.H, C * nrnt2 * sizeof(float), cudaMemcpyHostToDevice, s));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(y, in.y, P * 2 * d.nr * sizeof(float), cudaMemcpyHostToDevice, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            H, in.H, C * nrnt2 * sizeof(float), cudaMemcpyHostToDevice, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            y, in.y, P * 2 * d.nr * sizeof(float), cudaMemcpyHostToDevice, s));
         const float* priors = nullptr;
         if (in.priors) {
             float* p = m_priors.reserve(P * llrs);
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(p, in.priors, P * llrs * sizeof(float), cudaMemcpyHostToDevice, s));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                p, in.priors, P * llrs * sizeof(float), cudaMemcpyHostToDevice, s));
             priors = p;
         }
         unsigned* faults = m_faults.reserve(P);
@@ -359,23 +415,31 @@ public:
         float* dllr = m_llr.reserve(P * llrs);
 
         // Chunks of whole channels whose per-vector factor items fit the budget.
-        const size_t item_bytes =
-            (size_t(d.m) * d.m + 2 * size_t(d.m) * d.n + size_t(d.m) * S + size_t(d.n) * d.ns * d.ns) * sizeof(double);
-        const size_t per_vector = item_bytes + (size_t(d.n) * (4 + d.L + d.nb * 2) + d.m) * sizeof(double);
+        const size_t item_bytes = (size_t(d.m) * d.m + 2 * size_t(d.m) * d.n +
+                                   size_t(d.m) * S + size_t(d.n) * d.ns * d.ns) *
+                                  sizeof(double);
+        const size_t per_vector =
+            item_bytes + (size_t(d.n) * (4 + d.L + d.nb * 2) + d.m) * sizeof(double);
         // (also at most 2^31 - 1 enumeration blocks, a block per vector and real symbol)
         const size_t max_blocks = size_t(INT32_MAX);
         if (S * size_t(d.n) > max_blocks)
-            throw std::invalid_argument("mimo_gpu: sumis: " + std::to_string(S) +
-                                        " symbols per channel do not fit one launch; use fewer");
-        const size_t channels_per_chunk = std::max<size_t>(
-            1, std::min(k_sumis_scratch_budget / (per_vector * S), max_blocks / (S * size_t(d.n))));
+            throw std::invalid_argument(
+                "mimo_gpu: sumis: " + std::to_string(S) +
+                " symbols per channel do not fit one launch; use fewer");
+        const size_t channels_per_chunk =
+            std::max<size_t>(1,
+                             std::min(k_sumis_scratch_budget / (per_vector * S),
+                                      max_blocks / (S * size_t(d.n))));
         for (size_t c0 = 0; c0 < C; c0 += channels_per_chunk) {
-            const size_t cc = std::min(channels_per_chunk, C - c0), v0 = c0 * S, count = cc * S;
+            const size_t cc = std::min(channels_per_chunk, C - c0), v0 = c0 * S,
+                         count = cc * S;
             chunk(d, H, y, priors, parts, faults, c0, cc, v0, count, clip, dllr);
         }
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(llr, dllr, P * llrs * sizeof(float), cudaMemcpyDeviceToHost, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            llr, dllr, P * llrs * sizeof(float), cudaMemcpyDeviceToHost, s));
         std::vector<unsigned> flags(P);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(flags.data(), faults, P * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            flags.data(), faults, P * sizeof(unsigned), cudaMemcpyDeviceToHost, s));
         MIMO_CUDA_CHECK(cudaStreamSynchronize(s));
         return report_from_flags(flags.data(), P);
     }
@@ -383,7 +447,8 @@ public:
 private:
     /// The partitions of every channel: H^T H by a batched DGEMM over groups of
     /// channels, then a thread per real symbol picks its subspace.
-    void choose_partitions(const sumis_dims& d, const float* H, size_t C, int* parts, unsigned* faults)
+    void choose_partitions(
+        const sumis_dims& d, const float* H, size_t C, int* parts, unsigned* faults)
     {
         const cudaStream_t s = m_stream.get();
         const size_t group = 64, m = d.m, n = d.n;
@@ -393,13 +458,30 @@ private:
         check(cublasSetStream(m_blas, s), "cublasSetStream");
         for (size_t c0 = 0; c0 < C; c0 += group) {
             const size_t cc = std::min(group, C - c0);
-            sumis_real_model_kernel<<<unsigned(cc), k_threads, 0, s>>>(H, d, c0, Hr, faults);
+            sumis_real_model_kernel<<<unsigned(cc), k_threads, 0, s>>>(
+                H, d, c0, Hr, faults);
             MIMO_CUDA_CHECK(cudaGetLastError());
-            check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_T, CUBLAS_OP_N, int(n), int(n), int(m), &one, Hr, int(m),
-                                            (long long)(m * n), Hr, int(m), (long long)(m * n), &zero, G, int(n),
-                                            (long long)(n * n), int(cc)),
+            check(cublasDgemmStridedBatched(m_blas,
+                                            CUBLAS_OP_T,
+                                            CUBLAS_OP_N,
+                                            int(n),
+                                            int(n),
+                                            int(m),
+                                            &one,
+                                            Hr,
+                                            int(m),
+                                            (long long)(m * n),
+                                            Hr,
+                                            int(m),
+                                            (long long)(m * n),
+                                            &zero,
+                                            G,
+                                            int(n),
+                                            (long long)(n * n),
+                                            int(cc)),
                   "cublasDgemmStridedBatched (H^T H)");
-            sumis_partition_choice_kernel<<<blocks(cc * n), k_threads, 0, s>>>(G, cc, c0, d, parts);
+            sumis_partition_choice_kernel<<<blocks(cc * n), k_threads, 0, s>>>(
+                G, cc, c0, d, parts);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
     }
@@ -408,9 +490,20 @@ private:
     /// cuSOLVER batched calls in double precision: Q_f = K K^T + (N0/2) I
     /// (DGEMM), L (DPOTRF), [W | L^-1 r] = L^-1 [H | r] (DTRSM), g = W^T L^-1 r
     /// (DGEMM), then each partition's F. info[item] != 0: Q_f not positive definite.
-    void factor(const sumis_dims& d, const float* H, const float* y, const int* parts, unsigned* faults,
-                bool per_channel, size_t c0, size_t v0, size_t items, const double* var, const double* mean,
-                double* Fs, double* g, int* info)
+    void factor(const sumis_dims& d,
+                const float* H,
+                const float* y,
+                const int* parts,
+                unsigned* faults,
+                bool per_channel,
+                size_t c0,
+                size_t v0,
+                size_t items,
+                const double* var,
+                const double* mean,
+                double* Fs,
+                double* g,
+                int* info)
     {
         const cudaStream_t s = m_stream.get();
         const int m = d.m, n = d.n, vectors = per_channel ? d.S : 1, cols = n + vectors;
@@ -418,49 +511,122 @@ private:
         double* Q = m_Q.reserve(items * size_t(m) * m);
         double* R = m_R.reserve(items * size_t(m) * cols);
         double** ptr = m_ptr.reserve(2 * items);
-        sumis_build_kernel<<<unsigned(items), k_threads, 0, s>>>(H, y, d, per_channel, c0, v0, var, mean, K, Q, R,
-                                                                  faults);
-        sumis_pointers_kernel<<<blocks(items), k_threads, 0, s>>>(Q, size_t(m) * m, items, ptr);
-        sumis_pointers_kernel<<<blocks(items), k_threads, 0, s>>>(R, size_t(m) * cols, items, ptr + items);
+        sumis_build_kernel<<<unsigned(items), k_threads, 0, s>>>(
+            H, y, d, per_channel, c0, v0, var, mean, K, Q, R, faults);
+        sumis_pointers_kernel<<<blocks(items), k_threads, 0, s>>>(
+            Q, size_t(m) * m, items, ptr);
+        sumis_pointers_kernel<<<blocks(items), k_threads, 0, s>>>(
+            R, size_t(m) * cols, items, ptr + items);
         MIMO_CUDA_CHECK(cudaGetLastError());
         const double one = 1.0, zero = 0.0;
         check(cublasSetStream(m_blas, s), "cublasSetStream");
-        check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_N, CUBLAS_OP_T, m, m, n, &one, K, m, (long long)m * n, K,
-                                        m, (long long)m * n, &one, Q, m, (long long)m * m, int(items)),
+        check(cublasDgemmStridedBatched(m_blas,
+                                        CUBLAS_OP_N,
+                                        CUBLAS_OP_T,
+                                        m,
+                                        m,
+                                        n,
+                                        &one,
+                                        K,
+                                        m,
+                                        (long long)m * n,
+                                        K,
+                                        m,
+                                        (long long)m * n,
+                                        &one,
+                                        Q,
+                                        m,
+                                        (long long)m * m,
+                                        int(items)),
               "cublasDgemmStridedBatched (Q_f)");
         check(cusolverDnSetStream(m_solver, s), "cusolverDnSetStream");
         if (items <= k_unbatched_items) {
             // A few large matrices: the blocked single-matrix routines use the
             // whole GPU; the batched ones are made for many small matrices.
             int lwork = 0;
-            check(cusolverDnDpotrf_bufferSize(m_solver, CUBLAS_FILL_MODE_LOWER, m, Q, m, &lwork),
+            check(cusolverDnDpotrf_bufferSize(
+                      m_solver, CUBLAS_FILL_MODE_LOWER, m, Q, m, &lwork),
                   "cusolverDnDpotrf_bufferSize");
             double* work = m_work.reserve(size_t(std::max(lwork, 1)));
             for (size_t k = 0; k < items; ++k) {
-                check(cusolverDnDpotrf(m_solver, CUBLAS_FILL_MODE_LOWER, m, Q + k * size_t(m) * m, m, work, lwork,
+                check(cusolverDnDpotrf(m_solver,
+                                       CUBLAS_FILL_MODE_LOWER,
+                                       m,
+                                       Q + k * size_t(m) * m,
+                                       m,
+                                       work,
+                                       lwork,
                                        info + k),
                       "cusolverDnDpotrf");
-                check(cublasDtrsm(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT,
-                                  m, cols, &one, Q + k * size_t(m) * m, m, R + k * size_t(m) * cols, m),
+                check(cublasDtrsm(m_blas,
+                                  CUBLAS_SIDE_LEFT,
+                                  CUBLAS_FILL_MODE_LOWER,
+                                  CUBLAS_OP_N,
+                                  CUBLAS_DIAG_NON_UNIT,
+                                  m,
+                                  cols,
+                                  &one,
+                                  Q + k * size_t(m) * m,
+                                  m,
+                                  R + k * size_t(m) * cols,
+                                  m),
                       "cublasDtrsm (L^-1 [H | r])");
             }
         } else {
-            check(cusolverDnDpotrfBatched(m_solver, CUBLAS_FILL_MODE_LOWER, m, ptr, m, info, int(items)),
+            check(cusolverDnDpotrfBatched(
+                      m_solver, CUBLAS_FILL_MODE_LOWER, m, ptr, m, info, int(items)),
                   "cusolverDnDpotrfBatched");
-            check(cublasDtrsmBatched(m_blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N,
-                                     CUBLAS_DIAG_NON_UNIT, m, cols, &one, ptr, m, ptr + items, m, int(items)),
+            check(cublasDtrsmBatched(m_blas,
+                                     CUBLAS_SIDE_LEFT,
+                                     CUBLAS_FILL_MODE_LOWER,
+                                     CUBLAS_OP_N,
+                                     CUBLAS_DIAG_NON_UNIT,
+                                     m,
+                                     cols,
+                                     &one,
+                                     ptr,
+                                     m,
+                                     ptr + items,
+                                     m,
+                                     int(items)),
                   "cublasDtrsmBatched (L^-1 [H | r])");
         }
-        check(cublasDgemmStridedBatched(m_blas, CUBLAS_OP_T, CUBLAS_OP_N, n, vectors, m, &one, R, m,
-                                        (long long)m * cols, R + size_t(m) * n, m, (long long)m * cols, &zero, g, n,
-                                        (long long)n * vectors, int(items)),
+        check(cublasDgemmStridedBatched(m_blas,
+                                        CUBLAS_OP_T,
+                                        CUBLAS_OP_N,
+                                        n,
+                                        vectors,
+                                        m,
+                                        &one,
+                                        R,
+                                        m,
+                                        (long long)m * cols,
+                                        R + size_t(m) * n,
+                                        m,
+                                        (long long)m * cols,
+                                        &zero,
+                                        g,
+                                        n,
+                                        (long long)n * vectors,
+                                        int(items)),
               "cublasDgemmStridedBatched (g)");
-        sumis_gram_kernel<<<unsigned(items), k_threads, 0, s>>>(d, per_channel, c0, v0, parts, R, vectors, Fs);
+        sumis_gram_kernel<<<unsigned(items), k_threads, 0, s>>>(
+            d, per_channel, c0, v0, parts, R, vectors, Fs);
         MIMO_CUDA_CHECK(cudaGetLastError());
     }
 
-    void chunk(const sumis_dims& d, const float* H, const float* y, const float* priors, const int* parts,
-               unsigned* faults, size_t c0, size_t cc, size_t v0, size_t count, float clip, float* dllr)
+    void chunk(const sumis_dims& d,
+               const float* H,
+               const float* y,
+               const float* priors,
+               const int* parts,
+               unsigned* faults,
+               size_t c0,
+               size_t cc,
+               size_t v0,
+               size_t count,
+               float clip,
+               float* dllr)
     {
         const cudaStream_t s = m_stream.get();
         const size_t n = d.n;
@@ -471,47 +637,75 @@ private:
         double* log_prior = priors ? m_log_prior.reserve(count * n * d.L) : nullptr;
         double* g = m_g.reserve(count * n);
         double* lam = m_lam.reserve(count * n * d.nb);
-        const unsigned enumerate_grid = unsigned(count * n); // < 2^31: count is bounded by the scratch budget
+        const unsigned enumerate_grid =
+            unsigned(count * n); // < 2^31: count is bounded by the scratch budget
         // Stage I: without priors the factor is the channel's, shared by its S vectors.
         const bool per_channel = !priors;
         if (priors) {
-            sumis_soft_kernel<<<blocks(count * n), k_threads, 0, s>>>(m_pam, d, v0, count, priors, nullptr,
-                                                                      log_prior, mean, var, faults);
+            sumis_soft_kernel<<<blocks(count * n), k_threads, 0, s>>>(
+                m_pam, d, v0, count, priors, nullptr, log_prior, mean, var, faults);
             MIMO_CUDA_CHECK(cudaGetLastError());
             factor(d, H, y, parts, faults, false, c0, v0, count, var, mean, Fs, g, info);
         } else {
             fill(mean, count * n, 0.0);
             fill(var, count * n, d.energy);
-            factor(d, H, y, parts, faults, true, c0, v0, cc, nullptr, nullptr, Fs, g, info);
+            factor(
+                d, H, y, parts, faults, true, c0, v0, cc, nullptr, nullptr, Fs, g, info);
         }
-        sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam, d, v0, per_channel, c0, parts, info, Fs,
-                                                                    g, mean, var, log_prior, lam, faults);
+        sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam,
+                                                                    d,
+                                                                    v0,
+                                                                    per_channel,
+                                                                    c0,
+                                                                    parts,
+                                                                    info,
+                                                                    Fs,
+                                                                    g,
+                                                                    mean,
+                                                                    var,
+                                                                    log_prior,
+                                                                    lam,
+                                                                    faults);
         MIMO_CUDA_CHECK(cudaGetLastError());
         if (m_config.stage2) {
             // conditional means and variances from stage I, then stage II per vector
-            sumis_soft_kernel<<<blocks(count * n), k_threads, 0, s>>>(m_pam, d, v0, count, nullptr, lam, nullptr,
-                                                                      mean, var, faults);
+            sumis_soft_kernel<<<blocks(count * n), k_threads, 0, s>>>(
+                m_pam, d, v0, count, nullptr, lam, nullptr, mean, var, faults);
             MIMO_CUDA_CHECK(cudaGetLastError());
             factor(d, H, y, parts, faults, false, c0, v0, count, var, mean, Fs, g, info);
-            sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam, d, v0, false, 0, parts, info, Fs, g,
-                                                                        mean, var, log_prior, lam, faults);
+            sumis_enumerate_kernel<<<enumerate_grid, k_threads, 0, s>>>(m_pam,
+                                                                        d,
+                                                                        v0,
+                                                                        false,
+                                                                        0,
+                                                                        parts,
+                                                                        info,
+                                                                        Fs,
+                                                                        g,
+                                                                        mean,
+                                                                        var,
+                                                                        log_prior,
+                                                                        lam,
+                                                                        faults);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
-        sumis_output_kernel<<<blocks(count * n * d.nb), k_threads, 0, s>>>(d, v0, count, lam, priors, clip, faults,
-                                                                            dllr);
+        sumis_output_kernel<<<blocks(count * n * d.nb), k_threads, 0, s>>>(
+            d, v0, count, lam, priors, clip, faults, dllr);
         MIMO_CUDA_CHECK(cudaGetLastError());
     }
 
     static void check(cublasStatus_t st, const char* what)
     {
         if (st != CUBLAS_STATUS_SUCCESS)
-            throw std::runtime_error(std::string("mimo_gpu: ") + what + " failed (cuBLAS status " +
-                                     std::to_string(int(st)) + ")");
+            throw std::runtime_error(std::string("mimo_gpu: ") + what +
+                                     " failed (cuBLAS status " + std::to_string(int(st)) +
+                                     ")");
     }
     static void check(cusolverStatus_t st, const char* what)
     {
         if (st != CUSOLVER_STATUS_SUCCESS)
-            throw std::runtime_error(std::string("mimo_gpu: ") + what + " failed (cuSOLVER status " +
+            throw std::runtime_error(std::string("mimo_gpu: ") + what +
+                                     " failed (cuSOLVER status " +
                                      std::to_string(int(st)) + ")");
     }
 

@@ -27,7 +27,8 @@ struct sumis_config {
 /// priors, extrinsic (a-posteriori minus a-priori) with them. Bad problems: LLRs 0.
 /// The CUDA engine has no device path (its cuBLAS/cuSOLVER chunks read host memory).
 std::unique_ptr<detector_engine> make_cpu_sumis_engine(const sumis_config& config);
-std::unique_ptr<detector_engine> make_cuda_sumis_engine(const sumis_config& config); // the .cu (CUDA builds)
+std::unique_ptr<detector_engine>
+make_cuda_sumis_engine(const sumis_config& config); // the .cu (CUDA builds)
 
 /// The per-dimension energy of the constellation's PAM levels (1/2 for unit-energy QAM).
 inline double sumis_dimension_energy(const pam_table& pam)
@@ -38,7 +39,10 @@ inline double sumis_dimension_energy(const pam_table& pam)
     return e / pam.levels;
 }
 
-inline int sumis_output_index(int dim, int b, int nt, int Q) { return sumis_output_index_hd(dim, b, nt, Q); }
+inline int sumis_output_index(int dim, int b, int nt, int Q)
+{
+    return sumis_output_index_hd(dim, b, nt, Q);
+}
 
 } // namespace detail
 } // namespace mimo_gpu

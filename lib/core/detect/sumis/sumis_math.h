@@ -30,7 +30,8 @@ namespace detail {
 constexpr int k_sumis_max_ns = 8;
 constexpr int k_sumis_max_bits_per_dim = 5; // 1024-QAM
 
-/// Element (a, j) of the real model's m x n matrix from the complex nr x nt H (row-major).
+/// Element (a, j) of the real model's m x n matrix from the complex nr x nt H
+/// (row-major).
 MIMO_HD double sumis_real_h(const float* Hc, int nr, int nt, int a, int j)
 {
     const int r = a < nr ? a : a - nr, t = j < nt ? j : j - nt;
@@ -99,8 +100,14 @@ MIMO_HD bool sumis_invert(int k, double* A)
 /// The partition's system (B, z) from F = G'_SS (ns x ns, G' = H^T Q_f^-1 H),
 /// g, and the means and variances of the subspace symbols S.
 /// False when I - V_S F cannot be inverted (a numerically singular Q_i).
-MIMO_HD bool sumis_partition_system(int ns, const int* S, const double* F, const double* g, const double* mean,
-                                    const double* var, double* B, double* z)
+MIMO_HD bool sumis_partition_system(int ns,
+                                    const int* S,
+                                    const double* F,
+                                    const double* g,
+                                    const double* mean,
+                                    const double* var,
+                                    double* B,
+                                    double* z)
 {
     double M[k_sumis_max_ns * k_sumis_max_ns];
     for (int a = 0; a < ns; ++a) // M = I - V_S F
@@ -143,7 +150,8 @@ MIMO_HD bool sumis_partition_system(int ns, const int* S, const double* F, const
 /// F = G'_SS = (W^T W)_SS from W = L^-1 H (m x n, row-major), summed over the
 /// rows in order. The CPU engine uses it; the CUDA engine's W comes from cuBLAS
 /// in another order, so the two agree to rounding, not to the bit.
-MIMO_HD void sumis_subspace_gram(int ns, const int* S, const double* W, int m, int n, double* F)
+MIMO_HD void
+sumis_subspace_gram(int ns, const int* S, const double* W, int m, int n, double* F)
 {
     for (int a = 0; a < ns * ns; ++a)
         F[a] = 0.0;
@@ -165,7 +173,11 @@ MIMO_HD void sumis_levels(long long hl, int ns, int L, int* level)
 }
 
 /// s^T z - s^T B s / 2 + the log priors of the levels.
-MIMO_HD double sumis_metric(int ns, const int* level, const double* B, const double* z, const pam_table& pam,
+MIMO_HD double sumis_metric(int ns,
+                            const int* level,
+                            const double* B,
+                            const double* z,
+                            const pam_table& pam,
                             const double* log_prior_S /* ns x L, or null */)
 {
     double s[k_sumis_max_ns];
@@ -227,7 +239,9 @@ struct log_sum {
 };
 
 /// log P(level) of one real symbol from its bits' LLRs (L = ln P0/P1), for every level.
-MIMO_HD void sumis_level_log_probs(const float* bit_llr /* bits_per_dim */, const pam_table& pam, double* out)
+MIMO_HD void sumis_level_log_probs(const float* bit_llr /* bits_per_dim */,
+                                   const pam_table& pam,
+                                   double* out)
 {
     const int nb = pam.bits_per_dim;
     for (int l = 0; l < pam.levels; ++l) {
@@ -244,7 +258,8 @@ MIMO_HD void sumis_level_log_probs(const float* bit_llr /* bits_per_dim */, cons
 }
 
 /// Mean and variance of a real symbol whose levels have log probabilities lp.
-MIMO_HD void sumis_soft_symbol(const double* lp, const pam_table& pam, double* mean, double* var)
+MIMO_HD void
+sumis_soft_symbol(const double* lp, const pam_table& pam, double* mean, double* var)
 {
     double top = -INFINITY;
     for (int l = 0; l < pam.levels; ++l)

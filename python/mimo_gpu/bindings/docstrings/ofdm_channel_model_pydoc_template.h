@@ -14,14 +14,17 @@
  */
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_channel_model = R"doc(nt -> nr multipath OFDM channel (flat/EPA/EVA/ETU, CFO, timing offset, AWGN), a frame at a time.)doc";
+static const char* __doc_gr_mimo_gpu_ofdm_channel_model =
+    R"doc(nt -> nr multipath OFDM channel (flat/EPA/EVA/ETU, CFO, timing offset, AWGN), a frame at a time.)doc";
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_channel_model_make = R"doc(Make a channel: the frame (grid, nt, slots, data_symbols), nr, profile, snr_db, cfo (subcarrier spacings), timing_offset, seed, tx/rx correlation, doppler (Hz; 0: block fading, new taps per frame).)doc";
+static const char* __doc_gr_mimo_gpu_ofdm_channel_model_make =
+    R"doc(Make a channel: the frame (grid, nt, slots, data_symbols), nr, profile, snr_db, cfo (subcarrier spacings), timing_offset, seed, tx/rx correlation, doppler (Hz; 0: block fading, new taps per frame).)doc";
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_channel_model_set_snr_db = R"doc(Change the SNR from the next frame on.)doc";
+static const char* __doc_gr_mimo_gpu_ofdm_channel_model_set_snr_db =
+    R"doc(Change the SNR from the next frame on.)doc";
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_channel_model_snr_db = R"doc(The current SNR in dB.)doc";
-
+static const char* __doc_gr_mimo_gpu_ofdm_channel_model_snr_db =
+    R"doc(The current SNR in dB.)doc";

@@ -14,14 +14,17 @@
  */
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_tx = R"doc(MIMO-OFDM transmitter: one frame of coded bits (uint8, vlen frame_bits) in, nt antenna sample streams out (frame_samples per frame).)doc";
+static const char* __doc_gr_mimo_gpu_ofdm_tx =
+    R"doc(MIMO-OFDM transmitter: one frame of coded bits (uint8, vlen frame_bits) in, nt antenna sample streams out (frame_samples per frame).)doc";
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_tx_make = R"doc(Make a transmitter: grid preset (lte1.4 ... nr100), nt, modulation, slots, data_symbols.)doc";
+static const char* __doc_gr_mimo_gpu_ofdm_tx_make =
+    R"doc(Make a transmitter: grid preset (lte1.4 ... nr100), nt, modulation, slots, data_symbols.)doc";
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_bits = R"doc(Coded bits per frame (the input vector length).)doc";
+static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_bits =
+    R"doc(Coded bits per frame (the input vector length).)doc";
 
 
-static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_samples = R"doc(Samples per frame and antenna.)doc";
-
+static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_samples =
+    R"doc(Samples per frame and antenna.)doc";

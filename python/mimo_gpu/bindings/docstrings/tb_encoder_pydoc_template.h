@@ -14,7 +14,8 @@
  */
 
 
-static const char* __doc_gr_mimo_gpu_tb_encoder = R"doc(LTE transport block encoder on PDUs: CRC24A, segmentation (CRC24B), turbo coding, rate matching (TS 36.212 5.1).
+static const char* __doc_gr_mimo_gpu_tb_encoder =
+    R"doc(LTE transport block encoder on PDUs: CRC24A, segmentation (CRC24B), turbo coding, rate matching (TS 36.212 5.1).
 Message port "in": (meta, u8vector of A bits); "out": (meta, u8vector of G coded bits). A PDU of another length is logged and dropped.)doc";
 
 
@@ -24,10 +25,12 @@ static const char* __doc_gr_mimo_gpu_tb_encoder_tb_encoder_0 = R"doc()doc";
 static const char* __doc_gr_mimo_gpu_tb_encoder_tb_encoder_1 = R"doc()doc";
 
 
-static const char* __doc_gr_mimo_gpu_tb_encoder_make = R"doc(Make an encoder. A: transport block bits; G: coded bits (a multiple of NL*Qm); Qm: 1, 2, 4, 6, 8 or 10; NL: layers; rv: redundancy version 0..3.)doc";
+static const char* __doc_gr_mimo_gpu_tb_encoder_make =
+    R"doc(Make an encoder. A: transport block bits; G: coded bits (a multiple of NL*Qm); Qm: 1, 2, 4, 6, 8 or 10; NL: layers; rv: redundancy version 0..3.)doc";
 
 
-static const char* __doc_gr_mimo_gpu_tb_encoder_set_rv = R"doc(Set the redundancy version (0..3).)doc";
+static const char* __doc_gr_mimo_gpu_tb_encoder_set_rv =
+    R"doc(Set the redundancy version (0..3).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_tb_encoder_rv = R"doc(The redundancy version.)doc";
