@@ -288,6 +288,31 @@ gr::mimo_gpu::mimo_detector::sptr make_detector_block(const simulation_config& c
 }
 
 /// The flowgraph of one SNR point. The transmitted bits fan out to every ber_counter.
+/// Runs a started-to-finish flowgraph, calling collect(result, seconds so far)
+/// then progress(result) about every `period`, and once more at its end.
+template <typename Result, typename Collect>
+Result run_to_end(const gr::top_block_sptr& top,
+                  std::chrono::milliseconds period,
+                  Result r,
+                  Collect collect,
+                  const std::function<void(const Result&)>& progress)
+{
+    const auto start = std::chrono::steady_clock::now();
+    const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    };
+    top->start();
+    auto finished = std::async(std::launch::async, [&top] { top->wait(); });
+    while (finished.wait_for(period) != std::future_status::ready) {
+        collect(r, seconds());
+        progress(r);
+    }
+    finished.get();
+    collect(r, seconds());
+    return r;
+}
+
 class ber_flowgraph
 {
 public:
@@ -381,27 +406,21 @@ public:
                      std::chrono::milliseconds period,
                      const std::function<void(const point_result&)>& progress)
     {
-        const auto start = std::chrono::steady_clock::now();
-        m_top->start();
-        auto finished = std::async(std::launch::async, [this] { m_top->wait(); });
         point_result r;
         r.snr_db = snr_db;
         r.noise_var = core::noise_variance_from_snr_db(snr_db);
-        while (finished.wait_for(period) != std::future_status::ready) {
-            collect(r, start);
-            progress(r);
-        }
-        finished.get();
-        collect(r, start);
-        return r;
+        return run_to_end(
+            m_top,
+            period,
+            r,
+            [this](point_result& x, double seconds) { collect(x, seconds); },
+            progress);
     }
 
 private:
-    void collect(point_result& r, std::chrono::steady_clock::time_point start) const
+    void collect(point_result& r, double seconds) const
     {
-        r.seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                .count();
+        r.seconds = seconds;
         r.detectors.clear();
         for (size_t i = 0; i < m_counters.size(); ++i)
             r.detectors.push_back(
@@ -543,27 +562,21 @@ public:
                            std::chrono::milliseconds period,
                            const std::function<void(const coded_point_result&)>& progress)
     {
-        const auto start = std::chrono::steady_clock::now();
-        m_top->start();
-        auto finished = std::async(std::launch::async, [this] { m_top->wait(); });
         coded_point_result r;
         r.detected.snr_db = snr_db;
         r.detected.noise_var = core::noise_variance_from_snr_db(snr_db);
-        while (finished.wait_for(period) != std::future_status::ready) {
-            collect(r, start);
-            progress(r);
-        }
-        finished.get();
-        collect(r, start);
-        return r;
+        return run_to_end(
+            m_top,
+            period,
+            r,
+            [this](coded_point_result& x, double seconds) { collect(x, seconds); },
+            progress);
     }
 
 private:
-    void collect(coded_point_result& r, std::chrono::steady_clock::time_point start) const
+    void collect(coded_point_result& r, double seconds) const
     {
-        r.detected.seconds =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-                .count();
+        r.detected.seconds = seconds;
         r.detected.detectors.clear();
         r.decoded.clear();
         for (size_t i = 0; i < m_detected.size(); ++i) {

@@ -84,29 +84,26 @@ size_t state_parallel_shared_floats(int max_window, int max_training)
 // no opt-in needed: windows up to ~130 stages without training, ~120 with T = 16
 constexpr size_t k_state_parallel_max_shared = 48 * 1024;
 
-template <bool LogMap>
-__global__ void __launch_bounds__(k_state_parallel_threads)
-    state_parallel_kernel(const __grid_constant__ turbo_batch_view v,
-                          int decoder,
-                          int iteration,
-                          int max_window,
-                          int max_training)
+/// Lane s of a window's group in state_parallel_kernel: its state, the
+/// group's shuffle mask, and the window's shared memory and extent.
+struct state_lane {
+    unsigned mask;
+    int s;
+    float* sc;    ///< the window's stages (k_shared_stage_words each)
+    float* ring;  ///< the last 8 stages' branch metrics, for the APP reduction
+    float* train; ///< the training stages' gs, gp
+    int len, end, ahead, behind;
+};
+
+/// The window's branch inputs into shared memory, the lanes sharing the stages.
+__device__ __forceinline__ void state_parallel_inputs(const window_job& job,
+                                                      const state_lane& l)
 {
-    extern __shared__ float smem[];
-    const int group = threadIdx.x / k_states, s = threadIdx.x % k_states;
-    const size_t w = size_t(blockIdx.x) * k_windows_per_block + group;
-    window_job job;
-    if (w >= v.n_windows || !prepare_window<LogMap>(v, w, decoder, iteration, job))
-        return; // the whole group of 8 leaves together
-    const unsigned mask = 0xffu << ((threadIdx.x % 32) / k_states * k_states);
-    float* sc = smem + group * state_parallel_window_floats(max_window, max_training);
-    float* ring = sc + size_t(max_window) * k_shared_stage_words;
-    float* train = ring + k_ring_floats;
     const half_iteration_io& io = job.io;
     const window_span& span = job.span;
-    const int len = span.len, end = span.start + len;
-    const int ahead = span.start - span.first, behind = span.last - end;
-
+    const int s = l.s, len = l.len, end = l.end, ahead = l.ahead, behind = l.behind;
+    float* sc = l.sc;
+    float* train = l.train;
     for (int i = s; i < len; i += k_states) { // branch inputs, lanes sharing the stages
         const int k = span.start + i;
         const int n = io.pi ? io.pi[k] : k;
@@ -121,8 +118,18 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
         train[2 * i] = 0.5f * (channel_llr(io.systematic[n]) + io.apriori[n]);
         train[2 * i + 1] = 0.5f * channel_llr(io.parity[k]);
     }
-    __syncwarp(mask);
+}
 
+/// The forward recursion (training, then the window's stages, their alphas kept).
+template <bool LogMap>
+__device__ __forceinline__ void state_parallel_forward(window_job& job,
+                                                       const state_lane& l)
+{
+    const window_span& span = job.span;
+    const unsigned mask = l.mask;
+    const int s = l.s, len = l.len, end = l.end, ahead = l.ahead;
+    float* sc = l.sc;
+    const float* train = l.train;
     const int s0 = previous_state(s, 0), s1 = previous_state(s, 1);
     const float p0 = parity_bit(s0, 0) ? -1.0f : 1.0f,
                 p1 = parity_bit(s1, 1) ? -1.0f : 1.0f;
@@ -151,8 +158,21 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     }
     if (end == span.alpha_at)
         job.alpha_out[s] = alpha;
-    __syncwarp(mask);
+}
 
+/// The backward recursion (training, then the window's stages), each stage's
+/// APP reduced over the 8 states from the ring, extrinsic LLRs out.
+template <bool LogMap>
+__device__ __forceinline__ void state_parallel_backward(window_job& job,
+                                                        const state_lane& l)
+{
+    const half_iteration_io& io = job.io;
+    const window_span& span = job.span;
+    const unsigned mask = l.mask;
+    const int s = l.s, len = l.len, end = l.end, ahead = l.ahead, behind = l.behind;
+    const float* sc = l.sc;
+    float* ring = l.ring;
+    const float* train = l.train;
     const int t0 = next_state(s, 0), t1 = next_state(s, 1);
     const bool q0 = parity_bit(s, 0), q1 = parity_bit(s, 1);
     float beta = job.beta_end[s];
@@ -207,6 +227,38 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     }
     if (span.start == span.beta_at)
         job.beta_out[s] = beta;
+}
+
+template <bool LogMap>
+__global__ void __launch_bounds__(k_state_parallel_threads)
+    state_parallel_kernel(const __grid_constant__ turbo_batch_view v,
+                          int decoder,
+                          int iteration,
+                          int max_window,
+                          int max_training)
+{
+    extern __shared__ float smem[];
+    const int group = threadIdx.x / k_states, s = threadIdx.x % k_states;
+    const size_t w = size_t(blockIdx.x) * k_windows_per_block + group;
+    window_job job;
+    if (w >= v.n_windows || !prepare_window<LogMap>(v, w, decoder, iteration, job))
+        return; // the whole group of 8 leaves together
+    state_lane l;
+    l.mask = 0xffu << ((threadIdx.x % 32) / k_states * k_states);
+    l.s = s;
+    l.sc = smem + group * state_parallel_window_floats(max_window, max_training);
+    l.ring = l.sc + size_t(max_window) * k_shared_stage_words;
+    l.train = l.ring + k_ring_floats;
+    l.len = job.span.len;
+    l.end = job.span.start + l.len;
+    l.ahead = job.span.start - job.span.first;
+    l.behind = job.span.last - l.end;
+
+    state_parallel_inputs(job, l);
+    __syncwarp(l.mask);
+    state_parallel_forward<LogMap>(job, l);
+    __syncwarp(l.mask);
+    state_parallel_backward<LogMap>(job, l);
 }
 
 /// Which kernel a half iteration runs. Measured on the H100 (docs/benchmarks.md,
