@@ -22,10 +22,10 @@
 #include "command_line.h"
 #include "json_writer.h"
 
+#include <mimo_gpu/batched_qr.h>
 #include <mimo_gpu/channel_simulator.h>
-#include <mimo_gpu/nway_detector.h>
-#include <mimo_gpu/qr_decomposition.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #ifdef MIMO_GPU_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -109,8 +109,8 @@ void bench_cuda(
     constexpr int sets = 8;
     input_sets in(c.shape, c.mod, batch, sets, seed);
     const size_t nH = batch * c.shape.nr * c.shape.nt, ny = batch * c.shape.nr;
-    qr_decomposition qr(c.shape, c.passes, backend::cuda);
-    nway_detector det({ c.shape, c.mod, c.passes, 0.0f }, backend::cuda);
+    batched_qr qr(c.shape, c.passes, backend::cuda);
+    nway_ssfe_detector det({ c.shape, c.mod, c.passes, 0.0f }, backend::cuda);
     const size_t n_items = batch * qr.layout().floats_per_item(),
                  n_llr = batch * det.llrs_per_problem();
     const float n0 = noise_variance_from_snr_db(15.0);
@@ -156,7 +156,7 @@ void bench_cuda(
 void bench_cpu(result& r, size_t batch, int trials, uint64_t seed)
 {
     input_sets in(r.c.shape, r.c.mod, batch, 2, seed);
-    nway_detector det({ r.c.shape, r.c.mod, r.c.passes, 0.0f }, backend::cpu);
+    nway_ssfe_detector det({ r.c.shape, r.c.mod, r.c.passes, 0.0f }, backend::cpu);
     std::vector<float> llr(batch * det.llrs_per_problem());
     const float n0 = noise_variance_from_snr_db(15.0);
     r.end_to_end_pageable_ms = r.end_to_end_ms = host_median_ms(trials, [&](int i) {
@@ -188,7 +188,7 @@ std::vector<float> turbo_input(const std::vector<int>& K, uint64_t seed)
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<float> llr;
-    llr.reserve(turbo_decoder::input_floats(K));
+    llr.reserve(lte_turbo_decoder::input_floats(K));
     for (int k : K) {
         std::vector<uint8_t> c(k), d0(k + 4), d1(k + 4), d2(k + 4);
         for (auto& b : c)
@@ -232,13 +232,13 @@ turbo_cases(size_t blocks, uint64_t seed, const std::vector<int>& trainings)
 void bench_turbo_cuda(turbo_result& r, int trials, double h2d_bandwidth, uint64_t seed)
 {
     const std::vector<float> llr = turbo_input(r.c.K, seed);
-    const size_t n_llr = llr.size(), n_bits = turbo_decoder::output_bits(r.c.K);
+    const size_t n_llr = llr.size(), n_bits = lte_turbo_decoder::output_bits(r.c.K);
     turbo_decoder_config cfg;
     cfg.algorithm = r.c.algorithm;
     cfg.iterations = r.c.iterations;
     cfg.window = r.c.window;
     cfg.training = r.c.training;
-    turbo_decoder dec(cfg, backend::cuda);
+    lte_turbo_decoder dec(cfg, backend::cuda);
     cuda_array<float> h_llr(n_llr, true), d_llr(n_llr, false);
     cuda_array<uint8_t> h_bits(n_bits, true), d_bits(n_bits, false);
     std::copy(llr.begin(), llr.end(), h_llr.p);
@@ -265,8 +265,8 @@ void bench_turbo_cpu(turbo_result& r, int trials, uint64_t seed)
     cfg.iterations = r.c.iterations;
     cfg.window = r.c.window;
     cfg.training = r.c.training;
-    turbo_decoder dec(cfg, backend::cpu);
-    std::vector<uint8_t> bits(turbo_decoder::output_bits(r.c.K));
+    lte_turbo_decoder dec(cfg, backend::cpu);
+    std::vector<uint8_t> bits(lte_turbo_decoder::output_bits(r.c.K));
     r.end_to_end_ms =
         host_median_ms(trials, [&](int) { dec.decode(r.c.K, llr.data(), bits.data()); });
 }
@@ -656,7 +656,7 @@ int main(int argc, char** argv)
                                        : std::vector<turbo_case>{}) {
             turbo_result r;
             r.c = c;
-            r.info_bits = turbo_decoder::output_bits(c.K);
+            r.info_bits = lte_turbo_decoder::output_bits(c.K);
             std::fprintf(stderr,
                          "  turbo %s %s %d it W=%d T=%d ...\n",
                          c.name.c_str(),

@@ -53,7 +53,7 @@
 #include <mimo_gpu/channel_generator.h>
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/device_memory.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <condition_variable>
 #include <algorithm>

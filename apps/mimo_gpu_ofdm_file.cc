@@ -11,12 +11,12 @@
 #include "raw_item_file.h"
 
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_receiver.h>
 #include <mimo_gpu/ofdm_stream_receiver.h>
 #include <mimo_gpu/ofdm_transmitter.h>
 #include <mimo_gpu/sigmf.h>
-#include <mimo_gpu/turbo_decoder.h>
 
 #include <algorithm>
 #include <cstdio>

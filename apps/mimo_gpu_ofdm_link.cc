@@ -11,11 +11,11 @@
 #include "json_writer.h"
 
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/mmse_detector.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_receiver.h>
 #include <mimo_gpu/ofdm_transmitter.h>
-#include <mimo_gpu/turbo_decoder.h>
 
 #include <cmath>
 #include <cstdio>

@@ -35,7 +35,7 @@
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
 #include "json_writer.h"
 
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <algorithm>
 #include <chrono>
@@ -151,8 +151,8 @@ int main(int argc, char** argv)
                         cfg.training = std::stoi(t);
                         const backend be =
                             checked_setup([&] { return backend_from_string(be_name); });
-                        turbo_decoder dec =
-                            checked_setup([&] { return turbo_decoder(cfg, be); });
+                        lte_turbo_decoder dec =
+                            checked_setup([&] { return lte_turbo_decoder(cfg, be); });
                         const std::vector<int> sizes(size_t(batch), K);
                         std::vector<uint8_t> decoded(size_t(K) * batch);
                         for (double e : ebn0) {

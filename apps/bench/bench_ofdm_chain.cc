@@ -22,10 +22,10 @@
 #include <gnuradio/mimo_gpu/tb_source.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/top_block.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_grid.h>
 #include <mimo_gpu/ofdm_transmitter.h>
-#include <mimo_gpu/turbo_decoder.h>
 
 #include <algorithm>
 #include <chrono>

@@ -3,7 +3,7 @@
 #include "bench_util.h"
 
 #include <mimo_gpu/detector.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <cmath>
 #include <random>

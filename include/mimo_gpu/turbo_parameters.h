@@ -4,7 +4,7 @@
 #pragma once
 
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <stdexcept>
 #include <string>

@@ -7,7 +7,7 @@
 
 #include <gnuradio/mimo_gpu/nway_detector.h>
 #include <gnuradio/thread/thread.h>
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #include "plumbing/batch_runner.h"
 #include "plumbing/erasure_tags.h"
@@ -40,7 +40,7 @@ public:
              gr_vector_void_star& output_items) override;
 
 private:
-    ::mimo_gpu::nway_detector d_detector;
+    ::mimo_gpu::nway_ssfe_detector d_detector;
     batch_runner d_batches;
     mutable gr::thread::mutex d_mutex; // guards N0 and the clip, set from other threads
     float d_noise_var;

@@ -6,7 +6,7 @@
 #define INCLUDED_MIMO_GPU_QR_DECOMPOSITION_IMPL_H
 
 #include <gnuradio/mimo_gpu/qr_decomposition.h>
-#include <mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/batched_qr.h>
 
 #include "plumbing/batch_runner.h"
 #include "plumbing/erasure_tags.h"
@@ -32,7 +32,7 @@ public:
              gr_vector_void_star& output_items) override;
 
 private:
-    ::mimo_gpu::qr_decomposition d_qr;
+    ::mimo_gpu::batched_qr d_qr;
     batch_runner d_batches;
     erasure_log d_erasures;
 };

@@ -7,7 +7,7 @@
 
 #include <gnuradio/mimo_gpu/tb_encoder.h>
 #include <gnuradio/thread/thread.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 namespace gr {
 namespace mimo_gpu {

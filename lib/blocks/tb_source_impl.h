@@ -9,7 +9,7 @@
 
 #include <gnuradio/mimo_gpu/tb_source.h>
 #include <mimo_gpu/backend.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <vector>
 

@@ -15,7 +15,7 @@
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/thread/thread.h>
 #include <mimo_gpu/device_memory.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <atomic>
 #include <memory>

@@ -76,7 +76,7 @@ void turbo_decoder_impl::reconfigure(::mimo_gpu::turbo_decoder_config config)
 {
     config.validate(); // throws before anything changes
     gr::thread::scoped_lock lock(d_mutex);
-    d_decoder = ::mimo_gpu::turbo_decoder(config, d_backend);
+    d_decoder = ::mimo_gpu::lte_turbo_decoder(config, d_backend);
 }
 
 void turbo_decoder_impl::set_iterations(int iterations)

@@ -7,7 +7,7 @@
 
 #include <gnuradio/mimo_gpu/turbo_decoder.h>
 #include <gnuradio/thread/thread.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include "plumbing/code_block_framing.h"
 
@@ -56,7 +56,7 @@ private:
     const size_t d_max_blocks;
     code_block_framing d_framing;
     mutable gr::thread::mutex d_mutex; // guards the decoder, rebuilt by the setters
-    ::mimo_gpu::turbo_decoder d_decoder;
+    ::mimo_gpu::lte_turbo_decoder d_decoder;
     std::vector<int> d_block_K;
     bool d_failed = false;
 };

@@ -1,5 +1,5 @@
 #include <mimo_gpu/backend.h>
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ TEST(backend, demanding_cuda_without_a_gpu_is_a_clear_error)
         GTEST_SKIP() << "a CUDA device is present";
     EXPECT_FALSE(cuda_unavailable_reason().empty());
     try {
-        nway_detector det({ { 2, 2 }, modulation::qpsk, 1, 0.0f }, backend::cuda);
+        nway_ssfe_detector det({ { 2, 2 }, modulation::qpsk, 1, 0.0f }, backend::cuda);
         FAIL() << "CUDA backend granted without a device";
     } catch (const std::runtime_error& e) {
         EXPECT_NE(std::string(e.what()).find("CUDA"), std::string::npos) << e.what();

@@ -23,7 +23,7 @@
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_generator.h>
 #include <mimo_gpu/channel_simulator.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // element the GPU never wrote cannot pass. Skips where no GPU is usable.
 #include "test_support.h"
 
+#include <mimo_gpu/batched_qr.h>
 #include <mimo_gpu/ml_detector.h>
-#include <mimo_gpu/nway_detector.h>
-#include <mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -66,7 +66,7 @@ TEST(cuda_backend, qr_items_match_cpu)
     const uint64_t seed = fresh_seed();
     for (const config& c : configs) {
         problem_batch pb(c.shape, c.mod, c.batch, 12.0, seed);
-        qr_decomposition cpu(c.shape, c.passes, backend::cpu),
+        batched_qr cpu(c.shape, c.passes, backend::cpu),
             gpu(c.shape, c.passes, backend::cuda);
         ASSERT_EQ(gpu.active_backend(), backend::cuda);
         std::vector<float> a(c.batch * cpu.layout().floats_per_item(), NAN),
@@ -84,7 +84,7 @@ TEST(cuda_backend, nway_llrs_match_cpu)
     for (const config& c : configs) {
         for (float clip : { 0.0f, 8.0f }) {
             problem_batch pb(c.shape, c.mod, c.batch, 15.0, seed + 1);
-            nway_detector cpu({ c.shape, c.mod, c.passes, clip }, backend::cpu),
+            nway_ssfe_detector cpu({ c.shape, c.mod, c.passes, clip }, backend::cpu),
                 gpu({ c.shape, c.mod, c.passes, clip }, backend::cuda);
             std::vector<float> a(c.batch * cpu.llrs_per_problem(), NAN), b(a.size(), NAN),
                 d(a.size(), NAN);
@@ -92,7 +92,7 @@ TEST(cuda_backend, nway_llrs_match_cpu)
             gpu.detect(pb.H.data(), pb.y.data(), c.batch, pb.n0, b.data());
             expect_close(b, a, "nway " + name(c) + " clip " + std::to_string(clip));
             // The QR-item entry point (the GNU Radio block's path) too.
-            qr_decomposition qr(c.shape, c.passes, backend::cpu);
+            batched_qr qr(c.shape, c.passes, backend::cpu);
             std::vector<float> items(c.batch * qr.layout().floats_per_item());
             qr.run(pb.H.data(), pb.y.data(), c.batch, items.data());
             gpu.detect_qr(items.data(), c.batch, pb.n0, d.data());
@@ -131,7 +131,7 @@ TEST(cuda_backend, repeated_calls_with_changing_batch_sizes_reuse_buffers_correc
 {
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
-    nway_detector cpu({ { 4, 4 }, modulation::qam16, 2, 0.0f }, backend::cpu),
+    nway_ssfe_detector cpu({ { 4, 4 }, modulation::qam16, 2, 0.0f }, backend::cpu),
         gpu({ { 4, 4 }, modulation::qam16, 2, 0.0f }, backend::cuda);
     for (size_t batch :
          { size_t(1), size_t(5000), size_t(33), size_t(12000), size_t(7) }) {
@@ -147,7 +147,7 @@ TEST(cuda_backend, bad_problems_are_reported_like_on_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
     problem_batch pb({ 4, 4 }, modulation::qam16, 500, 14.0, fresh_seed());
-    nway_detector gpu({ { 4, 4 }, modulation::qam16, 4, 0.0f }, backend::cuda);
+    nway_ssfe_detector gpu({ { 4, 4 }, modulation::qam16, 4, 0.0f }, backend::cuda);
     ml_detector ml({ 4, 4 }, modulation::qpsk, backend::cuda);
     std::vector<float> llr(500 * 16);
     auto bad = pb;

@@ -4,9 +4,9 @@
 // Also the scratch bound of large calls (parts of at most max_problems_per_run).
 #include "test_support.h"
 
+#include <mimo_gpu/batched_qr.h>
 #include <mimo_gpu/detector_registry.h>
-#include <mimo_gpu/nway_detector.h>
-#include <mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #include <algorithm>
 #include <cmath>
@@ -149,7 +149,7 @@ TEST(erasures, every_family_erases_bad_problems_and_detects_the_rest)
 TEST(erasures, qr_items_of_bad_problems_are_nan_and_the_detector_erases_them)
 {
     const bad_batch b(fresh_seed());
-    qr_decomposition qr(b.pb.shape, 2, backend::cpu);
+    batched_qr qr(b.pb.shape, 2, backend::cpu);
     qr.set_bad_problem_policy(bad_problem_policy::erase);
     const size_t floats = qr.layout().floats_per_item();
     std::vector<float> items(b.size * floats);
@@ -158,7 +158,7 @@ TEST(erasures, qr_items_of_bad_problems_are_nan_and_the_detector_erases_them)
     EXPECT_EQ(r.first_erased, b.first);
     for (size_t p = 0; p < b.size; ++p)
         EXPECT_EQ(std::isnan(items[p * floats]), bool(b.bad[p])) << p;
-    nway_detector det({ b.pb.shape, b.pb.mod, 2, 8.0f }, backend::cpu);
+    nway_ssfe_detector det({ b.pb.shape, b.pb.mod, 2, 8.0f }, backend::cpu);
     det.set_bad_problem_policy(bad_problem_policy::erase);
     std::vector<float> llr(b.size * 4);
     const auto d = det.detect_qr(items.data(), b.size, b.pb.n0, llr.data());
@@ -310,7 +310,7 @@ TEST(erasures, large_calls_are_detected_in_parts_with_bounded_scratch)
 TEST(erasures, all_zero_qr_items_are_erased_as_singular)
 {
     const problem_batch pb({ 2, 2 }, modulation::qpsk, 8, 10.0, fresh_seed());
-    qr_decomposition qr(pb.shape, 2, backend::cpu);
+    batched_qr qr(pb.shape, 2, backend::cpu);
     const size_t floats = qr.layout().floats_per_item();
     std::vector<float> items(pb.batch * floats);
     qr.run(pb.H.data(), pb.y.data(), pb.batch, items.data());
@@ -318,7 +318,7 @@ TEST(erasures, all_zero_qr_items_are_erased_as_singular)
     for (backend b : { backend::cpu, backend::cuda }) {
         if (b == backend::cuda && !mimo_gpu::cuda_available())
             continue;
-        nway_detector det({ pb.shape, pb.mod, 2, 8.0f }, b);
+        nway_ssfe_detector det({ pb.shape, pb.mod, 2, 8.0f }, b);
         det.set_bad_problem_policy(bad_problem_policy::erase);
         std::vector<float> llr(pb.batch * 4, NAN);
         const auto r = det.detect_qr(items.data(), pb.batch, pb.n0, llr.data());

@@ -2,7 +2,7 @@
 // checked against a plain reference written here from the spec's text, or
 // against values worked out by hand from its formulas.
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include "backend_test.h"
 

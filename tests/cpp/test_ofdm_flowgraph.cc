@@ -19,10 +19,10 @@
 #include <gnuradio/top_block.h>
 #include <gtest/gtest.h>
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_transmitter.h>
 #include <mimo_gpu/sigmf.h>
-#include <mimo_gpu/turbo_decoder.h>
 
 #include <cmath>
 #include <random>

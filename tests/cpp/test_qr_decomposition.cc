@@ -1,6 +1,6 @@
 #include "test_support.h"
 
-#include <mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/batched_qr.h>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -34,7 +34,7 @@ void real_model(const problem_batch& pb,
 
 // H~ = Q R with Q orthonormal is equivalent to R^T R = H~^T H~ and R^T y^ = H~^T y~
 // (R upper triangular, positive diagonal): checked for every problem and order.
-TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
+TEST(batched_qr, reproduces_the_gram_matrix_for_every_order)
 {
     const uint64_t seed = fresh_seed();
     for (mimo_shape shape : { mimo_shape{ 2, 2 },
@@ -43,7 +43,7 @@ TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
                               mimo_shape{ 8, 8 },
                               mimo_shape{ 3, 1 } }) {
         problem_batch pb(shape, modulation::qam16, 300, 15.0, seed);
-        qr_decomposition qr(shape, shape.nt, backend::cpu);
+        batched_qr qr(shape, shape.nt, backend::cpu);
         const qr_layout lay = qr.layout();
         std::vector<float> items(pb.batch * lay.floats_per_item(), NAN);
         qr.run(pb.H.data(), pb.y.data(), pb.batch, items.data());
@@ -74,13 +74,13 @@ TEST(qr_decomposition, reproduces_the_gram_matrix_for_every_order)
     }
 }
 
-TEST(qr_decomposition, bad_input_is_rejected)
+TEST(batched_qr, bad_input_is_rejected)
 {
-    EXPECT_THROW(qr_decomposition({ 2, 2 }, 3, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(qr_decomposition({ 2, 2 }, 0, backend::cpu), std::invalid_argument);
-    EXPECT_THROW(qr_decomposition({ 2, 4 }, 1, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(batched_qr({ 2, 2 }, 3, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(batched_qr({ 2, 2 }, 0, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(batched_qr({ 2, 4 }, 1, backend::cpu), std::invalid_argument);
     problem_batch pb({ 2, 2 }, modulation::qpsk, 10, 10.0, 7);
-    qr_decomposition qr({ 2, 2 }, 2, backend::cpu);
+    batched_qr qr({ 2, 2 }, 2, backend::cpu);
     std::vector<float> items(10 * qr.layout().floats_per_item());
 
     auto bad = pb;

@@ -8,7 +8,7 @@
 
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <algorithm>
 #include <cmath>

@@ -4,7 +4,7 @@
 #include "test_support.h"
 
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -75,8 +75,8 @@ std::vector<uint8_t> decode_bits(const coded_batch& cb,
                                  backend be = backend::cpu,
                                  std::vector<turbo_block_result>* results = nullptr)
 {
-    turbo_decoder dec(cfg, be);
-    std::vector<uint8_t> out(turbo_decoder::output_bits(cb.K), 9);
+    lte_turbo_decoder dec(cfg, be);
+    std::vector<uint8_t> out(lte_turbo_decoder::output_bits(cb.K), 9);
     auto r = dec.decode(cb.K, cb.llr.data(), out.data());
     if (results)
         *results = r;
@@ -94,7 +94,7 @@ turbo_decoder_config config(map_algorithm a, int iterations = 6, int window = 64
 
 } // namespace
 
-TEST(turbo_decoder, every_block_size_decodes_at_high_snr)
+TEST(lte_turbo_decoder, every_block_size_decodes_at_high_snr)
 {
     coded_batch cb(qpp_interleaver::block_sizes(), 4.0, fresh_seed());
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map }) {
@@ -102,7 +102,7 @@ TEST(turbo_decoder, every_block_size_decodes_at_high_snr)
     }
 }
 
-TEST(turbo_decoder, iterations_and_log_map_lower_the_error_rate_near_the_cliff)
+TEST(lte_turbo_decoder, iterations_and_log_map_lower_the_error_rate_near_the_cliff)
 {
     coded_batch cb(std::vector<int>(12, 6144), 0.7, fresh_seed());
     const size_t one =
@@ -121,7 +121,7 @@ TEST(turbo_decoder, iterations_and_log_map_lower_the_error_rate_near_the_cliff)
     EXPECT_LE(six_log, six);
 }
 
-TEST(turbo_decoder, one_window_and_parallel_windows_both_work)
+TEST(lte_turbo_decoder, one_window_and_parallel_windows_both_work)
 {
     coded_batch cb(std::vector<int>(6, 6144), 1.0, fresh_seed());
     const size_t p1 = bit_errors(
@@ -140,7 +140,7 @@ TEST(turbo_decoder, one_window_and_parallel_windows_both_work)
     EXPECT_LE(p96, 40u);
 }
 
-TEST(turbo_decoder, early_termination_stops_when_the_crc_passes)
+TEST(lte_turbo_decoder, early_termination_stops_when_the_crc_passes)
 {
     coded_batch clean({ 6144, 1024, 40 }, 6.0, fresh_seed(), true);
     auto cfg = config(map_algorithm::max_log_map, 8);
@@ -158,10 +158,10 @@ TEST(turbo_decoder, early_termination_stops_when_the_crc_passes)
     EXPECT_EQ(r[0].iterations, 8);
 }
 
-TEST(turbo_decoder, app_llrs_are_consistent_with_the_hard_decisions)
+TEST(lte_turbo_decoder, app_llrs_are_consistent_with_the_hard_decisions)
 {
     coded_batch cb({ 512, 2048 }, 1.5, fresh_seed());
-    turbo_decoder dec(config(map_algorithm::log_map), backend::cpu);
+    lte_turbo_decoder dec(config(map_algorithm::log_map), backend::cpu);
     std::vector<uint8_t> bits(2560);
     std::vector<float> app(2560, NAN);
     dec.decode(cb.K, cb.llr.data(), bits.data(), app.data());
@@ -171,17 +171,17 @@ TEST(turbo_decoder, app_llrs_are_consistent_with_the_hard_decisions)
     }
 }
 
-TEST(turbo_decoder, bad_input_is_rejected)
+TEST(lte_turbo_decoder, bad_input_is_rejected)
 {
     turbo_decoder_config bad = config(map_algorithm::max_log_map, 0);
-    EXPECT_THROW(turbo_decoder(bad, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(lte_turbo_decoder(bad, backend::cpu), std::invalid_argument);
     bad = config(map_algorithm::max_log_map);
     bad.extrinsic_scale = 1.5f;
-    EXPECT_THROW(turbo_decoder(bad, backend::cpu), std::invalid_argument);
+    EXPECT_THROW(lte_turbo_decoder(bad, backend::cpu), std::invalid_argument);
     bad = config(map_algorithm::max_log_map);
     bad.training = -1;
-    EXPECT_THROW(turbo_decoder(bad, backend::cpu), std::invalid_argument);
-    turbo_decoder dec(config(map_algorithm::max_log_map), backend::cpu);
+    EXPECT_THROW(lte_turbo_decoder(bad, backend::cpu), std::invalid_argument);
+    lte_turbo_decoder dec(config(map_algorithm::max_log_map), backend::cpu);
     std::vector<float> llr(3 * 45, 1.0f);
     std::vector<uint8_t> bits(41);
     try {
@@ -206,17 +206,17 @@ TEST(turbo_decoder, bad_input_is_rejected)
 // window then runs the one-window recursions (state 0 at the start, the tail at
 // the end) through its own stages, so the result is one window's to the bit;
 // longer prefixes are clamped to K (INT_MAX cannot overflow).
-TEST(turbo_decoder, training_of_k_stages_decodes_exactly_as_one_window)
+TEST(lte_turbo_decoder, training_of_k_stages_decodes_exactly_as_one_window)
 {
     const coded_batch cb({ 6144, 40, 1056, 104 }, 0.7, fresh_seed(), true);
-    const size_t n = turbo_decoder::output_bits(cb.K);
+    const size_t n = lte_turbo_decoder::output_bits(cb.K);
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map }) {
         auto cfg = config(a, 4, std::numeric_limits<int>::max());
         cfg.early_termination = crc_type::crc24b;
         std::vector<uint8_t> expected(n);
         std::vector<float> expected_app(n);
         const auto r_expected =
-            turbo_decoder(cfg, backend::cpu)
+            lte_turbo_decoder(cfg, backend::cpu)
                 .decode(cb.K, cb.llr.data(), expected.data(), expected_app.data());
         for (int window : { 24, 64 })
             for (int training : { 6144, std::numeric_limits<int>::max() }) {
@@ -224,7 +224,7 @@ TEST(turbo_decoder, training_of_k_stages_decodes_exactly_as_one_window)
                 cfg.training = training;
                 std::vector<uint8_t> bits(n, 7);
                 std::vector<float> app(n, NAN);
-                const auto r = turbo_decoder(cfg, backend::cpu)
+                const auto r = lte_turbo_decoder(cfg, backend::cpu)
                                    .decode(cb.K, cb.llr.data(), bits.data(), app.data());
                 EXPECT_EQ(bits, expected) << "window " << window << " T " << training;
                 EXPECT_EQ(app, expected_app) << "window " << window << " T " << training;
@@ -240,10 +240,10 @@ TEST(turbo_decoder, training_of_k_stages_decodes_exactly_as_one_window)
 
 // All-zero (erased) LLRs decode to the all-zero word, whose CRC (register
 // starting at 0) passes: without information behind it, that is no pass.
-TEST(turbo_decoder, all_zero_llrs_never_pass_the_crc)
+TEST(lte_turbo_decoder, all_zero_llrs_never_pass_the_crc)
 {
     const std::vector<int> K = { 40, 1024, 6144 };
-    const std::vector<float> llr(turbo_decoder::input_floats(K), 0.0f);
+    const std::vector<float> llr(lte_turbo_decoder::input_floats(K), 0.0f);
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
         for (crc_type et : { crc_type::none,
                              crc_type::crc24a,
@@ -252,8 +252,8 @@ TEST(turbo_decoder, all_zero_llrs_never_pass_the_crc)
                              crc_type::crc8 }) {
             auto cfg = config(a, 5);
             cfg.early_termination = et;
-            turbo_decoder dec(cfg, backend::cpu);
-            std::vector<uint8_t> bits(turbo_decoder::output_bits(K), 7);
+            lte_turbo_decoder dec(cfg, backend::cpu);
+            std::vector<uint8_t> bits(lte_turbo_decoder::output_bits(K), 7);
             std::vector<float> app(bits.size(), NAN);
             const auto r = dec.decode(K, llr.data(), bits.data(), app.data());
             ASSERT_EQ(r.size(), K.size());
@@ -276,12 +276,12 @@ TEST(turbo_decoder, all_zero_llrs_never_pass_the_crc)
 // its CRC passes): too few to carry K bits, so no pass. K or K + 1 non-zero:
 // a pass only where no bit was left a tie (its APP exactly 0), which is what
 // no_information says; every LLR non-zero: a pass.
-TEST(turbo_decoder, fewer_non_zero_llrs_than_K_never_pass_the_crc)
+TEST(lte_turbo_decoder, fewer_non_zero_llrs_than_K_never_pass_the_crc)
 {
     for (int K : { 40, 1024, 6144 }) {
         auto cfg = config(map_algorithm::max_log_map, 4);
         cfg.early_termination = crc_type::crc24b;
-        turbo_decoder dec(cfg, backend::cpu);
+        lte_turbo_decoder dec(cfg, backend::cpu);
         for (int non_zero : { 1, K - 1, K, K + 1, 3 * (K + 4) }) {
             // The all-zero codeword: positive LLRs, spread over d0, d1 and d2.
             std::vector<float> llr(3 * size_t(K + 4), 0.0f);
@@ -307,12 +307,12 @@ TEST(turbo_decoder, fewer_non_zero_llrs_than_K_never_pass_the_crc)
 // Finite LLRs near FLT_MAX made alpha + gamma overflow to Inf, and Inf - Inf gave
 // NaN APP LLRs (all-zero bits, whose CRC passed). They are saturated to
 // k_turbo_llr_limit: the same decoding, to the bit, as LLRs of that magnitude.
-TEST(turbo_decoder, huge_finite_llrs_are_saturated)
+TEST(lte_turbo_decoder, huge_finite_llrs_are_saturated)
 {
     const uint64_t seed = 91;
     const std::vector<int> K = { 40, 1056, 6144 };
     const coded_batch at_limit = noiseless(K, k_turbo_llr_limit, seed);
-    const size_t n = turbo_decoder::output_bits(K);
+    const size_t n = lte_turbo_decoder::output_bits(K);
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
         for (int window : { 64, 1 << 20 }) {
             auto cfg =
@@ -321,14 +321,14 @@ TEST(turbo_decoder, huge_finite_llrs_are_saturated)
             std::vector<uint8_t> ref_bits(n);
             std::vector<float> ref_app(n);
             const auto r_ref =
-                turbo_decoder(cfg, backend::cpu)
+                lte_turbo_decoder(cfg, backend::cpu)
                     .decode(K, at_limit.llr.data(), ref_bits.data(), ref_app.data());
             for (float magnitude :
                  { 1.0e30f, 1.0e38f, std::numeric_limits<float>::max() }) {
                 const coded_batch huge = noiseless(K, magnitude, seed);
                 std::vector<uint8_t> bits(n, 7);
                 std::vector<float> app(n, NAN);
-                const auto r = turbo_decoder(cfg, backend::cpu)
+                const auto r = lte_turbo_decoder(cfg, backend::cpu)
                                    .decode(K, huge.llr.data(), bits.data(), app.data());
                 EXPECT_EQ(bits, huge.bits) << "magnitude " << magnitude;
                 EXPECT_EQ(bits, ref_bits);
@@ -350,7 +350,7 @@ TEST(turbo_decoder, huge_finite_llrs_are_saturated)
                 x = (rng() >> 63) ? -x : x;
             std::vector<uint8_t> bits(n);
             std::vector<float> app(n, NAN);
-            const auto r = turbo_decoder(cfg, backend::cpu)
+            const auto r = lte_turbo_decoder(cfg, backend::cpu)
                                .decode(K, garbage.llr.data(), bits.data(), app.data());
             for (size_t i = 0; i < n; ++i) {
                 ASSERT_TRUE(std::isfinite(app[i])) << "bit " << i;
@@ -363,17 +363,17 @@ TEST(turbo_decoder, huge_finite_llrs_are_saturated)
 
 // window + K - 1 overflowed for windows near INT_MAX (no windows, all-zero bits);
 // a window >= K is one window, whatever its value.
-TEST(turbo_decoder, window_near_int_max_is_one_window)
+TEST(lte_turbo_decoder, window_near_int_max_is_one_window)
 {
     const coded_batch cb({ 40, 1024, 6144 }, 4.0, 92, true);
-    const size_t n = turbo_decoder::output_bits(cb.K);
+    const size_t n = lte_turbo_decoder::output_bits(cb.K);
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map }) {
         auto cfg = config(a, 6, 6144);
         cfg.early_termination = crc_type::crc24b;
         std::vector<uint8_t> expected(n);
         std::vector<float> expected_app(n);
         const auto r_expected =
-            turbo_decoder(cfg, backend::cpu)
+            lte_turbo_decoder(cfg, backend::cpu)
                 .decode(cb.K, cb.llr.data(), expected.data(), expected_app.data());
         EXPECT_EQ(expected, cb.bits) << "4 dB, one window: no errors";
         for (int window : { std::numeric_limits<int>::max(),
@@ -382,7 +382,7 @@ TEST(turbo_decoder, window_near_int_max_is_one_window)
             cfg.window = window;
             std::vector<uint8_t> bits(n, 7);
             std::vector<float> app(n, NAN);
-            const auto r = turbo_decoder(cfg, backend::cpu)
+            const auto r = lte_turbo_decoder(cfg, backend::cpu)
                                .decode(cb.K, cb.llr.data(), bits.data(), app.data());
             EXPECT_EQ(bits, expected) << "window " << window;
             EXPECT_EQ(app, expected_app) << "window " << window;
@@ -578,7 +578,7 @@ TEST(transport_block, parallel_windows_decode_what_one_window_decodes)
 // A decoder keeps its batch plan (and the CUDA engine its uploaded descriptors)
 // while K stays the same: a reused decoder must follow changes of K, of the
 // LLRs under an unchanged K, and recover after a rejected batch.
-TEST(turbo_decoder, the_vector_cpu_window_decodes_to_the_bit_as_the_scalar_one)
+TEST(lte_turbo_decoder, the_vector_cpu_window_decodes_to_the_bit_as_the_scalar_one)
 {
     // Where the processor has AVX2, max-log-MAP windows run with the eight states
     // in one register (turbo_window_avx2.cc): the same float operations in the
@@ -598,9 +598,9 @@ TEST(turbo_decoder, the_vector_cpu_window_decodes_to_the_bit_as_the_scalar_one)
         config.early_termination = crc_type::crc24b;
         auto decode = [&](const char* avx2) {
             setenv("MIMO_GPU_TURBO_AVX2", avx2, 1);
-            turbo_decoder dec(config, backend::cpu);
+            lte_turbo_decoder dec(config, backend::cpu);
             unsetenv("MIMO_GPU_TURBO_AVX2");
-            std::vector<uint8_t> bits(turbo_decoder::output_bits(c.K));
+            std::vector<uint8_t> bits(lte_turbo_decoder::output_bits(c.K));
             std::vector<float> app(bits.size());
             const auto results = dec.decode(c.K, c.llr.data(), bits.data(), app.data());
             return std::make_tuple(bits, app, results);
@@ -621,7 +621,7 @@ TEST(turbo_decoder, the_vector_cpu_window_decodes_to_the_bit_as_the_scalar_one)
     }
 }
 
-TEST(turbo_decoder, reused_across_changing_batches)
+TEST(lte_turbo_decoder, reused_across_changing_batches)
 {
     const uint64_t seed = fresh_seed();
     const std::vector<coded_batch> batches = {
@@ -638,14 +638,14 @@ TEST(turbo_decoder, reused_across_changing_batches)
         auto cfg = config(map_algorithm::max_log_map, 4, 64);
         cfg.early_termination = et;
         for (backend be : backends) {
-            turbo_decoder reused(cfg, be);
+            lte_turbo_decoder reused(cfg, be);
             for (size_t i = 0; i < batches.size(); ++i) {
                 const coded_batch& cb = batches[i];
-                const size_t n = turbo_decoder::output_bits(cb.K);
+                const size_t n = lte_turbo_decoder::output_bits(cb.K);
                 std::vector<uint8_t> expected(n), got(n, 7);
                 std::vector<float> expected_app(n), got_app(n, NAN);
                 std::vector<turbo_block_result> r_expected =
-                    turbo_decoder(cfg, backend::cpu)
+                    lte_turbo_decoder(cfg, backend::cpu)
                         .decode(
                             cb.K, cb.llr.data(), expected.data(), expected_app.data());
                 std::vector<turbo_block_result> r_got =
@@ -662,7 +662,7 @@ TEST(turbo_decoder, reused_across_changing_batches)
                 if (i ==
                     2) { // a rejected batch in between (an unsupported K) changes nothing
                     const std::vector<int> bad_K = { 6144, 41 };
-                    std::vector<float> llr(turbo_decoder::input_floats({ 6144, 44 }),
+                    std::vector<float> llr(lte_turbo_decoder::input_floats({ 6144, 44 }),
                                            1.0f);
                     std::vector<uint8_t> out(6144 + 41);
                     EXPECT_THROW(reused.decode(bad_K, llr.data(), out.data()),
@@ -698,8 +698,8 @@ TEST(turbo_cuda, decodes_like_the_cpu)
                         auto cfg = config(a, 6, window);
                         cfg.training = training;
                         cfg.early_termination = et;
-                        turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);
-                        const size_t n = turbo_decoder::output_bits(K);
+                        lte_turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);
+                        const size_t n = lte_turbo_decoder::output_bits(K);
                         std::vector<uint8_t> b_cpu(n), b_gpu(n, 7);
                         std::vector<float> l_cpu(n), l_gpu(n, NAN);
                         const auto r_cpu =
@@ -739,7 +739,7 @@ TEST(turbo_cuda, decodes_like_the_cpu)
 TEST(turbo_cuda, bad_input_is_reported_like_on_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    turbo_decoder gpu(config(map_algorithm::max_log_map), backend::cuda);
+    lte_turbo_decoder gpu(config(map_algorithm::max_log_map), backend::cuda);
     coded_batch cb({ 40, 6144, 56 }, 3.0, 5);
     cb.llr[3 * 44 + 3 * 6148 + 9] = INFINITY; // block 2
     std::vector<uint8_t> out(6240);
@@ -790,7 +790,7 @@ TEST(turbo_cuda, garbage_input_decodes_like_the_cpu)
                 x[i] = (rng() >> 63) ? -3.0e38f : 3.0e38f;
         offset += count;
     }
-    const size_t n = turbo_decoder::output_bits(K);
+    const size_t n = lte_turbo_decoder::output_bits(K);
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
         for (int window : { 32, 64, std::numeric_limits<int>::max() })
             for (crc_type et : { crc_type::none, crc_type::crc24b }) {
@@ -802,10 +802,10 @@ TEST(turbo_cuda, garbage_input_decodes_like_the_cpu)
                 std::vector<uint8_t> b_cpu(n), b_gpu(n, 7);
                 std::vector<float> l_cpu(n), l_gpu(n, NAN);
                 const auto r_cpu =
-                    turbo_decoder(cfg, backend::cpu)
+                    lte_turbo_decoder(cfg, backend::cpu)
                         .decode(K, cb.llr.data(), b_cpu.data(), l_cpu.data());
                 const auto r_gpu =
-                    turbo_decoder(cfg, backend::cuda)
+                    lte_turbo_decoder(cfg, backend::cuda)
                         .decode(K, cb.llr.data(), b_gpu.data(), l_gpu.data());
                 ASSERT_EQ(b_gpu, b_cpu) << "window " << window;
                 ASSERT_EQ(l_gpu, l_cpu) << "window " << window;
@@ -838,8 +838,8 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
             auto cfg = config(map_algorithm::log_map, 3, window);
             cfg.training = training;
             cfg.early_termination = crc_type::crc24b;
-            turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);
-            const size_t n = turbo_decoder::output_bits(cb.K);
+            lte_turbo_decoder cpu(cfg, backend::cpu), gpu(cfg, backend::cuda);
+            const size_t n = lte_turbo_decoder::output_bits(cb.K);
             std::vector<uint8_t> a(n), b(n, 7);
             std::vector<float> la(n), lb(n, NAN);
             cpu.decode(cb.K, cb.llr.data(), a.data(), la.data());

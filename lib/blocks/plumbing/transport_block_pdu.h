@@ -9,7 +9,7 @@
 #define INCLUDED_MIMO_GPU_TRANSPORT_BLOCK_PDU_H
 
 #include <gnuradio/logger.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 #include <pmt/pmt.h>
 
 #include <cstdint>

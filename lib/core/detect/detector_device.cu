@@ -9,8 +9,8 @@ namespace detail {
 class device_scratch
 {
 public:
-    device_buffer<cfloat> H;
-    device_buffer<float> llr;
+    device_array<cfloat> H;
+    device_array<float> llr;
 };
 
 std::shared_ptr<device_scratch> make_device_scratch()

@@ -238,8 +238,8 @@ private:
         cuda_worker* owner = nullptr;
         detail::cuda_stream stream; // declared first: outlives the detector using it
         std::unique_ptr<detector> det;
-        detail::device_buffer<cfloat> dH, dy;
-        detail::device_buffer<float> dllr;
+        detail::device_array<cfloat> dH, dy;
+        detail::device_array<float> dllr;
         detail::pinned_buffer<cfloat> hH, hy; // staging for pageable frames
         detail::pinned_buffer<float> hllr;
         frame_job job{};

@@ -800,22 +800,22 @@ struct cuda_front_end::impl {
     /// A batched FFT plan per number of windows seen (a stream's calls take 1, 2,
     /// ... frames: planning allocates and synchronises, so each is made once).
     std::map<size_t, cufftHandle> plans;
-    device_buffer<int> bins, offsets;
-    device_buffer<float2> pilots, X, Y, ls, H_slot, y, H;
-    device_buffer<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
-    device_buffer<size_t> start;
-    device_buffer<float> cfo;
-    device_buffer<float2> rx;
+    device_array<int> bins, offsets;
+    device_array<float2> pilots, X, Y, ls, H_slot, y, H;
+    device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
+    device_array<size_t> start;
+    device_array<float> cfo;
+    device_array<float2> rx;
     pinned_buffer<size_t> h_start;
     pinned_buffer<float> h_cfo;
     cuda_event starts_copied; // recorded after the copies from h_start and h_cfo
     // the search
-    device_buffer<float2> preamble, sync_P, q;
-    device_buffer<float> sync_M, matched;
-    device_buffer<int> tile_counts;
-    device_buffer<size_t> run_starts, run_lasts;
-    device_buffer<unsigned long long> run_totals;
-    device_buffer<run_slot> slots;
+    device_array<float2> preamble, sync_P, q;
+    device_array<float> sync_M, matched;
+    device_array<int> tile_counts;
+    device_array<size_t> run_starts, run_lasts;
+    device_array<unsigned long long> run_totals;
+    device_array<run_slot> slots;
     pinned_buffer<run_slot> h_slots;
 
     impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff)

@@ -216,7 +216,7 @@ private:
     /// (docs/flowgraphs.md).
     cuda_stream m_stream;
     cuda_front_end m_front_end;
-    device_buffer<cfloat> m_ring;
+    device_array<cfloat> m_ring;
     pinned_buffer<cfloat> m_staging[2];
     cuda_event m_staged[2];
     int m_next_slot = 0;

@@ -68,7 +68,7 @@ private:
 };
 
 template <typename T>
-using device_buffer = cuda_buffer<T, memory_kind::device>;
+using device_array = cuda_buffer<T, memory_kind::device>;
 template <typename T>
 using pinned_buffer = cuda_buffer<T, memory_kind::pinned_host>;
 

@@ -123,7 +123,7 @@ public:
     }
 
 private:
-    device_buffer<problem_status> m_device;
+    device_array<problem_status> m_device;
     pinned_buffer<problem_status> m_host;
 };
 

@@ -50,7 +50,7 @@ fault_sink device_faults::sink(size_t batch, cudaStream_t stream)
     // report of several calls can list every erased problem (collect()).
     const size_t need = m_pending + std::max<size_t>(batch, 1);
     if (need > m_flags.capacity()) {
-        device_buffer<fault_word> grown;
+        device_array<fault_word> grown;
         const size_t capacity = std::max(need, 2 * m_flags.capacity());
         grown.reserve(capacity);
         if (m_pending >

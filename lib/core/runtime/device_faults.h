@@ -33,8 +33,8 @@ public:
                              std::vector<fault_word>* flags_out = nullptr);
 
 private:
-    device_buffer<fault_word> m_flags; // the cycle's batches one after the other
-    device_buffer<fault_summary> m_summary;
+    device_array<fault_word> m_flags; // the cycle's batches one after the other
+    device_array<fault_summary> m_summary;
     pinned_buffer<fault_summary> m_host;
     fault_word m_generation =
         0;                // of this collection cycle; words of older ones are clean

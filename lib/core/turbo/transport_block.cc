@@ -1,6 +1,6 @@
 // Transport block format and encoder (TS 36.212 5.1.1 - 5.1.5). The decoder
 // side (transport_block_decoder) lives with the turbo decoder.
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include "../runtime/parallel_for.h"
 #include "dematch_gather.h"
@@ -186,7 +186,7 @@ transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
         K.insert(K.end(), m_seg.K.begin(), m_seg.K.end());
 
     // De-rate-match every code block of every transport block into one batch.
-    m_block_llr.resize(turbo_decoder::input_floats(K));
+    m_block_llr.resize(lte_turbo_decoder::input_floats(K));
     // Where each code block's LLRs start, in the transport block and in the batch.
     std::vector<size_t> e_offset(static_cast<size_t>(C), 0),
         d_offset(static_cast<size_t>(C), 0);
@@ -216,7 +216,7 @@ transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
             std::fill(dst, dst + filler, k_filler_llr);
         }
     });
-    m_block_bits.resize(turbo_decoder::output_bits(K));
+    m_block_bits.resize(lte_turbo_decoder::output_bits(K));
     const std::vector<turbo_block_result> blocks =
         m_decoder.decode(K, m_block_llr.data(), m_block_bits.data());
 

@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(k_threads)
 }
 
 template <typename T>
-void upload(device_buffer<T>& dev, const std::vector<T>& host)
+void upload(device_array<T>& dev, const std::vector<T>& host)
 {
     // once per format (or rv), before any batch uses the buffer
     MIMO_CUDA_CHECK(cudaMemcpy(dev.reserve(host.size()),
@@ -193,7 +193,7 @@ public:
                 size_t count,
                 int rv,
                 uint8_t* d_a,
-                turbo_decoder& decoder,
+                lte_turbo_decoder& decoder,
                 cuda_stream_t stream) override
     {
         run(float_llrs{ d_llr }, count, rv, d_a, decoder, stream);
@@ -204,13 +204,13 @@ public:
                 size_t count,
                 int rv,
                 uint8_t* d_a,
-                turbo_decoder& decoder,
+                lte_turbo_decoder& decoder,
                 cuda_stream_t stream) override
     {
         run(int8_llrs{ d_llr, scale }, count, rv, d_a, decoder, stream);
     }
 
-    std::vector<transport_block_result> results(turbo_decoder& decoder,
+    std::vector<transport_block_result> results(lte_turbo_decoder& decoder,
                                                 cuda_stream_t stream) override
     {
         const cudaStream_t s = stream;
@@ -240,7 +240,7 @@ private:
              size_t count,
              int rv,
              uint8_t* d_a,
-             turbo_decoder& decoder,
+             lte_turbo_decoder& decoder,
              cuda_stream_t stream)
     {
         m_count = count;
@@ -250,7 +250,7 @@ private:
         // A call on another stream must not overwrite buffers the previous one
         // still uses.
         MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous.get(), 0));
-        device_buffer<int32_t>& tables = m_tables[size_t(rv)];
+        device_array<int32_t>& tables = m_tables[size_t(rv)];
         if (!tables.data())
             upload(tables, make_dematch_plan(m_seg, m_E, rv).tables);
         const size_t code_blocks = count * size_t(m_seg.C);
@@ -277,7 +277,7 @@ private:
         MIMO_CUDA_CHECK_LAUNCH("dematch_kernel");
 
         decoder.decode_device(m_K, d, bits, nullptr, stream);
-        const turbo_decoder::device_block_results blocks = decoder.device_results();
+        const lte_turbo_decoder::device_block_results blocks = decoder.device_results();
 
         const tb_layout g{ m_format.A,    m_seg.B,
                            m_seg.C,       m_seg.F,
@@ -311,13 +311,13 @@ private:
     int m_bits_per_tb = 0;
     size_t m_count = 0; ///< transport blocks of the last call
     std::vector<int> m_K;
-    device_buffer<dematch_block> m_blocks;
-    std::array<device_buffer<int32_t>, 4> m_tables; ///< per rv, made when first used
-    device_buffer<uint32_t> m_powers;               ///< x^n mod g of CRC24A, n < B
-    device_buffer<float> m_llr;
-    device_buffer<uint8_t> m_bits;
-    device_buffer<int> m_records;
-    device_buffer<uint32_t> m_remainders; ///< CRC24A remainder per transport block
+    device_array<dematch_block> m_blocks;
+    std::array<device_array<int32_t>, 4> m_tables; ///< per rv, made when first used
+    device_array<uint32_t> m_powers;               ///< x^n mod g of CRC24A, n < B
+    device_array<float> m_llr;
+    device_array<uint8_t> m_bits;
+    device_array<int> m_records;
+    device_array<uint32_t> m_remainders; ///< CRC24A remainder per transport block
     pinned_buffer<int> m_records_host;
     cuda_event m_previous;
 };

@@ -3,7 +3,7 @@
 // all on the caller's stream.
 #pragma once
 
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <memory>
 #include <vector>
@@ -19,16 +19,16 @@ public:
                         size_t count,
                         int rv,
                         uint8_t* d_a,
-                        turbo_decoder& decoder,
+                        lte_turbo_decoder& decoder,
                         cuda_stream_t stream) = 0;
     virtual void decode(const int8_t* d_llr,
                         float scale,
                         size_t count,
                         int rv,
                         uint8_t* d_a,
-                        turbo_decoder& decoder,
+                        lte_turbo_decoder& decoder,
                         cuda_stream_t stream) = 0;
-    virtual std::vector<transport_block_result> results(turbo_decoder& decoder,
+    virtual std::vector<transport_block_result> results(lte_turbo_decoder& decoder,
                                                         cuda_stream_t stream) = 0;
 };
 

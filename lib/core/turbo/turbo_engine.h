@@ -1,10 +1,10 @@
-// The interface behind mimo_gpu::turbo_decoder (CPU and CUDA), and the host
+// The interface behind mimo_gpu::lte_turbo_decoder (CPU and CUDA), and the host
 // side planning of a batch that both share.
 #pragma once
 
 #include "turbo_batch.h"
 
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <map>
 #include <memory>
@@ -65,20 +65,20 @@ public:
     virtual void decode_device(const float*, uint8_t*, float*, cuda_stream_t)
     {
         throw std::logic_error(
-            "mimo_gpu::turbo_decoder::decode_device needs the CUDA backend");
+            "mimo_gpu::lte_turbo_decoder::decode_device needs the CUDA backend");
     }
     virtual void check_device_status(cuda_stream_t)
     {
         throw std::logic_error(
-            "mimo_gpu::turbo_decoder::check_device_status needs the CUDA backend");
+            "mimo_gpu::lte_turbo_decoder::check_device_status needs the CUDA backend");
     }
-    virtual turbo_decoder::device_block_results device_results() const
+    virtual lte_turbo_decoder::device_block_results device_results() const
     {
         throw std::logic_error(
-            "mimo_gpu::turbo_decoder::device_results needs the CUDA backend");
+            "mimo_gpu::lte_turbo_decoder::device_results needs the CUDA backend");
     }
 
-    detail::turbo_batch_plan plan; ///< built by turbo_decoder before each decode
+    detail::turbo_batch_plan plan; ///< built by lte_turbo_decoder before each decode
 };
 
 namespace detail {

@@ -9,7 +9,7 @@
 
 #include "../runtime/host_device.h"
 
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include <cstdint>
 #include <cstring>

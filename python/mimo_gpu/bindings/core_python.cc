@@ -16,13 +16,13 @@
 
 #include "numpy_arrays.h"
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/batched_qr.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/nway_detector.h>
-#include <mimo_gpu/qr_decomposition.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 #include <mimo_gpu/turbo_parameters.h>
 
 #include <sstream>
@@ -164,8 +164,7 @@ py::array_t<float>
 qr_decompose(carray<cfloat> H, carray<cfloat> y, int orders, const std::string& backend)
 {
     const channel_arrays in(std::move(H), std::move(y));
-    ::mimo_gpu::qr_decomposition qr(
-        in.shape, orders, ::mimo_gpu::backend_from_string(backend));
+    ::mimo_gpu::batched_qr qr(in.shape, orders, ::mimo_gpu::backend_from_string(backend));
     const auto layout = qr.layout();
     auto items =
         new_array<float>({ py::ssize_t(in.batch), orders, layout.rows(), layout.cols() });
@@ -246,7 +245,7 @@ py::array_t<float> nway_detect_qr(const carray<float>& items,
     shape.nr = nr > 0 ? nr : shape.nt; // the items no longer depend on nr
     const int passes = static_cast<int>(items.shape(1));
     const size_t batch = items.shape(0);
-    ::mimo_gpu::nway_detector detector(
+    ::mimo_gpu::nway_ssfe_detector detector(
         nway_config_of(shape, modulation, passes, llr_clip),
         ::mimo_gpu::backend_from_string(backend));
     auto llr = new_array<float>({ py::ssize_t(batch), detector.llrs_per_problem() });
@@ -428,10 +427,10 @@ py::tuple turbo_decode(const py::object& llr_in,
                        bool app_llr)
 {
     const turbo_input in(llr_in);
-    ::mimo_gpu::turbo_decoder decoder(
+    ::mimo_gpu::lte_turbo_decoder decoder(
         turbo_config(algorithm, iterations, extrinsic_scale, window, crc),
         ::mimo_gpu::backend_from_string(backend));
-    std::vector<uint8_t> bits(::mimo_gpu::turbo_decoder::output_bits(in.K));
+    std::vector<uint8_t> bits(::mimo_gpu::lte_turbo_decoder::output_bits(in.K));
     std::vector<float> app(app_llr ? bits.size() : 0);
     std::vector<::mimo_gpu::turbo_block_result> results;
     if (!in.K.empty()) {

@@ -4,7 +4,7 @@
 
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/ml_detector.h>
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #include <algorithm>
 #include <functional>
@@ -123,7 +123,7 @@ TEST(detector_interface, registry_detectors_equal_the_family_classes)
 {
     problem_batch pb({ 4, 4 }, modulation::qam16, 300, 12.0, fresh_seed());
     std::vector<float> a(300 * 16, NAN), b(a.size(), NAN);
-    nway_detector direct({ pb.shape, pb.mod, 3, 5.0f }, backend::cpu);
+    nway_ssfe_detector direct({ pb.shape, pb.mod, 3, 5.0f }, backend::cpu);
     direct.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, a.data());
     auto by_name =
         make_detector("nway",

@@ -1,7 +1,7 @@
 #include "../test_support.h"
 
 #include <mimo_gpu/ml_detector.h>
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -10,7 +10,7 @@ namespace {
 
 std::vector<float> run_nway(const problem_batch& pb, int passes, float clip = 0.0f)
 {
-    nway_detector det({ pb.shape, pb.mod, passes, clip }, backend::cpu);
+    nway_ssfe_detector det({ pb.shape, pb.mod, passes, clip }, backend::cpu);
     std::vector<float> llr(pb.batch * det.llrs_per_problem(), NAN);
     det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, llr.data());
     return llr;
@@ -29,7 +29,7 @@ std::vector<float> run_ml(const problem_batch& pb)
 // With two streams, pass o fully expands one stream and slices the other, which
 // (MRVD decouples I and Q) is that stream's exact conditional best: N = nt = 2
 // finds every bit's ML hypothesis and counter-hypothesis, so it equals ML.
-TEST(nway_detector, two_streams_with_two_passes_is_exact_max_log_ml)
+TEST(nway_ssfe_detector, two_streams_with_two_passes_is_exact_max_log_ml)
 {
     const uint64_t seed = fresh_seed();
     for (modulation m : { modulation::qpsk, modulation::qam16, modulation::qam64 }) {
@@ -43,7 +43,7 @@ TEST(nway_detector, two_streams_with_two_passes_is_exact_max_log_ml)
     }
 }
 
-TEST(nway_detector, single_stream_is_exact_max_log_ml)
+TEST(nway_ssfe_detector, single_stream_is_exact_max_log_ml)
 {
     problem_batch pb({ 3, 1 }, modulation::qam256, 300, 20.0, fresh_seed());
     const auto nway = run_nway(pb, 1), ml = run_ml(pb);
@@ -53,7 +53,7 @@ TEST(nway_detector, single_stream_is_exact_max_log_ml)
 
 // Every candidate is a real vector, so each hypothesis is an upper bound of the
 // ML one: the more passes, the closer (never further) each bit's minima get.
-TEST(nway_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
+TEST(nway_ssfe_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
 {
     problem_batch pb({ 4, 4 }, modulation::qam16, 3000, 16.0, fresh_seed());
     const auto ml = run_ml(pb);
@@ -85,7 +85,7 @@ TEST(nway_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
     EXPECT_LE(ber[3], 1.25 * ber_ml + 1e-3);
 }
 
-TEST(nway_detector, hard_decisions_are_exact_at_high_snr)
+TEST(nway_ssfe_detector, hard_decisions_are_exact_at_high_snr)
 {
     for (modulation m : { modulation::qpsk,
                           modulation::qam16,
@@ -97,7 +97,7 @@ TEST(nway_detector, hard_decisions_are_exact_at_high_snr)
     }
 }
 
-TEST(nway_detector, clipping_bounds_every_llr_and_unreached_bits_get_the_limit)
+TEST(nway_ssfe_detector, clipping_bounds_every_llr_and_unreached_bits_get_the_limit)
 {
     problem_batch pb({ 4, 4 }, modulation::qam64, 200, 25.0, fresh_seed());
     const auto clipped = run_nway(pb, 1, 8.0f);
@@ -112,33 +112,37 @@ TEST(nway_detector, clipping_bounds_every_llr_and_unreached_bits_get_the_limit)
                              // they get the fixed magnitude
 }
 
-TEST(nway_detector, detect_from_channel_equals_qr_then_detect)
+TEST(nway_ssfe_detector, detect_from_channel_equals_qr_then_detect)
 {
     problem_batch pb({ 4, 3 }, modulation::qam16, 257, 14.0, fresh_seed());
-    qr_decomposition qr(pb.shape, 3, backend::cpu);
+    batched_qr qr(pb.shape, 3, backend::cpu);
     std::vector<float> items(pb.batch * qr.layout().floats_per_item());
     qr.run(pb.H.data(), pb.y.data(), pb.batch, items.data());
-    nway_detector det({ pb.shape, pb.mod, 3, 0.0f }, backend::cpu);
+    nway_ssfe_detector det({ pb.shape, pb.mod, 3, 0.0f }, backend::cpu);
     std::vector<float> a(pb.batch * det.llrs_per_problem()), b(a.size());
     det.detect_qr(items.data(), pb.batch, pb.n0, a.data());
     det.detect(pb.H.data(), pb.y.data(), pb.batch, pb.n0, b.data());
     EXPECT_EQ(a, b);
 }
 
-TEST(nway_detector, bad_input_is_rejected)
+TEST(nway_ssfe_detector, bad_input_is_rejected)
 {
-    EXPECT_THROW(nway_detector({ { 4, 4 }, modulation::qam16, 5, 0.0f }, backend::cpu),
-                 std::invalid_argument);
-    EXPECT_THROW(nway_detector({ { 4, 4 }, modulation::qam16, 0, 0.0f }, backend::cpu),
-                 std::invalid_argument);
-    EXPECT_THROW(nway_detector({ { 4, 4 }, modulation::qam16, 1, -1.0f }, backend::cpu),
-                 std::invalid_argument);
-    EXPECT_THROW(nway_detector({ { 2, 4 }, modulation::qam16, 1, 0.0f }, backend::cpu),
-                 std::invalid_argument);
-    nway_detector det({ { 2, 2 }, modulation::qpsk, 2, 0.0f }, backend::cpu);
+    EXPECT_THROW(
+        nway_ssfe_detector({ { 4, 4 }, modulation::qam16, 5, 0.0f }, backend::cpu),
+        std::invalid_argument);
+    EXPECT_THROW(
+        nway_ssfe_detector({ { 4, 4 }, modulation::qam16, 0, 0.0f }, backend::cpu),
+        std::invalid_argument);
+    EXPECT_THROW(
+        nway_ssfe_detector({ { 4, 4 }, modulation::qam16, 1, -1.0f }, backend::cpu),
+        std::invalid_argument);
+    EXPECT_THROW(
+        nway_ssfe_detector({ { 2, 4 }, modulation::qam16, 1, 0.0f }, backend::cpu),
+        std::invalid_argument);
+    nway_ssfe_detector det({ { 2, 2 }, modulation::qpsk, 2, 0.0f }, backend::cpu);
     EXPECT_THROW(det.set_llr_clip(NAN), std::invalid_argument);
     problem_batch pb({ 2, 2 }, modulation::qpsk, 8, 10.0, 5);
-    qr_decomposition qr(pb.shape, 2, backend::cpu);
+    batched_qr qr(pb.shape, 2, backend::cpu);
     std::vector<float> items(8 * qr.layout().floats_per_item()), llr(8 * 4);
     qr.run(pb.H.data(), pb.y.data(), 8, items.data());
     EXPECT_THROW(det.detect_qr(items.data(), 8, 0.0f, llr.data()), std::invalid_argument);

@@ -399,7 +399,7 @@ TEST(sumis_cuda, bad_problems_erased_as_on_the_cpu)
 
 // ---- One outer iteration of detection and decoding (turbo equalisation) ----
 #include <mimo_gpu/lte_turbo_code.h>
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 namespace {
 
@@ -437,7 +437,7 @@ std::pair<double, double> outer_iteration_bler(double snr_db, int blocks, uint64
     transport_block_encoder enc(fmt);
     turbo_decoder_config tc;
     tc.early_termination = crc_type::crc24a;
-    turbo_decoder dec(tc, backend::cpu);
+    lte_turbo_decoder dec(tc, backend::cpu);
     auto det = make_sumis(shape, mod, backend::cpu, 2);
     channel_simulator sim(shape, mod, seed);
     const int per_block = E / 32;

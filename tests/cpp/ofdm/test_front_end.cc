@@ -5,10 +5,10 @@
 #include "../test_support.h"
 
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_receiver.h>
 #include <mimo_gpu/ofdm_transmitter.h>
-#include <mimo_gpu/turbo_decoder.h>
 
 #include <cmath>
 #include <random>

@@ -96,9 +96,9 @@ private:
     host_staging m_staging;
     size_t m_item_bytes;
     cuda_stream m_stream;
-    device_buffer<cfloat> m_dH, m_dy; // copied inputs (copy_inputs)
-    device_buffer<float> m_dpriors;
-    device_buffer<float> m_dllr; // LLRs before the copy back (copy_outputs)
+    device_array<cfloat> m_dH, m_dy; // copied inputs (copy_inputs)
+    device_array<float> m_dpriors;
+    device_array<float> m_dllr; // LLRs before the copy back (copy_outputs)
     host_input<cfloat> m_H, m_y;
     host_input<float> m_priors;
     host_output<float> m_llr;

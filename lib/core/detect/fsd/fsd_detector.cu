@@ -215,8 +215,7 @@ private:
     fsd_config m_config;
     pam_table m_pam;
     fsd_launch m_launch{};
-    device_buffer<char>
-        m_items; // the ordered QR of each problem, between the two kernels
+    device_array<char> m_items; // the ordered QR of each problem, between the two kernels
 };
 
 } // namespace

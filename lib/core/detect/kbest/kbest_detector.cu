@@ -246,7 +246,7 @@ protected:
 private:
     kbest_config m_config;
     pam_table m_pam;
-    device_buffer<char> m_items; // the ordered QR of each problem
+    device_array<char> m_items; // the ordered QR of each problem
 };
 
 } // namespace

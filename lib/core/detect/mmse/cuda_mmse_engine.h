@@ -48,8 +48,8 @@ private:
                 fault_sink sink,
                 cudaStream_t stream) final;
 
-    device_buffer<cfloat> m_z;
-    device_buffer<float> m_sinr;
+    device_array<cfloat> m_z;
+    device_array<float> m_sinr;
 };
 
 std::unique_ptr<detector_engine>

@@ -429,10 +429,10 @@ private:
 
     cublasHandle_t m_blas = nullptr;
     cusolverDnHandle_t m_solver = nullptr;
-    device_buffer<float2> m_A, m_I, m_Z, m_X, m_R, m_T, m_SM;
-    device_buffer<float> m_gdiag, m_adiag, m_rr;
-    device_buffer<float2*> m_ptrs;
-    device_buffer<int> m_info;
+    device_array<float2> m_A, m_I, m_Z, m_X, m_R, m_T, m_SM;
+    device_array<float> m_gdiag, m_adiag, m_rr;
+    device_array<float2*> m_ptrs;
+    device_array<int> m_info;
 };
 
 } // namespace

@@ -1,8 +1,8 @@
-// The engines behind mimo_gpu::nway_detector (one CPU, one CUDA) and the
-// family's extension: detection from qr_decomposition's items.
+// The engines behind mimo_gpu::nway_ssfe_detector (one CPU, one CUDA) and the
+// family's extension: detection from batched_qr's items.
 #pragma once
 
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #include "../engine/detector_engine.h"
 
@@ -26,7 +26,7 @@ public:
     detect_qr_device(const float*, size_t, float, float, float*, cuda_stream_t)
     {
         throw std::logic_error(
-            "mimo_gpu::nway_detector::detect_qr_device needs the CUDA backend");
+            "mimo_gpu::nway_ssfe_detector::detect_qr_device needs the CUDA backend");
     }
 };
 

@@ -714,12 +714,12 @@ private:
     sumis_config m_config;
     pam_table m_pam;
     cuda_stream m_stream;
-    device_buffer<float> m_H, m_y, m_priors, m_llr;
-    device_buffer<unsigned> m_faults;
-    device_buffer<int> m_parts, m_info;
-    device_buffer<double> m_K, m_Q, m_R, m_F, m_mean, m_var, m_log_prior, m_g, m_lam;
-    device_buffer<double*> m_ptr;
-    device_buffer<double> m_work; // cusolverDnDpotrf's workspace
+    device_array<float> m_H, m_y, m_priors, m_llr;
+    device_array<unsigned> m_faults;
+    device_array<int> m_parts, m_info;
+    device_array<double> m_K, m_Q, m_R, m_F, m_mean, m_var, m_log_prior, m_g, m_lam;
+    device_array<double*> m_ptr;
+    device_array<double> m_work; // cusolverDnDpotrf's workspace
     cublasHandle_t m_blas = nullptr;
     cusolverDnHandle_t m_solver = nullptr;
 };

@@ -1,4 +1,4 @@
-#include <mimo_gpu/turbo_decoder.h>
+#include <mimo_gpu/lte_turbo_decoder.h>
 
 #include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
@@ -20,22 +20,22 @@ namespace mimo_gpu {
 void turbo_decoder_config::validate() const
 {
     if (algorithm != map_algorithm::max_log_map && algorithm != map_algorithm::log_map)
-        throw std::invalid_argument("mimo_gpu::turbo_decoder: unknown MAP algorithm");
+        throw std::invalid_argument("mimo_gpu::lte_turbo_decoder: unknown MAP algorithm");
     if (iterations < 1 || iterations > 32)
         throw std::invalid_argument(
-            "mimo_gpu::turbo_decoder: iterations must be 1..32, got " +
+            "mimo_gpu::lte_turbo_decoder: iterations must be 1..32, got " +
             std::to_string(iterations));
     if (!(extrinsic_scale > 0.0f && extrinsic_scale <= 1.0f))
         throw std::invalid_argument(
-            "mimo_gpu::turbo_decoder: extrinsic_scale must be in (0, 1], got " +
+            "mimo_gpu::lte_turbo_decoder: extrinsic_scale must be in (0, 1], got " +
             std::to_string(extrinsic_scale));
     if (window < 8)
         throw std::invalid_argument(
-            "mimo_gpu::turbo_decoder: window must be >= 8 trellis stages, got " +
+            "mimo_gpu::lte_turbo_decoder: window must be >= 8 trellis stages, got " +
             std::to_string(window));
     if (training < 0)
         throw std::invalid_argument(
-            "mimo_gpu::turbo_decoder: training must be >= 0 trellis stages, got " +
+            "mimo_gpu::lte_turbo_decoder: training must be >= 0 trellis stages, got " +
             std::to_string(training));
     crc_length(early_termination); // validates the enum
 }
@@ -56,7 +56,7 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window, int training
     for (size_t b = 0; b < K.size(); ++b) {
         if (!qpp_interleaver::is_block_size(K[b]))
             throw std::invalid_argument(
-                "mimo_gpu::turbo_decoder: code block " + std::to_string(b) +
+                "mimo_gpu::lte_turbo_decoder: code block " + std::to_string(b) +
                 " has K = " + std::to_string(K[b]) +
                 ", not a size of TS 36.212 table 5.1.3-3 (40..6144)");
         auto it = pi_offset.find(K[b]);
@@ -296,7 +296,8 @@ std::unique_ptr<turbo_engine> make_cpu_turbo_engine(const turbo_decoder_config& 
 
 } // namespace detail
 
-turbo_decoder::turbo_decoder(const turbo_decoder_config& config, backend requested)
+lte_turbo_decoder::lte_turbo_decoder(const turbo_decoder_config& config,
+                                     backend requested)
     : m_config(config)
 {
     m_config.validate();
@@ -306,17 +307,17 @@ turbo_decoder::turbo_decoder(const turbo_decoder_config& config, backend request
         [&] { return detail::make_cuda_turbo_engine(m_config); });
 }
 
-turbo_decoder::~turbo_decoder() = default;
-turbo_decoder::turbo_decoder(turbo_decoder&&) noexcept = default;
-turbo_decoder& turbo_decoder::operator=(turbo_decoder&&) noexcept = default;
+lte_turbo_decoder::~lte_turbo_decoder() = default;
+lte_turbo_decoder::lte_turbo_decoder(lte_turbo_decoder&&) noexcept = default;
+lte_turbo_decoder& lte_turbo_decoder::operator=(lte_turbo_decoder&&) noexcept = default;
 
-backend turbo_decoder::active_backend() const { return m_engine->kind(); }
+backend lte_turbo_decoder::active_backend() const { return m_engine->kind(); }
 
-void turbo_decoder::decode_device(const std::vector<int>& K,
-                                  const float* d_llr,
-                                  uint8_t* d_bits,
-                                  float* d_app_llr,
-                                  cuda_stream_t stream)
+void lte_turbo_decoder::decode_device(const std::vector<int>& K,
+                                      const float* d_llr,
+                                      uint8_t* d_bits,
+                                      float* d_app_llr,
+                                      cuda_stream_t stream)
 {
     if (K.empty())
         return;
@@ -324,17 +325,17 @@ void turbo_decoder::decode_device(const std::vector<int>& K,
     m_engine->decode_device(d_llr, d_bits, d_app_llr, stream);
 }
 
-void turbo_decoder::check_device_status(cuda_stream_t stream)
+void lte_turbo_decoder::check_device_status(cuda_stream_t stream)
 {
     m_engine->check_device_status(stream);
 }
 
-turbo_decoder::device_block_results turbo_decoder::device_results() const
+lte_turbo_decoder::device_block_results lte_turbo_decoder::device_results() const
 {
     return m_engine->device_results();
 }
 
-size_t turbo_decoder::input_floats(const std::vector<int>& K)
+size_t lte_turbo_decoder::input_floats(const std::vector<int>& K)
 {
     size_t n = 0;
     for (int k : K)
@@ -342,7 +343,7 @@ size_t turbo_decoder::input_floats(const std::vector<int>& K)
     return n;
 }
 
-size_t turbo_decoder::output_bits(const std::vector<int>& K)
+size_t lte_turbo_decoder::output_bits(const std::vector<int>& K)
 {
     size_t n = 0;
     for (int k : K)
@@ -350,15 +351,15 @@ size_t turbo_decoder::output_bits(const std::vector<int>& K)
     return n;
 }
 
-std::vector<turbo_block_result> turbo_decoder::decode(const std::vector<int>& K,
-                                                      const float* llr,
-                                                      uint8_t* bits,
-                                                      float* app_llr)
+std::vector<turbo_block_result> lte_turbo_decoder::decode(const std::vector<int>& K,
+                                                          const float* llr,
+                                                          uint8_t* bits,
+                                                          float* app_llr)
 {
     if (K.empty())
         return {};
     if (!llr || !bits)
-        throw std::invalid_argument("mimo_gpu::turbo_decoder::decode: null buffer");
+        throw std::invalid_argument("mimo_gpu::lte_turbo_decoder::decode: null buffer");
     m_engine->plan.build(K, m_config.window, m_config.training);
     return m_engine->decode(llr, bits, app_llr);
 }

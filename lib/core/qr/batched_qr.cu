@@ -1,4 +1,4 @@
-// CUDA engine of qr_decomposition: one thread per (problem, order), running the
+// CUDA engine of batched_qr: one thread per (problem, order), running the
 // same mgs_qr_order as the CPU engine. Host memory is read and written in place
 // when pinned (cuda_staging.h).
 #include "../runtime/cuda_staging.h"

@@ -1,5 +1,5 @@
 #include <mimo_gpu/detector_registry.h>
-#include <mimo_gpu/nway_detector.h>
+#include <mimo_gpu/nway_ssfe_detector.h>
 
 #include "../../qr/qr_engine.h"
 #include "../../runtime/parallel_for.h"
@@ -19,12 +19,12 @@ void nway_config::validate() const
 {
     shape.validate_small();
     if (passes < 1 || passes > shape.nt)
-        throw std::invalid_argument("mimo_gpu::nway_detector: passes must be 1..nt (" +
-                                    std::to_string(shape.nt) + "), got " +
-                                    std::to_string(passes));
+        throw std::invalid_argument(
+            "mimo_gpu::nway_ssfe_detector: passes must be 1..nt (" +
+            std::to_string(shape.nt) + "), got " + std::to_string(passes));
     if (!(llr_clip >= 0.0f) || !std::isfinite(llr_clip))
         throw std::invalid_argument(
-            "mimo_gpu::nway_detector: llr_clip must be finite and >= 0, got " +
+            "mimo_gpu::nway_ssfe_detector: llr_clip must be finite and >= 0, got " +
             std::to_string(llr_clip));
     constellation c(mod); // validates the modulation value
 }
@@ -217,7 +217,7 @@ std::vector<detector_family> nway_families()
     f.make = [](const detector_family&,
                 const detector_config& c,
                 backend b) -> std::unique_ptr<detector> {
-        return std::make_unique<nway_detector>(engine_config(c), b);
+        return std::make_unique<nway_ssfe_detector>(engine_config(c), b);
     };
     f.validate = [](const detector_config& c) { engine_config(c).validate(); };
     // M candidates per pass, each an nt-level SIC path.
@@ -247,7 +247,7 @@ detector_config as_detector_config(const nway_config& config)
 }
 } // namespace
 
-nway_detector::nway_detector(const nway_config& config, backend requested)
+nway_ssfe_detector::nway_ssfe_detector(const nway_config& config, backend requested)
     : detector(find_detector_family("nway"), as_detector_config(config)),
       m_passes(config.passes)
 {
@@ -257,30 +257,31 @@ nway_detector::nway_detector(const nway_config& config, backend requested)
         [&] { return detail::make_cuda_nway_engine(config); }));
 }
 
-nway_config nway_detector::config() const
+nway_config nway_ssfe_detector::config() const
 {
     return { shape(), mod(), m_passes, llr_clip() };
 }
 
 detection_report
-nway_detector::detect_qr(const float* items, size_t batch, float n0, float* llr)
+nway_ssfe_detector::detect_qr(const float* items, size_t batch, float n0, float* llr)
 {
     check_noise_variance(n0);
     if (batch == 0)
         return {};
     if (!items || !llr)
-        throw std::invalid_argument("mimo_gpu::nway_detector::detect_qr: null buffer");
+        throw std::invalid_argument(
+            "mimo_gpu::nway_ssfe_detector::detect_qr: null buffer");
     detection_report report =
         detail::engine_extension<detail::nway_qr_search>(engine()).detect_qr(
             items, batch, n0, llr_clip(), llr);
     if (report.erased > 0 && bad_problems() == bad_problem_policy::stop)
         throw std::invalid_argument(
-            "mimo_gpu::nway_detector: " + report.describe() +
+            "mimo_gpu::nway_ssfe_detector: " + report.describe() +
             " (bad-problem policy 'stop'; 'erase' detects the rest)");
     return report;
 }
 
-void nway_detector::detect_qr_device(
+void nway_ssfe_detector::detect_qr_device(
     const float* d_items, size_t batch, float n0, float* d_llr, cuda_stream_t stream)
 {
     check_noise_variance(n0);
@@ -288,12 +289,12 @@ void nway_detector::detect_qr_device(
         d_items, batch, n0, llr_clip(), d_llr, stream);
 }
 
-void nway_detector::detect_device(const cfloat* d_H,
-                                  const cfloat* d_y,
-                                  size_t batch,
-                                  float n0,
-                                  float* d_llr,
-                                  cuda_stream_t stream)
+void nway_ssfe_detector::detect_device(const cfloat* d_H,
+                                       const cfloat* d_y,
+                                       size_t batch,
+                                       float n0,
+                                       float* d_llr,
+                                       cuda_stream_t stream)
 {
     detector_input in;
     in.H = d_H;

@@ -1,4 +1,4 @@
-#include <mimo_gpu/qr_decomposition.h>
+#include <mimo_gpu/batched_qr.h>
 
 #include "../runtime/engine_choice.h"
 #include "../runtime/fault_flags.h"
@@ -74,12 +74,12 @@ std::unique_ptr<qr_engine> make_cpu_qr_engine(mimo_shape shape, int orders)
 
 } // namespace detail
 
-qr_decomposition::qr_decomposition(mimo_shape shape, int orders, backend requested)
+batched_qr::batched_qr(mimo_shape shape, int orders, backend requested)
     : m_shape(shape), m_layout{ shape.nt, orders }
 {
     m_shape.validate_small();
     if (orders < 1 || orders > shape.nt)
-        throw std::invalid_argument("mimo_gpu::qr_decomposition: orders must be 1..nt (" +
+        throw std::invalid_argument("mimo_gpu::batched_qr: orders must be 1..nt (" +
                                     std::to_string(shape.nt) + "), got " +
                                     std::to_string(orders));
     m_engine = detail::choose_engine(
@@ -88,41 +88,41 @@ qr_decomposition::qr_decomposition(mimo_shape shape, int orders, backend request
         [&] { return detail::make_cuda_qr_engine(shape, orders); });
 }
 
-qr_decomposition::~qr_decomposition() = default;
-qr_decomposition::qr_decomposition(qr_decomposition&&) noexcept = default;
-qr_decomposition& qr_decomposition::operator=(qr_decomposition&&) noexcept = default;
+batched_qr::~batched_qr() = default;
+batched_qr::batched_qr(batched_qr&&) noexcept = default;
+batched_qr& batched_qr::operator=(batched_qr&&) noexcept = default;
 
-backend qr_decomposition::active_backend() const { return m_engine->kind(); }
+backend batched_qr::active_backend() const { return m_engine->kind(); }
 
-detection_report qr_decomposition::apply_policy(detection_report report) const
+detection_report batched_qr::apply_policy(detection_report report) const
 {
     if (report.erased > 0 && m_policy == bad_problem_policy::stop)
         throw std::invalid_argument(
-            "mimo_gpu::qr_decomposition: " + report.describe() +
+            "mimo_gpu::batched_qr: " + report.describe() +
             " (bad-problem policy 'stop'; 'erase' decomposes the rest)");
     return report;
 }
 
 detection_report
-qr_decomposition::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
+batched_qr::run(const cfloat* H, const cfloat* y, size_t batch, float* items)
 {
     if (batch == 0)
         return {};
     if (!H || !y || !items)
-        throw std::invalid_argument("mimo_gpu::qr_decomposition::run: null buffer");
+        throw std::invalid_argument("mimo_gpu::batched_qr::run: null buffer");
     return apply_policy(m_engine->run(H, y, batch, items));
 }
 
-void qr_decomposition::run_device(const cfloat* d_H,
-                                  const cfloat* d_y,
-                                  size_t batch,
-                                  float* d_items,
-                                  cuda_stream_t stream)
+void batched_qr::run_device(const cfloat* d_H,
+                            const cfloat* d_y,
+                            size_t batch,
+                            float* d_items,
+                            cuda_stream_t stream)
 {
     m_engine->run_device(d_H, d_y, batch, d_items, stream);
 }
 
-detection_report qr_decomposition::check_device_status(cuda_stream_t stream)
+detection_report batched_qr::check_device_status(cuda_stream_t stream)
 {
     return apply_policy(m_engine->check_device_status(stream));
 }

@@ -1,4 +1,4 @@
-// CUDA engine of turbo_decoder: all windows of all code blocks of the batch in
+// CUDA engine of lte_turbo_decoder: all windows of all code blocks of the batch in
 // one launch per half iteration (8 lanes per window, or one thread per window
 // running the CPU's decode_window for very long windows); after each iteration
 // one thread block per code block checks its CRC for early termination.
@@ -367,11 +367,8 @@ __global__ void hard_decision_kernel(const turbo_block_desc* blocks,
 }
 
 template <typename T>
-const T* to_device(device_buffer<T>& dev,
-                   host_input<T>& staging,
-                   const T* host,
-                   size_t n,
-                   cudaStream_t s)
+const T* to_device(
+    device_array<T>& dev, host_input<T>& staging, const T* host, size_t n, cudaStream_t s)
 {
     T* d = dev.reserve(n);
     MIMO_CUDA_CHECK(cudaMemcpyAsync(
@@ -453,7 +450,7 @@ public:
         m_status.check("turbo_decoder", stream, "code block");
     }
 
-    turbo_decoder::device_block_results device_results() const override
+    lte_turbo_decoder::device_block_results device_results() const override
     {
         // enqueue() writes them for every batch (iterations only with early termination)
         const bool early = m_config.early_termination != crc_type::none;
@@ -558,14 +555,13 @@ private:
     host_input<turbo_window_desc> m_windows_in;
     host_input<int32_t> m_pi_in;
     host_input<float> m_llr_in;
-    device_buffer<turbo_block_desc> m_blocks;
-    device_buffer<turbo_window_desc> m_windows;
-    device_buffer<int32_t> m_pi;
-    device_buffer<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_scratch,
-        m_boundaries;
-    device_buffer<uint8_t> m_done, m_crc_ok, m_no_information;
-    device_buffer<int> m_iterations;
-    device_buffer<uint32_t> m_crc_powers;
+    device_array<turbo_block_desc> m_blocks;
+    device_array<turbo_window_desc> m_windows;
+    device_array<int32_t> m_pi;
+    device_array<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
+    device_array<uint8_t> m_done, m_crc_ok, m_no_information;
+    device_array<int> m_iterations;
+    device_array<uint32_t> m_crc_powers;
     host_output<uint8_t> m_bits;
     host_output<float> m_app_out;
     std::vector<int> m_iterations_host;

@@ -1,4 +1,4 @@
-// CUDA engine of nway_detector. Each (problem, pass, candidate) gets a thread
+// CUDA engine of nway_ssfe_detector. Each (problem, pass, candidate) gets a thread
 // running the same ssfe_candidate as the CPU engine; the candidates of a
 // problem meet in shared memory as per-symbol minima (an atomicMin on the
 // float's bits, valid for the non-negative distances), and a last phase turns
@@ -351,7 +351,7 @@ private:
     nway_config m_config;
     pam_table m_pam;
     host_input<float> m_items_in;
-    device_buffer<float>
+    device_array<float>
         m_items; // QR items between the two kernels: they never leave the device
 };
 

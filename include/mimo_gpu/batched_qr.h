@@ -10,7 +10,7 @@
 
 namespace mimo_gpu {
 
-/// Layout of one QR item (one problem), used by qr_decomposition and nway_detector.
+/// Layout of one QR item (one problem), used by batched_qr and nway_ssfe_detector.
 ///
 /// MRVD real model: y~ = [Re y0, Im y0, Re y1, ...], s~ = [Re s0, Im s0, Re s1, ...],
 /// so H~ is 2nr x 2nt and the real and imaginary parts of one symbol are neighbours.
@@ -38,20 +38,18 @@ class qr_engine; // implementation interface (CPU or CUDA), lib/core/qr/
 
 /// Computes the QR items of a batch of (H, y) problems.
 /// A problem with a non-finite H or y, or a rank-deficient H, gets an item of
-/// NaNs (which nway_detector::detect_qr erases) and is reported; under the
+/// NaNs (which nway_ssfe_detector::detect_qr erases) and is reported; under the
 /// `stop` policy (the default) the call then throws std::invalid_argument
 /// naming the first bad problem (erasures.h).
-class qr_decomposition
+class batched_qr
 {
 public:
     /// orders: 1..nt. Throws std::invalid_argument on a bad shape or order count,
     /// std::runtime_error when backend::cuda is asked for and unavailable.
-    qr_decomposition(mimo_shape shape,
-                     int orders,
-                     backend requested = backend::automatic);
-    ~qr_decomposition();
-    qr_decomposition(qr_decomposition&&) noexcept;
-    qr_decomposition& operator=(qr_decomposition&&) noexcept;
+    batched_qr(mimo_shape shape, int orders, backend requested = backend::automatic);
+    ~batched_qr();
+    batched_qr(batched_qr&&) noexcept;
+    batched_qr& operator=(batched_qr&&) noexcept;
 
     const mimo_shape& shape() const { return m_shape; }
     qr_layout layout() const { return m_layout; }

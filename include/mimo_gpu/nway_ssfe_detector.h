@@ -4,9 +4,9 @@
 #pragma once
 
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/batched_qr.h>
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/detector.h>
-#include <mimo_gpu/qr_decomposition.h>
 #include <mimo_gpu/types.h>
 
 #include <memory>
@@ -25,14 +25,14 @@ struct nway_config {
 /// LLRs: L = (min_{b=1} d - min_{b=0} d) / N0 over the candidate lists of all
 /// passes, d = |y - Hs|^2; output nt*Q floats per problem, stream t's bits at
 /// [t*Q, t*Q+Q) in 3GPP label order. detect(H, y) runs QR and search in one
-/// pipeline (fused on the device); detect_qr takes qr_decomposition's items.
+/// pipeline (fused on the device); detect_qr takes batched_qr's items.
 /// The registry's "nway" family (parameters passes, llr_clip); this class adds
 /// the QR-item entry points.
-class nway_detector final : public detector
+class nway_ssfe_detector final : public detector
 {
 public:
-    explicit nway_detector(const nway_config& config,
-                           backend requested = backend::automatic);
+    explicit nway_ssfe_detector(const nway_config& config,
+                                backend requested = backend::automatic);
 
     /// The configuration, llr_clip as currently set.
     nway_config config() const;
@@ -44,7 +44,7 @@ public:
     using detector::detect_device;
 
     /// From QR items (layout input_layout()), host memory. n0 > 0 and finite.
-    /// A problem with a non-finite item (qr_decomposition's erased items are NaN)
+    /// A problem with a non-finite item (batched_qr's erased items are NaN)
     /// gets LLRs 0 and follows the bad-problem policy (erasures.h).
     detection_report detect_qr(const float* items, size_t batch, float n0, float* llr);
 

@@ -83,14 +83,14 @@ struct turbo_block_result {
 
 class turbo_engine; // CPU or CUDA implementation, lib/core/turbo/
 
-class turbo_decoder
+class lte_turbo_decoder
 {
 public:
-    explicit turbo_decoder(const turbo_decoder_config& config,
-                           backend requested = backend::automatic);
-    ~turbo_decoder();
-    turbo_decoder(turbo_decoder&&) noexcept;
-    turbo_decoder& operator=(turbo_decoder&&) noexcept;
+    explicit lte_turbo_decoder(const turbo_decoder_config& config,
+                               backend requested = backend::automatic);
+    ~lte_turbo_decoder();
+    lte_turbo_decoder(lte_turbo_decoder&&) noexcept;
+    lte_turbo_decoder& operator=(lte_turbo_decoder&&) noexcept;
 
     const turbo_decoder_config& config() const { return m_config; }
     backend active_backend() const;
@@ -253,7 +253,7 @@ private:
     transport_block_format m_format;
     code_block_segmentation m_seg;
     std::vector<int> m_E;
-    turbo_decoder m_decoder;
+    lte_turbo_decoder m_decoder;
     std::vector<rate_matcher> m_matchers; // one per distinct K (at most two)
     std::vector<float> m_block_llr;
     std::vector<uint8_t> m_block_bits;
