@@ -4,6 +4,7 @@
 #pragma once
 
 #include "../../runtime/fault_flags.h"
+#include "../pam_table.h"
 #include "detector_engine.h"
 
 namespace mimo_gpu {
@@ -22,7 +23,12 @@ public:
     }
 
 protected:
-    explicit cpu_detector_engine(size_t llrs_per_problem) : m_llrs(llrs_per_problem) {}
+    /// nt * Q LLRs per problem; m_pam: the constellation's tables.
+    cpu_detector_engine(const mimo_shape& shape, modulation mod)
+        : m_pam(make_pam_table(constellation(mod))),
+          m_llrs(size_t(shape.nt) * m_pam.bits_per_symbol())
+    {
+    }
 
     /// Writes the LLRs of in.problems() problems; report_fault(flags, p, ...)
     /// for a bad problem p (its LLRs are zeroed afterwards).
@@ -42,6 +48,8 @@ protected:
     }
 
     size_t llrs_per_problem() const { return m_llrs; }
+
+    const pam_table m_pam;
 
 private:
     size_t m_llrs;

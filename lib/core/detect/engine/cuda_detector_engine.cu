@@ -4,10 +4,14 @@ namespace mimo_gpu {
 namespace detail {
 
 cuda_detector_engine::cuda_detector_engine(mimo_shape shape,
-                                           size_t llrs,
+                                           modulation mod,
                                            host_staging staging,
                                            size_t item_bytes)
-    : m_shape(shape), m_llrs(llrs), m_staging(staging), m_item_bytes(item_bytes)
+    : m_pam(make_pam_table(constellation(mod))),
+      m_shape(shape),
+      m_llrs(size_t(shape.nt) * m_pam.bits_per_symbol()),
+      m_staging(staging),
+      m_item_bytes(item_bytes)
 {
 }
 

@@ -8,6 +8,7 @@
 
 #include "../../runtime/cuda_staging.h"
 #include "../../runtime/device_faults.h"
+#include "../pam_table.h"
 #include "detector_engine.h"
 
 #include <vector>
@@ -42,10 +43,10 @@ public:
     detection_report check_device_status(cuda_stream_t stream) final;
 
 protected:
-    /// llrs: LLRs per problem; item_bytes: the family's own device scratch per
-    /// problem (for scratch_per_problem).
+    /// nt * Q LLRs per problem; item_bytes: the family's own device scratch
+    /// per problem (for scratch_per_problem); m_pam: the constellation's tables.
     cuda_detector_engine(mimo_shape shape,
-                         size_t llrs,
+                         modulation mod,
                          host_staging staging = {},
                          size_t item_bytes = 0);
 
@@ -87,6 +88,8 @@ protected:
 
     const mimo_shape& shape() const { return m_shape; }
     size_t llrs_per_problem() const { return m_llrs; }
+
+    const pam_table m_pam;
 
 private:
     detection_report finish_host_call(float* llr);

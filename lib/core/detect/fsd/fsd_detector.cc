@@ -19,10 +19,7 @@ class cpu_fsd_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_fsd_engine(const fsd_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -61,7 +58,6 @@ private:
     }
 
     fsd_config m_config;
-    pam_table m_pam;
 };
 
 } // namespace

@@ -157,11 +157,10 @@ public:
     explicit cuda_fsd_engine(const fsd_config& config)
         : cuda_detector_engine(
               config.shape,
-              size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+              config.mod,
               { true, false }, // the ordering/QR kernel reads its input once, up front
               sphere_item_bytes(config.shape.nt)),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+          m_config(config)
     {
         m_launch.full = config.full;
         m_launch.paths = config.paths(m_pam);
@@ -213,7 +212,6 @@ protected:
 
 private:
     fsd_config m_config;
-    pam_table m_pam;
     fsd_launch m_launch{};
     device_array<char> m_items; // the ordered QR of each problem, between the two kernels
 };

@@ -18,10 +18,7 @@ class cpu_kbest_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_kbest_engine(const kbest_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -71,7 +68,6 @@ private:
     }
 
     kbest_config m_config;
-    pam_table m_pam;
 };
 
 } // namespace

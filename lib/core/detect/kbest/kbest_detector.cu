@@ -171,11 +171,10 @@ public:
     explicit cuda_kbest_engine(const kbest_config& config)
         : cuda_detector_engine(
               config.shape,
-              size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+              config.mod,
               { true, false }, // the ordering/QR kernel reads its input once, up front
               sphere_item_bytes(config.shape.nt)),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+          m_config(config)
     {
         // A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
         const kbest_warp_layout l = kbest_warp_layout::of(
@@ -245,7 +244,6 @@ protected:
 
 private:
     kbest_config m_config;
-    pam_table m_pam;
     device_array<char> m_items; // the ordered QR of each problem
 };
 

@@ -22,10 +22,7 @@ class cpu_ml_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_ml_engine(const ml_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_shape(config.shape),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_shape(config.shape)
     {
     }
 
@@ -82,7 +79,6 @@ private:
     }
 
     mimo_shape m_shape;
-    pam_table m_pam;
 };
 
 detector_capabilities ml_capabilities()

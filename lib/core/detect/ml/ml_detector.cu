@@ -77,11 +77,7 @@ class cuda_ml_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_ml_engine(const ml_config& config)
-        : cuda_detector_engine(config.shape,
-                               size_t(config.shape.nt) *
-                                   constellation(config.mod).bits_per_symbol()),
-          m_shape(config.shape),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(config.shape, config.mod), m_shape(config.shape)
     {
     }
 
@@ -111,7 +107,6 @@ private:
     }
 
     mimo_shape m_shape;
-    pam_table m_pam;
 };
 
 } // namespace

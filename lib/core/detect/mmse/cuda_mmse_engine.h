@@ -39,7 +39,6 @@ protected:
     /// their outputs written as 0.
     virtual void enqueue(const mmse_launch& l, fault_sink sink, cudaStream_t stream) = 0;
     const mmse_config m_config;
-    const pam_table m_pam;
 
 private:
     void launch(const detector_input& in,

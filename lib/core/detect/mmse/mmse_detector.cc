@@ -290,10 +290,7 @@ class cpu_mmse_engine final : public cpu_detector_engine, public mmse_equalizer
 {
 public:
     explicit cpu_mmse_engine(const mmse_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -355,7 +352,6 @@ private:
     }
 
     mmse_config m_config;
-    pam_table m_pam;
 };
 
 } // namespace

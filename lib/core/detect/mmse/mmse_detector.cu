@@ -15,12 +15,11 @@ namespace detail {
 cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel)
     : cuda_detector_engine(
           config.shape,
-          size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+          config.mod,
           { true, true }, // a channel's kernel reads H and y more than once
           size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) +
               scratch_per_channel),
-      m_config(config),
-      m_pam(make_pam_table(constellation(config.mod)))
+      m_config(config)
 {
 }
 

@@ -21,10 +21,7 @@ class cpu_mtt_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_mtt_engine(const mtt_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -73,7 +70,6 @@ private:
     }
 
     mtt_config m_config;
-    pam_table m_pam;
 };
 
 } // namespace

@@ -274,11 +274,7 @@ class cuda_mtt_engine final : public cuda_detector_engine
 {
 public:
     explicit cuda_mtt_engine(const mtt_config& config)
-        : cuda_detector_engine(config.shape,
-                               size_t(config.shape.nt) *
-                                   constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cuda_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -349,7 +345,6 @@ protected:
 
 private:
     mtt_config m_config;
-    pam_table m_pam;
 };
 
 } // namespace

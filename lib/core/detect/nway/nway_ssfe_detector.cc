@@ -80,10 +80,7 @@ class cpu_nway_engine final : public cpu_detector_engine, public nway_qr_search
 {
 public:
     explicit cpu_nway_engine(const nway_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -152,7 +149,6 @@ private:
     }
 
     nway_config m_config;
-    pam_table m_pam;
     std::vector<float> m_items; // QR items of detect(H, y), reused across calls
 };
 

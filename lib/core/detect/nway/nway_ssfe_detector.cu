@@ -227,12 +227,11 @@ public:
     explicit cuda_nway_engine(const nway_config& config)
         : cuda_detector_engine(
               config.shape,
-              size_t(config.shape.nt) * constellation(config.mod).bits_per_symbol(),
+              config.mod,
               {}, // kernels read H, y and write LLRs in place (zero copy)
               qr_layout{ config.shape.nt, config.passes }.floats_per_item() *
                   sizeof(float)),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+          m_config(config)
     {
     }
 
@@ -349,7 +348,6 @@ private:
     }
 
     nway_config m_config;
-    pam_table m_pam;
     host_input<float> m_items_in;
     device_array<float>
         m_items; // QR items between the two kernels: they never leave the device

@@ -194,10 +194,7 @@ class cpu_sumis_engine final : public cpu_detector_engine
 {
 public:
     explicit cpu_sumis_engine(const sumis_config& config)
-        : cpu_detector_engine(size_t(config.shape.nt) *
-                              constellation(config.mod).bits_per_symbol()),
-          m_config(config),
-          m_pam(make_pam_table(constellation(config.mod)))
+        : cpu_detector_engine(config.shape, config.mod), m_config(config)
     {
     }
 
@@ -352,7 +349,6 @@ private:
     }
 
     sumis_config m_config;
-    pam_table m_pam;
 };
 
 } // namespace
