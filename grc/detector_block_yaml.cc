@@ -119,17 +119,23 @@ void write(std::ostream& y)
               << " <= " << param_id(f, p) << " <= " << number(p.max, false) << ") }\n";
     }
     y << "\ntemplates:\n    imports: from gnuradio import mimo_gpu\n";
-    y << "    make: mimo_gpu.mimo_detector(${algorithm.name}, ${nr}, ${nt}, "
-         "${modulation}, "
-         "${algorithm.parameters}.format(";
-    bool first = true;
-    for (const auto& f : families)
-        for (const auto& p : f.parameters) {
-            y << (first ? "" : ", ") << param_id(f, p) << "=${" << param_id(f, p) << "}";
-            first = false;
+    // Only the chosen family's parameters reach the generated code (a family
+    // added later changes no flowgraph that does not use it): a Mako dict of
+    // each family's str.format arguments, picked by the algorithm.
+    y << "    make: |-\n        mimo_gpu.mimo_detector(${algorithm.name}, ${nr}, ${nt}, "
+         "${modulation}, ${algorithm.parameters}.format(${ {";
+    for (size_t i = 0; i < families.size(); ++i) {
+        std::string fmt, args;
+        for (const auto& p : families[i].parameters) {
+            fmt += (fmt.empty() ? "" : ", ") + param_id(families[i], p) + "=%s";
+            args += param_id(families[i], p) + ", ";
         }
-    y << "), ${noise_var}, ${symbols_per_channel}, ${backend}, ${max_batch}, ${policy}, "
-         "${device_buffers})\n";
+        y << (i ? ", " : "") << "'" << families[i].name << "': '" << fmt << "'";
+        if (!args.empty())
+            y << " % (" << args << ")";
+    }
+    y << "}[str(algorithm)] }), ${noise_var}, ${symbols_per_channel}, ${backend}, "
+         "${max_batch}, ${policy}, ${device_buffers})\n";
     y << "    callbacks:\n    - set_noise_var(${noise_var})\n\n";
     y << "documentation: |-\n"
          "    Soft MIMO detector of any registered family: channel matrices H (one per S "
