@@ -5,12 +5,12 @@ namespace detail {
 
 cuda_detector_engine::cuda_detector_engine(mimo_shape shape,
                                            modulation mod,
-                                           host_staging staging,
+                                           cuda_engine_options options,
                                            size_t item_bytes)
     : m_pam(make_pam_table(constellation(mod))),
       m_shape(shape),
       m_llrs(size_t(shape.nt) * m_pam.bits_per_symbol()),
-      m_staging(staging),
+      m_options(options),
       m_item_bytes(item_bytes)
 {
 }
@@ -19,9 +19,9 @@ size_t cuda_detector_engine::scratch_per_problem() const
 {
     const size_t nr = m_shape.nr, nt = m_shape.nt;
     size_t bytes = m_item_bytes;
-    if (m_staging.copy_inputs) // a channel per problem at worst
+    if (m_options.copy_inputs) // a channel per problem at worst
         bytes += (nr * nt + nr) * sizeof(cfloat);
-    if (m_staging.copy_outputs)
+    if (m_options.copy_outputs)
         bytes += m_llrs * sizeof(float);
     return bytes;
 }
@@ -32,7 +32,7 @@ detector_input cuda_detector_engine::device_inputs(const detector_input& in,
     const size_t h_count = in.channels * m_shape.nr * m_shape.nt,
                  y_count = in.problems() * m_shape.nr, p_count = in.problems() * m_llrs;
     detector_input d = in;
-    if (m_staging.copy_inputs) {
+    if (m_options.copy_inputs) {
         cfloat* h = m_dH.reserve(h_count);
         cfloat* v = m_dy.reserve(y_count);
         MIMO_CUDA_CHECK(cudaMemcpyAsync(
@@ -58,7 +58,7 @@ detector_input cuda_detector_engine::device_inputs(const detector_input& in,
 
 float* cuda_detector_engine::device_llrs(float* llr, size_t problems, cudaStream_t)
 {
-    if (!m_staging.copy_outputs)
+    if (!m_options.copy_outputs)
         return m_llr.device_view(llr, problems * m_llrs);
     m_copy_back = llr;
     m_copy_back_count = problems * m_llrs;
@@ -68,7 +68,7 @@ float* cuda_detector_engine::device_llrs(float* llr, size_t problems, cudaStream
 detection_report cuda_detector_engine::finish_host_call(float* llr)
 {
     const cudaStream_t s = m_stream.get();
-    if (llr && m_staging.copy_outputs)
+    if (llr && m_options.copy_outputs)
         MIMO_CUDA_CHECK(cudaMemcpyAsync(m_copy_back,
                                         m_dllr.data(),
                                         m_copy_back_count * sizeof(float),
@@ -76,7 +76,7 @@ detection_report cuda_detector_engine::finish_host_call(float* llr)
                                         s));
     const detection_report report =
         m_host_faults.collect(s, &m_flags); // waits for the stream
-    if (llr && !m_staging.copy_outputs)
+    if (llr && !m_options.copy_outputs)
         m_llr.finish();
     if (llr)
         erase_problems(report, m_flags.data(), llr, m_llrs, 0.0f);

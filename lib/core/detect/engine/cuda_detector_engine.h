@@ -16,17 +16,20 @@
 namespace mimo_gpu {
 namespace detail {
 
-/// How the host path moves a call's arrays.
-struct host_staging {
+/// How a family's kernels want their data.
+struct cuda_engine_options {
     /// false: kernels read H, y (and priors) in place (pinned memory) or from a
-    /// pinned staging copy, over PCIe. true: they are first copied to the device
-    /// (DMA at full PCIe speed): for kernels that read their input more than
-    /// once or in a short first phase, where in-place reads would not overlap
-    /// with work.
+    /// pinned staging copy, over PCIe. true: the host path first copies them to
+    /// the device (DMA at full PCIe speed): for kernels that read their input
+    /// more than once or in a short first phase, where in-place reads would not
+    /// overlap with work.
     bool copy_inputs = false;
     /// false: kernels write the LLRs into pinned (mapped) host memory. true: into
     /// device memory, copied back after the kernels.
     bool copy_outputs = false;
+    /// true: the kernels write 0 for every problem they report bad, so the
+    /// device path needs no erasing pass after them.
+    bool kernels_zero_bad_problems = false;
 };
 
 class cuda_detector_engine : public detector_engine
@@ -47,7 +50,7 @@ protected:
     /// per problem (for scratch_per_problem); m_pam: the constellation's tables.
     cuda_detector_engine(mimo_shape shape,
                          modulation mod,
-                         host_staging staging = {},
+                         cuda_engine_options options = {},
                          size_t item_bytes = 0);
 
     /// Enqueues the detection of in.problems() (> 0) problems whose inputs
@@ -79,9 +82,10 @@ protected:
         if (problems == 0)
             return;
         enqueue(m_faults.sink(problems, stream));
-        m_faults.erase(d_llr, m_llrs, 0.0f, stream);
+        if (!m_options.kernels_zero_bad_problems)
+            m_faults.erase(d_llr, m_llrs, 0.0f, stream);
     }
-    /// The device view of a host call's inputs (H, y, priors), by the staging mode.
+    /// The device view of a host call's inputs (H, y, priors), by the options.
     detector_input device_inputs(const detector_input& in, cudaStream_t stream);
     /// The device view of a host call's LLRs (finished by host_call).
     float* device_llrs(float* llr, size_t problems, cudaStream_t stream);
@@ -96,7 +100,7 @@ private:
 
     mimo_shape m_shape;
     size_t m_llrs;
-    host_staging m_staging;
+    cuda_engine_options m_options;
     size_t m_item_bytes;
     cuda_stream m_stream;
     device_array<cfloat> m_dH, m_dy; // copied inputs (copy_inputs)

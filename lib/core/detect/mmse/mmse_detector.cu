@@ -16,7 +16,8 @@ cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per
     : cuda_detector_engine(
           config.shape,
           config.mod,
-          { true, true }, // a channel's kernel reads H and y more than once
+          { true, true, true }, // a channel's kernel reads H and y more than once and
+                                // zeroes the outputs of the problems it reports
           size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) +
               scratch_per_channel),
       m_config(config)
