@@ -7,6 +7,10 @@
 #include <mimo_gpu/ml_detector.h>
 #include <mimo_gpu/nway_ssfe_detector.h>
 
+#ifdef MIMO_GPU_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
 
@@ -124,6 +128,69 @@ TEST(cuda_backend, ml_llrs_match_cpu)
                      a,
                      "ml " + std::to_string(c.shape.nr) + "x" +
                          std::to_string(c.shape.nt) + " " + to_string(c.mod));
+    }
+}
+
+TEST(cuda_backend, ml_with_priors_equals_the_cpu_to_the_bit)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (const modulation mod : { modulation::qpsk, modulation::qam16 }) {
+        problem_batch pb({ 4, 3 }, mod, 777, 9.0, seed);
+        ml_detector cpu(pb.shape, mod, backend::cpu), gpu(pb.shape, mod, backend::cuda);
+        cpu.set_bad_problem_policy(bad_problem_policy::erase);
+        gpu.set_bad_problem_policy(bad_problem_policy::erase);
+        const size_t n = size_t(cpu.llrs_per_problem());
+        std::mt19937_64 rng(seed + 7);
+        std::normal_distribution<float> normal(0.0f, 4.0f);
+        std::vector<float> priors(pb.batch * n);
+        for (auto& p : priors)
+            p = normal(rng);
+        priors[17 * n + 1] = NAN; // erased alike
+        detector_input in;
+        in.H = pb.H.data();
+        in.y = pb.y.data();
+        in.channels = pb.batch;
+        in.n0 = pb.n0;
+        in.priors = priors.data();
+        std::vector<float> a(pb.batch * n, NAN), b(a.size(), NAN);
+        const detection_report ra = cpu.detect(in, a.data());
+        const detection_report rb = gpu.detect(in, b.data());
+        EXPECT_EQ(ra.erased, 1u);
+        EXPECT_EQ(rb.erased, 1u);
+        expect_bit_identical(b, a, "ml with priors, host path, " + to_string(mod));
+
+#ifdef MIMO_GPU_HAVE_CUDA
+        // Device memory: H, y, priors and LLRs on the GPU.
+        cfloat *dH = nullptr, *dy = nullptr;
+        float *dp = nullptr, *dl = nullptr;
+        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dH), pb.H.size() * sizeof(cfloat)),
+                  cudaSuccess);
+        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), pb.y.size() * sizeof(cfloat)),
+                  cudaSuccess);
+        ASSERT_EQ(
+            cudaMalloc(reinterpret_cast<void**>(&dp), priors.size() * sizeof(float)),
+            cudaSuccess);
+        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dl), a.size() * sizeof(float)),
+                  cudaSuccess);
+        cudaMemcpy(dH, pb.H.data(), pb.H.size() * sizeof(cfloat), cudaMemcpyHostToDevice);
+        cudaMemcpy(dy, pb.y.data(), pb.y.size() * sizeof(cfloat), cudaMemcpyHostToDevice);
+        cudaMemcpy(
+            dp, priors.data(), priors.size() * sizeof(float), cudaMemcpyHostToDevice);
+        detector_input din = in;
+        din.H = dH;
+        din.y = dy;
+        din.priors = dp;
+        gpu.detect_device(din, dl, nullptr);
+        EXPECT_EQ(gpu.check_device_status(nullptr).erased, 1u);
+        std::fill(b.begin(), b.end(), NAN);
+        cudaMemcpy(b.data(), dl, b.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        expect_bit_identical(b, a, "ml with priors, device path, " + to_string(mod));
+        cudaFree(dH);
+        cudaFree(dy);
+        cudaFree(dp);
+        cudaFree(dl);
+#endif
     }
 }
 

@@ -67,13 +67,17 @@ struct problem_batch {
 };
 
 /// Exhaustive max-log LLRs of one problem in double precision, written plainly
-/// (no shared code with the library): enumerate every s, every bit.
+/// (no shared code with the library): enumerate every s, every bit. With
+/// a-priori LLRs (nt * Q, L = ln P(0)/P(1)) each s's metric is
+/// |y - Hs|^2 / N0 - ln P(s), and the result is extrinsic: a-posteriori
+/// minus a-priori.
 inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c,
                                            int nr,
                                            int nt,
                                            const cfloat* H,
                                            const cfloat* y,
-                                           double n0)
+                                           double n0,
+                                           const float* priors = nullptr)
 {
     const int M = c.order(), Q = c.bits_per_symbol();
     std::vector<double> min0(nt * Q, std::numeric_limits<double>::infinity()),
@@ -96,6 +100,12 @@ inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c,
                      std::complex<double>(c.point(idx[t]));
             d += std::norm(e);
         }
+        d /= n0;
+        if (priors) // -ln P(s), up to a constant: +L/2 for a 1, -L/2 for a 0
+            for (int t = 0; t < nt; ++t)
+                for (int k = 0; k < Q; ++k)
+                    d += (((idx[t] >> (Q - 1 - k)) & 1) ? 0.5 : -0.5) *
+                         double(priors[t * Q + k]);
         for (int t = 0; t < nt; ++t)
             for (int k = 0; k < Q; ++k) {
                 const int bit = (idx[t] >> (Q - 1 - k)) & 1;
@@ -105,7 +115,7 @@ inline std::vector<double> brute_force_llr(const mimo_gpu::constellation& c,
     }
     std::vector<double> llr(nt * Q);
     for (int i = 0; i < nt * Q; ++i)
-        llr[i] = (min1[i] - min0[i]) / n0;
+        llr[i] = min1[i] - min0[i] - (priors ? double(priors[i]) : 0.0);
     return llr;
 }
 

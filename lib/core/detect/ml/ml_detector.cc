@@ -39,7 +39,7 @@ private:
             slices *= uint64_t(M);
         parallel_for(in.problems(), 1, [&](size_t begin, size_t end) {
             std::vector<float> dmin(size_t(nt) * M), h(2 * size_t(nr) * nt),
-                yy(2 * size_t(nr));
+                yy(2 * size_t(nr)), cost(size_t(nt) * M);
             for (size_t p = begin; p < end; ++p) {
                 const float* hp = reinterpret_cast<const float*>(in.H + p * nr * nt);
                 const float* yp = reinterpret_cast<const float*>(in.y + p * nr);
@@ -51,6 +51,16 @@ private:
                 std::copy(hp, hp + h.size(), h.begin());
                 std::copy(yp, yp + yy.size(), yy.begin());
                 const float scale = ml_normalise(h.data(), yy.data(), nr, nt);
+                const float n0 = in.n0 * scale * scale;
+                const float* prior = in.priors ? in.priors + p * nt * Q : nullptr;
+                if (prior && !priors_finite(prior, nt * Q)) {
+                    report_fault(flags, p, problem_fault::non_finite);
+                    continue;
+                }
+                if (prior)
+                    for (int i = 0; i < nt * M; ++i)
+                        cost[size_t(i)] =
+                            ml_prior_cost(prior + (i / M) * Q, m_pam, i % M, n0);
                 std::fill(dmin.begin(), dmin.end(), k_infinity);
                 auto keep_min = [&](int t, int s, float d) {
                     float& slot = dmin[size_t(t) * M + s];
@@ -58,22 +68,27 @@ private:
                 };
                 bool finite = true;
                 for (uint64_t s = 0; s < slices && finite; ++s)
-                    finite =
-                        ml_scan_slice(h.data(), yy.data(), nr, nt, m_pam, s, keep_min);
+                    finite = ml_scan_slice(h.data(),
+                                           yy.data(),
+                                           nr,
+                                           nt,
+                                           m_pam,
+                                           s,
+                                           prior ? cost.data() : nullptr,
+                                           keep_min);
                 if (!finite) {
                     report_fault(flags, p, problem_fault::non_finite);
                     continue;
                 }
-                // Exact max-log LLRs: no clip, every hypothesis reached.
+                // Exact max-log LLRs: no clip, every hypothesis reached;
+                // extrinsic (a-posteriori minus a-priori) with priors.
                 for (int t = 0; t < nt; ++t)
-                    for (int k = 0; k < Q; ++k)
-                        llr[p * nt * Q + t * Q + k] =
-                            llr_from_symbol_minima(dmin.data() + t * M,
-                                                   m_pam,
-                                                   k,
-                                                   in.n0 * scale * scale,
-                                                   0.0f,
-                                                   0.0f);
+                    for (int k = 0; k < Q; ++k) {
+                        const int i = t * Q + k;
+                        const float app = llr_from_symbol_minima(
+                            dmin.data() + t * M, m_pam, k, n0, 0.0f, 0.0f);
+                        llr[p * nt * Q + i] = prior ? app - prior[i] : app;
+                    }
             }
         });
     }
@@ -90,6 +105,7 @@ detector_capabilities ml_capabilities()
                       modulation::qam256,
                       modulation::qam1024 };
     c.exact_max_log = true;
+    c.accepts_priors = true; // extrinsic LLRs with priors (DESIGN.md, priors)
     return c;
 }
 

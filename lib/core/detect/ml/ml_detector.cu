@@ -23,17 +23,20 @@ __global__ void ml_search_kernel(const float* __restrict__ H,
                                  const __grid_constant__ pam_table pam,
                                  uint64_t slices,
                                  float n0,
+                                 const float* __restrict__ priors,
                                  size_t first,
                                  float* __restrict__ llr,
                                  fault_sink faults)
 {
-    extern __shared__ float smem[]; // dmin [nt][M], then the problem's H and y
+    extern __shared__ float smem[]; // dmin [nt][M], H, y, prior costs [nt][M]
     const int M = pam.order(), Q = pam.bits_per_symbol();
     const size_t p = first + blockIdx.x;
     const float inf = k_infinity;
     float* dmin = smem;
     float* sH = dmin + nt * M;
     float* sy = sH + 2 * nr * nt;
+    float* cost = sy + 2 * nr;
+    const float* prior = priors ? priors + p * nt * Q : nullptr;
     for (int i = threadIdx.x; i < nt * M; i += blockDim.x)
         dmin[i] = inf;
     // Every slice reads the whole problem: keep it on chip (the input may be host
@@ -47,6 +50,8 @@ __global__ void ml_search_kernel(const float* __restrict__ H,
     __syncthreads();
     if (threadIdx.x == 0) {
         fault = channel_fault(sH, sy, nr, nt);
+        if (fault == problem_fault::none && prior && !priors_finite(prior, nt * Q))
+            fault = problem_fault::non_finite;
         if (fault != problem_fault::none)
             faults.report(p, fault);
         else
@@ -55,6 +60,11 @@ __global__ void ml_search_kernel(const float* __restrict__ H,
     __syncthreads();
     if (fault != problem_fault::none) // the whole block leaves: erased
         return;
+    if (prior) {
+        for (int i = threadIdx.x; i < nt * M; i += blockDim.x)
+            cost[i] = ml_prior_cost(prior + (i / M) * Q, pam, i % M, n0 * scale * scale);
+        __syncthreads();
+    }
 
     int* mins = reinterpret_cast<int*>(dmin);
     auto keep_min = [&](int t, int s, float d) {
@@ -63,14 +73,16 @@ __global__ void ml_search_kernel(const float* __restrict__ H,
     };
     bool finite = true;
     for (uint64_t s = threadIdx.x; s < slices; s += blockDim.x)
-        finite &= ml_scan_slice(sH, sy, nr, nt, pam, s, keep_min);
+        finite &= ml_scan_slice(sH, sy, nr, nt, pam, s, prior ? cost : nullptr, keep_min);
     if (!finite)
         faults.report(p, problem_fault::non_finite);
     __syncthreads();
 
-    for (int i = threadIdx.x; i < nt * Q; i += blockDim.x)
-        llr[p * nt * Q + i] = llr_from_symbol_minima(
+    for (int i = threadIdx.x; i < nt * Q; i += blockDim.x) {
+        const float app = llr_from_symbol_minima(
             dmin + (i / Q) * M, pam, i % Q, n0 * scale * scale, 0.0f, 0.0f);
+        llr[p * nt * Q + i] = prior ? app - prior[i] : app; // extrinsic with priors
+    }
 }
 
 class cuda_ml_engine final : public cuda_detector_engine
@@ -97,11 +109,12 @@ private:
         const auto* dy = reinterpret_cast<const float*>(in.y);
         // One launch per chunk keeps each grid within limits for any batch.
         constexpr size_t chunk = 1u << 20;
-        const size_t shared = sizeof(float) * (size_t(nt) * M + 2 * nr * nt + 2 * nr);
+        const size_t shared =
+            sizeof(float) * (size_t(nt) * M * (in.priors ? 2 : 1) + 2 * nr * nt + 2 * nr);
         for (size_t first = 0; first < batch; first += chunk) {
             const size_t n = std::min(chunk, batch - first);
             ml_search_kernel<<<unsigned(n), k_ml_threads, shared, s>>>(
-                dH, dy, nr, nt, m_pam, slices, in.n0, first, d_llr, sink);
+                dH, dy, nr, nt, m_pam, slices, in.n0, in.priors, first, d_llr, sink);
             MIMO_CUDA_CHECK_LAUNCH("ml_search_kernel");
         }
     }
