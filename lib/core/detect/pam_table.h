@@ -87,5 +87,33 @@ MIMO_HD float llr_from_symbol_minima(
     return saturate_llr((min1 - min0) / n0, clip);
 }
 
+/// The a-priori term of symbol v of a stream whose Q a-priori LLRs are
+/// `priors` (L = ln P(0)/P(1)), in distance units: n0 times -ln P(v) up to a
+/// constant, the constant chosen so that the term is never negative (each bit
+/// against its prior's sign costs |L|, else 0), so metrics stay non-negative
+/// (the CUDA kernels' atomicMin on the float's bits needs that). CPU and CUDA
+/// sum in the same order.
+MIMO_HD float
+symbol_prior_cost(const float* priors, const pam_table& pam, int v, float n0)
+{
+    const int L = pam.levels, Q = pam.bits_per_symbol();
+    float c = 0.0f;
+    for (int k = 0; k < Q; ++k) {
+        const float l = priors[k];
+        const bool unlikely = pam.symbol_bit(v / L, v % L, k) != (l < 0.0f);
+        c += unlikely ? (l < 0.0f ? -l : l) : 0.0f;
+    }
+    return n0 * c;
+}
+
+/// Whether every a-priori LLR of a problem is finite (else it is erased).
+MIMO_HD bool priors_finite(const float* priors, int count)
+{
+    bool finite = true;
+    for (int i = 0; i < count; ++i)
+        finite &= priors[i] - priors[i] == 0.0f; // NaN and infinities fail
+    return finite;
+}
+
 } // namespace detail
 } // namespace mimo_gpu

@@ -5,6 +5,9 @@
 // the CPU on fresh random inputs.
 #include "../test_support.h"
 
+#include <tuple>
+#include <utility>
+
 #include <mimo_gpu/detector_registry.h>
 
 #include <algorithm>
@@ -241,5 +244,101 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
             expect_bit_identical(
                 run(*gpu, pb), run(*cpu, pb), c.name + " " + to_string(c.mod));
         }
+    }
+}
+
+namespace {
+/// K-best's LLRs with a-priori LLRs (Gaussian, sigma 3; entry `bad` made NaN
+/// when given).
+std::vector<float>
+run_with_priors(detector& det, const problem_batch& pb, const std::vector<float>& priors)
+{
+    detector_input in;
+    in.H = pb.H.data();
+    in.y = pb.y.data();
+    in.channels = pb.batch;
+    in.n0 = pb.n0;
+    in.priors = priors.data();
+    std::vector<float> llr(pb.batch * det.llrs_per_problem(), NAN);
+    det.detect(in, llr.data());
+    return llr;
+}
+
+std::vector<float> gaussian_priors(size_t count, uint64_t seed)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    std::vector<float> priors(count);
+    for (auto& p : priors)
+        p = normal(rng);
+    return priors;
+}
+} // namespace
+
+TEST(sphere_detectors,
+     kbest_with_priors_gives_exact_extrinsic_llrs_when_nothing_is_pruned)
+{
+    const uint64_t seed = fresh_seed();
+    // K = M^(nt-1): every path survives, so the list is the whole tree.
+    for (const auto& [shape, mod, K] :
+         { std::tuple{ mimo_shape{ 2, 2 }, modulation::qam16, 16 },
+           std::tuple{ mimo_shape{ 3, 3 }, modulation::qpsk, 16 } }) {
+        problem_batch pb(shape, mod, 150, 8.0, seed);
+        // Unclipped, as the reference.
+        auto kbest =
+            make("kbest", shape, mod, backend::cpu, { { "k", K }, { "llr_clip", 0 } });
+        const size_t n = size_t(kbest->llrs_per_problem());
+        const auto priors = gaussian_priors(pb.batch * n, seed + 3);
+        const auto llr = run_with_priors(*kbest, pb, priors);
+        const constellation con(mod);
+        for (size_t p = 0; p < pb.batch; ++p) {
+            const auto ref = brute_force_llr(con,
+                                             shape.nr,
+                                             shape.nt,
+                                             pb.H.data() + p * shape.nr * shape.nt,
+                                             pb.y.data() + p * shape.nr,
+                                             pb.n0,
+                                             priors.data() + p * n);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_NEAR(llr[p * n + i],
+                            ref[i],
+                            1e-3 * (1 + std::abs(ref[i]) + std::abs(priors[p * n + i])))
+                    << to_string(mod) << " problem " << p << " bit " << i;
+        }
+    }
+}
+
+TEST(sphere_detectors, kbest_zero_priors_equal_no_priors_and_bad_priors_erase)
+{
+    problem_batch pb({ 4, 4 }, modulation::qam16, 200, 10.0, fresh_seed());
+    auto kbest = make("kbest", pb.shape, pb.mod, backend::cpu);
+    kbest->set_bad_problem_policy(bad_problem_policy::erase);
+    const size_t n = size_t(kbest->llrs_per_problem());
+    std::vector<float> priors(pb.batch * n, 0.0f);
+    expect_bit_identical(
+        run_with_priors(*kbest, pb, priors), run(*kbest, pb), "zero priors");
+    priors[7 * n + 3] = NAN;
+    const auto llr = run_with_priors(*kbest, pb, priors);
+    for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(llr[7 * n + i], 0.0f);
+}
+
+TEST(sphere_cuda, kbest_with_priors_equals_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (const auto& [mod, K] :
+         { std::pair{ modulation::qam16, 8 }, std::pair{ modulation::qam64, 32 } }) {
+        problem_batch pb({ 4, 4 }, mod, 1001, 8.0, seed);
+        auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
+        auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });
+        cpu->set_bad_problem_policy(bad_problem_policy::erase);
+        gpu->set_bad_problem_policy(bad_problem_policy::erase);
+        auto priors =
+            gaussian_priors(pb.batch * size_t(cpu->llrs_per_problem()), seed + 5);
+        priors[11] = INFINITY; // problem 0 erased alike
+        expect_bit_identical(run_with_priors(*gpu, pb, priors),
+                             run_with_priors(*cpu, pb, priors),
+                             "kbest with priors " + to_string(mod));
     }
 }

@@ -34,7 +34,7 @@ private:
                 constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
                 parallel_for(in.problems(), 16, [&](size_t begin, size_t end) {
                     std::vector<float> f(size_t(K) * (3 + M)), dmin(size_t(NT) * M),
-                        pmin(dmin.size());
+                        pmin(dmin.size()), cost(dmin.size());
                     std::vector<int> i(size_t(K) * (1 + 2 * 2 * NT));
                     const kbest_scratch s{ f.data(),
                                            i.data(),
@@ -57,6 +57,9 @@ private:
                                                       clip,
                                                       m_config.missing_llr,
                                                       s,
+                                                      in.priors ? in.priors + p * NT * Q
+                                                                : nullptr,
+                                                      cost.data(),
                                                       dmin.data(),
                                                       pmin.data(),
                                                       llr + p * NT * Q);
@@ -87,6 +90,7 @@ detector_capabilities kbest_capabilities()
         modulation::qpsk, modulation::qam16, modulation::qam64, modulation::qam256
     };
     c.exact_max_log = false; // exact when K >= M^(nt-1): nothing is pruned
+    c.accepts_priors = true; // the prior in the path metric; extrinsic LLRs out
     return c;
 }
 

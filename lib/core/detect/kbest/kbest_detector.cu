@@ -11,8 +11,10 @@ namespace {
 
 /// A warp per problem (kbest_warp_kernel): its words of shared memory.
 struct kbest_warp_layout {
-    int item, sorted, paths_words, table, words;
-    static kbest_warp_layout of(int nt, int K, int M, size_t item_bytes)
+    int item, sorted, paths_words, table, costs, words;
+    /// priors: room for the a-priori costs of every stream's symbols.
+    static kbest_warp_layout
+    of(int nt, int K, int M, size_t item_bytes, bool priors = false)
     {
         kbest_warp_layout l;
         l.item = int(item_bytes / 4);
@@ -21,7 +23,8 @@ struct kbest_warp_layout {
             l.sorted *= 2;
         l.paths_words = K * (2 * nt + 1);
         l.table = nt * M;
-        l.words = l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table;
+        l.costs = priors ? nt * M : 0;
+        l.words = l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table + l.costs;
         return l;
     }
 };
@@ -43,6 +46,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                       float n0,
                       float clip,
                       float missing,
+                      const float* __restrict__ priors,
                       float* __restrict__ llr,
                       fault_sink faults)
 {
@@ -64,6 +68,13 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     float* nped = reinterpret_cast<float*>(nlev + K * COLS);
     int* dmin = reinterpret_cast<int*>(nped + K);
     int* pmin = dmin + l.table;
+    float* cost = reinterpret_cast<float*>(pmin + l.table); // l.costs words (priors)
+    const float* prior = priors ? priors + p * NT * Q : nullptr;
+    if (prior && !priors_finite(prior, NT * Q)) { // the whole warp leaves: erased
+        if (lane == 0)
+            faults.report(p, problem_fault::non_finite);
+        return;
+    }
 
     const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
     for (int i = lane; i < l.item; i += 32)
@@ -74,6 +85,9 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     }
     if (lane == 0)
         ped[0] = 0.0f;
+    if (prior)
+        for (int i = lane; i < NT * M; i += 32)
+            cost[i] = symbol_prior_cost(prior + (i / M) * Q, pam, i % M, n0);
     __syncwarp();
     const float* E = item->E;
     const int* perm = item->perm;
@@ -86,7 +100,14 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             if (c < n) {
                 float bq, bi;
                 kbest_residuals<NT>(E, lev + (c / M) * COLS, 1, pos, pam, &bq, &bi);
-                d = kbest_child<NT>(E, ped[c / M], bq, bi, pos, c % M, pam);
+                d = kbest_child<NT>(E,
+                                    ped[c / M],
+                                    bq,
+                                    bi,
+                                    pos,
+                                    c % M,
+                                    pam,
+                                    prior ? cost[perm[pos] * M + c % M] : 0.0f);
                 finite &= d < k_infinity;
             }
             key[c] = d;
@@ -153,16 +174,19 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     }
     __syncwarp();
     const float best = ped[0];
-    for (int b = lane; b < NT * Q; b += 32)
-        llr[p * NT * Q + b] =
-            kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
-                      reinterpret_cast<const float*>(pmin) + (b / Q) * M,
-                      best,
-                      pam,
-                      b % Q,
-                      n0,
-                      clip,
-                      missing);
+    for (int b = lane; b < NT * Q; b += 32) {
+        // With priors: extrinsic, the unclipped a-posteriori LLR minus the prior,
+        // then clipped (kbest_problem's rule).
+        const float app = kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
+                                    reinterpret_cast<const float*>(pmin) + (b / Q) * M,
+                                    best,
+                                    pam,
+                                    b % Q,
+                                    n0,
+                                    prior ? 0.0f : clip,
+                                    missing);
+        llr[p * NT * Q + b] = prior ? saturate_llr(app - prior[b], clip) : app;
+    }
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine
@@ -208,7 +232,8 @@ protected:
             kbest_warp_layout::of(m_config.shape.nt,
                                   m_config.K,
                                   m_pam.order(),
-                                  sphere_item_bytes(m_config.shape.nt));
+                                  sphere_item_bytes(m_config.shape.nt),
+                                  in.priors != nullptr);
         const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
         const int warps =
             by_memory < 1
@@ -235,6 +260,7 @@ protected:
                                  n0,
                                  clip,
                                  m_config.missing_llr,
+                                 in.priors,
                                  d_llr,
                                  sink);
             }

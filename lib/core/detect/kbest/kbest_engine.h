@@ -32,6 +32,10 @@ make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only
 /// One problem's search and LLRs (stream t's at [t * Q, t * Q + Q)) from its
 /// item: V-BLAST ordering (strongest stream at the top) and QR.
 template <int NT>
+/// prior (may be null): the problem's NT * Q a-priori LLRs; the LLRs are then
+/// extrinsic (the unclipped a-posteriori LLR minus the a-priori one, then
+/// clipped: the clip bounds what goes to the decoder). cost: NT * M floats of
+/// scratch.
 MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
                                     int K,
                                     const pam_table& pam,
@@ -39,18 +43,38 @@ MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
                                     float clip,
                                     float missing,
                                     const kbest_scratch& s,
+                                    const float* prior,
+                                    float* cost,
                                     float* dmin,
                                     float* pmin,
                                     float* llr)
 {
-    float best = 0.0f;
-    if (!kbest_search<NT>(item.E, item.perm, K, pam, s, dmin, pmin, &best))
-        return problem_fault::non_finite;
     const int M = pam.order(), Q = pam.bits_per_symbol();
+    if (prior) {
+        if (!priors_finite(prior, NT * Q))
+            return problem_fault::non_finite;
+        for (int i = 0; i < NT * M; ++i)
+            cost[i] = symbol_prior_cost(prior + (i / M) * Q, pam, i % M, n0);
+    }
+    float best = 0.0f;
+    if (!kbest_search<NT>(
+            item.E, item.perm, K, pam, s, prior ? cost : nullptr, dmin, pmin, &best))
+        return problem_fault::non_finite;
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
             llr[t * Q + k] =
-                kbest_llr(dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
+                prior ? saturate_llr(kbest_llr(dmin + t * M,
+                                               pmin + t * M,
+                                               best,
+                                               pam,
+                                               k,
+                                               n0,
+                                               0.0f,
+                                               missing) -
+                                         prior[t * Q + k],
+                                     clip)
+                      : kbest_llr(
+                            dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
     return problem_fault::none;
 }
 

@@ -59,17 +59,24 @@ MIMO_HD void kbest_residuals(const float* E,
     *bi = i;
 }
 
-/// A child's partial distance: the parent's plus symbol `sym`'s two rows at pos.
+/// A child's partial distance: the parent's plus symbol `sym`'s two rows at pos,
+/// plus its a-priori cost (symbol_prior_cost; 0 without priors).
 template <int NT>
-MIMO_HD float kbest_child(
-    const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
+MIMO_HD float kbest_child(const float* E,
+                          float ped,
+                          float bq,
+                          float bi,
+                          int pos,
+                          int sym,
+                          const pam_table& pam,
+                          float cost)
 {
     constexpr int W = 2 * NT + 1;
     const int rq = 2 * pos + 1, ri = 2 * pos, L = pam.levels;
     const float pq = pam.amplitude(sym % L), pi = pam.amplitude(sym / L);
     const float eq = bq - E[rq * W + rq] * pq;
     const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
-    return ped + eq * eq + ei * ei;
+    return ped + eq * eq + ei * ei + cost;
 }
 
 namespace kbest_impl {
@@ -100,13 +107,16 @@ MIMO_HD void sift_down(const kbest_scratch& s, int n, int at)
 
 /// Runs the search; fills dmin (NT * M, per stream and symbol: the final list's
 /// minima) and pmin (the same over pruned partial paths), *best with the list's
-/// best distance. Returns false when a distance is not finite.
+/// best distance. cost (may be null): the a-priori cost of stream t's symbol v
+/// at [t * M + v], added to the path metric. Returns false when a distance is
+/// not finite.
 template <int NT>
 MIMO_HD bool kbest_search(const float* E,
                           const int (&perm)[NT],
                           int K,
                           const pam_table& pam,
                           const kbest_scratch& s,
+                          const float* cost,
                           float* dmin,
                           float* pmin,
                           float* best)
@@ -129,8 +139,8 @@ MIMO_HD bool kbest_search(const float* E,
                 E, s.levels + size_t(a) * COLS * st, st, pos, pam, &bq, &bi);
             const float ped = s.ped[a * st];
             for (int c = 0; c < M; ++c)
-                s.child[size_t(a * M + c) * st] =
-                    kbest_child<NT>(E, ped, bq, bi, pos, c, pam);
+                s.child[size_t(a * M + c) * st] = kbest_child<NT>(
+                    E, ped, bq, bi, pos, c, pam, cost ? cost[perm[pos] * M + c] : 0.0f);
         }
         for (int c = 0; c < children; ++c)
             if (!(s.child[size_t(c) * st] < k_infinity))

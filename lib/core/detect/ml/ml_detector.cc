@@ -60,7 +60,7 @@ private:
                 if (prior)
                     for (int i = 0; i < nt * M; ++i)
                         cost[size_t(i)] =
-                            ml_prior_cost(prior + (i / M) * Q, m_pam, i % M, n0);
+                            symbol_prior_cost(prior + (i / M) * Q, m_pam, i % M, n0);
                 std::fill(dmin.begin(), dmin.end(), k_infinity);
                 auto keep_min = [&](int t, int s, float d) {
                     float& slot = dmin[size_t(t) * M + s];

@@ -62,7 +62,8 @@ __global__ void ml_search_kernel(const float* __restrict__ H,
         return;
     if (prior) {
         for (int i = threadIdx.x; i < nt * M; i += blockDim.x)
-            cost[i] = ml_prior_cost(prior + (i / M) * Q, pam, i % M, n0 * scale * scale);
+            cost[i] =
+                symbol_prior_cost(prior + (i / M) * Q, pam, i % M, n0 * scale * scale);
         __syncthreads();
     }
 

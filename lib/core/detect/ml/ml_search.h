@@ -30,38 +30,11 @@ MIMO_HD float ml_normalise(float* H, float* y, int nr, int nt)
     return scale;
 }
 
-/// The a-priori term of symbol v of a stream whose Q a-priori LLRs are
-/// `priors` (L = ln P(0)/P(1)), in distance units: n0 times -ln P(v) up to a
-/// constant, the constant chosen so that the term is never negative (each bit
-/// against its prior's sign costs |L|, else 0), so metrics stay non-negative
-/// (the CUDA kernel's atomicMin on the float's bits needs that). CPU and CUDA
-/// sum in the same order.
-MIMO_HD float ml_prior_cost(const float* priors, const pam_table& pam, int v, float n0)
-{
-    const int L = pam.levels, Q = pam.bits_per_symbol();
-    float c = 0.0f;
-    for (int k = 0; k < Q; ++k) {
-        const float l = priors[k];
-        const bool unlikely = pam.symbol_bit(v / L, v % L, k) != (l < 0.0f);
-        c += unlikely ? (l < 0.0f ? -l : l) : 0.0f;
-    }
-    return n0 * c;
-}
-
-/// Whether every a-priori LLR of a problem is finite (else it is erased).
-MIMO_HD bool priors_finite(const float* priors, int count)
-{
-    bool finite = true;
-    for (int i = 0; i < count; ++i)
-        finite &= priors[i] - priors[i] == 0.0f; // NaN and infinities fail
-    return finite;
-}
-
 /// H: nr*nt complex (interleaved floats, row-major), y: nr complex; cost (may
-/// be null): cost[t * M + v] = ml_prior_cost of stream t's symbol v. Calls update(stream,
-/// symbol_index, metric) with, for the last stream, every symbol's metric (distance plus
-/// prior costs) and, for the fixed streams, the best metric of this slice. Returns false
-/// when a metric is not finite (bad input).
+/// be null): cost[t * M + v] = symbol_prior_cost of stream t's symbol v. Calls
+/// update(stream, symbol_index, metric) with, for the last stream, every symbol's metric
+/// (distance plus prior costs) and, for the fixed streams, the best metric of this slice.
+/// Returns false when a metric is not finite (bad input).
 template <typename Update>
 MIMO_HD bool ml_scan_slice(const float* H,
                            const float* y,
