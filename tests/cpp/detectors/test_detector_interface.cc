@@ -282,3 +282,96 @@ TEST(detector_cuda, device_path_with_shared_channels_and_int8_equals_the_cpu)
 #endif
     }
 }
+
+namespace {
+/// Every family that takes a-priori LLRs, with a shape and modulation it takes.
+std::vector<std::string> families_with_priors()
+{
+    std::vector<std::string> names;
+    for (const auto& f : detector_families())
+        if (f.capabilities.accepts_priors && f.takes({ 3, 3 }, modulation::qam16))
+            names.push_back(f.name);
+    return names;
+}
+
+std::vector<float> detect_with(
+    detector& det, const problem_batch& pb, size_t channels, int S, const float* priors)
+{
+    detector_input in;
+    in.H = pb.H.data();
+    in.y = pb.y.data();
+    in.channels = channels;
+    in.symbols_per_channel = S;
+    in.n0 = pb.n0;
+    in.priors = priors;
+    std::vector<float> llr(channels * S * det.llrs_per_problem(), NAN);
+    det.detect(in, llr.data());
+    return llr;
+}
+} // namespace
+
+TEST(detector_interface, every_family_with_priors_keeps_the_prior_rules)
+{
+    // DESIGN.md, priors: all-zero priors give the no-prior LLRs exactly; a
+    // non-finite prior erases its problem and no other; priors that agree with
+    // the sent bits move the extrinsic LLRs no further from them than a
+    // detector without priors (the prior is not counted twice).
+    const auto names = families_with_priors();
+    ASSERT_FALSE(names.empty());
+    const int S = 2;
+    const size_t C = 60;
+    problem_batch pb({ 3, 3 }, modulation::qam16, C * S, 10.0, fresh_seed());
+    for (const auto& name : names) {
+        auto det = make_detector(name, { pb.shape, pb.mod, {} }, backend::cpu);
+        det->set_bad_problem_policy(bad_problem_policy::erase);
+        const size_t n = size_t(det->llrs_per_problem());
+        std::vector<float> priors(C * S * n, 0.0f);
+        const auto plain = detect_with(*det, pb, C, S, nullptr);
+        expect_bit_identical(
+            detect_with(*det, pb, C, S, priors.data()), plain, name + " zero priors");
+
+        priors[4 * n + 1] = NAN;
+        priors[9 * n] = -INFINITY;
+        const auto erased = detect_with(*det, pb, C, S, priors.data());
+        for (size_t p = 0; p < C * S; ++p)
+            for (size_t i = 0; i < n; ++i) {
+                if (p == 4 || p == 9)
+                    ASSERT_EQ(erased[p * n + i], 0.0f) << name << " problem " << p;
+                else
+                    ASSERT_EQ(erased[p * n + i], plain[p * n + i])
+                        << name << " problem " << p;
+            }
+
+        // Moderate priors toward the sent bits: the a-posteriori LLRs (extrinsic
+        // plus prior) agree with the bits at least as often as without priors.
+        for (size_t i = 0; i < priors.size(); ++i)
+            priors[i] = pb.bits[i] ? -2.0f : 2.0f;
+        const auto ext = detect_with(*det, pb, C, S, priors.data());
+        std::vector<float> app(ext.size());
+        for (size_t i = 0; i < ext.size(); ++i)
+            app[i] = ext[i] + priors[i];
+        EXPECT_LE(bit_error_rate(pb.bits, app), bit_error_rate(pb.bits, plain)) << name;
+    }
+}
+
+TEST(detector_cuda, every_family_with_priors_equals_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const int S = 2;
+    const size_t C = 300;
+    const uint64_t seed = fresh_seed();
+    problem_batch pb({ 3, 3 }, modulation::qam16, C * S, 10.0, seed);
+    std::mt19937_64 rng(seed + 1);
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (const auto& name : families_with_priors()) {
+        auto cpu = make_detector(name, { pb.shape, pb.mod, {} }, backend::cpu);
+        auto gpu = make_detector(name, { pb.shape, pb.mod, {} }, backend::cuda);
+        std::vector<float> priors(C * S * size_t(cpu->llrs_per_problem()));
+        for (auto& p : priors)
+            p = normal(rng);
+        expect_backends_agree(detect_with(*gpu, pb, C, S, priors.data()),
+                              detect_with(*cpu, pb, C, S, priors.data()),
+                              cpu->capabilities().bit_identical_backends,
+                              name + " with priors");
+    }
+}

@@ -279,6 +279,16 @@ private:
             if (!std::isfinite(y[a].real()) || !std::isfinite(y[a].imag()))
                 return problem_fault::non_finite;
         const float* pr = in.priors ? in.priors + p * size_t(nt) * Q : nullptr;
+        if (pr) { // non-finite priors erase; all-zero ones are no priors, exactly
+            bool all_zero = true;
+            for (int i = 0; i < nt * Q; ++i) {
+                if (!std::isfinite(pr[i]))
+                    return problem_fault::non_finite;
+                all_zero &= pr[i] == 0.0f;
+            }
+            if (all_zero)
+                pr = nullptr;
+        }
         if (pr) { // a-priori level probabilities, means and variances of every real
                   // symbol
             for (int d = 0; d < n; ++d) {

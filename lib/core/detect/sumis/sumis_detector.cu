@@ -402,7 +402,12 @@ public:
         MIMO_CUDA_CHECK(cudaMemcpyAsync(
             y, in.y, P * 2 * d.nr * sizeof(float), cudaMemcpyHostToDevice, s));
         const float* priors = nullptr;
-        if (in.priors) {
+        // All-zero priors (the whole call's) are no priors, exactly as on the CPU;
+        // a batch that mixes zero and other priors agrees with the CPU to rounding.
+        bool all_zero = true;
+        for (size_t i = 0; in.priors && all_zero && i < P * llrs; ++i)
+            all_zero = in.priors[i] == 0.0f;
+        if (in.priors && !all_zero) {
             float* p = m_priors.reserve(P * llrs);
             MIMO_CUDA_CHECK(cudaMemcpyAsync(
                 p, in.priors, P * llrs * sizeof(float), cudaMemcpyHostToDevice, s));
