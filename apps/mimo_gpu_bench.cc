@@ -129,14 +129,24 @@ void bench_cuda(
     auto detect_launch = [&](int i) {
         det.detect_qr_device(d_items.p + (i % sets) * n_items, batch, n0, d_llr.p, s);
     };
-    r.qr_stream_ms = kernel_median_ms(s, trials, reps, false, qr_launch);
-    r.qr_ms = kernel_median_ms(s, trials, reps, true, qr_launch);
-    qr.check_device_status(s);
-    r.detect_stream_ms = kernel_median_ms(s, trials, reps, false, detect_launch);
-    r.detect_ms = kernel_median_ms(s, trials, reps, true, detect_launch);
-    r.fused_ms = kernel_median_ms(s, trials, reps, true, [&](int i) {
-        det.detect_device(dH[i % sets]->p, dy[i % sets]->p, batch, n0, d_llr.p, s);
-    });
+    // Each check collects the fault reports of the launches since the last one,
+    // outside the timed region (kernel_median_ms).
+    const auto qr_check = [&] { qr.check_device_status(s); };
+    const auto detect_check = [&] { det.check_device_status(s); };
+    r.qr_stream_ms = kernel_median_ms(s, trials, reps, false, qr_launch, qr_check);
+    r.qr_ms = kernel_median_ms(s, trials, reps, true, qr_launch, qr_check);
+    r.detect_stream_ms =
+        kernel_median_ms(s, trials, reps, false, detect_launch, detect_check);
+    r.detect_ms = kernel_median_ms(s, trials, reps, true, detect_launch, detect_check);
+    r.fused_ms = kernel_median_ms(
+        s,
+        trials,
+        reps,
+        true,
+        [&](int i) {
+            det.detect_device(dH[i % sets]->p, dy[i % sets]->p, batch, n0, d_llr.p, s);
+        },
+        detect_check);
     det.check_device_status(s);
     r.end_to_end_ms = host_median_ms(trials * 4, [&](int i) {
         det.detect(hH[i % sets]->p, hy[i % sets]->p, batch, n0, h_llr.p);

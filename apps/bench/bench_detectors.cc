@@ -268,7 +268,9 @@ void time_on_cuda(detector_row& r, detector& det, const detector_bench_options& 
         r.kernel_reps = int(
             std::clamp(std::ceil(20.0 / std::max(once, 1e-3)), 1.0, double(o.max_reps)));
         try {
-            r.kernel_ms = kernel_median_ms(s, o.trials, r.kernel_reps, true, launch);
+            r.kernel_ms = kernel_median_ms(s, o.trials, r.kernel_reps, true, launch, [&] {
+                det.check_device_status(s);
+            });
             r.kernel_graph = true;
         } catch (const std::invalid_argument&) {
             throw;
@@ -276,7 +278,10 @@ void time_on_cuda(detector_row& r, detector& det, const detector_bench_options& 
             abandon_capture(s);
             r.note = std::string("CUDA graph capture failed (") + e.what() +
                      "): plain stream launches";
-            r.kernel_ms = kernel_median_ms(s, o.trials, r.kernel_reps, false, launch);
+            r.kernel_ms =
+                kernel_median_ms(s, o.trials, r.kernel_reps, false, launch, [&] {
+                    det.check_device_status(s);
+                });
         }
         det.check_device_status(s);
     }

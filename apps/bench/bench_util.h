@@ -43,6 +43,12 @@ double host_median_ms(int trials, F&& call)
     return median(ms);
 }
 
+template <typename F>
+double kernel_median_ms(cudaStream_t s, int trials, int reps, bool as_graph, F&& launch)
+{
+    return kernel_median_ms(s, trials, reps, as_graph, launch, [] {});
+}
+
 /// Simulated (H, y) input sets at 15 dB, rotated between calls so that caches
 /// do not flatter the numbers (detectors' work does not depend on the values,
 /// but realistic inputs keep any data-dependent path honest).
@@ -179,14 +185,24 @@ inline double measure_h2d_bandwidth()
 /// events. With `as_graph` the launches are captured once into a CUDA graph and
 /// the graph is replayed, which removes most of the per-launch gap (METHOD:
 /// "for many small launches, capture a graph and time its replays").
-template <typename F>
-double kernel_median_ms(cudaStream_t s, int trials, int reps, bool as_graph, F&& launch)
+/// between() runs after the sizing launches and after every trial,
+/// outside the timed region: a detector's check_device_status, which collects
+/// the fault reports of the launches since the last check (their flags need
+/// room for every batch of a collection cycle, so a graph of `reps` launches
+/// must find that room allocated, and timed launches must not grow it).
+template <typename F, typename Between>
+double kernel_median_ms(
+    cudaStream_t s, int trials, int reps, bool as_graph, F&& launch, Between&& between)
 {
     cudaEvent_t a, b;
     BENCH_CHECK(cudaEventCreate(&a));
     BENCH_CHECK(cudaEventCreate(&b));
-    launch(0); // first use allocates the core's buffers, which a graph capture may not do
+    // First use allocates the core's buffers, which a graph capture may not do:
+    // `reps` launches size them for a graph of `reps`.
+    for (int i = 0; i < reps; ++i)
+        launch(i);
     BENCH_CHECK(cudaStreamSynchronize(s));
+    between();
     cudaGraphExec_t exec = nullptr;
     if (as_graph) {
         cudaGraph_t graph;
@@ -205,6 +221,8 @@ double kernel_median_ms(cudaStream_t s, int trials, int reps, bool as_graph, F&&
                 launch(i);
     };
     run_all(); // warm-up
+    BENCH_CHECK(cudaStreamSynchronize(s));
+    between();
     std::vector<double> ms;
     for (int t = 0; t < trials; ++t) {
         BENCH_CHECK(cudaEventRecord(a, s));
@@ -214,6 +232,7 @@ double kernel_median_ms(cudaStream_t s, int trials, int reps, bool as_graph, F&&
         float total = 0;
         BENCH_CHECK(cudaEventElapsedTime(&total, a, b));
         ms.push_back(total / reps);
+        between();
     }
     if (exec)
         cudaGraphExecDestroy(exec);
