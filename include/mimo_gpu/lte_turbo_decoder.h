@@ -98,13 +98,20 @@ public:
     /// Decodes code blocks of sizes K[b] (each a table size) in one call.
     /// llr: the blocks' inputs back to back (3 (K[b] + 4) floats each);
     /// bits: K[b] hard decisions each, back to back; app_llr (optional, may be
-    /// nullptr): K[b] a-posteriori LLRs each. Throws std::invalid_argument on an
-    /// unsupported K or a non-finite LLR (naming the block). Finite LLRs beyond
-    /// +-k_turbo_llr_limit are saturated; the outputs are always finite.
+    /// nullptr): K[b] a-posteriori LLRs each; coded_extrinsic (optional): the
+    /// input's layout (3 (K[b] + 4) each), every coded bit's a-posteriori LLR
+    /// less the (saturated) LLR given for it, what decoding added: an iterative
+    /// receiver's prior for the detector (tail bits and blocks without
+    /// information: 0). Asking for it runs the scalar (CPU) or thread-per-window
+    /// (CUDA) trellis, which also gives the parity bits' a-posteriori LLRs.
+    /// Throws std::invalid_argument on an unsupported K or a non-finite LLR
+    /// (naming the block). Finite LLRs beyond +-k_turbo_llr_limit are saturated;
+    /// the outputs are always finite.
     std::vector<turbo_block_result> decode(const std::vector<int>& K,
                                            const float* llr,
                                            uint8_t* bits,
-                                           float* app_llr = nullptr);
+                                           float* app_llr = nullptr,
+                                           float* coded_extrinsic = nullptr);
 
     /// Device memory, asynchronous on `stream` (CUDA backend only, else
     /// std::logic_error): the same decoding with llr, bits and app_llr (may be nullptr)
@@ -114,7 +121,8 @@ public:
                        const float* d_llr,
                        uint8_t* d_bits,
                        float* d_app_llr,
-                       cuda_stream_t stream);
+                       cuda_stream_t stream,
+                       float* d_coded_extrinsic = nullptr);
     void check_device_status(cuda_stream_t stream);
 
     /// The per-block results of the last decode_device, in device memory (one entry

@@ -851,3 +851,199 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
             }
         }
 }
+
+namespace {
+
+// ---- An independent max-log reference of one full iteration, in double ------
+// The LTE constituent code (TS 36.212 5.1.3.2.1): registers (r1, r2, r3),
+// feedback a = u ^ r2 ^ r3, parity z = a ^ r1 ^ r3, next (a, r1, r2); the
+// tail input u = r2 ^ r3 returns the registers to 0. A branch with bit b and
+// LLR L (ln P(0)/P(1)) gains +L/2 for b = 0, -L/2 for b = 1.
+
+struct rsc_branch {
+    int next, z;
+};
+
+rsc_branch rsc(int s, int u)
+{
+    const int r1 = (s >> 2) & 1, r2 = (s >> 1) & 1, r3 = s & 1;
+    const int a = u ^ r2 ^ r3;
+    return { (a << 2) | (r1 << 1) | r2, a ^ r1 ^ r3 };
+}
+
+double gain(int bit, double llr) { return bit ? -0.5 * llr : 0.5 * llr; }
+
+/// One constituent decoder over the whole block: systematic (+ a-priori) and
+/// parity LLRs per stage, the 6 tail LLRs (x, z per tail stage); fills the
+/// input bits' and the parity bits' a-posteriori LLRs.
+void max_log_bcjr(const std::vector<double>& sys,
+                  const std::vector<double>& par,
+                  const double (&tail)[6],
+                  std::vector<double>& app_u,
+                  std::vector<double>& app_z)
+{
+    const int K = int(sys.size()), S = 8;
+    const double none = -1e300;
+    std::vector<std::vector<double>> alpha(K + 1, std::vector<double>(S, none));
+    alpha[0][0] = 0;
+    for (int k = 0; k < K; ++k)
+        for (int s = 0; s < S; ++s)
+            for (int u = 0; u < 2; ++u) {
+                const rsc_branch b = rsc(s, u);
+                const double m = alpha[k][s] + gain(u, sys[k]) + gain(b.z, par[k]);
+                alpha[k + 1][b.next] = std::max(alpha[k + 1][b.next], m);
+            }
+    std::vector<double> beta(S, none);
+    beta[0] = 0;
+    for (int j = 2; j >= 0; --j) { // the termination: one branch per state
+        std::vector<double> prev(S, none);
+        for (int s = 0; s < S; ++s) {
+            const int u = ((s >> 1) & 1) ^ (s & 1);
+            const rsc_branch b = rsc(s, u);
+            prev[s] = beta[b.next] + gain(u, tail[2 * j]) + gain(b.z, tail[2 * j + 1]);
+        }
+        beta = prev;
+    }
+    app_u.assign(K, 0);
+    app_z.assign(K, 0);
+    for (int k = K - 1; k >= 0; --k) {
+        double mu[2] = { none, none }, mz[2] = { none, none };
+        std::vector<double> prev(S, none);
+        for (int s = 0; s < S; ++s)
+            for (int u = 0; u < 2; ++u) {
+                const rsc_branch b = rsc(s, u);
+                const double to = gain(u, sys[k]) + gain(b.z, par[k]) + beta[b.next];
+                prev[s] = std::max(prev[s], to);
+                mu[u] = std::max(mu[u], alpha[k][s] + to);
+                mz[b.z] = std::max(mz[b.z], alpha[k][s] + to);
+            }
+        app_u[k] = mu[0] - mu[1];
+        app_z[k] = mz[0] - mz[1];
+        beta = prev;
+    }
+}
+
+} // namespace
+
+TEST(lte_turbo_decoder, coded_extrinsic_equals_a_full_block_max_log_reference)
+{
+    const uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 2.5f);
+    for (const int K : { 40, 104, 512 }) {
+        turbo_decoder_config config;
+        config.iterations = 1;
+        config.window = K; // one window: the whole block, as the reference
+        config.training = 0;
+        lte_turbo_decoder decoder(config, backend::cpu);
+        const int D = K + 4;
+        std::vector<float> llr(3 * size_t(D));
+        for (auto& x : llr)
+            x = normal(rng) + 1.0f;
+        std::vector<uint8_t> bits(K);
+        std::vector<float> app(K), coded(llr.size(), NAN);
+        decoder.decode({ K }, llr.data(), bits.data(), app.data(), coded.data());
+
+        const qpp_interleaver pi(K);
+        const float* d0 = llr.data();
+        const float* d1 = d0 + D;
+        const float* d2 = d1 + D;
+        const double scale = config.extrinsic_scale;
+        std::vector<double> sys(K), par(K), app1, z1, app2, z2;
+        for (int k = 0; k < K; ++k) {
+            sys[k] = d0[k];
+            par[k] = d1[k];
+        }
+        const double tail1[6] = { d0[K], d1[K], d2[K], d0[K + 1], d1[K + 1], d2[K + 1] };
+        max_log_bcjr(sys, par, tail1, app1, z1);
+        std::vector<double> sys2(K), par2(K);
+        for (int k = 0; k < K; ++k) {
+            const int n = pi.pi(k);
+            sys2[k] =
+                d0[n] + scale * (app1[n] - d0[n]); // systematic + decoder 1's extrinsic
+            par2[k] = d2[k];
+        }
+        const double tail2[6] = { d0[K + 2], d1[K + 2], d2[K + 2],
+                                  d0[K + 3], d1[K + 3], d2[K + 3] };
+        max_log_bcjr(sys2, par2, tail2, app2, z2);
+        std::vector<double> app_ref(K);
+        for (int k = 0; k < K; ++k)
+            app_ref[size_t(pi.pi(k))] = app2[k];
+        auto near = [](double got, double want, const std::string& what) {
+            ASSERT_NEAR(got, want, 1e-3 * (1 + std::abs(want))) << what;
+        };
+        for (int k = 0; k < K; ++k) {
+            const std::string at = "K " + std::to_string(K) + " k " + std::to_string(k);
+            near(app[k], app_ref[k], "APP " + at);
+            near(coded[k], app_ref[k] - d0[k], "systematic extrinsic " + at);
+            near(coded[D + k], z1[k] - d1[k], "parity 1 extrinsic " + at);
+            near(coded[2 * D + k], z2[k] - d2[k], "parity 2 extrinsic " + at);
+        }
+        for (int t = K; t < D; ++t)
+            for (int stream = 0; stream < 3; ++stream)
+                EXPECT_EQ(coded[stream * D + t], 0.0f) << "tail bit";
+    }
+}
+
+TEST(lte_turbo_decoder, coded_extrinsic_of_a_clean_codeword_is_large_and_right)
+{
+    const uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    const int K = 1056;
+    std::vector<uint8_t> info(K);
+    for (auto& b : info)
+        b = uint8_t(rng() & 1);
+    std::vector<uint8_t> code(3 * size_t(K + 4)); // [d0 | d1 | d2]
+    turbo_encode(
+        info.data(), K, code.data(), code.data() + K + 4, code.data() + 2 * (K + 4));
+    std::vector<float> llr(code.size());
+    for (size_t i = 0; i < code.size(); ++i)
+        llr[i] = code[i] ? -1.0f : 1.0f; // weak but clean
+    for (const backend b : { backend::cpu, backend::automatic }) {
+        lte_turbo_decoder decoder(turbo_decoder_config{}, b);
+        std::vector<uint8_t> bits(K);
+        std::vector<float> coded(llr.size());
+        const auto r =
+            decoder.decode({ K }, llr.data(), bits.data(), nullptr, coded.data());
+        ASSERT_FALSE(r[0].no_information);
+        EXPECT_EQ(bits, info);
+        for (int stream = 0; stream < 3; ++stream)
+            for (int k = 0; k < K; ++k) {
+                const size_t i = size_t(stream) * (K + 4) + size_t(k);
+                // What decoding added points the way of the sent bit, and far.
+                ASSERT_GT(code[i] ? -coded[i] : coded[i], 5.0f)
+                    << "stream " << stream << " k " << k;
+            }
+        // No information in, none out.
+        std::vector<float> zeros(llr.size(), 0.0f), out(llr.size(), NAN);
+        EXPECT_TRUE(
+            decoder.decode({ K }, zeros.data(), bits.data(), nullptr, out.data())[0]
+                .no_information);
+        for (float x : out)
+            ASSERT_EQ(x, 0.0f);
+    }
+}
+
+TEST(turbo_cuda, coded_extrinsic_equals_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    const std::vector<int> K = { 6144, 40, 1056, 6144, 512 };
+    for (const map_algorithm algorithm :
+         { map_algorithm::max_log_map, map_algorithm::log_map }) {
+        turbo_decoder_config config;
+        config.algorithm = algorithm;
+        lte_turbo_decoder cpu(config, backend::cpu), gpu(config, backend::cuda);
+        std::vector<float> llr(lte_turbo_decoder::input_floats(K));
+        for (auto& x : llr)
+            x = normal(rng) + 0.8f;
+        std::vector<uint8_t> a(lte_turbo_decoder::output_bits(K)), b(a.size());
+        std::vector<float> ea(llr.size(), NAN), eb(llr.size(), NAN);
+        cpu.decode(K, llr.data(), a.data(), nullptr, ea.data());
+        gpu.decode(K, llr.data(), b.data(), nullptr, eb.data());
+        EXPECT_EQ(a, b);
+        expect_bit_identical(eb, ea, "coded extrinsic LLRs");
+    }
+}

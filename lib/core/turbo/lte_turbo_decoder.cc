@@ -177,7 +177,7 @@ public:
     backend kind() const override { return backend::cpu; }
 
     std::vector<turbo_block_result>
-    decode(const float* llr, uint8_t* bits, float* app_llr) override
+    decode(const float* llr, uint8_t* bits, float* app_llr, float* coded_ext) override
     {
         throw_if_bad(
             "turbo_decoder", check_input(plan, llr, m_no_information), "code block");
@@ -187,7 +187,8 @@ public:
         m_app.assign(plan.total_bits, 0.0f);
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
 #ifdef MIMO_GPU_TURBO_AVX2
-        const bool vector_windows = !log_map && m_avx2; // their scratch is per thread
+        // Their scratch is per thread; the parity APPs come from the scalar window.
+        const bool vector_windows = !log_map && m_avx2 && !coded_ext;
 #else
         const bool vector_windows = false;
 #endif
@@ -214,6 +215,10 @@ public:
                             log_map ? 1.0f : m_config.extrinsic_scale,
                             m_config.iterations - 1,
                             m_config.early_termination != crc_type::none };
+        if (coded_ext) {
+            m_parity_app.assign(2 * plan.total_bits, 0.0f);
+            v.parity_app = m_parity_app.data();
+        }
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder)
                 parallel_for(plan.windows.size(), 16, [&](size_t begin, size_t end) {
@@ -238,11 +243,17 @@ public:
                         return;
                     }
 #endif
-                    for (size_t w = begin; w < end; ++w)
-                        if (log_map)
-                            decode_window<true>(v, w, decoder, it, v.scratch_of(w));
+                    for (size_t w = begin; w < end; ++w) {
+                        const stage_scratch scratch = v.scratch_of(w);
+                        if (log_map && coded_ext)
+                            decode_window<true, true>(v, w, decoder, it, scratch);
+                        else if (log_map)
+                            decode_window<true>(v, w, decoder, it, scratch);
+                        else if (coded_ext)
+                            decode_window<false, true>(v, w, decoder, it, scratch);
                         else
-                            decode_window<false>(v, w, decoder, it, v.scratch_of(w));
+                            decode_window<false>(v, w, decoder, it, scratch);
+                    }
                 });
             // Each block's CRC on its own: a frame's code blocks are checked after
             // every iteration, and one thread checking them all held up the cores.
@@ -269,6 +280,19 @@ public:
         });
         if (app_llr)
             std::copy(m_app.begin(), m_app.end(), app_llr);
+        if (coded_ext)
+            parallel_for(nb, 4, [&](size_t begin, size_t end) {
+                for (size_t b = begin; b < end; ++b) {
+                    const turbo_block_desc& d = plan.blocks[b];
+                    const int n = 3 * (d.K + 4);
+                    for (int i = 0; i < n; ++i) // a block without information adds none
+                        coded_ext[d.llr_offset + size_t(i)] =
+                            results[b].no_information
+                                ? 0.0f
+                                : coded_extrinsic(
+                                      d, llr, m_app.data(), m_parity_app.data(), i);
+                }
+            });
         return results;
     }
 
@@ -283,7 +307,8 @@ private:
     }
 
     turbo_decoder_config m_config;
-    std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
+    std::vector<float> m_extrinsic1, m_extrinsic2, m_app, m_parity_app, m_scratch,
+        m_boundaries;
     std::vector<uint8_t> m_done, m_no_information;
 };
 
@@ -317,12 +342,13 @@ void lte_turbo_decoder::decode_device(const std::vector<int>& K,
                                       const float* d_llr,
                                       uint8_t* d_bits,
                                       float* d_app_llr,
-                                      cuda_stream_t stream)
+                                      cuda_stream_t stream,
+                                      float* d_coded_extrinsic)
 {
     if (K.empty())
         return;
     m_engine->plan.build(K, m_config.window, m_config.training);
-    m_engine->decode_device(d_llr, d_bits, d_app_llr, stream);
+    m_engine->decode_device(d_llr, d_bits, d_app_llr, d_coded_extrinsic, stream);
 }
 
 void lte_turbo_decoder::check_device_status(cuda_stream_t stream)
@@ -354,14 +380,15 @@ size_t lte_turbo_decoder::output_bits(const std::vector<int>& K)
 std::vector<turbo_block_result> lte_turbo_decoder::decode(const std::vector<int>& K,
                                                           const float* llr,
                                                           uint8_t* bits,
-                                                          float* app_llr)
+                                                          float* app_llr,
+                                                          float* coded_extrinsic)
 {
     if (K.empty())
         return {};
     if (!llr || !bits)
         throw std::invalid_argument("mimo_gpu::lte_turbo_decoder::decode: null buffer");
     m_engine->plan.build(K, m_config.window, m_config.training);
-    return m_engine->decode(llr, bits, app_llr);
+    return m_engine->decode(llr, bits, app_llr, coded_extrinsic);
 }
 
 } // namespace mimo_gpu

@@ -45,7 +45,7 @@ __global__ void check_input_kernel(const float* __restrict__ llr,
 
 /// A thread per window, its per-stage values in the batch's device scratch: for
 /// windows too long for the state-parallel kernel's shared memory (e.g. P = 1).
-template <bool LogMap>
+template <bool LogMap, bool ParityApp>
 __global__ void __launch_bounds__(64)
     window_per_thread_kernel(const __grid_constant__ turbo_batch_view v,
                              int decoder,
@@ -53,7 +53,24 @@ __global__ void __launch_bounds__(64)
 {
     const size_t w = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (w < v.n_windows)
-        decode_window<LogMap>(v, w, decoder, iteration, v.scratch_of(w));
+        decode_window<LogMap, ParityApp>(v, w, decoder, iteration, v.scratch_of(w));
+}
+
+/// The coded bits' extrinsic LLRs (detail::coded_extrinsic), a block per code
+/// block; 0 for a block without information.
+__global__ void coded_extrinsic_kernel(const turbo_block_desc* __restrict__ blocks,
+                                       const float* __restrict__ llr,
+                                       const float* __restrict__ app,
+                                       const float* __restrict__ parity_app,
+                                       const uint8_t* __restrict__ no_information,
+                                       float* __restrict__ out)
+{
+    const turbo_block_desc d = blocks[blockIdx.x];
+    const int n = 3 * (d.K + 4);
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        out[d.llr_offset + size_t(i)] = no_information[blockIdx.x]
+                                            ? 0.0f
+                                            : coded_extrinsic(d, llr, app, parity_app, i);
 }
 
 // ---- state-parallel kernel (thesis 5.1.2-5.1.3) ------------------------------
@@ -273,9 +290,10 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
 /// windows each) is 10 656 windows.
 constexpr size_t k_small_batch_windows = 16384;
 
-bool use_state_parallel(bool log_map, const turbo_batch_plan& plan)
+/// The parity APPs (v.parity_app) come from map_window: the thread-per-window kernel.
+bool use_state_parallel(bool log_map, const turbo_batch_plan& plan, bool parity_app)
 {
-    return (log_map || plan.windows.size() <= k_small_batch_windows) &&
+    return !parity_app && (log_map || plan.windows.size() <= k_small_batch_windows) &&
            sizeof(float) *
                    state_parallel_shared_floats(plan.max_window, plan.max_training) <=
                k_state_parallel_max_shared;
@@ -288,7 +306,7 @@ void launch_half_iteration(const turbo_batch_view& v,
                            int iteration,
                            cudaStream_t s)
 {
-    if (use_state_parallel(LogMap, plan)) {
+    if (use_state_parallel(LogMap, plan, v.parity_app)) {
         const size_t shared = sizeof(float) * state_parallel_shared_floats(
                                                   plan.max_window, plan.max_training);
         const unsigned blocks =
@@ -297,7 +315,12 @@ void launch_half_iteration(const turbo_batch_view& v,
             v, decoder, iteration, plan.max_window, plan.max_training);
     } else {
         const unsigned blocks = unsigned((v.n_windows + 63) / 64);
-        window_per_thread_kernel<LogMap><<<blocks, 64, 0, s>>>(v, decoder, iteration);
+        if (v.parity_app)
+            window_per_thread_kernel<LogMap, true>
+                <<<blocks, 64, 0, s>>>(v, decoder, iteration);
+        else
+            window_per_thread_kernel<LogMap, false>
+                <<<blocks, 64, 0, s>>>(v, decoder, iteration);
     }
     MIMO_CUDA_CHECK_LAUNCH("half_iteration kernel");
 }
@@ -394,7 +417,7 @@ public:
     backend kind() const override { return backend::cuda; }
 
     std::vector<turbo_block_result>
-    decode(const float* llr, uint8_t* bits, float* app_llr) override
+    decode(const float* llr, uint8_t* bits, float* app_llr, float* coded_ext) override
     {
         const cudaStream_t s = m_stream.get();
         const size_t nb = plan.blocks.size(), nbits = plan.total_bits;
@@ -404,6 +427,7 @@ public:
         enqueue(d_llr,
                 m_bits.device_view(bits, nbits),
                 app_llr ? m_app_out.device_view(app_llr, nbits) : nullptr,
+                coded_ext ? m_coded_out.device_view(coded_ext, plan.total_llr) : nullptr,
                 s);
 
         const bool early = m_config.early_termination != crc_type::none;
@@ -428,6 +452,8 @@ public:
         m_bits.finish();
         if (app_llr)
             m_app_out.finish();
+        if (coded_ext)
+            m_coded_out.finish();
         std::vector<turbo_block_result> results(nb);
         for (size_t b = 0; b < nb; ++b) {
             results[b].iterations = early ? m_iterations_host[b] : m_config.iterations;
@@ -440,9 +466,10 @@ public:
     void decode_device(const float* d_llr,
                        uint8_t* d_bits,
                        float* d_app_llr,
+                       float* d_coded_ext,
                        cuda_stream_t stream) override
     {
-        enqueue(d_llr, d_bits, d_app_llr, stream);
+        enqueue(d_llr, d_bits, d_app_llr, d_coded_ext, stream);
     }
 
     void check_device_status(cuda_stream_t stream) override
@@ -462,7 +489,11 @@ public:
 private:
     /// Enqueues every kernel of the batch on `s`, after uploading the plan's
     /// descriptors if they changed since the last batch.
-    void enqueue(const float* d_llr, uint8_t* d_bits, float* d_app_out, cudaStream_t s)
+    void enqueue(const float* d_llr,
+                 uint8_t* d_bits,
+                 float* d_app_out,
+                 float* d_coded_out,
+                 cudaStream_t s)
     {
         const size_t nb = plan.blocks.size(), nw = plan.windows.size(),
                      nbits = plan.total_bits;
@@ -502,7 +533,12 @@ private:
         MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
 
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        float* scratch = use_state_parallel(log_map, plan)
+        float* parity_app = nullptr;
+        if (d_coded_out) {
+            parity_app = m_parity_app.reserve(2 * nbits);
+            MIMO_CUDA_CHECK(cudaMemsetAsync(parity_app, 0, 2 * nbits * sizeof(float), s));
+        }
+        float* scratch = use_state_parallel(log_map, plan, parity_app)
                              ? nullptr
                              : m_scratch.reserve(plan.scratch_floats());
         const bool early = m_config.early_termination != crc_type::none;
@@ -519,7 +555,8 @@ private:
                                   done,
                                   log_map ? 1.0f : m_config.extrinsic_scale,
                                   m_config.iterations - 1,
-                                  early };
+                                  early,
+                                  parity_app };
         for (int it = 0; it < m_config.iterations; ++it) {
             for (int decoder = 0; decoder < 2; ++decoder) {
                 if (log_map)
@@ -542,6 +579,11 @@ private:
         hard_decision_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
             blocks, app, d_bits, d_app_out, no_information);
         MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
+        if (d_coded_out) {
+            coded_extrinsic_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
+                blocks, d_llr, app, parity_app, no_information, d_coded_out);
+            MIMO_CUDA_CHECK_LAUNCH("coded_extrinsic_kernel");
+        }
         MIMO_CUDA_CHECK(cudaEventRecord(m_previous_batch.get(), s));
     }
 
@@ -558,12 +600,13 @@ private:
     device_array<turbo_block_desc> m_blocks;
     device_array<turbo_window_desc> m_windows;
     device_array<int32_t> m_pi;
-    device_array<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_scratch, m_boundaries;
+    device_array<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_parity_app, m_scratch,
+        m_boundaries;
     device_array<uint8_t> m_done, m_crc_ok, m_no_information;
     device_array<int> m_iterations;
     device_array<uint32_t> m_crc_powers;
     host_output<uint8_t> m_bits;
-    host_output<float> m_app_out;
+    host_output<float> m_app_out, m_coded_out;
     std::vector<int> m_iterations_host;
     std::vector<uint8_t> m_crc_ok_host, m_no_information_host;
 };

@@ -56,6 +56,9 @@ struct turbo_batch_view {
     /// so skipping them saves memory traffic).
     int final_iteration;
     bool app_every_iteration;
+    /// Per block: decoder 1's then decoder 2's parity a-posteriori LLRs (K each,
+    /// at 2 * bit_offset), written every iteration when not null.
+    float* parity_app = nullptr;
 };
 
 /// What one window of one half iteration reads and writes: its inputs and
@@ -93,6 +96,7 @@ MIMO_HD bool prepare_window(
         io.apriori = v.extrinsic2 + blk.bit_offset;
         io.extrinsic = v.extrinsic1 + blk.bit_offset;
         io.app = nullptr;
+        io.parity_app = v.parity_app ? v.parity_app + 2 * blk.bit_offset : nullptr;
         io.pi = nullptr;
         const float t[6] = { d0[K], d1[K], d2[K], d0[K + 1], d1[K + 1], d2[K + 1] };
         for (int i = 0; i < 6; ++i)
@@ -104,6 +108,7 @@ MIMO_HD bool prepare_window(
         io.app = iteration == v.final_iteration || v.app_every_iteration
                      ? v.app + blk.bit_offset
                      : nullptr;
+        io.parity_app = v.parity_app ? v.parity_app + 2 * blk.bit_offset + K : nullptr;
         io.pi = v.permutations + blk.pi_offset;
         const float t[6] = { d0[K + 2], d1[K + 2], d2[K + 2],
                              d0[K + 3], d1[K + 3], d2[K + 3] };
@@ -142,7 +147,7 @@ MIMO_HD bool prepare_window(
 
 /// Window w of a half iteration by one thread (the CPU engine; the CUDA engine
 /// for windows too long for its state-parallel kernel).
-template <bool LogMap>
+template <bool LogMap, bool ParityApp = false>
 MIMO_HD void decode_window(const turbo_batch_view& v,
                            size_t w,
                            int decoder,
@@ -151,13 +156,35 @@ MIMO_HD void decode_window(const turbo_batch_view& v,
 {
     window_job job;
     if (prepare_window<LogMap>(v, w, decoder, iteration, job))
-        map_window<LogMap>(job.io,
-                           job.span,
-                           job.alpha_start,
-                           job.beta_end,
-                           job.alpha_out,
-                           job.beta_out,
-                           scratch);
+        map_window<LogMap, ParityApp>(job.io,
+                                      job.span,
+                                      job.alpha_start,
+                                      job.beta_end,
+                                      job.alpha_out,
+                                      job.beta_out,
+                                      scratch);
+}
+
+/// The extrinsic LLR of input position i of block d (its 3 (K + 4) coded bits,
+/// [d0 | d1 | d2] as the decoder takes them): the bit's a-posteriori LLR less
+/// the LLR the decoder was given for it, i.e. what decoding added, which an
+/// iterative receiver hands back to the detector as its prior. Tail bits: 0.
+/// app: the block's systematic APP (natural order); parity_app: decoder 1's
+/// then decoder 2's parity APP (K each).
+MIMO_HD float coded_extrinsic(const turbo_block_desc& d,
+                              const float* llr,
+                              const float* app,
+                              const float* parity_app,
+                              int i)
+{
+    const int K = d.K, D = K + 4, stream = i / D, k = i % D;
+    if (k >= K)
+        return 0.0f;
+    const float given = channel_llr(llr[d.llr_offset + size_t(i)]);
+    const float post = stream == 0
+                           ? app[d.bit_offset + size_t(k)]
+                           : parity_app[2 * d.bit_offset + size_t(stream - 1) * K + k];
+    return post - given;
 }
 
 } // namespace detail

@@ -59,10 +59,11 @@ class turbo_engine
 public:
     virtual ~turbo_engine() = default;
     virtual backend kind() const = 0;
-    /// Decodes the batch that `plan` describes.
+    /// Decodes the batch that `plan` describes. coded_extrinsic (may be null):
+    /// plan.total_llr floats, detail::coded_extrinsic of every input position.
     virtual std::vector<turbo_block_result>
-    decode(const float* llr, uint8_t* bits, float* app_llr) = 0;
-    virtual void decode_device(const float*, uint8_t*, float*, cuda_stream_t)
+    decode(const float* llr, uint8_t* bits, float* app_llr, float* coded_extrinsic) = 0;
+    virtual void decode_device(const float*, uint8_t*, float*, float*, cuda_stream_t)
     {
         throw std::logic_error(
             "mimo_gpu::lte_turbo_decoder::decode_device needs the CUDA backend");

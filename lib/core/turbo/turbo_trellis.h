@@ -140,7 +140,9 @@ struct half_iteration_io {
     const float* apriori; ///< extrinsic of the other decoder, natural order
     float* extrinsic;     ///< written, natural order, scaled
     float* app;           ///< written when not null, natural order
-    const int32_t* pi;    ///< stage -> natural index (nullptr: identity, decoder 1)
+    /// The parity bits' a-posteriori LLRs, trellis order (map_window<_, true>).
+    float* parity_app;
+    const int32_t* pi; ///< stage -> natural index (nullptr: identity, decoder 1)
     float extrinsic_scale;
 };
 
@@ -327,7 +329,10 @@ MIMO_HD void backward_training(const half_iteration_io& io,
 /// only (and without state 0's, which normalisation makes 0; window starts are
 /// normalised too); the backward pass recomputes an odd stage's metrics from
 /// the even one before it with the same forward_step, so nothing changes.
-template <bool LogMap>
+/// ParityApp: also the parity bits' a-posteriori LLRs (io.parity_app), the
+/// stage's 16 branch metrics split by their parity bit instead of their input
+/// (the decoder's extrinsic output for iterative receivers).
+template <bool LogMap, bool ParityApp = false>
 MIMO_HD void map_window(const half_iteration_io& io,
                         const window_span& span,
                         const float* alpha_start,
@@ -398,6 +403,8 @@ MIMO_HD void map_window(const half_iteration_io& io,
             else
                 forward_step<LogMap>(even_alpha[j / 2], gs[j - 1], gp[j - 1], a);
             float metric[2] = { 0.0f, 0.0f }, prev[k_states];
+            float parity_metric[2] = { 0.0f, 0.0f };
+            bool parity_seen[2] = { false, false };
             for (int s = 0; s < k_states; ++s) {
                 const float to0 =
                     gs[j] + (parity_bit(s, 0) ? -gp[j] : gp[j]) + beta[next_state(s, 0)];
@@ -406,7 +413,17 @@ MIMO_HD void map_window(const half_iteration_io& io,
                 prev[s] = max_star<LogMap>(to0, to1);
                 metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
                 metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
+                if (ParityApp)
+                    for (int u = 0; u < 2; ++u) {
+                        const int q = parity_bit(s, u);
+                        const float m = a[s] + (u ? to1 : to0);
+                        parity_metric[q] =
+                            parity_seen[q] ? max_star<LogMap>(parity_metric[q], m) : m;
+                        parity_seen[q] = true;
+                    }
             }
+            if (ParityApp)
+                io.parity_app[start + c + j] = parity_metric[0] - parity_metric[1];
             const float app = metric[0] - metric[1];
             // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
             io.extrinsic[n[j]] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs[j]);
