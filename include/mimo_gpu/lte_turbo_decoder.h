@@ -8,7 +8,9 @@
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/types.h>
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 namespace mimo_gpu {
@@ -224,9 +226,15 @@ public:
     /// rv. The device path keeps its tables of each rv once made.
     void set_redundancy_version(int rv);
 
-    /// llr: count * G LLRs; a: count * A decoded bits.
+    /// llr: count * G LLRs; a: count * A decoded bits. extrinsic (optional):
+    /// count * G LLRs in llr's order, each transmitted bit's a-posteriori LLR
+    /// less its received LLR (saturated as the decoder does): what decoding
+    /// added to it, the prior an iterative receiver gives its detector; copies
+    /// of a repeated bit each get the others' LLRs and the code's information.
+    /// 0 for the bits of a code block without information. Host memory, on
+    /// either backend.
     std::vector<transport_block_result>
-    decode(const float* llr, size_t count, uint8_t* a);
+    decode(const float* llr, size_t count, uint8_t* a, float* extrinsic = nullptr);
 
     /// Device memory, asynchronous on `stream` (CUDA backend only, else
     /// std::logic_error): d_llr holds count * G LLRs, float or int8 with `scale`
@@ -262,8 +270,12 @@ private:
     code_block_segmentation m_seg;
     std::vector<int> m_E;
     lte_turbo_decoder m_decoder;
+    /// For each (K, filler, rv): the decoder input each position of the
+    /// circular buffer's period carries (the inverse of rate_matcher::dematch_order).
+    std::map<std::tuple<int, int, int>, std::vector<int32_t>> m_position_inputs;
+    const std::vector<int32_t>& position_inputs(int K, int filler);
     std::vector<rate_matcher> m_matchers; // one per distinct K (at most two)
-    std::vector<float> m_block_llr;
+    std::vector<float> m_block_llr, m_coded_extrinsic;
     std::vector<uint8_t> m_block_bits;
     std::unique_ptr<transport_block_device_engine> m_device; // made on first use
 };

@@ -1047,3 +1047,71 @@ TEST(turbo_cuda, coded_extrinsic_equals_the_cpu)
         expect_bit_identical(eb, ea, "coded extrinsic LLRs");
     }
 }
+
+TEST(transport_block, extrinsic_llrs_point_to_the_sent_bits_and_share_each_bits_posterior)
+{
+    const uint64_t seed = fresh_seed();
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> noise(0.0f, 1.0f);
+    // One code block with filler and repetition (G > 3 (K + 4)), several code
+    // blocks with puncturing, one block repeated many times.
+    for (transport_block_format f : { transport_block_format{ 100, 600, 2 },
+                                      transport_block_format{ 7000, 12000, 4 },
+                                      transport_block_format{ 40, 1200, 2 } }) {
+        for (const backend b : { backend::cpu, backend::automatic }) {
+            transport_block_encoder enc(f);
+            transport_block_decoder dec(f, config(map_algorithm::max_log_map, 8), b);
+            std::vector<uint8_t> a(f.A), coded(f.G), decoded(f.A);
+            for (auto& bit : a)
+                bit = uint8_t(rng() >> 63);
+            enc.encode(a.data(), coded.data());
+            std::vector<float> llr(f.G), ext(f.G, NAN);
+            for (int i = 0; i < f.G; ++i) // clean signs, noisy magnitudes around 2
+                llr[i] = (coded[i] ? -1.0f : 1.0f) * std::abs(2.0f + 0.5f * noise(rng));
+            const auto r = dec.decode(llr.data(), 1, decoded.data(), ext.data());
+            ASSERT_TRUE(r[0].crc_ok) << "A=" << f.A;
+            // Every bit's extrinsic points to the sent bit (0 for the tail bits,
+            // whose posteriors the decoder does not form); most of them far.
+            int far = 0;
+            for (int i = 0; i < f.G; ++i) {
+                const float toward = coded[i] ? -ext[i] : ext[i];
+                ASSERT_GE(toward, 0.0f) << "A=" << f.A << " bit " << i;
+                far += toward > 2.0f;
+            }
+            EXPECT_GT(far, 8 * f.G / 10) << "A=" << f.A;
+            // Copies of one bit share its a-posteriori LLR: extrinsic + received is
+            // the same for each (the first turn of the circular buffer against the
+            // later ones, where the block is repeated).
+            const auto seg = f.segmentation();
+            const std::vector<int> E = f.rate_matched_sizes();
+            if (seg.C == 1 && E[0] > 3 * (seg.K[0] + 4)) {
+                int compared = 0;
+                std::vector<float> post(size_t(f.G));
+                for (int i = 0; i < f.G; ++i)
+                    post[i] = ext[i] + llr[i];
+                // The period is at most 3 (K + 4); positions one period apart carry
+                // the same bit: find it as the smallest shift with equal posteriors.
+                const int D3 = 3 * (seg.K[0] + 4);
+                for (int period = D3 - 2 * seg.F; period <= D3; ++period) {
+                    bool same = true;
+                    for (int i = 0; i + period < f.G && same; ++i)
+                        same = std::abs(post[i] - post[i + period]) <=
+                               1e-4f * (1 + std::abs(post[i]));
+                    if (same) {
+                        compared = f.G - period;
+                        break;
+                    }
+                }
+                EXPECT_GT(compared, 0) << "A=" << f.A << ": copies disagree";
+            }
+        }
+    }
+    // No information: every extrinsic LLR 0.
+    const transport_block_format f{ 100, 600, 2 };
+    transport_block_decoder dec(f, config(map_algorithm::max_log_map, 8), backend::cpu);
+    std::vector<float> zeros(f.G, 0.0f), ext(f.G, NAN);
+    std::vector<uint8_t> decoded(f.A);
+    EXPECT_FALSE(dec.decode(zeros.data(), 1, decoded.data(), ext.data())[0].crc_ok);
+    for (float x : ext)
+        ASSERT_EQ(x, 0.0f);
+}

@@ -3,6 +3,7 @@
 #include "../runtime/parallel_for.h"
 #include "dematch_gather.h"
 #include "transport_block_device.h"
+#include "turbo_trellis.h"
 
 #include <algorithm>
 #include <cmath>
@@ -171,8 +172,25 @@ transport_block_decoder::device_results(cuda_stream_t stream)
     return device_engine().results(m_decoder, stream);
 }
 
-std::vector<transport_block_result>
-transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
+const std::vector<int32_t>& transport_block_decoder::position_inputs(int K, int filler)
+{
+    auto& inputs = m_position_inputs[{ K, filler, m_format.rv }];
+    if (inputs.empty()) {
+        std::vector<int32_t> first(3 * size_t(K + 4));
+        const int period =
+            rate_matcher(K).dematch_order(m_format.rv, filler, first.data());
+        inputs.assign(size_t(period), -1);
+        for (size_t s = 0; s < first.size(); ++s)
+            if (first[s] >= 0)
+                inputs[size_t(first[s])] = int32_t(s);
+    }
+    return inputs;
+}
+
+std::vector<transport_block_result> transport_block_decoder::decode(const float* llr,
+                                                                    size_t count,
+                                                                    uint8_t* a,
+                                                                    float* extrinsic)
 {
     if (count == 0)
         return {};
@@ -217,8 +235,34 @@ transport_block_decoder::decode(const float* llr, size_t count, uint8_t* a)
         }
     });
     m_block_bits.resize(lte_turbo_decoder::output_bits(K));
+    if (extrinsic)
+        m_coded_extrinsic.resize(m_block_llr.size());
     const std::vector<turbo_block_result> blocks =
-        m_decoder.decode(K, m_block_llr.data(), m_block_bits.data());
+        m_decoder.decode(K,
+                         m_block_llr.data(),
+                         m_block_bits.data(),
+                         nullptr,
+                         extrinsic ? m_coded_extrinsic.data() : nullptr);
+    if (extrinsic) // back to the transmitted positions: a-posteriori less received
+        for (size_t k = 0; k < count * size_t(C); ++k) {
+            const size_t t = k / size_t(C);
+            const int r = int(k % size_t(C));
+            const std::vector<int32_t>& inputs =
+                position_inputs(m_seg.K[r], r == 0 ? m_seg.F : 0);
+            const size_t d = t * d_per_tb + d_offset[r],
+                         e = t * size_t(m_format.G) + e_offset[r];
+            for (int j = 0; j < m_E[r]; ++j) {
+                const int32_t s = inputs[size_t(j) % inputs.size()];
+                const float received =
+                    detail::channel_llr(detail::bounded_copy(llr[e + j]));
+                const float post = m_coded_extrinsic[d + size_t(s)] +
+                                   detail::channel_llr(m_block_llr[d + size_t(s)]);
+                extrinsic[e + j] =
+                    blocks[k].no_information
+                        ? 0.0f
+                        : detail::saturate(post - received, k_turbo_extrinsic_limit);
+            }
+        }
 
     std::vector<transport_block_result> results(count);
     std::vector<uint8_t> b(size_t(m_seg.B));
