@@ -9,6 +9,7 @@
 // dequantised on the GPU); on the CPU, decode() of scale * q gives the same
 // decisions bit for bit.
 #include "command_line.h"
+#include "error_rate_curves.h"
 #include "json_writer.h"
 
 #include <mimo_gpu/channel_simulator.h>
@@ -30,16 +31,6 @@ using namespace mimo_gpu;
 using namespace mimo_gpu_apps;
 
 namespace {
-
-std::vector<double> numbers(const std::string& list)
-{
-    std::vector<double> out;
-    std::stringstream ss(list);
-    for (std::string item; std::getline(ss, item, ',');)
-        if (!item.empty())
-            out.push_back(checked_setup([&] { return std::stod(item); }));
-    return out;
-}
 
 /// A decoder input kind: float (scale 0) or int8 at a scale.
 struct column {
@@ -68,19 +59,6 @@ struct device_path {
     device_path(const device_path&) = delete;
     device_path& operator=(const device_path&) = delete;
 };
-
-/// SNR where the BLER crosses `target`, linear in log BLER between the points
-/// around it; NaN when no pair brackets it.
-double
-crossing(const std::vector<double>& snr, const std::vector<double>& bler, double target)
-{
-    for (size_t i = 0; i + 1 < snr.size(); ++i)
-        if (bler[i] >= target && bler[i + 1] < target && bler[i + 1] > 0)
-            return snr[i] + (std::log(bler[i]) - std::log(target)) /
-                                (std::log(bler[i]) - std::log(bler[i + 1])) *
-                                (snr[i + 1] - snr[i]);
-    return NAN;
-}
 
 } // namespace
 
@@ -138,9 +116,9 @@ int main(int argc, char** argv)
             f.validate_for_decoding();
             return 0;
         });
-        const std::vector<double> snrs = numbers(cli.text("snr"));
+        const std::vector<double> snrs = number_list(cli.text("snr"));
         std::vector<column> base(1);
-        for (double s : numbers(cli.text("scales"))) {
+        for (double s : number_list(cli.text("scales"))) {
             if (!(s > 0))
                 throw usage_error("--scales must be > 0");
             base.push_back({ float(s) });

@@ -286,6 +286,23 @@ elseif(CASE STREQUAL "simulate_bad_option")
     expect(2 "--snr: expected START:STOP:STEP" ${SIMULATE} --snr 1:2)
     expect(2 "SNR 400.* outside single precision" ${SIMULATE} --snr 400:400:1)
     expect(2 "invalid|modulation" ${SIMULATE} --modulation 8psk)
+elseif(CASE STREQUAL "idd")
+    # K-best 16 with 1 and 2 outer iterations beside its one-shot self, 4x4 16-QAM:
+    # one outer iteration is the one-shot receiver, block for block.
+    execute_process(COMMAND ${IDD} --blocks 20 --batch 10 --snr 6 --outer 1,2
+                            --one-shot kbest:16 --backend cpu
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    message("${out}${err}exit code ${rc}")
+    string(REGEX MATCH "x1 BLER ([0-9.]+)" x1 "${out}")
+    set(x1 ${CMAKE_MATCH_1})
+    string(REGEX MATCH "one-shot BLER ([0-9.]+)" one "${out}")
+    set(one ${CMAKE_MATCH_1})
+    if(NOT rc EQUAL 0 OR "${x1}" STREQUAL "" OR NOT "${x1}" STREQUAL "${one}"
+       OR NOT out MATCHES "kbest:16 x2 BLER [0-9.]+")
+        message(FATAL_ERROR "one outer iteration (${x1}) is not the one-shot receiver (${one})")
+    endif()
+    expect(2 "detector 'nway' takes no a-priori LLRs" ${IDD} --detectors nway --blocks 2)
+    expect(2 "is not a multiple of nt \\* Qm" ${IDD} --G 2050 --modulation qpsk --blocks 2)
 elseif(CASE STREQUAL "simulate_bad_detectors")
     expect(2 "parameter 'passes' of detector 'nway' must be" ${SIMULATE} --detectors nway:1,nway:9)
     expect(2 "passes must be 1..nt" ${SIMULATE} --detectors nway:5)

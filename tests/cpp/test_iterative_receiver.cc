@@ -26,7 +26,9 @@ struct coded_link {
                size_t count,
                double snr_db,
                uint64_t seed)
-        : format(f), a(count * size_t(f.A)), coded(count * size_t(f.G)),
+        : format(f),
+          a(count * size_t(f.A)),
+          coded(count * size_t(f.G)),
           n0(noise_variance_from_snr_db(snr_db))
     {
         channel_simulator sim(shape, mod, seed);
@@ -66,7 +68,8 @@ TEST(iterative_receiver, bad_setups_are_clear_errors)
     auto make = [&](const char* name) {
         return make_detector(name, { { 4, 4 }, modulation::qam16, {} }, backend::cpu);
     };
-    EXPECT_THROW(iterative_receiver(make("nway"), f, decoder_config()), std::invalid_argument);
+    EXPECT_THROW(iterative_receiver(make("nway"), f, decoder_config()),
+                 std::invalid_argument);
     iterative_receiver_config zero;
     zero.outer_iterations = 0;
     EXPECT_THROW(iterative_receiver(make("kbest"), f, decoder_config(), zero),
@@ -82,11 +85,12 @@ TEST(iterative_receiver, one_pass_is_detection_then_decoding)
     coded_link link(f, { 4, 4 }, modulation::qam16, 6, 12.0, fresh_seed());
     iterative_receiver_config one;
     one.outer_iterations = 1;
-    iterative_receiver rx(make_detector("kbest", { { 4, 4 }, modulation::qam16, {} }, backend::cpu),
-                          f,
-                          decoder_config(),
-                          one,
-                          backend::cpu);
+    iterative_receiver rx(
+        make_detector("kbest", { { 4, 4 }, modulation::qam16, {} }, backend::cpu),
+        f,
+        decoder_config(),
+        one,
+        backend::cpu);
     std::vector<uint8_t> a(link.a.size());
     const auto r = rx.receive(link.input(), 6, a.data());
 
@@ -126,11 +130,12 @@ TEST(iterative_receiver, feedback_lowers_the_block_error_rate)
             for (const idd_result& r : rx.receive(link.input(), count, a.data()))
                 errors[k] += !r.decoded.crc_ok;
         }
-        std::printf("[ measured ] %.1f dB: %d of %zu blocks fail with 1 pass, %d with 3\n",
-                    snr,
-                    errors[0],
-                    count,
-                    errors[1]);
+        std::printf(
+            "[ measured ] %.1f dB: %d of %zu blocks fail with 1 pass, %d with 3\n",
+            snr,
+            errors[0],
+            count,
+            errors[1]);
         EXPECT_GE(errors[0], 5) << "not near the cliff: the comparison says nothing";
         EXPECT_LT(errors[1], errors[0]);
     }
@@ -147,11 +152,12 @@ TEST(iterative_receiver_cuda, equals_the_cpu)
     std::vector<idd_result> results[2];
     for (int k = 0; k < 2; ++k) {
         const backend b = k == 0 ? backend::cpu : backend::cuda;
-        iterative_receiver rx(make_detector("kbest", { { 4, 4 }, modulation::qam16, {} }, b),
-                              f,
-                              decoder_config(),
-                              {},
-                              b);
+        iterative_receiver rx(
+            make_detector("kbest", { { 4, 4 }, modulation::qam16, {} }, b),
+            f,
+            decoder_config(),
+            {},
+            b);
         bits[k].resize(link.a.size());
         results[k] = rx.receive(link.input(), count, bits[k].data());
     }

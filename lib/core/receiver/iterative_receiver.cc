@@ -68,8 +68,8 @@ iterative_receiver::receive(const detector_input& in, size_t count, uint8_t* a)
         pass.priors = it == 1 ? nullptr : m_priors.data();
         m_detector->detect(pass, m_llr.data());
         const bool last = it == m_config.outer_iterations;
-        const auto decoded =
-            m_decoder.decode(m_llr.data(), count, m_bits.data(), last ? nullptr : m_priors.data());
+        const auto decoded = m_decoder.decode(
+            m_llr.data(), count, m_bits.data(), last ? nullptr : m_priors.data());
         bool all_ok = true;
         for (size_t t = 0; t < count; ++t) {
             idd_result& r = results[t];
