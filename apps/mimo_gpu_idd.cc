@@ -28,8 +28,8 @@ namespace {
 struct receiver_column {
     detector_spec spec;
     int outer = 1;
-    std::vector<uint64_t> errors;    ///< per SNR point
-    std::vector<uint64_t> passes;    ///< outer iterations run, summed over blocks
+    std::vector<uint64_t> errors; ///< per SNR point
+    std::vector<uint64_t> passes; ///< outer iterations run, summed over blocks
     double seconds = 0;
     std::string label() const
     {
@@ -51,18 +51,22 @@ int main(int argc, char** argv)
                      "CRC. The last table gives the SNR at BLER --target (log-linear "
                      "between the points around it).");
     cli.add_option("A", "N", "information bits per transport block", "1000");
-    cli.add_option("G", "N", "coded bits per transport block (a multiple of nt * Qm)", "2048");
+    cli.add_option(
+        "G", "N", "coded bits per transport block (a multiple of nt * Qm)", "2048");
     cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, ...", "16qam");
     cli.add_option("nr", "N", "receive antennas", "4");
     cli.add_option("nt", "N", "streams", "4");
-    cli.add_option("detectors", "LIST", "detectors with priors, e.g. kbest:16,ml", "kbest:16");
+    cli.add_option(
+        "detectors", "LIST", "detectors with priors, e.g. kbest:16,ml", "kbest:16");
     cli.add_option("outer", "LIST", "outer iterations of each, e.g. 1,2,3,4", "1,2,3");
     cli.add_option("one-shot", "LIST", "also these detectors, run once without feedback");
-    cli.add_option("snr", "LIST", "SNR points in dB (Es/N0 per receive antenna)", "5,6,7");
+    cli.add_option(
+        "snr", "LIST", "SNR points in dB (Es/N0 per receive antenna)", "5,6,7");
     cli.add_option("blocks", "N", "transport blocks per SNR point", "200");
     cli.add_option("batch", "N", "transport blocks per receiver call", "50");
     cli.add_option("target", "BLER", "BLER of the crossing table", "0.1");
-    cli.add_option("backend", "NAME", "detector and decoder backend: auto, cpu or cuda", "auto");
+    cli.add_option(
+        "backend", "NAME", "detector and decoder backend: auto, cpu or cuda", "auto");
     cli.add_option("seed", "N", "seed of bits, channel and noise", "1");
     cli.add_option("json", "FILE", "also write the results as JSON");
     return run_program(cli, argc, argv, [&]() -> int {
@@ -71,7 +75,8 @@ int main(int argc, char** argv)
         f.G = int(cli.integer("G", 1, 1 << 24));
         const modulation mod =
             checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
-        const mimo_shape shape{ int(cli.integer("nr", 1, 256)), int(cli.integer("nt", 1, 256)) };
+        const mimo_shape shape{ int(cli.integer("nr", 1, 256)),
+                                int(cli.integer("nt", 1, 256)) };
         const backend be = checked_setup(
             [&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
         f.Qm = constellation(mod).bits_per_symbol();
@@ -99,10 +104,11 @@ int main(int argc, char** argv)
         for (receiver_column& c : columns) {
             c.errors.assign(snrs.size(), 0);
             c.passes.assign(snrs.size(), 0);
-            std::unique_ptr<detector> det = checked_setup(
-                [&] { return make_detector(c.spec, shape, mod, be); });
+            std::unique_ptr<detector> det =
+                checked_setup([&] { return make_detector(c.spec, shape, mod, be); });
             if (f.G % det->llrs_per_problem() != 0)
-                throw usage_error("G = " + std::to_string(f.G) + " is not a multiple of nt * Qm = " +
+                throw usage_error("G = " + std::to_string(f.G) +
+                                  " is not a multiple of nt * Qm = " +
                                   std::to_string(det->llrs_per_problem()));
             det->set_bad_problem_policy(bad_problem_policy::erase);
             if (c.outer > 0) {
@@ -135,7 +141,8 @@ int main(int argc, char** argv)
             y(batch * per_block * shape.nr);
         std::vector<float> llr(batch * f.G);
         for (size_t p = 0; p < snrs.size(); ++p) {
-            channel_simulator sim(shape, mod, seed + uint64_t(std::llround(snrs[p] * 1000)) * 7919);
+            channel_simulator sim(
+                shape, mod, seed + uint64_t(std::llround(snrs[p] * 1000)) * 7919);
             const float n0 = noise_variance_from_snr_db(snrs[p]);
             for (size_t done = 0; done < blocks; done += batch) {
                 const size_t n = std::min(batch, blocks - done);
@@ -171,17 +178,22 @@ int main(int argc, char** argv)
                                      .count();
                     for (size_t t = 0; t < n; ++t)
                         c.errors[p] += !(ok[t] && std::equal(a.begin() + t * f.A,
-                                                              a.begin() + (t + 1) * f.A,
-                                                              decoded.begin() + t * f.A));
+                                                             a.begin() + (t + 1) * f.A,
+                                                             decoded.begin() + t * f.A));
                 }
             }
             std::printf("SNR %5.2f dB:", snrs[p]);
             for (const receiver_column& c : columns)
-                std::printf("  %s BLER %.4f", c.label().c_str(), double(c.errors[p]) / blocks);
+                std::printf(
+                    "  %s BLER %.4f", c.label().c_str(), double(c.errors[p]) / blocks);
             std::printf("\n");
             std::fflush(stdout);
         }
-        std::printf("\n%-18s %14s %12s %14s\n", "receiver", "SNR at BLER", "mean passes", "ms per block");
+        std::printf("\n%-18s %14s %12s %14s\n",
+                    "receiver",
+                    "SNR at BLER",
+                    "mean passes",
+                    "ms per block");
         for (const receiver_column& c : columns) {
             std::vector<double> bler;
             uint64_t passes = 0;

@@ -153,6 +153,20 @@ class qa_core_api(gr_unittest.TestCase):
             with self.assertRaises(RuntimeError):
                 core.ml_detect(H, y, "qpsk", 0.1, backend="cuda")
 
+    def test_tb_decode_extrinsic_points_to_the_sent_bits(self):
+        A, G, Qm = 100, 600, 2
+        a = random_bits(2, A)
+        coded = core.tb_encode(a, A, G, Qm)
+        llr = np.where(coded == 1, -2.0, 2.0).astype(np.float32)
+        decoded, results, ext = core.tb_decode(llr, A, G, Qm, extrinsic=True)
+        np.testing.assert_array_equal(decoded, a)
+        self.assertEqual(ext.shape, llr.shape)
+        self.assertTrue(all(r["crc_ok"] for r in results))
+        toward = np.where(coded == 1, -ext, ext)
+        self.assertTrue(np.all(toward >= 0))  # 0 for the tail bits
+        self.assertGreater(np.mean(toward > 2.0), 0.8)
+        self.assertEqual(len(core.tb_decode(llr, A, G, Qm)), 2)  # without: as before
+
     def test_empty_batch(self):
         H = np.zeros((0, 2, 2), dtype=np.complex64)
         y = np.zeros((0, 2), dtype=np.complex64)

@@ -539,7 +539,8 @@ py::tuple tb_decode(const carray<float>& llr,
                     int iterations,
                     float extrinsic_scale,
                     int window,
-                    const std::string& backend)
+                    const std::string& backend,
+                    bool extrinsic)
 {
     ::mimo_gpu::transport_block_decoder decoder(
         tb_format(A, G, Qm, NL, rv),
@@ -550,10 +551,17 @@ py::tuple tb_decode(const carray<float>& llr,
     if (llr.ndim() == 1)
         shape = { A };
     auto a = new_array<uint8_t>(shape);
+    std::vector<py::ssize_t> llr_shape{ py::ssize_t(count), G };
+    if (llr.ndim() == 1)
+        llr_shape = { G };
+    auto ext = new_array<float>(extrinsic ? llr_shape : std::vector<py::ssize_t>{ 0 });
     std::vector<::mimo_gpu::transport_block_result> results;
     if (count > 0) {
         py::gil_scoped_release release;
-        results = decoder.decode(llr.data(), count, a.mutable_data());
+        results = decoder.decode(llr.data(),
+                                 count,
+                                 a.mutable_data(),
+                                 extrinsic ? ext.mutable_data() : nullptr);
     }
     py::list result_list;
     for (const auto& r : results) {
@@ -565,6 +573,8 @@ py::tuple tb_decode(const carray<float>& llr,
         d["iterations"] = r.max_iterations;
         result_list.append(d);
     }
+    if (extrinsic)
+        return py::make_tuple(a, result_list, ext);
     return py::make_tuple(a, result_list);
 }
 
@@ -750,9 +760,12 @@ void bind_core(py::module m)
           py::arg("extrinsic_scale") = 0.75f,
           py::arg("window") = 64,
           py::arg("backend") = "auto",
+          py::arg("extrinsic") = false,
           "Transport block decoder, all blocks in one batch: llr (G,) or (count, G) "
           "float32 -> (a (A,) or (count, A) uint8, results: a dict per transport block "
           "with crc_ok, code_blocks, code_blocks_crc_ok, code_blocks_no_information, "
           "iterations). A G too small for A (a code block above rate 1) raises "
-          "ValueError.");
+          "ValueError. extrinsic=True adds a third element, llr's shape: each "
+          "transmitted bit's a-posteriori LLR less its received LLR (the detector's "
+          "prior in an iterative receiver; 0 for blocks without information).");
 }
