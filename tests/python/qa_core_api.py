@@ -167,6 +167,24 @@ class qa_core_api(gr_unittest.TestCase):
         self.assertGreater(np.mean(toward > 2.0), 0.8)
         self.assertEqual(len(core.tb_decode(llr, A, G, Qm)), 2)  # without: as before
 
+    def test_idd_receive_one_pass_equals_detect_then_decode(self):
+        A, G, mod = 1000, 2048, "16qam"
+        a = random_bits(4, A)
+        coded = core.tb_encode(a, A, G, 4)
+        H, y = core.simulate(coded.reshape(-1, 16), 4, 4, mod, 12.0, seed=5)
+        n0 = 10 ** (-12.0 / 10)
+        bits, results = core.idd_receive("kbest", H, y, n0, A, G, mod,
+                                         outer_iterations=1, backend="cpu", k=16)
+        self.assertEqual(bits.shape, (4, A))
+        det = core.detector("kbest", 4, 4, mod, backend="cpu", k=16, policy="erase")
+        llr = det.detect(H, y, n0).reshape(4, G)
+        want, want_results = core.tb_decode(llr, A, G, 4, backend="cpu")
+        np.testing.assert_array_equal(bits, want)
+        self.assertEqual([r["crc_ok"] for r in results], [r["crc_ok"] for r in want_results])
+        self.assertTrue(all(r["outer_iterations"] == 1 for r in results))
+        with self.assertRaises(ValueError):  # takes no priors
+            core.idd_receive("nway", H, y, n0, A, G, mod, backend="cpu")
+
     def test_empty_batch(self):
         H = np.zeros((0, 2, 2), dtype=np.complex64)
         y = np.zeros((0, 2), dtype=np.complex64)
