@@ -93,8 +93,12 @@ int main(int argc, char** argv)
         std::vector<receiver_column> columns;
         for (const detector_spec& spec :
              checked_setup([&] { return parse_detector_list(cli.text("detectors")); }))
-            for (double outer : number_list(cli.text("outer")))
+            for (double outer : number_list(cli.text("outer"))) {
+                if (!(outer >= 1 && outer <= 16) || outer != std::floor(outer))
+                    throw usage_error("--outer takes whole numbers 1..16, got " +
+                                      std::to_string(outer));
                 columns.push_back({ spec, int(outer) });
+            }
         if (cli.is_set("one-shot"))
             for (const detector_spec& spec :
                  checked_setup([&] { return parse_detector_list(cli.text("one-shot")); }))

@@ -73,6 +73,21 @@ fault_sink device_faults::sink(size_t batch, cudaStream_t stream)
     return s;
 }
 
+void device_faults::abandon(cudaStream_t stream)
+{
+    cudaMemsetAsync(m_summary.data(), 0, sizeof(fault_summary), stream);
+    cudaStreamSynchronize(stream);
+    cudaGetLastError(); // the call already failed: its error has been thrown
+    m_pending = 0;
+    m_last_batch = 0;
+}
+
+void device_faults::forget_last_batch()
+{
+    m_pending -= std::min(m_pending, m_last_batch);
+    m_last_batch = 0;
+}
+
 void device_faults::erase(float* d_out,
                           size_t per_problem,
                           float fill,

@@ -25,6 +25,14 @@ public:
     /// once when nothing was flagged since the last collection).
     void erase(float* d_out, size_t per_problem, float fill, cudaStream_t stream);
 
+    /// After a call that threw between sink() and its end: the cycle's reports
+    /// are dropped (waits for `stream`, ignoring its errors), so the next call's
+    /// report counts only its own problems. For a host call, whose cycle is its own.
+    void abandon(cudaStream_t stream);
+    /// The same for a device call that threw: only its own batch is forgotten
+    /// (the cycle's earlier calls are still reported).
+    void forget_last_batch();
+
     /// Waits for `stream` and returns the report of everything since the last
     /// collection (problem indices counted across those batches, every erased
     /// problem listed), clearing it. `flags_out`, if given, receives the flags of

@@ -19,8 +19,8 @@ size_t cuda_detector_engine::scratch_per_problem() const
 {
     const size_t nr = m_shape.nr, nt = m_shape.nt;
     size_t bytes = m_item_bytes;
-    if (m_options.copy_inputs) // a channel per problem at worst
-        bytes += (nr * nt + nr) * sizeof(cfloat);
+    if (m_options.copy_inputs) // a channel per problem at worst, and its priors
+        bytes += (nr * nt + nr) * sizeof(cfloat) + m_llrs * sizeof(float);
     if (m_options.copy_outputs)
         bytes += m_llrs * sizeof(float);
     return bytes;

@@ -71,7 +71,12 @@ protected:
         if (problems == 0)
             return {};
         const cudaStream_t s = m_stream.get();
-        enqueue(m_host_faults.sink(problems, s), s);
+        try {
+            enqueue(m_host_faults.sink(problems, s), s);
+        } catch (...) {
+            m_host_faults.abandon(s); // the next call reports its own problems only
+            throw;
+        }
         return finish_host_call(llr);
     }
     /// The device path of any call: enqueue(sink) on `stream`, then the bad
@@ -81,7 +86,12 @@ protected:
     {
         if (problems == 0)
             return;
-        enqueue(m_faults.sink(problems, stream));
+        try {
+            enqueue(m_faults.sink(problems, stream));
+        } catch (...) {
+            m_faults.forget_last_batch();
+            throw;
+        }
         if (!m_options.kernels_zero_bad_problems)
             m_faults.erase(d_llr, m_llrs, 0.0f, stream);
     }

@@ -174,19 +174,17 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     }
     __syncwarp();
     const float best = ped[0];
-    for (int b = lane; b < NT * Q; b += 32) {
-        // With priors: extrinsic, the unclipped a-posteriori LLR minus the prior,
-        // then clipped (kbest_problem's rule).
-        const float app = kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
-                                    reinterpret_cast<const float*>(pmin) + (b / Q) * M,
-                                    best,
-                                    pam,
-                                    b % Q,
-                                    n0,
-                                    prior ? 0.0f : clip,
-                                    missing);
-        llr[p * NT * Q + b] = prior ? saturate_llr(app - prior[b], clip) : app;
-    }
+    for (int b = lane; b < NT * Q; b += 32) // extrinsic with priors (kbest_llr)
+        llr[p * NT * Q + b] =
+            kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
+                      reinterpret_cast<const float*>(pmin) + (b / Q) * M,
+                      best,
+                      pam,
+                      b % Q,
+                      n0,
+                      clip,
+                      missing,
+                      prior ? prior + b : nullptr);
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine
@@ -200,20 +198,13 @@ public:
               sphere_item_bytes(config.shape.nt)),
           m_config(config)
     {
-        // A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
         const kbest_warp_layout l = kbest_warp_layout::of(
             config.shape.nt, config.K, m_pam.order(), sphere_item_bytes(config.shape.nt));
-        int device = 0, limit = 0;
+        int device = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
         MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
-            &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-        if (size_t(l.words) * 4 > size_t(limit))
-            throw std::invalid_argument(
-                "mimo_gpu: detector 'kbest': K = " + std::to_string(config.K) + " with " +
-                std::to_string(m_pam.order()) + "-point symbols needs " +
-                std::to_string(size_t(l.words) * 4 / 1024) +
-                " KB of shared memory per problem; this GPU allows " +
-                std::to_string(limit / 1024) + " KB: choose a smaller K");
+            &m_shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        check_fits(l, "");
     }
 
 protected:
@@ -225,15 +216,16 @@ protected:
     {
         const size_t batch = in.problems();
         const float n0 = in.n0;
-        void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
-        launch_sphere_prepare(
-            m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
         const kbest_warp_layout l =
             kbest_warp_layout::of(m_config.shape.nt,
                                   m_config.K,
                                   m_pam.order(),
                                   sphere_item_bytes(m_config.shape.nt),
                                   in.priors != nullptr);
+        check_fits(l, " and the a-priori costs"); // before any launch: nothing to undo
+        void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
+        launch_sphere_prepare(
+            m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
         const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
         const int warps =
             by_memory < 1
@@ -269,7 +261,20 @@ protected:
     }
 
 private:
+    /// A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
+    void check_fits(const kbest_warp_layout& l, const std::string& with) const
+    {
+        if (size_t(l.words) * 4 > size_t(m_shared_limit))
+            throw std::invalid_argument(
+                "mimo_gpu: detector 'kbest': K = " + std::to_string(m_config.K) +
+                " with " + std::to_string(m_pam.order()) + "-point symbols" + with +
+                " needs " + std::to_string(size_t(l.words) * 4 / 1024) +
+                " KB of shared memory per problem; this GPU allows " +
+                std::to_string(m_shared_limit / 1024) + " KB: choose a smaller K");
+    }
+
     kbest_config m_config;
+    int m_shared_limit = 0;
     device_array<char> m_items; // the ordered QR of each problem
 };
 

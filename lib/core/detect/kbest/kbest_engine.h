@@ -33,9 +33,9 @@ make_cuda_kbest_engine(const kbest_config& config); // the .cu (CUDA builds only
 /// item: V-BLAST ordering (strongest stream at the top) and QR.
 template <int NT>
 /// prior (may be null): the problem's NT * Q a-priori LLRs; the LLRs are then
-/// extrinsic (the unclipped a-posteriori LLR minus the a-priori one, then
-/// clipped: the clip bounds what goes to the decoder). cost: NT * M floats of
-/// scratch.
+/// extrinsic (kbest_llr: the unclipped a-posteriori LLR minus the a-priori one,
+/// then clipped, for the clip bounds what goes to the decoder). cost: NT * M
+/// floats of scratch.
 MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
                                     int K,
                                     const pam_table& pam,
@@ -62,19 +62,15 @@ MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
         return problem_fault::non_finite;
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] =
-                prior ? saturate_llr(kbest_llr(dmin + t * M,
-                                               pmin + t * M,
-                                               best,
-                                               pam,
-                                               k,
-                                               n0,
-                                               0.0f,
-                                               missing) -
-                                         prior[t * Q + k],
-                                     clip)
-                      : kbest_llr(
-                            dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
+            llr[t * Q + k] = kbest_llr(dmin + t * M,
+                                       pmin + t * M,
+                                       best,
+                                       pam,
+                                       k,
+                                       n0,
+                                       clip,
+                                       missing,
+                                       prior ? prior + t * Q + k : nullptr);
     return problem_fault::none;
 }
 

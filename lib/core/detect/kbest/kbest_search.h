@@ -212,20 +212,21 @@ MIMO_HD bool kbest_search(const float* E,
     return true;
 }
 
-/// Max-log LLR of bit k of one stream from the list's symbol minima; a side
-/// the list lacks is taken from the pruned minima where they exceed `best`,
-/// else the LLR is +-missing (at most the clip) toward the list's decision.
-MIMO_HD float kbest_llr(const float* dmin,
-                        const float* pmin,
-                        float best,
-                        const pam_table& pam,
-                        int k,
-                        float n0,
-                        float clip,
-                        float missing)
+/// The two sides' best metrics of bit k of one stream: the list's symbol
+/// minima, a side the list lacks taken from the pruned minima where they
+/// exceed `best` (else it stays infinite).
+MIMO_HD void kbest_sides(const float* dmin,
+                         const float* pmin,
+                         float best,
+                         const pam_table& pam,
+                         int k,
+                         float& min0,
+                         float& min1)
 {
     const float inf = k_infinity;
-    float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
+    float p0 = inf, p1 = inf;
+    min0 = inf;
+    min1 = inf;
     const int L = pam.levels;
     for (int li = 0; li < L; ++li)
         for (int lq = 0; lq < L; ++lq) {
@@ -242,12 +243,36 @@ MIMO_HD float kbest_llr(const float* dmin,
         min0 = p0;
     if (!(min1 < inf) && p1 > best && p1 < inf)
         min1 = p1;
+}
+
+/// Max-log LLR of bit k of one stream from the list's symbol minima; a side
+/// the list lacks is taken from the pruned minima where they exceed `best`,
+/// else the LLR is +-missing (at most the clip) toward the list's decision.
+/// prior (with a-priori LLRs): the bit's a-priori LLR, already in the metrics;
+/// the result is then extrinsic, the unclipped a-posteriori LLR less the prior,
+/// clipped. A bit with a side missing keeps +-missing toward the list's
+/// decision: a fixed magnitude less a prior in the same direction would point
+/// the wrong way.
+MIMO_HD float kbest_llr(const float* dmin,
+                        const float* pmin,
+                        float best,
+                        const pam_table& pam,
+                        int k,
+                        float n0,
+                        float clip,
+                        float missing,
+                        const float* prior = nullptr)
+{
+    float min0, min1;
+    kbest_sides(dmin, pmin, best, pam, k, min0, min1);
+    const float inf = k_infinity;
     const float limit = clip > 0.0f && clip < missing ? clip : missing;
     if (!(min1 < inf))
         return limit;
     if (!(min0 < inf))
         return -limit;
-    return saturate_llr((min1 - min0) / n0, clip);
+    return prior ? saturate_llr((min1 - min0) / n0 - *prior, clip)
+                 : saturate_llr((min1 - min0) / n0, clip);
 }
 
 } // namespace detail
