@@ -36,7 +36,9 @@ constexpr int k_kbest_max_warps = 4;
 /// (distance, index) gives the K best in the order the CPU's heap gives them,
 /// the lanes feed the pruned ones into the pruned minima and extend the kept
 /// ones, and the final list's symbol minima give the LLRs (kbest_llr).
-template <int NT>
+/// Priors: the a-priori costs in the path metric (priors is not null); the
+/// kernel without them is compiled apart, so the plain search pays nothing.
+template <int NT, bool Priors>
 __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     kbest_warp_kernel(const sphere_item<NT>* __restrict__ items,
                       size_t batch,
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     int* dmin = reinterpret_cast<int*>(nped + K);
     int* pmin = dmin + l.table;
     float* cost = reinterpret_cast<float*>(pmin + l.table); // l.costs words (priors)
-    const float* prior = priors ? priors + p * NT * Q : nullptr;
+    const float* prior = Priors ? priors + p * NT * Q : nullptr;
     if (prior && !priors_finite(prior, NT * Q)) { // the whole warp leaves: erased
         if (lane == 0)
             faults.report(p, problem_fault::non_finite);
@@ -100,14 +102,9 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             if (c < n) {
                 float bq, bi;
                 kbest_residuals<NT>(E, lev + (c / M) * COLS, 1, pos, pam, &bq, &bi);
-                d = kbest_child<NT>(E,
-                                    ped[c / M],
-                                    bq,
-                                    bi,
-                                    pos,
-                                    c % M,
-                                    pam,
-                                    prior ? cost[perm[pos] * M + c % M] : 0.0f);
+                d = kbest_child<NT>(E, ped[c / M], bq, bi, pos, c % M, pam);
+                if (Priors)
+                    d += cost[perm[pos] * M + c % M];
                 finite &= d < k_infinity;
             }
             key[c] = d;
@@ -174,17 +171,14 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     }
     __syncwarp();
     const float best = ped[0];
-    for (int b = lane; b < NT * Q; b += 32) // extrinsic with priors (kbest_llr)
+    for (int b = lane; b < NT * Q; b += 32) {
+        const float* d = reinterpret_cast<const float*>(dmin) + (b / Q) * M;
+        const float* q = reinterpret_cast<const float*>(pmin) + (b / Q) * M;
         llr[p * NT * Q + b] =
-            kbest_llr(reinterpret_cast<const float*>(dmin) + (b / Q) * M,
-                      reinterpret_cast<const float*>(pmin) + (b / Q) * M,
-                      best,
-                      pam,
-                      b % Q,
-                      n0,
-                      clip,
-                      missing,
-                      prior ? prior + b : nullptr);
+            prior
+                ? kbest_extrinsic_llr(d, q, best, pam, b % Q, n0, clip, missing, prior[b])
+                : kbest_llr(d, q, best, pam, b % Q, n0, clip, missing);
+    }
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine
@@ -235,26 +229,31 @@ protected:
         dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
             if constexpr (NT <= k_sphere_max_streams) {
-                if (shared > 48 * 1024)
-                    MIMO_CUDA_CHECK(
-                        cudaFuncSetAttribute(kbest_warp_kernel<NT>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(shared)));
-                kbest_warp_kernel<NT>
-                    <<<unsigned((batch + warps - 1) / warps),
-                       32 * warps,
-                       shared,
-                       stream>>>(static_cast<const sphere_item<NT>*>(d_items),
-                                 batch,
-                                 m_pam,
-                                 m_config.K,
-                                 l,
-                                 n0,
-                                 clip,
-                                 m_config.missing_llr,
-                                 in.priors,
-                                 d_llr,
-                                 sink);
+                const auto run = [&](auto kernel) {
+                    if (shared > 48 * 1024)
+                        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                            kernel,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            int(shared)));
+                    kernel<<<unsigned((batch + warps - 1) / warps),
+                             32 * warps,
+                             shared,
+                             stream>>>(static_cast<const sphere_item<NT>*>(d_items),
+                                       batch,
+                                       m_pam,
+                                       m_config.K,
+                                       l,
+                                       n0,
+                                       clip,
+                                       m_config.missing_llr,
+                                       in.priors,
+                                       d_llr,
+                                       sink);
+                };
+                if (in.priors)
+                    run(kbest_warp_kernel<NT, true>);
+                else
+                    run(kbest_warp_kernel<NT, false>);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("kbest_warp_kernel");

@@ -62,15 +62,18 @@ MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
         return problem_fault::non_finite;
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] = kbest_llr(dmin + t * M,
-                                       pmin + t * M,
-                                       best,
-                                       pam,
-                                       k,
-                                       n0,
-                                       clip,
-                                       missing,
-                                       prior ? prior + t * Q + k : nullptr);
+            llr[t * Q + k] =
+                prior ? kbest_extrinsic_llr(dmin + t * M,
+                                            pmin + t * M,
+                                            best,
+                                            pam,
+                                            k,
+                                            n0,
+                                            clip,
+                                            missing,
+                                            prior[t * Q + k])
+                      : kbest_llr(
+                            dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
     return problem_fault::none;
 }
 

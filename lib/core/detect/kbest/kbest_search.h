@@ -59,24 +59,18 @@ MIMO_HD void kbest_residuals(const float* E,
     *bi = i;
 }
 
-/// A child's partial distance: the parent's plus symbol `sym`'s two rows at pos,
-/// plus its a-priori cost (symbol_prior_cost; 0 without priors).
+/// A child's partial distance: the parent's plus symbol `sym`'s two rows at
+/// pos. With priors the caller adds the symbol's a-priori cost to it.
 template <int NT>
-MIMO_HD float kbest_child(const float* E,
-                          float ped,
-                          float bq,
-                          float bi,
-                          int pos,
-                          int sym,
-                          const pam_table& pam,
-                          float cost)
+MIMO_HD float kbest_child(
+    const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
 {
     constexpr int W = 2 * NT + 1;
     const int rq = 2 * pos + 1, ri = 2 * pos, L = pam.levels;
     const float pq = pam.amplitude(sym % L), pi = pam.amplitude(sym / L);
     const float eq = bq - E[rq * W + rq] * pq;
     const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
-    return ped + eq * eq + ei * ei + cost;
+    return ped + eq * eq + ei * ei;
 }
 
 namespace kbest_impl {
@@ -138,9 +132,10 @@ MIMO_HD bool kbest_search(const float* E,
             kbest_residuals<NT>(
                 E, s.levels + size_t(a) * COLS * st, st, pos, pam, &bq, &bi);
             const float ped = s.ped[a * st];
-            for (int c = 0; c < M; ++c)
-                s.child[size_t(a * M + c) * st] = kbest_child<NT>(
-                    E, ped, bq, bi, pos, c, pam, cost ? cost[perm[pos] * M + c] : 0.0f);
+            for (int c = 0; c < M; ++c) {
+                const float d = kbest_child<NT>(E, ped, bq, bi, pos, c, pam);
+                s.child[size_t(a * M + c) * st] = cost ? d + cost[perm[pos] * M + c] : d;
+            }
         }
         for (int c = 0; c < children; ++c)
             if (!(s.child[size_t(c) * st] < k_infinity))
@@ -248,11 +243,6 @@ MIMO_HD void kbest_sides(const float* dmin,
 /// Max-log LLR of bit k of one stream from the list's symbol minima; a side
 /// the list lacks is taken from the pruned minima where they exceed `best`,
 /// else the LLR is +-missing (at most the clip) toward the list's decision.
-/// prior (with a-priori LLRs): the bit's a-priori LLR, already in the metrics;
-/// the result is then extrinsic, the unclipped a-posteriori LLR less the prior,
-/// clipped. A bit with a side missing keeps +-missing toward the list's
-/// decision: a fixed magnitude less a prior in the same direction would point
-/// the wrong way.
 MIMO_HD float kbest_llr(const float* dmin,
                         const float* pmin,
                         float best,
@@ -260,8 +250,7 @@ MIMO_HD float kbest_llr(const float* dmin,
                         int k,
                         float n0,
                         float clip,
-                        float missing,
-                        const float* prior = nullptr)
+                        float missing)
 {
     float min0, min1;
     kbest_sides(dmin, pmin, best, pam, k, min0, min1);
@@ -271,8 +260,32 @@ MIMO_HD float kbest_llr(const float* dmin,
         return limit;
     if (!(min0 < inf))
         return -limit;
-    return prior ? saturate_llr((min1 - min0) / n0 - *prior, clip)
-                 : saturate_llr((min1 - min0) / n0, clip);
+    return saturate_llr((min1 - min0) / n0, clip);
+}
+
+/// kbest_llr with the bit's a-priori LLR `prior` (already in the metrics): the
+/// extrinsic LLR, the unclipped a-posteriori LLR less the prior, clipped. A
+/// bit with a side missing keeps +-missing toward the list's decision: a fixed
+/// magnitude less a prior in the same direction would point the wrong way.
+MIMO_HD float kbest_extrinsic_llr(const float* dmin,
+                                  const float* pmin,
+                                  float best,
+                                  const pam_table& pam,
+                                  int k,
+                                  float n0,
+                                  float clip,
+                                  float missing,
+                                  float prior)
+{
+    float min0, min1;
+    kbest_sides(dmin, pmin, best, pam, k, min0, min1);
+    const float inf = k_infinity;
+    const float limit = clip > 0.0f && clip < missing ? clip : missing;
+    if (!(min1 < inf))
+        return limit;
+    if (!(min0 < inf))
+        return -limit;
+    return saturate_llr((min1 - min0) / n0 - prior, clip);
 }
 
 } // namespace detail
