@@ -243,14 +243,20 @@ MIMO_HD void kbest_sides(const float* dmin,
 /// Max-log LLR of bit k of one stream from the list's symbol minima; a side
 /// the list lacks is taken from the pruned minima where they exceed `best`,
 /// else the LLR is +-missing (at most the clip) toward the list's decision.
-MIMO_HD float kbest_llr(const float* dmin,
-                        const float* pmin,
-                        float best,
-                        const pam_table& pam,
-                        int k,
-                        float n0,
-                        float clip,
-                        float missing)
+/// Extrinsic: the bit's a-priori LLR `prior` is in the metrics, and the result
+/// is the unclipped a-posteriori LLR less it, clipped; a bit with a side
+/// missing keeps +-missing toward the list's decision (a fixed magnitude less
+/// a prior in the same direction would point the wrong way).
+template <bool Extrinsic>
+MIMO_HD float kbest_bit_llr(const float* dmin,
+                            const float* pmin,
+                            float best,
+                            const pam_table& pam,
+                            int k,
+                            float n0,
+                            float clip,
+                            float missing,
+                            float prior)
 {
     float min0, min1;
     kbest_sides(dmin, pmin, best, pam, k, min0, min1);
@@ -260,13 +266,22 @@ MIMO_HD float kbest_llr(const float* dmin,
         return limit;
     if (!(min0 < inf))
         return -limit;
-    return saturate_llr((min1 - min0) / n0, clip);
+    const float app = (min1 - min0) / n0;
+    return saturate_llr(Extrinsic ? app - prior : app, clip);
 }
 
-/// kbest_llr with the bit's a-priori LLR `prior` (already in the metrics): the
-/// extrinsic LLR, the unclipped a-posteriori LLR less the prior, clipped. A
-/// bit with a side missing keeps +-missing toward the list's decision: a fixed
-/// magnitude less a prior in the same direction would point the wrong way.
+MIMO_HD float kbest_llr(const float* dmin,
+                        const float* pmin,
+                        float best,
+                        const pam_table& pam,
+                        int k,
+                        float n0,
+                        float clip,
+                        float missing)
+{
+    return kbest_bit_llr<false>(dmin, pmin, best, pam, k, n0, clip, missing, 0.0f);
+}
+
 MIMO_HD float kbest_extrinsic_llr(const float* dmin,
                                   const float* pmin,
                                   float best,
@@ -277,15 +292,7 @@ MIMO_HD float kbest_extrinsic_llr(const float* dmin,
                                   float missing,
                                   float prior)
 {
-    float min0, min1;
-    kbest_sides(dmin, pmin, best, pam, k, min0, min1);
-    const float inf = k_infinity;
-    const float limit = clip > 0.0f && clip < missing ? clip : missing;
-    if (!(min1 < inf))
-        return limit;
-    if (!(min0 < inf))
-        return -limit;
-    return saturate_llr((min1 - min0) / n0 - prior, clip);
+    return kbest_bit_llr<true>(dmin, pmin, best, pam, k, n0, clip, missing, prior);
 }
 
 } // namespace detail
