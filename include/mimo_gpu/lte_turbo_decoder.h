@@ -10,7 +10,6 @@
 
 #include <map>
 #include <memory>
-#include <tuple>
 #include <vector>
 
 namespace mimo_gpu {
@@ -200,6 +199,9 @@ struct transport_block_result {
 };
 
 class transport_block_device_engine; // lib/core/turbo/transport_block_device.h
+namespace detail {
+struct extrinsic_positions; // lib/core/turbo/transport_block_decoder.cc
+}
 
 /// Decodes many transport blocks of one format per call: all their code blocks
 /// go to the turbo decoder in one batch (one GPU launch sequence).
@@ -270,10 +272,10 @@ private:
     code_block_segmentation m_seg;
     std::vector<int> m_E;
     lte_turbo_decoder m_decoder;
-    /// For each (K, filler, rv): the decoder input each position of the
-    /// circular buffer's period carries (the inverse of rate_matcher::dematch_order).
-    std::map<std::tuple<int, int, int>, std::vector<int32_t>> m_position_inputs;
-    const std::vector<int32_t>& position_inputs(int K, int filler);
+    /// Per rv: where the transmitted positions' bits enter the decoder (the
+    /// extrinsic output's map; made on the first decode that asks for it).
+    std::map<int, std::unique_ptr<detail::extrinsic_positions>> m_extrinsic_positions;
+    const detail::extrinsic_positions& extrinsic_positions();
     std::vector<rate_matcher> m_matchers; // one per distinct K (at most two)
     std::vector<float> m_block_llr, m_coded_extrinsic;
     std::vector<uint8_t> m_block_bits;

@@ -172,19 +172,35 @@ transport_block_decoder::device_results(cuda_stream_t stream)
     return device_engine().results(m_decoder, stream);
 }
 
-const std::vector<int32_t>& transport_block_decoder::position_inputs(int K, int filler)
+namespace detail {
+/// A transport block's de-rate-matching plan (make_dematch_plan) and, per table
+/// of it, the decoder input each position of a sending period carries: the
+/// plan's first-occurrence table inverted.
+struct extrinsic_positions {
+    dematch_plan plan;
+    std::map<int32_t, std::vector<int32_t>> inputs; ///< by dematch_block::table
+};
+} // namespace detail
+
+const detail::extrinsic_positions& transport_block_decoder::extrinsic_positions()
 {
-    auto& inputs = m_position_inputs[{ K, filler, m_format.rv }];
-    if (inputs.empty()) {
-        std::vector<int32_t> first(3 * size_t(K + 4));
-        const int period =
-            rate_matcher(K).dematch_order(m_format.rv, filler, first.data());
-        inputs.assign(size_t(period), -1);
-        for (size_t s = 0; s < first.size(); ++s)
-            if (first[s] >= 0)
-                inputs[size_t(first[s])] = int32_t(s);
+    auto& made = m_extrinsic_positions[m_format.rv];
+    if (!made) {
+        made = std::make_unique<detail::extrinsic_positions>();
+        made->plan = detail::make_dematch_plan(m_seg, m_E, m_format.rv);
+        for (const detail::dematch_block& b : made->plan.blocks) {
+            std::vector<int32_t>& inputs = made->inputs[b.table];
+            if (!inputs.empty())
+                continue; // a table shared by blocks of equal K and filler
+            inputs.assign(size_t(b.period), -1);
+            for (int32_t s = 0; s < b.outputs; ++s) {
+                const int32_t first = made->plan.tables[size_t(b.table) + size_t(s)];
+                if (first >= 0)
+                    inputs[size_t(first)] = s;
+            }
+        }
     }
-    return inputs;
+    return *made;
 }
 
 std::vector<transport_block_result> transport_block_decoder::decode(const float* llr,
@@ -243,26 +259,29 @@ std::vector<transport_block_result> transport_block_decoder::decode(const float*
                          m_block_bits.data(),
                          nullptr,
                          extrinsic ? m_coded_extrinsic.data() : nullptr);
-    if (extrinsic) // back to the transmitted positions: a-posteriori less received
+    if (extrinsic) { // back to the transmitted positions: a-posteriori less received
+        const detail::extrinsic_positions& where = extrinsic_positions();
         for (size_t k = 0; k < count * size_t(C); ++k) {
             const size_t t = k / size_t(C);
-            const int r = int(k % size_t(C));
-            const std::vector<int32_t>& inputs =
-                position_inputs(m_seg.K[r], r == 0 ? m_seg.F : 0);
-            const size_t d = t * d_per_tb + d_offset[r],
-                         e = t * size_t(m_format.G) + e_offset[r];
-            for (int j = 0; j < m_E[r]; ++j) {
+            const detail::dematch_block& b = where.plan.blocks[k % size_t(C)];
+            const std::vector<int32_t>& inputs = where.inputs.at(b.table);
+            const size_t d = t * where.plan.outputs + size_t(b.d_offset),
+                         e = t * size_t(m_format.G) + size_t(b.e_offset);
+            for (int j = 0; j < b.E; ++j) {
                 const int32_t s = inputs[size_t(j) % inputs.size()];
+                if (blocks[k].no_information || s < 0) {
+                    extrinsic[e + j] = 0.0f;
+                    continue;
+                }
                 const float received =
                     detail::channel_llr(detail::bounded_copy(llr[e + j]));
                 const float post = m_coded_extrinsic[d + size_t(s)] +
                                    detail::channel_llr(m_block_llr[d + size_t(s)]);
                 extrinsic[e + j] =
-                    blocks[k].no_information
-                        ? 0.0f
-                        : detail::saturate(post - received, k_turbo_extrinsic_limit);
+                    detail::saturate(post - received, k_turbo_extrinsic_limit);
             }
         }
+    }
 
     std::vector<transport_block_result> results(count);
     std::vector<uint8_t> b(size_t(m_seg.B));

@@ -175,9 +175,8 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
         const float* d = reinterpret_cast<const float*>(dmin) + (b / Q) * M;
         const float* q = reinterpret_cast<const float*>(pmin) + (b / Q) * M;
         llr[p * NT * Q + b] =
-            prior
-                ? kbest_extrinsic_llr(d, q, best, pam, b % Q, n0, clip, missing, prior[b])
-                : kbest_llr(d, q, best, pam, b % Q, n0, clip, missing);
+            prior ? kbest_llr<true>(d, q, best, pam, b % Q, n0, clip, missing, prior[b])
+                  : kbest_llr<false>(d, q, best, pam, b % Q, n0, clip, missing, 0.0f);
     }
 }
 

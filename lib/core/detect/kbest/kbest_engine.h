@@ -62,18 +62,24 @@ MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
         return problem_fault::non_finite;
     for (int t = 0; t < NT; ++t)
         for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] =
-                prior ? kbest_extrinsic_llr(dmin + t * M,
-                                            pmin + t * M,
-                                            best,
-                                            pam,
-                                            k,
-                                            n0,
-                                            clip,
-                                            missing,
-                                            prior[t * Q + k])
-                      : kbest_llr(
-                            dmin + t * M, pmin + t * M, best, pam, k, n0, clip, missing);
+            llr[t * Q + k] = prior ? kbest_llr<true>(dmin + t * M,
+                                                     pmin + t * M,
+                                                     best,
+                                                     pam,
+                                                     k,
+                                                     n0,
+                                                     clip,
+                                                     missing,
+                                                     prior[t * Q + k])
+                                   : kbest_llr<false>(dmin + t * M,
+                                                      pmin + t * M,
+                                                      best,
+                                                      pam,
+                                                      k,
+                                                      n0,
+                                                      clip,
+                                                      missing,
+                                                      0.0f);
     return problem_fault::none;
 }
 

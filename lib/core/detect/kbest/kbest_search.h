@@ -248,15 +248,15 @@ MIMO_HD void kbest_sides(const float* dmin,
 /// missing keeps +-missing toward the list's decision (a fixed magnitude less
 /// a prior in the same direction would point the wrong way).
 template <bool Extrinsic>
-MIMO_HD float kbest_bit_llr(const float* dmin,
-                            const float* pmin,
-                            float best,
-                            const pam_table& pam,
-                            int k,
-                            float n0,
-                            float clip,
-                            float missing,
-                            float prior)
+MIMO_HD float kbest_llr(const float* dmin,
+                        const float* pmin,
+                        float best,
+                        const pam_table& pam,
+                        int k,
+                        float n0,
+                        float clip,
+                        float missing,
+                        float prior)
 {
     float min0, min1;
     kbest_sides(dmin, pmin, best, pam, k, min0, min1);
@@ -268,31 +268,6 @@ MIMO_HD float kbest_bit_llr(const float* dmin,
         return -limit;
     const float app = (min1 - min0) / n0;
     return saturate_llr(Extrinsic ? app - prior : app, clip);
-}
-
-MIMO_HD float kbest_llr(const float* dmin,
-                        const float* pmin,
-                        float best,
-                        const pam_table& pam,
-                        int k,
-                        float n0,
-                        float clip,
-                        float missing)
-{
-    return kbest_bit_llr<false>(dmin, pmin, best, pam, k, n0, clip, missing, 0.0f);
-}
-
-MIMO_HD float kbest_extrinsic_llr(const float* dmin,
-                                  const float* pmin,
-                                  float best,
-                                  const pam_table& pam,
-                                  int k,
-                                  float n0,
-                                  float clip,
-                                  float missing,
-                                  float prior)
-{
-    return kbest_bit_llr<true>(dmin, pmin, best, pam, k, n0, clip, missing, prior);
 }
 
 } // namespace detail
