@@ -21,9 +21,17 @@ struct mmse_launch {
     size_t channels;
     int S;
     float n0, clip;
-    float* llr;  ///< may be null
-    float2* z;   ///< may be null
-    float* sinr; ///< may be null
+    float* llr;                    ///< may be null
+    float2* z;                     ///< may be null
+    float* sinr;                   ///< may be null
+    const float* priors = nullptr; ///< MMSE-PIC's a-priori LLRs (then z, sinr null)
+};
+
+/// The hand kernel's shared memory (mmse_detector.cu): offsets in float2 units.
+struct mmse_smem_layout {
+    int warps, H, A, X, G, y, pic, floats;
+    size_t bytes;
+    static mmse_smem_layout of(int B, int U, int warps, bool priors);
 };
 
 class cuda_mmse_engine : public cuda_detector_engine, public mmse_equalizer
@@ -38,7 +46,13 @@ protected:
     /// Enqueues one call on `stream`; bad problems are reported into `sink` and
     /// their outputs written as 0.
     virtual void enqueue(const mmse_launch& l, fault_sink sink, cudaStream_t stream) = 0;
+    /// The hand kernel (a block per channel); the only one with priors.
+    void enqueue_hand(const mmse_launch& l, fault_sink sink, cudaStream_t stream);
     const mmse_config m_config;
+    /// Without priors 8 warps a block; with priors as many as fit (>= 1, or
+    /// pic_warps = 0: the shape's MMSE-PIC needs more shared memory than the GPU has).
+    mmse_smem_layout m_plain, m_with_priors;
+    size_t m_shared_limit = 0;
 
 private:
     void launch(const detector_input& in,

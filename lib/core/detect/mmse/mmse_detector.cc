@@ -8,6 +8,7 @@
 #include "../../runtime/scale_normaliser.h"
 #include "../engine/cpu_detector_engine.h"
 #include "mmse_engine.h"
+#include "mmse_pic.h"
 #include "mmse_soft_output.h"
 
 #include <cmath>
@@ -37,6 +38,12 @@ public:
           lr(ar.size()),
           li(ar.size()),
           gdiag(U),
+          gr(ar.size()),
+          gi(ar.size()),
+          mr(ar.size()),
+          mi(ar.size()),
+          prior(U),
+          dev(U),
           gain(U),
           ymf(2 * size_t(U)),
           x(2 * size_t(U)),
@@ -87,18 +94,24 @@ public:
             }
         }
         for (int u = 0; u < U; ++u) {
-            gdiag[u] = at(ar, u, u);
-            at(ar, u, u) += n0;
             at(ai, u, u) = 0.0f;
+            gdiag[u] = at(ar, u, u);
         }
+        gr = ar; // G itself, for the problems with priors
+        gi = ai;
+        m_n0 = n0;
+        for (int u = 0; u < U; ++u)
+            at(ar, u, u) += n0;
         if (m_cg) {
             for (int u = 0; u < U; ++u)
                 gain[u] = mmse_gain_approximate(gdiag[u], n0);
             return problem_fault::none;
         }
-        if (!cholesky())
+        if (!cholesky(ar, ai))
             return problem_fault::singular;
-        invert_from_cholesky(n0);
+        inverse_from_cholesky(ar, ai); // A is not needed any more
+        for (int u = 0; u < U; ++u)
+            gain[u] = mmse_gain_exact(at(ar, u, u), n0);
         return problem_fault::none;
     }
 
@@ -110,27 +123,7 @@ public:
                          cfloat* z,
                          float* sinr)
     {
-        float* mr = &x[0]; // y_MF's real and imaginary parts, before x is needed
-        float* mi = &r[0];
-        std::fill_n(mr, U, 0.0f);
-        std::fill_n(mi, U, 0.0f);
-        for (int b = 0; b < B; ++b) { // y_MF += conj(h_b) y_b, vectorised over users
-            const float yr = m_scale * y[b].real(), yi = m_scale * y[b].imag();
-            const float* rb = &hr[size_t(b) * U];
-            const float* ib = &hi[size_t(b) * U];
-            for (int u = 0; u < U; ++u) {
-                mr[u] += rb[u] * yr + ib[u] * yi;
-                mi[u] += rb[u] * yi - ib[u] * yr;
-            }
-        }
-        for (int u = 0; u < U; ++u) {
-            ymf[2 * u] = mr[u];
-            ymf[2 * u + 1] = mi[u];
-        }
-        bool finite = true;
-        for (float v : ymf)
-            finite &= std::isfinite(v);
-        if (!finite)
+        if (!matched_filter(y))
             return problem_fault::non_finite;
         if (m_cg)
             solve_cg();
@@ -153,7 +146,84 @@ public:
         return problem_fault::none;
     }
 
+    /// Detects one symbol y with the users' a-priori LLRs `priors` (U * Q, not
+    /// all zero, finite) by MMSE-PIC (mmse_pic.h): extrinsic LLRs. Cholesky
+    /// mode only; M's factorisation fails like A's (the pivot floor).
+    problem_fault pic_symbol(const cfloat* y,
+                             const float* priors,
+                             const pam_table& pam,
+                             float clip,
+                             float* llr)
+    {
+        if (!matched_filter(y))
+            return problem_fault::non_finite;
+        const int Q = pam.bits_per_symbol();
+        for (int u = 0; u < U; ++u) {
+            prior[u] = soft_symbol_from_priors(priors + size_t(u) * Q, pam);
+            dev[u] = std::sqrt(prior[u].variance);
+        }
+        // r (in t) = y_MF - G x_bar; w (in s) = D r; M = D G D + N0 I.
+        for (int i = 0; i < U; ++i) {
+            float re = ymf[2 * i], im = ymf[2 * i + 1];
+            for (int j = 0; j < U; ++j) {
+                const float a = at(gr, i, j), b = at(gi, i, j);
+                re -= a * prior[j].re - b * prior[j].im;
+                im -= a * prior[j].im + b * prior[j].re;
+                set(mr, mi, i, j, dev[i] * a * dev[j], dev[i] * b * dev[j]);
+            }
+            at(mr, i, i) += m_n0;
+            s[2 * i] = dev[i] * re;
+            s[2 * i + 1] = dev[i] * im;
+        }
+        if (!cholesky(mr, mi))
+            return problem_fault::singular;
+        inverse_from_cholesky(mr, mi);
+        multiply(mr, mi, s.data(), x.data()); // v = M^-1 D r
+        for (int u = 0; u < U; ++u) {
+            float t = 0.0f; // Re (M^-1 D G)_uu
+            for (int k = 0; k < U; ++k)
+                t += dev[k] * (at(mr, u, k) * at(gr, k, u) - at(mi, u, k) * at(gi, k, u));
+            const pic_estimate e =
+                pic_user(prior[u], t, x[2 * u], x[2 * u + 1], at(mr, u, u), dev[u], m_n0);
+            mmse_pic_llrs(e.zr,
+                          e.zi,
+                          e.rho,
+                          priors + size_t(u) * Q,
+                          pam,
+                          clip,
+                          llr + size_t(u) * Q);
+        }
+        return problem_fault::none;
+    }
+
 private:
+    /// y_MF = H^H y of the scaled y into ymf, vectorised over users; false if
+    /// it is not finite.
+    bool matched_filter(const cfloat* y)
+    {
+        float* re = &x[0]; // y_MF's real and imaginary parts, before x is needed
+        float* im = &r[0];
+        std::fill_n(re, U, 0.0f);
+        std::fill_n(im, U, 0.0f);
+        for (int b = 0; b < B; ++b) { // y_MF += conj(h_b) y_b
+            const float yr = m_scale * y[b].real(), yi = m_scale * y[b].imag();
+            const float* rb = &hr[size_t(b) * U];
+            const float* ib = &hi[size_t(b) * U];
+            for (int u = 0; u < U; ++u) {
+                re[u] += rb[u] * yr + ib[u] * yi;
+                im[u] += rb[u] * yi - ib[u] * yr;
+            }
+        }
+        for (int u = 0; u < U; ++u) {
+            ymf[2 * u] = re[u];
+            ymf[2 * u + 1] = im[u];
+        }
+        bool finite = true;
+        for (float v : ymf)
+            finite &= std::isfinite(v);
+        return finite;
+    }
+
     float& at(std::vector<float>& m, int i, int j) { return m[size_t(i) * U + j]; }
     void
     set(std::vector<float>& re, std::vector<float>& im, int i, int j, float vr, float vi)
@@ -162,19 +232,20 @@ private:
         at(im, i, j) = vi;
     }
 
-    /// A = L L^H, L lower in lr/li; false when a pivot falls to k_mmse_pivot_floor.
-    bool cholesky()
+    /// (sr, si) = L L^H, L lower in lr/li; false when a pivot falls to
+    /// k_mmse_pivot_floor.
+    bool cholesky(std::vector<float>& sr, std::vector<float>& si)
     {
         for (int j = 0; j < U; ++j) {
-            float d = at(ar, j, j);
+            float d = at(sr, j, j);
             for (int k = 0; k < j; ++k)
                 d -= at(lr, j, k) * at(lr, j, k) + at(li, j, k) * at(li, j, k);
-            if (!(d > k_mmse_pivot_floor * at(ar, j, j)) || !std::isfinite(d))
+            if (!(d > k_mmse_pivot_floor * at(sr, j, j)) || !std::isfinite(d))
                 return false;
             const float ljj = std::sqrt(d);
             set(lr, li, j, j, ljj, 0.0f);
             for (int i = j + 1; i < U; ++i) {
-                float vr = at(ar, i, j), vi = at(ai, i, j);
+                float vr = at(sr, i, j), vi = at(si, i, j);
                 for (int k = 0; k < j; ++k) { // L_ik conj(L_jk)
                     vr -= at(lr, i, k) * at(lr, j, k) + at(li, i, k) * at(li, j, k);
                     vi -= at(li, i, k) * at(lr, j, k) - at(lr, i, k) * at(li, j, k);
@@ -186,8 +257,8 @@ private:
         return true;
     }
 
-    /// A^-1 = L^-H L^-1 into ar/ai (A is not needed any more), and the exact gains.
-    void invert_from_cholesky(float n0)
+    /// (L L^H)^-1 = L^-H L^-1 of the factor in lr/li into (outr, outi).
+    void inverse_from_cholesky(std::vector<float>& outr, std::vector<float>& outi)
     {
         // X = L^-1 (lower), column by column.
         std::vector<float>& xr = m_inverse_re;
@@ -218,20 +289,20 @@ private:
                     vr += a * c + b * d;
                     vi += a * d - b * c;
                 }
-                set(ar, ai, i, j, vr, vi);
+                set(outr, outi, i, j, vr, vi);
             }
-        for (int u = 0; u < U; ++u)
-            gain[u] = mmse_gain_exact(at(ar, u, u), n0);
     }
 
-    /// out = M v for the U x U matrix (mr, mi), v and out interleaved re/im.
-    void
-    multiply(std::vector<float>& mr, std::vector<float>& mi, const float* v, float* out)
+    /// out = M v for the U x U matrix (m_re, m_im), v and out interleaved re/im.
+    void multiply(std::vector<float>& m_re,
+                  std::vector<float>& m_im,
+                  const float* v,
+                  float* out)
     {
         for (int i = 0; i < U; ++i) {
             float re = 0, im = 0;
             for (int j = 0; j < U; ++j) {
-                const float a = at(mr, i, j), b = at(mi, i, j);
+                const float a = at(m_re, i, j), b = at(m_im, i, j);
                 re += a * v[2 * j] - b * v[2 * j + 1];
                 im += a * v[2 * j + 1] + b * v[2 * j];
             }
@@ -280,7 +351,11 @@ private:
     const bool m_cg;
     const int m_iterations;
     float m_scale = 1.0f; ///< the power of two H and y are scaled by (prepare)
+    float m_n0 = 0.0f;    ///< N0 scaled alike
     std::vector<float> hr, hi, ar, ai, lr, li, gdiag;
+    std::vector<float> gr, gi, mr, mi; // G; M, then M^-1 (problems with priors)
+    std::vector<soft_symbol> prior;
+    std::vector<float> dev; // d_u = sqrt(E_u)
     std::vector<mmse_gain> gain;
     std::vector<float> ymf, x, r, t, s;
     std::vector<float> m_inverse_re, m_inverse_im; // L^-1
@@ -335,15 +410,22 @@ private:
                 const problem_fault bad = channel.prepare(in.H + c * B * U, in.n0);
                 for (size_t s = 0; s < S; ++s) {
                     const size_t p = c * S + s;
-                    const problem_fault f =
-                        bad != problem_fault::none
-                            ? bad
-                            : channel.symbol(in.y + p * B,
-                                             m_pam,
-                                             clip,
-                                             out.llr ? out.llr + p * U * Q : nullptr,
-                                             out.z ? out.z + p * U : nullptr,
-                                             out.sinr ? out.sinr + p * U : nullptr);
+                    const float* prior = in.priors ? in.priors + p * U * Q : nullptr;
+                    problem_fault f = bad;
+                    if (f == problem_fault::none && prior &&
+                        !priors_finite(prior, int(U * Q)))
+                        f = problem_fault::non_finite;
+                    else if (f == problem_fault::none && prior &&
+                             !priors_all_zero(prior, int(U * Q)))
+                        f = channel.pic_symbol(
+                            in.y + p * B, prior, m_pam, clip, out.llr + p * U * Q);
+                    else if (f == problem_fault::none)
+                        f = channel.symbol(in.y + p * B,
+                                           m_pam,
+                                           clip,
+                                           out.llr ? out.llr + p * U * Q : nullptr,
+                                           out.z ? out.z + p * U : nullptr,
+                                           out.sinr ? out.sinr + p * U : nullptr);
                     if (f != problem_fault::none)
                         report_fault(flags, p, f);
                 }
@@ -363,7 +445,7 @@ std::unique_ptr<detector_engine> make_cpu_mmse_engine(const mmse_config& config)
 
 namespace {
 
-detector_capabilities mmse_capabilities()
+detector_capabilities mmse_capabilities(bool conjugate_gradient)
 {
     detector_capabilities c;
     c.max_nr = k_mmse_max_receive;
@@ -378,6 +460,9 @@ detector_capabilities mmse_capabilities()
     c.reuses_channels = true;
     c.erases_rank_deficient = false; // N0 I regularises: see k_mmse_pivot_floor
     c.bit_identical_backends = false;
+    // Cholesky mode: MMSE-PIC with priors (mmse_pic.h); CG has no per-user
+    // variances without an inverse.
+    c.accepts_priors = !conjugate_gradient;
     return c;
 }
 
@@ -443,13 +528,15 @@ std::vector<detector_family> mmse_families()
     for (const bool cg : { false, true }) {
         detector_family f;
         f.name = cg ? "mmse_cg" : "mmse";
-        f.summary = cg ? "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG "
-                         "steps, the paper's "
-                         "SINR approximation rho = G_uu / N0)"
-                       : "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, "
-                         "max-log LLRs of the "
-                         "equalised symbols; channel reuse over S symbols)";
-        f.capabilities = mmse_capabilities();
+        f.summary =
+            cg ? "soft MMSE, conjugate gradients (massive MIMO; `iterations` CG "
+                 "steps, the paper's "
+                 "SINR approximation rho = G_uu / N0)"
+               : "soft MMSE, Cholesky (massive MIMO; exact MMSE equalisation, "
+                 "max-log LLRs of the "
+                 "equalised symbols; channel reuse over S symbols; with a-priori LLRs "
+                 "MMSE-PIC, extrinsic LLRs)";
+        f.capabilities = mmse_capabilities(cg);
         f.parameters = cg ? cg_parameters() : cholesky_parameters();
         f.make = [](const detector_family& family, const detector_config& c, backend b) {
             return std::unique_ptr<detector>(new mmse_detector(family, c, b));

@@ -1,72 +1,19 @@
 // CUDA engine of the soft MMSE families: the host and device paths every
 // implementation shares, and the hand kernels (a thread block per channel,
-// its H, Gram matrix and inverse in shared memory, a warp per symbol).
+// its H, Gram matrix and inverse in shared memory, a warp per symbol; with
+// a-priori LLRs a warp per symbol runs MMSE-PIC on its own M).
 #include <mimo_gpu/constellation.h>
 
 #include "../../runtime/scale_normaliser.h"
 #include "cuda_mmse_engine.h"
+#include "mmse_pic.h"
 #include "mmse_soft_output.h"
 
+#include <algorithm>
 #include <string>
 
 namespace mimo_gpu {
 namespace detail {
-
-cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel)
-    : cuda_detector_engine(
-          config.shape,
-          config.mod,
-          { true, true, true }, // a channel's kernel reads H and y more than once and
-                                // zeroes the outputs of the problems it reports
-          size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) +
-              scratch_per_channel),
-      m_config(config)
-{
-}
-
-void cuda_mmse_engine::launch(const detector_input& in,
-                              float clip,
-                              float* d_llr,
-                              fault_sink sink,
-                              cudaStream_t stream)
-{
-    const mmse_launch l{ reinterpret_cast<const float2*>(in.H),
-                         reinterpret_cast<const float2*>(in.y),
-                         in.channels,
-                         in.symbols_per_channel,
-                         in.n0,
-                         clip,
-                         d_llr,
-                         nullptr,
-                         nullptr };
-    enqueue(l, sink, stream);
-}
-
-detection_report cuda_mmse_engine::equalize(const detector_input& in,
-                                            const mmse_outputs& out)
-{
-    const size_t P = in.problems(), U = m_config.shape.nt;
-    return host_call(P, nullptr, [&](fault_sink sink, cudaStream_t s) {
-        const detector_input d = device_inputs(in, s);
-        const mmse_launch l{ reinterpret_cast<const float2*>(d.H),
-                             reinterpret_cast<const float2*>(d.y),
-                             in.channels,
-                             in.symbols_per_channel,
-                             in.n0,
-                             0.0f,
-                             nullptr,
-                             out.z ? reinterpret_cast<float2*>(m_z.reserve(P * U))
-                                   : nullptr,
-                             out.sinr ? m_sinr.reserve(P * U) : nullptr };
-        enqueue(l, sink, s); // the kernels zero the bad problems' outputs
-        if (out.z)
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(
-                out.z, l.z, P * U * sizeof(cfloat), cudaMemcpyDeviceToHost, s));
-        if (out.sinr)
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(
-                out.sinr, l.sinr, P * U * sizeof(float), cudaMemcpyDeviceToHost, s));
-    });
-}
 
 namespace {
 
@@ -89,24 +36,28 @@ __device__ inline float warp_sum(float v)
     return v;
 }
 
+} // namespace
+
 /// Shared memory of a block: H, A (then L, then A^-1 in Cholesky mode), L^-1,
-/// a received vector per warp, and per-user values.
-struct mmse_smem_layout {
-    int H, A, X, y,
-        floats; // float2 offsets, then the float arrays' offset (in float2 units)
-    size_t bytes;
-    static mmse_smem_layout of(int B, int U)
-    {
-        mmse_smem_layout l;
-        l.H = 0;
-        l.A = B * U;
-        l.X = l.A + U * U;
-        l.y = l.X + U * U;
-        l.floats = l.y + k_mmse_warps * B;
-        l.bytes = size_t(l.floats) * sizeof(float2) + (4 * size_t(U) + 2) * sizeof(float);
-        return l;
-    }
-};
+/// with priors G and each warp's M and M's inverse factor (MMSE-PIC), a
+/// received vector per warp, and per-user values. float2 offsets; `floats` is
+/// the float arrays' offset in float2 units.
+mmse_smem_layout mmse_smem_layout::of(int B, int U, int warps, bool priors)
+{
+    mmse_smem_layout l;
+    l.warps = warps;
+    l.H = 0;
+    l.A = B * U;
+    l.X = l.A + U * U;
+    l.G = l.X + U * U;
+    l.y = l.G + (priors ? U * U : 0);
+    l.pic = l.y + warps * B;
+    l.floats = l.pic + (priors ? warps * 2 * U * U : 0);
+    l.bytes = size_t(l.floats) * sizeof(float2) + (4 * size_t(U) + 2) * sizeof(float);
+    return l;
+}
+
+namespace {
 
 struct mmse_kernel_args {
     mmse_launch l;
@@ -194,6 +145,115 @@ __device__ void block_inverse(float2* A, float2* X, int U)
     __syncthreads();
 }
 
+/// Warp-wide MMSE-PIC of one problem (mmse_pic.h), a lane per user: M = D G D
+/// + N0 I into Mw, its Cholesky factor in place, X = L^-1 into Xw (a lane per
+/// column), then a lane per row of M^-1 = X^H X, formed on the fly for v, t_u
+/// and (M^-1)_uu; the extrinsic LLRs at llr (U * Q). Singular when a pivot falls
+/// to the floor (uniformly across the warp).
+__device__ problem_fault warp_pic(const float2* G,
+                                  float2* Mw,
+                                  float2* Xw,
+                                  int U,
+                                  float n0,
+                                  float2 ymf,
+                                  const float* priors,
+                                  const pam_table& pam,
+                                  float clip,
+                                  float* llr)
+{
+    const unsigned all = 0xffffffffu;
+    const int lane = threadIdx.x % 32, Q = pam.bits_per_symbol();
+    const bool user = lane < U;
+    soft_symbol prior = { 0.0f, 0.0f, 1.0f };
+    if (user)
+        prior = soft_symbol_from_priors(priors + lane * Q, pam);
+    const float d = sqrtf(prior.variance);
+    float2 r = ymf; // y_MF - G x_bar
+    for (int j = 0; j < U; ++j) {
+        const float xr = __shfl_sync(all, prior.re, j),
+                    xi = __shfl_sync(all, prior.im, j);
+        const float dj = __shfl_sync(all, d, j);
+        if (user) {
+            const float2 g = G[lane * U + j];
+            r.x -= g.x * xr - g.y * xi;
+            r.y -= g.x * xi + g.y * xr;
+            Mw[lane * U + j] = make_float2(d * g.x * dj, d * g.y * dj);
+        }
+    }
+    float diagonal = 0.0f;
+    if (user) {
+        Mw[lane * U + lane].x += n0;
+        diagonal = Mw[lane * U + lane].x;
+    }
+    const float2 w = make_float2(d * r.x, d * r.y);
+    __syncwarp();
+    for (int k = 0; k < U; ++k) { // right-looking, the trailing rows a lane each
+        const float pivot = Mw[k * U + k].x;
+        const float least = k_mmse_pivot_floor * __shfl_sync(all, diagonal, k);
+        if (!(pivot > least) || !isfinite(pivot))
+            return problem_fault::singular;
+        const float lkk = sqrtf(pivot);
+        __syncwarp();
+        if (lane > k && user) {
+            Mw[lane * U + k].x /= lkk;
+            Mw[lane * U + k].y /= lkk;
+        }
+        if (lane == k)
+            Mw[k * U + k] = make_float2(lkk, 0.0f);
+        __syncwarp();
+        if (lane > k && user) {
+            const float2 lik = Mw[lane * U + k];
+            for (int j = k + 1; j <= lane; ++j) {
+                const float2 v =
+                    cmul(lik, make_float2(Mw[j * U + k].x, -Mw[j * U + k].y));
+                Mw[lane * U + j].x -= v.x;
+                Mw[lane * U + j].y -= v.y;
+            }
+        }
+        __syncwarp();
+    }
+    if (user) { // column `lane` of X = L^-1
+        Xw[lane * U + lane] = make_float2(1.0f / Mw[lane * U + lane].x, 0.0f);
+        for (int i = lane + 1; i < U; ++i) {
+            float2 v = make_float2(0.0f, 0.0f);
+            for (int k = lane; k < i; ++k) {
+                const float2 t = cmul(Mw[i * U + k], Xw[k * U + lane]);
+                v.x += t.x;
+                v.y += t.y;
+            }
+            const float inv = 1.0f / Mw[i * U + i].x;
+            Xw[i * U + lane] = make_float2(-v.x * inv, -v.y * inv);
+        }
+    }
+    __syncwarp();
+    float2 v = make_float2(0.0f, 0.0f); // (M^-1 D r)_u
+    float t = 0.0f, minv_diagonal = 0.0f;
+    for (int j = 0; j < U; ++j) {
+        const float2 wj = make_float2(__shfl_sync(all, w.x, j), __shfl_sync(all, w.y, j));
+        const float dj = __shfl_sync(all, d, j);
+        if (user) {
+            float2 m = make_float2(0.0f, 0.0f); // (M^-1)_uj
+            for (int k = lane > j ? lane : j; k < U; ++k) {
+                const float2 e = cmulc(Xw[k * U + lane], Xw[k * U + j]);
+                m.x += e.x;
+                m.y += e.y;
+            }
+            const float2 e = cmul(m, wj);
+            v.x += e.x;
+            v.y += e.y;
+            const float2 g = G[j * U + lane];
+            t += dj * (m.x * g.x - m.y * g.y);
+            if (j == lane)
+                minv_diagonal = m.x;
+        }
+    }
+    if (user) {
+        const pic_estimate e = pic_user(prior, t, v.x, v.y, minv_diagonal, d, n0);
+        mmse_pic_llrs(e.zr, e.zi, e.rho, priors + lane * Q, pam, clip, llr + lane * Q);
+    }
+    return problem_fault::none;
+}
+
 /// A block per channel: H to shared memory, A = H^H H + N0 I, its inverse
 /// (Cholesky mode), then a warp per symbol: y_MF = H^H y, x_hat (A^-1 y_MF,
 /// or CG on A), and a lane per user for the soft output.
@@ -206,7 +266,10 @@ __global__ void __launch_bounds__(k_mmse_threads)
     float2* Hs = smem + a.layout.H;
     float2* A = smem + a.layout.A;
     float2* X = smem + a.layout.X;
+    float2* G = smem + a.layout.G;
     float2* ys = smem + a.layout.y + warp * B;
+    float2* Mw = smem + a.layout.pic + warp * 2 * U * U; // with priors
+    float2* Xw = Mw + U * U;
     float* adiag = reinterpret_cast<float*>(smem + a.layout.floats);
     float* pivot = adiag + U;
     float* lam = pivot + U;
@@ -249,9 +312,15 @@ __global__ void __launch_bounds__(k_mmse_threads)
                 g.x += t.x;
                 g.y += t.y;
             }
+            if (i == j)
+                g.y = 0.0f;
+            if (a.l.priors) { // G itself, for MMSE-PIC
+                G[i * U + j] = g;
+                G[j * U + i] = make_float2(g.x, -g.y);
+            }
             if (i == j) {
                 adiag[i] = g.x; // G_uu, then A_uu below
-                g = make_float2(g.x + n0, 0.0f);
+                g.x += n0;
             }
             A[i * U + j] = g;
             A[j * U + i] = make_float2(g.x, -g.y);
@@ -283,7 +352,7 @@ __global__ void __launch_bounds__(k_mmse_threads)
     const int bad = *flag;
     const int Q = a.pam.bits_per_symbol();
     const bool user = lane < U;
-    for (int s = warp; s < a.l.S; s += k_mmse_warps) {
+    for (int s = warp; s < a.l.S; s += a.layout.warps) {
         const size_t p = c * a.l.S + s;
         problem_fault fault = bad ? ((bad & (1 << int(problem_fault::singular)))
                                          ? problem_fault::singular
@@ -301,15 +370,35 @@ __global__ void __launch_bounds__(k_mmse_threads)
                 fault = problem_fault::non_finite;
             __syncwarp();
         }
-        float2 x = make_float2(0.0f, 0.0f);
+        const float* prior = a.l.priors ? a.l.priors + p * U * Q : nullptr;
+        bool pic = false; // priors, not all zero (all zero: the plain result, exactly)
+        if (prior && fault == problem_fault::none) {
+            bool finite_priors = true, zero = true;
+            for (int i = lane; i < U * Q; i += 32) {
+                const float v = prior[i];
+                finite_priors &= v - v == 0.0f;
+                zero &= v == 0.0f;
+            }
+            if (!__all_sync(0xffffffffu, finite_priors))
+                fault = problem_fault::non_finite;
+            pic = !__all_sync(0xffffffffu, zero);
+        }
+        float2 ymf = make_float2(0.0f, 0.0f);
         if (fault == problem_fault::none) {
-            float2 ymf = make_float2(0.0f, 0.0f);
             if (user)
                 for (int b = 0; b < B; ++b) {
                     const float2 t = cmulc(Hs[b * U + lane], ys[b]);
                     ymf.x += t.x;
                     ymf.y += t.y;
                 }
+            if (!__all_sync(0xffffffffu, !user || finite2(ymf)))
+                fault = problem_fault::non_finite;
+        }
+        float2 x = make_float2(0.0f, 0.0f);
+        if (fault == problem_fault::none && pic) {
+            fault = warp_pic(
+                G, Mw, Xw, U, n0, ymf, prior, a.pam, a.l.clip, a.l.llr + p * U * Q);
+        } else if (fault == problem_fault::none) {
             if (!a.cg) {
                 for (int j = 0; j < U; ++j) {
                     const float2 v = make_float2(__shfl_sync(0xffffffffu, ymf.x, j),
@@ -349,12 +438,10 @@ __global__ void __launch_bounds__(k_mmse_threads)
                     rr = next;
                 }
             }
-            if (!__all_sync(0xffffffffu, !user || finite2(ymf)))
-                fault = problem_fault::non_finite;
         }
         if (fault != problem_fault::none && lane == 0)
             faults.report(p, fault);
-        if (user) {
+        if (user && !(pic && fault == problem_fault::none)) { // PIC wrote its LLRs
             float zr = 0.0f, zi = 0.0f, rh = 0.0f;
             if (fault == problem_fault::none && lam[lane] > 0.0f && rho[lane] > 0.0f) {
                 zr = x.x / lam[lane];
@@ -379,46 +466,129 @@ __global__ void __launch_bounds__(k_mmse_threads)
     }
 }
 
+} // namespace
+
+cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel)
+    : cuda_detector_engine(
+          config.shape,
+          config.mod,
+          { true, true, true }, // a channel's kernel reads H and y more than once and
+                                // zeroes the outputs of the problems it reports
+          size_t(config.shape.nt) * (sizeof(cfloat) + sizeof(float)) +
+              scratch_per_channel),
+      m_config(config)
+{
+    int device = 0, limit = 0;
+    MIMO_CUDA_CHECK(cudaGetDevice(&device));
+    MIMO_CUDA_CHECK(
+        cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    m_shared_limit = size_t(limit);
+    const int B = config.shape.nr, U = config.shape.nt;
+    m_plain = mmse_smem_layout::of(B, U, k_mmse_warps, false);
+    int warps = k_mmse_warps; // with priors, a warp's scratch is 2 U^2 values
+    while (warps > 1 && mmse_smem_layout::of(B, U, warps, true).bytes > m_shared_limit)
+        --warps;
+    m_with_priors = mmse_smem_layout::of(B, U, warps, true);
+    const size_t most = std::max(m_plain.bytes, m_with_priors.bytes);
+    MIMO_CUDA_CHECK(cudaFuncSetAttribute(mmse_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         int(std::min(most, m_shared_limit))));
+}
+
+void cuda_mmse_engine::launch(const detector_input& in,
+                              float clip,
+                              float* d_llr,
+                              fault_sink sink,
+                              cudaStream_t stream)
+{
+    const mmse_launch l{ reinterpret_cast<const float2*>(in.H),
+                         reinterpret_cast<const float2*>(in.y),
+                         in.channels,
+                         in.symbols_per_channel,
+                         in.n0,
+                         clip,
+                         d_llr,
+                         nullptr,
+                         nullptr,
+                         in.priors };
+    if (in.priors) // MMSE-PIC: the hand kernel, whichever implementation runs the rest
+        enqueue_hand(l, sink, stream);
+    else
+        enqueue(l, sink, stream);
+}
+
+detection_report cuda_mmse_engine::equalize(const detector_input& in,
+                                            const mmse_outputs& out)
+{
+    const size_t P = in.problems(), U = m_config.shape.nt;
+    return host_call(P, nullptr, [&](fault_sink sink, cudaStream_t s) {
+        const detector_input d = device_inputs(in, s);
+        const mmse_launch l{ reinterpret_cast<const float2*>(d.H),
+                             reinterpret_cast<const float2*>(d.y),
+                             in.channels,
+                             in.symbols_per_channel,
+                             in.n0,
+                             0.0f,
+                             nullptr,
+                             out.z ? reinterpret_cast<float2*>(m_z.reserve(P * U))
+                                   : nullptr,
+                             out.sinr ? m_sinr.reserve(P * U) : nullptr };
+        enqueue(l, sink, s); // the kernels zero the bad problems' outputs
+        if (out.z)
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                out.z, l.z, P * U * sizeof(cfloat), cudaMemcpyDeviceToHost, s));
+        if (out.sinr)
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                out.sinr, l.sinr, P * U * sizeof(float), cudaMemcpyDeviceToHost, s));
+    });
+}
+
+void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
+                                    fault_sink sink,
+                                    cudaStream_t stream)
+{
+    if (l.channels == 0)
+        return;
+    const mmse_smem_layout& layout = l.priors ? m_with_priors : m_plain;
+    if (layout.bytes > m_shared_limit)
+        throw std::invalid_argument(
+            "mimo_gpu: detector 'mmse': a " + std::to_string(m_config.shape.nr) + "x" +
+            std::to_string(m_config.shape.nt) + " channel" +
+            (l.priors ? " with a-priori LLRs" : "") + " needs " +
+            std::to_string(layout.bytes) + " bytes of shared memory, this GPU has " +
+            std::to_string(m_shared_limit));
+    const mmse_kernel_args args{ l,
+                                 m_config.shape.nr,
+                                 m_config.shape.nt,
+                                 m_config.iterations,
+                                 m_config.conjugate_gradient,
+                                 layout,
+                                 m_pam };
+    mmse_kernel<<<unsigned(l.channels), 32 * layout.warps, layout.bytes, stream>>>(args,
+                                                                                   sink);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+}
+
+namespace {
+
 class hand_mmse_engine final : public cuda_mmse_engine
 {
 public:
-    explicit hand_mmse_engine(const mmse_config& config)
-        : cuda_mmse_engine(config),
-          m_layout(mmse_smem_layout::of(config.shape.nr, config.shape.nt))
+    explicit hand_mmse_engine(const mmse_config& config) : cuda_mmse_engine(config)
     {
-        int device = 0, limit = 0;
-        MIMO_CUDA_CHECK(cudaGetDevice(&device));
-        MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
-            &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-        if (m_layout.bytes > size_t(limit))
+        if (m_plain.bytes > m_shared_limit)
             throw std::invalid_argument(
                 "mimo_gpu: detector 'mmse': a " + std::to_string(config.shape.nr) + "x" +
                 std::to_string(config.shape.nt) + " channel needs " +
-                std::to_string(m_layout.bytes) +
-                " bytes of shared memory, this GPU has " + std::to_string(limit));
-        MIMO_CUDA_CHECK(cudaFuncSetAttribute(mmse_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(m_layout.bytes)));
+                std::to_string(m_plain.bytes) + " bytes of shared memory, this GPU has " +
+                std::to_string(m_shared_limit));
     }
 
 private:
     void enqueue(const mmse_launch& l, fault_sink sink, cudaStream_t stream) override
     {
-        if (l.channels == 0)
-            return;
-        const mmse_kernel_args args{ l,
-                                     m_config.shape.nr,
-                                     m_config.shape.nt,
-                                     m_config.iterations,
-                                     m_config.conjugate_gradient,
-                                     m_layout,
-                                     m_pam };
-        mmse_kernel<<<unsigned(l.channels), k_mmse_threads, m_layout.bytes, stream>>>(
-            args, sink);
-        MIMO_CUDA_CHECK(cudaGetLastError());
+        enqueue_hand(l, sink, stream);
     }
-
-    mmse_smem_layout m_layout;
 };
 
 } // namespace
