@@ -36,6 +36,10 @@ public:
                        backend requested = backend::automatic);
 
     int problems_per_block() const { return m_problems_per_block; }
+    const transport_block_format& format() const { return m_decoder.format(); }
+    int outer_iterations() const { return m_config.outer_iterations; }
+    /// From the next receive() on; 1..16, else std::invalid_argument.
+    void set_outer_iterations(int outer_iterations);
     detector& detector_used() { return *m_detector; }
 
     /// Host memory: `count` transport blocks whose problems are in `in` (its

@@ -44,6 +44,14 @@ iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
                                     "those with capabilities().accepts_priors)");
 }
 
+void iterative_receiver::set_outer_iterations(int outer_iterations)
+{
+    iterative_receiver_config c = m_config;
+    c.outer_iterations = outer_iterations;
+    c.validate();
+    m_config = c;
+}
+
 std::vector<idd_result>
 iterative_receiver::receive(const detector_input& in, size_t count, uint8_t* a)
 {

@@ -36,11 +36,8 @@ std::vector<float> gaussian_priors(size_t count, float sigma, uint64_t seed)
     return priors;
 }
 
-std::vector<float> detect(detector& det,
-                          const problem_batch& pb,
-                          size_t channels,
-                          int S,
-                          const float* priors)
+std::vector<float> detect(
+    detector& det, const problem_batch& pb, size_t channels, int S, const float* priors)
 {
     detector_input in;
     in.H = pb.H.data();
@@ -57,11 +54,8 @@ std::vector<float> detect(detector& det,
 /// Extrinsic LLRs of one user from a Gaussian observation z = x + e,
 /// E|e|^2 = 1/rho, by enumerating the M points with the priors of the
 /// symbol's other bits (max-log, like the exact reference).
-void gaussian_llrs(const constellation& c,
-                   cd z,
-                   double rho,
-                   const float* priors,
-                   double* llr)
+void gaussian_llrs(
+    const constellation& c, cd z, double rho, const float* priors, double* llr)
 {
     const int M = c.order(), Q = c.bits_per_symbol();
     for (int k = 0; k < Q; ++k) {
@@ -129,7 +123,8 @@ std::vector<double> reference_pic(const constellation& c,
             double p = 1;
             for (int k = 0; k < Q; ++k) {
                 const double l = priors[t * Q + k];
-                p *= ((s >> (Q - 1 - k)) & 1) ? 1 / (1 + std::exp(l)) : 1 / (1 + std::exp(-l));
+                p *= ((s >> (Q - 1 - k)) & 1) ? 1 / (1 + std::exp(l))
+                                              : 1 / (1 + std::exp(-l));
             }
             total += p;
             m += p * cd(c.point(s));
@@ -194,13 +189,8 @@ TEST(mmse_pic, one_user_equals_exact_max_log_with_priors)
             const auto llr = detect(*det, pb, pb.batch, 1, priors.data());
             const constellation c(mod);
             for (size_t p = 0; p < pb.batch; ++p) {
-                const auto want = brute_force_llr(c,
-                                                  nr,
-                                                  1,
-                                                  &pb.H[p * nr],
-                                                  &pb.y[p * nr],
-                                                  pb.n0,
-                                                  &priors[p * n]);
+                const auto want = brute_force_llr(
+                    c, nr, 1, &pb.H[p * nr], &pb.y[p * nr], pb.n0, &priors[p * n]);
                 expect_near_reference(
                     std::vector<float>(llr.begin() + p * n, llr.begin() + (p + 1) * n),
                     want,
@@ -301,12 +291,12 @@ TEST(mmse_pic, certain_priors_cancel_every_other_user)
             }
             const auto want = brute_force_llr(
                 c, shape.nr, 1, hu.data(), yu.data(), pb.n0, &priors[(p * 4 + u) * Q]);
-            expect_near_reference(
-                std::vector<float>(llr.begin() + (p * 4 + u) * Q,
-                                   llr.begin() + (p * 4 + u + 1) * Q),
-                want,
-                2e-3,
-                "problem " + std::to_string(p) + " user " + std::to_string(u));
+            expect_near_reference(std::vector<float>(llr.begin() + (p * 4 + u) * Q,
+                                                     llr.begin() + (p * 4 + u + 1) * Q),
+                                  want,
+                                  2e-3,
+                                  "problem " + std::to_string(p) + " user " +
+                                      std::to_string(u));
         }
 }
 
@@ -335,8 +325,9 @@ TEST(mmse_pic, cuda_equals_cpu_on_fresh_inputs)
         const size_t n = size_t(cpu->llrs_per_problem());
         auto priors = gaussian_priors(C * S * n, 3.0f, seed + 5);
         std::fill_n(priors.begin() + 7 * n, n, 0.0f); // the plain MMSE result
-        priors[11 * n + 2] = NAN;                      // erased
-        const std::string what = "mmse-pic " + shape_name(k.shape) + " " + to_string(k.mod);
+        priors[11 * n + 2] = NAN;                     // erased
+        const std::string what =
+            "mmse-pic " + shape_name(k.shape) + " " + to_string(k.mod);
         const auto want = detect(*cpu, pb, C, S, priors.data());
         expect_backends_agree(
             detect(*gpu, pb, C, S, priors.data()), want, false, what + " host path");
@@ -352,8 +343,9 @@ TEST(mmse_pic, cuda_equals_cpu_on_fresh_inputs)
                   cudaSuccess);
         ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dy), yn * sizeof(cfloat)),
                   cudaSuccess);
-        ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dp), priors.size() * sizeof(float)),
-                  cudaSuccess);
+        ASSERT_EQ(
+            cudaMalloc(reinterpret_cast<void**>(&dp), priors.size() * sizeof(float)),
+            cudaSuccess);
         ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&dl), want.size() * sizeof(float)),
                   cudaSuccess);
         cudaMemcpy(dH, pb.H.data(), hn * sizeof(cfloat), cudaMemcpyHostToDevice);
