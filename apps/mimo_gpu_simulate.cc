@@ -4,7 +4,8 @@
 // prints a BER and throughput table and writes JSON for mimo_gpu_plot.py.
 // With --coded the bits are LTE transport blocks: tb_encoder before the channel,
 // and per detector the LLRs go as PDUs to tb_decoder and a block error counter,
-// giving the coded BER and the block error rate as well.
+// giving the coded BER and the block error rate as well. With --coded --idd N
+// each detector receives in an idd_receiver of up to N detector-decoder passes.
 // With --symbols-per-channel S, S consecutive problems share one channel matrix
 // (block fading over the S OFDM symbols of a frame): the channel block draws one H
 // per S problems and the detectors take it once (channel reuse, massive MIMO).
@@ -22,6 +23,7 @@
 #include <gnuradio/blocks/vector_to_stream.h>
 #include <gnuradio/logger.h>
 #include <gnuradio/mimo_gpu/ber_counter.h>
+#include <gnuradio/mimo_gpu/idd_receiver.h>
 #include <gnuradio/mimo_gpu/mimo_channel.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
@@ -76,7 +78,10 @@ struct coded_config {
     double extrinsic_scale = 0.75; ///< max-log-MAP only
     int window = 64;               ///< trellis stages per parallel window
     int max_blocks = 64;           ///< transport blocks per decoder call
-    uint64_t blocks = 0;           ///< transport blocks per SNR point
+    /// --idd: each detector in an iterative receiver of up to this many
+    /// detector-decoder passes (idd_receiver); 0: one pass, tb_decoder.
+    int idd = 0;
+    uint64_t blocks = 0; ///< transport blocks per SNR point
     uint64_t requested_blocks =
         0; ///< --blocks (blocks: rounded up to whole groups and channels)
     double rate() const { return double(A) / double(G); }
@@ -103,6 +108,16 @@ std::string families_taking(int nr, int nt, core::modulation mod)
         if (f.takes({ nr, nt }, mod))
             list += (list.empty() ? "" : ", ") + f.name;
     return list.empty() ? "none" : list;
+}
+
+/// The families that take a-priori LLRs (--idd).
+std::string families_with_priors()
+{
+    std::string list;
+    for (const auto& f : core::detector_families())
+        if (f.capabilities.accepts_priors)
+            list += (list.empty() ? "" : ", ") + f.name;
+    return list;
 }
 
 /// Candidate distances per problem a default detector may cost: exhaustive
@@ -212,11 +227,21 @@ struct simulation_config {
         if (!(k.requested_rate > 0 && k.requested_rate < 1))
             throw usage_error("--code-rate must be between 0 and 1 (exclusive), got " +
                               cli.text("code-rate"));
-        k.per_stream = c.nt > k_max_layers_per_block;
-        k.NL = k.per_stream ? 1 : c.nt;
+        if (cli.is_set("idd")) {
+            k.idd = int(cli.integer("idd", 1, 16));
+            for (const auto& d : c.detectors)
+                if (!core::find_detector_family(d.name).capabilities.accepts_priors)
+                    throw usage_error("--idd: detector " + d.label() +
+                                      " takes no a-priori LLRs; families that do: " +
+                                      families_with_priors());
+        }
+        // The iterative receiver needs whole vectors per block: a block over
+        // every stream, rate matched for at most 4 layers.
+        k.per_stream = !k.idd && c.nt > k_max_layers_per_block;
+        k.NL = k.per_stream ? 1 : std::min(c.nt, k_max_layers_per_block);
         // A block fills whole vectors (nt*Q bits), or with a block per stream whole
         // Q-bit symbols of its stream.
-        const int unit = k.NL * c.bits_per_symbol;
+        const int unit = (k.per_stream ? 1 : c.nt) * c.bits_per_symbol;
         k.G = coded_bits_for(k.A, k.requested_rate, unit);
         // NL layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
         const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, k.NL, 0 };
@@ -227,6 +252,9 @@ struct simulation_config {
         if (k.algorithm != "max-log-map" && k.algorithm != "log-map")
             throw usage_error("--algorithm must be max-log-map or log-map, got '" +
                               k.algorithm + "'");
+        if (k.idd && k.algorithm != "max-log-map")
+            throw usage_error("--idd decodes max-log-MAP (the idd_receiver block's "
+                              "decoder); --algorithm log-map is for one-pass runs");
         k.iterations = int(cli.integer("iterations", 1, 32));
         k.requested_blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
         k.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
@@ -513,6 +541,33 @@ public:
             m_top->connect(to_vector, 0, detected, 0);
             m_top->connect(det, 0, detected, 1);
 
+            auto errors = transport_block_error_counter::make(sent);
+            m_detected.push_back(detected);
+            m_errors.push_back(errors);
+            if (k.idd) { // the iterative receiver decodes from (H, y) itself
+                auto idd = gr::mimo_gpu::idd_receiver::make(
+                    spec.name,
+                    c.nr,
+                    c.nt,
+                    c.modulation,
+                    k.A,
+                    k.G,
+                    core::format_parameter_list(spec.parameters),
+                    0,
+                    k.idd,
+                    k.iterations,
+                    n0,
+                    c.symbols_per_channel,
+                    c.backend,
+                    k.max_blocks);
+                auto pdus = decoded_block_pdus::make(k.A);
+                m_top->connect(channel, 0, idd, 0);
+                m_top->connect(channel, 1, idd, 1);
+                m_top->connect(idd, 0, pdus, 0);
+                m_top->msg_connect(pdus, "out", errors, "in");
+                m_decoder_backend = idd->active_backend();
+                continue;
+            }
             auto llr_stream = gr::blocks::vector_to_stream::make(sizeof(float), unit);
             auto llr_tags = gr::blocks::stream_to_tagged_stream::make(
                 sizeof(float), 1, k.G, "llr_len");
@@ -529,7 +584,6 @@ public:
                                                           k.window,
                                                           c.backend,
                                                           k.max_blocks);
-            auto errors = transport_block_error_counter::make(sent);
             m_top->connect(det, 0, llr_stream, 0);
             if (k.per_stream) { // back to block order: Q LLRs per stream, then G per
                                 // block
@@ -547,8 +601,6 @@ public:
             m_top->msg_connect(llr_pdus, "pdus", decoder, "in");
             m_top->msg_connect(decoder, "out", errors, "in");
             m_decoder_backend = decoder->active_backend();
-            m_detected.push_back(detected);
-            m_errors.push_back(errors);
         }
     }
 
@@ -675,7 +727,10 @@ void print_table(const simulation_config& c, const std::vector<point_result>& po
 {
     std::printf(
         "\n%s, %d x %d %s%s, %llu problems (%llu bits per detector) per SNR point\n",
-        c.coded ? "BER before decoding (detectors' hard decisions on the coded bits)"
+        c.coded ? (c.coded->idd ? "BER before decoding (detectors' hard decisions on the "
+                                  "coded bits, first pass: no priors)"
+                                : "BER before decoding (detectors' hard decisions on the "
+                                  "coded bits)")
                 : "BER",
         c.nr,
         c.nt,
@@ -722,7 +777,11 @@ std::string describe(const coded_config& k)
                   k.algorithm.c_str(),
                   k.iterations,
                   k.per_stream ? ", one block per stream side by side (NL = 1)" : "");
-    return buf;
+    std::string text = buf;
+    if (k.idd)
+        text += "; iterative receiver (idd_receiver): up to " + std::to_string(k.idd) +
+                " detector-decoder passes, priors from the decoder's extrinsics";
+    return text;
 }
 
 void print_coded_table(const simulation_config& c,
@@ -746,7 +805,7 @@ void print_coded_table(const simulation_config& c,
                 "errors",
                 "CRC fail",
                 "undetected",
-                "iterations");
+                k.idd ? "passes" : "iterations");
     for (const auto& p : points)
         for (const auto& d : p.decoded) {
             const auto& n = d.counts;
@@ -764,7 +823,8 @@ void print_coded_table(const simulation_config& c,
     std::printf("coded BER: decoded information bits in error; BLER: transport blocks "
                 "whose CRC24A failed\n"
                 "or whose bits are wrong (undetected: CRC passed, bits wrong); "
-                "iterations: mean per block.\n");
+                "%s: mean per block.\n",
+                k.idd ? "passes (--idd: detector-decoder passes)" : "iterations");
 }
 
 void write_json(const simulation_config& c,
@@ -834,6 +894,7 @@ void write_json(const simulation_config& c,
         j.value("code_rate", k.rate()).value("requested_code_rate", k.requested_rate);
         j.value("code_blocks", k.segmentation.C).values("K", k.segmentation.K);
         j.value("algorithm", k.algorithm).value("iterations", k.iterations);
+        j.value("idd_outer_iterations", k.idd); // 0: one pass, tb_decoder
         j.value("extrinsic_scale", k.extrinsic_scale).value("window", k.window);
         j.value("max_blocks", k.max_blocks);
         j.value("blocks_per_point", (unsigned long long)k.blocks);
@@ -1122,6 +1183,11 @@ int main(int argc, char** argv)
                    "max-log-map");
     cli.add_option(
         "max-blocks", "B", "--coded: most transport blocks per decoder call", "64");
+    cli.add_option("idd",
+                   "N",
+                   "--coded: receive with each detector (one that takes a-priori LLRs) "
+                   "in an iterative receiver of up to N detector-decoder passes "
+                   "(idd_receiver; N = 1 is one pass)");
     cli.add_flag("verbose",
                  "show the blocks' information messages (one set per SNR point)");
     return run_program(cli, argc, argv, [&] { return run(cli); });

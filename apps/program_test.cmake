@@ -390,6 +390,30 @@ elseif(CASE STREQUAL "simulate_coded_bad_option")
     expect(2 "--algorithm must be max-log-map or log-map" ${SIMULATE} --coded --algorithm viterbi)
     expect(2 "--iterations: 0 is outside 1..32" ${SIMULATE} --coded --iterations 0)
     expect(2 "--tb-size: 0 is outside" ${SIMULATE} --coded --tb-size 0)
+elseif(CASE STREQUAL "simulate_idd")
+    # --coded --idd: each detector in an idd_receiver. 4x4 16-QAM, A = 400 -> G = 848
+    # (53 vectors): at 2 dB blocks are lost, at 12 dB none (each in one pass).
+    expect(0 "BER before decoding .*first pass.*Coded BER and BLER.*up to 3 detector-decoder passes.*12\\.00 +mmse +0\\.0000e\\+00 +0\\.0000e\\+00 +10 +0 +0 +0 +1\\.00"
+           ${SIMULATE} --nr 4 --nt 4 --modulation 16qam --snr 2:12:10 --coded --tb-size 400
+           --code-rate 0.5 --blocks 10 --detectors mmse,kbest:8 --idd 3 --backend cpu
+           --json ${dir}/idd.json)
+    file(READ ${dir}/idd.json json)
+    string(JSON outer GET "${json}" coded idd_outer_iterations)
+    string(JSON low GET "${json}" coded points 0 detectors 0 block_errors)
+    string(JSON passes GET "${json}" coded points 0 detectors 0 mean_iterations)
+    if(NOT outer EQUAL 3 OR low EQUAL 0 OR NOT passes GREATER 1)
+        message(FATAL_ERROR "unexpected JSON: idd_outer_iterations ${outer}, ${low} block errors "
+                            "at 2 dB, ${passes} passes a block there")
+    endif()
+    # nt = 8 > 4: the iterative receiver sends a block over all 8 streams (NL = 4).
+    expect(0 "A = 200 -> G = 448 coded bits.*up to 2 detector-decoder passes.*20\\.00 +mmse +0\\.0000e\\+00 +0\\.0000e\\+00 +8 +0 "
+           ${SIMULATE} --nr 8 --nt 8 --modulation qpsk --snr 20 --coded --tb-size 200
+           --code-rate 0.5 --blocks 8 --detectors mmse --idd 2 --backend cpu)
+    expect(2 "--idd: detector nway:1 takes no a-priori LLRs; families that do: .*mmse"
+           ${SIMULATE} --coded --idd 2 --detectors nway:1,mmse)
+    expect(2 "--idd: 0 is outside 1..16" ${SIMULATE} --coded --idd 0 --detectors mmse)
+    expect(2 "--idd decodes max-log-MAP" ${SIMULATE} --coded --idd 2 --detectors mmse
+           --algorithm log-map)
 elseif(CASE STREQUAL "simulate_coded_run_and_plot")
     # The coded link, 2x2 QPSK, N = 1, 2 and ML, transport blocks of A = 200 bits
     # at rate 1/2: G = round(224 / 0.5) = 448 bits (112 MIMO vectors). At -6 dB

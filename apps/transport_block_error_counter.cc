@@ -140,4 +140,45 @@ void transport_block_error_counter::compare() const
     }
 }
 
+decoded_block_pdus::sptr decoded_block_pdus::make(int A)
+{
+    return std::make_shared<decoded_block_pdus>(A);
+}
+
+decoded_block_pdus::decoded_block_pdus(int A)
+    : gr::sync_block("decoded_block_pdus",
+                     gr::io_signature::make(1, 1, A),
+                     gr::io_signature::make(0, 0, 0)),
+      m_A(A)
+{
+    message_port_register_out(pmt::mp("out"));
+}
+
+int decoded_block_pdus::work(int noutput_items,
+                             gr_vector_const_void_star& input_items,
+                             gr_vector_void_star&)
+{
+    const auto bits = static_cast<const uint8_t*>(input_items[0]);
+    std::vector<gr::tag_t> tags;
+    get_tags_in_window(tags, 0, 0, noutput_items);
+    for (int i = 0; i < noutput_items; ++i) {
+        bool crc_ok = true;
+        long passes = 0;
+        for (const auto& t : tags)
+            if (t.offset == nitems_read(0) + uint64_t(i)) {
+                if (pmt::eq(t.key, pmt::mp("crc_ok")))
+                    crc_ok = pmt::to_bool(t.value);
+                else if (pmt::eq(t.key, pmt::mp("idd_iterations")))
+                    passes = pmt::to_long(t.value);
+            }
+        pmt::pmt_t meta = pmt::make_dict();
+        meta = pmt::dict_add(meta, pmt::mp("crc_ok"), pmt::from_bool(crc_ok));
+        meta = pmt::dict_add(meta, pmt::mp("iterations"), pmt::from_long(passes));
+        message_port_pub(
+            pmt::mp("out"),
+            pmt::cons(meta, pmt::init_u8vector(size_t(m_A), bits + size_t(i) * m_A)));
+    }
+    return noutput_items;
+}
+
 } // namespace mimo_gpu_apps

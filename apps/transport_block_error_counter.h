@@ -1,6 +1,7 @@
 // transport_block_error_counter: the sink of mimo_gpu_simulate's coded link. A
 // message-only GNU Radio block that compares the decoded transport blocks
-// (port "in": tb_decoder's PDUs, whose meta holds "crc_ok" and "iterations")
+// (port "in": tb_decoder's PDUs, whose meta holds "crc_ok" and "iterations",
+// or decoded_block_pdus' from an idd_receiver)
 // in order with the transmitted ones, and counts bit errors and block errors.
 //
 // The transmitted blocks reach it through a transmitted_blocks list, which a
@@ -64,6 +65,24 @@ public:
 
 private:
     std::shared_ptr<transmitted_blocks> m_blocks;
+};
+
+/// The idd_receiver block's output as the counter's input: each item (A
+/// decoded bits) becomes a PDU on port "out" whose meta holds "crc_ok" (False
+/// where a crc_ok tag says so) and "iterations" (the item's idd_iterations tag:
+/// the detector-decoder passes it took).
+class decoded_block_pdus : public gr::sync_block
+{
+public:
+    using sptr = std::shared_ptr<decoded_block_pdus>;
+    static sptr make(int A);
+    explicit decoded_block_pdus(int A);
+    int work(int noutput_items,
+             gr_vector_const_void_star& input_items,
+             gr_vector_void_star& output_items) override;
+
+private:
+    const int m_A;
 };
 
 class transport_block_error_counter : public gr::block

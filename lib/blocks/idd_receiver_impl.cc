@@ -53,7 +53,7 @@ idd_receiver::sptr idd_receiver::make(const std::string& algorithm,
     format.A = A;
     format.G = G;
     format.Qm = detector->bits_per_symbol();
-    format.NL = nt;
+    format.NL = std::min(nt, 4); // LTE maps a codeword to at most 4 layers
     format.rv = rv;
     ::mimo_gpu::turbo_decoder_config decoder;
     decoder.iterations = turbo_iterations;
@@ -172,7 +172,8 @@ void idd_receiver_impl::receive(const gr_complex* H,
     const auto results = d_receiver->receive(in, count, bits + first * A);
     for (size_t t = 0; t < count; ++t) {
         const uint64_t item = nitems_written(0) + first + t;
-        add_item_tag(0, item, k_iterations_key, pmt::from_long(results[t].outer_iterations));
+        add_item_tag(
+            0, item, k_iterations_key, pmt::from_long(results[t].outer_iterations));
         d_passes += uint64_t(results[t].outer_iterations);
         if (!results[t].decoded.crc_ok) {
             ++d_crc_failures;

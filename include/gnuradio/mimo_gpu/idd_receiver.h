@@ -22,7 +22,8 @@ namespace mimo_gpu {
  * Input 0: channel matrices H (gr_complex, vlen nr*nt, row-major), one per
  * symbols_per_channel (S) received vectors. Input 1: received vectors y
  * (gr_complex, vlen nr); every G / (nt*Q) of them, from the start of the
- * stream, carry one transport block's G coded bits (nt layers), and a
+ * stream, carry one transport block's G coded bits (rate matched for
+ * NL = min(nt, 4) layers, the bits in order over the streams), and a
  * transport block must be whole channels (G / (nt*Q) a multiple of S).
  * Output 0: its A decoded bits (bytes 0/1, vlen A). Every output item gets an
  * "idd_iterations" tag (long: the passes it took; it stops early once every
@@ -44,7 +45,8 @@ public:
      * \param algorithm a registered family that takes a-priori LLRs (mmse,
      *        kbest, ml, sumis)
      * \param parameters the family's parameters, "name=value" separated by commas
-     * \param A, G, rv the transport block format (Qm from the modulation, NL = nt)
+     * \param A, G, rv the transport block format (Qm from the modulation,
+     *        NL = min(nt, 4); G a multiple of nt * Qm)
      * \param outer_iterations detector-decoder passes, 1..16
      * \param turbo_iterations turbo iterations per pass, 1..32
      * \param noise_var N0 (> 0) until a noise_var tag says otherwise

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(idd_receiver.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(6bdaf45dbb79d483d5bea55288e24581)                       */
+/* BINDTOOL_HEADER_FILE_HASH(134fecd9238a99f00cb9b9a89c6b09c1)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -54,7 +54,9 @@ void bind_idd_receiver(py::module& m)
              D(idd_receiver, make))
 
         .def("algorithm", &idd_receiver::algorithm, D(idd_receiver, algorithm))
-        .def("active_backend", &idd_receiver::active_backend, D(idd_receiver, active_backend))
+        .def("active_backend",
+             &idd_receiver::active_backend,
+             D(idd_receiver, active_backend))
         .def("outer_iterations",
              &idd_receiver::outer_iterations,
              D(idd_receiver, outer_iterations))
