@@ -173,6 +173,35 @@ void expect_near_reference(const std::vector<float>& got,
             << what << ": LLR " << i;
 }
 
+/// CUDA against CPU within 1%: each LLR relative to its user's LLR scale (a tenth of the
+/// user's largest |LLR|, at least 1), as the plain MMSE test compares against
+/// the SINR: an LLR near 0 sits at a decision boundary, where its absolute
+/// error is what matters (1024-QAM at 30 dB: LLRs ~1 beside ~40).
+void expect_pic_backends_agree(const std::vector<float>& got,
+                               const std::vector<float>& want,
+                               int Q,
+                               const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_FALSE(std::isnan(got[i])) << what << ": element " << i << " not written";
+        const size_t user = i / size_t(Q);
+        double scale = 1.0;
+        for (size_t k = user * Q; k < (user + 1) * Q; ++k)
+            scale = std::max(scale, 0.1 * std::abs(double(want[k])));
+        scale = std::max(scale, std::abs(double(want[i])));
+        const double err = std::abs(double(got[i]) - want[i]) / scale;
+        worst = std::max(worst, err);
+        ASSERT_LE(err, 1e-2) << what << ": element " << i << " got " << got[i] << " want "
+                             << want[i];
+    }
+    std::printf("[ compared ] %s: %zu LLRs, worst relative error %.2e\n",
+                what.c_str(),
+                want.size(),
+                worst);
+}
+
 } // namespace
 
 TEST(mmse_pic, one_user_equals_exact_max_log_with_priors)
@@ -329,8 +358,9 @@ TEST(mmse_pic, cuda_equals_cpu_on_fresh_inputs)
         const std::string what =
             "mmse-pic " + shape_name(k.shape) + " " + to_string(k.mod);
         const auto want = detect(*cpu, pb, C, S, priors.data());
-        expect_backends_agree(
-            detect(*gpu, pb, C, S, priors.data()), want, false, what + " host path");
+        const int Q = int(n) / k.shape.nt;
+        expect_pic_backends_agree(
+            detect(*gpu, pb, C, S, priors.data()), want, Q, what + " host path");
         for (size_t i = 0; i < n; ++i)
             ASSERT_EQ(want[11 * n + i], 0.0f) << what;
 
@@ -364,7 +394,7 @@ TEST(mmse_pic, cuda_equals_cpu_on_fresh_inputs)
         EXPECT_EQ(report.erased, 1u) << what;
         std::vector<float> got(want.size());
         cudaMemcpy(got.data(), dl, got.size() * sizeof(float), cudaMemcpyDeviceToHost);
-        expect_backends_agree(got, want, false, what + " device path");
+        expect_pic_backends_agree(got, want, Q, what + " device path");
         cudaFree(dH);
         cudaFree(dy);
         cudaFree(dp);
