@@ -68,6 +68,11 @@ int main(int argc, char** argv)
     cli.add_option(
         "backend", "NAME", "detector and decoder backend: auto, cpu or cuda", "auto");
     cli.add_option("seed", "N", "seed of bits, channel and noise", "1");
+    cli.add_option("loop",
+                   "WHERE",
+                   "CUDA: device (LLRs and priors stay on the GPU between passes) or "
+                   "host (they cross PCIe every pass; for comparison)",
+                   "device");
     cli.add_option("json", "FILE", "also write the results as JSON");
     return run_program(cli, argc, argv, [&]() -> int {
         transport_block_format f;
@@ -89,6 +94,9 @@ int main(int argc, char** argv)
         const size_t batch = size_t(cli.integer("batch", 1, 100000));
         const double target = cli.real("target");
         const uint64_t seed = uint64_t(cli.integer("seed", 0, 1LL << 62));
+        const std::string loop = cli.text("loop");
+        if (loop != "device" && loop != "host")
+            throw usage_error("--loop is device or host, got " + loop);
 
         std::vector<receiver_column> columns;
         for (const detector_spec& spec :
@@ -118,6 +126,7 @@ int main(int argc, char** argv)
             if (c.outer > 0) {
                 iterative_receiver_config rc;
                 rc.outer_iterations = c.outer;
+                rc.device_loop = loop == "device";
                 idd.push_back(checked_setup([&] {
                     return std::make_unique<iterative_receiver>(
                         std::move(det), f, turbo_decoder_config{}, rc, be);
@@ -131,7 +140,8 @@ int main(int argc, char** argv)
         transport_block_encoder enc(f);
         transport_block_decoder dec(f, turbo_decoder_config{}, be);
         const size_t per_block = size_t(f.G) / size_t(shape.nt * f.Qm);
-        std::printf("A = %d, G = %d (rate %.3f, C = %d), %dx%d %s, backend %s\n",
+        std::printf("A = %d, G = %d (rate %.3f, C = %d), %dx%d %s, backend %s, loop on "
+                    "the %s\n",
                     f.A,
                     f.G,
                     double(f.A) / f.G,
@@ -139,7 +149,8 @@ int main(int argc, char** argv)
                     shape.nr,
                     shape.nt,
                     to_string(mod).c_str(),
-                    to_string(dec.active_backend()).c_str());
+                    to_string(dec.active_backend()).c_str(),
+                    dec.active_backend() == backend::cuda ? loop.c_str() : "host");
         std::vector<uint8_t> a(batch * f.A), coded(batch * f.G), decoded(batch * f.A);
         std::vector<cfloat> H(batch * per_block * shape.nr * shape.nt),
             y(batch * per_block * shape.nr);
@@ -193,11 +204,13 @@ int main(int argc, char** argv)
             std::printf("\n");
             std::fflush(stdout);
         }
-        std::printf("\n%-18s %14s %12s %14s\n",
+        std::printf("\n%-18s %14s %12s %14s %14s %10s\n",
                     "receiver",
                     "SNR at BLER",
                     "mean passes",
-                    "ms per block");
+                    "ms per block",
+                    "us per pass",
+                    "Mbit/s");
         for (const receiver_column& c : columns) {
             std::vector<double> bler;
             uint64_t passes = 0;
@@ -205,12 +218,18 @@ int main(int argc, char** argv)
                 bler.push_back(double(c.errors[p]) / double(blocks));
                 passes += c.passes[p];
             }
-            std::printf("%-18s %11.3f dB %12.2f %14.3f\n",
+            const double all = double(blocks * snrs.size());
+            std::printf("%-18s %11.3f dB %12.2f %14.3f %14.2f %10.1f\n",
                         c.label().c_str(),
                         crossing(snrs, bler, target),
-                        double(passes) / double(blocks * snrs.size()),
-                        1e3 * c.seconds / double(blocks * snrs.size()));
+                        double(passes) / all,
+                        1e3 * c.seconds / all,
+                        1e6 * c.seconds / double(passes),
+                        double(f.A) * all / c.seconds * 1e-6);
         }
+        std::printf("ms per block: receiver wall time (detection and decoding, all "
+                    "passes) per transport block; us per pass: per block and pass; "
+                    "Mbit/s: information bits over the receiver's wall time.\n");
         if (cli.is_set("json") && !cli.text("json").empty()) {
             std::ofstream out(cli.text("json"));
             if (!out)
@@ -225,6 +244,8 @@ int main(int argc, char** argv)
                 .value("nt", shape.nt)
                 .value("backend", to_string(dec.active_backend()))
                 .value("blocks_per_point", (unsigned long long)blocks)
+                .value("batch", (unsigned long long)batch)
+                .value("loop", dec.active_backend() == backend::cuda ? loop : "host")
                 .begin_array("receivers");
             for (const receiver_column& c : columns) {
                 std::vector<double> bler;
@@ -234,12 +255,14 @@ int main(int argc, char** argv)
                     .value("detector", c.spec.label())
                     .value("outer_iterations", c.outer)
                     .value("snr_at_target_db", crossing(snrs, bler, target))
+                    .value("seconds", c.seconds)
                     .begin_array("points");
                 for (size_t p = 0; p < snrs.size(); ++p)
                     j.begin_object()
                         .value("snr_db", snrs[p])
                         .value("bler", bler[p])
                         .value("errors", (unsigned long long)c.errors[p])
+                        .value("passes", (unsigned long long)c.passes[p])
                         .end_object();
                 j.end_array().end_object();
             }

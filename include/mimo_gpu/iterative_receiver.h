@@ -14,7 +14,12 @@ namespace mimo_gpu {
 
 struct iterative_receiver_config {
     int outer_iterations = 3; ///< detector-decoder passes, 1..16 (1: no feedback)
-    void validate() const;    ///< throws std::invalid_argument
+    /// On CUDA (the decoder, and a detector with a device path): the loop on
+    /// device memory, H and y copied up once per call, LLRs and priors never
+    /// leave the GPU, the bits come down once per pass. false: host memory
+    /// between the passes (for comparison; the results are the same).
+    bool device_loop = true;
+    void validate() const; ///< throws std::invalid_argument
 };
 
 /// One transport block's outcome.
@@ -48,14 +53,32 @@ public:
     /// decoder's extrinsics as priors (none on the first) and decodes the
     /// detector's extrinsics; it stops when every block has passed its CRC.
     std::vector<idd_result> receive(const detector_input& in, size_t count, uint8_t* a);
+    /// Whether receive() runs the loop on device memory (see device_loop).
+    bool loops_on_device() const;
+
+    ~iterative_receiver();
+    iterative_receiver(iterative_receiver&&) noexcept;
+    iterative_receiver& operator=(iterative_receiver&&) noexcept;
 
 private:
+    struct device_state; // iterative_receiver.cc
+    void detect_and_decode_on_host(const detector_input& in, size_t count, int pass);
+    void detect_and_decode_on_device(const detector_input& in, size_t count, int pass);
+    /// The blocks of a pass whose CRC had not passed before take its outcome
+    /// and bits; true when every block has passed.
+    bool record_pass(int pass,
+                     const std::vector<transport_block_result>& decoded,
+                     uint8_t* a,
+                     std::vector<idd_result>& results) const;
+
     std::unique_ptr<detector> m_detector;
     transport_block_decoder m_decoder;
     iterative_receiver_config m_config;
     int m_problems_per_block;
     std::vector<float> m_llr, m_priors;
     std::vector<uint8_t> m_bits;
+    std::vector<transport_block_result> m_decoded; ///< the last pass's
+    std::unique_ptr<device_state> m_device;
 };
 
 } // namespace mimo_gpu

@@ -249,9 +249,14 @@ public:
     /// the same bits. count == 0 does nothing; null pointers otherwise throw
     /// std::invalid_argument. Buffers are made on the first call of a size and
     /// reused; one decoder serves one call at a time (a call on another stream
-    /// waits for the previous one).
-    void
-    decode_device(const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream);
+    /// waits for the previous one). d_extrinsic (float input only; may be null):
+    /// count * G extrinsic LLRs of the transmitted bits, what decode() gives,
+    /// float op for float op, computed on the GPU (an iterative receiver's priors).
+    void decode_device(const float* d_llr,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream,
+                       float* d_extrinsic = nullptr);
     void decode_device(const int8_t* d_llr,
                        float scale,
                        size_t count,

@@ -1,3 +1,4 @@
+#include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/iterative_receiver.h>
 
 #include <algorithm>
@@ -52,6 +53,45 @@ void iterative_receiver::set_outer_iterations(int outer_iterations)
     m_config = c;
 }
 
+/// Device memory of the loop (device_memory.h): the inputs, the LLRs, the
+/// priors and the bits, grown as needed, and the loop's stream.
+struct iterative_receiver::device_state {
+    class buffer
+    {
+    public:
+        ~buffer() { free_device(m_p); }
+        void* reserve(size_t bytes)
+        {
+            if (bytes > m_bytes) {
+                free_device(m_p);
+                m_p = nullptr;
+                m_bytes = 0;
+                m_p = allocate_device(bytes);
+                m_bytes = bytes;
+            }
+            return m_p;
+        }
+
+    private:
+        void* m_p = nullptr;
+        size_t m_bytes = 0;
+    };
+    device_stream stream;
+    buffer H, y, llr, priors, bits;
+};
+
+iterative_receiver::~iterative_receiver() = default;
+iterative_receiver::iterative_receiver(iterative_receiver&&) noexcept = default;
+iterative_receiver&
+iterative_receiver::operator=(iterative_receiver&&) noexcept = default;
+
+bool iterative_receiver::loops_on_device() const
+{
+    return m_config.device_loop && m_decoder.active_backend() == backend::cuda &&
+           m_detector->active_backend() == backend::cuda &&
+           m_detector->capabilities().device_path;
+}
+
 std::vector<idd_result>
 iterative_receiver::receive(const detector_input& in, size_t count, uint8_t* a)
 {
@@ -66,32 +106,87 @@ iterative_receiver::receive(const detector_input& in, size_t count, uint8_t* a)
     if (!a)
         throw std::invalid_argument("mimo_gpu::iterative_receiver::receive: null buffer");
     const transport_block_format& f = m_decoder.format();
-    const size_t G = size_t(f.G), A = size_t(f.A);
-    m_llr.resize(count * G);
-    m_priors.assign(count * G, 0.0f);
-    m_bits.resize(count * A);
+    m_bits.resize(count * size_t(f.A));
     std::vector<idd_result> results(count);
-    detector_input pass = in;
-    for (int it = 1; it <= m_config.outer_iterations; ++it) {
-        pass.priors = it == 1 ? nullptr : m_priors.data();
-        m_detector->detect(pass, m_llr.data());
-        const bool last = it == m_config.outer_iterations;
-        const auto decoded = m_decoder.decode(
-            m_llr.data(), count, m_bits.data(), last ? nullptr : m_priors.data());
-        bool all_ok = true;
-        for (size_t t = 0; t < count; ++t) {
-            idd_result& r = results[t];
-            if (r.outer_iterations > 0 && r.decoded.crc_ok)
-                continue; // passed earlier: its bits stand
-            r.decoded = decoded[t];
-            r.outer_iterations = it;
-            std::copy_n(m_bits.begin() + t * A, A, a + t * A);
-            all_ok &= decoded[t].crc_ok;
-        }
-        if (all_ok)
+    const bool device = loops_on_device();
+    for (int pass = 1; pass <= m_config.outer_iterations; ++pass) {
+        if (device)
+            detect_and_decode_on_device(in, count, pass);
+        else
+            detect_and_decode_on_host(in, count, pass);
+        if (record_pass(pass, m_decoded, a, results))
             break;
     }
     return results;
+}
+
+void iterative_receiver::detect_and_decode_on_host(const detector_input& in,
+                                                   size_t count,
+                                                   int pass)
+{
+    const size_t G = size_t(m_decoder.format().G);
+    m_llr.resize(count * G);
+    if (pass == 1)
+        m_priors.assign(count * G, 0.0f);
+    detector_input with = in;
+    with.priors = pass == 1 ? nullptr : m_priors.data();
+    m_detector->detect(with, m_llr.data());
+    const bool last = pass == m_config.outer_iterations;
+    m_decoded = m_decoder.decode(
+        m_llr.data(), count, m_bits.data(), last ? nullptr : m_priors.data());
+}
+
+void iterative_receiver::detect_and_decode_on_device(const detector_input& in,
+                                                     size_t count,
+                                                     int pass)
+{
+    if (!m_device)
+        m_device = std::make_unique<device_state>();
+    device_state& d = *m_device;
+    const transport_block_format& f = m_decoder.format();
+    const mimo_shape& shape = m_detector->shape();
+    const size_t G = size_t(f.G), A = size_t(f.A);
+    detector_input on_device = in;
+    const size_t h_bytes = in.channels * size_t(shape.nr * shape.nt) * sizeof(cfloat),
+                 y_bytes = in.problems() * size_t(shape.nr) * sizeof(cfloat);
+    void* dH = d.H.reserve(h_bytes);
+    void* dy = d.y.reserve(y_bytes);
+    float* d_llr = static_cast<float*>(d.llr.reserve(count * G * sizeof(float)));
+    float* d_priors = static_cast<float*>(d.priors.reserve(count * G * sizeof(float)));
+    uint8_t* d_bits = static_cast<uint8_t*>(d.bits.reserve(count * A));
+    if (pass == 1) { // the only upload of the call
+        copy_memory(dH, in.H, h_bytes, copy_direction::host_to_device);
+        copy_memory(dy, in.y, y_bytes, copy_direction::host_to_device);
+    }
+    on_device.H = static_cast<const cfloat*>(dH);
+    on_device.y = static_cast<const cfloat*>(dy);
+    on_device.priors = pass == 1 ? nullptr : d_priors;
+    m_detector->detect_device(on_device, d_llr, d.stream.get());
+    const bool last = pass == m_config.outer_iterations;
+    m_decoder.decode_device(
+        d_llr, count, d_bits, d.stream.get(), last ? nullptr : d_priors);
+    m_decoded = m_decoder.device_results(d.stream.get()); // waits
+    m_detector->check_device_status(d.stream.get());      // erasures: LLRs 0 already
+    copy_memory(m_bits.data(), d_bits, count * A, copy_direction::device_to_host);
+}
+
+bool iterative_receiver::record_pass(int pass,
+                                     const std::vector<transport_block_result>& decoded,
+                                     uint8_t* a,
+                                     std::vector<idd_result>& results) const
+{
+    const size_t A = size_t(m_decoder.format().A);
+    bool all_ok = true;
+    for (size_t t = 0; t < results.size(); ++t) {
+        idd_result& r = results[t];
+        if (r.outer_iterations > 0 && r.decoded.crc_ok)
+            continue; // passed earlier: its bits stand
+        r.decoded = decoded[t];
+        r.outer_iterations = pass;
+        std::copy_n(m_bits.begin() + t * A, A, a + t * A);
+        all_ok &= decoded[t].crc_ok;
+    }
+    return all_ok;
 }
 
 } // namespace mimo_gpu

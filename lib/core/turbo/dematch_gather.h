@@ -6,6 +6,7 @@
 #pragma once
 
 #include "../runtime/host_device.h"
+#include "turbo_trellis.h"
 
 #include <mimo_gpu/lte_turbo_decoder.h>
 
@@ -86,6 +87,42 @@ MIMO_HD float dematch_gather(const int32_t* tables, const dematch_block& b, int 
         for (int64_t j = first; j < b.E; j += b.period)
             sum += bounded_copy(e(b.e_offset + j));
     return sum;
+}
+
+/// The plan's first-occurrence tables inverted, for the extrinsic LLRs of the
+/// transmitted bits: coded bit j of code block r carries decoder input
+/// inputs[offsets[r] + j % period] (-1: none, a filler bit). Blocks that share
+/// a table share its inverse.
+struct dematch_inverse {
+    std::vector<int32_t> inputs;
+    std::vector<int32_t> offsets; ///< per code block
+};
+dematch_inverse invert_dematch_plan(const dematch_plan& plan);
+
+/// What decoding added to coded bit j of code block b (an iterative receiver's
+/// prior for its detector): that bit's decoder input's a-posteriori LLR
+/// (coded_extrinsic + the input, as the decoder saturates it) less the received
+/// LLR of this copy (bounded and saturated alike); 0 for a filler bit and for a
+/// code block without information. block_llr and coded_extrinsic point at the
+/// transport block's decoder input, e at its G received LLRs. The host and the
+/// CUDA kernel compute it float op for float op alike.
+template <class Llrs>
+MIMO_HD float coded_bit_extrinsic(const int32_t* inputs,
+                                  int32_t offset,
+                                  const dematch_block& b,
+                                  int64_t j,
+                                  Llrs e,
+                                  const float* block_llr,
+                                  const float* coded_extrinsic,
+                                  bool no_information)
+{
+    const int32_t s = inputs[offset + int32_t(j % b.period)];
+    if (no_information || s < 0)
+        return 0.0f;
+    const float received = channel_llr(bounded_copy(e(b.e_offset + j)));
+    const float post =
+        coded_extrinsic[b.d_offset + s] + channel_llr(block_llr[b.d_offset + s]);
+    return saturate(post - received, k_turbo_extrinsic_limit);
 }
 
 } // namespace detail

@@ -52,6 +52,27 @@ make_dematch_plan(const code_block_segmentation& seg, const std::vector<int>& E,
     return plan;
 }
 
+dematch_inverse invert_dematch_plan(const dematch_plan& plan)
+{
+    dematch_inverse inverse;
+    std::map<int32_t, int32_t> placed; // table -> its inverse's offset
+    for (const dematch_block& b : plan.blocks) {
+        auto it = placed.find(b.table);
+        if (it == placed.end()) {
+            const int32_t offset = int32_t(inverse.inputs.size());
+            inverse.inputs.resize(inverse.inputs.size() + size_t(b.period), -1);
+            for (int32_t s = 0; s < b.outputs; ++s) {
+                const int32_t first = plan.tables[size_t(b.table) + size_t(s)];
+                if (first >= 0)
+                    inverse.inputs[size_t(offset + first)] = s;
+            }
+            it = placed.emplace(b.table, offset).first;
+        }
+        inverse.offsets.push_back(it->second);
+    }
+    return inverse;
+}
+
 } // namespace detail
 
 namespace {
@@ -143,12 +164,14 @@ transport_block_device_engine& transport_block_decoder::device_engine()
 void transport_block_decoder::decode_device(const float* d_llr,
                                             size_t count,
                                             uint8_t* d_a,
-                                            cuda_stream_t stream)
+                                            cuda_stream_t stream,
+                                            float* d_extrinsic)
 {
     require_cuda("decode_device");
     if (count > 0) // count 0 does nothing, but is the last call device_results reports
         require_buffers(d_llr, d_a);
-    device_engine().decode(d_llr, count, m_format.rv, d_a, m_decoder, stream);
+    device_engine().decode(
+        d_llr, count, m_format.rv, d_a, m_decoder, stream, d_extrinsic);
 }
 
 void transport_block_decoder::decode_device(
@@ -173,12 +196,11 @@ transport_block_decoder::device_results(cuda_stream_t stream)
 }
 
 namespace detail {
-/// A transport block's de-rate-matching plan (make_dematch_plan) and, per table
-/// of it, the decoder input each position of a sending period carries: the
-/// plan's first-occurrence table inverted.
+/// A transport block's de-rate-matching plan (make_dematch_plan) and its
+/// inverse, for the extrinsic LLRs of the transmitted bits.
 struct extrinsic_positions {
     dematch_plan plan;
-    std::map<int32_t, std::vector<int32_t>> inputs; ///< by dematch_block::table
+    dematch_inverse inverse;
 };
 } // namespace detail
 
@@ -188,17 +210,7 @@ const detail::extrinsic_positions& transport_block_decoder::extrinsic_positions(
     if (!made) {
         made = std::make_unique<detail::extrinsic_positions>();
         made->plan = detail::make_dematch_plan(m_seg, m_E, m_format.rv);
-        for (const detail::dematch_block& b : made->plan.blocks) {
-            std::vector<int32_t>& inputs = made->inputs[b.table];
-            if (!inputs.empty())
-                continue; // a table shared by blocks of equal K and filler
-            inputs.assign(size_t(b.period), -1);
-            for (int32_t s = 0; s < b.outputs; ++s) {
-                const int32_t first = made->plan.tables[size_t(b.table) + size_t(s)];
-                if (first >= 0)
-                    inputs[size_t(first)] = s;
-            }
-        }
+        made->inverse = detail::invert_dematch_plan(made->plan);
     }
     return *made;
 }
@@ -262,24 +274,22 @@ std::vector<transport_block_result> transport_block_decoder::decode(const float*
     if (extrinsic) { // back to the transmitted positions: a-posteriori less received
         const detail::extrinsic_positions& where = extrinsic_positions();
         for (size_t k = 0; k < count * size_t(C); ++k) {
-            const size_t t = k / size_t(C);
-            const detail::dematch_block& b = where.plan.blocks[k % size_t(C)];
-            const std::vector<int32_t>& inputs = where.inputs.at(b.table);
-            const size_t d = t * where.plan.outputs + size_t(b.d_offset),
-                         e = t * size_t(m_format.G) + size_t(b.e_offset);
-            for (int j = 0; j < b.E; ++j) {
-                const int32_t s = inputs[size_t(j) % inputs.size()];
-                if (blocks[k].no_information || s < 0) {
-                    extrinsic[e + j] = 0.0f;
-                    continue;
-                }
-                const float received =
-                    detail::channel_llr(detail::bounded_copy(llr[e + j]));
-                const float post = m_coded_extrinsic[d + size_t(s)] +
-                                   detail::channel_llr(m_block_llr[d + size_t(s)]);
-                extrinsic[e + j] =
-                    detail::saturate(post - received, k_turbo_extrinsic_limit);
-            }
+            const size_t t = k / size_t(C), r = k % size_t(C);
+            const detail::dematch_block& b = where.plan.blocks[r];
+            const detail::float_llrs received{ llr + t * size_t(m_format.G) };
+            const float* d = m_block_llr.data() + t * where.plan.outputs;
+            const float* x = m_coded_extrinsic.data() + t * where.plan.outputs;
+            float* out = extrinsic + t * size_t(m_format.G);
+            for (int64_t j = 0; j < b.E; ++j)
+                out[b.e_offset + j] =
+                    detail::coded_bit_extrinsic(where.inverse.inputs.data(),
+                                                where.inverse.offsets[r],
+                                                b,
+                                                j,
+                                                received,
+                                                d,
+                                                x,
+                                                blocks[k].no_information);
         }
     }
 

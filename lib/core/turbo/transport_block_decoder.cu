@@ -44,6 +44,43 @@ __global__ void dematch_kernel(Llrs e,
     }
 }
 
+/// Grid: x over a code block's coded bits, y over the code blocks of the batch:
+/// each transmitted bit's extrinsic LLR (coded_bit_extrinsic).
+template <class Llrs>
+__global__ void extrinsic_kernel(Llrs e,
+                                 int64_t G,
+                                 const dematch_block* __restrict__ blocks,
+                                 int C,
+                                 const int32_t* __restrict__ inputs,
+                                 const int32_t* __restrict__ offsets,
+                                 size_t code_blocks,
+                                 int64_t outputs_per_tb,
+                                 const float* __restrict__ d,
+                                 const float* __restrict__ coded_extrinsic,
+                                 const uint8_t* __restrict__ no_information,
+                                 float* __restrict__ extrinsic)
+{
+    for (size_t cb = blockIdx.y; cb < code_blocks; cb += gridDim.y) {
+        const size_t t = cb / size_t(C);
+        const int r = int(cb % size_t(C));
+        const dematch_block b = blocks[r];
+        Llrs tb = e;
+        tb.e += int64_t(t) * G;
+        const int64_t first = int64_t(t) * outputs_per_tb;
+        float* out = extrinsic + int64_t(t) * G;
+        for (int64_t j = blockIdx.x * blockDim.x + threadIdx.x; j < b.E;
+             j += int64_t(gridDim.x) * blockDim.x)
+            out[b.e_offset + j] = coded_bit_extrinsic(inputs,
+                                                      offsets[r],
+                                                      b,
+                                                      j,
+                                                      tb,
+                                                      d + first,
+                                                      coded_extrinsic + first,
+                                                      no_information[cb] != 0);
+    }
+}
+
 /// What the transport block kernel needs of the segmentation.
 struct tb_layout {
     int A, B, C, F, L;
@@ -182,8 +219,10 @@ public:
         upload(m_blocks, plan.blocks);
         m_outputs = plan.outputs;
         m_max_outputs = 0;
-        for (const dematch_block& b : plan.blocks)
+        for (const dematch_block& b : plan.blocks) {
             m_max_outputs = std::max(m_max_outputs, b.outputs);
+            m_max_E = std::max(m_max_E, b.E);
+        }
         upload(m_powers, crc_powers(crc_type::crc24a, size_t(m_seg.B)));
         for (int k : m_seg.K)
             m_bits_per_tb += k;
@@ -194,9 +233,10 @@ public:
                 int rv,
                 uint8_t* d_a,
                 lte_turbo_decoder& decoder,
-                cuda_stream_t stream) override
+                cuda_stream_t stream,
+                float* d_extrinsic) override
     {
-        run(float_llrs{ d_llr }, count, rv, d_a, decoder, stream);
+        run(float_llrs{ d_llr }, count, rv, d_a, decoder, stream, d_extrinsic);
     }
 
     void decode(const int8_t* d_llr,
@@ -241,7 +281,8 @@ private:
              int rv,
              uint8_t* d_a,
              lte_turbo_decoder& decoder,
-             cuda_stream_t stream)
+             cuda_stream_t stream,
+             float* d_extrinsic = nullptr)
     {
         m_count = count;
         if (count == 0)
@@ -276,8 +317,35 @@ private:
                                                   d);
         MIMO_CUDA_CHECK_LAUNCH("dematch_kernel");
 
-        decoder.decode_device(m_K, d, bits, nullptr, stream);
+        float* coded_extrinsic =
+            d_extrinsic ? m_coded_extrinsic.reserve(count * m_outputs) : nullptr;
+        decoder.decode_device(m_K, d, bits, nullptr, stream, coded_extrinsic);
         const lte_turbo_decoder::device_block_results blocks = decoder.device_results();
+        if (d_extrinsic) {
+            device_array<int32_t>& inverse = m_inverse[size_t(rv)];
+            if (!inverse.data()) {
+                const dematch_inverse made =
+                    invert_dematch_plan(make_dematch_plan(m_seg, m_E, rv));
+                upload(inverse, made.inputs);
+                upload(m_inverse_offsets[size_t(rv)], made.offsets);
+            }
+            const dim3 coded(unsigned((m_max_E + k_threads - 1) / k_threads),
+                             unsigned(std::min<size_t>(code_blocks, k_max_grid_y)));
+            extrinsic_kernel<<<coded, k_threads, 0, s>>>(
+                e,
+                int64_t(m_format.G),
+                m_blocks.data(),
+                m_seg.C,
+                inverse.data(),
+                m_inverse_offsets[size_t(rv)].data(),
+                code_blocks,
+                int64_t(m_outputs),
+                d,
+                coded_extrinsic,
+                blocks.no_information,
+                d_extrinsic);
+            MIMO_CUDA_CHECK_LAUNCH("extrinsic_kernel");
+        }
 
         const tb_layout g{ m_format.A,    m_seg.B,
                            m_seg.C,       m_seg.F,
@@ -308,13 +376,16 @@ private:
     std::vector<int> m_E;
     size_t m_outputs = 0; ///< decoder input floats per transport block
     int m_max_outputs = 0;
+    int m_max_E = 0; ///< coded bits of the largest code block
     int m_bits_per_tb = 0;
     size_t m_count = 0; ///< transport blocks of the last call
     std::vector<int> m_K;
     device_array<dematch_block> m_blocks;
     std::array<device_array<int32_t>, 4> m_tables; ///< per rv, made when first used
     device_array<uint32_t> m_powers;               ///< x^n mod g of CRC24A, n < B
+    std::array<device_array<int32_t>, 4> m_inverse, m_inverse_offsets; ///< per rv
     device_array<float> m_llr;
+    device_array<float> m_coded_extrinsic; ///< the decoder's, in its input's layout
     device_array<uint8_t> m_bits;
     device_array<int> m_records;
     device_array<uint32_t> m_remainders; ///< CRC24A remainder per transport block

@@ -14,13 +14,16 @@ class transport_block_device_engine
 {
 public:
     virtual ~transport_block_device_engine() = default;
-    /// Arguments checked by transport_block_decoder; count > 0.
+    /// Arguments checked by transport_block_decoder; count > 0. d_extrinsic
+    /// (may be null): count * G extrinsic LLRs of the transmitted bits, as
+    /// transport_block_decoder::decode() gives them.
     virtual void decode(const float* d_llr,
                         size_t count,
                         int rv,
                         uint8_t* d_a,
                         lte_turbo_decoder& decoder,
-                        cuda_stream_t stream) = 0;
+                        cuda_stream_t stream,
+                        float* d_extrinsic) = 0;
     virtual void decode(const int8_t* d_llr,
                         float scale,
                         size_t count,
