@@ -9,6 +9,10 @@ log-scale BER. Points where a detector made no error are left out of its curve
 A result of `mimo_gpu_simulate --coded` gets three panels: the detectors' BER
 before decoding (on the coded bits), the coded BER after the turbo decoder, and
 the block error rate (BLER) of the transport blocks.
+
+A result of `mimo_gpu_idd` (iterative detection and decoding) gets one panel:
+the BLER of each receiver, "mmse x3" being mmse with up to 3 outer
+iterations and a bare name (e.g. "ml") a one-shot detector.
 """
 
 import argparse
@@ -29,9 +33,24 @@ def load(path):
             data = json.load(f)
     except (OSError, json.JSONDecodeError) as e:
         sys.exit(f"mimo_gpu_plot.py: cannot read {path}: {e}")
+    if data.get("program") == "mimo_gpu_idd" and data.get("receivers"):
+        return data
     if data.get("program") != "mimo_gpu_simulate" or not data.get("points"):
-        sys.exit(f"mimo_gpu_plot.py: {path} is not a mimo_gpu_simulate result with points")
+        sys.exit(f"mimo_gpu_plot.py: {path} is not a mimo_gpu_simulate or mimo_gpu_idd "
+                 "result with points")
     return data
+
+
+def idd_curves(data):
+    """{receiver: [(snr, bler, blocks, errors), ...]} of a mimo_gpu_idd result:
+    "mmse x3" (up to 3 outer iterations), or the bare name of a one-shot detector."""
+    out = {}
+    for r in data["receivers"]:
+        outer = r["outer_iterations"]
+        name = f"{r['detector']} x{outer}" if outer > 0 else r["detector"]
+        out[name] = [(p["snr_db"], p["bler"], data["blocks_per_point"], p["errors"])
+                     for p in r["points"]]
+    return out
 
 
 def curves(data):
@@ -200,10 +219,31 @@ def plot(data, png, title=None):
     plt.close(fig)
 
 
+def plot_idd(data, png, title=None):
+    zero_notes = []
+    fig, ax = plt.subplots(figsize=(8, 5.8))
+    draw(ax, idd_curves(data), "block error rate (transport blocks)", "", zero_notes,
+         "block errors", target=0.1)
+    suptitle = title or (f"{data['nr']}x{data['nt']} MIMO, {data['modulation']}, i.i.d. Rayleigh; "
+                         f"LTE turbo A = {data['A']}, G = {data['G']}; iterative detection and "
+                         f"decoding (x N: up to N outer iterations), {data['blocks_per_point']} "
+                         f"blocks/point, {data.get('backend', '?')} backend")
+    lines = textwrap.wrap(suptitle, 100)
+    notes = textwrap.wrap("; ".join(zero_notes), 130) if zero_notes else []
+    line = 0.22 / 5.8
+    fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
+    fig.tight_layout(rect=(0, (len(notes) + 0.5) * line * 0.8 if notes else 0, 1,
+                           1 - (len(lines) + 0.6) * line))
+    if notes:
+        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, va="bottom", ha="left")
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("json", help="result file of mimo_gpu_simulate --json")
+    parser.add_argument("json", help="result file of mimo_gpu_simulate --json or mimo_gpu_idd --json")
     parser.add_argument("-o", "--output", help="PNG to write (default: the JSON name with .png)")
     parser.add_argument("--title", help="plot title (default: the configuration)")
     parser.add_argument("--target-ber", type=float, default=1e-2,
@@ -214,6 +254,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     png = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
     data = load(args.json)
+    if data["program"] == "mimo_gpu_idd":
+        plot_idd(data, png, args.title)
+        print(f"mimo_gpu_plot.py: wrote {png}")
+        print_snr_table(data, args.target_bler, "BLER", idd_curves(data))
+        return
     plot(data, png, args.title)
     print(f"mimo_gpu_plot.py: wrote {png}")
     if data.get("coded"):

@@ -46,5 +46,37 @@ class qa_snr_at_target(unittest.TestCase):
         self.assertIsNone(plot.snr_at_ber(pts([(5, 0.9), (6, 0.5), (7, 0.3)]), 0.1))
 
 
+class qa_idd_result(unittest.TestCase):
+
+    def test_receivers_become_curves_and_a_png(self):
+        import contextlib
+        import io
+        import json
+        import tempfile
+
+        def receiver(detector, outer, errors):
+            return {"detector": detector, "outer_iterations": outer,
+                    "points": [{"snr_db": s, "bler": e / 100, "errors": e, "passes": 100}
+                               for s, e in zip((5, 6, 7), errors)]}
+        data = {"program": "mimo_gpu_idd", "A": 1000, "G": 2048, "modulation": "16qam",
+                "nr": 4, "nt": 4, "backend": "cpu", "blocks_per_point": 100,
+                "receivers": [receiver("mmse", 1, (90, 40, 5)), receiver("mmse", 3, (60, 8, 0)),
+                              receiver("ml", 0, (70, 9, 0))]}
+        table = plot.idd_curves(data)
+        self.assertEqual(list(table), ["mmse x1", "mmse x3", "ml"])
+        self.assertEqual(table["mmse x3"][1], (6, 0.08, 100, 8))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "idd.json")
+            with open(path, "w") as f:
+                json.dump(data, f)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                plot.main([path])
+            self.assertTrue(os.path.getsize(os.path.join(d, "idd.png")) > 10000)
+        text = out.getvalue()
+        self.assertIn("mmse x1: 6.", text)
+        self.assertIn("relative to ML", text)  # the one-shot ML is the reference
+
+
 if __name__ == "__main__":
     unittest.main()
