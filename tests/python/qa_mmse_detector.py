@@ -74,6 +74,23 @@ class qa_mmse_detector(gr_unittest.TestCase):
         # U iterations solve the U x U system (in exact arithmetic): the symbols agree.
         np.testing.assert_allclose(z, exact, rtol=2e-3, atol=2e-3)
 
+    def test_priors_give_mmse_pic_and_zero_priors_the_plain_llrs(self):
+        bits, H, y, n0 = self.problems(snr_db=4.0, seed=5)
+        det = core.detector("mmse", self.NR, self.NT, self.MOD, backend="cpu")
+        plain = det.detect(H, y, n0)
+        self.assertEqual(plain.shape, (self.C, self.S, self.NT * self.Q))
+        sent = np.asarray(bits).reshape(plain.shape)
+        np.testing.assert_array_equal(det.detect(H, y, n0, priors=np.zeros_like(plain)), plain)
+        # Priors toward the sent bits (L > 0 means 0): a-posteriori = extrinsic + prior
+        # decides fewer bits wrong than no priors.
+        toward = np.where(sent == 0, 2.0, -2.0).astype(np.float32)
+        ext = det.detect(H, y, n0, priors=toward)
+        wrong = lambda llr: int(np.sum((llr < 0) != (sent == 1)))
+        self.assertLess(wrong(ext + toward), wrong(plain))
+        with self.assertRaises(ValueError):  # mmse_cg takes none
+            core.detector("mmse_cg", self.NR, self.NT, self.MOD, backend="cpu").detect(
+                H, y, n0, priors=np.zeros_like(plain))
+
     def test_equalize_refuses_other_families_and_bad_arrays(self):
         _, H, y, n0 = self.problems()
         with self.assertRaises(TypeError):

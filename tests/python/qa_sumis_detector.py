@@ -64,7 +64,7 @@ class qa_sumis_detector(gr_unittest.TestCase):
         with self.assertRaises(ValueError):  # ns beyond 2 nt
             core.detector("sumis", self.NR, self.NT, self.MOD, ns=5)
         with self.assertRaises(ValueError):  # a family that takes no priors
-            core.detector("mmse", 4, 2, self.MOD).detect(np.zeros((1, 4, 2), np.complex64),
+            core.detector("mmse_cg", 4, 2, self.MOD).detect(np.zeros((1, 4, 2), np.complex64),
                                                          np.zeros((1, 4), np.complex64), 0.1,
                                                          priors=np.zeros((1, 8), np.float32))
 
