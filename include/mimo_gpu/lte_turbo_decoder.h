@@ -249,9 +249,10 @@ public:
     /// the same bits. count == 0 does nothing; null pointers otherwise throw
     /// std::invalid_argument. Buffers are made on the first call of a size and
     /// reused; one decoder serves one call at a time (a call on another stream
-    /// waits for the previous one). d_extrinsic (float input only; may be null):
-    /// count * G extrinsic LLRs of the transmitted bits, what decode() gives,
-    /// float op for float op, computed on the GPU (an iterative receiver's priors).
+    /// waits for the previous one). d_extrinsic (may be null): count * G float
+    /// extrinsic LLRs of the transmitted bits, what decode() gives for the same
+    /// floats (scale * value for int8), float op for float op, computed on the
+    /// GPU (an iterative receiver's priors).
     void decode_device(const float* d_llr,
                        size_t count,
                        uint8_t* d_a,
@@ -261,7 +262,8 @@ public:
                        float scale,
                        size_t count,
                        uint8_t* d_a,
-                       cuda_stream_t stream);
+                       cuda_stream_t stream,
+                       float* d_extrinsic = nullptr);
     /// Waits for `stream` and returns the results of the last decode_device call,
     /// as decode() returns them for the same input; a non-finite input LLR throws
     /// std::invalid_argument naming its code block (counted over the batch), as

@@ -652,7 +652,8 @@ TEST(transport_block_device, decodes_like_decode_on_the_cpu)
 
 // The extrinsic LLRs of the transmitted bits on the device equal decode()'s of the
 // same (CUDA) decoder bit for bit, and the CPU decoder's to rounding: every format
-// above (repetition, puncturing, several code blocks, filler), rv 0..3, an erased block.
+// above (repetition, puncturing, several code blocks, filler), rv 0..3, an erased
+// block, float and int8 LLRs.
 TEST(transport_block_device, extrinsic_llrs_equal_decode)
 {
     MIMO_GPU_REQUIRE_CUDA();
@@ -695,6 +696,27 @@ TEST(transport_block_device, extrinsic_llrs_equal_decode)
             expect_backends_agree(got, want, false, what + " CUDA vs CPU", 1e-4);
             for (size_t i = 3 * size_t(f.G); i < got.size(); ++i)
                 ASSERT_EQ(got[i], 0.0f) << what << ": the erased block adds nothing";
+            compared += got.size();
+
+            // int8 LLRs (a detector's int8 output): the extrinsics of the floats
+            // they stand for.
+            const float scale = 0.25f;
+            const std::vector<int8_t> q = quantise(in.llr, scale);
+            gpu.decode(dequantise(q, scale).data(), count, a.data(), host.data());
+            device_array d_q(q.size());
+            upload(d_q, q);
+            gpu.decode_device(d_q.as<int8_t>(),
+                              scale,
+                              count,
+                              d_a.as<uint8_t>(),
+                              stream.get(),
+                              d_x.as<float>());
+            gpu.device_results(stream.get());
+            copy_memory(got.data(),
+                        d_x.p,
+                        got.size() * sizeof(float),
+                        copy_direction::device_to_host);
+            expect_bit_identical(got, host, what + " int8, device vs host path");
             compared += got.size();
         }
     }

@@ -174,8 +174,12 @@ void transport_block_decoder::decode_device(const float* d_llr,
         d_llr, count, m_format.rv, d_a, m_decoder, stream, d_extrinsic);
 }
 
-void transport_block_decoder::decode_device(
-    const int8_t* d_llr, float scale, size_t count, uint8_t* d_a, cuda_stream_t stream)
+void transport_block_decoder::decode_device(const int8_t* d_llr,
+                                            float scale,
+                                            size_t count,
+                                            uint8_t* d_a,
+                                            cuda_stream_t stream,
+                                            float* d_extrinsic)
 {
     require_cuda("decode_device");
     if (!(std::isfinite(scale) && scale > 0.0f))
@@ -185,7 +189,8 @@ void transport_block_decoder::decode_device(
             std::to_string(scale));
     if (count > 0)
         require_buffers(d_llr, d_a);
-    device_engine().decode(d_llr, scale, count, m_format.rv, d_a, m_decoder, stream);
+    device_engine().decode(
+        d_llr, scale, count, m_format.rv, d_a, m_decoder, stream, d_extrinsic);
 }
 
 std::vector<transport_block_result>

@@ -245,9 +245,10 @@ public:
                 int rv,
                 uint8_t* d_a,
                 lte_turbo_decoder& decoder,
-                cuda_stream_t stream) override
+                cuda_stream_t stream,
+                float* d_extrinsic) override
     {
-        run(int8_llrs{ d_llr, scale }, count, rv, d_a, decoder, stream);
+        run(int8_llrs{ d_llr, scale }, count, rv, d_a, decoder, stream, d_extrinsic);
     }
 
     std::vector<transport_block_result> results(lte_turbo_decoder& decoder,

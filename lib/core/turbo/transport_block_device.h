@@ -30,7 +30,8 @@ public:
                         int rv,
                         uint8_t* d_a,
                         lte_turbo_decoder& decoder,
-                        cuda_stream_t stream) = 0;
+                        cuda_stream_t stream,
+                        float* d_extrinsic) = 0;
     virtual std::vector<transport_block_result> results(lte_turbo_decoder& decoder,
                                                         cuda_stream_t stream) = 0;
 };
