@@ -4,6 +4,7 @@
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
+#include <mimo_gpu/detector.h>
 #include <mimo_gpu/types.h>
 
 #include "backend_test.h"
@@ -65,6 +66,39 @@ struct problem_batch {
         return shape.nt * mimo_gpu::constellation(mod).bits_per_symbol();
     }
 };
+
+/// A-priori LLRs for tests: Gaussian, standard deviation sigma (3: a
+/// decoder's output at a middle SNR).
+inline std::vector<float> gaussian_priors(size_t count, uint64_t seed, float sigma = 3.0f)
+{
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, sigma);
+    std::vector<float> priors(count);
+    for (auto& p : priors)
+        p = normal(rng);
+    return priors;
+}
+
+/// The LLRs of `channels` channels of S problems each of a batch (channel c's
+/// H is the batch's problem c's, its y the batch's problems c*S..), with
+/// `priors` (may be null); NaN where nothing was written.
+inline std::vector<float> detect_batch(mimo_gpu::detector& det,
+                                       const problem_batch& pb,
+                                       size_t channels,
+                                       int S,
+                                       const float* priors = nullptr)
+{
+    mimo_gpu::detector_input in;
+    in.H = pb.H.data();
+    in.y = pb.y.data();
+    in.channels = channels;
+    in.symbols_per_channel = S;
+    in.n0 = pb.n0;
+    in.priors = priors;
+    std::vector<float> llr(channels * S * det.llrs_per_problem(), NAN);
+    det.detect(in, llr.data());
+    return llr;
+}
 
 /// Exhaustive max-log LLRs of one problem in double precision, written plainly
 /// (no shared code with the library): enumerate every s, every bit. With

@@ -294,20 +294,6 @@ std::vector<std::string> families_with_priors()
     return names;
 }
 
-std::vector<float> detect_with(
-    detector& det, const problem_batch& pb, size_t channels, int S, const float* priors)
-{
-    detector_input in;
-    in.H = pb.H.data();
-    in.y = pb.y.data();
-    in.channels = channels;
-    in.symbols_per_channel = S;
-    in.n0 = pb.n0;
-    in.priors = priors;
-    std::vector<float> llr(channels * S * det.llrs_per_problem(), NAN);
-    det.detect(in, llr.data());
-    return llr;
-}
 } // namespace
 
 TEST(detector_interface, every_family_with_priors_keeps_the_prior_rules)
@@ -326,13 +312,13 @@ TEST(detector_interface, every_family_with_priors_keeps_the_prior_rules)
         det->set_bad_problem_policy(bad_problem_policy::erase);
         const size_t n = size_t(det->llrs_per_problem());
         std::vector<float> priors(C * S * n, 0.0f);
-        const auto plain = detect_with(*det, pb, C, S, nullptr);
+        const auto plain = detect_batch(*det, pb, C, S, nullptr);
         expect_bit_identical(
-            detect_with(*det, pb, C, S, priors.data()), plain, name + " zero priors");
+            detect_batch(*det, pb, C, S, priors.data()), plain, name + " zero priors");
 
         priors[4 * n + 1] = NAN;
         priors[9 * n] = -INFINITY;
-        const auto erased = detect_with(*det, pb, C, S, priors.data());
+        const auto erased = detect_batch(*det, pb, C, S, priors.data());
         for (size_t p = 0; p < C * S; ++p)
             for (size_t i = 0; i < n; ++i) {
                 if (p == 4 || p == 9)
@@ -346,7 +332,7 @@ TEST(detector_interface, every_family_with_priors_keeps_the_prior_rules)
         // plus prior) agree with the bits at least as often as without priors.
         for (size_t i = 0; i < priors.size(); ++i)
             priors[i] = pb.bits[i] ? -2.0f : 2.0f;
-        const auto ext = detect_with(*det, pb, C, S, priors.data());
+        const auto ext = detect_batch(*det, pb, C, S, priors.data());
         std::vector<float> app(ext.size());
         for (size_t i = 0; i < ext.size(); ++i)
             app[i] = ext[i] + priors[i];
@@ -369,8 +355,8 @@ TEST(detector_cuda, every_family_with_priors_equals_the_cpu)
         std::vector<float> priors(C * S * size_t(cpu->llrs_per_problem()));
         for (auto& p : priors)
             p = normal(rng);
-        expect_backends_agree(detect_with(*gpu, pb, C, S, priors.data()),
-                              detect_with(*cpu, pb, C, S, priors.data()),
+        expect_backends_agree(detect_batch(*gpu, pb, C, S, priors.data()),
+                              detect_batch(*cpu, pb, C, S, priors.data()),
                               cpu->capabilities().bit_identical_backends,
                               name + " with priors");
     }

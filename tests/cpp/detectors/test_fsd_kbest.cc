@@ -264,15 +264,6 @@ run_with_priors(detector& det, const problem_batch& pb, const std::vector<float>
     return llr;
 }
 
-std::vector<float> gaussian_priors(size_t count, uint64_t seed)
-{
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 3.0f);
-    std::vector<float> priors(count);
-    for (auto& p : priors)
-        p = normal(rng);
-    return priors;
-}
 } // namespace
 
 TEST(sphere_detectors,

@@ -61,19 +61,6 @@ TEST(ml_detector, bad_input_is_rejected)
     }
 }
 
-namespace {
-/// A-priori LLRs of a problem batch: Gaussian, sigma 3 (a decoder's output at
-/// a middle SNR), or all zero.
-std::vector<float> random_priors(size_t count, uint64_t seed, float sigma = 3.0f)
-{
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> normal(0.0f, sigma);
-    std::vector<float> priors(count);
-    for (auto& p : priors)
-        p = normal(rng);
-    return priors;
-}
-} // namespace
 
 TEST(ml_detector, priors_give_the_exact_extrinsic_llrs)
 {
@@ -90,7 +77,7 @@ TEST(ml_detector, priors_give_the_exact_extrinsic_llrs)
         problem_batch pb(c.shape, c.mod, c.batch, 8.0, seed);
         ml_detector ml(c.shape, c.mod, backend::cpu);
         const size_t n = size_t(ml.llrs_per_problem());
-        const auto priors = random_priors(c.batch * n, seed + 1);
+        const auto priors = gaussian_priors(c.batch * n, seed + 1);
         detector_input in;
         in.H = pb.H.data();
         in.y = pb.y.data();

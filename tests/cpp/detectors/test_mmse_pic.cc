@@ -26,31 +26,6 @@ std::string shape_name(mimo_shape s)
     return std::to_string(s.nr) + "x" + std::to_string(s.nt);
 }
 
-std::vector<float> gaussian_priors(size_t count, float sigma, uint64_t seed)
-{
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> normal(0.0f, sigma);
-    std::vector<float> priors(count);
-    for (auto& p : priors)
-        p = normal(rng);
-    return priors;
-}
-
-std::vector<float> detect(
-    detector& det, const problem_batch& pb, size_t channels, int S, const float* priors)
-{
-    detector_input in;
-    in.H = pb.H.data();
-    in.y = pb.y.data();
-    in.channels = channels;
-    in.symbols_per_channel = S;
-    in.n0 = pb.n0;
-    in.priors = priors;
-    std::vector<float> llr(channels * S * det.llrs_per_problem(), NAN);
-    det.detect(in, llr.data());
-    return llr;
-}
-
 /// Extrinsic LLRs of one user from a Gaussian observation z = x + e,
 /// E|e|^2 = 1/rho, by enumerating the M points with the priors of the
 /// symbol's other bits (max-log, like the exact reference).
@@ -214,8 +189,8 @@ TEST(mmse_pic, one_user_equals_exact_max_log_with_priors)
             problem_batch pb({ nr, 1 }, mod, 200, 8.0, seed + nr);
             auto det = make_detector("mmse", { pb.shape, mod, {} }, backend::cpu);
             const size_t n = size_t(det->llrs_per_problem());
-            const auto priors = gaussian_priors(pb.batch * n, 3.0f, seed + 7);
-            const auto llr = detect(*det, pb, pb.batch, 1, priors.data());
+            const auto priors = gaussian_priors(pb.batch * n, seed + 7);
+            const auto llr = detect_batch(*det, pb, pb.batch, 1, priors.data());
             const constellation c(mod);
             for (size_t p = 0; p < pb.batch; ++p) {
                 const auto want = brute_force_llr(
@@ -252,7 +227,7 @@ TEST(mmse_pic, equals_a_double_precision_reference)
                         &pb.H[p * k.shape.nr * k.shape.nt]);
         auto det = make_detector("mmse", { k.shape, k.mod, {} }, backend::cpu);
         const size_t n = size_t(det->llrs_per_problem());
-        const auto priors = gaussian_priors(C * S * n, 2.0f, seed + 11);
+        const auto priors = gaussian_priors(C * S * n, seed + 11, 2.0f);
         // The detector reads channel c's H at c * nr * nt: pack the channels.
         std::vector<cfloat> packed(C * k.shape.nr * k.shape.nt);
         for (size_t c = 0; c < C; ++c)
@@ -301,7 +276,7 @@ TEST(mmse_pic, certain_priors_cancel_every_other_user)
     std::vector<float> priors(pb.batch * n);
     for (size_t i = 0; i < priors.size(); ++i)
         priors[i] = pb.bits[i] ? -40.0f : 40.0f;
-    const auto llr = detect(*det, pb, pb.batch, 1, priors.data());
+    const auto llr = detect_batch(*det, pb, pb.batch, 1, priors.data());
     const constellation c(mod);
     for (size_t p = 0; p < pb.batch; ++p)
         for (int u = 0; u < shape.nt; ++u) {
@@ -352,15 +327,15 @@ TEST(mmse_pic, cuda_equals_cpu_on_fresh_inputs)
         cpu->set_bad_problem_policy(bad_problem_policy::erase);
         gpu->set_bad_problem_policy(bad_problem_policy::erase);
         const size_t n = size_t(cpu->llrs_per_problem());
-        auto priors = gaussian_priors(C * S * n, 3.0f, seed + 5);
+        auto priors = gaussian_priors(C * S * n, seed + 5);
         std::fill_n(priors.begin() + 7 * n, n, 0.0f); // the plain MMSE result
         priors[11 * n + 2] = NAN;                     // erased
         const std::string what =
             "mmse-pic " + shape_name(k.shape) + " " + to_string(k.mod);
-        const auto want = detect(*cpu, pb, C, S, priors.data());
+        const auto want = detect_batch(*cpu, pb, C, S, priors.data());
         const int Q = int(n) / k.shape.nt;
         expect_pic_backends_agree(
-            detect(*gpu, pb, C, S, priors.data()), want, Q, what + " host path");
+            detect_batch(*gpu, pb, C, S, priors.data()), want, Q, what + " host path");
         for (size_t i = 0; i < n; ++i)
             ASSERT_EQ(want[11 * n + i], 0.0f) << what;
 
