@@ -1,0 +1,101 @@
+// The 5G NR transport-block chain around LDPC (3GPP TS 38.212 7.2 / 5.2.2 /
+// 5.4.2): transport block CRC, base graph selection, code block segmentation
+// with CRC24B and filler bits, rate matching with the circular buffer and bit
+// interleaving, and its inverse into a soft buffer. docs/ldpc.md.
+#pragma once
+
+#include <mimo_gpu/nr_ldpc.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace mimo_gpu {
+
+/// Code block segmentation of a transport block (38.212 7.2.1, 7.2.2, 5.2.2).
+struct nr_segmentation {
+    int A = 0;           ///< transport block bits
+    int tb_crc = 0;      ///< its CRC: 24 (CRC24A, A > 3824) or 16 (CRC16)
+    int B = 0;           ///< A + tb_crc
+    int base_graph = 1;  ///< 1 or 2
+    int C = 1;           ///< code blocks
+    int cb_crc = 0;      ///< CRC24B per code block: 24 when C > 1, else 0
+    int K_prime = 0;     ///< bits of a code block before filler (its CRC included)
+    int Kb = 22;         ///< base graph columns that Zc is chosen for
+    int Zc = 0;          ///< lifting size
+    int K = 0;           ///< code block bits with filler: 22 Zc (BG1) or 10 Zc (BG2)
+    int F = 0;           ///< filler bits per code block, K - K'
+    int N = 0;           ///< encoded bits per code block: 66 Zc (BG1) or 50 Zc (BG2)
+    ldpc_code code() const { return { base_graph, Zc }; }
+};
+
+/// A transport block's format: A information bits sent as G coded bits over
+/// NL layers of Qm-bit symbols, redundancy version rv.
+struct nr_transport_block_format {
+    int A = 0;
+    int G = 0;
+    int Qm = 2;     ///< 1, 2, 4, 6, 8 or 10
+    int NL = 1;     ///< 1..4
+    int rv = 0;     ///< 0..3
+    /// 0: chosen by 38.212 7.2.2 from A and the code rate R (below); 1 or 2: forced.
+    int base_graph = 0;
+    /// R of the base graph choice; 0: A / G.
+    double code_rate = 0.0;
+
+    /// Throws std::invalid_argument naming the bad value: A outside 1..1277992
+    /// (38.214's largest TBS with 4 layers), G not a multiple of NL * Qm, a
+    /// code block count the sizes do not divide, fewer than one symbol per code
+    /// block, a base graph that cannot hold the code blocks.
+    void validate() const;
+    nr_segmentation segmentation() const;
+    /// E_r, the coded bits of each code block (they sum to G).
+    std::vector<int> rate_matched_sizes() const;
+};
+
+/// Rate matching of one code block (38.212 5.4.2, full circular buffer,
+/// N_cb = N): bit selection from k0(rv), skipping filler bits, then bit
+/// interleaving by Qm; and its inverse, which adds received LLRs into a soft
+/// buffer of N values (so retransmissions combine: incremental redundancy,
+/// Chase combining for the same rv).
+class nr_rate_matcher
+{
+public:
+    /// seg: the code block's segmentation; E its coded bits, Qm bits per symbol.
+    nr_rate_matcher(const nr_segmentation& seg, int E, int Qm);
+    int E() const { return m_E; }
+    /// k0 of Table 5.4.2.1-2 for rv 0..3.
+    int k0(int rv) const;
+    /// d: the encoder's N bits -> f: E bits.
+    void match(const uint8_t* d, int rv, uint8_t* f) const;
+    /// f_llr: E received LLRs (L = ln P(0)/P(1)) -> added into soft (N LLRs,
+    /// the circular buffer; the filler positions are left alone).
+    void dematch(const float* f_llr, int rv, float* soft) const;
+    /// Whether d_k is a filler bit (not sent, known 0).
+    bool is_filler(int k) const { return k >= m_filler_begin && k < m_filler_end; }
+
+private:
+    /// The circular buffer positions the E (de-interleaved) bits come from.
+    std::vector<int> positions(int rv) const;
+    nr_segmentation m_seg;
+    int m_E, m_Qm, m_filler_begin, m_filler_end;
+};
+
+/// The whole transmit chain: A bits -> G bits (TB CRC, segmentation with
+/// CRC24B and filler, LDPC encoding, rate matching, concatenation).
+class nr_transport_block_encoder
+{
+public:
+    explicit nr_transport_block_encoder(const nr_transport_block_format& format);
+    const nr_transport_block_format& format() const { return m_format; }
+    const nr_segmentation& segmentation() const { return m_seg; }
+    void encode(const uint8_t* a, uint8_t* g) const;
+    /// The code blocks before encoding (C of K bits, filler as 0), for tests.
+    std::vector<uint8_t> code_blocks(const uint8_t* a) const;
+
+private:
+    nr_transport_block_format m_format;
+    nr_segmentation m_seg;
+    std::vector<int> m_E;
+    ldpc_encoder m_encoder;
+};
+
+} // namespace mimo_gpu
