@@ -2,6 +2,7 @@
 // graphs, the encoder and the parity check. docs/ldpc.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -49,6 +50,55 @@ private:
     ldpc_code m_code;
     std::vector<int> m_edges; ///< per edge: row, column, shift (flattened)
     int m_core_shift = 0;     ///< b: the core rows sum to P^b p_0
+};
+
+/// Check-node rules of the decoders.
+enum class ldpc_algorithm {
+    normalized_min_sum, ///< min-sum, messages scaled by `scale`
+    offset_min_sum,     ///< min-sum, magnitudes less `offset` (not below 0)
+    sum_product,        ///< the exact rule, 2 atanh(prod tanh(L / 2))
+};
+
+struct ldpc_decoder_config {
+    ldpc_algorithm algorithm = ldpc_algorithm::normalized_min_sum;
+    float scale = 0.75f; ///< normalized min-sum, (0, 1]
+    float offset = 0.5f; ///< offset min-sum, >= 0
+    int iterations = 10; ///< layered iterations at most, 1..100
+    /// Stop a block once its hard decisions satisfy every parity check;
+    /// false: always run `iterations` (for comparisons with published curves).
+    bool early_termination = true;
+    void validate() const; ///< std::invalid_argument naming the bad value
+};
+
+/// One code block's outcome.
+struct ldpc_block_result {
+    int iterations = 0;     ///< layered iterations run
+    bool parity_ok = false; ///< the hard decisions satisfy H x = 0
+};
+
+/// Layered decoding of one code (38.212's base graph rows as layers, in
+/// order), CPU. LLRs are L = ln P(0)/P(1) of the full codeword x = [c | w]
+/// (codeword_bits() per block): the 2 Zc punctured bits and any bit not
+/// received get 0, known filler bits a large positive value.
+class ldpc_decoder
+{
+public:
+    ldpc_decoder(const ldpc_code& code, const ldpc_decoder_config& config = {});
+    const ldpc_code& code() const { return m_code; }
+    const ldpc_decoder_config& config() const { return m_config; }
+
+    /// count blocks: llr (count * codeword_bits()), bits (count * K: the hard
+    /// decisions on c), app (optional, count * codeword_bits(): a-posteriori
+    /// LLRs). Non-finite LLRs throw std::invalid_argument naming the block.
+    std::vector<ldpc_block_result>
+    decode(const float* llr, size_t count, uint8_t* bits, float* app = nullptr) const;
+
+private:
+    ldpc_code m_code;
+    ldpc_decoder_config m_config;
+    std::vector<int>
+        m_row_start; ///< edges of base row r: [m_row_start[r], m_row_start[r+1])
+    std::vector<int> m_column, m_shift;
 };
 
 /// The number of parity checks of H x (x: the full codeword, codeword_bits()

@@ -13,18 +13,18 @@ namespace mimo_gpu {
 
 /// Code block segmentation of a transport block (38.212 7.2.1, 7.2.2, 5.2.2).
 struct nr_segmentation {
-    int A = 0;           ///< transport block bits
-    int tb_crc = 0;      ///< its CRC: 24 (CRC24A, A > 3824) or 16 (CRC16)
-    int B = 0;           ///< A + tb_crc
-    int base_graph = 1;  ///< 1 or 2
-    int C = 1;           ///< code blocks
-    int cb_crc = 0;      ///< CRC24B per code block: 24 when C > 1, else 0
-    int K_prime = 0;     ///< bits of a code block before filler (its CRC included)
-    int Kb = 22;         ///< base graph columns that Zc is chosen for
-    int Zc = 0;          ///< lifting size
-    int K = 0;           ///< code block bits with filler: 22 Zc (BG1) or 10 Zc (BG2)
-    int F = 0;           ///< filler bits per code block, K - K'
-    int N = 0;           ///< encoded bits per code block: 66 Zc (BG1) or 50 Zc (BG2)
+    int A = 0;          ///< transport block bits
+    int tb_crc = 0;     ///< its CRC: 24 (CRC24A, A > 3824) or 16 (CRC16)
+    int B = 0;          ///< A + tb_crc
+    int base_graph = 1; ///< 1 or 2
+    int C = 1;          ///< code blocks
+    int cb_crc = 0;     ///< CRC24B per code block: 24 when C > 1, else 0
+    int K_prime = 0;    ///< bits of a code block before filler (its CRC included)
+    int Kb = 22;        ///< base graph columns that Zc is chosen for
+    int Zc = 0;         ///< lifting size
+    int K = 0;          ///< code block bits with filler: 22 Zc (BG1) or 10 Zc (BG2)
+    int F = 0;          ///< filler bits per code block, K - K'
+    int N = 0;          ///< encoded bits per code block: 66 Zc (BG1) or 50 Zc (BG2)
     ldpc_code code() const { return { base_graph, Zc }; }
 };
 
@@ -33,9 +33,9 @@ struct nr_segmentation {
 struct nr_transport_block_format {
     int A = 0;
     int G = 0;
-    int Qm = 2;     ///< 1, 2, 4, 6, 8 or 10
-    int NL = 1;     ///< 1..4
-    int rv = 0;     ///< 0..3
+    int Qm = 2; ///< 1, 2, 4, 6, 8 or 10
+    int NL = 1; ///< 1..4
+    int rv = 0; ///< 0..3
     /// 0: chosen by 38.212 7.2.2 from A and the code rate R (below); 1 or 2: forced.
     int base_graph = 0;
     /// R of the base graph choice; 0: A / G.

@@ -139,7 +139,8 @@ TEST(nr_transport_block, k0_bit_selection_and_interleaving_follow_5_4_2)
                     if (at < s.K_prime - 2 * s.Zc || at >= s.K - 2 * s.Zc)
                         e.push_back(d[size_t(at)]);
                 }
-                std::vector<uint8_t> want(static_cast<size_t>(E)), got(static_cast<size_t>(E));
+                std::vector<uint8_t> want(static_cast<size_t>(E)),
+                    got(static_cast<size_t>(E));
                 for (int j = 0; j < E / f.Qm; ++j)
                     for (int i = 0; i < f.Qm; ++i)
                         want[size_t(i + j * f.Qm)] = e[size_t(i * (E / f.Qm) + j)];
@@ -188,9 +189,8 @@ TEST(nr_transport_block, code_blocks_carry_the_crcs_and_filler)
         }
         ASSERT_EQ(int(b.size()), s.B);
         EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin()));
-        EXPECT_TRUE(crc_check(s.tb_crc == 24 ? crc_type::crc24a : crc_type::crc16,
-                              b.data(),
-                              b.size()));
+        EXPECT_TRUE(crc_check(
+            s.tb_crc == 24 ? crc_type::crc24a : crc_type::crc16, b.data(), b.size()));
         std::vector<uint8_t> g(size_t(f.G), 9);
         enc.encode(a.data(), g.data());
         for (uint8_t bit : g)

@@ -47,9 +47,9 @@ nr_segmentation nr_transport_block_format::segmentation() const
     s.B = A + s.tb_crc;
     const double R = code_rate > 0.0 ? code_rate : double(A) / double(G);
     // 7.2.2: BG2 for small blocks or low rates.
-    s.base_graph = base_graph != 0 ? base_graph
+    s.base_graph = base_graph != 0                                       ? base_graph
                    : (A <= 292 || (A <= 3824 && R <= 0.67) || R <= 0.25) ? 2
-                                                                          : 1;
+                                                                         : 1;
     // 5.2.2
     const int Kcb = s.base_graph == 1 ? 8448 : 3840;
     int B_prime = s.B;
@@ -81,8 +81,8 @@ void nr_transport_block_format::validate() const
         bad("rv = " + std::to_string(rv) + " (expected 0..3)");
     const nr_segmentation s = segmentation();
     if (G % (NL * Qm) != 0)
-        bad("G = " + std::to_string(G) + " is not a multiple of NL * Qm = " +
-            std::to_string(NL * Qm));
+        bad("G = " + std::to_string(G) +
+            " is not a multiple of NL * Qm = " + std::to_string(NL * Qm));
     if (G / (NL * Qm) < s.C)
         bad("G = " + std::to_string(G) + " gives fewer than one symbol to each of " +
             std::to_string(s.C) + " code blocks");
@@ -95,8 +95,9 @@ std::vector<int> nr_transport_block_format::rate_matched_sizes() const
     const int unit = NL * Qm, G_prime = G / unit;
     std::vector<int> E(size_t(s.C));
     for (int r = 0; r < s.C; ++r) // 5.4.2.1, every code block scheduled
-        E[size_t(r)] = unit * (r <= s.C - (G_prime % s.C) - 1 ? G_prime / s.C
-                                                              : (G_prime + s.C - 1) / s.C);
+        E[size_t(r)] =
+            unit *
+            (r <= s.C - (G_prime % s.C) - 1 ? G_prime / s.C : (G_prime + s.C - 1) / s.C);
     return E;
 }
 
@@ -108,8 +109,8 @@ nr_rate_matcher::nr_rate_matcher(const nr_segmentation& seg, int E, int Qm)
       m_filler_end(seg.K - 2 * seg.Zc)
 {
     if (E < 1 || Qm < 1 || E % Qm != 0)
-        bad("E = " + std::to_string(E) + " is not a positive multiple of Qm = " +
-            std::to_string(Qm));
+        bad("E = " + std::to_string(E) +
+            " is not a positive multiple of Qm = " + std::to_string(Qm));
 }
 
 int nr_rate_matcher::k0(int rv) const
@@ -171,7 +172,8 @@ std::vector<uint8_t> nr_transport_block_encoder::code_blocks(const uint8_t* a) c
 {
     const nr_segmentation& s = m_seg;
     std::vector<uint8_t> b(size_t(s.B));
-    crc_attach(s.tb_crc == 24 ? crc_type::crc24a : crc_type::crc16, a, size_t(s.A), b.data());
+    crc_attach(
+        s.tb_crc == 24 ? crc_type::crc24a : crc_type::crc16, a, size_t(s.A), b.data());
     std::vector<uint8_t> c(size_t(s.C) * s.K, 0); // filler bits 0 for encoding
     const int data = s.K_prime - s.cb_crc;
     for (int r = 0; r < s.C; ++r) {
