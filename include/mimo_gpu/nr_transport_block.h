@@ -4,6 +4,7 @@
 // interleaving, and its inverse into a soft buffer. docs/ldpc.md.
 #pragma once
 
+#include <mimo_gpu/lte_turbo_decoder.h> // transport_block_result, shared with LTE
 #include <mimo_gpu/nr_ldpc.h>
 
 #include <cstdint>
@@ -96,6 +97,44 @@ private:
     nr_segmentation m_seg;
     std::vector<int> m_E;
     ldpc_encoder m_encoder;
+};
+
+/// The receive chain on the CPU: G LLRs -> A bits per transport block
+/// (de-interleaving and de-rate-matching into each code block's soft buffer,
+/// layered LDPC decoding, desegmentation, CRC24B per code block when C > 1,
+/// the transport block CRC). A code block decodes only from information: with
+/// fewer non-zero soft values than its K' unknown bits it counts as without
+/// information and its transport block fails (an all-zero input would decode
+/// to the all-zero codeword, whose CRCs pass).
+class nr_transport_block_decoder
+{
+public:
+    nr_transport_block_decoder(const nr_transport_block_format& format,
+                               const ldpc_decoder_config& decoder = {});
+    const nr_transport_block_format& format() const { return m_format; }
+    const nr_segmentation& segmentation() const { return m_seg; }
+    /// The rv of the following transmissions, 0..3.
+    void set_redundancy_version(int rv);
+    /// LLRs of one transport block's HARQ soft buffer: C * N.
+    size_t soft_buffer_size() const { return size_t(m_seg.C) * size_t(m_seg.N); }
+
+    /// llr: count * G LLRs (L = ln P(0)/P(1)); a: count * A bits. soft
+    /// (optional): count soft buffers of soft_buffer_size() LLRs that the
+    /// caller keeps per HARQ process, zero before the first transmission: this
+    /// transmission is added into them and they are decoded, so retransmissions
+    /// combine (incremental redundancy across rv, Chase combining for one rv).
+    /// Null: each block decodes from this transmission alone. A non-finite LLR
+    /// throws std::invalid_argument naming its transport block (nothing decoded).
+    std::vector<transport_block_result>
+    decode(const float* llr, size_t count, uint8_t* a, float* soft = nullptr);
+
+private:
+    nr_transport_block_format m_format;
+    nr_segmentation m_seg;
+    std::vector<int> m_E;
+    ldpc_decoder m_decoder;
+    std::vector<float> m_soft, m_codeword;
+    std::vector<uint8_t> m_bits;
 };
 
 } // namespace mimo_gpu

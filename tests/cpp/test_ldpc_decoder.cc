@@ -103,14 +103,15 @@ const ldpc_algorithm k_algorithms[] = { ldpc_algorithm::normalized_min_sum,
 TEST(ldpc_decoder, a_clean_codeword_decodes_in_one_iteration)
 {
     std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
-    for (const ldpc_code code : { ldpc_code{ 1, 384 }, ldpc_code{ 2, 20 }, ldpc_code{ 1, 2 } })
+    for (const ldpc_code code :
+         { ldpc_code{ 1, 384 }, ldpc_code{ 2, 20 }, ldpc_code{ 1, 2 } })
         for (ldpc_algorithm a : k_algorithms) {
             noisy_block blk(code, 60.0, rng); // no noise to speak of
             for (size_t v = 2 * size_t(code.Zc); v < blk.llr.size(); ++v)
                 blk.llr[v] = blk.x[v] ? -8.0f : 8.0f;
             std::vector<uint8_t> bits(size_t(code.K()));
-            const auto r =
-                ldpc_decoder(code, config_of(a, 10)).decode(blk.llr.data(), 1, bits.data());
+            const auto r = ldpc_decoder(code, config_of(a, 10))
+                               .decode(blk.llr.data(), 1, bits.data());
             EXPECT_EQ(r[0].iterations, 1);
             EXPECT_TRUE(r[0].parity_ok);
             EXPECT_EQ(bits, blk.c); // the punctured 2 Zc recovered too
@@ -127,7 +128,8 @@ TEST(ldpc_decoder, every_rule_equals_a_plain_double_precision_layered_decoder)
                 const ldpc_decoder_config cfg = config_of(a, iterations, false);
                 std::vector<uint8_t> bits(size_t(code.K()));
                 std::vector<float> app(blk.llr.size());
-                ldpc_decoder(code, cfg).decode(blk.llr.data(), 1, bits.data(), app.data());
+                ldpc_decoder(code, cfg).decode(
+                    blk.llr.data(), 1, bits.data(), app.data());
                 const std::vector<double> want =
                     reference_decode(code, cfg, blk.llr, iterations);
                 // Float's tanh rounds to 1 beyond |L| ~ 17, so the float sum-product
@@ -144,7 +146,8 @@ TEST(ldpc_decoder, every_rule_equals_a_plain_double_precision_layered_decoder)
                         ASSERT_EQ(app[v] < 0, want[v] < 0) << what;
                     }
                     if (!saturates || std::fabs(want[v]) < 12.0) {
-                        ASSERT_NEAR(app[v], want[v], 2e-3 * std::max(1.0, std::fabs(want[v])))
+                        ASSERT_NEAR(
+                            app[v], want[v], 2e-3 * std::max(1.0, std::fabs(want[v])))
                             << what;
                     }
                 }
@@ -190,8 +193,9 @@ TEST(ldpc_decoder, without_early_termination_every_iteration_runs)
         want.insert(want.end(), blk.c.begin(), blk.c.end());
     }
     std::vector<uint8_t> bits(want.size());
-    const auto r = ldpc_decoder(code, config_of(ldpc_algorithm::normalized_min_sum, 7, false))
-                       .decode(llr.data(), 3, bits.data());
+    const auto r =
+        ldpc_decoder(code, config_of(ldpc_algorithm::normalized_min_sum, 7, false))
+            .decode(llr.data(), 3, bits.data());
     for (const auto& x : r) {
         EXPECT_EQ(x.iterations, 7);
         EXPECT_TRUE(x.parity_ok);
@@ -219,6 +223,7 @@ TEST(ldpc_decoder, bad_input_is_a_clear_error)
         ldpc_decoder(code).decode(llr.data(), 2, bits.data());
         FAIL() << "a NaN LLR was decoded";
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("code block 1"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("code block 1"), std::string::npos)
+            << e.what();
     }
 }

@@ -38,14 +38,16 @@ float phi(float x)
 void ldpc_decoder_config::validate() const
 {
     if (!(scale > 0.0f && scale <= 1.0f))
-        throw std::invalid_argument("mimo_gpu: LDPC decoder scale must be in (0, 1], got " +
-                                    std::to_string(scale));
+        throw std::invalid_argument(
+            "mimo_gpu: LDPC decoder scale must be in (0, 1], got " +
+            std::to_string(scale));
     if (!(offset >= 0.0f && offset < k_ldpc_llr_limit))
         throw std::invalid_argument("mimo_gpu: LDPC decoder offset must be >= 0, got " +
                                     std::to_string(offset));
     if (iterations < 1 || iterations > 100)
-        throw std::invalid_argument("mimo_gpu: LDPC decoder iterations must be 1..100, got " +
-                                    std::to_string(iterations));
+        throw std::invalid_argument(
+            "mimo_gpu: LDPC decoder iterations must be 1..100, got " +
+            std::to_string(iterations));
 }
 
 ldpc_decoder::ldpc_decoder(const ldpc_code& code, const ldpc_decoder_config& config)
@@ -84,7 +86,8 @@ ldpc_decoder::decode(const float* llr, size_t count, uint8_t* bits, float* app) 
         ldpc_block_result& res = results[b];
         for (int it = 1; it <= m_config.iterations; ++it) {
             for (int r = 0; r < rows; ++r) {
-                const int first = m_row_start[size_t(r)], degree = m_row_start[size_t(r) + 1] - first;
+                const int first = m_row_start[size_t(r)],
+                          degree = m_row_start[size_t(r) + 1] - first;
                 Q.resize(size_t(degree));
                 for (int z = 0; z < Zc; ++z) {
                     // Variable-to-check: the posterior less this check's last message.
@@ -94,7 +97,8 @@ ldpc_decoder::decode(const float* llr, size_t count, uint8_t* bits, float* app) 
                     bool negative = false;
                     for (int k = 0; k < degree; ++k) {
                         const int e = first + k;
-                        const int v = m_column[size_t(e)] * Zc + (z + m_shift[size_t(e)]) % Zc;
+                        const int v =
+                            m_column[size_t(e)] * Zc + (z + m_shift[size_t(e)]) % Zc;
                         const float q = L[size_t(v)] - R[size_t(e) * Zc + z];
                         Q[size_t(k)] = q;
                         const float a = std::fabs(q);
@@ -119,8 +123,8 @@ ldpc_decoder::decode(const float* llr, size_t count, uint8_t* bits, float* app) 
                             magnitude = m_config.scale * (k == argmin ? min2 : min1);
                             break;
                         case ldpc_algorithm::offset_min_sum:
-                            magnitude =
-                                std::max((k == argmin ? min2 : min1) - m_config.offset, 0.0f);
+                            magnitude = std::max(
+                                (k == argmin ? min2 : min1) - m_config.offset, 0.0f);
                             break;
                         default:
                             magnitude = phi(std::max(phi_sum - phi(std::fabs(q)), 0.0f));
@@ -128,7 +132,8 @@ ldpc_decoder::decode(const float* llr, size_t count, uint8_t* bits, float* app) 
                         const bool sign = negative ^ (q < 0.0f); // the others' sign
                         const float message = clamp_llr(sign ? -magnitude : magnitude);
                         R[size_t(e) * Zc + z] = message;
-                        const int v = m_column[size_t(e)] * Zc + (z + m_shift[size_t(e)]) % Zc;
+                        const int v =
+                            m_column[size_t(e)] * Zc + (z + m_shift[size_t(e)]) % Zc;
                         L[size_t(v)] = clamp_llr(q + message);
                     }
                 }

@@ -12,6 +12,9 @@ namespace mimo_gpu {
 
 namespace {
 
+/// The LLR of a filler bit: known to be 0.
+constexpr float k_ldpc_known_bit_llr = 1e4f;
+
 /// Far above any 38.214 transport block size; keeps every count within int.
 constexpr int k_largest_A = 1 << 21;
 
@@ -196,6 +199,96 @@ void nr_transport_block_encoder::encode(const uint8_t* a, uint8_t* g) const
         rm.match(d.data(), m_format.rv, g + offset);
         offset += size_t(m_E[size_t(r)]);
     }
+}
+
+nr_transport_block_decoder::nr_transport_block_decoder(
+    const nr_transport_block_format& format, const ldpc_decoder_config& decoder)
+    : m_format((format.validate(), format)),
+      m_seg(format.segmentation()),
+      m_E(format.rate_matched_sizes()),
+      m_decoder(m_seg.code(), decoder)
+{
+}
+
+void nr_transport_block_decoder::set_redundancy_version(int rv)
+{
+    if (rv < 0 || rv > 3)
+        bad("rv = " + std::to_string(rv) + " (expected 0..3)");
+    m_format.rv = rv;
+}
+
+std::vector<transport_block_result> nr_transport_block_decoder::decode(const float* llr,
+                                                                       size_t count,
+                                                                       uint8_t* a,
+                                                                       float* soft)
+{
+    if (count == 0)
+        return {};
+    if (!llr || !a)
+        bad("decode: null buffer");
+    const nr_segmentation& s = m_seg;
+    const size_t G = size_t(m_format.G), per_tb = soft_buffer_size();
+    for (size_t t = 0; t < count; ++t)
+        for (size_t i = 0; i < G; ++i)
+            if (!std::isfinite(llr[t * G + i]))
+                bad("decode: transport block " + std::to_string(t) +
+                    " has a non-finite LLR");
+    // Code blocks of all transport blocks in one batch: the full codeword's
+    // LLRs, 2 Zc punctured (0), then the soft buffer, filler bits known 0.
+    const int n = s.code().codeword_bits();
+    m_codeword.assign(count * size_t(s.C) * size_t(n), 0.0f);
+    std::vector<bool> informed(count * size_t(s.C));
+    for (size_t t = 0; t < count; ++t) {
+        float* buffers = soft ? soft + t * per_tb : nullptr;
+        if (!buffers) {
+            m_soft.assign(per_tb, 0.0f);
+            buffers = m_soft.data();
+        }
+        size_t offset = t * G;
+        for (int r = 0; r < s.C; ++r) {
+            const nr_rate_matcher rm(s, m_E[size_t(r)], m_format.Qm);
+            float* buffer = buffers + size_t(r) * size_t(s.N);
+            rm.dematch(llr + offset, m_format.rv, buffer);
+            offset += size_t(m_E[size_t(r)]);
+            float* x = m_codeword.data() + (t * size_t(s.C) + size_t(r)) * size_t(n);
+            int nonzero = 0;
+            for (int k = 0; k < s.N; ++k) {
+                const bool filler = rm.is_filler(k);
+                x[2 * s.Zc + k] = filler ? k_ldpc_known_bit_llr : buffer[k];
+                nonzero += !filler && buffer[k] != 0.0f;
+            }
+            informed[t * size_t(s.C) + size_t(r)] = nonzero >= s.K_prime;
+        }
+    }
+    m_bits.resize(count * size_t(s.C) * size_t(s.K));
+    const std::vector<ldpc_block_result> blocks =
+        m_decoder.decode(m_codeword.data(), count * size_t(s.C), m_bits.data());
+    // Desegmentation and the CRCs.
+    std::vector<transport_block_result> results(count);
+    std::vector<uint8_t> b(size_t(s.B));
+    const int data = s.K_prime - s.cb_crc;
+    for (size_t t = 0; t < count; ++t) {
+        transport_block_result& res = results[t];
+        res.code_blocks = s.C;
+        for (int r = 0; r < s.C; ++r) {
+            const size_t k = t * size_t(s.C) + size_t(r);
+            const uint8_t* block = m_bits.data() + k * size_t(s.K);
+            std::copy_n(block, data, b.begin() + size_t(r) * data);
+            res.max_iterations = std::max(res.max_iterations, blocks[k].iterations);
+            if (!informed[k])
+                ++res.code_blocks_no_information;
+            else if (s.C > 1 && crc_check(crc_type::crc24b, block, size_t(s.K_prime)))
+                ++res.code_blocks_crc_ok;
+        }
+        const bool tb_ok = crc_check(
+            s.tb_crc == 24 ? crc_type::crc24a : crc_type::crc16, b.data(), b.size());
+        res.crc_ok = tb_ok && res.code_blocks_no_information == 0 &&
+                     (s.C == 1 || res.code_blocks_crc_ok == s.C);
+        if (s.C == 1 && res.crc_ok)
+            res.code_blocks_crc_ok = 1;
+        std::copy_n(b.begin(), s.A, a + t * size_t(s.A));
+    }
+    return results;
 }
 
 } // namespace mimo_gpu
