@@ -2,8 +2,11 @@
 // graphs, the encoder and the parity check. docs/ldpc.md.
 #pragma once
 
+#include <mimo_gpu/backend.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace mimo_gpu {
@@ -76,16 +79,31 @@ struct ldpc_block_result {
     bool parity_ok = false; ///< the hard decisions satisfy H x = 0
 };
 
+namespace detail {
+class ldpc_engine; // lib/core/ldpc/ldpc_engine.h
+}
+
 /// Layered decoding of one code (38.212's base graph rows as layers, in
-/// order), CPU. LLRs are L = ln P(0)/P(1) of the full codeword x = [c | w]
-/// (codeword_bits() per block): the 2 Zc punctured bits and any bit not
-/// received get 0, known filler bits a large positive value.
+/// order), on the CPU or CUDA. LLRs are L = ln P(0)/P(1) of the full codeword
+/// x = [c | w] (codeword_bits() per block): the 2 Zc punctured bits and any bit
+/// not received get 0, known filler bits a large positive value. The CUDA
+/// engine gives the CPU's results bit for bit with min-sum (normalized and
+/// offset); with sum-product to rounding (the logarithms and tanh of the two
+/// libraries differ in the last ulp).
 class ldpc_decoder
 {
 public:
-    ldpc_decoder(const ldpc_code& code, const ldpc_decoder_config& config = {});
+    /// Throws std::invalid_argument for a bad code or configuration.
+    ldpc_decoder(const ldpc_code& code,
+                 const ldpc_decoder_config& config = {},
+                 backend requested = backend::automatic);
+    ~ldpc_decoder();
+    ldpc_decoder(ldpc_decoder&&) noexcept;
+    ldpc_decoder& operator=(ldpc_decoder&&) noexcept;
+
     const ldpc_code& code() const { return m_code; }
     const ldpc_decoder_config& config() const { return m_config; }
+    backend active_backend() const;
 
     /// count blocks: llr (count * codeword_bits()), bits (count * K: the hard
     /// decisions on c), app (optional, count * codeword_bits(): a-posteriori
@@ -96,9 +114,7 @@ public:
 private:
     ldpc_code m_code;
     ldpc_decoder_config m_config;
-    std::vector<int>
-        m_row_start; ///< edges of base row r: [m_row_start[r], m_row_start[r+1])
-    std::vector<int> m_column, m_shift;
+    std::unique_ptr<detail::ldpc_engine> m_engine;
 };
 
 /// The number of parity checks of H x (x: the full codeword, codeword_bits()

@@ -110,7 +110,9 @@ class nr_transport_block_decoder
 {
 public:
     nr_transport_block_decoder(const nr_transport_block_format& format,
-                               const ldpc_decoder_config& decoder = {});
+                               const ldpc_decoder_config& decoder = {},
+                               backend requested = backend::automatic);
+    backend active_backend() const { return m_decoder.active_backend(); }
     const nr_transport_block_format& format() const { return m_format; }
     const nr_segmentation& segmentation() const { return m_seg; }
     /// The rv of the following transmissions, 0..3.

@@ -202,11 +202,13 @@ void nr_transport_block_encoder::encode(const uint8_t* a, uint8_t* g) const
 }
 
 nr_transport_block_decoder::nr_transport_block_decoder(
-    const nr_transport_block_format& format, const ldpc_decoder_config& decoder)
+    const nr_transport_block_format& format,
+    const ldpc_decoder_config& decoder,
+    backend requested)
     : m_format((format.validate(), format)),
       m_seg(format.segmentation()),
       m_E(format.rate_matched_sizes()),
-      m_decoder(m_seg.code(), decoder)
+      m_decoder(m_seg.code(), decoder, requested)
 {
 }
 

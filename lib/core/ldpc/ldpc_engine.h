@@ -1,0 +1,108 @@
+// The engines behind ldpc_decoder (CPU, CUDA) and what they share: the lifted
+// graph as layers, and the check-node rule, written once for the CPU loop and
+// the CUDA kernel (min-sum float op for float op alike, so the two engines
+// agree bit for bit; sum-product's logarithms and tanh differ in the last ulp).
+#pragma once
+
+#include <mimo_gpu/backend.h>
+#include <mimo_gpu/nr_ldpc.h>
+
+#include "../runtime/host_device.h"
+
+#include <math.h>
+#include <memory>
+#include <vector>
+
+namespace mimo_gpu {
+namespace detail {
+
+/// Messages and a-posteriori LLRs stay within this bound: a saturated input (a
+/// known filler bit) stays finite through any sum.
+constexpr float k_ldpc_llr_limit = 1e6f;
+/// Rows of BG1 have at most 19 edges, of BG2 10.
+constexpr int k_ldpc_max_row_degree = 19;
+
+/// The base graph's edges row by row (the layers): row r's edges are
+/// [row_start[r], row_start[r + 1]); column and shift (mod Zc) per edge.
+struct ldpc_layers {
+    std::vector<int> row_start, column, shift;
+    static ldpc_layers of(const ldpc_code& code);
+};
+
+class ldpc_engine
+{
+public:
+    virtual ~ldpc_engine() = default;
+    virtual backend kind() const = 0;
+    /// Host memory, finite LLRs (checked by ldpc_decoder); results: count entries.
+    virtual void decode(const float* llr,
+                        size_t count,
+                        uint8_t* bits,
+                        float* app,
+                        ldpc_block_result* results) = 0;
+};
+
+std::unique_ptr<ldpc_engine> make_cpu_ldpc_engine(const ldpc_code& code,
+                                                  const ldpc_decoder_config& config);
+std::unique_ptr<ldpc_engine>
+make_cuda_ldpc_engine(const ldpc_code& code,
+                      const ldpc_decoder_config& config); // ldpc_decoder.cu
+
+MIMO_HD float ldpc_clamp(float v)
+{
+    return v > k_ldpc_llr_limit ? k_ldpc_llr_limit
+                                : (v < -k_ldpc_llr_limit ? -k_ldpc_llr_limit : v);
+}
+
+/// phi(x) = -ln tanh(x / 2), its own inverse on (0, inf): sum-product's
+/// magnitude is phi(sum of the others' phi(|Q|)). Float's tanh rounds to 1
+/// beyond ~17, so a message saturates at phi(1e-7) = 16.8.
+MIMO_HD float ldpc_phi(float x)
+{
+    x = x > 1e-7f ? x : 1e-7f;
+    if (x > 30.0f)
+        return 2.0f * expf(-x); // -ln tanh(x/2) ~ 2 e^-x
+    return -logf(tanhf(0.5f * x));
+}
+
+/// One lifted check's reduction over its edges' variable-to-check values Q.
+struct ldpc_check {
+    float min1 = k_infinity, min2 = k_infinity, phi_sum = 0.0f;
+    int argmin = -1;
+    bool negative = false;
+
+    MIMO_HD void add(float q, int k, bool sum_product)
+    {
+        const float a = fabsf(q);
+        negative ^= q < 0.0f;
+        if (a < min1) {
+            min2 = min1;
+            min1 = a;
+            argmin = k;
+        } else if (a < min2) {
+            min2 = a;
+        }
+        if (sum_product)
+            phi_sum += ldpc_phi(a);
+    }
+
+    /// The check-to-variable message to edge k, whose Q is q.
+    MIMO_HD float message(float q, int k, const ldpc_decoder_config& rule) const
+    {
+        const float others = k == argmin ? min2 : min1;
+        float magnitude;
+        if (rule.algorithm == ldpc_algorithm::normalized_min_sum)
+            magnitude = rule.scale * others;
+        else if (rule.algorithm == ldpc_algorithm::offset_min_sum)
+            magnitude = others - rule.offset > 0.0f ? others - rule.offset : 0.0f;
+        else {
+            const float rest = phi_sum - ldpc_phi(fabsf(q));
+            magnitude = ldpc_phi(rest > 0.0f ? rest : 0.0f);
+        }
+        const bool sign = negative ^ (q < 0.0f); // the others' sign
+        return ldpc_clamp(sign ? -magnitude : magnitude);
+    }
+};
+
+} // namespace detail
+} // namespace mimo_gpu
