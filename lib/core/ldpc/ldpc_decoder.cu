@@ -113,9 +113,10 @@ public:
         MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
             &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (m_shared > size_t(limit))
-            throw std::invalid_argument("mimo_gpu: LDPC decoder: a code block of " +
-                                        std::to_string(code.codeword_bits()) +
-                                        " bits needs more shared memory than this GPU has");
+            throw std::invalid_argument(
+                "mimo_gpu: LDPC decoder: a code block of " +
+                std::to_string(code.codeword_bits()) +
+                " bits needs more shared memory than this GPU has");
         MIMO_CUDA_CHECK(cudaFuncSetAttribute(ldpc_layered_kernel,
                                              cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              int(m_shared)));
@@ -146,8 +147,11 @@ public:
         a.K = int(K);
         a.edges = m_edges;
         a.rule = m_config;
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(
-            const_cast<float*>(a.llr), llr, count * n * sizeof(float), cudaMemcpyHostToDevice, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(a.llr),
+                                        llr,
+                                        count * n * sizeof(float),
+                                        cudaMemcpyHostToDevice,
+                                        s));
         MIMO_CUDA_CHECK(cudaMemsetAsync(
             a.R, 0, count * size_t(m_edges) * size_t(m_code.Zc) * sizeof(float), s));
         const int threads = std::min(384, (m_code.Zc + 31) / 32 * 32);
@@ -160,8 +164,11 @@ public:
                 app, a.app, count * n * sizeof(float), cudaMemcpyDeviceToHost, s));
         std::vector<int> iterations(count);
         std::vector<uint8_t> ok(count);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(
-            iterations.data(), a.iterations, count * sizeof(int), cudaMemcpyDeviceToHost, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(iterations.data(),
+                                        a.iterations,
+                                        count * sizeof(int),
+                                        cudaMemcpyDeviceToHost,
+                                        s));
         MIMO_CUDA_CHECK(
             cudaMemcpyAsync(ok.data(), a.parity_ok, count, cudaMemcpyDeviceToHost, s));
         m_stream.synchronize();
