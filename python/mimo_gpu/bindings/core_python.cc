@@ -582,11 +582,13 @@ py::tuple tb_decode(const carray<float>& llr,
 
 void bind_core_detectors(py::module m); // core_detector_python.cc
 void bind_core_receiver(py::module m);  // core_receiver_python.cc
+void bind_core_ldpc(py::module m);      // core_ldpc_python.cc
 
 void bind_core(py::module m)
 {
     bind_core_detectors(m);
     bind_core_receiver(m);
+    bind_core_ldpc(m);
     m.def("cuda_available",
           &::mimo_gpu::cuda_available,
           "True when the library was built with CUDA and a usable GPU is present.");
