@@ -71,7 +71,8 @@ public:
         int v[32];
         for (int it = 0; it < m_iterations; ++it)
             for (int r = 0; r < m_code.rows(); ++r) {
-                const int first = m_start[size_t(r)], degree = m_start[size_t(r) + 1] - first;
+                const int first = m_start[size_t(r)],
+                          degree = m_start[size_t(r) + 1] - first;
                 for (int z = 0; z < Zc; ++z) {
                     for (int k = 0; k < degree; ++k) {
                         const int e = first + k;
@@ -85,8 +86,8 @@ public:
                     for (int k = degree - 1; k >= 0; --k)
                         suffix[k] = suffix[k + 1] * t[k];
                     for (int k = 0; k < degree; ++k) {
-                        const double p =
-                            std::clamp(prefix[k] * suffix[k + 1], -1.0 + 1e-15, 1.0 - 1e-15);
+                        const double p = std::clamp(
+                            prefix[k] * suffix[k + 1], -1.0 + 1e-15, 1.0 - 1e-15);
                         const double m = 2.0 * std::atanh(p);
                         R[size_t(first + k) * Zc + z] = m;
                         L[size_t(v[k])] = q[k] + m;
@@ -118,8 +119,9 @@ void capacity_and_dispersion(double sigma2, double& C, double& V)
         const double pdf = std::exp(-0.5 * (y - 1.0) * (y - 1.0) / sigma2) /
                            std::sqrt(2.0 * M_PI * sigma2);
         const double a = -2.0 * y / sigma2; // log2(1 + e^a), stably
-        const double info = 1.0 - (a > 0 ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a))) /
-                                      std::log(2.0);
+        const double info =
+            1.0 - (a > 0 ? a + std::log1p(std::exp(-a)) : std::log1p(std::exp(a))) /
+                      std::log(2.0);
         m1 += w * pdf * info * h;
         m2 += w * pdf * info * info * h;
     }
@@ -159,7 +161,7 @@ int main(int argc, char** argv)
     cli.add_option("E", "N", "sent bits per code block (rate K'/E)", "12288");
     cli.add_option("base-graph", "N", "1 or 2", "1");
     cli.add_option("ebn0", "LIST", "Eb/N0 points in dB", "1,1.25,1.5,1.75,2");
-    cli.add_option("decoders", "LIST", "decoders, see below", "sp,nms:0.75");
+    cli.add_option("decoders", "LIST", "decoders, see below", "sp,oms:0.5,nms:0.75");
     cli.add_option("iterations", "N", "layered iterations", "10");
     cli.add_flag("early-stop", "stop a block once its parity checks hold");
     cli.add_option("min-errors", "N", "frame errors that end a point", "100");
@@ -200,7 +202,8 @@ int main(int argc, char** argv)
         s.F = s.K - K_prime;
         s.N = (bg == 1 ? 66 : 50) * s.Zc;
         const ldpc_code code = s.code();
-        const nr_rate_matcher rm = checked_setup([&] { return nr_rate_matcher(s, E, 1); });
+        const nr_rate_matcher rm =
+            checked_setup([&] { return nr_rate_matcher(s, E, 1); });
         const double R = double(K_prime) / E;
         std::vector<decoder_column> columns;
         for (const std::string& spec : split(cli.text("decoders"))) {
@@ -275,7 +278,8 @@ int main(int argc, char** argv)
                         for (int b = int(t); b < count; b += int(threads)) {
                             std::seed_seq seq{ seed, uint64_t(p), done + uint64_t(b) };
                             std::mt19937_64 rng(seq);
-                            std::normal_distribution<double> noise(0.0, std::sqrt(sigma2));
+                            std::normal_distribution<double> noise(0.0,
+                                                                   std::sqrt(sigma2));
                             uint8_t* cb = c.data() + size_t(b) * s.K;
                             for (int i = 0; i < s.K; ++i)
                                 cb[i] = i < K_prime ? uint8_t(rng() >> 63) : 0;
@@ -283,13 +287,15 @@ int main(int argc, char** argv)
                             rm.match(d.data(), 0, f.data());
                             for (int i = 0; i < E; ++i)
                                 fl[size_t(i)] = float(
-                                    2.0 * ((f[size_t(i)] ? -1.0 : 1.0) + noise(rng)) / sigma2);
+                                    2.0 * ((f[size_t(i)] ? -1.0 : 1.0) + noise(rng)) /
+                                    sigma2);
                             std::fill(soft.begin(), soft.end(), 0.0f);
                             rm.dematch(fl.data(), 0, soft.data());
                             float* x = llr.data() + size_t(b) * n;
                             std::fill(x, x + 2 * s.Zc, 0.0f);
                             for (int k = 0; k < s.N; ++k)
-                                x[2 * s.Zc + k] = rm.is_filler(k) ? 1e4f : soft[size_t(k)];
+                                x[2 * s.Zc + k] =
+                                    rm.is_filler(k) ? 1e4f : soft[size_t(k)];
                         }
                     });
                 for (auto& th : pool)
@@ -297,7 +303,8 @@ int main(int argc, char** argv)
                 for (auto& col : columns) {
                     const auto start = std::chrono::steady_clock::now();
                     if (col.dec) {
-                        const auto r = col.dec->decode(llr.data(), size_t(count), bits.data());
+                        const auto r =
+                            col.dec->decode(llr.data(), size_t(count), bits.data());
                         for (const auto& x : r)
                             col.iterations[p] += uint64_t(x.iterations);
                     } else {
@@ -316,9 +323,10 @@ int main(int argc, char** argv)
                                        std::chrono::steady_clock::now() - start)
                                        .count();
                     for (int b = 0; b < count; ++b)
-                        col.errors[p] += !std::equal(c.begin() + size_t(b) * s.K,
-                                                     c.begin() + size_t(b) * s.K + K_prime,
-                                                     bits.begin() + size_t(b) * s.K);
+                        col.errors[p] +=
+                            !std::equal(c.begin() + size_t(b) * s.K,
+                                        c.begin() + size_t(b) * s.K + K_prime,
+                                        bits.begin() + size_t(b) * s.K);
                     col.blocks[p] += uint64_t(count);
                 }
                 done += uint64_t(count);
@@ -352,7 +360,8 @@ int main(int argc, char** argv)
             std::vector<double> fer;
             uint64_t blocks = 0, its = 0;
             for (size_t p = 0; p < ebn0.size(); ++p) {
-                fer.push_back(double(col.errors[p]) / double(std::max<uint64_t>(1, col.blocks[p])));
+                fer.push_back(double(col.errors[p]) /
+                              double(std::max<uint64_t>(1, col.blocks[p])));
                 blocks += col.blocks[p];
                 its += col.iterations[p];
             }
@@ -364,7 +373,11 @@ int main(int argc, char** argv)
                         double(its) / double(blocks),
                         1e3 * col.seconds / double(blocks));
         }
-        std::printf("%-12s %15.3f dB  (n = %d, k = %d)\n", "normal appr.", na_crossing, E, K_prime);
+        std::printf("%-12s %15.3f dB  (n = %d, k = %d)\n",
+                    "normal appr.",
+                    na_crossing,
+                    E,
+                    K_prime);
         if (cli.is_set("json") && !cli.text("json").empty()) {
             std::ofstream out(cli.text("json"));
             if (!out)

@@ -3,7 +3,7 @@
  */
 // mimo_gpu.core's 5G NR LDPC functions on numpy arrays (issue 27, in progress):
 //   d = core.ldpc_encode(c, base_graph=1, Zc=384)
-//   bits, results = core.ldpc_decode(llr, base_graph, Zc, algorithm="normalized-min-sum")
+//   bits, results = core.ldpc_decode(llr, base_graph, Zc, algorithm="offset-min-sum")
 //   g = core.nr_tb_encode(a, A, G, Qm)
 //   a, results = core.nr_tb_decode(llr, A, G, Qm, soft=buffers)  # HARQ: buffers kept
 //   core.nr_segmentation(A, G) -> dict
@@ -28,15 +28,15 @@ using mimo_gpu_python::carray;
 using mimo_gpu_python::shape_error;
 
 /// Rows of a (n,) or (count, n) array: 1 or count.
-size_t rows_of(const py::array& a, const std::string& name, int n, const std::string& what)
+size_t
+rows_of(const py::array& a, const std::string& name, int n, const std::string& what)
 {
     if (a.ndim() == 1 && a.shape(0) == n)
         return 1;
     if (a.ndim() == 2 && a.shape(1) == n)
         return size_t(a.shape(0));
-    shape_error(name,
-                "(" + what + " = " + std::to_string(n) + ",) or (count, " + what + ")",
-                a);
+    shape_error(
+        name, "(" + what + " = " + std::to_string(n) + ",) or (count, " + what + ")", a);
 }
 
 template <typename T>
@@ -81,7 +81,8 @@ void check_bits(const carray<uint8_t>& b, const char* name)
     return c;
 }
 
-py::array_t<uint8_t> ldpc_encode(const carray<uint8_t>& c, int base_graph, int Zc, bool full)
+py::array_t<uint8_t>
+ldpc_encode(const carray<uint8_t>& c, int base_graph, int Zc, bool full)
 {
     const ::mimo_gpu::ldpc_code code{ base_graph, Zc };
     const ::mimo_gpu::ldpc_encoder enc(code);
@@ -147,10 +148,11 @@ nr_format(int A, int G, int Qm, int NL, int rv, int base_graph)
     return f;
 }
 
-py::array_t<uint8_t>
-nr_tb_encode(const carray<uint8_t>& a, int A, int G, int Qm, int NL, int rv, int base_graph)
+py::array_t<uint8_t> nr_tb_encode(
+    const carray<uint8_t>& a, int A, int G, int Qm, int NL, int rv, int base_graph)
 {
-    const ::mimo_gpu::nr_transport_block_encoder enc(nr_format(A, G, Qm, NL, rv, base_graph));
+    const ::mimo_gpu::nr_transport_block_encoder enc(
+        nr_format(A, G, Qm, NL, rv, base_graph));
     const size_t count = rows_of(a, "a", A, "A");
     check_bits(a, "a");
     auto g = shaped_like<uint8_t>(a, count, G);
@@ -185,11 +187,13 @@ py::tuple nr_tb_decode(const carray<float>& llr,
         // The caller's HARQ soft buffers, updated in place: float32, C-contiguous.
         soft_array = py::cast<py::array_t<float>>(soft);
         const size_t want = count * dec.soft_buffer_size();
-        if (!(soft_array.flags() & py::array::c_style) || size_t(soft_array.size()) != want ||
+        if (!(soft_array.flags() & py::array::c_style) ||
+            size_t(soft_array.size()) != want ||
             !py::isinstance<py::array_t<float>>(soft))
             throw py::value_error("soft must be a C-contiguous float32 array of " +
                                   std::to_string(want) + " values (count * " +
-                                  std::to_string(dec.soft_buffer_size()) + ", see "
+                                  std::to_string(dec.soft_buffer_size()) +
+                                  ", see "
                                   "nr_segmentation()['soft_buffer'])");
         buffers = soft_array.mutable_data();
     }
@@ -253,7 +257,7 @@ void bind_core_ldpc(py::module m)
           py::arg("llr"),
           py::arg("base_graph") = 1,
           py::arg("Zc") = 384,
-          py::arg("algorithm") = "normalized-min-sum",
+          py::arg("algorithm") = "offset-min-sum",
           py::arg("iterations") = 10,
           py::arg("scale") = 0.75f,
           py::arg("offset") = 0.5f,
@@ -285,7 +289,7 @@ void bind_core_ldpc(py::module m)
           py::arg("rv") = 0,
           py::arg("base_graph") = 0,
           py::arg("soft") = py::none(),
-          py::arg("algorithm") = "normalized-min-sum",
+          py::arg("algorithm") = "offset-min-sum",
           py::arg("iterations") = 10,
           py::arg("backend") = "auto",
           "NR transport block decoder: llr (G,) or (count, G) float32 -> (a, a dict per "
