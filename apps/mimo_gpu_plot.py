@@ -10,6 +10,9 @@ A result of `mimo_gpu_simulate --coded` gets three panels: the detectors' BER
 before decoding (on the coded bits), the coded BER after the turbo decoder, and
 the block error rate (BLER) of the transport blocks.
 
+A result of `mimo_gpu_ldpc_fer` gets one panel: each LDPC decoder's frame
+error rate versus Eb/N0 beside the normal approximation.
+
 A result of `mimo_gpu_idd` (iterative detection and decoding) gets one panel:
 the BLER of each receiver, "mmse x3" being mmse with up to 3 outer
 iterations and a bare name (e.g. "ml") a one-shot detector.
@@ -34,6 +37,8 @@ def load(path):
     except (OSError, json.JSONDecodeError) as e:
         sys.exit(f"mimo_gpu_plot.py: cannot read {path}: {e}")
     if data.get("program") == "mimo_gpu_idd" and data.get("receivers"):
+        return data
+    if data.get("program") == "mimo_gpu_ldpc_fer" and data.get("decoders"):
         return data
     if data.get("program") != "mimo_gpu_simulate" or not data.get("points"):
         sys.exit(f"mimo_gpu_plot.py: {path} is not a mimo_gpu_simulate or mimo_gpu_idd "
@@ -219,6 +224,41 @@ def plot(data, png, title=None):
     plt.close(fig)
 
 
+def fer_curves(data):
+    """{decoder: [(ebn0, fer, blocks, errors), ...]} of a mimo_gpu_ldpc_fer result."""
+    return {d["decoder"]: [(p["ebn0_db"], p["fer"], p["blocks"], p["errors"])
+                           for p in d["points"]] for d in data["decoders"]}
+
+
+def plot_fer(data, png, title=None):
+    zero_notes = []
+    fig, ax = plt.subplots(figsize=(8, 5.8))
+    draw(ax, fer_curves(data), "frame error rate", "", zero_notes, "frame errors",
+         target=data.get("target_fer", 1e-2))
+    # The normal approximation falls steeply: marked where it crosses the target.
+    na_at = data["normal_approximation_ebn0_db"]
+    ax.axvline(na_at, color="gray", linestyle="--", linewidth=1.0,
+               label=f"normal approximation ({na_at:.2f} dB at {data.get('target_fer', 1e-2):g})")
+    left, right = ax.get_xlim()
+    ax.set_xlim(min(left, na_at - 0.1), right)
+    ax.legend(fontsize=7.5, loc="lower left")
+    ax.set_xlabel("Eb/N0 [dB]")
+    suptitle = title or (f"NR LDPC BG{data['base_graph']}, K' = {data['K_prime']} on E = "
+                         f"{data['E']} (Zc = {data['Zc']}), BPSK AWGN, {data['iterations']} "
+                         f"layered iterations{'' if data.get('early_stop') else ' (no early stop)'}, "
+                         f"{data.get('backend', '?')} backend")
+    lines = textwrap.wrap(suptitle, 100)
+    notes = textwrap.wrap("; ".join(zero_notes), 130) if zero_notes else []
+    line = 0.22 / 5.8
+    fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
+    fig.tight_layout(rect=(0, (len(notes) + 0.5) * line * 0.8 if notes else 0, 1,
+                           1 - (len(lines) + 0.6) * line))
+    if notes:
+        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, va="bottom", ha="left")
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
 def plot_idd(data, png, title=None):
     zero_notes = []
     fig, ax = plt.subplots(figsize=(8, 5.8))
@@ -254,6 +294,11 @@ def main(argv=None):
     args = parser.parse_args(argv)
     png = args.output or (args.json[:-5] if args.json.endswith(".json") else args.json) + ".png"
     data = load(args.json)
+    if data["program"] == "mimo_gpu_ldpc_fer":
+        plot_fer(data, png, args.title)
+        print(f"mimo_gpu_plot.py: wrote {png}")
+        print_snr_table(data, data.get("target_fer", 1e-2), "FER", fer_curves(data))
+        return
     if data["program"] == "mimo_gpu_idd":
         plot_idd(data, png, args.title)
         print(f"mimo_gpu_plot.py: wrote {png}")

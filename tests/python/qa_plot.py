@@ -78,5 +78,33 @@ class qa_idd_result(unittest.TestCase):
         self.assertIn("relative to ML", text)  # the one-shot ML is the reference
 
 
+class qa_ldpc_fer_result(unittest.TestCase):
+
+    def test_decoders_become_curves_and_a_png(self):
+        import contextlib
+        import io
+        import json
+        import tempfile
+
+        def decoder(name, errors):
+            return {"decoder": name, "points": [
+                {"ebn0_db": e, "fer": n / 1000, "errors": n, "blocks": 1000,
+                 "normal_approximation": 1e-12} for e, n in zip((1.0, 1.5, 2.0), errors)]}
+        data = {"program": "mimo_gpu_ldpc_fer", "K_prime": 6144, "E": 12288, "base_graph": 1,
+                "Zc": 288, "iterations": 10, "early_stop": False, "backend": "cpu",
+                "target_fer": 0.01, "normal_approximation_ebn0_db": 0.4,
+                "decoders": [decoder("sp", (900, 5, 0)), decoder("oms:0.5", (990, 60, 1))]}
+        self.assertEqual(plot.fer_curves(data)["sp"][1], (1.5, 0.005, 1000, 5))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "fer.json")
+            with open(path, "w") as f:
+                json.dump(data, f)
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                plot.main([path])
+            self.assertTrue(os.path.getsize(os.path.join(d, "fer.png")) > 10000)
+        self.assertIn("oms:0.5: 1.", out.getvalue())
+
+
 if __name__ == "__main__":
     unittest.main()
