@@ -72,10 +72,10 @@ public:
     void dematch(const float* f_llr, int rv, float* soft) const;
     /// Whether d_k is a filler bit (not sent, known 0).
     bool is_filler(int k) const { return k >= m_filler_begin && k < m_filler_end; }
+    /// The circular buffer position of each of the E sent bits (f's order).
+    std::vector<int> positions(int rv) const;
 
 private:
-    /// The circular buffer positions the E (de-interleaved) bits come from.
-    std::vector<int> positions(int rv) const;
     nr_segmentation m_seg;
     int m_E, m_Qm, m_filler_begin, m_filler_end;
 };
@@ -127,15 +127,21 @@ public:
     /// combine (incremental redundancy across rv, Chase combining for one rv).
     /// Null: each block decodes from this transmission alone. A non-finite LLR
     /// throws std::invalid_argument naming its transport block (nothing decoded).
-    std::vector<transport_block_result>
-    decode(const float* llr, size_t count, uint8_t* a, float* soft = nullptr);
+    /// extrinsic (optional): count * G LLRs in llr's order, each sent bit's
+    /// a-posteriori LLR less its received LLR (an iterative receiver's prior for
+    /// its detector); 0 for code blocks without information.
+    std::vector<transport_block_result> decode(const float* llr,
+                                               size_t count,
+                                               uint8_t* a,
+                                               float* soft = nullptr,
+                                               float* extrinsic = nullptr);
 
 private:
     nr_transport_block_format m_format;
     nr_segmentation m_seg;
     std::vector<int> m_E;
     ldpc_decoder m_decoder;
-    std::vector<float> m_soft, m_codeword;
+    std::vector<float> m_soft, m_codeword, m_app;
     std::vector<uint8_t> m_bits;
 };
 

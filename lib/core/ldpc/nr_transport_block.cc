@@ -3,6 +3,8 @@
 #include <mimo_gpu/lte_turbo_code.h> // the CRCs: 38.212 5.1 has the same polynomials
 #include <mimo_gpu/nr_transport_block.h>
 
+#include "ldpc_engine.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -219,10 +221,8 @@ void nr_transport_block_decoder::set_redundancy_version(int rv)
     m_format.rv = rv;
 }
 
-std::vector<transport_block_result> nr_transport_block_decoder::decode(const float* llr,
-                                                                       size_t count,
-                                                                       uint8_t* a,
-                                                                       float* soft)
+std::vector<transport_block_result> nr_transport_block_decoder::decode(
+    const float* llr, size_t count, uint8_t* a, float* soft, float* extrinsic)
 {
     if (count == 0)
         return {};
@@ -263,8 +263,29 @@ std::vector<transport_block_result> nr_transport_block_decoder::decode(const flo
         }
     }
     m_bits.resize(count * size_t(s.C) * size_t(s.K));
+    if (extrinsic)
+        m_app.resize(m_codeword.size());
     const std::vector<ldpc_block_result> blocks =
-        m_decoder.decode(m_codeword.data(), count * size_t(s.C), m_bits.data());
+        m_decoder.decode(m_codeword.data(),
+                         count * size_t(s.C),
+                         m_bits.data(),
+                         extrinsic ? m_app.data() : nullptr);
+    if (extrinsic) // back to the sent positions: a-posteriori less this copy
+        for (size_t t = 0; t < count; ++t) {
+            size_t offset = t * G;
+            for (int r = 0; r < s.C; ++r) {
+                const nr_rate_matcher rm(s, m_E[size_t(r)], m_format.Qm);
+                const std::vector<int> at = rm.positions(m_format.rv);
+                const size_t k = t * size_t(s.C) + size_t(r);
+                const float* app = m_app.data() + k * size_t(n) + 2 * size_t(s.Zc);
+                for (int j = 0; j < m_E[size_t(r)]; ++j)
+                    extrinsic[offset + size_t(j)] =
+                        informed[k] ? detail::ldpc_clamp(app[at[size_t(j)]] -
+                                                         llr[offset + size_t(j)])
+                                    : 0.0f;
+                offset += size_t(m_E[size_t(r)]);
+            }
+        }
     // Desegmentation and the CRCs.
     std::vector<transport_block_result> results(count);
     std::vector<uint8_t> b(size_t(s.B));
