@@ -39,6 +39,8 @@ void bind_tb_decoder(py::module& m);
 void bind_tb_source(py::module& m);
 void bind_tb_stream_decoder(py::module& m);
 void bind_idd_receiver(py::module& m);
+void bind_nr_tb_encoder(py::module& m);
+void bind_nr_tb_decoder(py::module& m);
 // ) END BINDING_FUNCTION_PROTOTYPES
 
 
@@ -88,6 +90,8 @@ PYBIND11_MODULE(mimo_gpu_python, m)
     bind_tb_source(m);
     bind_tb_stream_decoder(m);
     bind_idd_receiver(m);
+    bind_nr_tb_encoder(m);
+    bind_nr_tb_decoder(m);
     // ) END BINDING_FUNCTION_CALLS
 
     bind_core(m.def_submodule("core", "The mimo_gpu core library on numpy arrays"));
