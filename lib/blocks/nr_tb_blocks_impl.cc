@@ -32,7 +32,8 @@ nr_format_of(int A, int G, int Qm, int NL, int rv, int base_graph)
     return f;
 }
 
-::mimo_gpu::ldpc_decoder_config ldpc_config_of(const std::string& algorithm, int iterations)
+::mimo_gpu::ldpc_decoder_config ldpc_config_of(const std::string& algorithm,
+                                               int iterations)
 {
     ::mimo_gpu::ldpc_decoder_config c;
     if (algorithm == "offset-min-sum")
@@ -60,13 +61,15 @@ void check_rv(int rv)
 
 // ---- encoder --------------------------------------------------------------
 
-nr_tb_encoder::sptr nr_tb_encoder::make(int A, int G, int Qm, int NL, int rv, int base_graph)
+nr_tb_encoder::sptr
+nr_tb_encoder::make(int A, int G, int Qm, int NL, int rv, int base_graph)
 {
     return gnuradio::make_block_sptr<nr_tb_encoder_impl>(
         nr_format_of(A, G, Qm, NL, rv, base_graph));
 }
 
-nr_tb_encoder_impl::nr_tb_encoder_impl(const ::mimo_gpu::nr_transport_block_format& format)
+nr_tb_encoder_impl::nr_tb_encoder_impl(
+    const ::mimo_gpu::nr_transport_block_format& format)
     : gr::block("nr_tb_encoder",
                 gr::io_signature::make(0, 0, 0),
                 gr::io_signature::make(0, 0, 0)),
@@ -137,10 +140,11 @@ nr_tb_decoder::sptr nr_tb_decoder::make(int A,
         int(checked_max_batch(max_blocks, "max_blocks")));
 }
 
-nr_tb_decoder_impl::nr_tb_decoder_impl(const ::mimo_gpu::nr_transport_block_format& format,
-                                       const ::mimo_gpu::ldpc_decoder_config& config,
-                                       ::mimo_gpu::backend requested,
-                                       int max_blocks)
+nr_tb_decoder_impl::nr_tb_decoder_impl(
+    const ::mimo_gpu::nr_transport_block_format& format,
+    const ::mimo_gpu::ldpc_decoder_config& config,
+    ::mimo_gpu::backend requested,
+    int max_blocks)
     : gr::block("nr_tb_decoder",
                 gr::io_signature::make(0, 0, 0),
                 gr::io_signature::make(0, 0, 0)),
@@ -203,10 +207,12 @@ bool nr_tb_decoder_impl::parse(const pmt::pmt_t& pdu, pending& p)
         }
         p.rv = int(pmt::to_long(rv));
     }
-    const pmt::pmt_t process = pmt::dict_ref(p.meta, pmt::mp("harq_process"), pmt::PMT_NIL);
+    const pmt::pmt_t process =
+        pmt::dict_ref(p.meta, pmt::mp("harq_process"), pmt::PMT_NIL);
     if (process != pmt::PMT_NIL) {
         if (!pmt::is_integer(process) || pmt::to_long(process) < 0) {
-            d_logger->error("a PDU whose \"harq_process\" is not an integer >= 0; dropped");
+            d_logger->error(
+                "a PDU whose \"harq_process\" is not an integer >= 0; dropped");
             return false;
         }
         p.process = pmt::to_long(process);
@@ -216,8 +222,8 @@ bool nr_tb_decoder_impl::parse(const pmt::pmt_t& pdu, pending& p)
     return true;
 }
 
-std::vector<bool> nr_tb_decoder_impl::decode_and_publish(const std::vector<pending>& batch,
-                                                         float* soft)
+std::vector<bool>
+nr_tb_decoder_impl::decode_and_publish(const std::vector<pending>& batch, float* soft)
 {
     const auto& f = d_decoder.format();
     const size_t count = batch.size(), G = size_t(f.G), A = size_t(f.A);
@@ -230,7 +236,8 @@ std::vector<bool> nr_tb_decoder_impl::decode_and_publish(const std::vector<pendi
     try {
         results = d_decoder.decode(d_llr.data(), count, d_bits.data(), soft);
     } catch (const std::exception& e) {
-        d_logger->error("{} transport block(s) not decoded: {}; dropped", count, e.what());
+        d_logger->error(
+            "{} transport block(s) not decoded: {}; dropped", count, e.what());
         return {};
     }
     std::vector<bool> passed(count);
@@ -244,7 +251,8 @@ std::vector<bool> nr_tb_decoder_impl::decode_and_publish(const std::vector<pendi
         meta = pmt::dict_add(meta,
                              pmt::mp("code_blocks_no_information"),
                              pmt::from_long(r.code_blocks_no_information));
-        meta = pmt::dict_add(meta, pmt::mp("iterations"), pmt::from_long(r.max_iterations));
+        meta =
+            pmt::dict_add(meta, pmt::mp("iterations"), pmt::from_long(r.max_iterations));
         ++d_blocks;
         d_crc_failures += r.crc_ok ? 0 : 1;
         passed[t] = r.crc_ok;

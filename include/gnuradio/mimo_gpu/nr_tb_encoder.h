@@ -31,8 +31,7 @@ public:
      * \param rv redundancy version 0..3
      * \param base_graph 0: chosen by 38.212 7.2.2 from A and A/G; 1 or 2
      */
-    static sptr
-    make(int A, int G, int Qm, int NL = 1, int rv = 0, int base_graph = 0);
+    static sptr make(int A, int G, int Qm, int NL = 1, int rv = 0, int base_graph = 0);
 
     virtual void set_rv(int rv) = 0;
     virtual int rv() const = 0;

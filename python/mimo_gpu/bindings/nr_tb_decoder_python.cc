@@ -46,7 +46,9 @@ void bind_nr_tb_decoder(py::module& m)
              D(nr_tb_decoder, make))
         .def("set_rv", &nr_tb_decoder::set_rv, py::arg("rv"), D(nr_tb_decoder, set_rv))
         .def("rv", &nr_tb_decoder::rv, D(nr_tb_decoder, rv))
-        .def("active_backend", &nr_tb_decoder::active_backend, D(nr_tb_decoder, active_backend))
+        .def("active_backend",
+             &nr_tb_decoder::active_backend,
+             D(nr_tb_decoder, active_backend))
         .def("blocks", &nr_tb_decoder::blocks, D(nr_tb_decoder, blocks))
         .def("crc_failures", &nr_tb_decoder::crc_failures, D(nr_tb_decoder, crc_failures))
         .def("harq_processes",

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(nr_tb_encoder.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(96716bf32941637c9bce67b9bd936185)                       */
+/* BINDTOOL_HEADER_FILE_HASH(c7c345e344eca81b9e9bf3f8347e07b1)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -43,5 +43,6 @@ void bind_nr_tb_encoder(py::module& m)
         .def("set_rv", &nr_tb_encoder::set_rv, py::arg("rv"), D(nr_tb_encoder, set_rv))
         .def("rv", &nr_tb_encoder::rv, D(nr_tb_encoder, rv))
         .def("code_blocks", &nr_tb_encoder::code_blocks, D(nr_tb_encoder, code_blocks))
-        .def("lifting_size", &nr_tb_encoder::lifting_size, D(nr_tb_encoder, lifting_size));
+        .def(
+            "lifting_size", &nr_tb_encoder::lifting_size, D(nr_tb_encoder, lifting_size));
 }
