@@ -16,7 +16,7 @@
 #include <mimo_gpu/nr_ldpc.h>
 #include <mimo_gpu/nr_transport_block.h>
 
-#include "../lib/core/ldpc/ldpc_base_graph.h"
+#include "../lib/core/ldpc/ldpc_engine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -49,34 +49,26 @@ class double_sum_product
 {
 public:
     double_sum_product(const ldpc_code& code, int iterations)
-        : m_code(code), m_iterations(iterations)
+        : m_code(code), m_iterations(iterations), m_layers(detail::ldpc_layers::of(code))
     {
-        const auto edges = detail::ldpc_edges(code);
-        m_start.assign(size_t(code.rows()) + 1, 0);
-        for (const auto& e : edges) {
-            ++m_start[size_t(e.row) + 1];
-            m_column.push_back(e.column);
-            m_shift.push_back(e.shift);
-        }
-        for (int r = 0; r < code.rows(); ++r)
-            m_start[size_t(r) + 1] += m_start[size_t(r)];
     }
 
     /// One block: llr (codeword_bits) -> bits (K).
     void decode(const float* llr, uint8_t* bits) const
     {
         const int Zc = m_code.Zc, n = m_code.codeword_bits();
-        std::vector<double> L(llr, llr + n), R(m_column.size() * size_t(Zc), 0.0);
+        const std::vector<int>&start = m_layers.row_start, &column = m_layers.column,
+              &shift = m_layers.shift;
+        std::vector<double> L(llr, llr + n), R(column.size() * size_t(Zc), 0.0);
         double q[32], t[32], prefix[33], suffix[33];
         int v[32];
         for (int it = 0; it < m_iterations; ++it)
             for (int r = 0; r < m_code.rows(); ++r) {
-                const int first = m_start[size_t(r)],
-                          degree = m_start[size_t(r) + 1] - first;
+                const int first = start[size_t(r)], degree = start[size_t(r) + 1] - first;
                 for (int z = 0; z < Zc; ++z) {
                     for (int k = 0; k < degree; ++k) {
                         const int e = first + k;
-                        v[k] = m_column[size_t(e)] * Zc + (z + m_shift[size_t(e)]) % Zc;
+                        v[k] = column[size_t(e)] * Zc + (z + shift[size_t(e)]) % Zc;
                         q[k] = L[size_t(v[k])] - R[size_t(e) * Zc + z];
                         t[k] = std::tanh(0.5 * q[k]);
                     }
@@ -101,7 +93,7 @@ public:
 private:
     ldpc_code m_code;
     int m_iterations;
-    std::vector<int> m_start, m_column, m_shift;
+    detail::ldpc_layers m_layers;
 };
 
 /// BPSK-AWGN capacity and dispersion (bits per channel use) at noise variance

@@ -224,6 +224,20 @@ def plot(data, png, title=None):
     plt.close(fig)
 
 
+def finish_one_panel(fig, suptitle, zero_notes, png):
+    """The title and the notes of a one-panel figure wrapped to its width, and the PNG."""
+    lines = textwrap.wrap(suptitle, 100)
+    notes = textwrap.wrap("; ".join(zero_notes), 130) if zero_notes else []
+    line = 0.22 / fig.get_size_inches()[1]
+    fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
+    fig.tight_layout(rect=(0, (len(notes) + 0.5) * line * 0.8 if notes else 0, 1,
+                           1 - (len(lines) + 0.6) * line))
+    if notes:
+        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, va="bottom", ha="left")
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+
+
 def fer_curves(data):
     """{decoder: [(ebn0, fer, blocks, errors), ...]} of a mimo_gpu_ldpc_fer result."""
     return {d["decoder"]: [(p["ebn0_db"], p["fer"], p["blocks"], p["errors"])
@@ -247,16 +261,7 @@ def plot_fer(data, png, title=None):
                          f"{data['E']} (Zc = {data['Zc']}), BPSK AWGN, {data['iterations']} "
                          f"layered iterations{'' if data.get('early_stop') else ' (no early stop)'}, "
                          f"{data.get('backend', '?')} backend")
-    lines = textwrap.wrap(suptitle, 100)
-    notes = textwrap.wrap("; ".join(zero_notes), 130) if zero_notes else []
-    line = 0.22 / 5.8
-    fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
-    fig.tight_layout(rect=(0, (len(notes) + 0.5) * line * 0.8 if notes else 0, 1,
-                           1 - (len(lines) + 0.6) * line))
-    if notes:
-        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, va="bottom", ha="left")
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
+    finish_one_panel(fig, suptitle, zero_notes, png)
 
 
 def plot_idd(data, png, title=None):
@@ -268,16 +273,7 @@ def plot_idd(data, png, title=None):
                          f"LTE turbo A = {data['A']}, G = {data['G']}; iterative detection and "
                          f"decoding (x N: up to N outer iterations), {data['blocks_per_point']} "
                          f"blocks/point, {data.get('backend', '?')} backend")
-    lines = textwrap.wrap(suptitle, 100)
-    notes = textwrap.wrap("; ".join(zero_notes), 130) if zero_notes else []
-    line = 0.22 / 5.8
-    fig.suptitle("\n".join(lines), fontsize=10, y=0.995, va="top")
-    fig.tight_layout(rect=(0, (len(notes) + 0.5) * line * 0.8 if notes else 0, 1,
-                           1 - (len(lines) + 0.6) * line))
-    if notes:
-        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7, va="bottom", ha="left")
-    fig.savefig(png, dpi=120)
-    plt.close(fig)
+    finish_one_panel(fig, suptitle, zero_notes, png)
 
 
 def main(argv=None):

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mimo_gpu {
@@ -67,6 +68,11 @@ enum class ldpc_algorithm {
 /// at its best scale (0.75) is 0.36 dB away (docs/ldpc.md). The offset assumes
 /// LLRs in natural units (a detector's, 2 y / sigma^2), which min-sum's
 /// normalized rule would not need.
+/// "offset-min-sum", "normalized-min-sum", "sum-product" (the names the
+/// blocks, Python and programs take); std::invalid_argument for another.
+ldpc_algorithm ldpc_algorithm_from_string(const std::string& name);
+std::string to_string(ldpc_algorithm algorithm);
+
 struct ldpc_decoder_config {
     ldpc_algorithm algorithm = ldpc_algorithm::offset_min_sum;
     float scale = 0.75f; ///< normalized min-sum, (0, 1]

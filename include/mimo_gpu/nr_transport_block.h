@@ -56,7 +56,8 @@ struct nr_transport_block_format {
 /// N_cb = N): bit selection from k0(rv), skipping filler bits, then bit
 /// interleaving by Qm; and its inverse, which adds received LLRs into a soft
 /// buffer of N values (so retransmissions combine: incremental redundancy,
-/// Chase combining for the same rv).
+/// Chase combining for the same rv). The buffer positions of the E sent bits
+/// are worked out once per rv, at construction.
 class nr_rate_matcher
 {
 public:
@@ -73,11 +74,13 @@ public:
     /// Whether d_k is a filler bit (not sent, known 0).
     bool is_filler(int k) const { return k >= m_filler_begin && k < m_filler_end; }
     /// The circular buffer position of each of the E sent bits (f's order).
-    std::vector<int> positions(int rv) const;
+    const std::vector<int>& positions(int rv) const;
 
 private:
+    std::vector<int> bit_selection(int rv) const;
     nr_segmentation m_seg;
     int m_E, m_Qm, m_filler_begin, m_filler_end;
+    std::vector<int> m_positions[4]; ///< per rv
 };
 
 /// The whole transmit chain: A bits -> G bits (TB CRC, segmentation with
@@ -95,7 +98,7 @@ public:
 private:
     nr_transport_block_format m_format;
     nr_segmentation m_seg;
-    std::vector<int> m_E;
+    std::vector<nr_rate_matcher> m_matchers; ///< per code block (E differs)
     ldpc_encoder m_encoder;
 };
 
@@ -139,7 +142,7 @@ public:
 private:
     nr_transport_block_format m_format;
     nr_segmentation m_seg;
-    std::vector<int> m_E;
+    std::vector<nr_rate_matcher> m_matchers; ///< per code block (E differs)
     ldpc_decoder m_decoder;
     std::vector<float> m_soft, m_codeword, m_app;
     std::vector<uint8_t> m_bits;

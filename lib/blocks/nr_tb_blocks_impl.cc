@@ -36,16 +36,7 @@ nr_format_of(int A, int G, int Qm, int NL, int rv, int base_graph)
                                                int iterations)
 {
     ::mimo_gpu::ldpc_decoder_config c;
-    if (algorithm == "offset-min-sum")
-        c.algorithm = ::mimo_gpu::ldpc_algorithm::offset_min_sum;
-    else if (algorithm == "normalized-min-sum")
-        c.algorithm = ::mimo_gpu::ldpc_algorithm::normalized_min_sum;
-    else if (algorithm == "sum-product")
-        c.algorithm = ::mimo_gpu::ldpc_algorithm::sum_product;
-    else
-        throw std::invalid_argument("nr_tb_decoder: algorithm must be offset-min-sum, "
-                                    "normalized-min-sum or sum-product, got '" +
-                                    algorithm + "'");
+    c.algorithm = ::mimo_gpu::ldpc_algorithm_from_string(algorithm);
     c.iterations = iterations;
     c.validate();
     return c;

@@ -12,6 +12,31 @@
 
 namespace mimo_gpu {
 
+ldpc_algorithm ldpc_algorithm_from_string(const std::string& name)
+{
+    for (ldpc_algorithm a : { ldpc_algorithm::offset_min_sum,
+                              ldpc_algorithm::normalized_min_sum,
+                              ldpc_algorithm::sum_product })
+        if (name == to_string(a))
+            return a;
+    throw std::invalid_argument(
+        "mimo_gpu: LDPC decoder algorithm must be offset-min-sum, "
+        "normalized-min-sum or sum-product, got '" +
+        name + "'");
+}
+
+std::string to_string(ldpc_algorithm algorithm)
+{
+    switch (algorithm) {
+    case ldpc_algorithm::offset_min_sum:
+        return "offset-min-sum";
+    case ldpc_algorithm::normalized_min_sum:
+        return "normalized-min-sum";
+    default:
+        return "sum-product";
+    }
+}
+
 void ldpc_decoder_config::validate() const
 {
     if (!(scale > 0.0f && scale <= 1.0f))
@@ -65,7 +90,6 @@ public:
         const std::vector<int>&start = m_layers.row_start, &col = m_layers.column,
               &shift = m_layers.shift;
         std::vector<float> L(static_cast<size_t>(n)), R(col.size() * size_t(Zc));
-        std::vector<uint8_t> hard(static_cast<size_t>(n));
         float q[k_ldpc_max_row_degree];
         for (size_t b = 0; b < count; ++b) {
             const float* in = llr + b * size_t(n);
@@ -97,19 +121,37 @@ public:
                     }
                 }
                 res.iterations = it;
-                for (int v = 0; v < n; ++v)
-                    hard[size_t(v)] = L[size_t(v)] < 0.0f;
-                res.parity_ok = ldpc_syndrome_weight(m_code, hard.data()) == 0;
+                res.parity_ok = parity_holds(L);
                 if (res.parity_ok && m_config.early_termination)
                     break;
             }
-            std::copy_n(hard.begin(), K, bits + b * size_t(K));
+            for (int v = 0; v < K; ++v)
+                bits[b * size_t(K) + size_t(v)] = L[size_t(v)] < 0.0f;
             if (app)
                 std::copy(L.begin(), L.end(), app + b * size_t(n));
         }
     }
 
 private:
+    /// Whether the hard decisions of L satisfy every lifted check (as the
+    /// CUDA kernel checks them).
+    bool parity_holds(const std::vector<float>& L) const
+    {
+        const int Zc = m_code.Zc;
+        for (int r = 0; r < m_code.rows(); ++r)
+            for (int z = 0; z < Zc; ++z) {
+                bool parity = false;
+                for (int e = m_layers.row_start[size_t(r)];
+                     e < m_layers.row_start[size_t(r) + 1];
+                     ++e)
+                    parity ^= L[size_t(m_layers.column[size_t(e)] * Zc +
+                                       (z + m_layers.shift[size_t(e)]) % Zc)] < 0.0f;
+                if (parity)
+                    return false;
+            }
+        return true;
+    }
+
     ldpc_code m_code;
     ldpc_decoder_config m_config;
     ldpc_layers m_layers;

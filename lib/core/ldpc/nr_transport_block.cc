@@ -25,6 +25,16 @@ constexpr int k_largest_A = 1 << 21;
     throw std::invalid_argument("mimo_gpu: NR transport block: " + what);
 }
 
+/// One rate matcher per code block of a validated format.
+std::vector<nr_rate_matcher> rate_matchers(const nr_transport_block_format& f,
+                                           const nr_segmentation& s)
+{
+    std::vector<nr_rate_matcher> m;
+    for (int E : f.rate_matched_sizes())
+        m.emplace_back(s, E, f.Qm);
+    return m;
+}
+
 int smallest_lifting_size(int Kb, int K_prime)
 {
     for (int Z : ldpc_lifting_sizes())
@@ -116,6 +126,17 @@ nr_rate_matcher::nr_rate_matcher(const nr_segmentation& seg, int E, int Qm)
     if (E < 1 || Qm < 1 || E % Qm != 0)
         bad("E = " + std::to_string(E) +
             " is not a positive multiple of Qm = " + std::to_string(Qm));
+    if (m_filler_end - m_filler_begin >= seg.N)
+        bad("a code block of filler only");
+    for (int rv = 0; rv < 4; ++rv)
+        m_positions[rv] = bit_selection(rv);
+}
+
+const std::vector<int>& nr_rate_matcher::positions(int rv) const
+{
+    if (rv < 0 || rv > 3)
+        bad("rv = " + std::to_string(rv) + " (expected 0..3)");
+    return m_positions[rv];
 }
 
 int nr_rate_matcher::k0(int rv) const
@@ -129,11 +150,9 @@ int nr_rate_matcher::k0(int rv) const
     return int((int64_t(numerator[bg - 1][rv]) * Ncb / denominator) * Zc);
 }
 
-std::vector<int> nr_rate_matcher::positions(int rv) const
+std::vector<int> nr_rate_matcher::bit_selection(int rv) const
 {
     const int Ncb = m_seg.N;
-    if (m_filler_end - m_filler_begin >= Ncb)
-        bad("a code block of filler only");
     std::vector<int> e(static_cast<size_t>(m_E));
     const int start = k0(rv);
     for (int k = 0, j = 0; k < m_E; ++j) { // 5.4.2.1 bit selection
@@ -152,14 +171,14 @@ std::vector<int> nr_rate_matcher::positions(int rv) const
 
 void nr_rate_matcher::match(const uint8_t* d, int rv, uint8_t* f) const
 {
-    const std::vector<int> from = positions(rv);
+    const std::vector<int>& from = positions(rv);
     for (int k = 0; k < m_E; ++k)
         f[k] = d[from[size_t(k)]];
 }
 
 void nr_rate_matcher::dematch(const float* f_llr, int rv, float* soft) const
 {
-    const std::vector<int> to = positions(rv);
+    const std::vector<int>& to = positions(rv);
     for (int k = 0; k < m_E; ++k)
         soft[to[size_t(k)]] += f_llr[k];
 }
@@ -168,7 +187,7 @@ nr_transport_block_encoder::nr_transport_block_encoder(
     const nr_transport_block_format& format)
     : m_format((format.validate(), format)),
       m_seg(format.segmentation()),
-      m_E(format.rate_matched_sizes()),
+      m_matchers(rate_matchers(format, m_seg)),
       m_encoder(m_seg.code())
 {
 }
@@ -197,9 +216,9 @@ void nr_transport_block_encoder::encode(const uint8_t* a, uint8_t* g) const
     size_t offset = 0;
     for (int r = 0; r < m_seg.C; ++r) {
         m_encoder.encode(c.data() + size_t(r) * m_seg.K, d.data());
-        const nr_rate_matcher rm(m_seg, m_E[size_t(r)], m_format.Qm);
+        const nr_rate_matcher& rm = m_matchers[size_t(r)];
         rm.match(d.data(), m_format.rv, g + offset);
-        offset += size_t(m_E[size_t(r)]);
+        offset += size_t(rm.E());
     }
 }
 
@@ -209,7 +228,7 @@ nr_transport_block_decoder::nr_transport_block_decoder(
     backend requested)
     : m_format((format.validate(), format)),
       m_seg(format.segmentation()),
-      m_E(format.rate_matched_sizes()),
+      m_matchers(rate_matchers(format, m_seg)),
       m_decoder(m_seg.code(), decoder, requested)
 {
 }
@@ -248,10 +267,10 @@ std::vector<transport_block_result> nr_transport_block_decoder::decode(
         }
         size_t offset = t * G;
         for (int r = 0; r < s.C; ++r) {
-            const nr_rate_matcher rm(s, m_E[size_t(r)], m_format.Qm);
+            const nr_rate_matcher& rm = m_matchers[size_t(r)];
             float* buffer = buffers + size_t(r) * size_t(s.N);
             rm.dematch(llr + offset, m_format.rv, buffer);
-            offset += size_t(m_E[size_t(r)]);
+            offset += size_t(rm.E());
             float* x = m_codeword.data() + (t * size_t(s.C) + size_t(r)) * size_t(n);
             int nonzero = 0;
             for (int k = 0; k < s.N; ++k) {
@@ -274,16 +293,16 @@ std::vector<transport_block_result> nr_transport_block_decoder::decode(
         for (size_t t = 0; t < count; ++t) {
             size_t offset = t * G;
             for (int r = 0; r < s.C; ++r) {
-                const nr_rate_matcher rm(s, m_E[size_t(r)], m_format.Qm);
-                const std::vector<int> at = rm.positions(m_format.rv);
+                const nr_rate_matcher& rm = m_matchers[size_t(r)];
+                const std::vector<int>& at = rm.positions(m_format.rv);
                 const size_t k = t * size_t(s.C) + size_t(r);
                 const float* app = m_app.data() + k * size_t(n) + 2 * size_t(s.Zc);
-                for (int j = 0; j < m_E[size_t(r)]; ++j)
+                for (int j = 0; j < rm.E(); ++j)
                     extrinsic[offset + size_t(j)] =
                         informed[k] ? detail::ldpc_clamp(app[at[size_t(j)]] -
                                                          llr[offset + size_t(j)])
                                     : 0.0f;
-                offset += size_t(m_E[size_t(r)]);
+                offset += size_t(rm.E());
             }
         }
     // Desegmentation and the CRCs.

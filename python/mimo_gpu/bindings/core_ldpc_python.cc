@@ -63,16 +63,7 @@ void check_bits(const carray<uint8_t>& b, const char* name)
                                                bool early_termination)
 {
     ::mimo_gpu::ldpc_decoder_config c;
-    if (algorithm == "normalized-min-sum")
-        c.algorithm = ::mimo_gpu::ldpc_algorithm::normalized_min_sum;
-    else if (algorithm == "offset-min-sum")
-        c.algorithm = ::mimo_gpu::ldpc_algorithm::offset_min_sum;
-    else if (algorithm == "sum-product")
-        c.algorithm = ::mimo_gpu::ldpc_algorithm::sum_product;
-    else
-        throw py::value_error("algorithm must be normalized-min-sum, offset-min-sum or "
-                              "sum-product, got '" +
-                              algorithm + "'");
+    c.algorithm = ::mimo_gpu::ldpc_algorithm_from_string(algorithm);
     c.iterations = iterations;
     c.scale = scale;
     c.offset = offset;
