@@ -105,7 +105,9 @@ private:
 /// The receive chain on the CPU: G LLRs -> A bits per transport block
 /// (de-interleaving and de-rate-matching into each code block's soft buffer,
 /// layered LDPC decoding, desegmentation, CRC24B per code block when C > 1,
-/// the transport block CRC). A code block decodes only from information: with
+/// the transport block CRC). A transport block passes only when every code
+/// block's hard decisions satisfy its parity checks and the CRCs pass. A code
+/// block decodes only from information: with
 /// fewer non-zero soft values than its K' unknown bits it counts as without
 /// information and its transport block fails (an all-zero input would decode
 /// to the all-zero codeword, whose CRCs pass).

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <random>
 
 using namespace mimo_gpu;
@@ -433,4 +434,90 @@ TEST(nr_transport_block, extrinsic_llrs_point_to_the_sent_bits)
     dec.decode(zero.data(), 1, a.data(), nullptr, ez.data());
     for (float v : ez)
         ASSERT_EQ(v, 0.0f);
+}
+
+TEST(nr_transport_block, garbage_of_every_kind_never_passes_on_a_wrong_block)
+{
+    // Many blocks of each kind: zeros; random signs of magnitudes from denormal to
+    // FLT_MAX and Gaussian noise from 1e-30 to 1e20 (nothing sent); real
+    // transmissions scaled by denormal to huge factors; the same with every
+    // systematic LLR zeroed; random signs with a real block's systematic LLRs.
+    // A CRC pass must carry the sent bits; with nothing sent, none may pass.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    for (const nr_transport_block_format& f :
+         { nr_transport_block_format{ 1000, 2400, 2 },
+           nr_transport_block_format{ 8456, 16896, 4 } }) {
+        const size_t count = f.A > 5000 ? 8 : 40, G = size_t(f.G);
+        nr_transport_block_decoder dec(f);
+        const nr_segmentation seg = f.segmentation();
+        // Which sent LLRs are systematic: buffer positions below K' - 2 Zc.
+        std::vector<bool> systematic;
+        for (int E : f.rate_matched_sizes())
+            for (int p : nr_rate_matcher(seg, E, f.Qm).positions(f.rv))
+                systematic.push_back(p < seg.K_prime - 2 * seg.Zc);
+        struct kind {
+            std::string what;
+            std::vector<float> llr;
+            bool sent;
+        };
+        std::vector<kind> kinds;
+        kinds.push_back({ "zeros", std::vector<float>(count * G, 0.0f), false });
+        for (float m : { std::numeric_limits<float>::denorm_min(),
+                         1e-42f,
+                         1e-30f,
+                         1.0f,
+                         1e4f,
+                         1e30f,
+                         std::numeric_limits<float>::max() }) {
+            kind k{ "random signs of " + std::to_string(m),
+                    std::vector<float>(count * G),
+                    false };
+            for (float& x : k.llr)
+                x = (rng() >> 63) ? -m : m;
+            kinds.push_back(std::move(k));
+        }
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (float sigma : { 1e-30f, 1e-6f, 1.0f, 1e20f }) {
+            kind k{ "noise of sigma " + std::to_string(sigma),
+                    std::vector<float>(count * G),
+                    false };
+            for (float& x : k.llr)
+                x = sigma * normal(rng);
+            kinds.push_back(std::move(k));
+        }
+        const sent_blocks real(f, count, 6.0, rng);
+        for (float scale : { 1e-44f, 1e-38f, 1e-20f, 1.0f, 1e20f, 1e37f }) {
+            kind k{ "real blocks scaled by " + std::to_string(scale), real.llr, true };
+            for (float& x : k.llr)
+                x *= scale;
+            kinds.push_back(k);
+            for (size_t i = 0; i < k.llr.size(); ++i)
+                if (systematic[i % G])
+                    k.llr[i] = 0.0f;
+            k.what += ", no systematic bits";
+            kinds.push_back(std::move(k));
+        }
+        kind mixed{ "random signs with a real block's systematic LLRs", real.llr, true };
+        for (size_t i = 0; i < mixed.llr.size(); ++i)
+            if (!systematic[i % G])
+                mixed.llr[i] = (rng() >> 63) ? -8.0f : 8.0f;
+        kinds.push_back(std::move(mixed));
+        int passed_real = 0;
+        for (const kind& k : kinds) {
+            std::vector<uint8_t> a(count * size_t(f.A));
+            const auto r = dec.decode(k.llr.data(), count, a.data());
+            for (size_t t = 0; t < count; ++t) {
+                if (!r[t].crc_ok)
+                    continue;
+                ASSERT_TRUE(k.sent)
+                    << k.what << ": block " << t << " passed with nothing sent";
+                ASSERT_TRUE(std::equal(a.begin() + t * f.A,
+                                       a.begin() + (t + 1) * f.A,
+                                       real.a.begin() + t * f.A))
+                    << k.what << ": block " << t << " passed with wrong bits";
+                ++passed_real;
+            }
+        }
+        EXPECT_GE(passed_real, int(count)); // the unscaled real blocks decode
+    }
 }

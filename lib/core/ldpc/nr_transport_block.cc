@@ -312,19 +312,25 @@ std::vector<transport_block_result> nr_transport_block_decoder::decode(
     for (size_t t = 0; t < count; ++t) {
         transport_block_result& res = results[t];
         res.code_blocks = s.C;
+        // A code block is decoded only when its hard decisions form a codeword
+        // (H x = 0): zero or denormal systematic LLRs leave information bits
+        // at 0 that an all-zero CRC would accept on parity bits that disagree.
+        bool codewords = true;
         for (int r = 0; r < s.C; ++r) {
             const size_t k = t * size_t(s.C) + size_t(r);
             const uint8_t* block = m_bits.data() + k * size_t(s.K);
             std::copy_n(block, data, b.begin() + size_t(r) * data);
             res.max_iterations = std::max(res.max_iterations, blocks[k].iterations);
+            codewords &= blocks[k].parity_ok;
             if (!informed[k])
                 ++res.code_blocks_no_information;
-            else if (s.C > 1 && crc_check(crc_type::crc24b, block, size_t(s.K_prime)))
+            else if (s.C > 1 && blocks[k].parity_ok &&
+                     crc_check(crc_type::crc24b, block, size_t(s.K_prime)))
                 ++res.code_blocks_crc_ok;
         }
         const bool tb_ok = crc_check(
             s.tb_crc == 24 ? crc_type::crc24a : crc_type::crc16, b.data(), b.size());
-        res.crc_ok = tb_ok && res.code_blocks_no_information == 0 &&
+        res.crc_ok = tb_ok && codewords && res.code_blocks_no_information == 0 &&
                      (s.C == 1 || res.code_blocks_crc_ok == s.C);
         if (s.C == 1 && res.crc_ok)
             res.code_blocks_crc_ok = 1;
