@@ -137,6 +137,19 @@ double idd_receiver_impl::noise_var() const
     return d_noise_var;
 }
 
+bool idd_receiver_impl::starved() const
+{
+    // done() first: the items written before it are then all counted.
+    const auto d = detail();
+    if (!d)
+        return false;
+    const int needed[2] = { d_channels_per_block, d_vectors_per_block };
+    for (int i = 0; i < 2; ++i)
+        if (d->input(i)->done() && d->input(i)->items_available() < needed[i])
+            return true;
+    return false;
+}
+
 bool idd_receiver_impl::inputs_ended() const
 {
     const auto d = detail();
@@ -188,12 +201,11 @@ int idd_receiver_impl::general_work(int noutput_items,
                                     gr_vector_const_void_star& input_items,
                                     gr_vector_void_star& output_items)
 {
-    const bool ended = inputs_ended(); // first: the items counted below are then all
     const int whole = std::min(ninput_items[0] / d_channels_per_block,
                                ninput_items[1] / d_vectors_per_block);
     if (whole == 0) {
-        if (!ended)
-            return 0;
+        if (!starved())
+            return 0; // the other stream may still bring its part
         if (ninput_items[1] > 0)
             d_logger->warn("{} received vectors at the end of the stream make no whole "
                            "transport block; dropped",

@@ -47,6 +47,9 @@ public:
 
 private:
     bool inputs_ended() const;
+    /// Whether an input has ended with less than a transport block's items:
+    /// no whole block can come any more.
+    bool starved() const;
     /// Receives `count` transport blocks from the inputs' start with one N0.
     void receive(const gr_complex* H,
                  const gr_complex* y,
