@@ -15,6 +15,7 @@
 #include "bench/bench_channel_generator.h"
 #include "bench/bench_detectors.h"
 #include "bench/bench_front_end.h"
+#include "bench/bench_ldpc.h"
 #include "bench/bench_mmse.h"
 #include "bench/bench_sumis.h"
 #include "bench/bench_transport_block.h"
@@ -35,6 +36,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -431,6 +433,17 @@ int main(int argc, char** argv)
                  "on the GPU), float and int8 input, beside decode() host to host, "
                  "instead of the other tables");
     cli.add_option("tb-count", "N", "transport blocks per call of --tb-device", "256");
+    cli.add_flag(
+        "ldpc",
+        "the NR LDPC decoder (BG1 Zc 384 rates 1/3, 1/2, 8/9; BG2 Zc 384 rate 1/5; 5 "
+        "and 10 iterations): kernel and end-to-end Gbit/s, float and int8, beside "
+        "the PCIe floor (CUDA), or the CPU engine on this machine's cores, instead "
+        "of the other tables");
+    cli.add_option(
+        "ldpc-batches",
+        "LIST",
+        "--ldpc code blocks per call, comma separated (the CPU uses the first)",
+        "32,128,512,1024");
     cli.add_option("tb-int8-scale",
                    "S",
                    "--tb-device int8 input: LLR = S * value (q = round(LLR / S))",
@@ -485,8 +498,9 @@ int main(int argc, char** argv)
         const bool front_end = cli.flag("front-end").value_or(false);
         const bool generator = cli.flag("channel-generator").value_or(false);
         const bool tb_device = cli.flag("tb-device").value_or(false);
+        const bool ldpc = cli.flag("ldpc").value_or(false);
         const bool other_tables =
-            mmse_paper || sumis_paper || front_end || generator || tb_device;
+            mmse_paper || sumis_paper || front_end || generator || tb_device || ldpc;
         if (other_tables)
             plan.run = false;
         const double max_exhaustive = double(cli.integer("max-exhaustive", 1, 1LL << 40));
@@ -652,6 +666,30 @@ int main(int argc, char** argv)
             print_transport_block_table(tb_rows, device, tb_options);
         }
 
+        std::vector<ldpc_bench_row> ldpc_rows;
+        if (ldpc) {
+            ldpc_bench_options o;
+            o.backend = b;
+            o.trials = trials;
+            o.reps = reps;
+            o.seed = seed;
+            o.h2d_bandwidth = h2d;
+            o.batches.clear();
+            std::stringstream list(cli.text("ldpc-batches"));
+            for (std::string item; std::getline(list, item, ',');) {
+                char* end = nullptr;
+                const long v = std::strtol(item.c_str(), &end, 10);
+                if (item.empty() || *end || v < 1 || v > 65536)
+                    throw usage_error("--ldpc-batches: '" + item +
+                                      "' is not a count 1..65536");
+                o.batches.push_back(size_t(v));
+            }
+            if (o.batches.empty())
+                throw usage_error("--ldpc-batches needs at least one count");
+            ldpc_rows = bench_ldpc(o);
+            print_ldpc_table(ldpc_rows, device);
+        }
+
         const size_t turbo_blocks =
             other_tables ? 0 : size_t(cli.integer("turbo-blocks", 0, 100000));
         std::vector<turbo_result> turbo;
@@ -790,6 +828,8 @@ int main(int argc, char** argv)
                 write_channel_generator_json(j, generator_rows);
             if (!tb_rows.empty())
                 write_transport_block_json(j, tb_rows, tb_options);
+            if (!ldpc_rows.empty())
+                write_ldpc_json(j, ldpc_rows);
             j.end_object();
             out << "\n";
             std::fprintf(stderr, "wrote %s\n", cli.text("json").c_str());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <mimo_gpu/backend.h>
+#include <mimo_gpu/types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -97,10 +98,15 @@ class ldpc_engine; // lib/core/ldpc/ldpc_engine.h
 /// Layered decoding of one code (38.212's base graph rows as layers, in
 /// order), on the CPU or CUDA. LLRs are L = ln P(0)/P(1) of the full codeword
 /// x = [c | w] (codeword_bits() per block): the 2 Zc punctured bits and any bit
-/// not received get 0, known filler bits a large positive value. The CUDA
-/// engine gives the CPU's results bit for bit with min-sum (normalized and
-/// offset); with sum-product to rounding (the logarithms and tanh of the two
-/// libraries differ in the last ulp).
+/// not received get 0, known filler bits a large positive value. A block runs
+/// the layers up to its last column with a non-zero LLR (an extension layer
+/// whose own parity bit was not sent changes nothing else); the parity verdict
+/// covers those layers. Min-sum (normalized and offset) computes in IEEE half
+/// precision on both engines (LLRs bounded to +-8192; a non-zero LLR below
+/// half's range keeps its sign as +-2^-24): the CUDA engine gives the CPU's
+/// results bit for bit. Sum-product computes in float, CUDA equal to the CPU
+/// to rounding (the logarithms and tanh of the two libraries differ in the
+/// last ulp).
 class ldpc_decoder
 {
 public:
@@ -121,6 +127,27 @@ public:
     /// LLRs). Non-finite LLRs throw std::invalid_argument naming the block.
     std::vector<ldpc_block_result>
     decode(const float* llr, size_t count, uint8_t* bits, float* app = nullptr) const;
+
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error): d_llr count * codeword_bits() float LLRs, or int8 ones
+    /// read as scale * value (scale finite and > 0); d_bits count * K; d_app
+    /// (may be null) count * codeword_bits(). The same decoding as decode().
+    /// One call at a time per decoder (its scratch is reused).
+    void decode_device(const float* d_llr,
+                       size_t count,
+                       uint8_t* d_bits,
+                       cuda_stream_t stream,
+                       float* d_app = nullptr);
+    void decode_device(const int8_t* d_llr,
+                       float scale,
+                       size_t count,
+                       uint8_t* d_bits,
+                       cuda_stream_t stream,
+                       float* d_app = nullptr);
+    /// Waits for `stream`: the results of the last decode_device; a block with
+    /// a NaN or Inf LLR throws std::invalid_argument naming it (counted over
+    /// the batch). CUDA backend only.
+    std::vector<ldpc_block_result> device_results(cuda_stream_t stream);
 
 private:
     ldpc_code m_code;

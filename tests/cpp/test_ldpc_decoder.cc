@@ -4,6 +4,7 @@
 // the iteration count and early termination, and bad input.
 #include "test_support.h"
 
+#include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/nr_ldpc.h>
 
 #include "../../lib/core/ldpc/ldpc_base_graph.h"
@@ -38,17 +39,41 @@ struct noisy_block {
     }
 };
 
+/// Rounding for the reference: none (exact, in double), or to IEEE half by the
+/// compiler's _Float16 (what the min-sum decoders compute in, rounded here
+/// without the library's own rounding function).
+enum class precision { exact, half };
+
+double round_to(precision p, double x)
+{
+#ifdef __FLT16_MAX__
+    return p == precision::half ? double(_Float16(x)) : x;
+#else
+    (void)p;
+    return x;
+#endif
+}
+
 /// Layered decoding written plainly in double precision: base rows in order,
 /// each lifted check z of a row in turn, min-sum (scaled or offset) or the
-/// exact tanh rule. Returns the a-posteriori LLRs after `iterations`.
+/// exact tanh rule. With precision::half every sum, difference and product is
+/// rounded to half and the LLRs bounded to +-8192, as the library's min-sum
+/// does. Returns the a-posteriori LLRs after `iterations`.
 std::vector<double> reference_decode(const ldpc_code& code,
                                      const ldpc_decoder_config& cfg,
                                      const std::vector<float>& llr,
-                                     int iterations)
+                                     int iterations,
+                                     precision p = precision::exact)
 {
     const int Zc = code.Zc;
+    const double limit = 8192.0;
+    const auto bounded = [&](double x) {
+        return p == precision::half ? std::min(limit, std::max(-limit, x)) : x;
+    };
     const std::vector<detail::ldpc_edge> edges = detail::ldpc_edges(code);
-    std::vector<double> L(llr.begin(), llr.end()), R(edges.size() * Zc, 0.0);
+    std::vector<double> L(llr.size()), R(edges.size() * Zc, 0.0);
+    for (size_t v = 0; v < llr.size(); ++v)
+        L[v] = round_to(p, bounded(llr[v]));
     for (int it = 0; it < iterations; ++it)
         for (int r = 0; r < code.rows(); ++r)
             for (int z = 0; z < Zc; ++z) {
@@ -61,26 +86,28 @@ std::vector<double> reference_decode(const ldpc_code& code,
                     }
                 std::vector<double> q(e_of.size());
                 for (size_t k = 0; k < q.size(); ++k)
-                    q[k] = L[v_of[k]] - R[e_of[k] * Zc + z];
+                    q[k] = round_to(p, L[v_of[k]] - R[e_of[k] * Zc + z]);
                 for (size_t k = 0; k < q.size(); ++k) {
                     double sign = 1.0, smallest = INFINITY, product = 1.0;
                     for (size_t j = 0; j < q.size(); ++j)
                         if (j != k) {
-                            sign *= q[j] < 0 ? -1.0 : 1.0;
+                            sign *= std::signbit(q[j]) ? -1.0 : 1.0;
                             smallest = std::min(smallest, std::fabs(q[j]));
                             product *= std::tanh(std::fabs(q[j]) / 2.0);
                         }
                     double m;
                     if (cfg.algorithm == ldpc_algorithm::normalized_min_sum)
-                        m = cfg.scale * smallest;
+                        m = round_to(p, round_to(p, cfg.scale) * smallest);
                     else if (cfg.algorithm == ldpc_algorithm::offset_min_sum)
-                        m = std::max(smallest - cfg.offset, 0.0);
+                        m = std::max(round_to(p, smallest - round_to(p, cfg.offset)),
+                                     0.0);
                     else
                         m = 2.0 * std::atanh(std::min(product, 1.0 - 1e-12));
-                    R[e_of[k] * Zc + z] = sign * m;
+                    R[e_of[k] * Zc + z] =
+                        sign * std::min(m, p == precision::half ? limit : m);
                 }
                 for (size_t k = 0; k < q.size(); ++k)
-                    L[v_of[k]] = q[k] + R[e_of[k] * Zc + z];
+                    L[v_of[k]] = bounded(round_to(p, q[k] + R[e_of[k] * Zc + z]));
             }
     return L;
 }
@@ -97,6 +124,31 @@ ldpc_decoder_config config_of(ldpc_algorithm a, int iterations, bool stop = true
 const ldpc_algorithm k_algorithms[] = { ldpc_algorithm::normalized_min_sum,
                                         ldpc_algorithm::offset_min_sum,
                                         ldpc_algorithm::sum_product };
+
+/// Device memory for n values of T, filled from and read back into vectors.
+template <typename T>
+struct device_vector {
+    size_t n;
+    void* p;
+    explicit device_vector(size_t count)
+        : n(count), p(allocate_device(std::max<size_t>(n, 1) * sizeof(T)))
+    {
+    }
+    ~device_vector() { free_device(p); }
+    device_vector(const device_vector&) = delete;
+    device_vector& operator=(const device_vector&) = delete;
+    T* get() const { return static_cast<T*>(p); }
+    void upload(const std::vector<T>& v)
+    {
+        copy_memory(p, v.data(), v.size() * sizeof(T), copy_direction::host_to_device);
+    }
+    std::vector<T> download() const
+    {
+        std::vector<T> v(n);
+        copy_memory(v.data(), p, n * sizeof(T), copy_direction::device_to_host);
+        return v;
+    }
+};
 
 } // namespace
 
@@ -124,6 +176,11 @@ TEST(ldpc_decoder, every_rule_equals_a_plain_double_precision_layered_decoder)
     for (const ldpc_code code : { ldpc_code{ 2, 6 }, ldpc_code{ 1, 5 } })
         for (ldpc_algorithm a : k_algorithms)
             for (int iterations : { 1, 3 }) {
+                // Min-sum in half precision after several iterations of these tiny
+                // codes is chaotic (below): it is compared after one, and to the
+                // bit with a half-rounded reference in the next test.
+                if (iterations > 1 && a != ldpc_algorithm::sum_product)
+                    continue;
                 const noisy_block blk(code, 1.0, rng);
                 const ldpc_decoder_config cfg = config_of(a, iterations, false);
                 std::vector<uint8_t> bits(size_t(code.K()));
@@ -136,22 +193,79 @@ TEST(ldpc_decoder, every_rule_equals_a_plain_double_precision_layered_decoder)
                 // saturates a check message there (phi(1e-7) = 16.8) where double goes
                 // on: its LLRs are compared below 12, their signs everywhere.
                 const bool saturates = a == ldpc_algorithm::sum_product;
+                // Min-sum computes in half precision (its exact equality with the
+                // half-rounded reference is the next test): rounding moves an LLR
+                // by ~2^-11, but a Q near 0 that changes sign flips the messages
+                // of its check, so a few LLRs move further: most within 2%, signs
+                // of the confident ones everywhere.
+                size_t close = 0, compared = 0;
                 for (size_t v = 0; v < want.size(); ++v) {
                     const std::string what = "BG" + std::to_string(code.base_graph) +
                                              " Zc " + std::to_string(code.Zc) + " rule " +
                                              std::to_string(int(a)) + " iterations " +
                                              std::to_string(iterations) + " bit " +
                                              std::to_string(v);
-                    if (std::fabs(want[v]) > 0.05) {
+                    if (std::fabs(want[v]) > (saturates ? 0.5 : 1.0)) {
                         ASSERT_EQ(app[v] < 0, want[v] < 0) << what;
                     }
-                    if (!saturates || std::fabs(want[v]) < 12.0) {
+                    if (saturates && std::fabs(want[v]) < 12.0) {
                         ASSERT_NEAR(
-                            app[v], want[v], 2e-3 * std::max(1.0, std::fabs(want[v])))
+                            app[v], want[v], 1e-2 * std::max(1.0, std::fabs(want[v])))
                             << what;
                     }
+                    ++compared;
+                    close += std::fabs(app[v] - want[v]) <=
+                             2e-2 * std::max(1.0, std::fabs(want[v]));
+                }
+                if (!saturates) {
+                    EXPECT_GE(double(close), 0.98 * double(compared))
+                        << "BG" << code.base_graph << " rule " << int(a) << " iterations "
+                        << iterations;
                 }
             }
+}
+
+TEST(ldpc_decoder, min_sum_equals_the_plain_decoder_in_half_precision_to_the_bit)
+{
+#ifndef __FLT16_MAX__
+    GTEST_SKIP() << "this compiler has no _Float16 to round the reference with";
+#endif
+    // The reference rounds each operation to half through _Float16; the
+    // library's own rounding (ldpc_half.h) must give the same numbers, and the
+    // layers it skips (an extension row whose parity bit was not sent) must
+    // change nothing: blocks with their last columns zeroed are compared on
+    // the columns their layers reach.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    for (const ldpc_code code :
+         { ldpc_code{ 2, 6 }, ldpc_code{ 1, 5 }, ldpc_code{ 1, 26 } })
+        for (ldpc_algorithm a :
+             { ldpc_algorithm::normalized_min_sum, ldpc_algorithm::offset_min_sum })
+            for (int sent_columns : { code.columns(), code.info_columns() + 9 })
+                for (double snr : { -2.0, 1.0, 4.0 }) {
+                    noisy_block blk(code, snr, rng);
+                    std::fill(blk.llr.begin() + size_t(sent_columns) * code.Zc,
+                              blk.llr.end(),
+                              0.0f);
+                    blk.llr[3] = 1e-9f; // below half's range: kept as +2^-24
+                    blk.llr[4] = -3e4f; // beyond the bound
+                    ldpc_decoder_config cfg = config_of(a, 4, false);
+                    cfg.scale = 0.8f; // not a half number: rounded on both sides
+                    std::vector<uint8_t> bits(size_t(code.K()));
+                    std::vector<float> app(blk.llr.size());
+                    ldpc_decoder(code, cfg, backend::cpu)
+                        .decode(blk.llr.data(), 1, bits.data(), app.data());
+                    std::vector<float> input = blk.llr;
+                    input[3] = 5.9604644775390625e-8f;
+                    const std::vector<double> want =
+                        reference_decode(code, cfg, input, 4, precision::half);
+                    const size_t reached = size_t(sent_columns) * code.Zc;
+                    for (size_t v = 0; v < reached; ++v)
+                        ASSERT_EQ(double(app[v]), want[v])
+                            << "BG" << code.base_graph << " Zc " << code.Zc << " rule "
+                            << int(a) << " columns " << sent_columns << " bit " << v;
+                    for (size_t v = reached; v < app.size(); ++v)
+                        ASSERT_EQ(app[v], 0.0f) << "a column not sent is left alone";
+                }
 }
 
 TEST(ldpc_decoder, noisy_blocks_decode_above_threshold_and_fail_far_below)
@@ -238,10 +352,18 @@ TEST(ldpc_decoder_cuda, equals_the_cpu)
          { ldpc_code{ 1, 384 }, ldpc_code{ 2, 52 }, ldpc_code{ 1, 7 } })
         for (ldpc_algorithm a : k_algorithms)
             for (bool stop : { true, false }) {
-                const size_t count = 12;
+                // An odd count (the kernel pairs blocks), and blocks sent at
+                // different rates (their last columns zero), so the two blocks of
+                // a pair run different numbers of layers.
+                const size_t count = 13;
                 std::vector<float> llr;
                 for (size_t b = 0; b < count; ++b) {
-                    const noisy_block blk(code, -1.0 + 0.25 * double(b), rng);
+                    noisy_block blk(code, -1.0 + 0.25 * double(b), rng);
+                    const int sent =
+                        code.info_columns() + 4 + int(b * 7) % (code.rows() - 3);
+                    std::fill(blk.llr.begin() + size_t(sent) * size_t(code.Zc),
+                              blk.llr.end(),
+                              0.0f);
                     llr.insert(llr.end(), blk.llr.begin(), blk.llr.end());
                 }
                 const ldpc_decoder_config cfg = config_of(a, 8, stop);
@@ -283,4 +405,75 @@ TEST(ldpc_decoder_cuda, equals_the_cpu)
                             count,
                             passed);
             }
+}
+
+TEST(ldpc_decoder_cuda, device_memory_and_int8_llrs_equal_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // decode_device from float and from int8 (scale * value) LLRs gives what
+    // the CPU decodes from the same floats; a NaN is reported naming its block.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    for (const ldpc_code code : { ldpc_code{ 1, 384 }, ldpc_code{ 2, 36 } })
+        for (bool stop : { true, false }) {
+            const size_t count = 9, n = size_t(code.codeword_bits()),
+                         K = size_t(code.K());
+            const float scale = 0.125f;
+            std::vector<float> llr, dequantised;
+            std::vector<int8_t> q;
+            for (size_t b = 0; b < count; ++b) {
+                const noisy_block blk(code, 0.5 * double(b), rng);
+                for (float x : blk.llr) {
+                    const float v =
+                        std::round(std::min(127.0f, std::max(-127.0f, x / scale)));
+                    q.push_back(int8_t(v));
+                    dequantised.push_back(scale * v);
+                }
+                llr.insert(llr.end(), blk.llr.begin(), blk.llr.end());
+            }
+            const ldpc_decoder_config cfg =
+                config_of(ldpc_algorithm::offset_min_sum, 10, stop);
+            const ldpc_decoder cpu(code, cfg, backend::cpu);
+            ldpc_decoder gpu(code, cfg, backend::cuda);
+            for (bool int8 : { false, true }) {
+                const std::vector<float>& in = int8 ? dequantised : llr;
+                std::vector<uint8_t> want_bits(count * K);
+                std::vector<float> want_app(count * n);
+                const auto want =
+                    cpu.decode(in.data(), count, want_bits.data(), want_app.data());
+                device_vector<float> d_llr(llr.size()), d_app(llr.size());
+                device_vector<int8_t> d_q(q.size());
+                device_vector<uint8_t> d_bits(count * K);
+                d_llr.upload(llr);
+                d_q.upload(q);
+                if (int8)
+                    gpu.decode_device(
+                        d_q.get(), scale, count, d_bits.get(), nullptr, d_app.get());
+                else
+                    gpu.decode_device(
+                        d_llr.get(), count, d_bits.get(), nullptr, d_app.get());
+                const auto got = gpu.device_results(nullptr);
+                const std::string what = "BG" + std::to_string(code.base_graph) +
+                                         (int8 ? " int8" : " float") +
+                                         (stop ? " stop" : "");
+                ASSERT_EQ(got.size(), count);
+                for (size_t b = 0; b < count; ++b) {
+                    EXPECT_EQ(got[b].iterations, want[b].iterations) << what << " " << b;
+                    EXPECT_EQ(got[b].parity_ok, want[b].parity_ok) << what << " " << b;
+                }
+                EXPECT_EQ(d_bits.download(), want_bits) << what;
+                mimo_gpu_test::expect_bit_identical(d_app.download(), want_app, what);
+            }
+            llr[5 * n + 17] = NAN;
+            device_vector<float> d_bad(llr.size());
+            device_vector<uint8_t> d_bits(count * K);
+            d_bad.upload(llr);
+            gpu.decode_device(d_bad.get(), count, d_bits.get(), nullptr);
+            try {
+                gpu.device_results(nullptr);
+                FAIL() << "a NaN LLR was decoded";
+            } catch (const std::invalid_argument& e) {
+                EXPECT_NE(std::string(e.what()).find("code block 5"), std::string::npos)
+                    << e.what();
+            }
+        }
 }

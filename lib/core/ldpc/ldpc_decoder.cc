@@ -2,8 +2,10 @@
 // engine. The base graph's rows are the layers; within a layer the Zc lifted
 // checks touch distinct variables, so they are independent.
 #include "../runtime/engine_choice.h"
+#include "../runtime/parallel_for.h"
 #include "ldpc_base_graph.h"
 #include "ldpc_engine.h"
+#include "ldpc_half.h"
 
 #include <algorithm>
 #include <cmath>
@@ -43,9 +45,10 @@ void ldpc_decoder_config::validate() const
         throw std::invalid_argument(
             "mimo_gpu: LDPC decoder scale must be in (0, 1], got " +
             std::to_string(scale));
-    if (!(offset >= 0.0f && offset < detail::k_ldpc_llr_limit))
-        throw std::invalid_argument("mimo_gpu: LDPC decoder offset must be >= 0, got " +
-                                    std::to_string(offset));
+    if (!(offset >= 0.0f && offset <= detail::k_ldpc_half_limit))
+        throw std::invalid_argument(
+            "mimo_gpu: LDPC decoder offset must be in [0, 8192], got " +
+            std::to_string(offset));
     if (iterations < 1 || iterations > 100)
         throw std::invalid_argument(
             "mimo_gpu: LDPC decoder iterations must be 1..100, got " +
@@ -70,6 +73,164 @@ ldpc_layers ldpc_layers::of(const ldpc_code& code)
 
 namespace {
 
+/// One code block at a time on one thread, with its own scratch.
+class cpu_ldpc_worker
+{
+public:
+    cpu_ldpc_worker(const ldpc_code& code,
+                    const ldpc_decoder_config& config,
+                    const ldpc_layers& layers)
+        : m_code(code),
+          m_config(config),
+          m_layers(layers),
+          m_L(size_t(code.codeword_bits())),
+          m_R(layers.column.size() * size_t(code.Zc))
+    {
+    }
+
+    /// Block b of the batch.
+    void
+    decode(const float* llr, size_t b, uint8_t* bits, float* app, ldpc_block_result& res)
+    {
+        const size_t n = size_t(m_code.codeword_bits()), K = size_t(m_code.K());
+        const float* in = llr + b * n;
+        const int rows =
+            ldpc_active_rows(last_column(in), m_code.info_columns(), m_code.rows());
+        if (m_config.algorithm == ldpc_algorithm::sum_product)
+            decode_float(in, rows, res);
+        else
+            decode_half(in, rows, res);
+        for (size_t v = 0; v < K; ++v)
+            bits[b * K + v] = m_L[v] < 0.0f;
+        if (app)
+            std::copy(m_L.begin(), m_L.end(), app + b * n);
+    }
+
+private:
+    /// The last base graph column with a non-zero LLR, -1 for none.
+    int last_column(const float* in) const
+    {
+        for (int v = m_code.codeword_bits() - 1; v >= 0; --v)
+            if (in[v] != 0.0f)
+                return v / m_code.Zc;
+        return -1;
+    }
+
+    /// The variable of edge e for lifted check z.
+    int variable(int e, int z) const
+    {
+        const int v = z + m_layers.shift[size_t(e)];
+        return m_layers.column[size_t(e)] * m_code.Zc +
+               (v >= m_code.Zc ? v - m_code.Zc : v);
+    }
+
+    /// Runs the iterations with `layer(r, z)` updating lifted check z of row r.
+    template <class Layer>
+    void iterate(int rows, ldpc_block_result& res, Layer layer)
+    {
+        std::fill(m_R.begin(),
+                  m_R.begin() + m_layers.row_start[size_t(rows)] * m_code.Zc,
+                  0.0f);
+        for (int it = 1; it <= m_config.iterations; ++it) {
+            for (int r = 0; r < rows; ++r)
+                for (int z = 0; z < m_code.Zc; ++z)
+                    layer(r, z);
+            res.iterations = it;
+            if (m_config.early_termination || it == m_config.iterations) {
+                res.parity_ok = parity_holds(rows);
+                if (res.parity_ok && m_config.early_termination)
+                    break;
+            }
+        }
+    }
+
+    /// Sum-product in float: ldpc_check, as the CUDA float kernel.
+    void decode_float(const float* in, int rows, ldpc_block_result& res)
+    {
+        for (size_t v = 0; v < m_L.size(); ++v)
+            m_L[v] = ldpc_clamp(in[v]);
+        float q[k_ldpc_max_row_degree];
+        const int Zc = m_code.Zc;
+        iterate(rows, res, [&](int r, int z) {
+            const int first = m_layers.row_start[size_t(r)],
+                      degree = m_layers.row_start[size_t(r) + 1] - first;
+            ldpc_check check;
+            for (int k = 0; k < degree; ++k) {
+                q[k] =
+                    m_L[size_t(variable(first + k, z))] - m_R[size_t(first + k) * Zc + z];
+                check.add(q[k], k, true);
+            }
+            for (int k = 0; k < degree; ++k) {
+                const float message = check.message(q[k], k, m_config);
+                m_R[size_t(first + k) * Zc + z] = message;
+                m_L[size_t(variable(first + k, z))] = ldpc_clamp(q[k] + message);
+            }
+        });
+    }
+
+    /// Min-sum in half precision (ldpc_half.h), as the CUDA half2 kernel.
+    void decode_half(const float* in, int rows, ldpc_block_result& res)
+    {
+        for (size_t v = 0; v < m_L.size(); ++v)
+            m_L[v] = ldpc_half_input(in[v]);
+        float q[k_ldpc_max_row_degree];
+        const int Zc = m_code.Zc;
+        iterate(rows, res, [&](int r, int z) {
+            const int first = m_layers.row_start[size_t(r)],
+                      degree = m_layers.row_start[size_t(r) + 1] - first;
+            float least = k_infinity, second = k_infinity;
+            int argmin = -1;
+            bool negative = false;
+            for (int k = 0; k < degree; ++k) {
+                q[k] = ldpc_round_half(m_L[size_t(variable(first + k, z))] -
+                                       m_R[size_t(first + k) * Zc + z]);
+                const float a = std::fabs(q[k]);
+                if (a < least) {
+                    second = least;
+                    least = a;
+                    argmin = k;
+                } else if (a < second) {
+                    second = a;
+                }
+                negative ^= std::signbit(q[k]);
+            }
+            const float to_others = ldpc_half_magnitude(least, m_config),
+                        to_least = ldpc_half_magnitude(second, m_config);
+            for (int k = 0; k < degree; ++k) {
+                const float magnitude = k == argmin ? to_least : to_others;
+                const float message =
+                    negative != std::signbit(q[k]) ? -magnitude : magnitude;
+                m_R[size_t(first + k) * Zc + z] = message;
+                m_L[size_t(variable(first + k, z))] =
+                    ldpc_half_clamp(ldpc_round_half(q[k] + message));
+            }
+        });
+    }
+
+    /// Whether the hard decisions of L satisfy the lifted checks of the first
+    /// `rows` layers (as the CUDA kernels check them).
+    bool parity_holds(int rows) const
+    {
+        for (int r = 0; r < rows; ++r)
+            for (int z = 0; z < m_code.Zc; ++z) {
+                bool parity = false;
+                for (int e = m_layers.row_start[size_t(r)];
+                     e < m_layers.row_start[size_t(r) + 1];
+                     ++e)
+                    parity ^= m_L[size_t(variable(e, z))] < 0.0f;
+                if (parity)
+                    return false;
+            }
+        return true;
+    }
+
+    const ldpc_code& m_code;
+    const ldpc_decoder_config& m_config;
+    const ldpc_layers& m_layers;
+    std::vector<float> m_L, m_R;
+};
+
+/// Code blocks spread over the cores, a worker per chunk.
 class cpu_ldpc_engine final : public ldpc_engine
 {
 public:
@@ -85,73 +246,14 @@ public:
                 float* app,
                 ldpc_block_result* results) override
     {
-        const int Zc = m_code.Zc, n = m_code.codeword_bits(), K = m_code.K();
-        const bool sum_product = m_config.algorithm == ldpc_algorithm::sum_product;
-        const std::vector<int>&start = m_layers.row_start, &col = m_layers.column,
-              &shift = m_layers.shift;
-        std::vector<float> L(static_cast<size_t>(n)), R(col.size() * size_t(Zc));
-        float q[k_ldpc_max_row_degree];
-        for (size_t b = 0; b < count; ++b) {
-            const float* in = llr + b * size_t(n);
-            for (int v = 0; v < n; ++v)
-                L[size_t(v)] = ldpc_clamp(in[v]);
-            std::fill(R.begin(), R.end(), 0.0f);
-            ldpc_block_result& res = results[b];
-            for (int it = 1; it <= m_config.iterations; ++it) {
-                for (int r = 0; r < m_code.rows(); ++r) {
-                    const int first = start[size_t(r)],
-                              degree = start[size_t(r) + 1] - first;
-                    for (int z = 0; z < Zc; ++z) {
-                        ldpc_check check;
-                        for (int k = 0; k < degree; ++k) {
-                            const int e = first + k;
-                            const int v =
-                                col[size_t(e)] * Zc + (z + shift[size_t(e)]) % Zc;
-                            q[k] = L[size_t(v)] - R[size_t(e) * Zc + z];
-                            check.add(q[k], k, sum_product);
-                        }
-                        for (int k = 0; k < degree; ++k) {
-                            const int e = first + k;
-                            const float message = check.message(q[k], k, m_config);
-                            R[size_t(e) * Zc + z] = message;
-                            const int v =
-                                col[size_t(e)] * Zc + (z + shift[size_t(e)]) % Zc;
-                            L[size_t(v)] = ldpc_clamp(q[k] + message);
-                        }
-                    }
-                }
-                res.iterations = it;
-                res.parity_ok = parity_holds(L);
-                if (res.parity_ok && m_config.early_termination)
-                    break;
-            }
-            for (int v = 0; v < K; ++v)
-                bits[b * size_t(K) + size_t(v)] = L[size_t(v)] < 0.0f;
-            if (app)
-                std::copy(L.begin(), L.end(), app + b * size_t(n));
-        }
+        parallel_for(count, 1, [&](size_t begin, size_t end) {
+            cpu_ldpc_worker worker(m_code, m_config, m_layers);
+            for (size_t b = begin; b < end; ++b)
+                worker.decode(llr, b, bits, app, results[b]);
+        });
     }
 
 private:
-    /// Whether the hard decisions of L satisfy every lifted check (as the
-    /// CUDA kernel checks them).
-    bool parity_holds(const std::vector<float>& L) const
-    {
-        const int Zc = m_code.Zc;
-        for (int r = 0; r < m_code.rows(); ++r)
-            for (int z = 0; z < Zc; ++z) {
-                bool parity = false;
-                for (int e = m_layers.row_start[size_t(r)];
-                     e < m_layers.row_start[size_t(r) + 1];
-                     ++e)
-                    parity ^= L[size_t(m_layers.column[size_t(e)] * Zc +
-                                       (z + m_layers.shift[size_t(e)]) % Zc)] < 0.0f;
-                if (parity)
-                    return false;
-            }
-        return true;
-    }
-
     ldpc_code m_code;
     ldpc_decoder_config m_config;
     ldpc_layers m_layers;
@@ -202,6 +304,39 @@ ldpc_decoder::decode(const float* llr, size_t count, uint8_t* bits, float* app) 
     std::vector<ldpc_block_result> results(count);
     m_engine->decode(llr, count, bits, app, results.data());
     return results;
+}
+
+void ldpc_decoder::decode_device(
+    const float* d_llr, size_t count, uint8_t* d_bits, cuda_stream_t stream, float* d_app)
+{
+    if (count == 0)
+        return;
+    if (!d_llr || !d_bits)
+        throw std::invalid_argument("mimo_gpu: LDPC decoder: decode_device: null buffer");
+    m_engine->decode_device(d_llr, nullptr, 1.0f, count, d_bits, d_app, stream);
+}
+
+void ldpc_decoder::decode_device(const int8_t* d_llr,
+                                 float scale,
+                                 size_t count,
+                                 uint8_t* d_bits,
+                                 cuda_stream_t stream,
+                                 float* d_app)
+{
+    if (count == 0)
+        return;
+    if (!d_llr || !d_bits)
+        throw std::invalid_argument("mimo_gpu: LDPC decoder: decode_device: null buffer");
+    if (!(std::isfinite(scale) && scale > 0.0f))
+        throw std::invalid_argument(
+            "mimo_gpu: LDPC decoder: int8 scale must be finite and > 0, got " +
+            std::to_string(scale));
+    m_engine->decode_device(nullptr, d_llr, scale, count, d_bits, d_app, stream);
+}
+
+std::vector<ldpc_block_result> ldpc_decoder::device_results(cuda_stream_t stream)
+{
+    return m_engine->device_results(stream);
 }
 
 } // namespace mimo_gpu

@@ -1,12 +1,12 @@
-// The CUDA engine of ldpc_decoder: a thread block per code block, its
-// a-posteriori LLRs in shared memory, a thread per lifted check of the current
-// layer (a layer's Zc checks touch distinct variables), the check-to-variable
-// messages in device memory. The rule is ldpc_check (ldpc_engine.h), shared
-// with the CPU engine. A first, plain kernel: the messages are stored whole
-// (4 bytes per edge and lifted check), not compressed.
+// The CUDA engine of ldpc_decoder: min-sum runs the half2 kernel
+// (ldpc_min_sum.cu); sum-product, the exact reference rule, this plain float
+// kernel: a thread block per code block, its a-posteriori LLRs in shared
+// memory, a thread per lifted check of the current layer (a layer's Zc checks
+// touch distinct variables), the check-to-variable messages whole in device
+// memory. Its rule is ldpc_check (ldpc_engine.h), shared with the CPU engine.
 #include "../runtime/cuda_buffers.h"
 #include "../runtime/cuda_check.h"
-#include "ldpc_engine.h"
+#include "ldpc_cuda.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -15,66 +15,90 @@
 namespace mimo_gpu {
 namespace detail {
 
+ldpc_device_graph ldpc_device_graph::of(const ldpc_code& code)
+{
+    const ldpc_layers layers = ldpc_layers::of(code);
+    ldpc_device_graph g{};
+    for (size_t e = 0; e < layers.column.size(); ++e)
+        g.edge[e] =
+            uint32_t(layers.column[e] * code.Zc) | (uint32_t(layers.shift[e]) << 16);
+    for (size_t r = 0; r < layers.row_start.size(); ++r)
+        g.row_start[r] = uint16_t(layers.row_start[r]);
+    return g;
+}
+
 namespace {
 
 struct ldpc_kernel_args {
-    const float* llr;
-    uint8_t* bits;
-    float* app; ///< may be null
-    int* iterations;
-    uint8_t* parity_ok;
-    float* R; ///< per code block: edges * Zc messages, zero at the start
+    ldpc_batch batch; ///< messages: per code block edges * Zc floats, zero at the start
     const int* row_start;
     const int* column;
     const int* shift;
-    int rows, Zc, n, K, edges;
-    ldpc_decoder_config rule;
+    int edges;
 };
 
 /// The variable of edge e for lifted check z.
 __device__ inline int ldpc_variable(const ldpc_kernel_args& a, int e, int z)
 {
-    return a.column[e] * a.Zc + (z + a.shift[e]) % a.Zc;
+    return a.column[e] * a.batch.Zc + (z + a.shift[e]) % a.batch.Zc;
 }
 
-__global__ void ldpc_layered_kernel(const __grid_constant__ ldpc_kernel_args a)
+template <class Input>
+__global__ void ldpc_layered_kernel(const __grid_constant__ ldpc_kernel_args a,
+                                    const Input in)
 {
     extern __shared__ float L[]; // the block's a-posteriori LLRs
+    __shared__ int last_column, bad;
+    const ldpc_batch& c = a.batch;
     const size_t b = blockIdx.x;
     const int tid = threadIdx.x, threads = blockDim.x;
-    const float* in = a.llr + b * size_t(a.n);
-    for (int v = tid; v < a.n; v += threads)
-        L[v] = ldpc_clamp(in[v]);
-    float* R = a.R + b * size_t(a.edges) * size_t(a.Zc);
+    if (tid == 0)
+        last_column = -1, bad = 0;
     __syncthreads();
-    const bool sum_product = a.rule.algorithm == ldpc_algorithm::sum_product;
+    int last = -1;
+    bool nonfinite = false;
+    for (int v = tid; v < c.n; v += threads) {
+        const float x = in(b * size_t(c.n) + size_t(v));
+        nonfinite |= !isfinite(x);
+        last = x != 0.0f ? v : last;
+        L[v] = ldpc_clamp(isfinite(x) ? x : 0.0f);
+    }
+    if (last >= 0)
+        atomicMax(&last_column, last / c.Zc);
+    if (nonfinite)
+        atomicOr(&bad, 1);
+    float* R = static_cast<float*>(c.messages) + b * size_t(a.edges) * size_t(c.Zc);
+    __syncthreads();
+    const int rows = ldpc_active_rows(last_column, c.info_columns, c.rows);
     int done = 0;
     bool ok = false;
-    for (int it = 1; it <= a.rule.iterations; ++it) {
-        for (int r = 0; r < a.rows; ++r) {
+    for (int it = 1; it <= c.rule.iterations; ++it) {
+        for (int r = 0; r < rows; ++r) {
             const int first = a.row_start[r], degree = a.row_start[r + 1] - first;
-            for (int z = tid; z < a.Zc; z += threads) {
+            for (int z = tid; z < c.Zc; z += threads) {
                 float q[k_ldpc_max_row_degree];
                 ldpc_check check;
                 for (int k = 0; k < degree; ++k) {
                     const int e = first + k;
-                    q[k] = L[ldpc_variable(a, e, z)] - R[size_t(e) * a.Zc + z];
-                    check.add(q[k], k, sum_product);
+                    q[k] = L[ldpc_variable(a, e, z)] - R[size_t(e) * c.Zc + z];
+                    check.add(q[k], k, true);
                 }
                 for (int k = 0; k < degree; ++k) {
                     const int e = first + k;
-                    const float message = check.message(q[k], k, a.rule);
-                    R[size_t(e) * a.Zc + z] = message;
+                    const float message = check.message(q[k], k, c.rule);
+                    R[size_t(e) * c.Zc + z] = message;
                     L[ldpc_variable(a, e, z)] = ldpc_clamp(q[k] + message);
                 }
             }
             __syncthreads();
         }
         done = it;
+        if (!c.rule.early_termination && it < c.rule.iterations)
+            continue;
         bool fail = false; // the hard decisions against every lifted check
-        for (int r = 0; r < a.rows && !fail; ++r) {
+        for (int r = 0; r < rows && !fail; ++r) {
             const int first = a.row_start[r], degree = a.row_start[r + 1] - first;
-            for (int z = tid; z < a.Zc; z += threads) {
+            for (int z = tid; z < c.Zc; z += threads) {
                 bool parity = false;
                 for (int k = 0; k < degree; ++k)
                     parity ^= L[ldpc_variable(a, first + k, z)] < 0.0f;
@@ -82,28 +106,41 @@ __global__ void ldpc_layered_kernel(const __grid_constant__ ldpc_kernel_args a)
             }
         }
         ok = !__syncthreads_or(fail);
-        if (ok && a.rule.early_termination)
+        if (ok && c.rule.early_termination)
             break;
     }
-    for (int v = tid; v < a.K; v += threads)
-        a.bits[b * size_t(a.K) + v] = L[v] < 0.0f;
-    if (a.app)
-        for (int v = tid; v < a.n; v += threads)
-            a.app[b * size_t(a.n) + v] = L[v];
+    for (int v = tid; v < c.K; v += threads)
+        c.bits[b * size_t(c.K) + v] = L[v] < 0.0f;
+    if (c.app)
+        for (int v = tid; v < c.n; v += threads)
+            c.app[b * size_t(c.n) + v] = L[v];
     if (tid == 0) {
-        a.iterations[b] = done;
-        a.parity_ok[b] = ok;
+        c.iterations[b] = done;
+        c.parity_ok[b] = ok && !bad;
+        c.nonfinite[b] = uint8_t(bad);
     }
 }
+
+struct float_input {
+    const float* p;
+    __device__ float operator()(size_t i) const { return p[i]; }
+};
+struct int8_input {
+    const int8_t* p;
+    float scale;
+    __device__ float operator()(size_t i) const { return scale * float(p[i]); }
+};
 
 class cuda_ldpc_engine final : public ldpc_engine
 {
 public:
     cuda_ldpc_engine(const ldpc_code& code, const ldpc_decoder_config& config)
-        : m_code(code), m_config(config)
+        : m_code(code), m_config(config), m_graph(ldpc_device_graph::of(code))
     {
         const ldpc_layers layers = ldpc_layers::of(code);
         m_edges = int(layers.column.size());
+        if (config.algorithm != ldpc_algorithm::sum_product)
+            return;
         upload(m_row_start, layers.row_start);
         upload(m_column, layers.column);
         upload(m_shift, layers.shift);
@@ -117,9 +154,10 @@ public:
                 "mimo_gpu: LDPC decoder: a code block of " +
                 std::to_string(code.codeword_bits()) +
                 " bits needs more shared memory than this GPU has");
-        MIMO_CUDA_CHECK(cudaFuncSetAttribute(ldpc_layered_kernel,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             int(m_shared)));
+        for (const void* kernel : { (const void*)ldpc_layered_kernel<float_input>,
+                                    (const void*)ldpc_layered_kernel<int8_input> })
+            MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(m_shared)));
     }
     backend kind() const override { return backend::cuda; }
 
@@ -131,49 +169,98 @@ public:
     {
         const size_t n = size_t(m_code.codeword_bits()), K = size_t(m_code.K());
         const cudaStream_t s = m_stream.get();
-        ldpc_kernel_args a;
-        a.llr = m_llr.reserve(count * n);
-        a.bits = m_bits.reserve(count * K);
-        a.app = app ? m_app.reserve(count * n) : nullptr;
-        a.iterations = m_iterations.reserve(count);
-        a.parity_ok = m_parity_ok.reserve(count);
-        a.R = m_R.reserve(count * size_t(m_edges) * size_t(m_code.Zc));
-        a.row_start = m_row_start.data();
-        a.column = m_column.data();
-        a.shift = m_shift.data();
-        a.rows = m_code.rows();
-        a.Zc = m_code.Zc;
-        a.n = int(n);
-        a.K = int(K);
-        a.edges = m_edges;
-        a.rule = m_config;
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(const_cast<float*>(a.llr),
-                                        llr,
-                                        count * n * sizeof(float),
-                                        cudaMemcpyHostToDevice,
-                                        s));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(
-            a.R, 0, count * size_t(m_edges) * size_t(m_code.Zc) * sizeof(float), s));
-        const int threads = std::min(384, (m_code.Zc + 31) / 32 * 32);
-        ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(a);
-        MIMO_CUDA_CHECK_LAUNCH("ldpc_layered_kernel");
+        float* d_llr = m_llr.reserve(count * n);
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            d_llr, llr, count * n * sizeof(float), cudaMemcpyHostToDevice, s));
+        uint8_t* d_bits = m_bits.reserve(count * K);
+        float* d_app = app ? m_app.reserve(count * n) : nullptr;
+        decode_device(d_llr, nullptr, 1.0f, count, d_bits, d_app, s);
         MIMO_CUDA_CHECK(
-            cudaMemcpyAsync(bits, a.bits, count * K, cudaMemcpyDeviceToHost, s));
+            cudaMemcpyAsync(bits, d_bits, count * K, cudaMemcpyDeviceToHost, s));
         if (app)
             MIMO_CUDA_CHECK(cudaMemcpyAsync(
-                app, a.app, count * n * sizeof(float), cudaMemcpyDeviceToHost, s));
-        std::vector<int> iterations(count);
-        std::vector<uint8_t> ok(count);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(iterations.data(),
-                                        a.iterations,
+                app, d_app, count * n * sizeof(float), cudaMemcpyDeviceToHost, s));
+        const std::vector<ldpc_block_result> r = device_results(s);
+        std::copy(r.begin(), r.end(), results);
+    }
+
+    void decode_device(const float* d_llr,
+                       const int8_t* d_llr8,
+                       float scale,
+                       size_t count,
+                       uint8_t* d_bits,
+                       float* d_app,
+                       cuda_stream_t stream) override
+    {
+        const cudaStream_t s = stream;
+        ldpc_batch a;
+        a.llr = d_llr;
+        a.llr8 = d_llr8;
+        a.scale = scale;
+        a.count = count;
+        a.bits = d_bits;
+        a.app = d_app;
+        a.iterations = m_iterations.reserve(count);
+        a.parity_ok = m_parity_ok.reserve(count);
+        a.nonfinite = m_nonfinite.reserve(count);
+        a.rows = m_code.rows();
+        a.Zc = m_code.Zc;
+        a.n = m_code.codeword_bits();
+        a.K = m_code.K();
+        a.info_columns = m_code.info_columns();
+        a.rule = m_config;
+        m_count = count;
+        if (m_config.algorithm != ldpc_algorithm::sum_product) {
+            a.messages = m_messages.reserve(ldpc_min_sum_message_bytes(m_code, count));
+            launch_ldpc_min_sum(a, m_graph, s);
+            return;
+        }
+        const size_t messages = count * size_t(m_edges) * size_t(m_code.Zc);
+        a.messages = m_R.reserve(messages);
+        MIMO_CUDA_CHECK(cudaMemsetAsync(a.messages, 0, messages * sizeof(float), s));
+        ldpc_kernel_args k;
+        k.batch = a;
+        k.row_start = m_row_start.data();
+        k.column = m_column.data();
+        k.shift = m_shift.data();
+        k.edges = m_edges;
+        const int threads = std::min(384, (m_code.Zc + 31) / 32 * 32);
+        if (d_llr8)
+            ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
+                k, int8_input{ d_llr8, scale });
+        else
+            ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
+                k, float_input{ d_llr });
+        MIMO_CUDA_CHECK_LAUNCH("ldpc_layered_kernel");
+    }
+
+    std::vector<ldpc_block_result> device_results(cuda_stream_t stream) override
+    {
+        const size_t count = m_count;
+        const cudaStream_t s = stream;
+        m_results_host.reserve(count);
+        m_ok_host.reserve(2 * count);
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_results_host.data(),
+                                        m_iterations.data(),
                                         count * sizeof(int),
                                         cudaMemcpyDeviceToHost,
                                         s));
-        MIMO_CUDA_CHECK(
-            cudaMemcpyAsync(ok.data(), a.parity_ok, count, cudaMemcpyDeviceToHost, s));
-        m_stream.synchronize();
-        for (size_t b = 0; b < count; ++b)
-            results[b] = { iterations[b], ok[b] != 0 };
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            m_ok_host.data(), m_parity_ok.data(), count, cudaMemcpyDeviceToHost, s));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_ok_host.data() + count,
+                                        m_nonfinite.data(),
+                                        count,
+                                        cudaMemcpyDeviceToHost,
+                                        s));
+        MIMO_CUDA_CHECK(cudaStreamSynchronize(s));
+        std::vector<ldpc_block_result> r(count);
+        for (size_t b = 0; b < count; ++b) {
+            if (m_ok_host.data()[count + b])
+                throw std::invalid_argument("mimo_gpu: LDPC decoder: code block " +
+                                            std::to_string(b) + " has a non-finite LLR");
+            r[b] = { m_results_host.data()[b], m_ok_host.data()[b] != 0 };
+        }
+        return r;
     }
 
 private:
@@ -186,13 +273,17 @@ private:
 
     ldpc_code m_code;
     ldpc_decoder_config m_config;
+    ldpc_device_graph m_graph;
     int m_edges = 0;
-    size_t m_shared = 0;
+    size_t m_shared = 0, m_count = 0;
     cuda_stream m_stream;
     device_array<int> m_row_start, m_column, m_shift;
     device_array<float> m_llr, m_app, m_R;
-    device_array<uint8_t> m_bits, m_parity_ok;
+    device_array<unsigned char> m_messages;
+    device_array<uint8_t> m_bits, m_parity_ok, m_nonfinite;
     device_array<int> m_iterations;
+    pinned_buffer<int> m_results_host;
+    pinned_buffer<uint8_t> m_ok_host;
 };
 
 } // namespace

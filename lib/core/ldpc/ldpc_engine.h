@@ -1,16 +1,22 @@
 // The engines behind ldpc_decoder (CPU, CUDA) and what they share: the lifted
-// graph as layers, and the check-node rule, written once for the CPU loop and
-// the CUDA kernel (min-sum float op for float op alike, so the two engines
-// agree bit for bit; sum-product's logarithms and tanh differ in the last ulp).
+// graph as layers, which layers a block needs, and the check-node rules. Min-sum
+// (normalized and offset) runs in IEEE half precision on both engines: the
+// CUDA kernel two code blocks to a thread in half2, the CPU in float rounded to
+// half after every operation, which is exactly half arithmetic (float carries
+// 24 >= 2 x 11 + 2 significand bits, so rounding twice rounds once), so the two
+// agree bit for bit. Sum-product stays in float (ldpc_check), its logarithms
+// and tanh differing between the libraries in the last ulp.
 #pragma once
 
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/nr_ldpc.h>
+#include <mimo_gpu/types.h>
 
 #include "../runtime/host_device.h"
 
 #include <math.h>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace mimo_gpu {
@@ -21,6 +27,25 @@ namespace detail {
 constexpr float k_ldpc_llr_limit = 1e6f;
 /// Rows of BG1 have at most 19 edges, of BG2 10.
 constexpr int k_ldpc_max_row_degree = 19;
+
+/// Min-sum's half-precision LLRs are bounded by this (a power of two): a check
+/// message is at most this too, so q = L - R stays within 2x and L + R within
+/// 3x, below half's largest finite value (65504).
+constexpr float k_ldpc_half_limit = 8192.0f;
+/// The smallest positive half (a subnormal): a non-zero input LLR too small
+/// for half keeps its sign as this, so no received bit turns into an erasure.
+constexpr float k_ldpc_half_tiny = 5.9604644775390625e-8f; // 2^-24
+
+/// The layers a code block needs: the 4 core rows, and each extension row up
+/// to the last column with a non-zero LLR (an extension row whose own parity
+/// column is all zero, a bit not sent, sends only zero messages to the rest:
+/// skipping it changes no other LLR). last_column: the last base graph column
+/// holding a non-zero LLR, -1 for none.
+MIMO_HD int ldpc_active_rows(int last_column, int info_columns, int rows)
+{
+    const int r = last_column - info_columns + 1;
+    return r < 4 ? 4 : (r > rows ? rows : r);
+}
 
 /// The base graph's edges row by row (the layers): row r's edges are
 /// [row_start[r], row_start[r + 1]); column and shift (mod Zc) per edge.
@@ -40,6 +65,29 @@ public:
                         uint8_t* bits,
                         float* app,
                         ldpc_block_result* results) = 0;
+    /// Device memory on `stream` (CUDA engine only): float LLRs, or int8 ones
+    /// (scale * value) when d_llr8 is set; results stay on the device.
+    virtual void decode_device(const float* d_llr,
+                               const int8_t* d_llr8,
+                               float scale,
+                               size_t count,
+                               uint8_t* d_bits,
+                               float* d_app,
+                               cuda_stream_t stream)
+    {
+        (void)d_llr, (void)d_llr8, (void)scale, (void)count, (void)d_bits, (void)d_app,
+            (void)stream;
+        throw std::logic_error(
+            "mimo_gpu: LDPC decoder: decode_device needs the CUDA backend");
+    }
+    /// Waits for `stream`; the results of the last decode_device. A block with a
+    /// non-finite LLR throws std::invalid_argument naming it.
+    virtual std::vector<ldpc_block_result> device_results(cuda_stream_t stream)
+    {
+        (void)stream;
+        throw std::logic_error(
+            "mimo_gpu: LDPC decoder: device_results needs the CUDA backend");
+    }
 };
 
 std::unique_ptr<ldpc_engine> make_cpu_ldpc_engine(const ldpc_code& code,
