@@ -50,8 +50,8 @@ std::vector<float> ldpc_input(const ldpc_case& c, size_t unique, uint64_t seed)
             v = uint8_t(rng() >> 63);
         enc.encode_full(bits.data(), x.data());
         for (size_t v = 2 * size_t(code.Zc); v < 2 * size_t(code.Zc) + size_t(c.E); ++v)
-            llr[b * n + v] =
-                float(2.0 * ((x[v] ? -1.0 : 1.0) + std::sqrt(sigma2) * normal(rng)) / sigma2);
+            llr[b * n + v] = float(
+                2.0 * ((x[v] ? -1.0 : 1.0) + std::sqrt(sigma2) * normal(rng)) / sigma2);
     }
     return llr;
 }
@@ -91,7 +91,8 @@ void bench_cpu(const ldpc_bench_options& o, std::vector<ldpc_bench_row>& rows)
     const size_t count = o.batches.front();
     for (const ldpc_case& c : ldpc_cases()) {
         const size_t n = size_t(c.code.codeword_bits());
-        const std::vector<float> unique = ldpc_input(c, std::min<size_t>(count, 16), o.seed);
+        const std::vector<float> unique =
+            ldpc_input(c, std::min<size_t>(count, 16), o.seed);
         std::vector<float> llr(count * n);
         for (size_t b = 0; b < count; ++b)
             std::memcpy(&llr[b * n], &unique[(b % 16) * n], n * sizeof(float));
@@ -130,7 +131,8 @@ void bench_cuda(const ldpc_bench_options& o, std::vector<ldpc_bench_row>& rows)
                 h_q.p[b * n + v] =
                     int8_t(std::lround(std::max(-127.0f, std::min(127.0f, x / scale))));
             }
-        BENCH_CHECK(cudaMemcpy(d_llr.p, h_llr.p, largest * n * 4, cudaMemcpyHostToDevice));
+        BENCH_CHECK(
+            cudaMemcpy(d_llr.p, h_llr.p, largest * n * 4, cudaMemcpyHostToDevice));
         BENCH_CHECK(cudaMemcpy(d_q.p, h_q.p, largest * n, cudaMemcpyHostToDevice));
         for (int it : o.iterations) {
             ldpc_decoder dec(c.code, fixed_iterations(it), backend::cuda);
@@ -158,8 +160,8 @@ void bench_cuda(const ldpc_bench_options& o, std::vector<ldpc_bench_row>& rows)
                             dec.decode(h_llr.p, count, h_bits.p);
                             return;
                         }
-                        BENCH_CHECK(
-                            cudaMemcpyAsync(d_q.p, h_q.p, bytes, cudaMemcpyHostToDevice, s));
+                        BENCH_CHECK(cudaMemcpyAsync(
+                            d_q.p, h_q.p, bytes, cudaMemcpyHostToDevice, s));
                         dec.decode_device(d_q.p, scale, count, d_bits.p, s);
                         BENCH_CHECK(cudaMemcpyAsync(
                             h_bits.p, d_bits.p, count * K, cudaMemcpyDeviceToHost, s));
@@ -191,11 +193,12 @@ std::vector<ldpc_bench_row> bench_ldpc(const ldpc_bench_options& o)
 
 void print_ldpc_table(const std::vector<ldpc_bench_row>& rows, const std::string& device)
 {
-    std::printf("\nLDPC decoder (layered offset min-sum, offset 0.5, half precision; fixed "
-                "iterations, no early termination): %s; Gbit/s of decoded information bits "
-                "(K per code block); best published GPU figure: 1.38 Gbit/s (RTX 2080 Ti, "
-                "2024)\n",
-                device.c_str());
+    std::printf(
+        "\nLDPC decoder (layered offset min-sum, offset 0.5, half precision; fixed "
+        "iterations, no early termination): %s; Gbit/s of decoded information bits "
+        "(K per code block); best published GPU figure: 1.38 Gbit/s (RTX 2080 Ti, "
+        "2024)\n",
+        device.c_str());
     std::printf("%2s %4s %5s %5s %6s %6s %4s | %-5s %-10s %6s | %9s %8s | %9s\n",
                 "BG",
                 "Zc",

@@ -124,7 +124,8 @@ public:
 
     /// count blocks: llr (count * codeword_bits()), bits (count * K: the hard
     /// decisions on c), app (optional, count * codeword_bits(): a-posteriori
-    /// LLRs). Non-finite LLRs throw std::invalid_argument naming the block.
+    /// LLRs). Non-finite LLRs throw std::invalid_argument naming the block
+    /// (on CUDA after decoding: the outputs are then unspecified).
     std::vector<ldpc_block_result>
     decode(const float* llr, size_t count, uint8_t* bits, float* app = nullptr) const;
 

@@ -477,3 +477,43 @@ TEST(ldpc_decoder_cuda, device_memory_and_int8_llrs_equal_the_cpu)
             }
         }
 }
+
+TEST(ldpc_decoder_cuda, large_batches_pipeline_in_chunks_and_equal_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // From host memory a batch of more than 512 blocks crosses PCIe in chunks
+    // on two streams: every chunk's bits, a-posteriori LLRs and results land
+    // in place; a NaN in the last chunk is reported naming its block.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    const ldpc_code code{ 2, 8 };
+    const size_t count = 1031, n = size_t(code.codeword_bits()), K = size_t(code.K());
+    std::vector<float> llr;
+    for (size_t b = 0; b < count; ++b) {
+        const noisy_block blk(code, -2.0 + 6.0 * double(b % 7) / 6.0, rng);
+        llr.insert(llr.end(), blk.llr.begin(), blk.llr.end());
+    }
+    const ldpc_decoder_config cfg = config_of(ldpc_algorithm::offset_min_sum, 10, true);
+    const ldpc_decoder cpu(code, cfg, backend::cpu), gpu(code, cfg, backend::cuda);
+    std::vector<uint8_t> bc(count * K), bg(count * K, 7);
+    std::vector<float> ac(count * n), ag(count * n, NAN);
+    const auto rc = cpu.decode(llr.data(), count, bc.data(), ac.data());
+    const auto rg = gpu.decode(llr.data(), count, bg.data(), ag.data());
+    int decoded = 0;
+    for (size_t b = 0; b < count; ++b) {
+        ASSERT_EQ(rg[b].iterations, rc[b].iterations) << b;
+        ASSERT_EQ(rg[b].parity_ok, rc[b].parity_ok) << b;
+        decoded += rc[b].parity_ok;
+    }
+    EXPECT_GT(decoded, 100);
+    EXPECT_LT(decoded, int(count));
+    EXPECT_EQ(bg, bc);
+    mimo_gpu_test::expect_bit_identical(ag, ac, "1031 blocks in chunks");
+    llr[1029 * n + 3] = INFINITY;
+    try {
+        gpu.decode(llr.data(), count, bg.data());
+        FAIL() << "an infinite LLR was decoded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("code block 1029"), std::string::npos)
+            << e.what();
+    }
+}

@@ -24,6 +24,12 @@ ldpc_device_graph ldpc_device_graph::of(const ldpc_code& code)
             uint32_t(layers.column[e] * code.Zc) | (uint32_t(layers.shift[e]) << 16);
     for (size_t r = 0; r < layers.row_start.size(); ++r)
         g.row_start[r] = uint16_t(layers.row_start[r]);
+    for (size_t r = 0; r + 1 < layers.row_start.size(); ++r) {
+        const int degree = layers.row_start[r + 1] - layers.row_start[r];
+        if (degree < 3 || (degree > 10 && degree != 19)) // the min-sum kernel's cases
+            throw std::logic_error("mimo_gpu: LDPC: a base graph row of degree " +
+                                   std::to_string(degree));
+    }
     return g;
 }
 
@@ -161,6 +167,9 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
+    /// From host memory: the batch in chunks on two streams, so one chunk's
+    /// LLRs cross PCIe while the one before decodes (the float codewords are
+    /// the larger part of the time at high rates: docs/ldpc.md, "Speed").
     void decode(const float* llr,
                 size_t count,
                 uint8_t* bits,
@@ -168,19 +177,44 @@ public:
                 ldpc_block_result* results) override
     {
         const size_t n = size_t(m_code.codeword_bits()), K = size_t(m_code.K());
-        const cudaStream_t s = m_stream.get();
         float* d_llr = m_llr.reserve(count * n);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(
-            d_llr, llr, count * n * sizeof(float), cudaMemcpyHostToDevice, s));
         uint8_t* d_bits = m_bits.reserve(count * K);
         float* d_app = app ? m_app.reserve(count * n) : nullptr;
-        decode_device(d_llr, nullptr, 1.0f, count, d_bits, d_app, s);
-        MIMO_CUDA_CHECK(
-            cudaMemcpyAsync(bits, d_bits, count * K, cudaMemcpyDeviceToHost, s));
-        if (app)
+        reserve(count);
+        // Chunks of at least 256 blocks (128 pairs: half the H100's thread
+        // block slots, the other half for the chunk beside), even.
+        const size_t chunk =
+            count <= 512 ? count : std::max<size_t>(256, (count / 4 + 1) & ~size_t(1));
+        const cudaStream_t streams[2] = { m_stream.get(), m_stream2.get() };
+        size_t turn = 0;
+        for (size_t first = 0; first < count; first += chunk, ++turn) {
+            const size_t c = std::min(chunk, count - first);
+            const cudaStream_t s = streams[turn % 2];
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(d_llr + first * n,
+                                            llr + first * n,
+                                            c * n * sizeof(float),
+                                            cudaMemcpyHostToDevice,
+                                            s));
+            enqueue(d_llr + first * n,
+                    nullptr,
+                    1.0f,
+                    first,
+                    c,
+                    d_bits + first * K,
+                    d_app ? d_app + first * n : nullptr,
+                    s);
             MIMO_CUDA_CHECK(cudaMemcpyAsync(
-                app, d_app, count * n * sizeof(float), cudaMemcpyDeviceToHost, s));
-        const std::vector<ldpc_block_result> r = device_results(s);
+                bits + first * K, d_bits + first * K, c * K, cudaMemcpyDeviceToHost, s));
+            if (app)
+                MIMO_CUDA_CHECK(cudaMemcpyAsync(app + first * n,
+                                                d_app + first * n,
+                                                c * n * sizeof(float),
+                                                cudaMemcpyDeviceToHost,
+                                                s));
+        }
+        m_count = count;
+        m_stream2.synchronize();
+        const std::vector<ldpc_block_result> r = device_results(m_stream.get());
         std::copy(r.begin(), r.end(), results);
     }
 
@@ -192,46 +226,9 @@ public:
                        float* d_app,
                        cuda_stream_t stream) override
     {
-        const cudaStream_t s = stream;
-        ldpc_batch a;
-        a.llr = d_llr;
-        a.llr8 = d_llr8;
-        a.scale = scale;
-        a.count = count;
-        a.bits = d_bits;
-        a.app = d_app;
-        a.iterations = m_iterations.reserve(count);
-        a.parity_ok = m_parity_ok.reserve(count);
-        a.nonfinite = m_nonfinite.reserve(count);
-        a.rows = m_code.rows();
-        a.Zc = m_code.Zc;
-        a.n = m_code.codeword_bits();
-        a.K = m_code.K();
-        a.info_columns = m_code.info_columns();
-        a.rule = m_config;
+        reserve(count);
         m_count = count;
-        if (m_config.algorithm != ldpc_algorithm::sum_product) {
-            a.messages = m_messages.reserve(ldpc_min_sum_message_bytes(m_code, count));
-            launch_ldpc_min_sum(a, m_graph, s);
-            return;
-        }
-        const size_t messages = count * size_t(m_edges) * size_t(m_code.Zc);
-        a.messages = m_R.reserve(messages);
-        MIMO_CUDA_CHECK(cudaMemsetAsync(a.messages, 0, messages * sizeof(float), s));
-        ldpc_kernel_args k;
-        k.batch = a;
-        k.row_start = m_row_start.data();
-        k.column = m_column.data();
-        k.shift = m_shift.data();
-        k.edges = m_edges;
-        const int threads = std::min(384, (m_code.Zc + 31) / 32 * 32);
-        if (d_llr8)
-            ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
-                k, int8_input{ d_llr8, scale });
-        else
-            ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
-                k, float_input{ d_llr });
-        MIMO_CUDA_CHECK_LAUNCH("ldpc_layered_kernel");
+        enqueue(d_llr, d_llr8, scale, 0, count, d_bits, d_app, stream);
     }
 
     std::vector<ldpc_block_result> device_results(cuda_stream_t stream) override
@@ -264,6 +261,70 @@ public:
     }
 
 private:
+    /// Room for the per-block results and messages of `count` blocks.
+    void reserve(size_t count)
+    {
+        m_iterations.reserve(count);
+        m_parity_ok.reserve(count);
+        m_nonfinite.reserve(count);
+        if (m_config.algorithm != ldpc_algorithm::sum_product)
+            m_messages.reserve(ldpc_min_sum_message_bytes(m_code, count));
+        else
+            m_R.reserve(count * size_t(m_edges) * size_t(m_code.Zc));
+    }
+
+    /// Blocks [first, first + count) of the reserved batch (first even: the
+    /// min-sum kernel's messages are per pair), inputs and outputs given.
+    void enqueue(const float* d_llr,
+                 const int8_t* d_llr8,
+                 float scale,
+                 size_t first,
+                 size_t count,
+                 uint8_t* d_bits,
+                 float* d_app,
+                 cudaStream_t s)
+    {
+        ldpc_batch a;
+        a.llr = d_llr;
+        a.llr8 = d_llr8;
+        a.scale = scale;
+        a.count = count;
+        a.bits = d_bits;
+        a.app = d_app;
+        a.iterations = m_iterations.data() + first;
+        a.parity_ok = m_parity_ok.data() + first;
+        a.nonfinite = m_nonfinite.data() + first;
+        a.rows = m_code.rows();
+        a.Zc = m_code.Zc;
+        a.n = m_code.codeword_bits();
+        a.K = m_code.K();
+        a.info_columns = m_code.info_columns();
+        a.rule = m_config;
+        if (m_config.algorithm != ldpc_algorithm::sum_product) {
+            a.messages = m_messages.data() + ldpc_min_sum_message_bytes(m_code, first);
+            launch_ldpc_min_sum(a, m_graph, s);
+            return;
+        }
+        const size_t per_block = size_t(m_edges) * size_t(m_code.Zc);
+        a.messages = m_R.data() + first * per_block;
+        MIMO_CUDA_CHECK(
+            cudaMemsetAsync(a.messages, 0, count * per_block * sizeof(float), s));
+        ldpc_kernel_args k;
+        k.batch = a;
+        k.row_start = m_row_start.data();
+        k.column = m_column.data();
+        k.shift = m_shift.data();
+        k.edges = m_edges;
+        const int threads = std::min(384, (m_code.Zc + 31) / 32 * 32);
+        if (d_llr8)
+            ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
+                k, int8_input{ d_llr8, scale });
+        else
+            ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
+                k, float_input{ d_llr });
+        MIMO_CUDA_CHECK_LAUNCH("ldpc_layered_kernel");
+    }
+
     template <typename T>
     static void upload(device_array<T>& d, const std::vector<T>& h)
     {
@@ -276,7 +337,7 @@ private:
     ldpc_device_graph m_graph;
     int m_edges = 0;
     size_t m_shared = 0, m_count = 0;
-    cuda_stream m_stream;
+    cuda_stream m_stream, m_stream2;
     device_array<int> m_row_start, m_column, m_shift;
     device_array<float> m_llr, m_app, m_R;
     device_array<unsigned char> m_messages;

@@ -25,7 +25,7 @@ namespace detail {
 
 namespace {
 
-constexpr int k_max_pairs = 8;    // code block pairs per thread block (small Zc)
+constexpr int k_max_pairs = 8;     // code block pairs per thread block (small Zc)
 constexpr int k_max_threads = 384; // Zc <= 384
 
 __device__ __forceinline__ uint32_t bits_of(__half2 h)
@@ -79,30 +79,31 @@ struct kernel_shape {
     int pairs;  ///< pairs per thread block
 };
 
-/// One layer r for lifted check z of a pair: the edges' Q = L - R (R rebuilt
-/// from the stored message), the two least |Q| and signs, then the new
-/// messages and L = Q + R. keep: the halves whose block is still decoding.
-template <bool Offset, bool Stop>
-__device__ __forceinline__ void layer(const ldpc_batch& a,
-                                      const ldpc_device_graph& g,
-                                      uint32_t* L,
-                                      uint4* M,
-                                      int r,
-                                      int z,
-                                      bool first_iteration,
-                                      uint32_t keep)
+/// One layer for lifted check z of a pair: the edges' Q = L - R (R rebuilt
+/// from m, the check's message of the last iteration), the two least |Q| and
+/// the signs, then the new messages and L = Q + R; returns the new message.
+/// keep: the halves whose block is still decoding. Degree: the row's degree,
+/// fixed so the loops unroll without guards (0: any, `degree` at run time).
+template <int Degree, bool Offset, bool Stop>
+__device__ __forceinline__ uint4 layer(const ldpc_batch& a,
+                                       const ldpc_device_graph& g,
+                                       uint32_t* L,
+                                       const uint4 m,
+                                       int first,
+                                       int degree,
+                                       int z,
+                                       uint32_t keep)
 {
-    const int first = g.row_start[r], degree = g.row_start[r + 1] - first;
-    const uint4 m = first_iteration ? make_uint4(0, 0, 0, 0) : M[size_t(r) * a.Zc + z];
+    constexpr int most = Degree ? Degree : k_ldpc_max_row_degree;
     const __half2 old_edge = half2_of(m.w & k_edge_index_bits);
-    uint32_t q[k_ldpc_max_row_degree], old_L[k_ldpc_max_row_degree];
-    int at[k_ldpc_max_row_degree];
+    uint32_t q[most], old_L[most];
+    int at[most];
     const __half2 infinity = half2_of(0x7c007c00u);
     __half2 min1 = infinity, min2 = infinity;
     uint32_t least_edge = 0, negative = 0;
 #pragma unroll
-    for (int k = 0; k < k_ldpc_max_row_degree; ++k) {
-        if (k < degree) {
+    for (int k = 0; k < most; ++k) {
+        if (Degree || k < degree) {
             const uint32_t e = g.edge[first + k];
             int v = z + int(e >> 16);
             v -= v >= a.Zc ? a.Zc : 0;
@@ -126,7 +127,8 @@ __device__ __forceinline__ void layer(const ldpc_batch& a,
     const __half2 limit = __float2half2_rn(k_ldpc_half_limit);
     __half2 to_others, to_least;
     if (Offset) {
-        const __half2 offset = __float2half2_rn(a.rule.offset), zero = __float2half2_rn(0.0f);
+        const __half2 offset = __float2half2_rn(a.rule.offset),
+                      zero = __float2half2_rn(0.0f);
         to_others = __hmax2(__hsub2(min1, offset), zero);
         to_least = __hmax2(__hsub2(min2, offset), zero);
     } else {
@@ -138,8 +140,8 @@ __device__ __forceinline__ void layer(const ldpc_batch& a,
                    least = bits_of(__hmin2(to_least, limit));
     uint32_t signs_low = 0, signs_high = 0;
 #pragma unroll
-    for (int k = 0; k < k_ldpc_max_row_degree; ++k) {
-        if (k < degree) {
+    for (int k = 0; k < most; ++k) {
+        if (Degree || k < degree) {
             const uint32_t second =
                 __heq2_mask(half2_of(least_edge), half2_of(half2_int(k)));
             const uint32_t sign = (negative ^ q[k]) & k_sign_bits;
@@ -155,13 +157,47 @@ __device__ __forceinline__ void layer(const ldpc_batch& a,
                 signs_high |= sign >> (31 - k);
         }
     }
-    M[size_t(r) * a.Zc + z] = make_uint4(others, least, signs_low, least_edge | signs_high);
+    return make_uint4(others, least, signs_low, least_edge | signs_high);
+}
+
+/// Layer r, at the degree of its row: 38.212's rows have 3..10 edges, or 19
+/// (BG1's four core rows).
+template <bool Offset, bool Stop>
+__device__ __forceinline__ uint4 layer_of_row(const ldpc_batch& a,
+                                              const ldpc_device_graph& g,
+                                              uint32_t* L,
+                                              const uint4 m,
+                                              int r,
+                                              int z,
+                                              uint32_t keep)
+{
+    const int first = g.row_start[r], degree = g.row_start[r + 1] - first;
+    switch (degree) {
+    case 3:
+        return layer<3, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 4:
+        return layer<4, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 5:
+        return layer<5, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 6:
+        return layer<6, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 7:
+        return layer<7, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 8:
+        return layer<8, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 9:
+        return layer<9, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    case 10:
+        return layer<10, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    default: // 19: ldpc_device_graph::of admits no other degree
+        return layer<19, Offset, Stop>(a, g, L, m, first, degree, z, keep);
+    }
 }
 
 /// Per lane (half) of a half2, whether any of the lifted check z's rows
 /// r < rows_lane fails on the hard decisions.
-__device__ __forceinline__ uint32_t
-failing_checks(const ldpc_device_graph& g, const uint32_t* L, int Zc, int z, int rows0, int rows1)
+__device__ __forceinline__ uint32_t failing_checks(
+    const ldpc_device_graph& g, const uint32_t* L, int Zc, int z, int rows0, int rows1)
 {
     const __half2 zero = __float2half2_rn(0.0f);
     uint32_t failing = 0;
@@ -173,7 +209,8 @@ failing_checks(const ldpc_device_graph& g, const uint32_t* L, int Zc, int z, int
             v -= v >= Zc ? Zc : 0;
             parity ^= __hlt2_mask(half2_of(L[int(g.edge[e] & 0xffffu) + v]), zero);
         }
-        failing |= parity & ((r < rows0 ? 0x0000ffffu : 0u) | (r < rows1 ? 0xffff0000u : 0u));
+        failing |=
+            parity & ((r < rows0 ? 0x0000ffffu : 0u) | (r < rows1 ? 0xffff0000u : 0u));
     }
     return failing;
 }
@@ -238,9 +275,17 @@ __global__ void __launch_bounds__(k_max_threads, 2) // two per SM: <= 85 registe
     for (int it = 1; it <= a.rule.iterations; ++it) {
         const uint32_t keep = (run0 ? 0x0000ffffu : 0u) | (run1 ? 0xffff0000u : 0u);
         const bool work = z < Zc && keep != 0;
+        // Each row's message of the last iteration is loaded a row ahead, so
+        // its latency hides behind the row before (none in the first).
+        const bool stored = it > 1 && work;
+        uint4 next = stored ? M[z] : make_uint4(0, 0, 0, 0);
         for (int r = 0; r < rows_block; ++r) {
+            const uint4 m = next;
+            if (stored && r + 1 < rows_pair)
+                next = M[size_t(r + 1) * size_t(Zc) + size_t(z)];
             if (work && r < rows_pair)
-                layer<Offset, Stop>(a, g, L, M, r, z, it == 1, keep);
+                M[size_t(r) * size_t(Zc) + size_t(z)] =
+                    layer_of_row<Offset, Stop>(a, g, L, m, r, z, keep);
             __syncthreads();
         }
         if (!Stop && it < a.rule.iterations)
@@ -266,7 +311,8 @@ __global__ void __launch_bounds__(k_max_threads, 2) // two per SM: <= 85 registe
         }
         const bool more = __syncthreads_or(run0 || run1);
         if (t < 2 * k_max_pairs)
-            failed[t / 2][t % 2] = 0; // read by all above; next written after a layer's barrier
+            failed[t / 2][t % 2] =
+                0; // read by all above; next written after a layer's barrier
         if (!more)
             break;
     }
@@ -276,9 +322,11 @@ __global__ void __launch_bounds__(k_max_threads, 2) // two per SM: <= 85 registe
         const __half2 h = half2_of(L[v]);
         if (v < K) {
             if (have0)
-                a.bits[b0 * size_t(K) + size_t(v)] = __hlt(__low2half(h), __float2half(0.0f));
+                a.bits[b0 * size_t(K) + size_t(v)] =
+                    __hlt(__low2half(h), __float2half(0.0f));
             if (have1)
-                a.bits[b1 * size_t(K) + size_t(v)] = __hlt(__high2half(h), __float2half(0.0f));
+                a.bits[b1 * size_t(K) + size_t(v)] =
+                    __hlt(__high2half(h), __float2half(0.0f));
         }
         if (a.app) {
             // Beyond its own layers' columns a block's LLRs are its inputs (a
@@ -319,11 +367,15 @@ kernel_shape shape_of(int Zc)
 }
 
 template <bool Offset, bool Stop, class Input>
-void launch(const ldpc_batch& a, const ldpc_device_graph& g, const Input& in, cudaStream_t s)
+void launch(const ldpc_batch& a,
+            const ldpc_device_graph& g,
+            const Input& in,
+            cudaStream_t s)
 {
     const kernel_shape shape = shape_of(a.Zc);
     const size_t pairs = (a.count + 1) / 2;
-    const unsigned blocks = unsigned((pairs + size_t(shape.pairs) - 1) / size_t(shape.pairs));
+    const unsigned blocks =
+        unsigned((pairs + size_t(shape.pairs) - 1) / size_t(shape.pairs));
     const size_t shared = size_t(shape.pairs) * size_t(a.n) * sizeof(uint32_t);
     const auto kernel = ldpc_min_sum_kernel<Offset, Stop, Input>;
     MIMO_CUDA_CHECK(cudaFuncSetAttribute(
@@ -333,7 +385,10 @@ void launch(const ldpc_batch& a, const ldpc_device_graph& g, const Input& in, cu
 }
 
 template <class Input>
-void launch_rule(const ldpc_batch& a, const ldpc_device_graph& g, const Input& in, cudaStream_t s)
+void launch_rule(const ldpc_batch& a,
+                 const ldpc_device_graph& g,
+                 const Input& in,
+                 cudaStream_t s)
 {
     const bool offset = a.rule.algorithm == ldpc_algorithm::offset_min_sum;
     if (offset && a.rule.early_termination)
