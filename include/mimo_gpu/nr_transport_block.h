@@ -8,6 +8,7 @@
 #include <mimo_gpu/nr_ldpc.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace mimo_gpu {
@@ -102,7 +103,11 @@ private:
     ldpc_encoder m_encoder;
 };
 
-/// The receive chain on the CPU: G LLRs -> A bits per transport block
+namespace detail {
+class nr_transport_block_device; // lib/core/ldpc/nr_transport_block_device.h
+}
+
+/// The receive chain: G LLRs -> A bits per transport block
 /// (de-interleaving and de-rate-matching into each code block's soft buffer,
 /// layered LDPC decoding, desegmentation, CRC24B per code block when C > 1,
 /// the transport block CRC). A transport block passes only when every code
@@ -117,6 +122,9 @@ public:
     nr_transport_block_decoder(const nr_transport_block_format& format,
                                const ldpc_decoder_config& decoder = {},
                                backend requested = backend::automatic);
+    ~nr_transport_block_decoder();
+    nr_transport_block_decoder(nr_transport_block_decoder&&) noexcept;
+    nr_transport_block_decoder& operator=(nr_transport_block_decoder&&) noexcept;
     backend active_backend() const { return m_decoder.active_backend(); }
     const nr_transport_block_format& format() const { return m_format; }
     const nr_segmentation& segmentation() const { return m_seg; }
@@ -141,13 +149,40 @@ public:
                                                float* soft = nullptr,
                                                float* extrinsic = nullptr);
 
+    /// Device memory, asynchronous on `stream` (CUDA backend only, else
+    /// std::logic_error): d_llr count * G LLRs, float or int8 read as
+    /// scale * value (finite, > 0); d_a count * A bits; d_soft (optional)
+    /// count soft buffers of soft_buffer_size() in device memory, as decode()
+    /// takes them. De-rate-matching, LDPC decoding, desegmentation and the
+    /// CRCs run on the GPU: decodes what decode() decodes from the same floats
+    /// to the same bits, results and soft buffers. A transport block with a
+    /// NaN or Inf LLR leaves its soft buffers alone and is reported by
+    /// device_results. One call at a time per decoder.
+    void decode_device(const float* d_llr,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream,
+                       float* d_soft = nullptr);
+    void decode_device(const int8_t* d_llr,
+                       float scale,
+                       size_t count,
+                       uint8_t* d_a,
+                       cuda_stream_t stream,
+                       float* d_soft = nullptr);
+    /// Waits for `stream`: the last decode_device's results, as decode()
+    /// returns them; a transport block with a non-finite LLR throws
+    /// std::invalid_argument naming it.
+    std::vector<transport_block_result> device_results(cuda_stream_t stream);
+
 private:
+    detail::nr_transport_block_device& device();
     nr_transport_block_format m_format;
     nr_segmentation m_seg;
     std::vector<nr_rate_matcher> m_matchers; ///< per code block (E differs)
     ldpc_decoder m_decoder;
     std::vector<float> m_soft, m_codeword, m_app;
     std::vector<uint8_t> m_bits;
+    std::unique_ptr<detail::nr_transport_block_device> m_device; ///< made on first use
 };
 
 } // namespace mimo_gpu

@@ -4,11 +4,14 @@
 // the soft-buffer inverse, the code blocks' CRCs, and bad formats.
 #include "test_support.h"
 
+#include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/nr_transport_block.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -520,4 +523,163 @@ TEST(nr_transport_block, garbage_of_every_kind_never_passes_on_a_wrong_block)
         }
         EXPECT_GE(passed_real, int(count)); // the unscaled real blocks decode
     }
+}
+
+namespace {
+
+/// Device memory for a vector's values, and back.
+template <typename T>
+struct device_copy {
+    size_t n;
+    void* p;
+    explicit device_copy(const std::vector<T>& v)
+        : n(v.size()), p(allocate_device(std::max<size_t>(n, 1) * sizeof(T)))
+    {
+        copy_memory(p, v.data(), n * sizeof(T), copy_direction::host_to_device);
+    }
+    ~device_copy() { free_device(p); }
+    device_copy(const device_copy&) = delete;
+    device_copy& operator=(const device_copy&) = delete;
+    T* get() const { return static_cast<T*>(p); }
+    std::vector<T> download() const
+    {
+        std::vector<T> v(n);
+        copy_memory(v.data(), p, n * sizeof(T), copy_direction::device_to_host);
+        return v;
+    }
+};
+
+void expect_same_results(const std::vector<transport_block_result>& got,
+                         const std::vector<transport_block_result>& want,
+                         const std::string& what)
+{
+    ASSERT_EQ(got.size(), want.size()) << what;
+    for (size_t t = 0; t < want.size(); ++t) {
+        EXPECT_EQ(got[t].crc_ok, want[t].crc_ok) << what << " TB " << t;
+        EXPECT_EQ(got[t].code_blocks, want[t].code_blocks) << what << " TB " << t;
+        EXPECT_EQ(got[t].code_blocks_crc_ok, want[t].code_blocks_crc_ok)
+            << what << " TB " << t;
+        EXPECT_EQ(got[t].code_blocks_no_information, want[t].code_blocks_no_information)
+            << what << " TB " << t;
+        EXPECT_EQ(got[t].max_iterations, want[t].max_iterations) << what << " TB " << t;
+    }
+}
+
+} // namespace
+
+TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // Fresh transport blocks of several formats (one and several code blocks,
+    // both base graphs, Qm 2..8) at SNRs from failing to clean and one erased,
+    // sent four times with rv 0, 2, 3, 1 into HARQ soft buffers kept on the
+    // host and on the device: the device path decodes the same bits, results
+    // and soft buffers as the host decoder, from float and from int8 LLRs.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    int decoded = 0, failed = 0;
+    for (const nr_transport_block_format& base :
+         { nr_transport_block_format{ 100, 600, 2 },
+           nr_transport_block_format{ 8456, 16896, 4 },
+           nr_transport_block_format{ 30000, 64800, 6 },
+           nr_transport_block_format{ 1000, 1512, 8 },
+           nr_transport_block_format{ 3000, 9000, 2 } }) {
+        nr_transport_block_format f = base;
+        const size_t count = 4;
+        const nr_segmentation seg = f.segmentation();
+        nr_transport_block_decoder cpu(f, {}, backend::cpu), gpu(f, {}, backend::cuda);
+        ASSERT_EQ(gpu.active_backend(), backend::cuda);
+        std::vector<float> soft_cpu(count * cpu.soft_buffer_size(), 0.0f);
+        device_copy<float> soft_gpu(soft_cpu);
+        // BPSK SNR per coded bit from 2 dB below the BPSK threshold of the rate
+        // (about where one transmission decodes) to 4 dB above it; the same
+        // bits in every transmission.
+        const double rate = double(f.A) / f.G;
+        const double threshold = 10.0 * std::log10(std::pow(2.0, 2.0 * rate) - 1.0) + 1.5;
+        std::vector<uint8_t> bits(count * size_t(f.A));
+        for (auto& b : bits)
+            b = uint8_t(rng() & 1);
+        for (int rv : { 0, 2, 3, 1 }) {
+            f.rv = rv;
+            cpu.set_redundancy_version(rv);
+            gpu.set_redundancy_version(rv);
+            const nr_transport_block_encoder enc(f);
+            std::vector<float> llr(count * size_t(f.G));
+            std::vector<uint8_t> g(size_t(f.G));
+            for (size_t t = 0; t < count; ++t) {
+                const double sigma2 =
+                    std::pow(10.0, -(threshold - 2.0 + 2.0 * double(t)) / 10.0);
+                std::normal_distribution<double> noise(0.0, std::sqrt(sigma2));
+                enc.encode(bits.data() + t * size_t(f.A), g.data());
+                for (size_t i = 0; i < g.size(); ++i)
+                    llr[t * size_t(f.G) + i] =
+                        float(2.0 * ((g[i] ? -1.0 : 1.0) + noise(rng)) / sigma2);
+            }
+            std::fill(llr.begin() + 3 * size_t(f.G), llr.end(), 0.0f); // TB 3 erased
+            const std::string what = "A " + std::to_string(f.A) + " C " +
+                                     std::to_string(seg.C) + " rv " + std::to_string(rv);
+            std::vector<uint8_t> want(count * size_t(f.A), 9);
+            const auto r_want =
+                cpu.decode(llr.data(), count, want.data(), soft_cpu.data());
+            const device_copy<float> d_llr(llr);
+            device_copy<uint8_t> d_a(std::vector<uint8_t>(count * size_t(f.A), 7));
+            gpu.decode_device(d_llr.get(), count, d_a.get(), nullptr, soft_gpu.get());
+            const auto r_got = gpu.device_results(nullptr);
+            EXPECT_EQ(d_a.download(), want) << what;
+            expect_same_results(r_got, r_want, what);
+            mimo_gpu_test::expect_bit_identical(
+                soft_gpu.download(), soft_cpu, what + " soft");
+            for (const auto& r : r_want)
+                (r.crc_ok ? decoded : failed) += 1;
+
+            // int8 (without soft buffers): the host decodes the dequantised floats
+            const float scale = 0.25f;
+            std::vector<int8_t> q(llr.size());
+            std::vector<float> x(llr.size());
+            for (size_t i = 0; i < llr.size(); ++i) {
+                q[i] = int8_t(
+                    std::lround(std::max(-127.0f, std::min(127.0f, llr[i] / scale))));
+                x[i] = scale * float(q[i]);
+            }
+            std::vector<uint8_t> want_q(count * size_t(f.A), 9);
+            const auto r_want_q = cpu.decode(x.data(), count, want_q.data());
+            const device_copy<int8_t> d_q(q);
+            gpu.decode_device(d_q.get(), scale, count, d_a.get(), nullptr);
+            expect_same_results(gpu.device_results(nullptr), r_want_q, what + " int8");
+            EXPECT_EQ(d_a.download(), want_q) << what << " int8";
+        }
+        // A NaN in transport block 1: named, and its soft buffers left alone.
+        std::vector<float> llr(count * size_t(f.G), 1.0f);
+        llr[size_t(f.G) + 11] = NAN;
+        const std::vector<float> before = soft_gpu.download();
+        const device_copy<float> d_llr(llr);
+        device_copy<uint8_t> d_a(std::vector<uint8_t>(count * size_t(f.A)));
+        gpu.decode_device(d_llr.get(), count, d_a.get(), nullptr, soft_gpu.get());
+        try {
+            gpu.device_results(nullptr);
+            FAIL() << "a NaN was decoded";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("transport block 1"), std::string::npos)
+                << e.what();
+        }
+        const std::vector<float> after = soft_gpu.download();
+        const size_t per = cpu.soft_buffer_size();
+        EXPECT_TRUE(std::equal(
+            before.begin() + per, before.begin() + 2 * per, after.begin() + per))
+            << "the refused block's soft buffer changed";
+    }
+    std::printf("[ compared ] %d transport blocks decoded, %d failed, on both paths\n",
+                decoded,
+                failed);
+    EXPECT_GT(decoded, 10);
+    EXPECT_GT(failed, 10);
+}
+
+TEST(nr_transport_block, decode_device_needs_cuda)
+{
+    nr_transport_block_decoder cpu(
+        nr_transport_block_format{ 100, 600, 2 }, {}, backend::cpu);
+    std::vector<float> llr(600);
+    std::vector<uint8_t> a(100);
+    EXPECT_THROW(cpu.decode_device(llr.data(), 1, a.data(), nullptr), std::logic_error);
+    EXPECT_THROW(cpu.device_results(nullptr), std::logic_error);
 }

@@ -4,6 +4,7 @@
 #include <mimo_gpu/nr_transport_block.h>
 
 #include "ldpc_engine.h"
+#include "nr_transport_block_device.h"
 
 #include <algorithm>
 #include <cmath>
@@ -231,6 +232,61 @@ nr_transport_block_decoder::nr_transport_block_decoder(
       m_matchers(rate_matchers(format, m_seg)),
       m_decoder(m_seg.code(), decoder, requested)
 {
+}
+
+nr_transport_block_decoder::~nr_transport_block_decoder() = default;
+nr_transport_block_decoder::nr_transport_block_decoder(
+    nr_transport_block_decoder&&) noexcept = default;
+nr_transport_block_decoder&
+nr_transport_block_decoder::operator=(nr_transport_block_decoder&&) noexcept = default;
+
+detail::nr_transport_block_device& nr_transport_block_decoder::device()
+{
+    if (active_backend() != backend::cuda)
+        throw std::logic_error(
+            "mimo_gpu: NR transport block: decode_device needs the CUDA backend");
+#ifdef MIMO_GPU_HAVE_CUDA
+    if (!m_device)
+        m_device = detail::make_nr_transport_block_device(m_format, m_matchers);
+#endif
+    if (!m_device) // unreachable: a build without CUDA has no CUDA backend
+        throw std::logic_error("mimo_gpu: NR transport block: built without CUDA");
+    return *m_device;
+}
+
+void nr_transport_block_decoder::decode_device(
+    const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream, float* d_soft)
+{
+    detail::nr_transport_block_device& d = device();
+    if (count == 0)
+        return;
+    if (!d_llr || !d_a)
+        bad("decode_device: null buffer");
+    d.decode(d_llr, nullptr, 1.0f, count, m_format.rv, d_a, d_soft, m_decoder, stream);
+}
+
+void nr_transport_block_decoder::decode_device(const int8_t* d_llr,
+                                               float scale,
+                                               size_t count,
+                                               uint8_t* d_a,
+                                               cuda_stream_t stream,
+                                               float* d_soft)
+{
+    detail::nr_transport_block_device& d = device();
+    if (!(std::isfinite(scale) && scale > 0.0f))
+        bad("decode_device: int8 scale must be finite and > 0, got " +
+            std::to_string(scale));
+    if (count == 0)
+        return;
+    if (!d_llr || !d_a)
+        bad("decode_device: null buffer");
+    d.decode(nullptr, d_llr, scale, count, m_format.rv, d_a, d_soft, m_decoder, stream);
+}
+
+std::vector<transport_block_result>
+nr_transport_block_decoder::device_results(cuda_stream_t stream)
+{
+    return device().results(m_decoder, stream);
 }
 
 void nr_transport_block_decoder::set_redundancy_version(int rv)
