@@ -54,6 +54,7 @@
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/nr_transport_block.h>
 
 #include <condition_variable>
 #include <algorithm>
@@ -93,7 +94,8 @@ struct settings {
     int tb_size = 6120;     // A
     double code_rate = 0.5; // G from it, whole received vectors
     double snr_db = 14.0;
-    int max_blocks = 128; // transport blocks per decoder call
+    int max_blocks = 128;       // transport blocks per decoder call
+    std::string code = "turbo"; // "turbo" (LTE) or "ldpc" (NR)
 };
 
 /// Resident set size of this process in bytes (VmRSS).
@@ -511,7 +513,16 @@ core::transport_block_format coded_format(const settings& s)
     f.Qm = core::constellation(s.mod).bits_per_symbol();
     f.NL = s.shape.nt;
     f.G = int(std::ceil(double(s.tb_size + 24) / s.code_rate / unit)) * unit;
-    f.validate_for_decoding();
+    if (s.code == "ldpc") { // 38.212's rules (the LTE struct carries A, G, Qm, NL)
+        core::nr_transport_block_format nr;
+        nr.A = f.A;
+        nr.G = f.G;
+        nr.Qm = f.Qm;
+        nr.NL = f.NL;
+        nr.validate();
+    } else {
+        f.validate_for_decoding();
+    }
     return f;
 }
 
@@ -530,7 +541,7 @@ run_coded_chain(const settings& s, const core::transport_block_format& f, uint64
     const int unit = s.shape.nt * core::constellation(s.mod).bits_per_symbol();
     auto tb = gr::make_top_block("mimo_gpu_coded_chain");
     auto source = gr::mimo_gpu::tb_source::make(
-        f.A, f.G, f.Qm, f.NL, 0, 1, 64, blocks, backend, cuda);
+        f.A, f.G, f.Qm, f.NL, 0, 1, 64, blocks, backend, cuda, s.code);
     auto channel =
         gr::mimo_gpu::mimo_channel_source::make(s.shape.nr,
                                                 s.shape.nt,
@@ -561,13 +572,14 @@ run_coded_chain(const settings& s, const core::transport_block_format& f, uint64
                                                          f.NL,
                                                          0,
                                                          unit,
-                                                         "max-log-map",
-                                                         6,
+                                                         "",
+                                                         0,
                                                          0.75,
                                                          64,
                                                          backend,
                                                          s.max_blocks,
-                                                         cuda);
+                                                         cuda,
+                                                         s.code);
     auto counter = gr::mimo_gpu::ber_counter::make(f.A, cuda, "hard");
     tb->connect(source, 0, channel, 0);
     tb->connect(channel, 0, det, 0);
@@ -617,7 +629,11 @@ run_coded_chain(const settings& s, const core::transport_block_format& f, uint64
 /// throughout: per batch of max_blocks transport blocks, the generator with
 /// the coded bits given, detect_device in max_batch pieces, decode_device and
 /// the error count; the median ms per batch. CUDA only (else 0).
-double core_coded_chain_ms(const settings& s, const core::transport_block_format& f)
+template <class Encoder, class Decoder>
+double core_coded_chain_ms_with(const settings& s,
+                                const core::transport_block_format& f,
+                                const Encoder& encoder,
+                                Decoder& decoder)
 {
     if (s.backend == "cpu")
         return 0;
@@ -629,9 +645,6 @@ double core_coded_chain_ms(const settings& s, const core::transport_block_format
     auto det = core::make_detector(
         s.detector.name, { s.shape, s.mod, s.detector.parameters }, core::backend::cuda);
     det->set_bad_problem_policy(core::bad_problem_policy::erase);
-    core::transport_block_decoder decoder(
-        f, core::turbo_decoder_config{}, core::backend::cuda);
-    const core::transport_block_encoder encoder(f);
     std::vector<uint8_t> info(T * size_t(f.A)), coded(T * size_t(f.G));
     std::mt19937_64 rng(1);
     for (auto& b : info)
@@ -686,6 +699,25 @@ double core_coded_chain_ms(const settings& s, const core::transport_block_format
     });
 }
 
+double core_coded_chain_ms(const settings& s, const core::transport_block_format& f)
+{
+    if (s.backend == "cpu")
+        return 0;
+    if (s.code == "ldpc") {
+        core::nr_transport_block_format nr;
+        nr.A = f.A;
+        nr.G = f.G;
+        nr.Qm = f.Qm;
+        nr.NL = f.NL;
+        core::nr_transport_block_decoder decoder(nr, {}, core::backend::cuda);
+        return core_coded_chain_ms_with(
+            s, f, core::nr_transport_block_encoder(nr), decoder);
+    }
+    core::transport_block_decoder decoder(
+        f, core::turbo_decoder_config{}, core::backend::cuda);
+    return core_coded_chain_ms_with(s, f, core::transport_block_encoder(f), decoder);
+}
+
 int run_coded_chains(const settings& base,
                      const std::vector<core::detector_spec>& specs,
                      json_writer* json)
@@ -708,7 +740,7 @@ int run_coded_chains(const settings& base,
         const double bler = r.blocks ? double(r.block_errors) / double(r.blocks) : 0;
         const bool all_out = r.blocks == blocks;
         failures += all_out ? 0 : 1;
-        std::printf("%s %dx%d %s, coded chain (tb_source -> channel -> detector -> "
+        std::printf("%s %dx%d %s, %s coded chain (tb_source -> channel -> detector -> "
                     "tb_stream_decoder -> "
                     "counter, %s): A %d, G %d (rate %.3f), %.1f dB: %.1f Mbit/s of "
                     "information bits "
@@ -719,6 +751,7 @@ int run_coded_chains(const settings& base,
                     s.shape.nr,
                     s.shape.nt,
                     core::to_string(s.mod).c_str(),
+                    s.code.c_str(),
                     s.backend == "cpu" ? "CPU" : "CUDA device buffers",
                     f.A,
                     f.G,
@@ -743,6 +776,7 @@ int run_coded_chains(const settings& base,
             json->begin_object()
                 .value("detector", s.detector.label())
                 .value("chain", "coded")
+                .value("code", s.code)
                 .value("backend", s.backend == "cpu" ? "cpu" : "cuda")
                 .value("A", f.A)
                 .value("G", f.G)
@@ -853,6 +887,9 @@ settings read_settings(const command_line& cli, std::vector<core::detector_spec>
             throw std::invalid_argument("--code-rate must be in (0.05, 0.95]");
         v.snr_db = cli.real("snr");
         v.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
+        v.code = cli.text("code");
+        if (v.code != "turbo" && v.code != "ldpc")
+            throw std::invalid_argument("--code is turbo or ldpc, got " + v.code);
         v.bad_every = uint64_t(cli.integer("bad-every", 0, 1LL << 40));
         return v;
     });
@@ -1064,6 +1101,12 @@ int main(int argc, char** argv)
                    "ofdm_channel_model)",
                    "decoder");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
+    cli.add_option(
+        "code",
+        "NAME",
+        "--chain coded: turbo (LTE 36.212) or ldpc (NR 38.212, offset min-sum, "
+        "10 iterations)",
+        "turbo");
     cli.add_option("snr", "DB", "--chain coded: Es/N0 per receive antenna", "14");
     cli.add_option(
         "max-blocks", "N", "--chain coded: transport blocks per decoder call", "128");

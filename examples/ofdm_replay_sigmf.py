@@ -144,7 +144,7 @@ class ofdm_replay_sigmf(gr.top_block, Qt.QWidget):
         self._link_numbers_win = sip.wrapinstance(self.link_numbers.qwidget(), Qt.QWidget)
         self.top_layout.addWidget(self._link_numbers_win)
         self.detector = mimo_gpu.mimo_detector('mmse', 2, 2, '16qam', 'llr_clip={mmse_llr_clip},cublas={mmse_cublas}'.format(mmse_llr_clip=0, mmse_cublas=0), 0.01, 6, 'auto', 8400, 'erase', True)
-        self.decoder = mimo_gpu.tb_stream_decoder(tb_bits, coded_bits, 4, 1, 0, 8, 'max-log-map', 6, 0.75, 64, 'auto', 0, True)
+        self.decoder = mimo_gpu.tb_stream_decoder(tb_bits, coded_bits, 4, 1, 0, 8, 'max-log-map', 6, 0.75, 64, 'auto', 0, True, 'turbo')
         self.decoder.set_max_wait_ms(0)
         self.constellation = qtgui.const_sink_c(
             1024, #size
@@ -199,8 +199,8 @@ class ofdm_replay_sigmf(gr.top_block, Qt.QWidget):
         self.connect((self.probe, 0), (self.constellation, 0))
         self.connect((self.rx, 1), (self.detector, 1))
         self.connect((self.rx, 0), (self.detector, 0))
-        self.connect((self.rx, 1), (self.probe, 1))
         self.connect((self.rx, 0), (self.probe, 0))
+        self.connect((self.rx, 1), (self.probe, 1))
         self.connect((self.source, 0), (self.throttle_0, 0))
         self.connect((self.source, 1), (self.throttle_1, 0))
         self.connect((self.throttle_0, 0), (self.rx, 0))

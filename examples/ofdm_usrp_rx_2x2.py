@@ -148,7 +148,7 @@ class ofdm_usrp_rx_2x2(gr.top_block, Qt.QWidget):
         self._link_numbers_win = sip.wrapinstance(self.link_numbers.qwidget(), Qt.QWidget)
         self.top_layout.addWidget(self._link_numbers_win)
         self.detector = mimo_gpu.mimo_detector('mmse', 2, 2, '16qam', 'llr_clip={mmse_llr_clip},cublas={mmse_cublas}'.format(mmse_llr_clip=0, mmse_cublas=0), 0.01, 6, 'auto', 8400, 'erase', True)
-        self.decoder = mimo_gpu.tb_stream_decoder(tb_bits, coded_bits, 4, 1, 0, 8, 'max-log-map', 6, 0.75, 64, 'auto', 0, True)
+        self.decoder = mimo_gpu.tb_stream_decoder(tb_bits, coded_bits, 4, 1, 0, 8, 'max-log-map', 6, 0.75, 64, 'auto', 0, True, 'turbo')
         self.decoder.set_max_wait_ms(0)
         self.constellation = qtgui.const_sink_c(
             1024, #size
@@ -201,12 +201,12 @@ class ofdm_usrp_rx_2x2(gr.top_block, Qt.QWidget):
         self.connect((self.monitor, 1), (self.link_numbers, 1))
         self.connect((self.monitor, 0), (self.link_numbers, 0))
         self.connect((self.probe, 0), (self.constellation, 0))
-        self.connect((self.rx, 0), (self.detector, 0))
         self.connect((self.rx, 1), (self.detector, 1))
+        self.connect((self.rx, 0), (self.detector, 0))
         self.connect((self.rx, 1), (self.probe, 1))
         self.connect((self.rx, 0), (self.probe, 0))
-        self.connect((self.uhd_source, 1), (self.rx, 1))
         self.connect((self.uhd_source, 0), (self.rx, 0))
+        self.connect((self.uhd_source, 1), (self.rx, 1))
 
 
     def closeEvent(self, event):

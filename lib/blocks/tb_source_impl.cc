@@ -20,12 +20,11 @@ namespace mimo_gpu {
 
 namespace {
 
-gr::io_signature::sptr source_outputs(const ::mimo_gpu::transport_block_format& f,
-                                      bool device)
+gr::io_signature::sptr source_outputs(int A, int G, bool device)
 {
     const gr::buffer_type type =
         device ? device_buffer::type : gr::buffer_double_mapped::type;
-    return gr::io_signature::makev(2, 2, { f.G, f.A }, { type, type });
+    return gr::io_signature::makev(2, 2, { G, A }, { type, type });
 }
 
 /// Most blocks per call: about 16 MiB of coded bits.
@@ -42,9 +41,11 @@ tb_source::sptr tb_source::make(int A,
                                 int pool,
                                 uint64_t blocks,
                                 const std::string& backend,
-                                bool device_buffers)
+                                bool device_buffers,
+                                const std::string& code)
 {
-    const auto format = transport_block_format_of(A, G, Qm, NL, rv);
+    const transport_block_encode encode = make_transport_block_encode(
+        transport_block_code_from_string(code), A, G, Qm, NL, rv);
     if (pool < 1)
         throw std::invalid_argument(
             "tb_source: pool must be at least 1 transport block, got " +
@@ -58,10 +59,12 @@ tb_source::sptr tb_source::make(int A,
                                          : ::mimo_gpu::backend::cpu;
     const bool device = device_buffers && b == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<tb_source_impl>(
-        format, seed, pool, blocks, b, device);
+        A, G, encode, seed, pool, blocks, b, device);
 }
 
-tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
+tb_source_impl::tb_source_impl(int A,
+                               int G,
+                               const transport_block_encode& encode,
                                uint64_t seed,
                                int pool,
                                uint64_t blocks,
@@ -69,21 +72,21 @@ tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
                                bool device_buffers)
     : gr::block("tb_source",
                 gr::io_signature::make(0, 0, 0),
-                source_outputs(format, device_buffers)),
-      d_format(format),
+                source_outputs(A, G, device_buffers)),
+      d_A(A),
+      d_G(G),
       d_backend(backend),
       d_pool(size_t(pool)),
       d_blocks(blocks),
-      d_coded(d_pool * size_t(format.G)),
-      d_info(d_pool * size_t(format.A))
+      d_coded(d_pool * size_t(G)),
+      d_info(d_pool * size_t(A))
 {
-    const ::mimo_gpu::transport_block_encoder encoder(format);
     std::mt19937_64 rng(seed);
     for (size_t b = 0; b < d_pool; ++b) {
-        uint8_t* a = d_info.data() + b * size_t(format.A);
-        for (int i = 0; i < format.A; ++i)
+        uint8_t* a = d_info.data() + b * size_t(A);
+        for (int i = 0; i < A; ++i)
             a[i] = uint8_t(rng() & 1);
-        encoder.encode(a, d_coded.data() + b * size_t(format.G));
+        encode(a, d_coded.data() + b * size_t(G));
     }
     if (device_buffers) {
         try { // a constructor that throws runs no destructor
@@ -105,12 +108,12 @@ tb_source_impl::tb_source_impl(const ::mimo_gpu::transport_block_format& format,
             throw;
         }
     }
-    const size_t per_call = std::max<size_t>(1, k_max_bytes_per_call / size_t(format.G));
+    const size_t per_call = std::max<size_t>(1, k_max_bytes_per_call / size_t(G));
     set_min_output_buffer(0, long(per_call));
     set_min_output_buffer(1, long(per_call));
     d_logger->info("transport blocks A {} -> G {}, a pool of {}, on {}{}",
-                   format.A,
-                   format.G,
+                   A,
+                   G,
                    d_pool,
                    active_backend(),
                    device_buffers ? " (device buffers)" : "");
@@ -132,7 +135,7 @@ void tb_source_impl::copy_out(uint64_t first,
                               uint8_t* coded,
                               uint8_t* info) const
 {
-    const size_t G = size_t(d_format.G), A = size_t(d_format.A);
+    const size_t G = size_t(d_G), A = size_t(d_A);
     size_t done = 0;
     while (done < count) { // a run of consecutive pool blocks
         const size_t index = size_t((first + done) % d_pool);

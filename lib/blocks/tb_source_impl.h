@@ -7,6 +7,7 @@
 
 #include "plumbing/device_output_guard.h"
 
+#include "plumbing/transport_block_codes.h"
 #include <gnuradio/mimo_gpu/tb_source.h>
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
@@ -21,7 +22,10 @@ namespace mimo_gpu {
 class tb_source_impl : public tb_source
 {
 public:
-    tb_source_impl(const ::mimo_gpu::transport_block_format& format,
+    /// encode: one transport block's A bits -> G coded bits.
+    tb_source_impl(int A,
+                   int G,
+                   const transport_block_encode& encode,
                    uint64_t seed,
                    int pool,
                    uint64_t blocks,
@@ -41,7 +45,7 @@ private:
     /// Copies blocks [first, first + count) of the stream (pool indices cycled).
     void copy_out(uint64_t first, size_t count, uint8_t* coded, uint8_t* info) const;
 
-    const ::mimo_gpu::transport_block_format d_format;
+    const int d_A, d_G;
     const ::mimo_gpu::backend d_backend;
     const size_t d_pool;
     const uint64_t d_blocks;              // 0: endless

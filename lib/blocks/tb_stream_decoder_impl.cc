@@ -5,7 +5,6 @@
 #include "plumbing/block_parameters.h"
 #include "plumbing/transport_block_pdu.h"
 #include "tb_stream_decoder_impl.h"
-#include <mimo_gpu/turbo_parameters.h>
 
 #include <gnuradio/block_detail.h>
 #include <gnuradio/buffer_double_mapped.h>
@@ -42,9 +41,10 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
                                                 int window,
                                                 const std::string& backend,
                                                 int max_blocks,
-                                                bool device_buffers)
+                                                bool device_buffers,
+                                                const std::string& code)
 {
-    const auto format = transport_block_format_of(A, G, Qm, NL, rv);
+    const transport_block_code chosen = transport_block_code_from_string(code);
     if (llrs_per_item < 1 || G % llrs_per_item != 0)
         throw std::invalid_argument(
             "tb_stream_decoder: llrs_per_item must divide G = " + std::to_string(G) +
@@ -61,19 +61,28 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
         throw std::invalid_argument(
             "tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
             std::to_string(max_blocks) + " * " + std::to_string(G));
-    auto decoder = std::make_unique<::mimo_gpu::transport_block_decoder>(
-        format,
-        ::mimo_gpu::turbo_config(algorithm, iterations, extrinsic_scale, window),
-        ::mimo_gpu::backend_from_string(backend));
+    auto decoder =
+        make_transport_block_batch_decoder(chosen,
+                                           A,
+                                           G,
+                                           Qm,
+                                           NL,
+                                           rv,
+                                           algorithm,
+                                           iterations,
+                                           extrinsic_scale,
+                                           window,
+                                           ::mimo_gpu::backend_from_string(backend));
     // Device buffers where the decoder runs on CUDA; host buffers on the CPU.
     const bool device =
         device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<tb_stream_decoder_impl>(
-        std::move(decoder), llrs_per_item, max_blocks, device);
+        std::move(decoder), chosen, llrs_per_item, max_blocks, device);
 }
 
 tb_stream_decoder_impl::tb_stream_decoder_impl(
-    std::unique_ptr<::mimo_gpu::transport_block_decoder> decoder,
+    std::unique_ptr<transport_block_batch_decoder> decoder,
+    transport_block_code code,
     int llrs_per_item,
     int max_blocks,
     bool device_buffers)
@@ -83,12 +92,13 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
           gr::io_signature::make(1, 1, llrs_per_item * int(sizeof(float))),
           gr::io_signature::make(1,
                                  1,
-                                 decoder->format().A,
+                                 decoder->A(),
                                  device_buffers ? device_buffer::type
                                                 : gr::buffer_double_mapped::type)),
       d_decoder(std::move(decoder)),
-      d_items_per_block(d_decoder->format().G / llrs_per_item),
-      d_rv(d_decoder->format().rv),
+      d_code(code),
+      d_items_per_block(d_decoder->G() / llrs_per_item),
+      d_rv(d_decoder->rv()),
       d_max_blocks(max_blocks),
       d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
 {
@@ -99,12 +109,12 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
     set_relative_rate(1, uint64_t(d_items_per_block));
     d_gate.install(*this);
     set_tag_propagation_policy(TPP_DONT);
-    const auto& f = d_decoder->format();
     d_logger->info(
-        "A {} -> G {} ({} code block(s)), up to {} transport blocks a call, on {}{}",
-        f.A,
-        f.G,
-        f.segmentation().C,
+        "{}: A {} -> G {} ({} code block(s)), up to {} transport blocks a call, on {}{}",
+        to_string(d_code),
+        d_decoder->A(),
+        d_decoder->G(),
+        d_decoder->code_blocks(),
         max_blocks,
         active_backend(),
         device_buffers ? " (device buffers)" : "");
@@ -185,7 +195,7 @@ void tb_stream_decoder_impl::forecast(int noutput_items,
 std::vector<::mimo_gpu::transport_block_result>
 tb_stream_decoder_impl::decode(const float* llr, size_t count, uint8_t* bits)
 {
-    const size_t G = size_t(d_decoder->format().G);
+    const size_t G = size_t(d_decoder->G());
     if (!d_stream)
         return d_decoder->decode(llr, count, bits);
     const float* d_llr = d_llr_staging.device_view(llr, count * G);
@@ -196,7 +206,7 @@ tb_stream_decoder_impl::decode(const float* llr, size_t count, uint8_t* bits)
 std::vector<::mimo_gpu::transport_block_result>
 tb_stream_decoder_impl::decode_one_by_one(const float* llr, size_t count, uint8_t* bits)
 {
-    const size_t G = size_t(d_decoder->format().G), A = size_t(d_decoder->format().A);
+    const size_t G = size_t(d_decoder->G()), A = size_t(d_decoder->A());
     const bool device = d_stream != nullptr;
     std::vector<float> host_llr(G);
     std::vector<uint8_t> host_bits(A);
@@ -260,8 +270,8 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
         gr::thread::scoped_lock lock(d_mutex);
         d_gate.taken();
     }
-    if (const int rv = d_rv; rv != d_decoder->format().rv)
-        d_decoder->set_redundancy_version(rv);
+    if (const int rv = d_rv; rv != d_decoder->rv())
+        d_decoder->set_rv(rv);
     d_trace.begin();
     const auto llr = static_cast<const float*>(input_items[0]);
     const auto bits = static_cast<uint8_t*>(output_items[0]);

@@ -58,13 +58,17 @@ struct chain_counts {
 
 /// tb_source -> channel -> detector -> decoder -> counter; device: CUDA with
 /// device buffers on every block.
-chain_counts
-run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_blocks = 8)
+chain_counts run_chain(bool device,
+                       double snr_db,
+                       uint64_t blocks,
+                       uint64_t seed,
+                       int max_blocks = 8,
+                       const std::string& code = "turbo")
 {
     const std::string backend = device ? "cuda" : "cpu";
     auto tb = gr::make_top_block("coded_chain");
     auto source =
-        tb_source::make(k_A, k_G, k_Qm, k_NL, 0, seed, 7, blocks, backend, device);
+        tb_source::make(k_A, k_G, k_Qm, k_NL, 0, seed, 7, blocks, backend, device, code);
     auto channel = mimo_channel_source::make(
         2, 2, "16qam", snr_db, seed, 1, 0, backend, 4096, device, k_G);
     auto detector = mimo_detector::make(
@@ -75,13 +79,14 @@ run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_bl
                                            k_NL,
                                            0,
                                            k_bits_per_vector,
-                                           "max-log-map",
-                                           6,
+                                           "",
+                                           0,
                                            0.75,
                                            64,
                                            backend,
                                            max_blocks,
-                                           device);
+                                           device,
+                                           code);
     auto counter = ber_counter::make(k_A, device, "hard");
     tb->connect(source, 0, channel, 0);
     tb->connect(channel, 0, detector, 0);
@@ -95,6 +100,7 @@ run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_bl
         tb->connect(channel, 2, bits_sink, 0);
     tb->run();
     EXPECT_EQ(decoder->active_backend(), backend);
+    EXPECT_EQ(decoder->code(), code);
     EXPECT_EQ(decoder->dropped_llrs(), 0u);
     if (!device) {
         EXPECT_EQ(bits_sink->data().size(), blocks * k_G);
@@ -106,25 +112,26 @@ run_chain(bool device, double snr_db, uint64_t blocks, uint64_t seed, int max_bl
              counter->errors() };
 }
 
-void expect_chain(bool device)
+/// code: "turbo" (LTE) or "ldpc" (NR: A = 1000 with CRC16 on G = 2400, BG2).
+void expect_chain(bool device, const std::string& code = "turbo")
 {
     const uint64_t seed = fresh_seed();
     // 25 dB: every block decodes.
-    const chain_counts clean = run_chain(device, 25.0, 23, seed);
+    const chain_counts clean = run_chain(device, 25.0, 23, seed, 8, code);
     EXPECT_EQ(clean.blocks, 23u);
     EXPECT_EQ(clean.items, 23u);
     EXPECT_EQ(clean.crc_failures, 0u);
     EXPECT_EQ(clean.item_errors, 0u);
     EXPECT_EQ(clean.bit_errors, 0u);
     // 3 dB: blocks fail, and the CRC sees exactly the blocks the counter sees.
-    const chain_counts noisy = run_chain(device, 3.0, 23, seed + 1);
+    const chain_counts noisy = run_chain(device, 3.0, 23, seed + 1, 8, code);
     EXPECT_EQ(noisy.blocks, 23u);
     EXPECT_GT(noisy.item_errors, 10u);
     EXPECT_EQ(noisy.crc_failures, noisy.item_errors);
     EXPECT_GT(noisy.bit_errors, noisy.item_errors);
     // Many blocks, two a call: the LLR buffer wraps at offsets that are no
     // multiple of a block (single-mapped on the device), and every block comes out.
-    const chain_counts many = run_chain(device, 25.0, 301, seed + 2, 2);
+    const chain_counts many = run_chain(device, 25.0, 301, seed + 2, 2, code);
     EXPECT_EQ(many.blocks, 301u);
     EXPECT_EQ(many.items, 301u);
     EXPECT_EQ(many.item_errors, 0u);
@@ -304,6 +311,17 @@ TEST(coded_chain_cuda, device_chain_decodes_at_high_snr_and_counts_what_the_crc_
 {
     MIMO_GPU_REQUIRE_CUDA();
     expect_chain(true);
+}
+
+TEST(coded_chain, ldpc_chain_decodes_at_high_snr_and_counts_what_the_crc_sees)
+{
+    expect_chain(false, "ldpc");
+}
+
+TEST(coded_chain_cuda, ldpc_device_chain_does_the_same)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    expect_chain(true, "ldpc");
 }
 
 TEST(coded_chain,

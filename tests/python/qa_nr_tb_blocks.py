@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The NR LDPC transport block PDU blocks (issue 27, in progress): encoder ->
-BPSK LLRs -> decoder round trip with the CRC reported; HARQ processes in the
-PDU meta combine retransmissions; bad PDUs are dropped and the rest go on."""
+"""The NR LDPC transport block blocks: the PDU encoder -> BPSK LLRs -> PDU
+decoder round trip with the CRC reported; HARQ processes in the PDU meta
+combine retransmissions; bad PDUs are dropped and the rest go on; the stream
+blocks with code "ldpc" (tb_source -> LLRs -> tb_stream_decoder) decode what
+the source sent, and noise never passes the CRC."""
 
 import time
 
@@ -100,7 +102,50 @@ class qa_nr_tb_blocks(gr_unittest.TestCase):
         np.testing.assert_array_equal(np.array(pmt.u8vector_elements(pmt.cdr(msgs[1]))), a)
         self.assertEqual(decoder.harq_processes(), 1)  # 5 is done, 6 waits
 
+    def test_stream_source_and_decoder_with_ldpc(self):
+        # Two code blocks of BG1 per transport block, 16-QAM-sized items.
+        A, G, Qm, count, per_item = 10000, 21600, 4, 12, 16
+        tb = gr.top_block()
+        source = mimo_gpu.tb_source(A, G, Qm, 1, 0, 5, 4, count, "cpu", False, code="ldpc")
+        bits = blocks.vector_to_stream(gr.sizeof_char, G)
+        to_float = blocks.uchar_to_float()
+        llr = blocks.multiply_const_ff(-16.0)
+        shift = blocks.add_const_ff(8.0)  # bit 0 -> +8, bit 1 -> -8
+        items = blocks.stream_to_vector(gr.sizeof_float, per_item)
+        decoder = mimo_gpu.tb_stream_decoder(A, G, Qm, 1, 0, per_item, backend="cpu",
+                                             device_buffers=False, code="ldpc")
+        decoded, sent = blocks.vector_sink_b(A), blocks.vector_sink_b(A)
+        tb.connect((source, 0), bits, to_float, llr, shift, items, decoder, decoded)
+        tb.connect((source, 1), sent)
+        tb.run()
+        self.assertEqual(decoder.code(), "ldpc")
+        self.assertEqual(decoder.blocks(), count)
+        self.assertEqual(decoder.crc_failures(), 0)
+        self.assertEqual(len(decoded.data()), count * A)
+        self.assertEqual(list(decoded.data()), list(sent.data()))
+
+        # Noise alone: every block fails its CRC and is tagged.
+        rng = np.random.default_rng(7)
+        noise = rng.normal(0.0, 3.0, 3 * G).astype(np.float32)
+        tb = gr.top_block()
+        src = blocks.vector_source_f(noise.tolist(), False, per_item)
+        decoder = mimo_gpu.tb_stream_decoder(A, G, Qm, 1, 0, per_item, backend="cpu",
+                                             device_buffers=False, code="ldpc")
+        sink = blocks.vector_sink_b(A)
+        tb.connect(src, decoder, sink)
+        tb.run()
+        self.assertEqual(decoder.blocks(), 3)
+        self.assertEqual(decoder.crc_failures(), 3)
+        self.assertEqual(sum(1 for t in sink.tags() if pmt.symbol_to_string(t.key) == "crc_ok"), 3)
+
     def test_bad_parameters_raise(self):
+        with self.assertRaises(ValueError):
+            mimo_gpu.tb_stream_decoder(10000, 21600, 4, 1, 0, 16, code="polar")
+        with self.assertRaises(ValueError):
+            mimo_gpu.tb_stream_decoder(10000, 21600, 4, 1, 0, 16, algorithm="max-log-map",
+                                       code="ldpc")
+        with self.assertRaises(ValueError):
+            mimo_gpu.tb_source(10000, 21601, 4, code="ldpc")
         with self.assertRaises(ValueError):
             mimo_gpu.nr_tb_encoder(100, 601, 2)
         with self.assertRaises(ValueError):

@@ -14,9 +14,11 @@ namespace gr {
 namespace mimo_gpu {
 
 /*!
- * \brief Simulation source of LTE transport blocks: random information bits,
- * CRC24A, segmentation, turbo coding and rate matching (36.212), one item per
- * transport block on each output.
+ * \brief Simulation source of transport blocks: random information bits
+ * through the whole transmit chain of LTE (code "turbo": CRC24A, segmentation,
+ * turbo coding and rate matching, 36.212) or NR (code "ldpc": 38.212's CRC,
+ * segmentation, LDPC coding and rate matching), one item per transport block
+ * on each output.
  * \ingroup mimo_gpu
  *
  * Output 0: the G coded bits of a transport block (bytes 0/1, vlen G), for a
@@ -38,11 +40,13 @@ public:
 
     /*!
      * \param A, G, Qm, NL, rv the transport block format, as tb_encoder's
+     *        (turbo) or nr_tb_encoder's (ldpc)
      * \param seed the information bits' seed
      * \param pool distinct transport blocks, cycled (>= 1)
      * \param blocks transport blocks to send before the stream ends (0: endless)
      * \param backend "auto", "cpu" or "cuda": where the pool lives
      * \param device_buffers on CUDA, outputs in GPU memory (the default)
+     * \param code "turbo" (LTE, the default) or "ldpc" (NR)
      */
     static sptr make(int A,
                      int G,
@@ -53,7 +57,8 @@ public:
                      int pool = 64,
                      uint64_t blocks = 0,
                      const std::string& backend = "auto",
-                     bool device_buffers = true);
+                     bool device_buffers = true,
+                     const std::string& code = "turbo");
 
     virtual std::string active_backend() const = 0;
     virtual bool device_buffers() const = 0;

@@ -14,16 +14,19 @@ namespace gr {
 namespace mimo_gpu {
 
 /*!
- * \brief LTE transport-block decoder on a stream: a detector's LLRs in, the
- * decoded information bits out, one item per transport block.
+ * \brief Transport-block decoder on a stream, LTE turbo or NR LDPC: a
+ * detector's LLRs in, the decoded information bits out, one item per
+ * transport block.
  * \ingroup mimo_gpu
  *
  * Input 0: LLRs (float, vlen llrs_per_item: the detector's nt*Q), positive
  * means bit 0; every G of them, from the start of the stream, are one
  * transport block. Output 0: its A decoded bits (bytes 0/1, vlen A). A block
- * whose CRC24A fails gets a "crc_ok" tag (False) on its item and is counted.
- * De-rate-matching, turbo decoding, desegmentation and the CRC run in one
- * batch of up to max_blocks transport blocks per call (tb_decoder's core).
+ * whose CRC fails gets a "crc_ok" tag (False) on its item and is counted.
+ * De-rate-matching, decoding, desegmentation and the CRCs run in one batch of
+ * up to max_blocks transport blocks per call: code "turbo" is 36.212's chain
+ * (tb_decoder's core), "ldpc" 38.212's (nr_tb_decoder's core, layered
+ * min-sum in half precision on both backends).
  *
  * With device_buffers (the default, on CUDA) the LLRs are read where the
  * detector left them (GPU memory with its device_buffers) and the bits stay in
@@ -39,17 +42,21 @@ public:
 
     /*!
      * \param A, G, Qm, NL, rv the transport block format, as tb_encoder's
+     *        (code "turbo") or nr_tb_encoder's (code "ldpc")
      * \param llrs_per_item LLRs per input item (G a multiple of it)
-     * \param algorithm "max-log-map" or "log-map"
-     * \param iterations most full iterations per code block, 1..32
-     * \param extrinsic_scale max-log-MAP extrinsic scaling, (0, 1]
-     * \param window trellis stages per parallel window
+     * \param algorithm "" (the code's default), turbo: "max-log-map" or
+     *        "log-map"; ldpc: "offset-min-sum", "normalized-min-sum" or "sum-product"
+     * \param iterations most iterations per code block; 0 (the default): the
+     *        code's default, 6 (turbo) or 10 (ldpc)
+     * \param extrinsic_scale max-log-MAP extrinsic scaling, (0, 1] (turbo only)
+     * \param window trellis stages per parallel window (turbo only)
      * \param backend "auto", "cpu" or "cuda"
      * \param max_blocks most transport blocks per decoder call; 0 (the default):
      *        chosen from G, up to about 2^22 LLRs a call (at most 256 blocks, at
      *        least one: three NR 100 MHz 4x4 16-QAM frames' blocks of 1.36 M LLRs)
      * \param device_buffers on CUDA, input and output in GPU memory (the
      *        default); False: host buffers on either backend
+     * \param code "turbo" (LTE, the default) or "ldpc" (NR)
      */
     static sptr make(int A,
                      int G,
@@ -57,21 +64,24 @@ public:
                      int NL,
                      int rv,
                      int llrs_per_item,
-                     const std::string& algorithm = "max-log-map",
-                     int iterations = 6,
+                     const std::string& algorithm = "",
+                     int iterations = 0,
                      double extrinsic_scale = 0.75,
                      int window = 64,
                      const std::string& backend = "auto",
                      int max_blocks = 0,
-                     bool device_buffers = true);
+                     bool device_buffers = true,
+                     const std::string& code = "turbo");
 
     virtual void set_rv(int rv) = 0;
     virtual int rv() const = 0;
     virtual std::string active_backend() const = 0;
     virtual bool device_buffers() const = 0;
+    /// "turbo" or "ldpc".
+    virtual std::string code() const = 0;
     /// Transport blocks per decoder call at most (make's max_blocks, or the one chosen).
     virtual int max_blocks() const = 0;
-    /// Transport blocks decoded so far, and those whose CRC24A failed.
+    /// Transport blocks decoded so far, and those whose CRC failed.
     virtual uint64_t blocks() const = 0;
     virtual uint64_t crc_failures() const = 0;
     /// LLRs at the end of the stream that made no whole transport block.

@@ -40,14 +40,14 @@ struct gather_args {
     const float* llr;
     const int8_t* llr8;
     float scale;
-    float* soft;                 ///< may be null: count * C * N
-    float* x;                    ///< count * C * n codeword LLRs
-    int* nonzero;                ///< per code block
-    const int* nonfinite;        ///< per transport block: a NaN or Inf received
-    int* overflow;               ///< per transport block: a sum of copies overflowed
-    const gather_block* blocks;  ///< C
-    const int* starts;           ///< per table: N + 1 offsets into its list
-    const int* lists;            ///< per table: f indices by buffer position, ascending
+    float* soft;                ///< may be null: count * C * N
+    float* x;                   ///< count * C * n codeword LLRs
+    int* nonzero;               ///< per code block
+    const int* nonfinite;       ///< per transport block: a NaN or Inf received
+    int* overflow;              ///< per transport block: a sum of copies overflowed
+    const gather_block* blocks; ///< C
+    const int* starts;          ///< per table: N + 1 offsets into its list
+    const int* lists;           ///< per table: f indices by buffer position, ascending
     int C, N, n, Zc, G, filler_begin, filler_end;
     size_t codeblocks;
 };
@@ -106,12 +106,12 @@ __global__ void __launch_bounds__(k_threads) gather_kernel(const gather_args g)
 }
 
 struct crc_args {
-    const uint8_t* bits;        ///< count * C * K decoded bits
-    uint8_t* a;                 ///< count * A
-    uint32_t* cb_remainder;     ///< per code block (CRC24B, C > 1)
-    uint32_t* tb_remainder;     ///< per transport block
-    const uint32_t* cb_powers;  ///< x^n mod g24B, n < K'
-    const uint32_t* tb_powers;  ///< x^n mod g (CRC24A or CRC16), n < B
+    const uint8_t* bits;       ///< count * C * K decoded bits
+    uint8_t* a;                ///< count * A
+    uint32_t* cb_remainder;    ///< per code block (CRC24B, C > 1)
+    uint32_t* tb_remainder;    ///< per transport block
+    const uint32_t* cb_powers; ///< x^n mod g24B, n < K'
+    const uint32_t* tb_powers; ///< x^n mod g (CRC24A or CRC16), n < B
     int C, K, K_prime, data, A, B;
     bool cb_crc;
     size_t codeblocks;
@@ -221,7 +221,8 @@ public:
         MIMO_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * count * sizeof(int), s));
         if (d_llr) {
             const size_t total = count * size_t(m_format.G);
-            check_kernel<<<unsigned(std::min<size_t>((total + k_threads - 1) / k_threads, 4096)),
+            check_kernel<<<unsigned(std::min<size_t>((total + k_threads - 1) / k_threads,
+                                                     4096)),
                            k_threads,
                            0,
                            s>>>(d_llr, total, m_format.G, flags);
@@ -346,8 +347,10 @@ private:
                 std::vector<int> list(to.size()), fill(per.begin(), per.end() - 1);
                 for (size_t j = 0; j < to.size(); ++j) // ascending j per position
                     list[size_t(fill[size_t(to[j])]++)] = int(j);
-                known = by_E.emplace(m.E(), std::make_pair(int(starts.size()), int(lists.size())))
-                            .first;
+                known =
+                    by_E.emplace(m.E(),
+                                 std::make_pair(int(starts.size()), int(lists.size())))
+                        .first;
                 starts.insert(starts.end(), per.begin(), per.end());
                 lists.insert(lists.end(), list.begin(), list.end());
             }

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(tb_source.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(2416384f8b512f66aa483d3e5d73b547)                       */
+/* BINDTOOL_HEADER_FILE_HASH(150f0c86bf73e17835250c1ac971c608)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -47,6 +47,7 @@ void bind_tb_source(py::module& m)
              py::arg("blocks") = 0,
              py::arg("backend") = "auto",
              py::arg("device_buffers") = true,
+             py::arg("code") = "turbo",
              D(tb_source, make))
 
         .def("active_backend", &tb_source::active_backend, D(tb_source, active_backend))

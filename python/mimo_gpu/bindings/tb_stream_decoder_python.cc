@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(tb_stream_decoder.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(d38092e2baed99e7e002ee17494cd92e)                       */
+/* BINDTOOL_HEADER_FILE_HASH(a3a218cda18d904b85ac1042baee4341)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -46,13 +46,14 @@ void bind_tb_stream_decoder(py::module& m)
              py::arg("NL"),
              py::arg("rv"),
              py::arg("llrs_per_item"),
-             py::arg("algorithm") = "max-log-map",
-             py::arg("iterations") = 6,
+             py::arg("algorithm") = "",
+             py::arg("iterations") = 0,
              py::arg("extrinsic_scale") = 0.75,
              py::arg("window") = 64,
              py::arg("backend") = "auto",
              py::arg("max_blocks") = 0,
              py::arg("device_buffers") = true,
+             py::arg("code") = "turbo",
              D(tb_stream_decoder, make))
 
         .def("set_rv",
@@ -73,6 +74,8 @@ void bind_tb_stream_decoder(py::module& m)
         .def("device_buffers",
              &tb_stream_decoder::device_buffers,
              D(tb_stream_decoder, device_buffers))
+
+        .def("code", &tb_stream_decoder::code, D(tb_stream_decoder, code))
 
         .def("blocks", &tb_stream_decoder::blocks, D(tb_stream_decoder, blocks))
 

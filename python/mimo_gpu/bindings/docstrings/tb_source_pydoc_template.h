@@ -27,7 +27,7 @@ static const char* __doc_gr_mimo_gpu_tb_source_tb_source_1 = R"doc()doc";
 
 
 static const char* __doc_gr_mimo_gpu_tb_source_make =
-    R"doc(Make a source. A, G, Qm, NL, rv: the format, as tb_encoder; seed: the information bits' seed; pool: distinct transport blocks, cycled (>= 1); blocks: transport blocks to send before the stream ends (0: endless); backend: auto, cpu or cuda (where the pool lives); device_buffers: on CUDA, outputs in GPU memory (the default).)doc";
+    R"doc(Make a source. A, G, Qm, NL, rv: the format, as tb_encoder; seed: the information bits' seed; pool: distinct transport blocks, cycled (>= 1); blocks: transport blocks to send before the stream ends (0: endless); backend: auto, cpu or cuda (where the pool lives); device_buffers: on CUDA, outputs in GPU memory (the default); code: "turbo" (LTE 36.212, the default) or "ldpc" (NR 38.212, the format as nr_tb_encoder's).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_tb_source_active_backend =

@@ -15,8 +15,8 @@
 
 
 static const char* __doc_gr_mimo_gpu_tb_stream_decoder =
-    R"doc(LTE transport-block decoder on a stream: a detector's LLRs in, the decoded information bits out, one item per transport block.
-Input 0: LLRs (float, vlen llrs_per_item: the detector's nt*Q), positive means bit 0; every G of them, from the start of the stream, are one transport block. Output 0: its A decoded bits (uint8 0/1, vlen A). A block whose CRC24A fails gets a "crc_ok" tag (False) on its item and is counted. De-rate-matching, turbo decoding, desegmentation and the CRC run in one batch of up to max_blocks transport blocks per call.
+    R"doc(Transport-block decoder on a stream, LTE turbo or NR LDPC (code): a detector's LLRs in, the decoded information bits out, one item per transport block.
+Input 0: LLRs (float, vlen llrs_per_item: the detector's nt*Q), positive means bit 0; every G of them, from the start of the stream, are one transport block. Output 0: its A decoded bits (uint8 0/1, vlen A). A block whose CRC fails gets a "crc_ok" tag (False) on its item and is counted. De-rate-matching, decoding, desegmentation and the CRCs run in one batch of up to max_blocks transport blocks per call.
 With device_buffers (CUDA) the LLRs are read where the detector left them and the bits stay in GPU memory. Non-finite LLRs fail their transport block (logged), not the stream. LLRs left at the end of the stream that make no whole block are counted (dropped_llrs).)doc";
 
 
@@ -27,7 +27,7 @@ static const char* __doc_gr_mimo_gpu_tb_stream_decoder_tb_stream_decoder_1 = R"d
 
 
 static const char* __doc_gr_mimo_gpu_tb_stream_decoder_make =
-    R"doc(Make a decoder. A, G, Qm, NL, rv: the format, as tb_encoder; llrs_per_item: LLRs per input item (G a multiple of it); algorithm: max-log-map or log-map; iterations: 1..32; extrinsic_scale: (0, 1]; window: trellis stages per parallel window; backend: auto, cpu or cuda; max_blocks: most transport blocks per decoder call; device_buffers: GPU-memory input and output (needs CUDA).)doc";
+    R"doc(Make a decoder. A, G, Qm, NL, rv: the format, as tb_encoder; llrs_per_item: LLRs per input item (G a multiple of it); algorithm: "" (the code's default), max-log-map or log-map (turbo), offset-min-sum, normalized-min-sum or sum-product (ldpc); iterations: 0 (the code's default: 6 turbo, 10 ldpc) or the most per code block; extrinsic_scale: (0, 1] (turbo); window: trellis stages per parallel window (turbo); backend: auto, cpu or cuda; max_blocks: most transport blocks per decoder call; device_buffers: GPU-memory input and output (needs CUDA); code: "turbo" (LTE 36.212) or "ldpc" (NR 38.212).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_tb_stream_decoder_set_rv =
@@ -44,6 +44,10 @@ static const char* __doc_gr_mimo_gpu_tb_stream_decoder_active_backend =
 
 static const char* __doc_gr_mimo_gpu_tb_stream_decoder_device_buffers =
     R"doc(Whether the input and output are in GPU memory.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_tb_stream_decoder_code =
+    R"doc(The channel code: "turbo" or "ldpc".)doc";
 
 
 static const char* __doc_gr_mimo_gpu_tb_stream_decoder_blocks =
