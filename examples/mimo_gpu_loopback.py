@@ -1,154 +1,76 @@
 #!/usr/bin/env python3
-# -*- coding: utf-8 -*-
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Loopback through a simulated MIMO channel, in a GNU Radio flowgraph:
 
-#
-# SPDX-License-Identifier: GPL-3.0
-#
-# GNU Radio Python Flow Graph
-# Title: MIMO GPU loopback (N-way detector BER)
-# Author: gr-mimo_gpu developers
-# Description: Loopback through a simulated MIMO channel: random bits -> mimo_channel -> mimo_detector (N-way) -> ber_counter. Prints the bit error rate when the head block ends the stream. Headless: compile with grcc, run the .py.
-# GNU Radio version: 3.10.5.1
+    random bits -> head -> stream_to_vector(nt*Q) -> mimo_channel (H, y)
+        -> mimo_detector (any registered family: nway, ml, mtt, ot, ...) -> LLRs -> ber_counter
+    (the transmitted bits go to the ber_counter's other input)
 
-from gnuradio import analog
-from gnuradio import blocks
-from gnuradio import gr
-from gnuradio.filter import firdes
-from gnuradio.fft import window
-import sys
-import signal
-from argparse import ArgumentParser
-from gnuradio.eng_arg import eng_float, intx
-from gnuradio import eng_notation
-from gnuradio import mimo_gpu
+It prints the bit error rate of the LLRs' hard decisions. The same flowgraph
+is in mimo_gpu_loopback.grc. Run it with GNU Radio's Python (/usr/bin/python3).
+With --symbols-per-channel S the channel draws one H per S consecutive problems
+and the detector takes S received vectors per H (channel reuse), e.g. massive MIMO:
+    mimo_gpu_loopback.py --nr 128 --nt 16 --detector mmse --symbols-per-channel 14 --snr 0
+"""
 
+import argparse
+import time
 
-def snipfcn_print_ber(self):
-    print("mimo_gpu_loopback: {} errors in {} bits, BER {:g}".format(
-        self.mimo_gpu_ber_counter_0.errors(), self.mimo_gpu_ber_counter_0.bits(), self.mimo_gpu_ber_counter_0.ber()))
+from gnuradio import analog, blocks, gr, mimo_gpu
 
-
-def snippets_main_after_stop(tb):
-    snipfcn_print_ber(tb)
+BITS_PER_SYMBOL = {"qpsk": 2, "16qam": 4, "64qam": 6, "256qam": 8, "1024qam": 10}
 
 
 class mimo_gpu_loopback(gr.top_block):
-
-    def __init__(self, snr_db=20, problems=10000):
-        gr.top_block.__init__(self, "MIMO GPU loopback (N-way detector BER)", catch_exceptions=True)
-
-        ##################################################
-        # Parameters
-        ##################################################
-        self.snr_db = snr_db
-        self.problems = problems
-
-        ##################################################
-        # Variables
-        ##################################################
-        self.nt = nt = 4
-        self.passes = passes = nt
-        self.nr = nr = 4
-        self.bits_per_symbol = bits_per_symbol = 4
-
-        ##################################################
-        # Blocks
-        ##################################################
-
-        self.mimo_gpu_mimo_detector_0 = mimo_gpu.mimo_detector('nway', nr, nt, '16qam', 'passes={nway_passes},llr_clip={nway_llr_clip}'.format(nway_passes=passes, nway_llr_clip=8), (10 ** (-snr_db / 10)), 1, 'auto', 8400, 'erase', True)
-        self.mimo_gpu_mimo_channel_0 = mimo_gpu.mimo_channel(nr, nt, '16qam', snr_db, 2, 1)
-        self.mimo_gpu_ber_counter_0 = mimo_gpu.ber_counter((nt * bits_per_symbol), False, 'llr')
-        self.blocks_stream_to_vector_0 = blocks.stream_to_vector(gr.sizeof_char*1, (nt * bits_per_symbol))
-        self.blocks_head_0 = blocks.head(gr.sizeof_char*1, (problems * nt * bits_per_symbol))
-        self.analog_random_uniform_source_x_0 = analog.random_uniform_source_b(0, 2, 1)
+    def __init__(self, nr=4, nt=4, modulation="16qam", detector="nway", parameters="passes=4",
+                 snr_db=20.0, problems=10000, seed=1, backend="auto", symbols_per_channel=1):
+        gr.top_block.__init__(self, "mimo_gpu loopback")
+        bits = nt * BITS_PER_SYMBOL[modulation]
+        noise_var = 10.0 ** (-snr_db / 10.0)  # the channel's noise_var tags keep it in step
+        self.source = analog.random_uniform_source_b(0, 2, seed)
+        S = symbols_per_channel
+        problems = -(-problems // S) * S  # whole channels of S problems
+        self.head = blocks.head(gr.sizeof_char, problems * bits)
+        self.to_vector = blocks.stream_to_vector(gr.sizeof_char, bits)
+        self.channel = mimo_gpu.mimo_channel(nr, nt, modulation, snr_db, seed + 1, S)
+        self.receiver = mimo_gpu.mimo_detector(detector, nr, nt, modulation, parameters, noise_var,
+                                               symbols_per_channel=S, backend=backend)
+        self.ber = mimo_gpu.ber_counter(bits)
+        self.connect(self.source, self.head, self.to_vector, self.channel)
+        self.connect((self.channel, 0), (self.receiver, 0))
+        self.connect((self.channel, 1), (self.receiver, 1))
+        self.connect(self.receiver, (self.ber, 1))
+        self.connect(self.to_vector, (self.ber, 0))
 
 
-        ##################################################
-        # Connections
-        ##################################################
-        self.connect((self.analog_random_uniform_source_x_0, 0), (self.blocks_head_0, 0))
-        self.connect((self.blocks_head_0, 0), (self.blocks_stream_to_vector_0, 0))
-        self.connect((self.blocks_stream_to_vector_0, 0), (self.mimo_gpu_ber_counter_0, 0))
-        self.connect((self.blocks_stream_to_vector_0, 0), (self.mimo_gpu_mimo_channel_0, 0))
-        self.connect((self.mimo_gpu_mimo_channel_0, 0), (self.mimo_gpu_mimo_detector_0, 0))
-        self.connect((self.mimo_gpu_mimo_channel_0, 1), (self.mimo_gpu_mimo_detector_0, 1))
-        self.connect((self.mimo_gpu_mimo_detector_0, 0), (self.mimo_gpu_ber_counter_0, 1))
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nr", type=int, default=4)
+    parser.add_argument("--nt", type=int, default=4)
+    parser.add_argument("--modulation", default="16qam", choices=sorted(BITS_PER_SYMBOL))
+    parser.add_argument("--detector", default="nway", choices=mimo_gpu.mimo_detector.algorithms())
+    parser.add_argument("--parameters", default=None,
+                        help='the detector\'s parameters, e.g. "passes=2,llr_clip=8" (default for nway: passes=nt)')
+    parser.add_argument("--snr", type=float, default=20.0, help="Es/N0 per receive antenna, dB")
+    parser.add_argument("--problems", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--backend", default="auto", choices=["auto", "cpu", "cuda"])
+    parser.add_argument("--symbols-per-channel", type=int, default=1,
+                        help="consecutive problems sharing one channel matrix (problems rounded up to whole channels)")
+    args = parser.parse_args()
+
+    parameters = args.parameters
+    if parameters is None:
+        parameters = f"passes={args.nt}" if args.detector == "nway" else ""
+    tb = mimo_gpu_loopback(args.nr, args.nt, args.modulation, args.detector, parameters, args.snr,
+                           args.problems, args.seed, args.backend, args.symbols_per_channel)
+    start = time.monotonic()
+    tb.run()
+    seconds = time.monotonic() - start
+    detector = f"{args.detector} ({parameters})" if parameters else args.detector
+    print(f"{args.nr}x{args.nt} {args.modulation}, {detector}, SNR {args.snr:g} dB: "
+          f"{tb.ber.errors()} errors in {tb.ber.bits()} bits, BER {tb.ber.ber():g} ({seconds:.2f} s)")
 
 
-    def get_snr_db(self):
-        return self.snr_db
-
-    def set_snr_db(self, snr_db):
-        self.snr_db = snr_db
-        self.mimo_gpu_mimo_channel_0.set_snr_db(self.snr_db)
-        self.mimo_gpu_mimo_detector_0.set_noise_var((10 ** (-self.snr_db / 10)))
-
-    def get_problems(self):
-        return self.problems
-
-    def set_problems(self, problems):
-        self.problems = problems
-        self.blocks_head_0.set_length((self.problems * self.nt * self.bits_per_symbol))
-
-    def get_nt(self):
-        return self.nt
-
-    def set_nt(self, nt):
-        self.nt = nt
-        self.set_passes(self.nt)
-        self.blocks_head_0.set_length((self.problems * self.nt * self.bits_per_symbol))
-
-    def get_passes(self):
-        return self.passes
-
-    def set_passes(self, passes):
-        self.passes = passes
-
-    def get_nr(self):
-        return self.nr
-
-    def set_nr(self, nr):
-        self.nr = nr
-
-    def get_bits_per_symbol(self):
-        return self.bits_per_symbol
-
-    def set_bits_per_symbol(self, bits_per_symbol):
-        self.bits_per_symbol = bits_per_symbol
-        self.blocks_head_0.set_length((self.problems * self.nt * self.bits_per_symbol))
-
-
-
-def argument_parser():
-    description = 'Loopback through a simulated MIMO channel: random bits -> mimo_channel -> mimo_detector (N-way) -> ber_counter. Prints the bit error rate when the head block ends the stream. Headless: compile with grcc, run the .py.'
-    parser = ArgumentParser(description=description)
-    parser.add_argument(
-        "--snr-db", dest="snr_db", type=eng_float, default=eng_notation.num_to_str(float(20)),
-        help="Set SNR (dB) [default=%(default)r]")
-    parser.add_argument(
-        "--problems", dest="problems", type=intx, default=10000,
-        help="Set Problems [default=%(default)r]")
-    return parser
-
-
-def main(top_block_cls=mimo_gpu_loopback, options=None):
-    if options is None:
-        options = argument_parser().parse_args()
-    tb = top_block_cls(snr_db=options.snr_db, problems=options.problems)
-
-    def sig_handler(sig=None, frame=None):
-        tb.stop()
-        tb.wait()
-        snippets_main_after_stop(tb)
-        sys.exit(0)
-
-    signal.signal(signal.SIGINT, sig_handler)
-    signal.signal(signal.SIGTERM, sig_handler)
-
-    tb.start()
-
-    tb.wait()
-    snippets_main_after_stop(tb)
-
-if __name__ == '__main__':
+if __name__ == "__main__":
     main()
