@@ -27,6 +27,8 @@
 #include <gnuradio/mimo_gpu/mimo_channel.h>
 #include <gnuradio/mimo_gpu/mimo_channel_source.h>
 #include <gnuradio/mimo_gpu/mimo_detector.h>
+#include <gnuradio/mimo_gpu/nr_tb_decoder.h>
+#include <gnuradio/mimo_gpu/nr_tb_encoder.h>
 #include <gnuradio/mimo_gpu/tb_decoder.h>
 #include <gnuradio/mimo_gpu/tb_encoder.h>
 #include <gnuradio/pdu/tagged_stream_to_pdu.h>
@@ -38,6 +40,7 @@
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/nr_transport_block.h>
 
 #include <unistd.h>
 
@@ -67,13 +70,16 @@ constexpr int k_max_layers_per_block = 4;
 /// blocks (NL = 1): nt consecutive blocks are sent side by side, block k on
 /// stream k mod nt, Q bits per vector each.
 struct coded_config {
-    int A = 0;                 ///< transport block bits (--tb-size)
-    int G = 0;                 ///< coded bits per transport block, a multiple of NL*Q
-    int NL = 1;                ///< layers per transport block: nt, or 1 per stream
-    bool per_stream = false;   ///< nt > 4: each stream carries its own blocks
-    double requested_rate = 0; ///< --code-rate
-    core::code_block_segmentation segmentation;
-    std::string algorithm; ///< max-log-map or log-map
+    int A = 0;                  ///< transport block bits (--tb-size)
+    int G = 0;                  ///< coded bits per transport block, a multiple of NL*Q
+    int NL = 1;                 ///< layers per transport block: nt, or 1 per stream
+    bool per_stream = false;    ///< nt > 4: each stream carries its own blocks
+    double requested_rate = 0;  ///< --code-rate
+    std::string code = "turbo"; ///< --code: turbo (LTE) or ldpc (NR)
+    int code_blocks = 1;        ///< C per transport block
+    std::string block_sizes;    ///< "K = ..." of the code blocks, for the report
+    std::string
+        algorithm; ///< turbo: max-log-map, log-map; ldpc: a min-sum or sum-product
     int iterations = 0;
     double extrinsic_scale = 0.75; ///< max-log-MAP only
     int window = 64;               ///< trellis stages per parallel window
@@ -218,6 +224,61 @@ struct simulation_config {
         });
     }
 
+    /// LTE: 36.212's format and the turbo decoder's settings, checked now.
+    static void
+    turbo_from(const command_line& cli, const simulation_config& c, coded_config& k)
+    {
+        // NL layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
+        const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, k.NL, 0 };
+        format.validate_for_decoding(); // also: enough coded bits for every code block
+                                        // (rate <= 1)
+        const core::code_block_segmentation seg = format.segmentation();
+        k.code_blocks = seg.C;
+        k.block_sizes = "K = " + std::to_string(seg.K.front());
+        if (seg.K.back() != seg.K.front())
+            k.block_sizes += " and " + std::to_string(seg.K.back());
+        k.algorithm = cli.is_set("algorithm") ? cli.text("algorithm") : "max-log-map";
+        if (k.algorithm != "max-log-map" && k.algorithm != "log-map")
+            throw usage_error("--algorithm must be max-log-map or log-map, got '" +
+                              k.algorithm + "'");
+        if (k.idd && k.algorithm != "max-log-map")
+            throw usage_error("--idd decodes max-log-MAP (the idd_receiver block's "
+                              "decoder); --algorithm log-map is for one-pass runs");
+        k.iterations =
+            cli.is_set("iterations") ? int(cli.integer("iterations", 1, 32)) : 6;
+        // The decoder's parameters are checked now, not in the first flowgraph.
+        core::turbo_decoder_config decoder;
+        decoder.iterations = k.iterations;
+        decoder.extrinsic_scale = float(k.extrinsic_scale);
+        decoder.window = k.window;
+        decoder.validate();
+    }
+
+    /// NR: 38.212's format and the LDPC decoder's settings, checked now.
+    static void
+    ldpc_from(const command_line& cli, const simulation_config& c, coded_config& k)
+    {
+        core::nr_transport_block_format format;
+        format.A = k.A;
+        format.G = k.G;
+        format.Qm = c.bits_per_symbol;
+        format.NL = k.NL;
+        format.validate();
+        const core::nr_segmentation seg = format.segmentation();
+        k.code_blocks = seg.C;
+        k.block_sizes = "K' = " + std::to_string(seg.K_prime) + " (BG" +
+                        std::to_string(seg.base_graph) + ", Zc " +
+                        std::to_string(seg.Zc) + ")";
+        core::ldpc_decoder_config decoder;
+        k.algorithm = cli.is_set("algorithm") ? cli.text("algorithm")
+                                              : core::to_string(decoder.algorithm);
+        decoder.algorithm = core::ldpc_algorithm_from_string(k.algorithm);
+        k.iterations = cli.is_set("iterations") ? int(cli.integer("iterations", 1, 100))
+                                                : decoder.iterations;
+        decoder.iterations = k.iterations;
+        decoder.validate();
+    }
+
     /// The coded link's settings; sets c.problems to the vectors the blocks fill.
     static coded_config coded_from(const command_line& cli, simulation_config& c)
     {
@@ -243,27 +304,18 @@ struct simulation_config {
         // Q-bit symbols of its stream.
         const int unit = (k.per_stream ? 1 : c.nt) * c.bits_per_symbol;
         k.G = coded_bits_for(k.A, k.requested_rate, unit);
-        // NL layers of Qm = Q bits: G is a multiple of NL*Qm, as 5.1.4.1.2 wants.
-        const core::transport_block_format format{ k.A, k.G, c.bits_per_symbol, k.NL, 0 };
-        format.validate_for_decoding(); // also: enough coded bits for every code block
-                                        // (rate <= 1)
-        k.segmentation = format.segmentation();
-        k.algorithm = cli.text("algorithm");
-        if (k.algorithm != "max-log-map" && k.algorithm != "log-map")
-            throw usage_error("--algorithm must be max-log-map or log-map, got '" +
-                              k.algorithm + "'");
-        if (k.idd && k.algorithm != "max-log-map")
-            throw usage_error("--idd decodes max-log-MAP (the idd_receiver block's "
-                              "decoder); --algorithm log-map is for one-pass runs");
-        k.iterations = int(cli.integer("iterations", 1, 32));
+        k.code = cli.text("code");
+        if (k.code != "turbo" && k.code != "ldpc")
+            throw usage_error("--code must be turbo or ldpc, got '" + k.code + "'");
+        if (k.code == "ldpc" && k.idd)
+            throw usage_error("--idd decodes LTE turbo codes (the idd_receiver block); "
+                              "--code ldpc is for one-pass runs");
         k.requested_blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
         k.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
-        // The decoder's parameters are checked now, not in the first flowgraph.
-        core::turbo_decoder_config decoder;
-        decoder.iterations = k.iterations;
-        decoder.extrinsic_scale = float(k.extrinsic_scale);
-        decoder.window = k.window;
-        decoder.validate();
+        if (k.code == "ldpc")
+            ldpc_from(cli, c, k);
+        else
+            turbo_from(cli, c, k);
         // A group of blocks sent together (one, or nt side by side) fills G/unit
         // vectors; the blocks are rounded up to whole groups that fill whole channels.
         const uint64_t group = k.per_stream ? uint64_t(c.nt) : 1;
@@ -501,8 +553,13 @@ public:
         auto tb_tags =
             gr::blocks::stream_to_tagged_stream::make(sizeof(char), 1, k.A, "tb_len");
         auto tb_pdus = gr::pdu::tagged_stream_to_pdu::make(gr::types::byte_t, "tb_len");
-        auto encoder =
-            gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0);
+        gr::basic_block_sptr encoder;
+        if (k.code == "ldpc")
+            encoder =
+                gr::mimo_gpu::nr_tb_encoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0);
+        else
+            encoder =
+                gr::mimo_gpu::tb_encoder::make(k.A, k.G, c.bits_per_symbol, k.NL, 0);
         m_coded_stream = pdu_stream_source::make(k.G);
         auto to_vector = gr::blocks::stream_to_vector::make(sizeof(char), unit);
         auto channel = gr::mimo_gpu::mimo_channel::make(c.nr,
@@ -573,7 +630,22 @@ public:
                 sizeof(float), 1, k.G, "llr_len");
             auto llr_pdus =
                 gr::pdu::tagged_stream_to_pdu::make(gr::types::float_t, "llr_len");
-            auto decoder = gr::mimo_gpu::tb_decoder::make(k.A,
+            gr::basic_block_sptr decoder;
+            if (k.code == "ldpc") {
+                auto nr = gr::mimo_gpu::nr_tb_decoder::make(k.A,
+                                                            k.G,
+                                                            c.bits_per_symbol,
+                                                            k.NL,
+                                                            0,
+                                                            0,
+                                                            k.algorithm,
+                                                            k.iterations,
+                                                            c.backend,
+                                                            k.max_blocks);
+                m_decoder_backend = nr->active_backend();
+                decoder = nr;
+            } else {
+                auto lte = gr::mimo_gpu::tb_decoder::make(k.A,
                                                           k.G,
                                                           c.bits_per_symbol,
                                                           k.NL,
@@ -584,6 +656,9 @@ public:
                                                           k.window,
                                                           c.backend,
                                                           k.max_blocks);
+                m_decoder_backend = lte->active_backend();
+                decoder = lte;
+            }
             m_top->connect(det, 0, llr_stream, 0);
             if (k.per_stream) { // back to block order: Q LLRs per stream, then G per
                                 // block
@@ -600,7 +675,6 @@ public:
             m_top->connect(llr_tags, 0, llr_pdus, 0);
             m_top->msg_connect(llr_pdus, "pdus", decoder, "in");
             m_top->msg_connect(decoder, "out", errors, "in");
-            m_decoder_backend = decoder->active_backend();
         }
     }
 
@@ -752,28 +826,25 @@ void print_table(const simulation_config& c, const std::vector<point_result>& po
         "Mbit/s: bits detected by all %zu detectors of the flowgraph over its wall time\n"
         "(end to end: bit source and channel simulation included%s).\n",
         points.front().detectors.size(),
-        c.coded ? ", and turbo coding and decoding" : "");
+        c.coded ? ", and channel coding and decoding" : "");
 }
 
 std::string describe(const coded_config& k)
 {
     char buf[384];
-    const auto& seg = k.segmentation;
-    std::string sizes = "K = " + std::to_string(seg.K.front());
-    if (seg.K.back() != seg.K.front())
-        sizes += " and " + std::to_string(seg.K.back());
     std::snprintf(buf,
                   sizeof buf,
-                  "A = %d -> G = %d coded bits (code rate %.4f, asked %.4f), %d code "
+                  "%s: A = %d -> G = %d coded bits (code rate %.4f, asked %.4f), %d code "
                   "block%s of %s, "
                   "%s, up to %d iterations%s",
+                  k.code == "ldpc" ? "NR LDPC" : "LTE turbo",
                   k.A,
                   k.G,
                   k.rate(),
                   k.requested_rate,
-                  seg.C,
-                  seg.C == 1 ? "" : "s",
-                  sizes.c_str(),
+                  k.code_blocks,
+                  k.code_blocks == 1 ? "" : "s",
+                  k.block_sizes.c_str(),
                   k.algorithm.c_str(),
                   k.iterations,
                   k.per_stream ? ", one block per stream side by side (NL = 1)" : "");
@@ -821,7 +892,7 @@ void print_coded_table(const simulation_config& c,
                         n.mean_iterations());
         }
     std::printf("coded BER: decoded information bits in error; BLER: transport blocks "
-                "whose CRC24A failed\n"
+                "whose CRC failed\n"
                 "or whose bits are wrong (undetected: CRC passed, bits wrong); "
                 "%s: mean per block.\n",
                 k.idd ? "passes (--idd: detector-decoder passes)" : "iterations");
@@ -892,7 +963,9 @@ void write_json(const simulation_config& c,
         j.value("block_per_stream", k.per_stream);
         j.value("requested_blocks_per_point", (unsigned long long)k.requested_blocks);
         j.value("code_rate", k.rate()).value("requested_code_rate", k.requested_rate);
-        j.value("code_blocks", k.segmentation.C).values("K", k.segmentation.K);
+        j.value("code", k.code)
+            .value("code_blocks", k.code_blocks)
+            .value("code_block_sizes", k.block_sizes);
         j.value("algorithm", k.algorithm).value("iterations", k.iterations);
         j.value("idd_outer_iterations", k.idd); // 0: one pass, tb_decoder
         j.value("extrinsic_scale", k.extrinsic_scale).value("window", k.window);
@@ -1054,7 +1127,9 @@ int run(const command_line& cli)
                 core::cuda_available() ? "" : core::cuda_unavailable_reason().c_str(),
                 total);
     if (c.coded)
-        std::printf("turbo decoder backend: %s\n", decoder_backend.c_str());
+        std::printf("%s decoder backend: %s\n",
+                    c.coded->code == "ldpc" ? "LDPC" : "turbo",
+                    decoder_backend.c_str());
     if (!c.json_path.empty()) {
         write_json(c, active_backend, points, total, coded_points, decoder_backend);
         std::printf("wrote %s (plot it with mimo_gpu_plot.py %s)\n",
@@ -1170,17 +1245,27 @@ int main(int argc, char** argv)
         "1");
     cli.add_option("json", "FILE", "write the configuration and results as JSON");
     cli.add_flag("coded",
-                 "simulate the coded link: LTE turbo-coded transport blocks (see below)");
+                 "simulate the coded link: LTE turbo-coded transport blocks, or NR LDPC "
+                 "ones with --code ldpc (see below)");
+    cli.add_option("code",
+                   "NAME",
+                   "--coded: turbo (LTE 36.212: tb_encoder / tb_decoder) or ldpc (NR "
+                   "38.212: nr_tb_encoder / nr_tb_decoder)",
+                   "turbo");
     cli.add_option("tb-size", "A", "--coded: transport block bits", "1000");
     cli.add_option(
         "code-rate", "R", "--coded: code rate, 0 < R < 1 (sets G, see below)", "0.5");
     cli.add_option("blocks", "COUNT", "--coded: transport blocks per SNR point", "200");
     cli.add_option(
-        "iterations", "I", "--coded: most turbo decoder iterations, 1..32", "6");
+        "iterations",
+        "I",
+        "--coded: most decoder iterations: turbo 1..32 (default 6), ldpc 1..100 "
+        "(default 10)");
     cli.add_option("algorithm",
                    "NAME",
-                   "--coded: max-log-map (extrinsic scaling 0.75) or log-map",
-                   "max-log-map");
+                   "--coded: turbo: max-log-map (extrinsic scaling 0.75, the default) or "
+                   "log-map; ldpc: offset-min-sum (the default), normalized-min-sum or "
+                   "sum-product");
     cli.add_option(
         "max-blocks", "B", "--coded: most transport blocks per decoder call", "64");
     cli.add_option("idd",

@@ -414,6 +414,23 @@ elseif(CASE STREQUAL "simulate_idd")
     expect(2 "--idd: 0 is outside 1..16" ${SIMULATE} --coded --idd 0 --detectors mmse)
     expect(2 "--idd decodes max-log-MAP" ${SIMULATE} --coded --idd 2 --detectors mmse
            --algorithm log-map)
+elseif(CASE STREQUAL "simulate_ldpc")
+    # --coded --code ldpc: NR transport blocks (nr_tb_encoder / nr_tb_decoder). 2x2
+    # 16-QAM, A = 1000 (CRC16, BG2) -> G = 2048: at 4 dB every block is lost, at 12 dB
+    # none; the JSON names the code; bad combinations are refused.
+    expect(0 "NR LDPC: A = 1000 -> G = 2048 coded bits.*BG2.*offset-min-sum, up to 10 iterations.*4\\.00 +mmse +[0-9.e+-]+ +1\\.0000e\\+00 +20 +20 +20 +0 .*12\\.00 +mmse +0\\.0000e\\+00 +0\\.0000e\\+00 +20 +0 +0 +0 .*LDPC decoder backend: cpu"
+           ${SIMULATE} --nr 2 --nt 2 --modulation 16qam --snr 4:12:8 --coded --code ldpc
+           --tb-size 1000 --blocks 20 --detectors mmse,kbest:8 --backend cpu --json ${dir}/ldpc.json)
+    file(READ ${dir}/ldpc.json json)
+    string(JSON code GET "${json}" coded code)
+    if(NOT code STREQUAL "ldpc")
+        message(FATAL_ERROR "unexpected JSON: code ${code}")
+    endif()
+    expect(2 "--code must be turbo or ldpc, got 'polar'" ${SIMULATE} --coded --code polar)
+    expect(2 "--code ldpc is for one-pass runs" ${SIMULATE} --coded --code ldpc --idd 2
+           --detectors mmse)
+    expect(2 "LDPC decoder algorithm must be" ${SIMULATE} --coded --code ldpc
+           --algorithm max-log-map)
 elseif(CASE STREQUAL "simulate_coded_run_and_plot")
     # The coded link, 2x2 QPSK, N = 1, 2 and ML, transport blocks of A = 200 bits
     # at rate 1/2: G = round(224 / 0.5) = 448 bits (112 MIMO vectors). At -6 dB
