@@ -14,12 +14,14 @@
 #include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/mmse_detector.h>
 #include <mimo_gpu/multipath_channel.h>
+#include <mimo_gpu/nr_transport_block.h>
 #include <mimo_gpu/ofdm_receiver.h>
 #include <mimo_gpu/ofdm_transmitter.h>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <random>
 
 using namespace mimo_gpu;
@@ -111,6 +113,11 @@ int main(int argc, char** argv)
                    "lmmse");
     cli.add_option("detector", "SPEC", "detector (registry name and parameters)", "mmse");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
+    cli.add_option("code",
+                   "NAME",
+                   "the transport block's code: turbo (LTE 36.212) or ldpc (NR 38.212, "
+                   "offset min-sum, 10 iterations)",
+                   "turbo");
     cli.add_option("snr", "RANGE", "SNR points in dB, start:stop:step", "0:20:2");
     cli.add_option(
         "frames", "N", "frames (one transport block each) per SNR point", "100");
@@ -150,19 +157,49 @@ int main(int argc, char** argv)
             return make_detector(spec.name, { { nr, g.nt }, g.mod, spec.parameters }, b);
         });
         det->set_bad_problem_policy(bad_problem_policy::erase);
-        transport_block_format fmt;
+        transport_block_format fmt; // A, G and Qm of either code
         fmt.G = int(g.frame_bits());
         fmt.Qm = constellation(g.mod).bits_per_symbol();
         const double rate = cli.real("code-rate");
         if (!(rate > 0.05 && rate < 0.95))
             throw usage_error("--code-rate must be in (0.05, 0.95)");
         fmt.A = std::max(40, int(rate * fmt.G) - 24);
-        checked_setup([&] {
-            fmt.validate_for_decoding();
-            return 0;
-        });
-        transport_block_encoder enc(fmt);
-        transport_block_decoder dec(fmt, turbo_decoder_config{}, b);
+        const std::string code = cli.text("code");
+        if (code != "turbo" && code != "ldpc")
+            throw usage_error("--code must be turbo or ldpc, got '" + code + "'");
+        // One transport block per frame: encode A -> G bits, decode G LLRs -> A
+        // bits and the CRC verdict.
+        std::function<void(const uint8_t*, uint8_t*)> encode;
+        std::function<bool(const float*, uint8_t*)> decode_block;
+        if (code == "ldpc") {
+            nr_transport_block_format nr;
+            nr.A = fmt.A;
+            nr.G = fmt.G;
+            nr.Qm = fmt.Qm;
+            checked_setup([&] {
+                nr.validate();
+                return 0;
+            });
+            auto enc = std::make_shared<nr_transport_block_encoder>(nr);
+            auto dec = std::make_shared<nr_transport_block_decoder>(
+                nr, ldpc_decoder_config{}, b);
+            encode = [enc](const uint8_t* a, uint8_t* x) { enc->encode(a, x); };
+            decode_block = [dec](const float* llr, uint8_t* a) {
+                return dec->decode(llr, 1, a)[0].crc_ok;
+            };
+        } else {
+            checked_setup([&] {
+                fmt.validate_for_decoding();
+                return 0;
+            });
+            auto enc = std::make_shared<transport_block_encoder>(fmt);
+            auto dec =
+                std::make_shared<transport_block_decoder>(fmt, turbo_decoder_config{}, b);
+            encode = [enc](const uint8_t* a, uint8_t* x) { enc->encode(a, x); };
+            decode_block = [dec](const float* llr, uint8_t* a) {
+                return dec->decode(llr, 1, a)[0].crc_ok;
+            };
+        }
         const double cfo = cli.real("cfo");
         if (!(std::abs(cfo) < 1))
             throw usage_error("--cfo must be below one subcarrier spacing");
@@ -171,7 +208,7 @@ int main(int argc, char** argv)
         const double interp_factor = interpolation_noise_factor(g);
         std::printf("mimo_gpu_ofdm_link: %dx%d, %s, %s, Doppler %g Hz, CFO %.2f "
                     "spacings, timing offset %lld, %s interpolation, "
-                    "%s in frequency, detector %s, TB A=%d G=%d, receiver on %s\n",
+                    "%s in frequency, detector %s, %s TB A=%d G=%d, receiver on %s\n",
                     nr,
                     g.nt,
                     describe(g).c_str(),
@@ -182,6 +219,7 @@ int main(int argc, char** argv)
                     interp.c_str(),
                     freq.c_str(),
                     spec.label().c_str(),
+                    code == "ldpc" ? "NR LDPC" : "LTE turbo",
                     fmt.A,
                     fmt.G,
                     b == backend::cuda ? "CUDA" : "CPU");
@@ -231,7 +269,7 @@ int main(int argc, char** argv)
             for (int f = 0; f < frames; ++f) {
                 for (auto& v : a)
                     v = uint8_t(rng() & 1);
-                enc.encode(a.data(), coded.data());
+                encode(a.data(), coded.data());
                 tx.modulate(coded.data(), samples.data());
                 ch.run(samples.data(), size_t(g.frame_samples()), received.data());
                 ++p.frames;
@@ -243,8 +281,7 @@ int main(int argc, char** argv)
                     in.symbols_per_channel = fr.symbols_per_channel;
                     in.n0 = std::max(fr.n0, 1e-12f);
                     det->detect(in, llr.data());
-                    return dec.decode(llr.data(), 1, decoded.data())[0].crc_ok &&
-                           decoded == a;
+                    return decode_block(llr.data(), decoded.data()) && decoded == a;
                 };
                 // genie: true timing and CFO, true channel at that window
                 sync_result genie;
@@ -386,7 +423,10 @@ int main(int argc, char** argv)
                 .value("cfo_spacings", cfo)
                 .value("interpolation", interp);
             j.value("frequency_interpolation", freq);
-            j.value("detector", spec.label()).value("A", fmt.A).value("G", fmt.G);
+            j.value("detector", spec.label())
+                .value("code", code)
+                .value("A", fmt.A)
+                .value("G", fmt.G);
             j.value("receiver_backend", b == backend::cuda ? "cuda" : "cpu");
             j.value("snr_at_bler_0.1_estimated", s_est)
                 .value("snr_at_bler_0.1_perfect", s_perf);
