@@ -38,6 +38,8 @@ def load(path):
         sys.exit(f"mimo_gpu_plot.py: cannot read {path}: {e}")
     if data.get("program") == "mimo_gpu_idd" and data.get("receivers"):
         return data
+    if data.get("program") == "mimo_gpu_ldpc_harq" and data.get("schemes"):
+        return data
     if data.get("program") == "mimo_gpu_ldpc_fer" and data.get("decoders"):
         return data
     if data.get("program") != "mimo_gpu_simulate" or not data.get("points"):
@@ -264,6 +266,26 @@ def plot_fer(data, png, title=None):
     finish_one_panel(fig, suptitle, zero_notes, png)
 
 
+def harq_curves(data):
+    """{scheme: [(esn0, bler, blocks, errors), ...]} of a mimo_gpu_ldpc_harq result."""
+    return {c["scheme"]: [(p["esn0_db"], p["bler"], p["blocks"], p["errors"])
+                          for p in c["points"]] for c in data["schemes"]}
+
+
+def plot_harq(data, png, title=None):
+    zero_notes = []
+    fig, ax = plt.subplots(figsize=(8, 5.8))
+    draw(ax, harq_curves(data), "residual block error rate", "", zero_notes, "block errors",
+         target=data.get("target_bler", 0.1))
+    ax.legend(fontsize=7.5, loc="lower left")
+    ax.set_xlabel("Es/N0 per coded bit and transmission [dB]")
+    suptitle = title or (f"NR LDPC HARQ, A = {data['A']}, G = {data['G']} per transmission "
+                         f"(BG{data['base_graph']}, Zc = {data['Zc']}), BPSK AWGN; IR: rv 0, 2, 3, 1; "
+                         f"Chase: rv 0; {data['iterations']} iterations, "
+                         f"{data.get('backend', '?')} backend")
+    finish_one_panel(fig, suptitle, zero_notes, png)
+
+
 def plot_idd(data, png, title=None):
     zero_notes = []
     fig, ax = plt.subplots(figsize=(8, 5.8))
@@ -294,6 +316,11 @@ def main(argv=None):
         plot_fer(data, png, args.title)
         print(f"mimo_gpu_plot.py: wrote {png}")
         print_snr_table(data, data.get("target_fer", 1e-2), "FER", fer_curves(data))
+        return
+    if data["program"] == "mimo_gpu_ldpc_harq":
+        plot_harq(data, png, args.title)
+        print(f"mimo_gpu_plot.py: wrote {png}")
+        print_snr_table(data, data.get("target_bler", 0.1), "BLER", harq_curves(data))
         return
     if data["program"] == "mimo_gpu_idd":
         plot_idd(data, png, args.title)
