@@ -6,9 +6,13 @@
 #include "ldpc_base_graph.h"
 #include "ldpc_engine.h"
 #include "ldpc_half.h"
+#ifdef MIMO_GPU_LDPC_AVX2
+#include "ldpc_min_sum_avx2.h"
+#endif
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -124,17 +128,16 @@ private:
                (v >= m_code.Zc ? v - m_code.Zc : v);
     }
 
-    /// Runs the iterations with `layer(r, z)` updating lifted check z of row r.
-    template <class Layer>
-    void iterate(int rows, ldpc_block_result& res, Layer layer)
+    /// Runs the iterations with `row(r)` updating the lifted checks of row r.
+    template <class Row>
+    void iterate(int rows, ldpc_block_result& res, Row row)
     {
         std::fill(m_R.begin(),
                   m_R.begin() + m_layers.row_start[size_t(rows)] * m_code.Zc,
                   0.0f);
         for (int it = 1; it <= m_config.iterations; ++it) {
             for (int r = 0; r < rows; ++r)
-                for (int z = 0; z < m_code.Zc; ++z)
-                    layer(r, z);
+                row(r);
             res.iterations = it;
             if (m_config.early_termination || it == m_config.iterations) {
                 res.parity_ok = parity_holds(rows);
@@ -151,21 +154,28 @@ private:
             m_L[v] = ldpc_clamp(in[v]);
         float q[k_ldpc_max_row_degree];
         const int Zc = m_code.Zc;
-        iterate(rows, res, [&](int r, int z) {
-            const int first = m_layers.row_start[size_t(r)],
-                      degree = m_layers.row_start[size_t(r) + 1] - first;
-            ldpc_check check;
-            for (int k = 0; k < degree; ++k) {
-                q[k] =
-                    m_L[size_t(variable(first + k, z))] - m_R[size_t(first + k) * Zc + z];
-                check.add(q[k], k, true);
-            }
-            for (int k = 0; k < degree; ++k) {
-                const float message = check.message(q[k], k, m_config);
-                m_R[size_t(first + k) * Zc + z] = message;
-                m_L[size_t(variable(first + k, z))] = ldpc_clamp(q[k] + message);
-            }
+        iterate(rows, res, [&](int r) {
+            for (int z = 0; z < Zc; ++z)
+                check_float(r, z, q);
         });
+    }
+
+    /// Lifted check z of row r, sum-product in float.
+    void check_float(int r, int z, float* q)
+    {
+        const int Zc = m_code.Zc;
+        const int first = m_layers.row_start[size_t(r)],
+                  degree = m_layers.row_start[size_t(r) + 1] - first;
+        ldpc_check check;
+        for (int k = 0; k < degree; ++k) {
+            q[k] = m_L[size_t(variable(first + k, z))] - m_R[size_t(first + k) * Zc + z];
+            check.add(q[k], k, true);
+        }
+        for (int k = 0; k < degree; ++k) {
+            const float message = check.message(q[k], k, m_config);
+            m_R[size_t(first + k) * Zc + z] = message;
+            m_L[size_t(variable(first + k, z))] = ldpc_clamp(q[k] + message);
+        }
     }
 
     /// Min-sum in half precision (ldpc_half.h), as the CUDA half2 kernel.
@@ -175,36 +185,60 @@ private:
             m_L[v] = ldpc_half_input(in[v]);
         float q[k_ldpc_max_row_degree];
         const int Zc = m_code.Zc;
-        iterate(rows, res, [&](int r, int z) {
-            const int first = m_layers.row_start[size_t(r)],
-                      degree = m_layers.row_start[size_t(r) + 1] - first;
-            float least = k_infinity, second = k_infinity;
-            int argmin = -1;
-            bool negative = false;
-            for (int k = 0; k < degree; ++k) {
-                q[k] = ldpc_round_half(m_L[size_t(variable(first + k, z))] -
-                                       m_R[size_t(first + k) * Zc + z]);
-                const float a = std::fabs(q[k]);
-                if (a < least) {
-                    second = least;
-                    least = a;
-                    argmin = k;
-                } else if (a < second) {
-                    second = a;
-                }
-                negative ^= std::signbit(q[k]);
+        const bool offset = m_config.algorithm == ldpc_algorithm::offset_min_sum;
+        const float rule = ldpc_round_half(offset ? m_config.offset : m_config.scale);
+        iterate(rows, res, [&](int r) {
+            int z = 0;
+#ifdef MIMO_GPU_LDPC_AVX2
+            if (m_avx2) { // eight checks at a time, the rest below
+                const int first = m_layers.row_start[size_t(r)];
+                const ldpc_row_view view{ m_layers.column.data(),
+                                          m_layers.shift.data(),
+                                          first,
+                                          m_layers.row_start[size_t(r) + 1] - first,
+                                          Zc,
+                                          offset,
+                                          rule };
+                ldpc_min_sum_rows_avx2(view, m_L.data(), m_R.data());
+                z = Zc / 8 * 8;
             }
-            const float to_others = ldpc_half_magnitude(least, m_config),
-                        to_least = ldpc_half_magnitude(second, m_config);
-            for (int k = 0; k < degree; ++k) {
-                const float magnitude = k == argmin ? to_least : to_others;
-                const float message =
-                    negative != std::signbit(q[k]) ? -magnitude : magnitude;
-                m_R[size_t(first + k) * Zc + z] = message;
-                m_L[size_t(variable(first + k, z))] =
-                    ldpc_half_clamp(ldpc_round_half(q[k] + message));
-            }
+#endif
+            for (; z < Zc; ++z)
+                check_half(r, z, q);
         });
+    }
+
+    /// Lifted check z of row r, min-sum in half precision.
+    void check_half(int r, int z, float* q)
+    {
+        const int Zc = m_code.Zc;
+        const int first = m_layers.row_start[size_t(r)],
+                  degree = m_layers.row_start[size_t(r) + 1] - first;
+        float least = k_infinity, second = k_infinity;
+        int argmin = -1;
+        bool negative = false;
+        for (int k = 0; k < degree; ++k) {
+            q[k] = ldpc_round_half(m_L[size_t(variable(first + k, z))] -
+                                   m_R[size_t(first + k) * Zc + z]);
+            const float a = std::fabs(q[k]);
+            if (a < least) {
+                second = least;
+                least = a;
+                argmin = k;
+            } else if (a < second) {
+                second = a;
+            }
+            negative ^= std::signbit(q[k]);
+        }
+        const float to_others = ldpc_half_magnitude(least, m_config),
+                    to_least = ldpc_half_magnitude(second, m_config);
+        for (int k = 0; k < degree; ++k) {
+            const float magnitude = k == argmin ? to_least : to_others;
+            const float message = negative != std::signbit(q[k]) ? -magnitude : magnitude;
+            m_R[size_t(first + k) * Zc + z] = message;
+            m_L[size_t(variable(first + k, z))] =
+                ldpc_half_clamp(ldpc_round_half(q[k] + message));
+        }
     }
 
     /// Whether the hard decisions of L satisfy the lifted checks of the first
@@ -228,6 +262,12 @@ private:
     const ldpc_decoder_config& m_config;
     const ldpc_layers& m_layers;
     std::vector<float> m_L, m_R;
+#ifdef MIMO_GPU_LDPC_AVX2
+    /// AVX2 and F16C here, unless MIMO_GPU_LDPC_AVX2=0 asks for the scalar code.
+    const bool m_avx2 =
+        cpu_has_avx2_f16c() && !(std::getenv("MIMO_GPU_LDPC_AVX2") &&
+                                 std::string(std::getenv("MIMO_GPU_LDPC_AVX2")) == "0");
+#endif
 };
 
 /// Code blocks spread over the cores, a worker per chunk.
