@@ -53,7 +53,8 @@ int main(int argc, char** argv)
         "  mimo_gpu_ldpc_harq --A 3824 --G 4608 --esn0 -2,0,2,4,6 --json harq.json");
     cli.add_option("A", "N", "transport block bits", "3824");
     cli.add_option("G", "N", "coded bits per transmission", "4608");
-    cli.add_option("esn0", "LIST", "Es/N0 points in dB, comma separated", "-2,-1,0,1,2,3,4,5,6");
+    cli.add_option(
+        "esn0", "LIST", "Es/N0 points in dB, comma separated", "-2,-1,0,1,2,3,4,5,6");
     cli.add_option("blocks", "N", "transport blocks per point", "2000");
     cli.add_option("batch", "N", "transport blocks per decoder call", "500");
     cli.add_option("iterations", "N", "layered LDPC iterations (offset min-sum)", "10");
@@ -136,21 +137,24 @@ int main(int argc, char** argv)
                             encoders[size_t(rv)].encode(a.data() + t * A, coded.data());
                             for (size_t i = 0; i < G; ++i)
                                 llr[t * G + i] = float(
-                                    2.0 * ((coded[i] ? -1.0 : 1.0) + sigma * normal(rng)) /
+                                    2.0 *
+                                    ((coded[i] ? -1.0 : 1.0) + sigma * normal(rng)) /
                                     sigma2);
                         }
                         dec.set_redundancy_version(rv);
-                        const auto r = dec.decode(llr.data(), count, decoded.data(), soft.data());
+                        const auto r =
+                            dec.decode(llr.data(), count, decoded.data(), soft.data());
                         for (size_t t = 0; t < count; ++t)
-                            delivered[t] = delivered[t] ||
-                                           (r[t].crc_ok && std::equal(decoded.begin() + t * A,
-                                                                      decoded.begin() + (t + 1) * A,
-                                                                      a.begin() + t * A));
+                            delivered[t] =
+                                delivered[t] ||
+                                (r[t].crc_ok && std::equal(decoded.begin() + t * A,
+                                                           decoded.begin() + (t + 1) * A,
+                                                           a.begin() + t * A));
                         for (curve& c : curves)
                             if (c.scheme == s && c.transmissions == n) {
                                 c.blocks[p] += count;
-                                c.errors[p] += uint64_t(
-                                    std::count(delivered.begin(), delivered.end(), false));
+                                c.errors[p] += uint64_t(std::count(
+                                    delivered.begin(), delivered.end(), false));
                             }
                     }
                 }
@@ -165,7 +169,8 @@ int main(int argc, char** argv)
             std::printf("\n");
             std::fflush(stdout);
         }
-        std::printf("\nscheme        Es/N0 at BLER %g   gain over one transmission\n", target);
+        std::printf("\nscheme        Es/N0 at BLER %g   gain over one transmission\n",
+                    target);
         std::vector<double> at(curves.size());
         for (size_t k = 0; k < curves.size(); ++k) {
             std::vector<double> rate;
@@ -202,7 +207,8 @@ int main(int argc, char** argv)
                 for (size_t p = 0; p < esn0.size(); ++p)
                     j.begin_object()
                         .value("esn0_db", esn0[p])
-                        .value("bler", double(curves[k].errors[p]) / double(curves[k].blocks[p]))
+                        .value("bler",
+                               double(curves[k].errors[p]) / double(curves[k].blocks[p]))
                         .value("errors", (long long)curves[k].errors[p])
                         .value("blocks", (long long)curves[k].blocks[p])
                         .end_object();

@@ -79,15 +79,16 @@ private:
 
 } // namespace
 
-int check_transport_block_format(transport_block_code code, int A, int G, int Qm, int NL, int rv)
+int check_transport_block_format(
+    transport_block_code code, int A, int G, int Qm, int NL, int rv)
 {
     if (code == transport_block_code::turbo)
         return int(transport_block_format_of(A, G, Qm, NL, rv).segmentation().C);
     return nr_format_of(A, G, Qm, NL, rv).segmentation().C;
 }
 
-transport_block_encode
-make_transport_block_encode(transport_block_code code, int A, int G, int Qm, int NL, int rv)
+transport_block_encode make_transport_block_encode(
+    transport_block_code code, int A, int G, int Qm, int NL, int rv)
 {
     if (code == transport_block_code::turbo) {
         auto e = std::make_shared<::mimo_gpu::transport_block_encoder>(
@@ -113,8 +114,9 @@ make_transport_block_batch_decoder(transport_block_code code,
                                    ::mimo_gpu::backend backend)
 {
     if (iterations < 0)
-        throw std::invalid_argument("iterations must be >= 0 (0: the code's default), got " +
-                                    std::to_string(iterations));
+        throw std::invalid_argument(
+            "iterations must be >= 0 (0: the code's default), got " +
+            std::to_string(iterations));
     if (code == transport_block_code::turbo)
         return std::make_unique<batch_decoder<::mimo_gpu::transport_block_decoder>>(
             std::make_unique<::mimo_gpu::transport_block_decoder>(

@@ -32,12 +32,13 @@ std::string to_string(transport_block_code code);
 /// The format A bits -> G coded bits (Qm, NL, rv) of the code, checked
 /// (std::invalid_argument naming the bad value); returns the code blocks
 /// per transport block.
-int check_transport_block_format(transport_block_code code, int A, int G, int Qm, int NL, int rv);
+int check_transport_block_format(
+    transport_block_code code, int A, int G, int Qm, int NL, int rv);
 
 /// Encodes one transport block's A bits into its G coded bits.
 using transport_block_encode = std::function<void(const uint8_t* a, uint8_t* g)>;
-transport_block_encode
-make_transport_block_encode(transport_block_code code, int A, int G, int Qm, int NL, int rv);
+transport_block_encode make_transport_block_encode(
+    transport_block_code code, int A, int G, int Qm, int NL, int rv);
 
 /// Batches of one format's transport blocks: G LLRs -> A bits each.
 class transport_block_batch_decoder
@@ -52,8 +53,10 @@ public:
     virtual void set_rv(int rv) = 0;
     virtual std::vector<::mimo_gpu::transport_block_result>
     decode(const float* llr, size_t count, uint8_t* a) = 0;
-    virtual void
-    decode_device(const float* d_llr, size_t count, uint8_t* d_a, ::mimo_gpu::cuda_stream_t s) = 0;
+    virtual void decode_device(const float* d_llr,
+                               size_t count,
+                               uint8_t* d_a,
+                               ::mimo_gpu::cuda_stream_t s) = 0;
     virtual std::vector<::mimo_gpu::transport_block_result>
     device_results(::mimo_gpu::cuda_stream_t s) = 0;
 };
