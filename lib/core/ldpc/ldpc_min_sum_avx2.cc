@@ -34,7 +34,8 @@ namespace {
 
 inline __m256 to_half(__m256 x)
 {
-    return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    return _mm256_cvtph_ps(
+        _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 /// The eight variables of edge e for checks z0 .. z0 + 7: contiguous unless
@@ -52,10 +53,11 @@ struct edge_access {
         start -= start >= v.Zc ? v.Zc : 0;
         wraps = start + 8 > v.Zc;
         if (wraps) {
-            const __m256i lanes = _mm256_add_epi32(_mm256_set1_epi32(start),
-                                                   _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            const __m256i lanes = _mm256_add_epi32(
+                _mm256_set1_epi32(start), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
             const __m256i over = _mm256_cmpgt_epi32(lanes, _mm256_set1_epi32(v.Zc - 1));
-            index = _mm256_sub_epi32(lanes, _mm256_and_si256(over, _mm256_set1_epi32(v.Zc)));
+            index =
+                _mm256_sub_epi32(lanes, _mm256_and_si256(over, _mm256_set1_epi32(v.Zc)));
         }
     }
     __m256 load() const
@@ -84,7 +86,8 @@ void ldpc_min_sum_rows_avx2(const ldpc_row_view& v, float* L, float* R)
     const __m256 sign = _mm256_set1_ps(-0.0f), zero = _mm256_setzero_ps();
     const __m256 limit = _mm256_set1_ps(k_ldpc_half_limit),
                  negative_limit = _mm256_set1_ps(-k_ldpc_half_limit);
-    const __m256 infinity = _mm256_set1_ps(k_infinity), rule = _mm256_set1_ps(v.rule_value);
+    const __m256 infinity = _mm256_set1_ps(k_infinity),
+                 rule = _mm256_set1_ps(v.rule_value);
     __m256 q[k_ldpc_max_row_degree];
     for (int z0 = 0; z0 + 8 <= v.Zc; z0 += 8) {
         __m256 min1 = infinity, min2 = infinity, least_edge = zero, negative = zero;
@@ -112,13 +115,15 @@ void ldpc_min_sum_rows_avx2(const ldpc_row_view& v, float* L, float* R)
         to_least = _mm256_min_ps(to_least, limit);
         for (int k = 0; k < v.degree; ++k) {
             const int e = v.first + k;
-            const __m256 second = _mm256_cmp_ps(least_edge, _mm256_set1_ps(float(k)), _CMP_EQ_OQ);
+            const __m256 second =
+                _mm256_cmp_ps(least_edge, _mm256_set1_ps(float(k)), _CMP_EQ_OQ);
             const __m256 magnitude = _mm256_blendv_ps(to_others, to_least, second);
-            const __m256 message =
-                _mm256_xor_ps(magnitude, _mm256_and_ps(_mm256_xor_ps(negative, q[k]), sign));
+            const __m256 message = _mm256_xor_ps(
+                magnitude, _mm256_and_ps(_mm256_xor_ps(negative, q[k]), sign));
             _mm256_storeu_ps(R + size_t(e) * size_t(v.Zc) + size_t(z0), message);
             const __m256 sum = to_half(_mm256_add_ps(q[k], message));
-            edge_access(L, v, e, z0).store(_mm256_min_ps(_mm256_max_ps(sum, negative_limit), limit));
+            edge_access(L, v, e, z0)
+                .store(_mm256_min_ps(_mm256_max_ps(sum, negative_limit), limit));
         }
     }
 }

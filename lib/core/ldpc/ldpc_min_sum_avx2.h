@@ -21,8 +21,8 @@ struct ldpc_row_view {
     const int* column;
     const int* shift;
     int first, degree, Zc;
-    bool offset_rule;  ///< offset min-sum; else normalized
-    float rule_value;  ///< the offset or the scale, already a half value
+    bool offset_rule; ///< offset min-sum; else normalized
+    float rule_value; ///< the offset or the scale, already a half value
 };
 void ldpc_min_sum_rows_avx2(const ldpc_row_view& row, float* L, float* R);
 
