@@ -138,8 +138,10 @@ public:
     /// caller keeps per HARQ process, zero before the first transmission: this
     /// transmission is added into them and they are decoded, so retransmissions
     /// combine (incremental redundancy across rv, Chase combining for one rv).
-    /// Null: each block decodes from this transmission alone. A non-finite LLR
-    /// throws std::invalid_argument naming its transport block (nothing decoded).
+    /// Null: each block decodes from this transmission alone. A non-finite LLR,
+    /// or a soft buffer that is not finite, throws std::invalid_argument naming
+    /// its transport block: nothing decoded, no soft buffer changed. Received
+    /// copies are bounded to +-1e30 each, so sums of huge LLRs stay finite.
     /// extrinsic (optional): count * G LLRs in llr's order, each sent bit's
     /// a-posteriori LLR less its received LLR (an iterative receiver's prior for
     /// its detector); 0 for code blocks without information.
@@ -155,9 +157,10 @@ public:
     /// count soft buffers of soft_buffer_size() in device memory, as decode()
     /// takes them. De-rate-matching, LDPC decoding, desegmentation and the
     /// CRCs run on the GPU: decodes what decode() decodes from the same floats
-    /// to the same bits, results and soft buffers. A transport block with a
-    /// NaN or Inf LLR leaves its soft buffers alone and is reported by
-    /// device_results. One call at a time per decoder.
+    /// to the same bits, results and soft buffers. A batch with a NaN or Inf
+    /// LLR (or a soft buffer that is not finite) changes no soft buffer and is
+    /// reported by device_results, naming the transport block. One call at a
+    /// time per decoder; count 0 decodes nothing (device_results: none).
     void decode_device(const float* d_llr,
                        size_t count,
                        uint8_t* d_a,

@@ -647,7 +647,7 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
             expect_same_results(gpu.device_results(nullptr), r_want_q, what + " int8");
             EXPECT_EQ(d_a.download(), want_q) << what << " int8";
         }
-        // A NaN in transport block 1: named, and its soft buffers left alone.
+        // A NaN in transport block 1: named, and no soft buffer of the batch changed.
         std::vector<float> llr(count * size_t(f.G), 1.0f);
         llr[size_t(f.G) + 11] = NAN;
         const std::vector<float> before = soft_gpu.download();
@@ -661,11 +661,7 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
             EXPECT_NE(std::string(e.what()).find("transport block 1"), std::string::npos)
                 << e.what();
         }
-        const std::vector<float> after = soft_gpu.download();
-        const size_t per = cpu.soft_buffer_size();
-        EXPECT_TRUE(std::equal(
-            before.begin() + per, before.begin() + 2 * per, after.begin() + per))
-            << "the refused block's soft buffer changed";
+        EXPECT_EQ(soft_gpu.download(), before) << "a refused batch changed a soft buffer";
     }
     std::printf("[ compared ] %d transport blocks decoded, %d failed, on both paths\n",
                 decoded,
@@ -682,4 +678,48 @@ TEST(nr_transport_block, decode_device_needs_cuda)
     std::vector<uint8_t> a(100);
     EXPECT_THROW(cpu.decode_device(llr.data(), 1, a.data(), nullptr), std::logic_error);
     EXPECT_THROW(cpu.device_results(nullptr), std::logic_error);
+}
+
+TEST(nr_transport_block, a_refused_batch_changes_no_soft_buffer)
+{
+    // A NaN in one transport block, or a caller's soft buffer that is not
+    // finite: the batch is refused naming the block, and every soft buffer is
+    // as it was. Huge finite LLRs are bounded (1e30 a copy) and decode.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    const nr_transport_block_format f{ 1000, 2400, 2 };
+    nr_transport_block_decoder dec(f, {}, backend::cpu);
+    const size_t count = 3, per = dec.soft_buffer_size();
+    const sent_blocks sent(f, count, 8.0, rng);
+    std::vector<float> soft(count * per, 0.5f), before = soft;
+    std::vector<uint8_t> a(count * size_t(f.A));
+    std::vector<float> llr = sent.llr;
+    llr[2 * size_t(f.G) + 3] = NAN;
+    try {
+        dec.decode(llr.data(), count, a.data(), soft.data());
+        FAIL() << "a NaN was decoded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("transport block 2"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(soft, before);
+    const sent_blocks clean(f, count, 60.0, rng); // no wrong sign to correct
+    llr = clean.llr;
+    for (float& x : llr)
+        x = x < 0.0f ? -3e38f : 3e38f; // bounded to 1e30 a copy: sums stay finite
+    soft[per + 5] = INFINITY;          // a caller's buffer that is not
+    before = soft;
+    try {
+        dec.decode(llr.data(), count, a.data(), soft.data());
+        FAIL() << "an infinite soft buffer was decoded";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("transport block 1"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(soft, before);
+    // The same huge LLRs into fresh buffers: bounded, they decode.
+    std::fill(soft.begin(), soft.end(), 0.0f);
+    const auto r = dec.decode(llr.data(), count, a.data(), soft.data());
+    for (const auto& x : r)
+        EXPECT_TRUE(x.crc_ok);
+    EXPECT_EQ(a, clean.a);
 }

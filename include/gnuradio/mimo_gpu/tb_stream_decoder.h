@@ -25,8 +25,8 @@ namespace mimo_gpu {
  * whose CRC fails gets a "crc_ok" tag (False) on its item and is counted.
  * De-rate-matching, decoding, desegmentation and the CRCs run in one batch of
  * up to max_blocks transport blocks per call: code "turbo" is 36.212's chain
- * (tb_decoder's core), "ldpc" 38.212's (nr_tb_decoder's core, layered
- * min-sum in half precision on both backends).
+ * (tb_decoder's core), "ldpc" 38.212's (nr_tb_decoder's core: layered
+ * LDPC decoding, offset min-sum by default).
  *
  * With device_buffers (the default, on CUDA) the LLRs are read where the
  * detector left them (GPU memory with its device_buffers) and the bits stay in

@@ -79,14 +79,6 @@ private:
 
 } // namespace
 
-int check_transport_block_format(
-    transport_block_code code, int A, int G, int Qm, int NL, int rv)
-{
-    if (code == transport_block_code::turbo)
-        return int(transport_block_format_of(A, G, Qm, NL, rv).segmentation().C);
-    return nr_format_of(A, G, Qm, NL, rv).segmentation().C;
-}
-
 transport_block_encode make_transport_block_encode(
     transport_block_code code, int A, int G, int Qm, int NL, int rv)
 {

@@ -29,12 +29,6 @@ enum class transport_block_code { turbo, ldpc };
 transport_block_code transport_block_code_from_string(const std::string& name);
 std::string to_string(transport_block_code code);
 
-/// The format A bits -> G coded bits (Qm, NL, rv) of the code, checked
-/// (std::invalid_argument naming the bad value); returns the code blocks
-/// per transport block.
-int check_transport_block_format(
-    transport_block_code code, int A, int G, int Qm, int NL, int rv);
-
 /// Encodes one transport block's A bits into its G coded bits.
 using transport_block_encode = std::function<void(const uint8_t* a, uint8_t* g)>;
 transport_block_encode make_transport_block_encode(

@@ -44,6 +44,8 @@ struct ldpc_batch {
 /// Min-sum (normalized, offset) in half precision, two code blocks per thread
 /// (ldpc_min_sum.cu). Message memory: ldpc_min_sum_message_bytes.
 size_t ldpc_min_sum_message_bytes(const ldpc_code& code, size_t count);
+/// Dynamic shared memory of one thread block of the min-sum kernel.
+size_t ldpc_min_sum_shared_bytes(const ldpc_code& code);
 void launch_ldpc_min_sum(const ldpc_batch& batch,
                          const ldpc_device_graph& graph,
                          cudaStream_t stream);

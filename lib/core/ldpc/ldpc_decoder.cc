@@ -353,9 +353,7 @@ ldpc_decoder::decode(const float* llr, size_t count, uint8_t* bits, float* app) 
 void ldpc_decoder::decode_device(
     const float* d_llr, size_t count, uint8_t* d_bits, cuda_stream_t stream, float* d_app)
 {
-    if (count == 0)
-        return;
-    if (!d_llr || !d_bits)
+    if (count > 0 && (!d_llr || !d_bits)) // count 0: nothing, and no results after it
         throw std::invalid_argument("mimo_gpu: LDPC decoder: decode_device: null buffer");
     m_engine->decode_device(d_llr, nullptr, 1.0f, count, d_bits, d_app, stream);
 }
@@ -367,14 +365,12 @@ void ldpc_decoder::decode_device(const int8_t* d_llr,
                                  cuda_stream_t stream,
                                  float* d_app)
 {
-    if (count == 0)
-        return;
-    if (!d_llr || !d_bits)
+    if (count > 0 && (!d_llr || !d_bits))
         throw std::invalid_argument("mimo_gpu: LDPC decoder: decode_device: null buffer");
-    if (!(std::isfinite(scale) && scale > 0.0f))
-        throw std::invalid_argument(
-            "mimo_gpu: LDPC decoder: int8 scale must be finite and > 0, got " +
-            std::to_string(scale));
+    if (!(std::isfinite(scale * 127.0f) && scale > 0.0f))
+        throw std::invalid_argument("mimo_gpu: LDPC decoder: int8 scale must be > 0 and "
+                                    "127 * scale finite, got " +
+                                    std::to_string(scale));
     m_engine->decode_device(nullptr, d_llr, scale, count, d_bits, d_app, stream);
 }
 

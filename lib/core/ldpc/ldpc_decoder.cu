@@ -145,16 +145,24 @@ public:
     {
         const ldpc_layers layers = ldpc_layers::of(code);
         m_edges = int(layers.column.size());
-        if (config.algorithm != ldpc_algorithm::sum_product)
-            return;
-        upload(m_row_start, layers.row_start);
-        upload(m_column, layers.column);
-        upload(m_shift, layers.shift);
-        m_shared = size_t(code.codeword_bits()) * sizeof(float);
         int device = 0, limit = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
         MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
             &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        if (config.algorithm != ldpc_algorithm::sum_product) {
+            if (ldpc_min_sum_shared_bytes(code) > size_t(limit))
+                throw std::invalid_argument(
+                    "mimo_gpu: LDPC decoder: BG" + std::to_string(code.base_graph) +
+                    " Zc " + std::to_string(code.Zc) + " needs " +
+                    std::to_string(ldpc_min_sum_shared_bytes(code)) +
+                    " bytes of shared memory per thread block, this GPU has " +
+                    std::to_string(limit) + " (use the CPU backend)");
+            return;
+        }
+        upload(m_row_start, layers.row_start);
+        upload(m_column, layers.column);
+        upload(m_shift, layers.shift);
+        m_shared = size_t(code.codeword_bits()) * sizeof(float);
         if (m_shared > size_t(limit))
             throw std::invalid_argument(
                 "mimo_gpu: LDPC decoder: a code block of " +
@@ -167,9 +175,11 @@ public:
     }
     backend kind() const override { return backend::cuda; }
 
-    /// From host memory: the batch in chunks on two streams, so one chunk's
-    /// LLRs cross PCIe while the one before decodes (the float codewords are
-    /// the larger part of the time at high rates: docs/ldpc.md, "Speed").
+    /// From host memory: the batch in chunks on two streams, so that with
+    /// pinned host memory one chunk's LLRs cross PCIe while the one before
+    /// decodes (the float codewords take longer than decoding them:
+    /// docs/ldpc.md, "Speed"); pageable memory makes the copies synchronous,
+    /// and the chunks then follow each other.
     void decode(const float* llr,
                 size_t count,
                 uint8_t* bits,
@@ -226,8 +236,10 @@ public:
                        float* d_app,
                        cuda_stream_t stream) override
     {
-        reserve(count);
         m_count = count;
+        if (count == 0)
+            return;
+        reserve(count);
         enqueue(d_llr, d_llr8, scale, 0, count, d_bits, d_app, stream);
     }
 

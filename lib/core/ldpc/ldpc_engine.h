@@ -22,6 +22,9 @@
 namespace mimo_gpu {
 namespace detail {
 
+/// The LLR the transport-block decoders give a filler bit: known to be 0.
+constexpr float k_ldpc_known_bit_llr = 1e4f;
+
 /// Messages and a-posteriori LLRs stay within this bound: a saturated input (a
 /// known filler bit) stays finite through any sum.
 constexpr float k_ldpc_llr_limit = 1e6f;
@@ -59,7 +62,8 @@ class ldpc_engine
 public:
     virtual ~ldpc_engine() = default;
     virtual backend kind() const = 0;
-    /// Host memory, finite LLRs (checked by ldpc_decoder); results: count entries.
+    /// Host memory; results: count entries. The CPU engine gets finite LLRs
+    /// (ldpc_decoder checks them); the CUDA kernels check as they read.
     virtual void decode(const float* llr,
                         size_t count,
                         uint8_t* bits,

@@ -31,9 +31,14 @@ inline float ldpc_round_half(float x)
 }
 
 /// An input LLR as the min-sum decoders take it: bounded to the half limit and
-/// rounded; a non-zero value too small for half becomes +-2^-24.
+/// rounded; a non-zero value too small for half becomes +-2^-24; -0 becomes
+/// +0, so no LLR is ever -0 (Q = L - R and L = Q + R then never are), which
+/// keeps a layer run only for the other block of a GPU thread's pair from
+/// turning a -0 into +0 there.
 inline float ldpc_half_input(float x)
 {
+    if (x == 0.0f)
+        return 0.0f;
     x = x > k_ldpc_half_limit ? k_ldpc_half_limit
                               : (x < -k_ldpc_half_limit ? -k_ldpc_half_limit : x);
     const float h = ldpc_round_half(x);

@@ -57,7 +57,7 @@ constexpr uint32_t k_edge_index_bits = 0xffc0ffc0u;
 /// An input LLR as ldpc_half_input (ldpc_half.h) rounds it.
 __device__ __forceinline__ __half half_input(float x)
 {
-    x = fminf(fmaxf(x, -k_ldpc_half_limit), k_ldpc_half_limit);
+    x = x == 0.0f ? 0.0f : fminf(fmaxf(x, -k_ldpc_half_limit), k_ldpc_half_limit);
     const __half h = __float2half_rn(x);
     if (__half2float(h) == 0.0f && x != 0.0f)
         return __float2half_rn(x < 0.0f ? -k_ldpc_half_tiny : k_ldpc_half_tiny);
@@ -402,6 +402,12 @@ void launch_rule(const ldpc_batch& a,
 }
 
 } // namespace
+
+size_t ldpc_min_sum_shared_bytes(const ldpc_code& code)
+{
+    return size_t(shape_of(code.Zc).pairs) * size_t(code.codeword_bits()) *
+           sizeof(uint32_t);
+}
 
 size_t ldpc_min_sum_message_bytes(const ldpc_code& code, size_t count)
 {

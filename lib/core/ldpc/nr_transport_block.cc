@@ -3,6 +3,7 @@
 #include <mimo_gpu/lte_turbo_code.h> // the CRCs: 38.212 5.1 has the same polynomials
 #include <mimo_gpu/nr_transport_block.h>
 
+#include "../turbo/dematch_gather.h" // bounded_copy, shared with the turbo chain
 #include "ldpc_engine.h"
 #include "nr_transport_block_device.h"
 
@@ -15,8 +16,6 @@ namespace mimo_gpu {
 
 namespace {
 
-/// The LLR of a filler bit: known to be 0.
-constexpr float k_ldpc_known_bit_llr = 1e4f;
 
 /// Far above any 38.214 transport block size; keeps every count within int.
 constexpr int k_largest_A = 1 << 21;
@@ -180,8 +179,8 @@ void nr_rate_matcher::match(const uint8_t* d, int rv, uint8_t* f) const
 void nr_rate_matcher::dematch(const float* f_llr, int rv, float* soft) const
 {
     const std::vector<int>& to = positions(rv);
-    for (int k = 0; k < m_E; ++k)
-        soft[to[size_t(k)]] += f_llr[k];
+    for (int k = 0; k < m_E; ++k) // bounded: copies of huge LLRs never add to Inf
+        soft[to[size_t(k)]] += detail::bounded_copy(f_llr[k]);
 }
 
 nr_transport_block_encoder::nr_transport_block_encoder(
@@ -258,9 +257,7 @@ void nr_transport_block_decoder::decode_device(
     const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream, float* d_soft)
 {
     detail::nr_transport_block_device& d = device();
-    if (count == 0)
-        return;
-    if (!d_llr || !d_a)
+    if (count > 0 && (!d_llr || !d_a)) // count 0: nothing, and no results after it
         bad("decode_device: null buffer");
     d.decode(d_llr, nullptr, 1.0f, count, m_format.rv, d_a, d_soft, m_decoder, stream);
 }
@@ -273,12 +270,10 @@ void nr_transport_block_decoder::decode_device(const int8_t* d_llr,
                                                float* d_soft)
 {
     detail::nr_transport_block_device& d = device();
-    if (!(std::isfinite(scale) && scale > 0.0f))
-        bad("decode_device: int8 scale must be finite and > 0, got " +
+    if (!(std::isfinite(scale * 127.0f) && scale > 0.0f))
+        bad("decode_device: int8 scale must be > 0 and 127 * scale finite, got " +
             std::to_string(scale));
-    if (count == 0)
-        return;
-    if (!d_llr || !d_a)
+    if (count > 0 && (!d_llr || !d_a))
         bad("decode_device: null buffer");
     d.decode(nullptr, d_llr, scale, count, m_format.rv, d_a, d_soft, m_decoder, stream);
 }
@@ -312,15 +307,19 @@ std::vector<transport_block_result> nr_transport_block_decoder::decode(
                     " has a non-finite LLR");
     // Code blocks of all transport blocks in one batch: the full codeword's
     // LLRs, 2 Zc punctured (0), then the soft buffer, filler bits known 0.
+    // The transmissions are added into copies of the caller's soft buffers,
+    // which take them only once every block's sums are finite (a caller's
+    // buffer holding huge values could overflow): a refused batch changes nothing.
     const int n = s.code().codeword_bits();
     m_codeword.assign(count * size_t(s.C) * size_t(n), 0.0f);
+    m_soft.resize(count * per_tb);
+    if (soft)
+        std::copy_n(soft, count * per_tb, m_soft.begin());
+    else
+        std::fill(m_soft.begin(), m_soft.end(), 0.0f);
     std::vector<bool> informed(count * size_t(s.C));
     for (size_t t = 0; t < count; ++t) {
-        float* buffers = soft ? soft + t * per_tb : nullptr;
-        if (!buffers) {
-            m_soft.assign(per_tb, 0.0f);
-            buffers = m_soft.data();
-        }
+        float* buffers = m_soft.data() + t * per_tb;
         size_t offset = t * G;
         for (int r = 0; r < s.C; ++r) {
             const nr_rate_matcher& rm = m_matchers[size_t(r)];
@@ -331,12 +330,17 @@ std::vector<transport_block_result> nr_transport_block_decoder::decode(
             int nonzero = 0;
             for (int k = 0; k < s.N; ++k) {
                 const bool filler = rm.is_filler(k);
-                x[2 * s.Zc + k] = filler ? k_ldpc_known_bit_llr : buffer[k];
+                if (!filler && !std::isfinite(buffer[k]))
+                    bad("decode: transport block " + std::to_string(t) +
+                        ": its soft buffer plus this transmission is not finite");
+                x[2 * s.Zc + k] = filler ? detail::k_ldpc_known_bit_llr : buffer[k];
                 nonzero += !filler && buffer[k] != 0.0f;
             }
             informed[t * size_t(s.C) + size_t(r)] = nonzero >= s.K_prime;
         }
     }
+    if (soft)
+        std::copy(m_soft.begin(), m_soft.end(), soft);
     m_bits.resize(count * size_t(s.C) * size_t(s.K));
     if (extrinsic)
         m_app.resize(m_codeword.size());

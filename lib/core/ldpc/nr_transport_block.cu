@@ -4,7 +4,9 @@
 //     (HARQ, or 0) plus its received copies in transmission order, float op for
 //     float op what nr_rate_matcher::dematch adds on the host; filler bits
 //     known, the 2 Zc punctured bits 0; the non-zero values counted (a code
-//     block without information fails, as on the host);
+//     block without information fails, as on the host); then the sums go back
+//     into the soft buffers, unless a block of the batch had a NaN or Inf
+//     (the batch is refused, as on the host, and changes nothing);
 //  2. the LDPC decoder's device path;
 //  3. desegmentation and the CRCs as remainders: each decoded 1 bit XORs its
 //     x^n mod g into its code block's CRC24B and its transport block's
@@ -12,7 +14,9 @@
 // The verdicts are assembled on the host from a few bytes per block.
 #include "../runtime/cuda_buffers.h"
 #include "../runtime/cuda_check.h"
-#include "../turbo/turbo_engine.h" // crc_powers
+#include "../turbo/dematch_gather.h" // bounded_copy
+#include "../turbo/turbo_engine.h"   // crc_powers
+#include "ldpc_engine.h"
 #include "nr_transport_block_device.h"
 
 #include <algorithm>
@@ -27,7 +31,6 @@ namespace {
 
 constexpr int k_threads = 256;
 constexpr unsigned k_max_grid_y = 65535;
-constexpr float k_known_bit_llr = 1e4f; // as nr_transport_block.cc
 
 /// One code block's share of the gather: its table and its received bits.
 struct gather_block {
@@ -40,11 +43,11 @@ struct gather_args {
     const float* llr;
     const int8_t* llr8;
     float scale;
-    float* soft;                ///< may be null: count * C * N
-    float* x;                   ///< count * C * n codeword LLRs
-    int* nonzero;               ///< per code block
-    const int* nonfinite;       ///< per transport block: a NaN or Inf received
-    int* overflow;              ///< per transport block: a sum of copies overflowed
+    const float* soft; ///< may be null: count * C * N
+    float* x;          ///< count * C * n codeword LLRs
+    int* nonzero;      ///< per code block
+    int* nonfinite; ///< per transport block: a NaN or Inf received or summed; then one:
+                    ///< any
     const gather_block* blocks; ///< C
     const int* starts;          ///< per table: N + 1 offsets into its list
     const int* lists;           ///< per table: f indices by buffer position, ascending
@@ -57,41 +60,28 @@ __device__ inline float received(const gather_args& g, size_t i)
     return g.llr8 ? g.scale * float(g.llr8[i]) : g.llr[i];
 }
 
-/// Marks each transport block holding a NaN or Inf LLR, before anything is
-/// written: its soft buffers are then left as they were.
-__global__ void __launch_bounds__(k_threads)
-    check_kernel(const float* llr, size_t total, int G, int* nonfinite)
-{
-    for (size_t i = size_t(blockIdx.x) * k_threads + threadIdx.x; i < total;
-         i += size_t(gridDim.x) * k_threads)
-        if (!isfinite(llr[i]))
-            atomicOr(nonfinite + i / size_t(G), 1);
-}
 
 __global__ void __launch_bounds__(k_threads) gather_kernel(const gather_args g)
 {
+    const size_t count = g.codeblocks / size_t(g.C);
     for (size_t cb = blockIdx.y; cb < g.codeblocks; cb += gridDim.y) {
         const size_t t = cb / size_t(g.C);
         const int r = int(cb % size_t(g.C));
         const gather_block b = g.blocks[r];
         const int v = int(blockIdx.x) * k_threads + int(threadIdx.x);
-        const bool refused = g.nonfinite[t] != 0;
         int nonzero = 0;
         bool bad = false;
         if (v < g.n) {
             float value = 0.0f;
             const int k = v - 2 * g.Zc;
             if (k >= 0 && k >= g.filler_begin && k < g.filler_end) {
-                value = k_known_bit_llr;
+                value = k_ldpc_known_bit_llr;
             } else if (k >= 0) {
-                float* soft = g.soft ? g.soft + cb * size_t(g.N) + size_t(k) : nullptr;
-                float sum = soft ? *soft : 0.0f;
+                float sum = g.soft ? g.soft[cb * size_t(g.N) + size_t(k)] : 0.0f;
                 const size_t tb = t * size_t(g.G) + size_t(b.e_offset);
                 for (int i = g.starts[b.start + k]; i < g.starts[b.start + k + 1]; ++i)
-                    sum += received(g, tb + size_t(g.lists[b.list + i]));
-                bad = !isfinite(sum); // copies of huge finite LLRs can overflow
-                if (soft && !refused)
-                    *soft = sum;
+                    sum += bounded_copy(received(g, tb + size_t(g.lists[b.list + i])));
+                bad = !isfinite(sum); // a NaN or Inf, or a caller's buffer that overflows
                 value = sum;
                 nonzero = sum != 0.0f;
             }
@@ -100,8 +90,25 @@ __global__ void __launch_bounds__(k_threads) gather_kernel(const gather_args g)
         nonzero = __syncthreads_count(nonzero);
         if (threadIdx.x == 0 && nonzero)
             atomicAdd(g.nonzero + cb, nonzero);
-        if (bad)
-            atomicOr(g.overflow + t, 1);
+        if (bad) {
+            atomicOr(g.nonfinite + t, 1);
+            atomicOr(g.nonfinite + count, 1);
+        }
+    }
+}
+
+/// The sums back into the caller's soft buffers, when no block of the batch
+/// was refused.
+__global__ void __launch_bounds__(k_threads)
+    commit_kernel(const gather_args g, float* soft)
+{
+    if (g.nonfinite[g.codeblocks / size_t(g.C)])
+        return;
+    for (size_t cb = blockIdx.y; cb < g.codeblocks; cb += gridDim.y) {
+        const int k = int(blockIdx.x) * k_threads + int(threadIdx.x);
+        if (k < g.N && !(k >= g.filler_begin && k < g.filler_end))
+            soft[cb * size_t(g.N) + size_t(k)] =
+                g.x[cb * size_t(g.n) + 2 * size_t(g.Zc) + size_t(k)];
     }
 }
 
@@ -195,6 +202,8 @@ public:
         const size_t codeblocks = count * size_t(seg.C);
         const int n = seg.code().codeword_bits();
         m_count = count;
+        if (count == 0)
+            return;
         const gather_tables& tables = tables_of(rv);
         gather_args g;
         g.llr = d_llr;
@@ -203,9 +212,7 @@ public:
         g.soft = d_soft;
         g.x = m_x.reserve(codeblocks * size_t(n));
         g.nonzero = m_nonzero.reserve(codeblocks);
-        int* flags = m_nonfinite.reserve(2 * count); // nonfinite, then overflow
-        g.nonfinite = flags;
-        g.overflow = flags + count;
+        g.nonfinite = m_nonfinite.reserve(count + 1);
         g.blocks = tables.blocks.data();
         g.starts = tables.starts.data();
         g.lists = tables.lists.data();
@@ -218,22 +225,20 @@ public:
         g.filler_end = seg.K - 2 * seg.Zc;
         g.codeblocks = codeblocks;
         MIMO_CUDA_CHECK(cudaMemsetAsync(g.nonzero, 0, codeblocks * sizeof(int), s));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(flags, 0, 2 * count * sizeof(int), s));
-        if (d_llr) {
-            const size_t total = count * size_t(m_format.G);
-            check_kernel<<<unsigned(std::min<size_t>((total + k_threads - 1) / k_threads,
-                                                     4096)),
-                           k_threads,
-                           0,
-                           s>>>(d_llr, total, m_format.G, flags);
-            MIMO_CUDA_CHECK_LAUNCH("nr check_kernel");
-        }
+        MIMO_CUDA_CHECK(cudaMemsetAsync(g.nonfinite, 0, (count + 1) * sizeof(int), s));
         const unsigned grid_y = unsigned(std::min<size_t>(codeblocks, k_max_grid_y));
         gather_kernel<<<dim3(unsigned((n + k_threads - 1) / k_threads), grid_y),
                         k_threads,
                         0,
                         s>>>(g);
         MIMO_CUDA_CHECK_LAUNCH("nr gather_kernel");
+        if (d_soft) {
+            commit_kernel<<<dim3(unsigned((seg.N + k_threads - 1) / k_threads), grid_y),
+                            k_threads,
+                            0,
+                            s>>>(g, d_soft);
+            MIMO_CUDA_CHECK_LAUNCH("nr commit_kernel");
+        }
 
         uint8_t* bits = m_bits.reserve(codeblocks * size_t(seg.K));
         decoder.decode_device(g.x, codeblocks, bits, stream);
@@ -270,11 +275,11 @@ public:
         const size_t count = m_count, codeblocks = count * size_t(m_seg.C);
         if (count == 0)
             return {};
-        std::vector<int> nonfinite(2 * count), nonzero(codeblocks);
+        std::vector<int> nonfinite(count), nonzero(codeblocks);
         std::vector<uint32_t> cb_remainder(codeblocks), tb_remainder(count);
         MIMO_CUDA_CHECK(cudaMemcpyAsync(nonfinite.data(),
                                         m_nonfinite.data(),
-                                        2 * count * sizeof(int),
+                                        count * sizeof(int),
                                         cudaMemcpyDeviceToHost,
                                         s));
         MIMO_CUDA_CHECK(cudaMemcpyAsync(nonzero.data(),
@@ -294,10 +299,12 @@ public:
                                         s));
         MIMO_CUDA_CHECK(cudaStreamSynchronize(s));
         for (size_t t = 0; t < count; ++t)
-            if (nonfinite[t] || nonfinite[count + t])
+            if (nonfinite[t])
                 throw std::invalid_argument(
                     "mimo_gpu: NR transport block: decode_device: transport block " +
-                    std::to_string(t) + " has a non-finite LLR");
+                    std::to_string(t) +
+                    " has a non-finite LLR (or its soft buffer plus this transmission "
+                    "is not finite); the batch changed no soft buffer");
         const std::vector<ldpc_block_result> blocks = decoder.device_results(stream);
         const nr_segmentation& seg = m_seg;
         std::vector<transport_block_result> results(count);
