@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(tb_stream_decoder.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(a3a218cda18d904b85ac1042baee4341)                       */
+/* BINDTOOL_HEADER_FILE_HASH(d38f3ed9a87791ba7d9dad24c5fe238c)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
