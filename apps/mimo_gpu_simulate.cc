@@ -307,9 +307,6 @@ struct simulation_config {
         k.code = cli.text("code");
         if (k.code != "turbo" && k.code != "ldpc")
             throw usage_error("--code must be turbo or ldpc, got '" + k.code + "'");
-        if (k.code == "ldpc" && k.idd)
-            throw usage_error("--idd decodes LTE turbo codes (the idd_receiver block); "
-                              "--code ldpc is for one-pass runs");
         k.requested_blocks = uint64_t(cli.integer("blocks", 1, 1LL << 30));
         k.max_blocks = int(cli.integer("max-blocks", 1, 1 << 16));
         if (k.code == "ldpc")
@@ -616,7 +613,8 @@ public:
                     n0,
                     c.symbols_per_channel,
                     c.backend,
-                    k.max_blocks);
+                    k.max_blocks,
+                    k.code);
                 auto pdus = decoded_block_pdus::make(k.A);
                 m_top->connect(channel, 0, idd, 0);
                 m_top->connect(channel, 1, idd, 1);

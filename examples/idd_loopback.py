@@ -56,7 +56,7 @@ class idd_loopback(gr.top_block):
 
         self.mimo_gpu_tb_source_0 = mimo_gpu.tb_source(A, G, 4, 4, 0, 7, 64, blocks, 'auto', False, 'turbo')
         self.mimo_gpu_mimo_channel_source_0 = mimo_gpu.mimo_channel_source(4, 4, '16qam', snr_db, 3, 1, 0, 'auto', 4096, False, G)
-        self.mimo_gpu_idd_receiver_0 = mimo_gpu.idd_receiver('mmse', 4, 4, '16qam', A, G, '', 0, outer, 6, 0.1, 1, 'auto', 32)
+        self.mimo_gpu_idd_receiver_0 = mimo_gpu.idd_receiver('mmse', 4, 4, '16qam', A, G, '', 0, outer, 6, 0.1, 1, 'auto', 32, 'turbo')
         self.mimo_gpu_ber_counter_0 = mimo_gpu.ber_counter(A, False, 'hard')
 
 
@@ -64,8 +64,8 @@ class idd_loopback(gr.top_block):
         # Connections
         ##################################################
         self.connect((self.mimo_gpu_idd_receiver_0, 0), (self.mimo_gpu_ber_counter_0, 1))
-        self.connect((self.mimo_gpu_mimo_channel_source_0, 0), (self.mimo_gpu_idd_receiver_0, 0))
         self.connect((self.mimo_gpu_mimo_channel_source_0, 1), (self.mimo_gpu_idd_receiver_0, 1))
+        self.connect((self.mimo_gpu_mimo_channel_source_0, 0), (self.mimo_gpu_idd_receiver_0, 0))
         self.connect((self.mimo_gpu_tb_source_0, 1), (self.mimo_gpu_ber_counter_0, 0))
         self.connect((self.mimo_gpu_tb_source_0, 0), (self.mimo_gpu_mimo_channel_source_0, 0))
 

@@ -1,16 +1,23 @@
 // Iterative detection and decoding (DESIGN.md, "Priors and extrinsics"): a
-// detector that takes a-priori LLRs and the LTE transport-block decoder,
+// detector that takes a-priori LLRs and a transport-block decoder (LTE turbo
+// or NR LDPC),
 // exchanging extrinsic LLRs for a number of outer iterations, stopping early
 // once every transport block passes its CRC.
 #pragma once
 
 #include <mimo_gpu/detector.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/nr_transport_block.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mimo_gpu {
+
+namespace detail {
+class idd_code; // lib/core/receiver/idd_codes.h
+}
 
 struct iterative_receiver_config {
     int outer_iterations = 3; ///< detector-decoder passes, 1..16 (1: no feedback)
@@ -39,9 +46,18 @@ public:
                        const turbo_decoder_config& decoder,
                        const iterative_receiver_config& config = {},
                        backend requested = backend::automatic);
-
+    /// The same with NR transport blocks and the LDPC decoder.
+    iterative_receiver(std::unique_ptr<detector> det,
+                       const nr_transport_block_format& format,
+                       const ldpc_decoder_config& decoder,
+                       const iterative_receiver_config& config = {},
+                       backend requested = backend::automatic);
     int problems_per_block() const { return m_problems_per_block; }
-    const transport_block_format& format() const { return m_decoder.format(); }
+    /// The transport blocks: A information bits on G coded bits.
+    int A() const;
+    int G() const;
+    /// "turbo" or "ldpc".
+    std::string code() const;
     int outer_iterations() const { return m_config.outer_iterations; }
     /// From the next receive() on; 1..16, else std::invalid_argument.
     void set_outer_iterations(int outer_iterations);
@@ -71,8 +87,11 @@ private:
                      uint8_t* a,
                      std::vector<idd_result>& results) const;
 
+    iterative_receiver(std::unique_ptr<detector> det,
+                       std::unique_ptr<detail::idd_code> code,
+                       const iterative_receiver_config& config);
     std::unique_ptr<detector> m_detector;
-    transport_block_decoder m_decoder;
+    std::unique_ptr<detail::idd_code> m_decoder;
     iterative_receiver_config m_config;
     int m_problems_per_block;
     std::vector<float> m_llr, m_priors;

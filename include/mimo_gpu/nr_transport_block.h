@@ -161,17 +161,22 @@ public:
     /// LLR (or a soft buffer that is not finite) changes no soft buffer and is
     /// reported by device_results, naming the transport block. One call at a
     /// time per decoder; count 0 decodes nothing (device_results: none).
+    /// d_extrinsic (optional): count * G extrinsic LLRs of the received bits,
+    /// what decode() gives for the same floats, float op for float op (an
+    /// iterative receiver's priors on the GPU).
     void decode_device(const float* d_llr,
                        size_t count,
                        uint8_t* d_a,
                        cuda_stream_t stream,
-                       float* d_soft = nullptr);
+                       float* d_soft = nullptr,
+                       float* d_extrinsic = nullptr);
     void decode_device(const int8_t* d_llr,
                        float scale,
                        size_t count,
                        uint8_t* d_a,
                        cuda_stream_t stream,
-                       float* d_soft = nullptr);
+                       float* d_soft = nullptr,
+                       float* d_extrinsic = nullptr);
     /// Waits for `stream`: the last decode_device's results, as decode()
     /// returns them; a transport block with a non-finite LLR throws
     /// std::invalid_argument naming it.

@@ -5,6 +5,7 @@
 #include "idd_receiver_impl.h"
 #include "plumbing/block_parameters.h"
 #include "plumbing/noise_var_tags.h"
+#include "plumbing/transport_block_codes.h"
 #include <mimo_gpu/detector_registry.h>
 
 #include <gnuradio/block_detail.h>
@@ -36,8 +37,10 @@ idd_receiver::sptr idd_receiver::make(const std::string& algorithm,
                                       double noise_var,
                                       int symbols_per_channel,
                                       const std::string& backend,
-                                      int max_blocks)
+                                      int max_blocks,
+                                      const std::string& code)
 {
+    const transport_block_code chosen = transport_block_code_from_string(code);
     const ::mimo_gpu::mimo_shape shape = checked_shape(nr, nt);
     checked_noise_var(noise_var);
     checked_symbols_per_channel(symbols_per_channel);
@@ -49,18 +52,33 @@ idd_receiver::sptr idd_receiver::make(const std::string& algorithm,
         spec, shape, ::mimo_gpu::modulation_from_string(modulation), requested);
     // A bad received vector is erased (LLRs 0): its block fails its CRC.
     detector->set_bad_problem_policy(::mimo_gpu::bad_problem_policy::erase);
-    ::mimo_gpu::transport_block_format format;
-    format.A = A;
-    format.G = G;
-    format.Qm = detector->bits_per_symbol();
-    format.NL = std::min(nt, 4); // LTE maps a codeword to at most 4 layers
-    format.rv = rv;
-    ::mimo_gpu::turbo_decoder_config decoder;
-    decoder.iterations = turbo_iterations;
     ::mimo_gpu::iterative_receiver_config config;
     config.outer_iterations = outer_iterations;
-    auto receiver = std::make_unique<::mimo_gpu::iterative_receiver>(
-        std::move(detector), format, decoder, config, requested);
+    std::unique_ptr<::mimo_gpu::iterative_receiver> receiver;
+    const int layers = std::min(nt, 4); // a codeword maps to at most 4 layers
+    if (chosen == transport_block_code::ldpc) {
+        ::mimo_gpu::nr_transport_block_format format;
+        format.A = A;
+        format.G = G;
+        format.Qm = detector->bits_per_symbol();
+        format.NL = layers;
+        format.rv = rv;
+        ::mimo_gpu::ldpc_decoder_config decoder;
+        decoder.iterations = turbo_iterations;
+        receiver = std::make_unique<::mimo_gpu::iterative_receiver>(
+            std::move(detector), format, decoder, config, requested);
+    } else {
+        ::mimo_gpu::transport_block_format format;
+        format.A = A;
+        format.G = G;
+        format.Qm = detector->bits_per_symbol();
+        format.NL = layers;
+        format.rv = rv;
+        ::mimo_gpu::turbo_decoder_config decoder;
+        decoder.iterations = turbo_iterations;
+        receiver = std::make_unique<::mimo_gpu::iterative_receiver>(
+            std::move(detector), format, decoder, config, requested);
+    }
     if (receiver->problems_per_block() % symbols_per_channel != 0)
         throw std::invalid_argument(
             "idd_receiver: a transport block's " +
@@ -80,7 +98,7 @@ idd_receiver_impl::idd_receiver_impl(
     : gr::block("idd_receiver",
                 channel_signature(receiver->detector_used().shape().nr,
                                   receiver->detector_used().shape().nt),
-                gr::io_signature::make(1, 1, receiver->format().A)),
+                gr::io_signature::make(1, 1, receiver->A())),
       d_receiver(std::move(receiver)),
       d_algorithm(std::move(algorithm)),
       d_S(symbols_per_channel),
@@ -93,12 +111,12 @@ idd_receiver_impl::idd_receiver_impl(
 {
     set_relative_rate(1, uint64_t(d_vectors_per_block));
     set_tag_propagation_policy(TPP_DONT);
-    const auto& f = d_receiver->format();
-    d_logger->info("{} + turbo decoder, A {} -> G {}, {} received vectors a block, up "
+    d_logger->info("{} + {} decoder, A {} -> G {}, {} received vectors a block, up "
                    "to {} passes, on {}",
                    d_algorithm,
-                   f.A,
-                   f.G,
+                   d_receiver->code(),
+                   d_receiver->A(),
+                   d_receiver->G(),
                    d_vectors_per_block,
                    d_outer_iterations,
                    active_backend());
@@ -181,7 +199,7 @@ void idd_receiver_impl::receive(const gr_complex* H,
     in.channels = count * size_t(d_channels_per_block);
     in.symbols_per_channel = d_S;
     in.n0 = n0;
-    const size_t A = size_t(d_receiver->format().A);
+    const size_t A = size_t(d_receiver->A());
     const auto results = d_receiver->receive(in, count, bits + first * A);
     for (size_t t = 0; t < count; ++t) {
         const uint64_t item = nitems_written(0) + first + t;

@@ -592,7 +592,8 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
         device_copy<float> soft_gpu(soft_cpu);
         // BPSK SNR per coded bit from 2 dB below the BPSK threshold of the rate
         // (about where one transmission decodes) to 4 dB above it; the same
-        // bits in every transmission.
+        // bits in every transmission. The extrinsic LLRs (an iterative
+        // receiver's priors) are compared too.
         const double rate = double(f.A) / f.G;
         const double threshold = 10.0 * std::log10(std::pow(2.0, 2.0 * rate) - 1.0) + 1.5;
         std::vector<uint8_t> bits(count * size_t(f.A));
@@ -618,16 +619,21 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
             const std::string what = "A " + std::to_string(f.A) + " C " +
                                      std::to_string(seg.C) + " rv " + std::to_string(rv);
             std::vector<uint8_t> want(count * size_t(f.A), 9);
-            const auto r_want =
-                cpu.decode(llr.data(), count, want.data(), soft_cpu.data());
+            std::vector<float> ext_cpu(llr.size(), NAN);
+            const auto r_want = cpu.decode(
+                llr.data(), count, want.data(), soft_cpu.data(), ext_cpu.data());
             const device_copy<float> d_llr(llr);
             device_copy<uint8_t> d_a(std::vector<uint8_t>(count * size_t(f.A), 7));
-            gpu.decode_device(d_llr.get(), count, d_a.get(), nullptr, soft_gpu.get());
+            device_copy<float> d_ext(std::vector<float>(llr.size(), NAN));
+            gpu.decode_device(
+                d_llr.get(), count, d_a.get(), nullptr, soft_gpu.get(), d_ext.get());
             const auto r_got = gpu.device_results(nullptr);
             EXPECT_EQ(d_a.download(), want) << what;
             expect_same_results(r_got, r_want, what);
             mimo_gpu_test::expect_bit_identical(
                 soft_gpu.download(), soft_cpu, what + " soft");
+            mimo_gpu_test::expect_bit_identical(
+                d_ext.download(), ext_cpu, what + " extrinsic");
             for (const auto& r : r_want)
                 (r.crc_ok ? decoded : failed) += 1;
 

@@ -15,8 +15,9 @@ namespace mimo_gpu {
 
 /*!
  * \brief Iterative detection and decoding: H and y in, decoded transport blocks
- * out; a detector that takes a-priori LLRs and the LTE transport-block decoder
- * exchange extrinsic LLRs for up to outer_iterations passes.
+ * out; a detector that takes a-priori LLRs and a transport-block decoder (LTE
+ * turbo, or NR LDPC with code "ldpc") exchange extrinsic LLRs for up to
+ * outer_iterations passes.
  * \ingroup mimo_gpu
  *
  * Input 0: channel matrices H (gr_complex, vlen nr*nt, row-major), one per
@@ -27,7 +28,7 @@ namespace mimo_gpu {
  * transport block must be whole channels (G / (nt*Q) a multiple of S).
  * Output 0: its A decoded bits (bytes 0/1, vlen A). Every output item gets an
  * "idd_iterations" tag (long: the passes it took; it stops early once every
- * block of a call passes its CRC); a block whose CRC24A fails also gets
+ * block of a call passes its CRC); a block whose CRC fails also gets
  * "crc_ok" (False) and is counted.
  *
  * A "noise_var" tag on y sets N0 from the transport block it falls in (at its
@@ -48,7 +49,10 @@ public:
      * \param A, G, rv the transport block format (Qm from the modulation,
      *        NL = min(nt, 4); G a multiple of nt * Qm)
      * \param outer_iterations detector-decoder passes, 1..16
-     * \param turbo_iterations turbo iterations per pass, 1..32
+     * \param turbo_iterations the decoder's iterations per pass: turbo 1..32,
+     *        LDPC (layered) 1..100
+     * \param code "turbo" (LTE 36.212, the default) or "ldpc" (NR 38.212:
+     *        offset min-sum)
      * \param noise_var N0 (> 0) until a noise_var tag says otherwise
      * \param symbols_per_channel S: received vectors per H item (>= 1)
      * \param backend auto, cpu or cuda (detector and decoder)
@@ -67,7 +71,8 @@ public:
                      double noise_var = 1.0,
                      int symbols_per_channel = 1,
                      const std::string& backend = "auto",
-                     int max_blocks = 32);
+                     int max_blocks = 32,
+                     const std::string& code = "turbo");
 
     virtual std::string algorithm() const = 0;
     virtual std::string active_backend() const = 0;

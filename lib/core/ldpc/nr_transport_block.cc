@@ -253,13 +253,26 @@ detail::nr_transport_block_device& nr_transport_block_decoder::device()
     return *m_device;
 }
 
-void nr_transport_block_decoder::decode_device(
-    const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream, float* d_soft)
+void nr_transport_block_decoder::decode_device(const float* d_llr,
+                                               size_t count,
+                                               uint8_t* d_a,
+                                               cuda_stream_t stream,
+                                               float* d_soft,
+                                               float* d_extrinsic)
 {
     detail::nr_transport_block_device& d = device();
     if (count > 0 && (!d_llr || !d_a)) // count 0: nothing, and no results after it
         bad("decode_device: null buffer");
-    d.decode(d_llr, nullptr, 1.0f, count, m_format.rv, d_a, d_soft, m_decoder, stream);
+    d.decode(d_llr,
+             nullptr,
+             1.0f,
+             count,
+             m_format.rv,
+             d_a,
+             d_soft,
+             m_decoder,
+             stream,
+             d_extrinsic);
 }
 
 void nr_transport_block_decoder::decode_device(const int8_t* d_llr,
@@ -267,7 +280,8 @@ void nr_transport_block_decoder::decode_device(const int8_t* d_llr,
                                                size_t count,
                                                uint8_t* d_a,
                                                cuda_stream_t stream,
-                                               float* d_soft)
+                                               float* d_soft,
+                                               float* d_extrinsic)
 {
     detail::nr_transport_block_device& d = device();
     if (!(std::isfinite(scale * 127.0f) && scale > 0.0f))
@@ -275,7 +289,16 @@ void nr_transport_block_decoder::decode_device(const int8_t* d_llr,
             std::to_string(scale));
     if (count > 0 && (!d_llr || !d_a))
         bad("decode_device: null buffer");
-    d.decode(nullptr, d_llr, scale, count, m_format.rv, d_a, d_soft, m_decoder, stream);
+    d.decode(nullptr,
+             d_llr,
+             scale,
+             count,
+             m_format.rv,
+             d_a,
+             d_soft,
+             m_decoder,
+             stream,
+             d_extrinsic);
 }
 
 std::vector<transport_block_result>

@@ -35,8 +35,9 @@ constexpr unsigned k_max_grid_y = 65535;
 /// One code block's share of the gather: its table and its received bits.
 struct gather_block {
     int start;    ///< its table's first entry in `starts` (N + 1 of them)
-    int list;     ///< its table's first entry in `lists`
+    int list;     ///< its table's first entry in `lists` (and in `positions`)
     int e_offset; ///< its first received bit in the transport block's G
+    int E;        ///< its received bits
 };
 
 struct gather_args {
@@ -112,6 +113,42 @@ __global__ void __launch_bounds__(k_threads)
     }
 }
 
+struct extrinsic_args {
+    const float* llr;
+    const int8_t* llr8;
+    float scale;
+    const float* app;           ///< count * C * n a-posteriori LLRs
+    const int* nonzero;         ///< per code block
+    const gather_block* blocks; ///< C
+    const int* positions;       ///< per table: each received bit's buffer position
+    float* extrinsic;           ///< count * G
+    int C, n, Zc, G, K_prime, max_E;
+    size_t codeblocks;
+};
+
+/// Each received bit's a-posteriori LLR less its received LLR, in the
+/// received order (nr_transport_block_decoder::decode's extrinsic, float op for
+/// float op); 0 for a code block without information.
+__global__ void __launch_bounds__(k_threads) extrinsic_kernel(const extrinsic_args x)
+{
+    for (size_t cb = blockIdx.y; cb < x.codeblocks; cb += gridDim.y) {
+        const size_t t = cb / size_t(x.C);
+        const gather_block b = x.blocks[int(cb % size_t(x.C))];
+        const int j = int(blockIdx.x) * k_threads + int(threadIdx.x);
+        if (j >= b.E)
+            continue;
+        const size_t at = t * size_t(x.G) + size_t(b.e_offset) + size_t(j);
+        float e = 0.0f;
+        if (x.nonzero[cb] >= x.K_prime) {
+            const float received = x.llr8 ? x.scale * float(x.llr8[at]) : x.llr[at];
+            e = ldpc_clamp(x.app[cb * size_t(x.n) + 2 * size_t(x.Zc) +
+                                 size_t(x.positions[b.list + j])] -
+                           received);
+        }
+        x.extrinsic[at] = e;
+    }
+}
+
 struct crc_args {
     const uint8_t* bits;       ///< count * C * K decoded bits
     uint8_t* a;                ///< count * A
@@ -171,7 +208,8 @@ void upload(device_array<T>& dev, const std::vector<T>& host)
 /// The gather tables of one rv: code blocks of equal E share one.
 struct gather_tables {
     device_array<gather_block> blocks;
-    device_array<int> starts, lists;
+    device_array<int> starts, lists, positions;
+    int max_E = 0;
 };
 
 class cuda_nr_transport_block_device final : public nr_transport_block_device
@@ -195,7 +233,8 @@ public:
                 uint8_t* d_a,
                 float* d_soft,
                 ldpc_decoder& decoder,
-                cuda_stream_t stream) override
+                cuda_stream_t stream,
+                float* d_extrinsic) override
     {
         const cudaStream_t s = stream;
         const nr_segmentation& seg = m_seg;
@@ -241,7 +280,32 @@ public:
         }
 
         uint8_t* bits = m_bits.reserve(codeblocks * size_t(seg.K));
-        decoder.decode_device(g.x, codeblocks, bits, stream);
+        float* app = d_extrinsic ? m_app.reserve(codeblocks * size_t(n)) : nullptr;
+        decoder.decode_device(g.x, codeblocks, bits, stream, app);
+        if (d_extrinsic) {
+            extrinsic_args x;
+            x.llr = d_llr;
+            x.llr8 = d_llr8;
+            x.scale = scale;
+            x.app = app;
+            x.nonzero = g.nonzero;
+            x.blocks = tables.blocks.data();
+            x.positions = tables.positions.data();
+            x.extrinsic = d_extrinsic;
+            x.C = seg.C;
+            x.n = n;
+            x.Zc = seg.Zc;
+            x.G = m_format.G;
+            x.K_prime = seg.K_prime;
+            x.max_E = tables.max_E;
+            x.codeblocks = codeblocks;
+            extrinsic_kernel<<<dim3(unsigned((tables.max_E + k_threads - 1) / k_threads),
+                                    grid_y),
+                               k_threads,
+                               0,
+                               s>>>(x);
+            MIMO_CUDA_CHECK_LAUNCH("nr extrinsic_kernel");
+        }
 
         crc_args c;
         c.bits = bits;
@@ -339,7 +403,8 @@ private:
         if (it != m_tables.end())
             return it->second;
         std::vector<gather_block> blocks;
-        std::vector<int> starts, lists;
+        std::vector<int> starts, lists, positions;
+        int max_E = 0;
         std::map<int, std::pair<int, int>> by_E; // E -> (start, list)
         int e_offset = 0;
         for (const nr_rate_matcher& m : m_matchers) {
@@ -360,14 +425,19 @@ private:
                         .first;
                 starts.insert(starts.end(), per.begin(), per.end());
                 lists.insert(lists.end(), list.begin(), list.end());
+                positions.insert(positions.end(), to.begin(), to.end());
             }
-            blocks.push_back({ known->second.first, known->second.second, e_offset });
+            blocks.push_back(
+                { known->second.first, known->second.second, e_offset, m.E() });
             e_offset += m.E();
+            max_E = std::max(max_E, m.E());
         }
         gather_tables& t = m_tables[rv];
         upload(t.blocks, blocks);
         upload(t.starts, starts);
         upload(t.lists, lists);
+        upload(t.positions, positions);
+        t.max_E = max_E;
         return t;
     }
 
@@ -377,7 +447,7 @@ private:
     std::map<int, gather_tables> m_tables;
     size_t m_count = 0;
     device_array<uint32_t> m_cb_powers, m_tb_powers, m_cb_remainder, m_tb_remainder;
-    device_array<float> m_x;
+    device_array<float> m_x, m_app;
     device_array<uint8_t> m_bits;
     device_array<int> m_nonzero, m_nonfinite;
 };

@@ -16,8 +16,9 @@ class nr_transport_block_device
 {
 public:
     virtual ~nr_transport_block_device() = default;
-    /// Arguments checked by nr_transport_block_decoder; count > 0; llr8 set:
-    /// int8 LLRs read as scale * value.
+    /// Arguments checked by nr_transport_block_decoder; llr8 set: int8 LLRs
+    /// read as scale * value. d_extrinsic (may be null): count * G, what
+    /// nr_transport_block_decoder::decode() gives for the same floats.
     virtual void decode(const float* d_llr,
                         const int8_t* d_llr8,
                         float scale,
@@ -26,7 +27,8 @@ public:
                         uint8_t* d_a,
                         float* d_soft,
                         ldpc_decoder& decoder,
-                        cuda_stream_t stream) = 0;
+                        cuda_stream_t stream,
+                        float* d_extrinsic) = 0;
     virtual std::vector<transport_block_result> results(ldpc_decoder& decoder,
                                                         cuda_stream_t stream) = 0;
 };

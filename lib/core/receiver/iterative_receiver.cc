@@ -1,6 +1,8 @@
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/iterative_receiver.h>
 
+#include "idd_codes.h"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -16,15 +18,15 @@ void iterative_receiver_config::validate() const
 }
 
 namespace {
-int whole_problems(const detector& det, const transport_block_format& format)
+int whole_problems(const detector& det, int G)
 {
     const int per_problem = det.llrs_per_problem();
-    if (format.G % per_problem != 0)
+    if (G % per_problem != 0)
         throw std::invalid_argument(
-            "mimo_gpu::iterative_receiver: G = " + std::to_string(format.G) +
+            "mimo_gpu::iterative_receiver: G = " + std::to_string(G) +
             " is not a whole number of detector problems of " +
             std::to_string(per_problem) + " LLRs");
-    return format.G / per_problem;
+    return G / per_problem;
 }
 } // namespace
 
@@ -33,10 +35,32 @@ iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
                                        const turbo_decoder_config& decoder,
                                        const iterative_receiver_config& config,
                                        backend requested)
+    : iterative_receiver(
+          std::move(det),
+          std::make_unique<detail::turbo_idd_code>(format, decoder, requested),
+          config)
+{
+}
+
+iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
+                                       const nr_transport_block_format& format,
+                                       const ldpc_decoder_config& decoder,
+                                       const iterative_receiver_config& config,
+                                       backend requested)
+    : iterative_receiver(
+          std::move(det),
+          std::make_unique<detail::ldpc_idd_code>(format, decoder, requested),
+          config)
+{
+}
+
+iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
+                                       std::unique_ptr<detail::idd_code> code,
+                                       const iterative_receiver_config& config)
     : m_detector(std::move(det)),
-      m_decoder(format, decoder, requested),
+      m_decoder(std::move(code)),
       m_config((config.validate(), config)),
-      m_problems_per_block(whole_problems(*m_detector, format))
+      m_problems_per_block(whole_problems(*m_detector, m_decoder->G()))
 {
     if (!m_detector->capabilities().accepts_priors)
         throw std::invalid_argument("mimo_gpu::iterative_receiver: detector '" +
@@ -44,6 +68,10 @@ iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
                                     "' takes no a-priori LLRs (families that do: "
                                     "those with capabilities().accepts_priors)");
 }
+
+int iterative_receiver::A() const { return m_decoder->A(); }
+int iterative_receiver::G() const { return m_decoder->G(); }
+std::string iterative_receiver::code() const { return m_decoder->name(); }
 
 void iterative_receiver::set_outer_iterations(int outer_iterations)
 {
@@ -87,7 +115,7 @@ iterative_receiver::operator=(iterative_receiver&&) noexcept = default;
 
 bool iterative_receiver::loops_on_device() const
 {
-    return m_config.device_loop && m_decoder.active_backend() == backend::cuda &&
+    return m_config.device_loop && m_decoder->active_backend() == backend::cuda &&
            m_detector->active_backend() == backend::cuda &&
            m_detector->capabilities().device_path;
 }
@@ -105,8 +133,7 @@ iterative_receiver::receive(const detector_input& in, size_t count, uint8_t* a)
             std::to_string(m_problems_per_block));
     if (!a)
         throw std::invalid_argument("mimo_gpu::iterative_receiver::receive: null buffer");
-    const transport_block_format& f = m_decoder.format();
-    m_bits.resize(count * size_t(f.A));
+    m_bits.resize(count * size_t(m_decoder->A()));
     std::vector<idd_result> results(count);
     const bool device = loops_on_device();
     for (int pass = 1; pass <= m_config.outer_iterations; ++pass) {
@@ -124,7 +151,7 @@ void iterative_receiver::detect_and_decode_on_host(const detector_input& in,
                                                    size_t count,
                                                    int pass)
 {
-    const size_t G = size_t(m_decoder.format().G);
+    const size_t G = size_t(m_decoder->G());
     m_llr.resize(count * G);
     if (pass == 1)
         m_priors.assign(count * G, 0.0f);
@@ -132,7 +159,7 @@ void iterative_receiver::detect_and_decode_on_host(const detector_input& in,
     with.priors = pass == 1 ? nullptr : m_priors.data();
     m_detector->detect(with, m_llr.data());
     const bool last = pass == m_config.outer_iterations;
-    m_decoded = m_decoder.decode(
+    m_decoded = m_decoder->decode(
         m_llr.data(), count, m_bits.data(), last ? nullptr : m_priors.data());
 }
 
@@ -143,9 +170,8 @@ void iterative_receiver::detect_and_decode_on_device(const detector_input& in,
     if (!m_device)
         m_device = std::make_unique<device_state>();
     device_state& d = *m_device;
-    const transport_block_format& f = m_decoder.format();
     const mimo_shape& shape = m_detector->shape();
-    const size_t G = size_t(f.G), A = size_t(f.A);
+    const size_t G = size_t(m_decoder->G()), A = size_t(m_decoder->A());
     detector_input on_device = in;
     const size_t h_bytes = in.channels * size_t(shape.nr * shape.nt) * sizeof(cfloat),
                  y_bytes = in.problems() * size_t(shape.nr) * sizeof(cfloat);
@@ -163,10 +189,10 @@ void iterative_receiver::detect_and_decode_on_device(const detector_input& in,
     on_device.priors = pass == 1 ? nullptr : d_priors;
     m_detector->detect_device(on_device, d_llr, d.stream.get());
     const bool last = pass == m_config.outer_iterations;
-    m_decoder.decode_device(
+    m_decoder->decode_device(
         d_llr, count, d_bits, d.stream.get(), last ? nullptr : d_priors);
-    m_decoded = m_decoder.device_results(d.stream.get()); // waits
-    m_detector->check_device_status(d.stream.get());      // erasures: LLRs 0 already
+    m_decoded = m_decoder->device_results(d.stream.get()); // waits
+    m_detector->check_device_status(d.stream.get());       // erasures: LLRs 0 already
     copy_memory(m_bits.data(), d_bits, count * A, copy_direction::device_to_host);
 }
 
@@ -175,7 +201,7 @@ bool iterative_receiver::record_pass(int pass,
                                      uint8_t* a,
                                      std::vector<idd_result>& results) const
 {
-    const size_t A = size_t(m_decoder.format().A);
+    const size_t A = size_t(m_decoder->A());
     bool all_ok = true;
     for (size_t t = 0; t < results.size(); ++t) {
         idd_result& r = results[t];

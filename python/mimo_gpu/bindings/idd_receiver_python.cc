@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(idd_receiver.h)                   */
-/* BINDTOOL_HEADER_FILE_HASH(134fecd9238a99f00cb9b9a89c6b09c1)                       */
+/* BINDTOOL_HEADER_FILE_HASH(5c8f80f9c430b373eb2295c608814675)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -51,6 +51,7 @@ void bind_idd_receiver(py::module& m)
              py::arg("symbols_per_channel") = 1,
              py::arg("backend") = "auto",
              py::arg("max_blocks") = 32,
+             py::arg("code") = "turbo",
              D(idd_receiver, make))
 
         .def("algorithm", &idd_receiver::algorithm, D(idd_receiver, algorithm))

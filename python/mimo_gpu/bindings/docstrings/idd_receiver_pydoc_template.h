@@ -27,7 +27,7 @@ static const char* __doc_gr_mimo_gpu_idd_receiver_idd_receiver_1 = R"doc()doc";
 
 
 static const char* __doc_gr_mimo_gpu_idd_receiver_make =
-    R"doc(Make the receiver. algorithm: a family that takes a-priori LLRs (mmse, kbest, ml, sumis); nr, nt, modulation; A, G: the transport block format (Qm from the modulation, NL = min(nt, 4); G a multiple of nt*Qm); parameters: the family's, "name=value,..."; rv; outer_iterations: 1..16; turbo_iterations: 1..32; noise_var: N0; symbols_per_channel; backend: auto, cpu or cuda; max_blocks: most transport blocks per call.)doc";
+    R"doc(Make the receiver. algorithm: a family that takes a-priori LLRs (mmse, kbest, ml, sumis); nr, nt, modulation; A, G: the transport block format (Qm from the modulation, NL = min(nt, 4); G a multiple of nt*Qm); parameters: the family's, "name=value,..."; rv; outer_iterations: 1..16; turbo_iterations: the decoder's iterations per pass (turbo 1..32, LDPC 1..100); noise_var: N0; symbols_per_channel; backend: auto, cpu or cuda; max_blocks: most transport blocks per call; code: "turbo" (LTE, the default) or "ldpc" (NR).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_idd_receiver_algorithm =
