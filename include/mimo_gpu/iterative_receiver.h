@@ -8,16 +8,13 @@
 #include <mimo_gpu/detector.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/nr_transport_block.h>
+#include <mimo_gpu/transport_block_code.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace mimo_gpu {
-
-namespace detail {
-class idd_code; // lib/core/receiver/idd_codes.h
-}
 
 struct iterative_receiver_config {
     int outer_iterations = 3; ///< detector-decoder passes, 1..16 (1: no feedback)
@@ -52,6 +49,10 @@ public:
                        const ldpc_decoder_config& decoder,
                        const iterative_receiver_config& config = {},
                        backend requested = backend::automatic);
+    /// With a decoder of either code (make_transport_block_code_decoder).
+    iterative_receiver(std::unique_ptr<detector> det,
+                       std::unique_ptr<transport_block_code_decoder> decoder,
+                       const iterative_receiver_config& config = {});
     int problems_per_block() const { return m_problems_per_block; }
     /// The transport blocks: A information bits on G coded bits.
     int A() const;
@@ -87,11 +88,8 @@ private:
                      uint8_t* a,
                      std::vector<idd_result>& results) const;
 
-    iterative_receiver(std::unique_ptr<detector> det,
-                       std::unique_ptr<detail::idd_code> code,
-                       const iterative_receiver_config& config);
     std::unique_ptr<detector> m_detector;
-    std::unique_ptr<detail::idd_code> m_decoder;
+    std::unique_ptr<transport_block_code_decoder> m_decoder;
     iterative_receiver_config m_config;
     int m_problems_per_block;
     std::vector<float> m_llr, m_priors;

@@ -54,31 +54,12 @@ idd_receiver::sptr idd_receiver::make(const std::string& algorithm,
     detector->set_bad_problem_policy(::mimo_gpu::bad_problem_policy::erase);
     ::mimo_gpu::iterative_receiver_config config;
     config.outer_iterations = outer_iterations;
-    std::unique_ptr<::mimo_gpu::iterative_receiver> receiver;
-    const int layers = std::min(nt, 4); // a codeword maps to at most 4 layers
-    if (chosen == transport_block_code::ldpc) {
-        ::mimo_gpu::nr_transport_block_format format;
-        format.A = A;
-        format.G = G;
-        format.Qm = detector->bits_per_symbol();
-        format.NL = layers;
-        format.rv = rv;
-        ::mimo_gpu::ldpc_decoder_config decoder;
-        decoder.iterations = turbo_iterations;
-        receiver = std::make_unique<::mimo_gpu::iterative_receiver>(
-            std::move(detector), format, decoder, config, requested);
-    } else {
-        ::mimo_gpu::transport_block_format format;
-        format.A = A;
-        format.G = G;
-        format.Qm = detector->bits_per_symbol();
-        format.NL = layers;
-        format.rv = rv;
-        ::mimo_gpu::turbo_decoder_config decoder;
-        decoder.iterations = turbo_iterations;
-        receiver = std::make_unique<::mimo_gpu::iterative_receiver>(
-            std::move(detector), format, decoder, config, requested);
-    }
+    // Qm from the modulation; a codeword maps to at most 4 layers.
+    const int Qm = detector->bits_per_symbol();
+    auto decoder = make_transport_block_code_decoder(
+        chosen, A, G, Qm, std::min(nt, 4), rv, "", turbo_iterations, 0.75, 64, requested);
+    auto receiver = std::make_unique<::mimo_gpu::iterative_receiver>(
+        std::move(detector), std::move(decoder), config);
     if (receiver->problems_per_block() % symbols_per_channel != 0)
         throw std::invalid_argument(
             "idd_receiver: a transport block's " +

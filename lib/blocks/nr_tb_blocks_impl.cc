@@ -18,20 +18,6 @@ namespace mimo_gpu {
 
 namespace {
 
-::mimo_gpu::nr_transport_block_format
-nr_format_of(int A, int G, int Qm, int NL, int rv, int base_graph)
-{
-    ::mimo_gpu::nr_transport_block_format f;
-    f.A = A;
-    f.G = G;
-    f.Qm = Qm;
-    f.NL = NL;
-    f.rv = rv;
-    f.base_graph = base_graph;
-    f.validate();
-    return f;
-}
-
 ::mimo_gpu::ldpc_decoder_config ldpc_config_of(const std::string& algorithm,
                                                int iterations)
 {
@@ -56,7 +42,7 @@ nr_tb_encoder::sptr
 nr_tb_encoder::make(int A, int G, int Qm, int NL, int rv, int base_graph)
 {
     return gnuradio::make_block_sptr<nr_tb_encoder_impl>(
-        nr_format_of(A, G, Qm, NL, rv, base_graph));
+        nr_transport_block_format_of(A, G, Qm, NL, rv, base_graph));
 }
 
 nr_tb_encoder_impl::nr_tb_encoder_impl(
@@ -125,7 +111,7 @@ nr_tb_decoder::sptr nr_tb_decoder::make(int A,
                                         int max_blocks)
 {
     return gnuradio::make_block_sptr<nr_tb_decoder_impl>(
-        nr_format_of(A, G, Qm, NL, rv, base_graph),
+        nr_transport_block_format_of(A, G, Qm, NL, rv, base_graph),
         ldpc_config_of(algorithm, iterations),
         ::mimo_gpu::backend_from_string(backend),
         int(checked_max_batch(max_blocks, "max_blocks")));

@@ -62,7 +62,7 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
             "tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
             std::to_string(max_blocks) + " * " + std::to_string(G));
     auto decoder =
-        make_transport_block_batch_decoder(chosen,
+        make_transport_block_code_decoder(chosen,
                                            A,
                                            G,
                                            Qm,
@@ -77,12 +77,11 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
     const bool device =
         device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<tb_stream_decoder_impl>(
-        std::move(decoder), chosen, llrs_per_item, max_blocks, device);
+        std::move(decoder), llrs_per_item, max_blocks, device);
 }
 
 tb_stream_decoder_impl::tb_stream_decoder_impl(
-    std::unique_ptr<transport_block_batch_decoder> decoder,
-    transport_block_code code,
+    std::unique_ptr<::mimo_gpu::transport_block_code_decoder> decoder,
     int llrs_per_item,
     int max_blocks,
     bool device_buffers)
@@ -96,7 +95,6 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
                                  device_buffers ? device_buffer::type
                                                 : gr::buffer_double_mapped::type)),
       d_decoder(std::move(decoder)),
-      d_code(code),
       d_items_per_block(d_decoder->G() / llrs_per_item),
       d_rv(d_decoder->rv()),
       d_max_blocks(max_blocks),
@@ -111,7 +109,7 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
     set_tag_propagation_policy(TPP_DONT);
     d_logger->info(
         "{}: A {} -> G {} ({} code block(s)), up to {} transport blocks a call, on {}{}",
-        to_string(d_code),
+        d_decoder->code(),
         d_decoder->A(),
         d_decoder->G(),
         d_decoder->code_blocks(),
@@ -271,7 +269,7 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
         d_gate.taken();
     }
     if (const int rv = d_rv; rv != d_decoder->rv())
-        d_decoder->set_rv(rv);
+        d_decoder->set_redundancy_version(rv);
     d_trace.begin();
     const auto llr = static_cast<const float*>(input_items[0]);
     const auto bits = static_cast<uint8_t*>(output_items[0]);

@@ -27,17 +27,17 @@ namespace mimo_gpu {
 class tb_stream_decoder_impl : public tb_stream_decoder, public device_stream_reader
 {
 public:
-    tb_stream_decoder_impl(std::unique_ptr<transport_block_batch_decoder> decoder,
-                           transport_block_code code,
-                           int llrs_per_item,
-                           int max_blocks,
-                           bool device_buffers);
+    tb_stream_decoder_impl(
+        std::unique_ptr<::mimo_gpu::transport_block_code_decoder> decoder,
+        int llrs_per_item,
+        int max_blocks,
+        bool device_buffers);
 
     void set_rv(int rv) override;
     int rv() const override;
     std::string active_backend() const override;
     bool device_buffers() const override { return d_stream != nullptr; }
-    std::string code() const override { return to_string(d_code); }
+    std::string code() const override { return d_decoder->code(); }
     int max_blocks() const override { return d_max_blocks; }
     uint64_t blocks() const override;
     uint64_t crc_failures() const override;
@@ -65,8 +65,7 @@ private:
     std::vector<::mimo_gpu::transport_block_result>
     decode_one_by_one(const float* llr, size_t count, uint8_t* bits);
 
-    std::unique_ptr<transport_block_batch_decoder> d_decoder;
-    const transport_block_code d_code;
+    std::unique_ptr<::mimo_gpu::transport_block_code_decoder> d_decoder;
     const int d_items_per_block; // input items per transport block, G / llrs_per_item
     std::unique_ptr<::mimo_gpu::device_stream> d_stream; // device buffers
     device_staging<float> d_llr_staging;                 // pageable input, device mode

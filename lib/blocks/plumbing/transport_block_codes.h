@@ -2,16 +2,15 @@
 /*
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-// The channel codes a stream block takes by name: "turbo" (LTE, 36.212) and
-// "ldpc" (NR, 38.212). Both chains have the same shape in the core (a format,
-// an encoder A -> G bits, a decoder G LLRs -> A bits with host and device
-// paths and the shared transport_block_result); this is the one place a block
-// chooses between them.
+// The channel codes a block takes by name: "turbo" (LTE, 36.212) and "ldpc"
+// (NR, 38.212): the format from the block's parameters, the encoder, and the
+// core's transport_block_code_decoder. The one place a block chooses between
+// the two chains.
 #ifndef INCLUDED_MIMO_GPU_TRANSPORT_BLOCK_CODES_H
 #define INCLUDED_MIMO_GPU_TRANSPORT_BLOCK_CODES_H
 
 #include <mimo_gpu/backend.h>
-#include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/transport_block_code.h>
 #include <mimo_gpu/types.h>
 
 #include <cstdint>
@@ -34,44 +33,23 @@ using transport_block_encode = std::function<void(const uint8_t* a, uint8_t* g)>
 transport_block_encode make_transport_block_encode(
     transport_block_code code, int A, int G, int Qm, int NL, int rv);
 
-/// Batches of one format's transport blocks: G LLRs -> A bits each.
-class transport_block_batch_decoder
-{
-public:
-    virtual ~transport_block_batch_decoder() = default;
-    virtual int A() const = 0;
-    virtual int G() const = 0;
-    virtual int rv() const = 0;
-    virtual int code_blocks() const = 0;
-    virtual ::mimo_gpu::backend active_backend() const = 0;
-    virtual void set_rv(int rv) = 0;
-    virtual std::vector<::mimo_gpu::transport_block_result>
-    decode(const float* llr, size_t count, uint8_t* a) = 0;
-    virtual void decode_device(const float* d_llr,
-                               size_t count,
-                               uint8_t* d_a,
-                               ::mimo_gpu::cuda_stream_t s) = 0;
-    virtual std::vector<::mimo_gpu::transport_block_result>
-    device_results(::mimo_gpu::cuda_stream_t s) = 0;
-};
-
 /// The decoder of the code. algorithm: "" for the code's default, else one of
 /// its names (turbo: max-log-map, log-map; ldpc: offset-min-sum,
 /// normalized-min-sum, sum-product); iterations: 0 for the code's default (6
 /// turbo, 10 ldpc); extrinsic_scale and window: the turbo decoder's (ldpc
 /// ignores them).
-std::unique_ptr<transport_block_batch_decoder>
-make_transport_block_batch_decoder(transport_block_code code,
-                                   int A,
-                                   int G,
-                                   int Qm,
-                                   int NL,
-                                   int rv,
-                                   const std::string& algorithm,
-                                   int iterations,
-                                   double extrinsic_scale,
-                                   int window,
-                                   ::mimo_gpu::backend backend);
+std::unique_ptr<::mimo_gpu::transport_block_code_decoder>
+make_transport_block_code_decoder(transport_block_code code,
+                                  int A,
+                                  int G,
+                                  int Qm,
+                                  int NL,
+                                  int rv,
+                                  const std::string& algorithm,
+                                  int iterations,
+                                  double extrinsic_scale,
+                                  int window,
+                                  ::mimo_gpu::backend backend);
 
 } // namespace mimo_gpu
 } // namespace gr

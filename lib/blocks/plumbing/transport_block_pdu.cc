@@ -26,6 +26,20 @@ transport_block_format_of(int A, int G, int Qm, int NL, int rv)
     return format;
 }
 
+::mimo_gpu::nr_transport_block_format
+nr_transport_block_format_of(int A, int G, int Qm, int NL, int rv, int base_graph)
+{
+    ::mimo_gpu::nr_transport_block_format format;
+    format.A = A;
+    format.G = G;
+    format.Qm = Qm;
+    format.NL = NL;
+    format.rv = rv;
+    format.base_graph = base_graph;
+    format.validate();
+    return format;
+}
+
 namespace {
 /// The PDU's vector, or nothing after logging why it is no PDU.
 std::optional<pmt::pmt_t>

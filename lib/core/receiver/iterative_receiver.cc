@@ -1,8 +1,6 @@
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/iterative_receiver.h>
 
-#include "idd_codes.h"
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -18,6 +16,14 @@ void iterative_receiver_config::validate() const
 }
 
 namespace {
+std::unique_ptr<transport_block_code_decoder>
+checked(std::unique_ptr<transport_block_code_decoder> decoder)
+{
+    if (!decoder)
+        throw std::invalid_argument("mimo_gpu::iterative_receiver: no decoder");
+    return decoder;
+}
+
 int whole_problems(const detector& det, int G)
 {
     const int per_problem = det.llrs_per_problem();
@@ -35,10 +41,9 @@ iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
                                        const turbo_decoder_config& decoder,
                                        const iterative_receiver_config& config,
                                        backend requested)
-    : iterative_receiver(
-          std::move(det),
-          std::make_unique<detail::turbo_idd_code>(format, decoder, requested),
-          config)
+    : iterative_receiver(std::move(det),
+                         make_transport_block_code_decoder(format, decoder, requested),
+                         config)
 {
 }
 
@@ -47,18 +52,18 @@ iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
                                        const ldpc_decoder_config& decoder,
                                        const iterative_receiver_config& config,
                                        backend requested)
-    : iterative_receiver(
-          std::move(det),
-          std::make_unique<detail::ldpc_idd_code>(format, decoder, requested),
-          config)
+    : iterative_receiver(std::move(det),
+                         make_transport_block_code_decoder(format, decoder, requested),
+                         config)
 {
 }
 
-iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
-                                       std::unique_ptr<detail::idd_code> code,
-                                       const iterative_receiver_config& config)
+iterative_receiver::iterative_receiver(
+    std::unique_ptr<detector> det,
+    std::unique_ptr<transport_block_code_decoder> decoder,
+    const iterative_receiver_config& config)
     : m_detector(std::move(det)),
-      m_decoder(std::move(code)),
+      m_decoder(checked(std::move(decoder))),
       m_config((config.validate(), config)),
       m_problems_per_block(whole_problems(*m_detector, m_decoder->G()))
 {
@@ -71,7 +76,7 @@ iterative_receiver::iterative_receiver(std::unique_ptr<detector> det,
 
 int iterative_receiver::A() const { return m_decoder->A(); }
 int iterative_receiver::G() const { return m_decoder->G(); }
-std::string iterative_receiver::code() const { return m_decoder->name(); }
+std::string iterative_receiver::code() const { return m_decoder->code(); }
 
 void iterative_receiver::set_outer_iterations(int outer_iterations)
 {
