@@ -40,13 +40,13 @@ public:
     virtual std::vector<transport_block_result> device_results(cuda_stream_t stream) = 0;
 };
 
-std::unique_ptr<transport_block_code_decoder> make_transport_block_code_decoder(
-    const transport_block_format& format,
-    const turbo_decoder_config& config,
-    backend requested = backend::automatic);
-std::unique_ptr<transport_block_code_decoder> make_transport_block_code_decoder(
-    const nr_transport_block_format& format,
-    const ldpc_decoder_config& config,
-    backend requested = backend::automatic);
+std::unique_ptr<transport_block_code_decoder>
+make_transport_block_code_decoder(const transport_block_format& format,
+                                  const turbo_decoder_config& config,
+                                  backend requested = backend::automatic);
+std::unique_ptr<transport_block_code_decoder>
+make_transport_block_code_decoder(const nr_transport_block_format& format,
+                                  const ldpc_decoder_config& config,
+                                  backend requested = backend::automatic);
 
 } // namespace mimo_gpu

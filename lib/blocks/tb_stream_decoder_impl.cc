@@ -63,16 +63,16 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
             std::to_string(max_blocks) + " * " + std::to_string(G));
     auto decoder =
         make_transport_block_code_decoder(chosen,
-                                           A,
-                                           G,
-                                           Qm,
-                                           NL,
-                                           rv,
-                                           algorithm,
-                                           iterations,
-                                           extrinsic_scale,
-                                           window,
-                                           ::mimo_gpu::backend_from_string(backend));
+                                          A,
+                                          G,
+                                          Qm,
+                                          NL,
+                                          rv,
+                                          algorithm,
+                                          iterations,
+                                          extrinsic_scale,
+                                          window,
+                                          ::mimo_gpu::backend_from_string(backend));
     // Device buffers where the decoder runs on CUDA; host buffers on the CPU.
     const bool device =
         device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;

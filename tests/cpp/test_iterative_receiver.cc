@@ -43,8 +43,9 @@ struct coded_link {
         y.resize(problems * size_t(shape.nr));
         sim.run(coded.data(), problems, n0, H.data(), y.data());
     }
-    /// LTE transport blocks.
-    coded_link(const transport_block_format& f,
+    /// Transport blocks of an LTE or NR format, by that code's encoder.
+    template <class Format>
+    coded_link(const Format& f,
                mimo_shape shape,
                modulation mod,
                size_t count,
@@ -53,9 +54,7 @@ struct coded_link {
         : coded_link(
               f.A,
               f.G,
-              [enc = transport_block_encoder(f)](const uint8_t* a, uint8_t* g) {
-                  enc.encode(a, g);
-              },
+              [enc = encoder_of(f)](const uint8_t* a, uint8_t* g) { enc.encode(a, g); },
               shape,
               mod,
               count,
@@ -63,25 +62,13 @@ struct coded_link {
               seed)
     {
     }
-    /// NR transport blocks.
-    coded_link(const nr_transport_block_format& f,
-               mimo_shape shape,
-               modulation mod,
-               size_t count,
-               double snr_db,
-               uint64_t seed)
-        : coded_link(
-              f.A,
-              f.G,
-              [enc = nr_transport_block_encoder(f)](const uint8_t* a, uint8_t* g) {
-                  enc.encode(a, g);
-              },
-              shape,
-              mod,
-              count,
-              snr_db,
-              seed)
+    static transport_block_encoder encoder_of(const transport_block_format& f)
     {
+        return transport_block_encoder(f);
+    }
+    static nr_transport_block_encoder encoder_of(const nr_transport_block_format& f)
+    {
+        return nr_transport_block_encoder(f);
     }
 
     detector_input input() const

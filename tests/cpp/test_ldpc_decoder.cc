@@ -127,31 +127,6 @@ const ldpc_algorithm k_algorithms[] = { ldpc_algorithm::normalized_min_sum,
                                         ldpc_algorithm::offset_min_sum,
                                         ldpc_algorithm::sum_product };
 
-/// Device memory for n values of T, filled from and read back into vectors.
-template <typename T>
-struct device_vector {
-    size_t n;
-    void* p;
-    explicit device_vector(size_t count)
-        : n(count), p(allocate_device(std::max<size_t>(n, 1) * sizeof(T)))
-    {
-    }
-    ~device_vector() { free_device(p); }
-    device_vector(const device_vector&) = delete;
-    device_vector& operator=(const device_vector&) = delete;
-    T* get() const { return static_cast<T*>(p); }
-    void upload(const std::vector<T>& v)
-    {
-        copy_memory(p, v.data(), v.size() * sizeof(T), copy_direction::host_to_device);
-    }
-    std::vector<T> download() const
-    {
-        std::vector<T> v(n);
-        copy_memory(v.data(), p, n * sizeof(T), copy_direction::device_to_host);
-        return v;
-    }
-};
-
 } // namespace
 
 TEST(ldpc_decoder, a_clean_codeword_decodes_in_one_iteration)
@@ -490,9 +465,9 @@ TEST(ldpc_decoder_cuda, device_memory_and_int8_llrs_equal_the_cpu)
                 std::vector<float> want_app(count * n);
                 const auto want =
                     cpu.decode(in.data(), count, want_bits.data(), want_app.data());
-                device_vector<float> d_llr(llr.size()), d_app(llr.size());
-                device_vector<int8_t> d_q(q.size());
-                device_vector<uint8_t> d_bits(count * K);
+                mimo_gpu_test::device_vector<float> d_llr(llr.size()), d_app(llr.size());
+                mimo_gpu_test::device_vector<int8_t> d_q(q.size());
+                mimo_gpu_test::device_vector<uint8_t> d_bits(count * K);
                 d_llr.upload(llr);
                 d_q.upload(q);
                 if (int8)
@@ -514,8 +489,8 @@ TEST(ldpc_decoder_cuda, device_memory_and_int8_llrs_equal_the_cpu)
                 mimo_gpu_test::expect_bit_identical(d_app.download(), want_app, what);
             }
             llr[5 * n + 17] = NAN;
-            device_vector<float> d_bad(llr.size());
-            device_vector<uint8_t> d_bits(count * K);
+            mimo_gpu_test::device_vector<float> d_bad(llr.size());
+            mimo_gpu_test::device_vector<uint8_t> d_bits(count * K);
             d_bad.upload(llr);
             gpu.decode_device(d_bad.get(), count, d_bits.get(), nullptr);
             try {
@@ -565,5 +540,29 @@ TEST(ldpc_decoder_cuda, large_batches_pipeline_in_chunks_and_equal_the_cpu)
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("code block 1029"), std::string::npos)
             << e.what();
+    }
+}
+
+TEST(ldpc_decoder_cuda, a_smaller_codes_decoder_leaves_a_larger_ones_working)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // The kernels' shared-memory allowance is theirs, not a decoder's: making a
+    // decoder of a small code after one of BG1 Zc 384 (104 KB a thread block)
+    // must not cap the large one, for either rule.
+    std::mt19937_64 rng(mimo_gpu_test::fresh_seed());
+    for (ldpc_algorithm a :
+         { ldpc_algorithm::offset_min_sum, ldpc_algorithm::sum_product }) {
+        const ldpc_code big{ 1, 384 };
+        const ldpc_decoder_config cfg = config_of(a, 10);
+        const ldpc_decoder large(big, cfg, backend::cuda);
+        const ldpc_decoder small(ldpc_code{ 2, 2 }, cfg, backend::cuda);
+        const noisy_block blk(big, 4.0, rng);
+        std::vector<uint8_t> bits(size_t(big.K()));
+        const auto r = large.decode(blk.llr.data(), 1, bits.data());
+        EXPECT_TRUE(r[0].parity_ok) << int(a);
+        EXPECT_EQ(bits, blk.c) << int(a);
+        std::vector<uint8_t> small_bits(size_t(ldpc_code{ 2, 2 }.K()));
+        const noisy_block tiny(ldpc_code{ 2, 2 }, 20.0, rng);
+        EXPECT_TRUE(small.decode(tiny.llr.data(), 1, small_bits.data())[0].parity_ok);
     }
 }

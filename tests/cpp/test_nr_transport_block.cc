@@ -527,28 +527,6 @@ TEST(nr_transport_block, garbage_of_every_kind_never_passes_on_a_wrong_block)
 
 namespace {
 
-/// Device memory for a vector's values, and back.
-template <typename T>
-struct device_copy {
-    size_t n;
-    void* p;
-    explicit device_copy(const std::vector<T>& v)
-        : n(v.size()), p(allocate_device(std::max<size_t>(n, 1) * sizeof(T)))
-    {
-        copy_memory(p, v.data(), n * sizeof(T), copy_direction::host_to_device);
-    }
-    ~device_copy() { free_device(p); }
-    device_copy(const device_copy&) = delete;
-    device_copy& operator=(const device_copy&) = delete;
-    T* get() const { return static_cast<T*>(p); }
-    std::vector<T> download() const
-    {
-        std::vector<T> v(n);
-        copy_memory(v.data(), p, n * sizeof(T), copy_direction::device_to_host);
-        return v;
-    }
-};
-
 void expect_same_results(const std::vector<transport_block_result>& got,
                          const std::vector<transport_block_result>& want,
                          const std::string& what)
@@ -589,7 +567,7 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
         nr_transport_block_decoder cpu(f, {}, backend::cpu), gpu(f, {}, backend::cuda);
         ASSERT_EQ(gpu.active_backend(), backend::cuda);
         std::vector<float> soft_cpu(count * cpu.soft_buffer_size(), 0.0f);
-        device_copy<float> soft_gpu(soft_cpu);
+        mimo_gpu_test::device_vector<float> soft_gpu(soft_cpu);
         // BPSK SNR per coded bit from 2 dB below the BPSK threshold of the rate
         // (about where one transmission decodes) to 4 dB above it; the same
         // bits in every transmission. The extrinsic LLRs (an iterative
@@ -622,9 +600,11 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
             std::vector<float> ext_cpu(llr.size(), NAN);
             const auto r_want = cpu.decode(
                 llr.data(), count, want.data(), soft_cpu.data(), ext_cpu.data());
-            const device_copy<float> d_llr(llr);
-            device_copy<uint8_t> d_a(std::vector<uint8_t>(count * size_t(f.A), 7));
-            device_copy<float> d_ext(std::vector<float>(llr.size(), NAN));
+            const mimo_gpu_test::device_vector<float> d_llr(llr);
+            mimo_gpu_test::device_vector<uint8_t> d_a(
+                std::vector<uint8_t>(count * size_t(f.A), 7));
+            mimo_gpu_test::device_vector<float> d_ext(
+                std::vector<float>(llr.size(), NAN));
             gpu.decode_device(
                 d_llr.get(), count, d_a.get(), nullptr, soft_gpu.get(), d_ext.get());
             const auto r_got = gpu.device_results(nullptr);
@@ -648,7 +628,7 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
             }
             std::vector<uint8_t> want_q(count * size_t(f.A), 9);
             const auto r_want_q = cpu.decode(x.data(), count, want_q.data());
-            const device_copy<int8_t> d_q(q);
+            const mimo_gpu_test::device_vector<int8_t> d_q(q);
             gpu.decode_device(d_q.get(), scale, count, d_a.get(), nullptr);
             expect_same_results(gpu.device_results(nullptr), r_want_q, what + " int8");
             EXPECT_EQ(d_a.download(), want_q) << what << " int8";
@@ -657,8 +637,9 @@ TEST(nr_transport_block_cuda, the_device_path_equals_the_host_decoder)
         std::vector<float> llr(count * size_t(f.G), 1.0f);
         llr[size_t(f.G) + 11] = NAN;
         const std::vector<float> before = soft_gpu.download();
-        const device_copy<float> d_llr(llr);
-        device_copy<uint8_t> d_a(std::vector<uint8_t>(count * size_t(f.A)));
+        const mimo_gpu_test::device_vector<float> d_llr(llr);
+        mimo_gpu_test::device_vector<uint8_t> d_a(
+            std::vector<uint8_t>(count * size_t(f.A)));
         gpu.decode_device(d_llr.get(), count, d_a.get(), nullptr, soft_gpu.get());
         try {
             gpu.device_results(nullptr);

@@ -5,6 +5,7 @@
 #include <mimo_gpu/channel_simulator.h>
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/detector.h>
+#include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/types.h>
 
 #include "backend_test.h"
@@ -21,6 +22,40 @@
 #include <vector>
 
 namespace mimo_gpu_test {
+
+/// Device memory for n values of T, filled from and read back into vectors
+/// (the CUDA tests' inputs and outputs of device paths).
+template <typename T>
+struct device_vector {
+    size_t n;
+    void* p;
+    explicit device_vector(size_t count)
+        : n(count), p(::mimo_gpu::allocate_device(std::max<size_t>(n, 1) * sizeof(T)))
+    {
+    }
+    explicit device_vector(const std::vector<T>& v) : device_vector(v.size())
+    {
+        upload(v);
+    }
+    ~device_vector() { ::mimo_gpu::free_device(p); }
+    device_vector(const device_vector&) = delete;
+    device_vector& operator=(const device_vector&) = delete;
+    T* get() const { return static_cast<T*>(p); }
+    void upload(const std::vector<T>& v)
+    {
+        ::mimo_gpu::copy_memory(p,
+                                v.data(),
+                                v.size() * sizeof(T),
+                                ::mimo_gpu::copy_direction::host_to_device);
+    }
+    std::vector<T> download() const
+    {
+        std::vector<T> v(n);
+        ::mimo_gpu::copy_memory(
+            v.data(), p, n * sizeof(T), ::mimo_gpu::copy_direction::device_to_host);
+        return v;
+    }
+};
 
 using mimo_gpu::cfloat;
 

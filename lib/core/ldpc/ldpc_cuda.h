@@ -46,6 +46,9 @@ struct ldpc_batch {
 size_t ldpc_min_sum_message_bytes(const ldpc_code& code, size_t count);
 /// Dynamic shared memory of one thread block of the min-sum kernel.
 size_t ldpc_min_sum_shared_bytes(const ldpc_code& code);
+/// Lets the kernels take up to `bytes` of dynamic shared memory (the device's
+/// opt-in limit; once per engine, not per launch).
+void allow_ldpc_min_sum_shared_memory(int bytes);
 void launch_ldpc_min_sum(const ldpc_batch& batch,
                          const ldpc_device_graph& graph,
                          cudaStream_t stream);

@@ -6,6 +6,7 @@
 // memory. Its rule is ldpc_check (ldpc_engine.h), shared with the CPU engine.
 #include "../runtime/cuda_buffers.h"
 #include "../runtime/cuda_check.h"
+#include "../turbo/dematch_gather.h" // float_llrs, int8_llrs: the received LLRs
 #include "ldpc_cuda.h"
 
 #include <algorithm>
@@ -127,16 +128,6 @@ __global__ void ldpc_layered_kernel(const __grid_constant__ ldpc_kernel_args a,
     }
 }
 
-struct float_input {
-    const float* p;
-    __device__ float operator()(size_t i) const { return p[i]; }
-};
-struct int8_input {
-    const int8_t* p;
-    float scale;
-    __device__ float operator()(size_t i) const { return scale * float(p[i]); }
-};
-
 class cuda_ldpc_engine final : public ldpc_engine
 {
 public:
@@ -157,6 +148,7 @@ public:
                     std::to_string(ldpc_min_sum_shared_bytes(code)) +
                     " bytes of shared memory per thread block, this GPU has " +
                     std::to_string(limit) + " (use the CPU backend)");
+            allow_ldpc_min_sum_shared_memory(limit);
             return;
         }
         upload(m_row_start, layers.row_start);
@@ -168,10 +160,12 @@ public:
                 "mimo_gpu: LDPC decoder: a code block of " +
                 std::to_string(code.codeword_bits()) +
                 " bits needs more shared memory than this GPU has");
-        for (const void* kernel : { (const void*)ldpc_layered_kernel<float_input>,
-                                    (const void*)ldpc_layered_kernel<int8_input> })
+        // The kernel's attribute, not this decoder's: the device's limit, so an
+        // engine of a smaller code never caps a larger one's.
+        for (const void* kernel : { (const void*)ldpc_layered_kernel<float_llrs>,
+                                    (const void*)ldpc_layered_kernel<int8_llrs> })
             MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(m_shared)));
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
     }
     backend kind() const override { return backend::cuda; }
 
@@ -330,10 +324,10 @@ private:
         const int threads = std::min(384, (m_code.Zc + 31) / 32 * 32);
         if (d_llr8)
             ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
-                k, int8_input{ d_llr8, scale });
+                k, int8_llrs{ d_llr8, scale });
         else
             ldpc_layered_kernel<<<unsigned(count), threads, m_shared, s>>>(
-                k, float_input{ d_llr });
+                k, float_llrs{ d_llr });
         MIMO_CUDA_CHECK_LAUNCH("ldpc_layered_kernel");
     }
 

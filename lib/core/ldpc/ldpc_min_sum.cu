@@ -13,6 +13,7 @@
 // speed (docs/ldpc.md, "Speed"). half2 halves them; the compressed messages
 // keep their traffic (~1.8 TB/s at that rate) mostly in L2.
 #include "../runtime/cuda_check.h"
+#include "../turbo/dematch_gather.h" // float_llrs, int8_llrs: the received LLRs
 #include "ldpc_cuda.h"
 
 #include <cuda_fp16.h>
@@ -63,16 +64,6 @@ __device__ __forceinline__ __half half_input(float x)
         return __float2half_rn(x < 0.0f ? -k_ldpc_half_tiny : k_ldpc_half_tiny);
     return h;
 }
-
-struct float_input {
-    const float* p;
-    __device__ float operator()(size_t i) const { return p[i]; }
-};
-struct int8_input {
-    const int8_t* p;
-    float scale;
-    __device__ float operator()(size_t i) const { return scale * float(p[i]); }
-};
 
 struct kernel_shape {
     int zc_pad; ///< threads per code block pair: Zc rounded up to a warp
@@ -377,10 +368,8 @@ void launch(const ldpc_batch& a,
     const unsigned blocks =
         unsigned((pairs + size_t(shape.pairs) - 1) / size_t(shape.pairs));
     const size_t shared = size_t(shape.pairs) * size_t(a.n) * sizeof(uint32_t);
-    const auto kernel = ldpc_min_sum_kernel<Offset, Stop, Input>;
-    MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-    kernel<<<blocks, unsigned(shape.pairs * shape.zc_pad), shared, s>>>(a, g, shape, in);
+    ldpc_min_sum_kernel<Offset, Stop, Input>
+        <<<blocks, unsigned(shape.pairs * shape.zc_pad), shared, s>>>(a, g, shape, in);
     MIMO_CUDA_CHECK_LAUNCH("ldpc_min_sum_kernel");
 }
 
@@ -414,14 +403,33 @@ size_t ldpc_min_sum_message_bytes(const ldpc_code& code, size_t count)
     return (count + 1) / 2 * size_t(code.rows()) * size_t(code.Zc) * sizeof(uint4);
 }
 
+void allow_ldpc_min_sum_shared_memory(int bytes)
+{
+    // The attribute belongs to the kernel, not to a decoder: every engine sets
+    // the device's limit (setting its own need would cap a larger code's).
+    const void* kernels[] = {
+        (const void*)ldpc_min_sum_kernel<true, true, float_llrs>,
+        (const void*)ldpc_min_sum_kernel<true, false, float_llrs>,
+        (const void*)ldpc_min_sum_kernel<false, true, float_llrs>,
+        (const void*)ldpc_min_sum_kernel<false, false, float_llrs>,
+        (const void*)ldpc_min_sum_kernel<true, true, int8_llrs>,
+        (const void*)ldpc_min_sum_kernel<true, false, int8_llrs>,
+        (const void*)ldpc_min_sum_kernel<false, true, int8_llrs>,
+        (const void*)ldpc_min_sum_kernel<false, false, int8_llrs>,
+    };
+    for (const void* kernel : kernels)
+        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
 void launch_ldpc_min_sum(const ldpc_batch& batch,
                          const ldpc_device_graph& graph,
                          cudaStream_t stream)
 {
     if (batch.llr8)
-        launch_rule(batch, graph, int8_input{ batch.llr8, batch.scale }, stream);
+        launch_rule(batch, graph, int8_llrs{ batch.llr8, batch.scale }, stream);
     else
-        launch_rule(batch, graph, float_input{ batch.llr }, stream);
+        launch_rule(batch, graph, float_llrs{ batch.llr }, stream);
 }
 
 } // namespace detail

@@ -54,22 +54,30 @@ std::vector<transport_block_result> code_decoder<nr_transport_block_decoder>::de
     return m_d.decode(llr, count, a, nullptr, extrinsic);
 }
 template <>
-void code_decoder<transport_block_decoder>::decode_device(
-    const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream, float* d_extrinsic)
+void code_decoder<transport_block_decoder>::decode_device(const float* d_llr,
+                                                          size_t count,
+                                                          uint8_t* d_a,
+                                                          cuda_stream_t stream,
+                                                          float* d_extrinsic)
 {
     m_d.decode_device(d_llr, count, d_a, stream, d_extrinsic);
 }
 template <>
-void code_decoder<nr_transport_block_decoder>::decode_device(
-    const float* d_llr, size_t count, uint8_t* d_a, cuda_stream_t stream, float* d_extrinsic)
+void code_decoder<nr_transport_block_decoder>::decode_device(const float* d_llr,
+                                                             size_t count,
+                                                             uint8_t* d_a,
+                                                             cuda_stream_t stream,
+                                                             float* d_extrinsic)
 {
     m_d.decode_device(d_llr, count, d_a, stream, nullptr, d_extrinsic);
 }
 
 } // namespace
 
-std::unique_ptr<transport_block_code_decoder> make_transport_block_code_decoder(
-    const transport_block_format& format, const turbo_decoder_config& config, backend requested)
+std::unique_ptr<transport_block_code_decoder>
+make_transport_block_code_decoder(const transport_block_format& format,
+                                  const turbo_decoder_config& config,
+                                  backend requested)
 {
     return std::make_unique<code_decoder<transport_block_decoder>>(
         "turbo", format, config, requested);
