@@ -503,6 +503,12 @@ int run_device_chains(const settings& base,
     return failures;
 }
 
+/// The NR format of the same A, G, Qm and NL (--code ldpc).
+core::nr_transport_block_format nr_format(const core::transport_block_format& f)
+{
+    return { f.A, f.G, f.Qm, f.NL };
+}
+
 /// The coded chain's transport block format: A bits on G coded bits, G the
 /// smallest multiple of nt*Q at or above (A + 24) / rate; NL = nt layers.
 core::transport_block_format coded_format(const settings& s)
@@ -514,12 +520,7 @@ core::transport_block_format coded_format(const settings& s)
     f.NL = s.shape.nt;
     f.G = int(std::ceil(double(s.tb_size + 24) / s.code_rate / unit)) * unit;
     if (s.code == "ldpc") { // 38.212's rules (the LTE struct carries A, G, Qm, NL)
-        core::nr_transport_block_format nr;
-        nr.A = f.A;
-        nr.G = f.G;
-        nr.Qm = f.Qm;
-        nr.NL = f.NL;
-        nr.validate();
+        nr_format(f).validate();
     } else {
         f.validate_for_decoding();
     }
@@ -704,11 +705,7 @@ double core_coded_chain_ms(const settings& s, const core::transport_block_format
     if (s.backend == "cpu")
         return 0;
     if (s.code == "ldpc") {
-        core::nr_transport_block_format nr;
-        nr.A = f.A;
-        nr.G = f.G;
-        nr.Qm = f.Qm;
-        nr.NL = f.NL;
+        const core::nr_transport_block_format nr = nr_format(f);
         core::nr_transport_block_decoder decoder(nr, {}, core::backend::cuda);
         return core_coded_chain_ms_with(
             s, f, core::nr_transport_block_encoder(nr), decoder);
