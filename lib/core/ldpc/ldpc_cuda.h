@@ -3,10 +3,13 @@
 // bank), the batch and its outputs.
 #pragma once
 
+#include "../runtime/cuda_check.h"
 #include "ldpc_engine.h"
 
 #include <cuda_runtime.h>
 
+#include <initializer_list>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,6 +26,25 @@ struct ldpc_device_graph {
     uint16_t row_start[k_ldpc_max_rows + 1];
     static ldpc_device_graph of(const ldpc_code& code);
 };
+
+/// Lets each kernel take as much dynamic shared memory as the device's opt-in
+/// `limit` leaves beside its static shared memory, and returns the least of
+/// these allowances. The attribute belongs to a kernel, not to a decoder:
+/// setting a decoder's own need would cap another decoder's larger code.
+inline size_t allow_dynamic_shared_memory(std::initializer_list<const void*> kernels,
+                                          int limit)
+{
+    size_t allowed = size_t(limit);
+    for (const void* kernel : kernels) {
+        cudaFuncAttributes attributes{};
+        MIMO_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+        const int bytes = limit - int(attributes.sharedSizeBytes);
+        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+        allowed = std::min(allowed, size_t(bytes));
+    }
+    return allowed;
+}
 
 /// One batch: LLRs of count code blocks in device memory (float, or int8 read
 /// as scale * value when llr8 is set), every output per block.
@@ -46,9 +68,9 @@ struct ldpc_batch {
 size_t ldpc_min_sum_message_bytes(const ldpc_code& code, size_t count);
 /// Dynamic shared memory of one thread block of the min-sum kernel.
 size_t ldpc_min_sum_shared_bytes(const ldpc_code& code);
-/// Lets the kernels take up to `bytes` of dynamic shared memory (the device's
-/// opt-in limit; once per engine, not per launch).
-void allow_ldpc_min_sum_shared_memory(int bytes);
+/// allow_dynamic_shared_memory for the min-sum kernels (once per engine, not
+/// per launch).
+size_t allow_ldpc_min_sum_shared_memory(int limit);
 void launch_ldpc_min_sum(const ldpc_batch& batch,
                          const ldpc_device_graph& graph,
                          cudaStream_t stream);

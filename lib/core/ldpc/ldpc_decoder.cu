@@ -141,31 +141,29 @@ public:
         MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
             &limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
         if (config.algorithm != ldpc_algorithm::sum_product) {
-            if (ldpc_min_sum_shared_bytes(code) > size_t(limit))
+            const size_t allowed = allow_ldpc_min_sum_shared_memory(limit);
+            if (ldpc_min_sum_shared_bytes(code) > allowed)
                 throw std::invalid_argument(
                     "mimo_gpu: LDPC decoder: BG" + std::to_string(code.base_graph) +
                     " Zc " + std::to_string(code.Zc) + " needs " +
                     std::to_string(ldpc_min_sum_shared_bytes(code)) +
-                    " bytes of shared memory per thread block, this GPU has " +
-                    std::to_string(limit) + " (use the CPU backend)");
-            allow_ldpc_min_sum_shared_memory(limit);
+                    " bytes of shared memory per thread block, this GPU allows " +
+                    std::to_string(allowed) + " (use the CPU backend)");
             return;
         }
         upload(m_row_start, layers.row_start);
         upload(m_column, layers.column);
         upload(m_shift, layers.shift);
         m_shared = size_t(code.codeword_bits()) * sizeof(float);
-        if (m_shared > size_t(limit))
+        const size_t allowed =
+            allow_dynamic_shared_memory({ (const void*)ldpc_layered_kernel<float_llrs>,
+                                          (const void*)ldpc_layered_kernel<int8_llrs> },
+                                        limit);
+        if (m_shared > allowed)
             throw std::invalid_argument(
                 "mimo_gpu: LDPC decoder: a code block of " +
                 std::to_string(code.codeword_bits()) +
                 " bits needs more shared memory than this GPU has");
-        // The kernel's attribute, not this decoder's: the device's limit, so an
-        // engine of a smaller code never caps a larger one's.
-        for (const void* kernel : { (const void*)ldpc_layered_kernel<float_llrs>,
-                                    (const void*)ldpc_layered_kernel<int8_llrs> })
-            MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
     }
     backend kind() const override { return backend::cuda; }
 

@@ -403,23 +403,18 @@ size_t ldpc_min_sum_message_bytes(const ldpc_code& code, size_t count)
     return (count + 1) / 2 * size_t(code.rows()) * size_t(code.Zc) * sizeof(uint4);
 }
 
-void allow_ldpc_min_sum_shared_memory(int bytes)
+size_t allow_ldpc_min_sum_shared_memory(int limit)
 {
-    // The attribute belongs to the kernel, not to a decoder: every engine sets
-    // the device's limit (setting its own need would cap a larger code's).
-    const void* kernels[] = {
-        (const void*)ldpc_min_sum_kernel<true, true, float_llrs>,
-        (const void*)ldpc_min_sum_kernel<true, false, float_llrs>,
-        (const void*)ldpc_min_sum_kernel<false, true, float_llrs>,
-        (const void*)ldpc_min_sum_kernel<false, false, float_llrs>,
-        (const void*)ldpc_min_sum_kernel<true, true, int8_llrs>,
-        (const void*)ldpc_min_sum_kernel<true, false, int8_llrs>,
-        (const void*)ldpc_min_sum_kernel<false, true, int8_llrs>,
-        (const void*)ldpc_min_sum_kernel<false, false, int8_llrs>,
-    };
-    for (const void* kernel : kernels)
-        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-            kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    return allow_dynamic_shared_memory(
+        { (const void*)ldpc_min_sum_kernel<true, true, float_llrs>,
+          (const void*)ldpc_min_sum_kernel<true, false, float_llrs>,
+          (const void*)ldpc_min_sum_kernel<false, true, float_llrs>,
+          (const void*)ldpc_min_sum_kernel<false, false, float_llrs>,
+          (const void*)ldpc_min_sum_kernel<true, true, int8_llrs>,
+          (const void*)ldpc_min_sum_kernel<true, false, int8_llrs>,
+          (const void*)ldpc_min_sum_kernel<false, true, int8_llrs>,
+          (const void*)ldpc_min_sum_kernel<false, false, int8_llrs> },
+        limit);
 }
 
 void launch_ldpc_min_sum(const ldpc_batch& batch,
