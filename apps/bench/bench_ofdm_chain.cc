@@ -112,6 +112,9 @@ recorded_frames record_frames(const ofdm_chain_settings& s)
 
 /// Decoded transport blocks in; block k is checked against frame k's bits, and
 /// its arrival is stamped.
+double
+steady_rate(const std::vector<std::pair<uint64_t, probe_clock::time_point>>& marks);
+
 class block_checker : public gr::sync_block
 {
 public:
@@ -137,11 +140,57 @@ public:
     }
     uint64_t block_errors() const { return m_errors; }
     const std::vector<probe_clock::time_point>& arrivals() const { return m_arrivals; }
+    /// Blocks per second once running (steady_rate).
+    double steady_blocks_per_s() const
+    {
+        std::vector<std::pair<uint64_t, probe_clock::time_point>> marks;
+        for (size_t k = 0; k < m_arrivals.size(); ++k)
+            marks.emplace_back(uint64_t(k + 1), m_arrivals[k]);
+        return steady_rate(marks);
+    }
 
 private:
     const recorded_frames& m_frames;
     uint64_t m_errors = 0;
     std::vector<probe_clock::time_point> m_arrivals;
+};
+
+/// Items per second from arrival stamps (count so far, time), the first tenth
+/// of the items left out: the rate once the flowgraph runs, without its
+/// start-up (CUDA contexts, allocations, FFT plans: a live receiver pays them
+/// once). 0 where too few stamps.
+double steady_rate(const std::vector<std::pair<uint64_t, probe_clock::time_point>>& marks)
+{
+    if (marks.size() < 3)
+        return 0;
+    const uint64_t skip = marks.back().first / 10;
+    size_t k = 0;
+    while (k + 2 < marks.size() && marks[k].first < skip)
+        ++k;
+    const double seconds =
+        std::chrono::duration<double>(marks.back().second - marks[k].second).count();
+    return seconds > 0 ? double(marks.back().first - marks[k].first) / seconds : 0;
+}
+
+/// A null sink that stamps what has arrived at each call (steady_rate).
+class arrival_probe : public gr::sync_block
+{
+public:
+    explicit arrival_probe(size_t item_size)
+        : gr::sync_block("arrival_probe",
+                         gr::io_signature::make(1, 1, int(item_size)),
+                         gr::io_signature::make(0, 0, 0))
+    {
+    }
+    int work(int n, gr_vector_const_void_star&, gr_vector_void_star&) override
+    {
+        m_marks.emplace_back(nitems_read(0) + uint64_t(n), probe_clock::now());
+        return n;
+    }
+    double steady_items_per_s() const { return steady_rate(m_marks); }
+
+private:
+    std::vector<std::pair<uint64_t, probe_clock::time_point>> m_marks;
 };
 
 /// The recorded frames at the sample rate (times `pace`), in packets, as a radio
@@ -317,6 +366,10 @@ void connect_chain(gr::top_block_sptr tb,
 /// counters, wall clock), in ms; 0 where a block did not run.
 struct work_times {
     double rx = 0, detector = 0, decoder = 0;
+    /// How full the blocks' first input and output buffers were on average
+    /// (0..1, GNU Radio's counters): a full input says the block is the slower
+    /// side, a full output that its reader is.
+    double rx_in = 0, rx_out = 0, detector_in = 0, detector_out = 0, decoder_in = 0;
 };
 
 double work_ms_per_frame(gr::block& b, uint64_t frames)
@@ -329,6 +382,9 @@ double work_ms_per_frame(gr::block& b, uint64_t frames)
 
 struct chain_result {
     double seconds = 0;
+    /// Frames per second once running (decoder stage; 0 elsewhere), and the
+    /// time to the first decoded block (the flowgraph's start-up).
+    double steady_fps = 0, first_block_s = 0;
     uint64_t frames = 0, block_errors = 0, crc_failures = 0;
     long head_buffer = 0; // items of a source head's buffer, as GNU Radio made it
     std::string backend;
@@ -358,6 +414,11 @@ chain_result run_to_end(gr::top_block_sptr tb,
     out.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.frames = frames_out(s, c, *sink);
+    if (s.stage == "decoder" && !sink->arrivals().empty()) {
+        out.steady_fps = sink->steady_blocks_per_s();
+        out.first_block_s =
+            std::chrono::duration<double>(sink->arrivals().front() - start).count();
+    }
     out.block_errors = sink->block_errors();
     out.crc_failures = c.decoder->crc_failures();
     out.backend = c.detector->active_backend();
@@ -369,10 +430,22 @@ void record_work_times(chain_result& r,
                        const chain_blocks& c)
 {
     r.work.rx = work_ms_per_frame(*c.rx, r.frames);
-    if (s.stage != "rx")
+    if (c.rx->detail()) {
+        r.work.rx_in = c.rx->pc_input_buffers_full_avg(0);
+        r.work.rx_out = c.rx->pc_output_buffers_full_avg(0);
+    }
+    if (s.stage != "rx") {
         r.work.detector = work_ms_per_frame(*c.detector, r.frames);
-    if (s.stage == "decoder")
+        if (c.detector->detail()) {
+            r.work.detector_in = c.detector->pc_input_buffers_full_avg(0);
+            r.work.detector_out = c.detector->pc_output_buffers_full_avg(0);
+        }
+    }
+    if (s.stage == "decoder") {
         r.work.decoder = work_ms_per_frame(*c.decoder, r.frames);
+        if (c.decoder->detail())
+            r.work.decoder_in = c.decoder->pc_input_buffers_full_avg(0);
+    }
 }
 
 std::vector<gr::blocks::vector_source_c::sptr> sources_of(const recorded_frames& r,
@@ -451,23 +524,34 @@ run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& r, bool
 
 /// GNU Radio alone: the same sources and heads, with the chain's head buffers,
 /// into null sinks.
-double run_ceiling_seconds(const ofdm_chain_settings& s,
-                           const recorded_frames& r,
-                           long head_buffer)
+/// GNU Radio's ceiling: the same sources and heads into null sinks (the first
+/// antenna's a probe), in frames per second over the whole run and once running.
+struct ceiling_rates {
+    double whole = 0, steady = 0;
+};
+
+ceiling_rates
+run_ceiling(const ofdm_chain_settings& s, const recorded_frames& r, long head_buffer)
 {
     auto tb = gr::make_top_block("ofdm_chain_ceiling");
     const auto sources = sources_of(r, s.source_buffer);
+    std::shared_ptr<arrival_probe> probe;
     for (const auto& source : sources) {
         auto head = gr::blocks::head::make(sizeof(gr_complex), s.frames * r.period);
         if (head_buffer > 0)
             head->set_min_output_buffer(head_buffer);
         tb->connect(source, 0, head, 0);
-        tb->connect(head, 0, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
+        if (!probe) {
+            probe = std::make_shared<arrival_probe>(sizeof(gr_complex));
+            tb->connect(head, 0, probe, 0);
+        } else
+            tb->connect(head, 0, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
     }
     const auto start = std::chrono::steady_clock::now();
     tb->run();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-        .count();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return { double(s.frames) / seconds, probe->steady_items_per_s() / double(r.period) };
 }
 
 double percentile(std::vector<double> v, double q)
@@ -555,12 +639,15 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
         return 0;
     }
     int failures = 0;
-    double ceiling_fps = 0;
+    double ceiling_fps = 0, ceiling_steady_fps = 0;
     for (size_t k = 0; k < detectors.size(); ++k) {
         const core::detector_spec& spec = detectors[k];
         const chain_result c = run_chain(s, spec, r);
-        if (k == 0) // the streams alone, with the buffers the chain had
-            ceiling_fps = double(s.frames) / run_ceiling_seconds(s, r, c.head_buffer);
+        if (k == 0) { // the streams alone, with the buffers the chain had
+            const ceiling_rates ceiling = run_ceiling(s, r, c.head_buffer);
+            ceiling_fps = ceiling.whole;
+            ceiling_steady_fps = ceiling.steady;
+        }
         const double fps = double(c.frames) / c.seconds;
         // A lost frame fails the run; block errors are the link's accuracy (printed).
         const bool ok = c.frames == s.frames;
@@ -584,6 +671,17 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                     ceiling_fps * r.air_seconds(),
                     100.0 * fps / ceiling_fps,
                     c.head_buffer);
+        if (c.steady_fps > 0)
+            std::printf("  once running (the first tenth of the blocks left out): %.1f "
+                        "frames/s = %.3fx real time; GNU Radio ceiling once running "
+                        "%.1f frames/s = %.3fx (%.0f%% of it); first block %.0f ms "
+                        "after the start\n",
+                        c.steady_fps,
+                        c.steady_fps * r.air_seconds(),
+                        ceiling_steady_fps,
+                        ceiling_steady_fps * r.air_seconds(),
+                        100.0 * c.steady_fps / ceiling_steady_fps,
+                        1e3 * c.first_block_s);
         if (c.work.rx > 0)
             std::printf("  work() per frame: ofdm_rx %.3f ms, mimo_detector %.3f ms, "
                         "tb_stream_decoder %.3f ms "
@@ -592,6 +690,14 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                         c.work.detector,
                         c.work.decoder,
                         1e3 * r.air_seconds());
+        if (c.work.rx > 0)
+            std::printf("  buffers full on average: ofdm_rx in %.2f out %.2f, "
+                        "mimo_detector in %.2f out %.2f, tb_stream_decoder in %.2f\n",
+                        c.work.rx_in,
+                        c.work.rx_out,
+                        c.work.detector_in,
+                        c.work.detector_out,
+                        c.work.decoder_in);
         std::printf("  ofdm_rx %s\n", c.rx_timing.c_str());
         chain_result p;
         if (s.paced_frames > 0) {
@@ -632,6 +738,16 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("ceiling_frames_per_s", ceiling_fps)
                 .value("ceiling_x_real_time", ceiling_fps * r.air_seconds())
                 .value("fraction_of_ceiling", fps / ceiling_fps)
+                .value("steady_frames_per_s", c.steady_fps)
+                .value("steady_x_real_time", c.steady_fps * r.air_seconds())
+                .value("ceiling_steady_frames_per_s", ceiling_steady_fps)
+                .value("ceiling_steady_x_real_time", ceiling_steady_fps * r.air_seconds())
+                .value("steady_fraction_of_ceiling",
+                       ceiling_steady_fps > 0 ? c.steady_fps / ceiling_steady_fps : 0.0)
+                .value("first_block_ms", 1e3 * c.first_block_s)
+                .value("buffers_full_rx_in", c.work.rx_in)
+                .value("buffers_full_rx_out", c.work.rx_out)
+                .value("buffers_full_detector_out", c.work.detector_out)
                 .value("head_buffer_items", (long long)c.head_buffer)
                 .value("max_blocks", s.max_blocks)
                 .value("device_buffers", s.device_buffers)

@@ -17,6 +17,8 @@ void free_pinned(void* p) noexcept;
 /// Device memory of the current CUDA device.
 void* allocate_device(size_t bytes);
 void free_device(void* p) noexcept;
+/// Sets `bytes` of device memory to zero; returns when done.
+void zero_device_memory(void* p, size_t bytes);
 
 /// any: wherever the pointers lie (unified addressing), e.g. page-locked to device.
 enum class copy_direction { host_to_device, device_to_host, device_to_device, any };

@@ -61,7 +61,9 @@ public:
     /// (frames_dropped()), and the frames after it close up.
     std::vector<stream_frame>
     receive(size_t max_frames, cfloat* H, cfloat* y, bool outputs_on_device);
-    /// Whether frames may wait that the last receive() had no room for.
+    /// Whether another receive() would go on without new samples: frames may
+    /// wait that the last one had no room for, or samples that landed after its
+    /// search began (the CUDA window copies them while it searches) let it go on.
     bool frames_waiting() const;
     /// Samples per antenna the receiver waits for before it searches again (the
     /// rest of a frame it has found, or what deciding a preamble needs); 0: it

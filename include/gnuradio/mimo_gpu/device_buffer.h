@@ -111,9 +111,11 @@ private:
     void copy(char* dst, const char* src, size_t bytes, bool dst_device, bool src_device);
 
     const bool m_simulated;
-    char* m_host = nullptr;    // page-locked
-    char* m_device = nullptr;  // device memory
-    char* m_scratch = nullptr; // device memory for overlapping moves, made on the first
+    size_t m_bytes = 0;
+    char* m_host = nullptr;     // made only where a reader is on the host
+    bool m_host_pinned = false; // page-locked (else ordinary memory: locking failed)
+    char* m_device = nullptr;   // device memory
+    char* m_scratch = nullptr;  // device memory for overlapping moves, made on the first
     gr::mem_func_t device_move();
     std::once_flag m_decided;
     bool m_readers_on_device = false;

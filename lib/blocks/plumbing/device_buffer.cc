@@ -102,27 +102,33 @@ device_buffer::~device_buffer()
     } else {
         ::mimo_gpu::free_device(m_scratch);
         ::mimo_gpu::free_device(m_device);
-        ::mimo_gpu::free_pinned(m_host);
+        if (m_host_pinned)
+            ::mimo_gpu::free_pinned(m_host);
+        else
+            std::free(m_host);
     }
 }
 
 bool device_buffer::do_allocate_buffer(size_t final_nitems, size_t sizeof_item)
 {
-    const size_t bytes = final_nitems * sizeof_item;
+    m_bytes = final_nitems * sizeof_item;
     if (m_simulated) {
-        m_host = static_cast<char*>(std::calloc(bytes, 1));
-        m_device = static_cast<char*>(std::calloc(bytes, 1));
+        m_host = static_cast<char*>(std::calloc(m_bytes, 1));
+        m_device = static_cast<char*>(std::calloc(m_bytes, 1));
         if (!m_host || !m_device)
             throw std::bad_alloc();
-    } else {
-        m_host = static_cast<char*>(::mimo_gpu::allocate_pinned(bytes));
-        m_device = static_cast<char*>(::mimo_gpu::allocate_device(bytes));
-        // Zeros, as GNU Radio's own buffers hold before anything is written: a
-        // reader with history starts by reading items "before" the first.
-        std::memset(m_host, 0, bytes);
-        copy(m_device, m_host, bytes, true, false);
+        d_base = m_host;
+        return true;
     }
-    d_base = m_host;
+    m_device = static_cast<char*>(::mimo_gpu::allocate_device(m_bytes));
+    // Zeros, as GNU Radio's own buffers hold before anything is written: a
+    // reader with history starts by reading items "before" the first.
+    ::mimo_gpu::zero_device_memory(m_device, m_bytes);
+    // The page-locked host side waits until a reader on the host is connected
+    // (decide_readers_side_once): a chain on the GPU never needs it, and locking
+    // a decoder's input of hundreds of MB took 0.9 s of an NR 100 MHz chain's
+    // start on the H100 host. GNU Radio only computes with d_base.
+    d_base = m_device;
     return true;
 }
 
@@ -142,6 +148,23 @@ void device_buffer::decide_readers_side_once()
         all_device = all_device && device_reader && device_reader->reads_device_memory();
     }
     m_readers_on_device = all_device;
+    if (!all_device && !m_simulated && !m_host) {
+        // Before the first item is written: zeros, as the device side holds.
+        try {
+            m_host = static_cast<char*>(::mimo_gpu::allocate_pinned(m_bytes));
+            m_host_pinned = true;
+            std::memset(m_host, 0, m_bytes);
+        } catch (const std::exception& e) {
+            // Runs in the scheduler: no exception may leave. Copies from ordinary
+            // memory work too, at a lower rate.
+            d_logger->warn("page-locked host side refused ({}): ordinary memory instead",
+                           e.what());
+            m_host = static_cast<char*>(std::calloc(m_bytes, 1));
+            if (!m_host)
+                throw std::bad_alloc();
+        }
+        d_base = m_host;
+    }
 }
 
 bool device_buffer::read_on_device()

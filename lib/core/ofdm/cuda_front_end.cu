@@ -119,76 +119,126 @@ __device__ float2 block_sum(float2 v, float2* shared)
     return t;
 }
 
-/// Threads of the pilot kernel's block: a block per (frame, slot) works through
-/// every pilot of the slot (13 104 values at NR 100 MHz 4x4), so it takes as
-/// many threads as a block holds to hide the memory latency.
-constexpr int k_pilot_threads = 1024;
+/// The pilot kernels' blocks: a (frame, slot)'s pilots (13 104 values at NR 100
+/// MHz 4x4) in chunks of k_pilot_chunk, a block each, so that a frame fills
+/// many SMs (a block per slot took 37 us of the receiver's critical path on the
+/// H100). Partial sums per chunk, added in a fixed order: the same bits every run.
+constexpr int k_pilot_threads = 256;
+constexpr int k_pilot_chunk = 2 * k_pilot_threads;
 
-/// A block per (frame, slot): LS at the pilots, the mean-delay slope measured
-/// and taken out, and the slot's sums for the frame's statistics: second
-/// differences (noise), power, comb-neighbour correlation (delay spread).
+__host__ __device__ inline int pilot_chunks(const dims& d)
+{
+    return (d.U * d.nr + k_pilot_chunk - 1) / k_pilot_chunk;
+}
+
+/// LS estimate e (= pilot i, antenna r) of the slot whose received pilot
+/// symbol is Yk.
+__device__ float2 pilot_ls_at(const float2* Yk, const float2* slot_pilots, int e, int nr)
+{
+    return cdiv(Yk[e], slot_pilots[e / nr]);
+}
+
+/// Grid (frame * slot, chunk): LS at the chunk's pilots, and its part of the
+/// comb-neighbour product whose angle is the mean delay's slope.
 __global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2* Y,
                                                                    const float2* pilots,
                                                                    const int* offsets,
                                                                    dims d,
                                                                    float2* ls_out,
-                                                                   float* slope_out,
-                                                                   float* sums)
+                                                                   float2* turn_out)
 {
     __shared__ float2 partial[k_pilot_threads / 32];
-    const int f = blockIdx.x / d.slots, j = blockIdx.x % d.slots;
+    const int fj = blockIdx.x, f = fj / d.slots, j = fj % d.slots;
     const int U = d.U, nr = d.nr, nt = d.nt;
     const int k = 1 + j * (1 + d.D);
     const float2* Yk = Y + (size_t(f) * d.K + k) * U * nr;
-    float2* ls = ls_out + (size_t(f) * d.slots + j) * U * nr;
-    for (int e = threadIdx.x; e < U * nr; e += blockDim.x)
-        ls[e] = cdiv(Yk[e], pilots[size_t(j) * U + e / nr]);
-    __syncthreads();
+    const float2* slot_pilots = pilots + size_t(j) * U;
+    float2* ls = ls_out + size_t(fj) * U * nr;
+    const int lo = blockIdx.y * k_pilot_chunk, hi = min(lo + k_pilot_chunk, U * nr);
     float2 turn = make_float2(0, 0);
-    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
-        const int i = e / nr, r = e % nr;
+    for (int e = lo + threadIdx.x; e < hi; e += blockDim.x) {
+        const int i = e / nr;
+        const float2 a = pilot_ls_at(Yk, slot_pilots, e, nr);
+        ls[e] = a;
         if (i + nt < U) {
-            const float2 a = ls[e], b = ls[(i + nt) * nr + r];
+            const float2 b = pilot_ls_at(Yk, slot_pilots, e + nt * nr, nr);
             const float w = 1.0f / float(offsets[i + nt] - offsets[i]);
             turn.x += (a.x * b.x + a.y * b.y) * w;
             turn.y += (a.x * b.y - a.y * b.x) * w;
         }
     }
     turn = block_sum<k_pilot_threads>(turn, partial);
-    const float slope = atan2f(turn.y, turn.x) / float(nt);
-    __syncthreads();
+    if (threadIdx.x == 0)
+        turn_out[size_t(fj) * gridDim.y + blockIdx.y] = turn;
+}
+
+/// The slot's slope from the chunks' parts (every block adds them alike).
+__device__ float pilot_slope(const float2* turn, int chunks, int nt)
+{
+    float2 t = make_float2(0, 0);
+    for (int c = 0; c < chunks; ++c)
+        t = make_float2(t.x + turn[c].x, t.y + turn[c].y);
+    return atan2f(t.y, t.x) / float(nt);
+}
+
+/// LS estimate e with the slope taken out.
+__device__ float2
+flat_at(const float2* ls, const int* offsets, float slope, int e, int nr)
+{
+    float sn, cs;
+    sincosf(-slope * float(offsets[e / nr]), &sn, &cs);
+    return cmul(ls[e], make_float2(cs, sn));
+}
+
+/// Grid (frame * slot, chunk): the slope taken out of the chunk's LS estimates
+/// (into flat; the measured ones stay), and its sums for the frame's
+/// statistics: second differences (noise), power, comb-neighbour correlation
+/// (delay spread).
+__global__ void __launch_bounds__(k_pilot_threads)
+    pilot_sums_kernel(const float2* ls_all,
+                      const float2* turn_all,
+                      const int* offsets,
+                      dims d,
+                      float2* flat_out,
+                      float* slope_out,
+                      float* sums)
+{
+    __shared__ float2 partial[k_pilot_threads / 32];
+    const int fj = blockIdx.x, chunks = gridDim.y;
+    const int U = d.U, nr = d.nr, nt = d.nt;
+    const float2* ls = ls_all + size_t(fj) * U * nr;
+    float2* flat = flat_out + size_t(fj) * U * nr;
+    const float slope = pilot_slope(turn_all + size_t(fj) * chunks, chunks, nt);
+    const int lo = blockIdx.y * k_pilot_chunk, hi = min(lo + k_pilot_chunk, U * nr);
     float2 power = make_float2(0, 0);
-    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
-        float sn, cs;
-        sincosf(-slope * float(offsets[e / nr]), &sn, &cs);
-        const float2 v = cmul(ls[e], make_float2(cs, sn));
-        ls[e] = v;
-        power.x += v.x * v.x + v.y * v.y;
-    }
-    __syncthreads();
     float2 noise_corr =
         make_float2(0, 0); // x: second differences, y: neighbour correlation
-    for (int e = threadIdx.x; e < U * nr; e += blockDim.x) {
-        const int i = e / nr, r = e % nr;
-        if (i + 2 * nt < U &&
-            offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
-            const float2 a = ls[e], b = ls[(i + nt) * nr + r],
-                         c = ls[(i + 2 * nt) * nr + r];
-            const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
-            noise_corr.x += ex * ex + ey * ey;
-        }
-        if (i + nt < U && offsets[i + nt] - offsets[i] == nt) {
-            const float2 a = ls[e], b = ls[(i + nt) * nr + r];
-            noise_corr.y += a.x * b.x + a.y * b.y;
+    for (int e = lo + threadIdx.x; e < hi; e += blockDim.x) {
+        const int i = e / nr;
+        const float2 a = flat_at(ls, offsets, slope, e, nr);
+        flat[e] = a;
+        power.x += a.x * a.x + a.y * a.y;
+        if (i + nt < U) {
+            const float2 b = flat_at(ls, offsets, slope, e + nt * nr, nr);
+            if (i + 2 * nt < U &&
+                offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
+                const float2 c = flat_at(ls, offsets, slope, e + 2 * nt * nr, nr);
+                const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
+                noise_corr.x += ex * ex + ey * ey;
+            }
+            if (offsets[i + nt] - offsets[i] == nt)
+                noise_corr.y += a.x * b.x + a.y * b.y;
         }
     }
     noise_corr = block_sum<k_pilot_threads>(noise_corr, partial);
     power = block_sum<k_pilot_threads>(power, partial);
     if (threadIdx.x == 0) {
-        slope_out[blockIdx.x] = slope;
-        sums[blockIdx.x * 3 + 0] = noise_corr.x;
-        sums[blockIdx.x * 3 + 1] = power.x;
-        sums[blockIdx.x * 3 + 2] = noise_corr.y;
+        if (blockIdx.y == 0)
+            slope_out[fj] = slope;
+        float* out = sums + (size_t(fj) * chunks + blockIdx.y) * 3;
+        out[0] = noise_corr.x;
+        out[1] = power.x;
+        out[2] = noise_corr.y;
     }
 }
 
@@ -209,10 +259,11 @@ __global__ void frame_stats_kernel(const float* sums,
     if (f >= frames)
         return;
     float noise = 0, power = 0, corr = 0;
-    for (int j = 0; j < d.slots; ++j) {
-        noise += sums[(f * d.slots + j) * 3 + 0];
-        power += sums[(f * d.slots + j) * 3 + 1];
-        corr += sums[(f * d.slots + j) * 3 + 2];
+    const size_t parts = size_t(d.slots) * pilot_chunks(d); // (slot, chunk) in order
+    for (size_t p = 0; p < parts; ++p) {
+        noise += sums[(f * parts + p) * 3 + 0];
+        power += sums[(f * parts + p) * 3 + 1];
+        corr += sums[(f * parts + p) * 3 + 2];
     }
     const float N0 = noise_terms > 0 ? noise / noise_terms * float(d.nt) / 6.0f : 0.0f;
     n0[f] = N0;
@@ -281,21 +332,6 @@ __global__ void interpolate_kernel(const float2* ls_all,
         H_slot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
     }
 }
-
-/// A thread per (frame, slot, pilot, antenna): the LS estimates as measured.
-__global__ void
-reramp_kernel(float2* ls, const float* slopes, const int* offsets, dims d, size_t frames)
-{
-    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (e >= frames * d.slots * d.U * d.nr)
-        return;
-    const size_t fj = e / (size_t(d.U) * d.nr);
-    const int i = int(e / d.nr % d.U);
-    float sn, cs;
-    sincosf(slopes[fj] * float(offsets[i]), &sn, &cs);
-    ls[e] = cmul(ls[e], make_float2(cs, sn));
-}
-
 
 // ---- frame search (frame_search.h) -------------------------------------------
 
@@ -660,16 +696,49 @@ rotate_preamble_kernel(const float2* preamble, const run_slot* slots, int N, flo
 /// The matched filter's thread blocks: k_matched_positions consecutive positions
 /// each, their samples (N + k_matched_positions per antenna) in shared memory,
 /// the N products of a position split over k_matched_groups groups of threads.
-constexpr int k_matched_positions = 32;
+/// Few positions a block, so that a slot's range (CP * 1.5 positions) fills
+/// many SMs: with 32 a block, 14 blocks of an nr100 slot took 95 us on the H100.
+constexpr int k_matched_positions = 8;
 constexpr int k_matched_threads = 1024;
 constexpr int k_matched_groups = k_matched_threads / k_matched_positions;
+constexpr int k_matched_warps = k_matched_threads / 32;
 constexpr int k_matched_max_fft =
     4096; // larger FFTs: the samples straight from global memory
 
+/// The sum over the block's groups of each position's value: in the warp (its
+/// 32 / k_matched_positions groups), then over the warps in the first warp.
+/// Valid in the first k_matched_positions threads.
+__device__ float2 matched_block_sum(float2 v, float2 (*partial)[k_matched_positions])
+{
+    static_assert(32 % k_matched_positions == 0, "positions divide a warp");
+    for (int o = k_matched_positions; o < 32; o <<= 1) {
+        v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
+        v.y += __shfl_xor_sync(0xffffffffu, v.y, o);
+    }
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane < k_matched_positions)
+        partial[warp][lane] = v;
+    __syncthreads();
+    float2 t = make_float2(0, 0);
+    if (warp == 0) {
+        for (int w = lane / k_matched_positions; w < k_matched_warps;
+             w += 32 / k_matched_positions) {
+            t.x += partial[w][lane % k_matched_positions].x;
+            t.y += partial[w][lane % k_matched_positions].y;
+        }
+        for (int o = k_matched_positions; o < 32; o <<= 1) {
+            t.x += __shfl_xor_sync(0xffffffffu, t.x, o);
+            t.y += __shfl_xor_sync(0xffffffffu, t.y, o);
+        }
+    }
+    __syncthreads(); // partial is free for the next antenna
+    return t;
+}
+
 /// A block per (k_matched_positions positions of a slot's range, slot k): the
 /// matched filter sum over antennas of |sum_m x_r[d + m] conj(q[m])|^2 at
-/// d = lo + i, for its positions i. Thread t: position t % 32, products
-/// m = t / 32, t / 32 + groups, ...
+/// d = lo + i, for its positions i. Thread t: position t % k_matched_positions,
+/// products m = t / k_matched_positions, + k_matched_groups, ...
 __global__ void __launch_bounds__(k_matched_threads) matched_kernel(sample_view v,
                                                                     const run_slot* slots,
                                                                     const float2* q,
@@ -679,7 +748,7 @@ __global__ void __launch_bounds__(k_matched_threads) matched_kernel(sample_view 
                                                                     float* c)
 {
     __shared__ float2 x[k_matched_max_fft + k_matched_positions];
-    __shared__ float2 partial[k_matched_groups][k_matched_positions + 1];
+    __shared__ float2 partial[k_matched_warps][k_matched_positions];
     const run_slot& slot = slots[blockIdx.y];
     const size_t d0 = size_t(slot.lo) + size_t(blockIdx.x) * k_matched_positions;
     if (!slot.valid || d0 > slot.hi)
@@ -693,10 +762,9 @@ __global__ void __launch_bounds__(k_matched_threads) matched_kernel(sample_view 
     const size_t left = size_t(slot.hi) - d0 + 1;
     const int positions =
         left < size_t(k_matched_positions) ? int(left) : k_matched_positions;
-    float total = 0; // thread p of group 0: position d0 + p
+    float total = 0; // thread p: position d0 + p
     for (int r = 0; r < nr; ++r) {
         if (shared_samples) {
-            __syncthreads(); // the previous antenna's samples are no longer read
             for (int i = threadIdx.x; i < N + positions - 1; i += k_matched_threads)
                 x[i] = finite_sample_at(v, d0 + size_t(i), r);
             __syncthreads();
@@ -709,18 +777,12 @@ __global__ void __launch_bounds__(k_matched_threads) matched_kernel(sample_view 
             acc.x += s.x * w.x + s.y * w.y;
             acc.y += s.y * w.x - s.x * w.y;
         }
-        partial[group][p] = acc;
-        __syncthreads();
-        if (group == 0) {
-            float2 t = make_float2(0, 0);
-            for (int g = 0; g < k_matched_groups; ++g)
-                t = make_float2(t.x + partial[g][p].x, t.y + partial[g][p].y);
-            total += t.x * t.x + t.y * t.y;
-        }
-        __syncthreads();
+        // Its barriers also keep x until every thread has read this antenna's.
+        const float2 t = matched_block_sum(acc, partial);
+        total += t.x * t.x + t.y * t.y;
     }
     const size_t d = d0 + size_t(p);
-    if (group == 0 && d <= slot.hi)
+    if (threadIdx.x < k_matched_positions && p < positions)
         c[size_t(blockIdx.y) * span + (d - size_t(slot.lo))] = total;
 }
 
@@ -801,7 +863,7 @@ struct cuda_front_end::impl {
     /// ... frames: planning allocates and synchronises, so each is made once).
     std::map<size_t, cufftHandle> plans;
     device_array<int> bins, offsets;
-    device_array<float2> pilots, X, Y, ls, H_slot, y, H;
+    device_array<float2> pilots, X, Y, ls, flat, turn, H_slot, y, H;
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
     device_array<size_t> start;
     device_array<float> cfo;
@@ -991,8 +1053,21 @@ void cuda_front_end::run_view(const sample_view& v,
     float2* Hs = !m->linear && H_out ? reinterpret_cast<float2*>(H_out)
                                      : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
     float* slopes = m->slopes.reserve(fj);
-    pilot_ls_kernel<<<unsigned(fj), k_pilot_threads, 0, st>>>(
-        Y, m->pilots.data(), m->offsets.data(), d, ls, slopes, m->sums.reserve(fj * 3));
+    const dim3 pilot_grid(unsigned(fj), unsigned(pilot_chunks(d)));
+    float2* turn = m->turn.reserve(fj * pilot_grid.y);
+    pilot_ls_kernel<<<pilot_grid, k_pilot_threads, 0, st>>>(
+        Y, m->pilots.data(), m->offsets.data(), d, ls, turn);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    // The estimates with the slope out go to flat; ls keeps them as measured.
+    float2* flat = m->flat.reserve(fj * d.U * d.nr);
+    pilot_sums_kernel<<<pilot_grid, k_pilot_threads, 0, st>>>(
+        ls,
+        turn,
+        m->offsets.data(),
+        d,
+        flat,
+        slopes,
+        m->sums.reserve(fj * pilot_grid.y * 3));
     MIMO_CUDA_CHECK(cudaGetLastError());
     const double fixed = m->config.lmmse_delay_spread;
     frame_stats_kernel<<<blocks_for(frames), k_threads, 0, st>>>(
@@ -1008,7 +1083,7 @@ void cuda_front_end::run_view(const sample_view& v,
         m->spread.reserve(frames));
     MIMO_CUDA_CHECK(cudaGetLastError());
     interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
-        ls,
+        flat,
         slopes,
         m->offsets.data(),
         d,
@@ -1018,9 +1093,6 @@ void cuda_front_end::run_view(const sample_view& v,
         m->relative_noise.data(),
         m->spread_over_n.data(),
         Hs);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    reramp_kernel<<<blocks_for(fj * d.U * d.nr), k_threads, 0, st>>>(
-        ls, slopes, m->offsets.data(), d, frames);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
     float2* y = y_out ? reinterpret_cast<float2*>(y_out) : m->y.reserve(ye);

@@ -25,8 +25,12 @@ public:
     virtual void append(const cfloat* const* antennas, size_t count, uint64_t end) = 0;
     /// Samples before `begin` are no longer needed.
     virtual void release(uint64_t begin) = 0;
-    /// Waits until append() has read the caller's memory (a search does too).
+    /// Waits until append() has read the caller's memory and its samples are in
+    /// the window.
     virtual void finish_appends() {}
+    /// Whether appended samples land only at finish_appends() (asynchronous
+    /// copies): searches before then must not reach them.
+    virtual bool appends_lag() const { return false; }
     /// frame_search::find over the window's samples [begin, end).
     virtual walk_result search(uint64_t begin,
                                uint64_t end,

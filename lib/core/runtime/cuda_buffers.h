@@ -80,6 +80,13 @@ public:
     {
         MIMO_CUDA_CHECK(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
     }
+    /// With a scheduling priority (cudaDeviceGetStreamPriorityRange: lower
+    /// numbers first).
+    explicit cuda_stream(int priority)
+    {
+        MIMO_CUDA_CHECK(
+            cudaStreamCreateWithPriority(&m_stream, cudaStreamNonBlocking, priority));
+    }
     ~cuda_stream()
     {
         if (m_stream)

@@ -54,6 +54,14 @@ void free_device(void* p) noexcept
         cudaFree(p);
 }
 
+void zero_device_memory(void* p, size_t bytes)
+{
+    if (bytes == 0)
+        return;
+    MIMO_CUDA_CHECK(cudaMemset(p, 0, bytes));
+    MIMO_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direction)
 {
     if (bytes == 0)
@@ -147,6 +155,7 @@ void* allocate_pinned(size_t) { no_cuda("page-locked memory"); }
 void free_pinned(void*) noexcept {}
 void* allocate_device(size_t) { no_cuda("device memory"); }
 void free_device(void*) noexcept {}
+void zero_device_memory(void*, size_t) { no_cuda("device memory"); }
 void copy_memory(void*, const void*, size_t, copy_direction) { no_cuda("a device copy"); }
 void move_device_memory(void*, const void*, size_t, void*) { no_cuda("a device copy"); }
 memory_kind memory_kind_of(const void*) { return memory_kind::pageable; }
