@@ -9,6 +9,7 @@
 // the "device" side is simulated in host memory (device_buffer's test mode),
 // so CI runs the same index logic the GPU machine runs for real.
 
+#include <gnuradio/block_detail.h>
 #include <gnuradio/blocks/vector_sink.h>
 #include <gnuradio/blocks/vector_source.h>
 #include <gnuradio/io_signature.h>
@@ -235,6 +236,77 @@ TEST_F(device_buffer_test, a_host_source_fanned_out_to_gpu_readers)
     tb->run();
     expect_count(first_sink->data(), ramp.size());
     expect_count(second_sink->data(), ramp.size());
+}
+
+/// A decoder's shape: `per_block` items in, one out (a GPU reader), checking
+/// that every block's items are consecutive; outputs each block's first item.
+class block_reader : public gr::block, public gr::mimo_gpu::device_stream_reader
+{
+public:
+    explicit block_reader(int per_block)
+        : gr::block("block_reader",
+                    gr::io_signature::make(1, 1, sizeof(float)),
+                    gr::io_signature::make(1, 1, sizeof(float))),
+          m_per_block(per_block)
+    {
+        set_relative_rate(1, uint64_t(per_block));
+    }
+    bool reads_device_memory() const override { return true; }
+    void forecast(int n, gr_vector_int& required) override
+    {
+        required[0] = n * m_per_block;
+    }
+    int general_work(int n,
+                     gr_vector_int& available,
+                     gr_vector_const_void_star& in,
+                     gr_vector_void_star& out) override
+    {
+        const int blocks = std::min(n, available[0] / m_per_block);
+        std::vector<float> x(size_t(blocks) * m_per_block);
+        if (simulated())
+            std::copy_n(static_cast<const float*>(in[0]), x.size(), x.data());
+        else if (!x.empty())
+            ::mimo_gpu::copy_memory(x.data(),
+                                    in[0],
+                                    x.size() * sizeof(float),
+                                    ::mimo_gpu::copy_direction::any);
+        for (int b = 0; b < blocks; ++b) {
+            const float* block = x.data() + size_t(b) * m_per_block;
+            for (int i = 0; i < m_per_block; ++i)
+                m_broken += block[i] != block[0] + float(i);
+            static_cast<float*>(out[0])[b] = block[0];
+        }
+        consume_each(blocks * m_per_block);
+        return blocks;
+    }
+    uint64_t broken() const { return m_broken; }
+
+private:
+    int m_per_block;
+    uint64_t m_broken = 0;
+};
+
+TEST_F(device_buffer_test, coprime_writer_and_reader_granularities_keep_the_buffer_small)
+{
+    // An OFDM detector's batch (16 796 = 4 * 13 * 17 * 19 items) before a
+    // decoder of 85 176 (8 * 9 * 7 * 169) a block: GNU Radio's alignment of
+    // the buffer's end with both is 27.5 M items. The buffer stays within a
+    // few blocks, and every block arrives whole and in order across its moves.
+    constexpr int batch = 16796, per_block = 85176, blocks = 40;
+    auto tb = gr::make_top_block("coprime");
+    auto source = std::make_shared<counting_source>(uint64_t(per_block) * blocks, 1);
+    source->set_output_multiple(batch);
+    auto reader = std::make_shared<block_reader>(per_block);
+    auto sink = gr::blocks::vector_sink_f::make();
+    tb->connect(source, 0, reader, 0);
+    tb->connect(reader, 0, sink, 0);
+    tb->run();
+    EXPECT_LE(source->detail()->output(0)->bufsize(), 8u * per_block);
+    EXPECT_EQ(reader->broken(), 0u);
+    const auto firsts = sink->data();
+    ASSERT_EQ(firsts.size(), size_t(blocks));
+    for (int b = 0; b < blocks; ++b)
+        EXPECT_EQ(firsts[size_t(b)], float(b) * per_block) << "block " << b;
 }
 
 } // namespace

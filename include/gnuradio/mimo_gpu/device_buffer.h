@@ -77,6 +77,10 @@ public:
     ~device_buffer() override;
 
     void post_work(int nitems) override;
+    /// GNU Radio's sizing (buffer_single_mapped), except where aligning the end
+    /// with both the writer's and the readers' granularities would more than
+    /// quadruple the buffer: then with the readers' alone (see the .cc).
+    bool allocate_buffer(int nitems) override;
     bool do_allocate_buffer(size_t final_nitems, size_t sizeof_item) override;
     void* write_pointer() override;
     const void* _read_pointer(unsigned int read_index) override;

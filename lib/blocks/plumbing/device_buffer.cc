@@ -12,7 +12,9 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 
 namespace gr {
@@ -107,6 +109,44 @@ device_buffer::~device_buffer()
         else
             std::free(m_host);
     }
+}
+
+bool device_buffer::allocate_buffer(int nitems)
+{
+    // As buffer_single_mapped::allocate_buffer (GNU Radio 3.10): at least four of
+    // the readers' largest output multiple, the end aligned with the writer's
+    // granularity (its rate, its output multiple) and the readers' (their rates).
+    // That lcm explodes for granularities with different prime factors: a
+    // detector's batch of 16 796 received vectors (4 * 13 * 17 * 19) before a
+    // decoder of 85 176 a block (8 * 9 * 7 * 169) is 27.5 M items, 1.8-2.6 GB of
+    // device memory for NR 100 MHz, whose moves at the end cost milliseconds
+    // (0.6 ms a frame at 64-QAM on the H100). The blocked callbacks move unread
+    // items wherever the end falls, so past 4x the size asked only the readers'
+    // granularity is kept.
+    uint64_t n = std::max<uint64_t>(uint64_t(std::max(nitems, 1)),
+                                    4 * uint64_t(d_max_reader_output_multiple));
+    const gr::block_sptr writer = link();
+    uint64_t write_granularity = 1;
+    if (writer->fixed_rate()) {
+        const int inputs =
+            writer->fixed_rate_noutput_to_ninput(1) - (int(writer->history()) - 1);
+        write_granularity = uint64_t(
+            writer->fixed_rate_ninput_to_noutput(inputs + (int(writer->history()) - 1)));
+    }
+    if (writer->relative_rate() != 1.0)
+        write_granularity = writer->relative_rate_i();
+    if (writer->output_multiple_set())
+        write_granularity =
+            std::lcm(write_granularity, uint64_t(writer->output_multiple()));
+    const uint64_t readers = std::max<uint64_t>(d_downstream_lcm_nitems, 1);
+    const uint64_t both = std::lcm(std::max<uint64_t>(write_granularity, 1), readers);
+    const uint64_t align = both <= 4 * n ? both : readers;
+    n = (n + align - 1) / align * align;
+    if (n > uint64_t(std::numeric_limits<int>::max()))
+        return false;
+    d_bufsize = unsigned(n);
+    d_write_multiple = write_granularity;
+    return do_allocate_buffer(size_t(n), d_sizeof_item);
 }
 
 bool device_buffer::do_allocate_buffer(size_t final_nitems, size_t sizeof_item)
