@@ -117,7 +117,7 @@ fi
 if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   # NR 100 MHz 4x4 (2 slots x (pilot + 13 data) = 1.035 ms of air), EPA 30 dB,
   # one transport block per frame, default block parameters; LTE 20 MHz 2x2.
-  ofdm="--chain ofdm --frames ${OFDM_FRAMES:-2000}"
+  ofdm="--chain ofdm --frames ${OFDM_FRAMES:-4000}"
   nr100="--grid nr100 --nr 4 --nt 4 --slots 2 --data-symbols 13"
   lte20="--grid lte20 --nr 2 --nt 2 --slots 2 --data-symbols 6"
   if [ -n "${BEFORE:-}" ] && [ -x "$BEFORE/mimo_gpu_flowgraph_bench" ]; then
@@ -132,10 +132,10 @@ if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   step "live receiver: nr100 4x4 16-QAM, CUDA (latency at real-time pacing)"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam \
     --detectors ${OFDM_DETECTORS:-nway:1,mmse,fsd,mtt} --paced-frames ${OFDM_PACED:-1000} \
-    --json "$out/ofdm_nr100_16qam.json" 2>&1 | grep -E "ofdm chain|real time|latency|work|error"
+    --json "$out/ofdm_nr100_16qam.json" 2>&1 | grep -E "ofdm chain|real time|once running|latency|work|buffers|error"
   step "live receiver: nr100 4x4 16-QAM, sources' buffers of 1M samples; the receiver's stages"
-  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam --detectors nway:1,mmse \
-    --source-buffer 1048576 --json "$out/ofdm_nr100_16qam_1m.json" 2>&1 | grep -E "real time|error"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam --detectors nway:1,mmse,fsd,mtt \
+    --source-buffer 1048576 --json "$out/ofdm_nr100_16qam_1m.json" 2>&1 | grep -E "real time|once running|error"
   for st in rx detector; do
     run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam --detectors nway:1 \
       --stage $st --json "$out/ofdm_nr100_stage_$st.json" 2>&1 | grep -E "real time|work|ofdm_rx per|error"
@@ -143,11 +143,11 @@ if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   step "live receiver: nr100 4x4 64-QAM and 256-QAM"
   for m in 64qam 256qam; do
     run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation $m --detectors nway:1,mmse \
-      --json "$out/ofdm_nr100_$m.json" 2>&1 | grep -E "real time|error"
+      --source-buffer 1048576 --json "$out/ofdm_nr100_$m.json" 2>&1 | grep -E "real time|once running|error"
   done
   step "live receiver: the other 4x4 families"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain ofdm --frames ${OFDM_OTHER_FRAMES:-600} $nr100 \
-    --modulation 16qam --detectors ${OFDM_OTHERS:-nway:2,nway:4,ot,sfsd,kbest:16,mmse_cg} \
+    --modulation 16qam --detectors ${OFDM_OTHERS:-nway:2,nway:4,ot,sfsd,kbest:16,mmse_cg:iterations=4} --source-buffer 1048576 \
     --json "$out/ofdm_nr100_others.json" 2>&1 | grep -E "real time|error"
   step "live receiver: lte20 2x2 16-QAM"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $lte20 --modulation 16qam --detectors nway:1,mmse \
