@@ -215,6 +215,62 @@ TEST(detector_interface, bad_calls_are_clear_errors)
     }
 }
 
+namespace {
+
+/// Shared channels with bad ones among them, for `backend`: channel 1 singular
+/// (a zero column), channel 2 with a NaN, one symbol of channel 3 with an
+/// infinite y. The report and the LLRs equal those of the channels repeated
+/// per symbol (families that reuse channels make each channel's QR once).
+void expect_bad_shared_channels_like_repeated(backend b)
+{
+    const int S = 4;
+    const size_t C = 12;
+    problem_batch pb({ 4, 4 }, modulation::qam16, C * S, 12.0, fresh_seed());
+    std::vector<cfloat> H(C * 16), H_repeated(C * S * 16);
+    for (size_t c = 0; c < C; ++c)
+        std::copy_n(pb.H.data() + c * S * 16, 16, H.data() + c * 16);
+    for (int r = 0; r < 4; ++r)
+        H[1 * 16 + r * 4 + 2] = cfloat(0, 0); // channel 1: stream 2 unseen
+    H[2 * 16 + 5] = cfloat(NAN, 0);
+    std::vector<cfloat> y = pb.y;
+    y[(3 * S + 2) * 4 + 1] = cfloat(0, INFINITY);
+    for (size_t c = 0; c < C; ++c)
+        for (int s = 0; s < S; ++s)
+            std::copy_n(H.data() + c * 16, 16, H_repeated.data() + (c * S + s) * 16);
+    for (const auto& name : detector_names()) {
+        auto det = make_detector(name, { pb.shape, pb.mod, {} }, b);
+        det->set_bad_problem_policy(bad_problem_policy::erase);
+        std::vector<float> want(C * S * 16, NAN), got(want.size(), NAN);
+        const detection_report expected =
+            det->detect(H_repeated.data(), y.data(), C * S, pb.n0, want.data());
+        detector_input in;
+        in.H = H.data();
+        in.y = y.data();
+        in.channels = C;
+        in.symbols_per_channel = S;
+        in.n0 = pb.n0;
+        const detection_report report = det->detect(in, got.data());
+        EXPECT_EQ(report.erased, expected.erased) << name;
+        EXPECT_TRUE(report.first_erased == expected.first_erased) << name;
+        EXPECT_GE(report.erased, size_t(S + 1))
+            << name; // channel 2 and the bad y at least
+        expect_bit_identical(got, want, name + " bad shared channels");
+    }
+}
+
+} // namespace
+
+TEST(detector_interface, bad_shared_channels_erase_as_repeated_ones)
+{
+    expect_bad_shared_channels_like_repeated(backend::cpu);
+}
+
+TEST(detector_cuda, bad_shared_channels_erase_as_repeated_ones)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    expect_bad_shared_channels_like_repeated(backend::cuda);
+}
+
 TEST(detector_cuda, device_path_with_shared_channels_and_int8_equals_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
