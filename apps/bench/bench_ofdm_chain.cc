@@ -110,11 +110,11 @@ recorded_frames record_frames(const ofdm_chain_settings& s)
     return r;
 }
 
-/// Decoded transport blocks in; block k is checked against frame k's bits, and
-/// its arrival is stamped.
 double
 steady_rate(const std::vector<std::pair<uint64_t, probe_clock::time_point>>& marks);
 
+/// Decoded transport blocks in; block k is checked against frame k's bits, and
+/// its arrival is stamped.
 class block_checker : public gr::sync_block
 {
 public:
@@ -522,10 +522,9 @@ run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& r, bool
                .count();
 }
 
-/// GNU Radio alone: the same sources and heads, with the chain's head buffers,
-/// into null sinks.
-/// GNU Radio's ceiling: the same sources and heads into null sinks (the first
-/// antenna's a probe), in frames per second over the whole run and once running.
+/// GNU Radio's ceiling: the same sources and heads, with the chain's head
+/// buffers, into null sinks (the first antenna's a probe), in frames per second
+/// over the whole run and once running.
 struct ceiling_rates {
     double whole = 0, steady = 0;
 };
@@ -680,7 +679,8 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                         c.steady_fps * r.air_seconds(),
                         ceiling_steady_fps,
                         ceiling_steady_fps * r.air_seconds(),
-                        100.0 * c.steady_fps / ceiling_steady_fps,
+                        ceiling_steady_fps > 0 ? 100.0 * c.steady_fps / ceiling_steady_fps
+                                               : 0.0,
                         1e3 * c.first_block_s);
         if (c.work.rx > 0)
             std::printf("  work() per frame: ofdm_rx %.3f ms, mimo_detector %.3f ms, "
@@ -747,7 +747,9 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("first_block_ms", 1e3 * c.first_block_s)
                 .value("buffers_full_rx_in", c.work.rx_in)
                 .value("buffers_full_rx_out", c.work.rx_out)
+                .value("buffers_full_detector_in", c.work.detector_in)
                 .value("buffers_full_detector_out", c.work.detector_out)
+                .value("buffers_full_decoder_in", c.work.decoder_in)
                 .value("head_buffer_items", (long long)c.head_buffer)
                 .value("max_blocks", s.max_blocks)
                 .value("device_buffers", s.device_buffers)

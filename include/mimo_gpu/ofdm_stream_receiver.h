@@ -78,8 +78,9 @@ public:
     uint64_t frames_received() const;
     uint64_t frames_dropped() const;
 
-    /// Where the time went (wall clock, seconds): taking samples in (host copies
-    /// and transfers), searching them for frames, demodulating frames.
+    /// Where the time went (wall clock, seconds): taking samples in (host copies;
+    /// on CUDA the transfers run meanwhile and their waits fall in the search),
+    /// searching them for frames, demodulating frames.
     struct time_spent {
         double push = 0, search = 0, demodulate = 0;
         uint64_t pushes = 0, searches = 0, batches = 0;

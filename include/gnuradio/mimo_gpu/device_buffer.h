@@ -51,7 +51,9 @@ MIMO_GPU_API bool device_outputs_failed(const gr::block& writer);
 /// where each input pointer lies and stage pageable host memory themselves.
 ///
 /// The writer writes device memory. When every reader reads device memory,
-/// that is all; otherwise the buffer keeps a page-locked host copy, copies each
+/// that is all; otherwise the buffer keeps a host copy (page-locked in place
+/// when the system allows; made untouched at the start, so an all-GPU chain
+/// never pays for it), copies each
 /// work() call's new items across (post_work), and every reader gets the host
 /// copy (GPU readers reach it over PCIe by unified addressing).
 /// GPU blocks that write it finish their kernels before work() returns, so the
@@ -116,8 +118,8 @@ private:
 
     const bool m_simulated;
     size_t m_bytes = 0;
-    char* m_host = nullptr;     // made only where a reader is on the host
-    bool m_host_pinned = false; // page-locked (else ordinary memory: locking failed)
+    char* m_host = nullptr;     // ordinary memory, page-locked for host readers
+    bool m_host_locked = false; // lock_host_memory succeeded (undone at the end)
     char* m_device = nullptr;   // device memory
     char* m_scratch = nullptr;  // device memory for overlapping moves, made on the first
     gr::mem_func_t device_move();

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 namespace gr {
 namespace mimo_gpu {
@@ -104,10 +105,9 @@ device_buffer::~device_buffer()
     } else {
         ::mimo_gpu::free_device(m_scratch);
         ::mimo_gpu::free_device(m_device);
-        if (m_host_pinned)
-            ::mimo_gpu::free_pinned(m_host);
-        else
-            std::free(m_host);
+        if (m_host_locked)
+            ::mimo_gpu::unlock_host_memory(m_host);
+        std::free(m_host);
     }
 }
 
@@ -164,11 +164,15 @@ bool device_buffer::do_allocate_buffer(size_t final_nitems, size_t sizeof_item)
     // Zeros, as GNU Radio's own buffers hold before anything is written: a
     // reader with history starts by reading items "before" the first.
     ::mimo_gpu::zero_device_memory(m_device, m_bytes);
-    // The page-locked host side waits until a reader on the host is connected
-    // (decide_readers_side_once): a chain on the GPU never needs it, and locking
-    // a decoder's input of hundreds of MB took 0.9 s of an NR 100 MHz chain's
-    // start on the H100 host. GNU Radio only computes with d_base.
-    d_base = m_device;
+    // The host side: ordinary memory whose pages the system gives on first touch
+    // (zeros), page-locked only when a reader is on the host
+    // (decide_readers_side_once). A chain on the GPU never touches it: locking a
+    // decoder's input of hundreds of MB up front took 0.9 s of an NR 100 MHz
+    // chain's start on the H100 host.
+    m_host = static_cast<char*>(std::calloc(m_bytes, 1));
+    if (!m_host)
+        throw std::bad_alloc();
+    d_base = m_device; // GNU Radio only computes with it
     return true;
 }
 
@@ -188,29 +192,15 @@ void device_buffer::decide_readers_side_once()
         all_device = all_device && device_reader && device_reader->reads_device_memory();
     }
     m_readers_on_device = all_device;
-    if (!all_device && !m_simulated && !m_host) {
-        // Before the first item is written: zeros, as the device side holds.
-        try {
-            m_host = static_cast<char*>(::mimo_gpu::allocate_pinned(m_bytes));
-            m_host_pinned = true;
-            std::memset(m_host, 0, m_bytes);
-        } catch (const std::exception& e) {
-            // Runs in the scheduler: no exception may leave. Copies from ordinary
-            // memory work too, at a lower rate.
-            d_logger->warn("page-locked host side refused ({}): ordinary memory instead",
-                           e.what());
-            m_host = static_cast<char*>(std::calloc(m_bytes, 1));
-            if (!m_host)
-                throw std::bad_alloc();
-        }
+    if (!all_device && !m_simulated) {
+        // Transfers from ordinary memory work too, at a lower rate: a refusal is
+        // logged, never thrown (this runs in the scheduler).
+        const std::string why = ::mimo_gpu::lock_host_memory(m_host, m_bytes);
+        m_host_locked = why.empty();
+        if (!m_host_locked)
+            d_logger->info("host side in ordinary memory: {}", why);
         d_base = m_host;
     }
-}
-
-bool device_buffer::read_on_device()
-{
-    decide_readers_side();
-    return m_readers_on_device;
 }
 
 void device_buffer::copy(

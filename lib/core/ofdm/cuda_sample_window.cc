@@ -228,10 +228,7 @@ private:
     sample_view view() const { return sample_view::ring(m_ring.data(), m_capacity); }
 
     const size_t m_nr, m_capacity;
-    /// The default priority: on the H100, giving ofdm_rx's, the detector's or the
-    /// decoder's stream a higher one made the NR 100 MHz chain slower
-    /// (docs/flowgraphs.md).
-    cuda_stream m_stream;
+    cuda_stream m_stream;      ///< the search and demodulation, first (receiver_priority)
     cuda_stream m_copy_stream; ///< appends: they overlap the front end's work
     cuda_front_end m_front_end;
     device_array<cfloat> m_ring;

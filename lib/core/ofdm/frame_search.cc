@@ -93,9 +93,7 @@ walk_result walk_runs(std::vector<run_decision>& runs,
         keep = from;
     }
     out.next_from = from;
-    out.keep_from = std::max(search_begin, keep) >= rule.lookback()
-                        ? std::max(search_begin, keep) - rule.lookback()
-                        : 0;
+    out.keep_from = rule.keep_from(search_begin, keep);
     return out;
 }
 

@@ -29,6 +29,7 @@
 #include <mimo_gpu/ofdm_grid.h>
 #include <mimo_gpu/ofdm_receiver.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <vector>
@@ -61,6 +62,13 @@ struct sync_rule {
     /// Positions before the search position that are searched too, so that a run
     /// the search position falls into is found from its start.
     size_t lookback() const { return size_t(N + CP); }
+    /// Samples before this are not needed by the next search: its look-back
+    /// before where the walk stopped keeping (and never before search_begin's).
+    size_t keep_from(size_t search_begin, size_t keep) const
+    {
+        const size_t k = std::max(search_begin, keep);
+        return k >= lookback() ? k - lookback() : 0;
+    }
     /// Matched-filter positions of one run at most.
     int max_span() const { return CP + CP / 2 + 2; }
     /// Samples (from position 0) a run starting at s needs for its decision: the

@@ -146,8 +146,7 @@ void take_landing_frame(Engine& e,
     w.frames.push_back(s);
     w.cut = sync_result{};
     w.next_from = rule.after(s.frame_start);
-    const size_t keep = std::max<size_t>(size_t(search_begin), w.next_from);
-    w.keep_from = keep >= rule.lookback() ? keep - rule.lookback() : 0;
+    w.keep_from = rule.keep_from(size_t(search_begin), w.next_from);
     w.needs = 0;
     w.more = false;
 }
@@ -168,6 +167,17 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         e.window->finish_appends();
         e.ready = e.end;
     };
+    // An exception too (the caller's samples are not read after it returns).
+    struct landing_guard {
+        engine& e;
+        ~landing_guard()
+        {
+            try {
+                e.window->finish_appends();
+            } catch (...) { // already failing: the first error is the one reported
+            }
+        }
+    } guard{ e };
     if (e.ended) // nothing more will come to overlap with
         land_appends();
     if (max_frames == 0) { // no room: frames may wait
