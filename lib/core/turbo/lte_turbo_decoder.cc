@@ -269,6 +269,14 @@ public:
                     }
                 }
             });
+            // Every block stopped: the iterations left would change nothing (a
+            // stopped block's windows are skipped), and on a busy 2-core machine
+            // their hand-offs to the workers cost more than the decoding (the
+            // CUDA engine keeps launching them: asking would cost a round trip).
+            if (std::all_of(m_done.begin(), m_done.begin() + ptrdiff_t(nb), [](auto d) {
+                    return d != 0;
+                }))
+                break;
         }
         parallel_for(nb, 4, [&](size_t begin, size_t end) {
             for (size_t b = begin; b < end; ++b) {
