@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <stdexcept>
 
 namespace mimo_gpu {
@@ -167,11 +168,15 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         e.window->finish_appends();
         e.ready = e.end;
     };
-    // An exception too (the caller's samples are not read after it returns).
+    // An exception too (the caller's samples are not read after it returns);
+    // the normal ways out land explicitly, so the guard acts only while unwinding.
     struct landing_guard {
         engine& e;
+        const int exceptions = std::uncaught_exceptions();
         ~landing_guard()
         {
+            if (std::uncaught_exceptions() == exceptions)
+                return;
             try {
                 e.window->finish_appends();
             } catch (...) { // already failing: the first error is the one reported

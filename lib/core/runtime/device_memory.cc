@@ -59,7 +59,8 @@ void zero_device_memory(void* p, size_t bytes)
     if (bytes == 0)
         return;
     MIMO_CUDA_CHECK(cudaMemset(p, 0, bytes));
-    MIMO_CUDA_CHECK(cudaDeviceSynchronize());
+    // As copy_memory: the legacy stream only, not every stream of the device.
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(cudaStreamLegacy));
 }
 
 void copy_memory(void* dst, const void* src, size_t bytes, copy_direction direction)
