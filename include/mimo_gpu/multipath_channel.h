@@ -9,7 +9,9 @@
 // each antenna pair is a sum of sinusoids with random angles of arrival and
 // phases, whose time runs on over the input samples of successive run() calls,
 // so a frame fades within itself and into the next. Seeded: the same seed
-// gives the same taps and noise.
+// gives the same taps and noise. The noise is counter-based (Philox: sample m
+// of run k has the same noise however the work is split), so the CUDA channel
+// (cuda_multipath_channel.h) gives the same samples to rounding.
 #pragma once
 
 #include <mimo_gpu/ofdm_grid.h>
@@ -45,6 +47,20 @@ struct multipath_config {
     uint64_t seed = 1;
 };
 
+/// What one run() applies, for the engines that apply it (run() on the CPU,
+/// cuda_multipath_channel): the taps drawn for it (block fading) or the
+/// fading's snapshots around it (Doppler).
+struct multipath_run {
+    size_t samples = 0;           ///< input samples
+    uint64_t index = 0;           ///< runs before it (the noise's counter)
+    const cfloat* taps = nullptr; ///< taps: per tap nr x nt; moving: per snapshot
+    size_t tap_values = 0;
+    bool moving = false; ///< Doppler
+    uint64_t start = 0;  ///< moving: absolute input sample of its first
+    uint64_t first_snapshot = 0, snapshots = 0;
+    int snapshot_spacing = 1; ///< input samples between snapshots
+};
+
 class multipath_channel
 {
 public:
@@ -65,6 +81,12 @@ public:
     /// CFO (phase 0 at rx[0]) and adds noise.
     void run(const cfloat* tx, size_t samples, cfloat* rx);
 
+    /// What run() does before it applies the taps: draws them (block fading)
+    /// or moves the fading on over `samples` input samples; says what the run
+    /// applies (valid until the next call). For another engine that applies it.
+    multipath_run prepare_run(size_t samples);
+    const std::vector<int>& tap_delays() const { return m_delays; }
+
     /// The taps' frequency response at the grid's used subcarriers as a
     /// receiver sees it whose FFT window starts `window_delay` samples after
     /// the zero-delay path's symbol body (negative: earlier, into the cyclic
@@ -84,9 +106,8 @@ private:
     /// Doppler: the taps met by input sample n of the last run() (linear
     /// between the snapshots around it).
     void taps_at(double n, cfloat* taps) const;
-    /// Doppler: advances time over `samples` input samples, takes the snapshots
-    /// and convolves tx into rx (which starts at the timing offset).
-    void fade(const cfloat* tx, size_t samples, cfloat* rx);
+    /// Doppler: advances time over `samples` input samples and takes the snapshots.
+    void advance_fading(size_t samples);
     /// H_l = gain_l * L_rx G_l L_tx^T for every tap l, G of unit-power entries.
     void correlate(const cfloat* G, cfloat* taps) const;
 
@@ -96,7 +117,8 @@ private:
     std::vector<float> m_gains; ///< tap amplitude (sqrt of the power share)
     std::vector<cfloat> m_taps; ///< per tap, nr x nt row-major
     std::vector<float> m_tx_chol, m_rx_chol; ///< Cholesky factors of the correlations
-    std::mt19937_64 m_rng;
+    std::mt19937_64 m_rng; ///< taps and fading (the noise is counter-based)
+    uint64_t m_runs = 0;
     // Doppler: per tap, pair and sinusoid, its angular frequency 2 pi fd cos(angle
     // of arrival) in rad/s and its phase. Time counts input samples over all
     // runs; snapshots of the taps are taken at multiples of m_snapshot_spacing

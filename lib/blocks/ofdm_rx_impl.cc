@@ -169,33 +169,14 @@ bool ofdm_rx_impl::an_input_ran_out(size_t taken)
 void ofdm_rx_impl::lock_input_buffers()
 {
     d_inputs_checked = true;
-    if (d_backend != ::mimo_gpu::backend::cuda || !detail())
+    if (d_backend != ::mimo_gpu::backend::cuda)
         return;
-    std::string why;
-    for (int r = 0; r < detail()->ninputs() && why.empty(); ++r) {
-        const gr::buffer_sptr b = detail()->input(r)->buffer();
-        // A double-mapped buffer is the same pages twice in a row: both views.
-        const size_t views =
-            b->get_mapping_type() == gr::buffer_mapping_type::double_mapped ? 2 : 1;
-        void* base = const_cast<char*>(b->base());
-        why = ::mimo_gpu::lock_host_memory(
-            base, views * size_t(b->bufsize()) * sizeof(gr_complex));
-        if (why.empty())
-            d_locked.push_back(base);
-    }
-    if (!why.empty()) {
-        unlock_input_buffers();
+    const std::string why = d_locks.lock(*this, true, false);
+    if (!why.empty())
         d_logger->info("input buffers staged through page-locked memory ({})", why);
-    } else
+    else
         d_logger->info(
             "input buffers page-locked in place: samples go to the GPU without a copy");
-}
-
-void ofdm_rx_impl::unlock_input_buffers()
-{
-    for (void* p : d_locked)
-        ::mimo_gpu::unlock_host_memory(p);
-    d_locked.clear();
 }
 
 bool ofdm_rx_impl::start()
@@ -353,7 +334,7 @@ std::string ofdm_rx_impl::timing_summary() const
 
 bool ofdm_rx_impl::stop()
 {
-    unlock_input_buffers(); // before GNU Radio frees them
+    d_locks.unlock(); // before GNU Radio frees them
     d_logger->info(
         "{} frames received, {} dropped (non-finite pilots), {} samples outside frames",
         uint64_t(d_frames),

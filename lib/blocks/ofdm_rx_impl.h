@@ -6,8 +6,10 @@
 #define INCLUDED_MIMO_GPU_OFDM_RX_IMPL_H
 
 #include "plumbing/device_output_guard.h"
+#include "plumbing/host_buffer_locks.h"
 #include "plumbing/work_trace.h"
 
+#include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/ofdm_rx.h>
 #include <mimo_gpu/ofdm_stream_receiver.h>
 
@@ -22,7 +24,7 @@ namespace mimo_gpu {
 /// The block over the core's ofdm_stream_receiver: each call hands it the new
 /// samples (all of them: the receiver keeps what it still needs) and takes the
 /// whole frames that fit the outputs.
-class ofdm_rx_impl : public ofdm_rx
+class ofdm_rx_impl : public ofdm_rx, public device_stream_reader
 {
 public:
     ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
@@ -37,6 +39,12 @@ public:
     double last_cfo() const override { return d_last_cfo; }
     std::string active_backend() const override;
     bool device_buffers() const override { return d_device_outputs; }
+    /// On CUDA the samples are read where they are: a GPU channel model's device
+    /// buffers stay on the GPU.
+    bool reads_device_memory() const override
+    {
+        return d_backend == ::mimo_gpu::backend::cuda;
+    }
     std::string timing_summary() const override;
     bool frame_mismatch() const override { return d_frame_mismatch; }
 
@@ -60,7 +68,6 @@ private:
     /// On CUDA, page-locks the input buffers where GNU Radio made them, so that
     /// the samples go to the GPU with no staging copy (once per run; logged).
     void lock_input_buffers();
-    void unlock_input_buffers();
 
     const ::mimo_gpu::ofdm_grid d_grid;
     const ::mimo_gpu::ofdm_receiver_config d_config;
@@ -81,7 +88,7 @@ private:
     ::mimo_gpu::ofdm_stream_receiver::time_spent d_timing; // a copy for timing_summary()
     std::atomic<bool> d_frame_mismatch{ false };
     bool d_inputs_checked = false;
-    std::vector<void*> d_locked; // input buffer regions page-locked by this block
+    host_buffer_locks d_locks; // input buffers page-locked in place (CUDA)
     uint64_t d_unread_at_end =
         0; // samples of longer streams past the end of the shortest
     std::atomic<uint64_t> d_frames{ 0 }, d_frames_dropped{ 0 }, d_samples_dropped{ 0 };

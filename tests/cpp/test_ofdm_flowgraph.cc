@@ -15,6 +15,7 @@
 #include <gnuradio/mimo_gpu/ofdm_tx.h>
 #include <gnuradio/mimo_gpu/sigmf_file_sink.h>
 #include <gnuradio/mimo_gpu/sigmf_file_source.h>
+#include <gnuradio/mimo_gpu/tb_source.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/top_block.h>
 #include <gtest/gtest.h>
@@ -267,11 +268,15 @@ TEST_P(ofdm_flowgraph, frames_through_tx_channel_rx_and_detector_have_their_bits
 {
     const chain_case c = GetParam();
     const int frames = 4, D = 6, Q = 4;
-    auto tx = gr::mimo_gpu::ofdm_tx::make("lte1.4", c.nt, "16qam", 2, D);
+    // The transmit side on the same backend: on CUDA the whole chain on the GPU,
+    // the antenna streams in device buffers from ofdm_tx to ofdm_rx.
+    auto tx = gr::mimo_gpu::ofdm_tx::make("lte1.4", c.nt, "16qam", 2, D, c.backend);
     const std::vector<uint8_t> bits = random_bits(size_t(frames) * tx->frame_bits(), 11);
     auto source = gr::blocks::vector_source_b::make(bits, false, tx->frame_bits());
     auto channel = gr::mimo_gpu::ofdm_channel_model::make(
-        "lte1.4", c.nt, c.nr, 2, D, "eva", 30.0, 0.3, 150, 5);
+        "lte1.4", c.nt, c.nr, 2, D, "eva", 30.0, 0.3, 150, 5, 0, 0, 0, c.backend);
+    EXPECT_EQ(tx->device_buffers(), c.backend == "cuda");
+    EXPECT_EQ(channel->device_buffers(), c.backend == "cuda");
     auto rx = gr::mimo_gpu::ofdm_rx::make(
         "lte1.4", c.nt, c.nr, "16qam", 2, D, "hold", "lmmse", c.backend);
     // N-way with nt passes (near max-log ML): uncoded errors at 30 dB come from the
@@ -321,11 +326,12 @@ TEST_P(ofdm_flowgraph, a_stream_cut_in_its_last_frame_gives_whole_frames_only)
 {
     const chain_case c = GetParam();
     const int D = 6;
-    auto tx = gr::mimo_gpu::ofdm_tx::make("lte1.4", c.nt, "16qam", 2, D);
+    auto tx = gr::mimo_gpu::ofdm_tx::make("lte1.4", c.nt, "16qam", 2, D, c.backend);
     const std::vector<uint8_t> bits = random_bits(3 * size_t(tx->frame_bits()), 12);
     auto source = gr::blocks::vector_source_b::make(bits, false, tx->frame_bits());
+    // Host outputs: a head block cuts the stream below.
     auto channel = gr::mimo_gpu::ofdm_channel_model::make(
-        "lte1.4", c.nt, c.nr, 2, D, "epa", 30.0, 0.0, 40, 6);
+        "lte1.4", c.nt, c.nr, 2, D, "epa", 30.0, 0.0, 40, 6, 0, 0, 0, c.backend, false);
     // Cut the third frame short on every antenna: two whole frames come out.
     const int out_per_frame =
         tx->frame_samples() + 40 + 1; // offset + EPA spread (1 sample at 1.92 MHz)
@@ -393,11 +399,181 @@ INSTANTIATE_TEST_SUITE_P(shapes_and_backends,
                                     std::to_string(i.param.nt) + "_" + i.param.backend;
                          });
 
+/// The transmit side's blocks on a backend (the parameter).
+class transmit_side_blocks : public ::testing::TestWithParam<std::string>
+{
+protected:
+    void SetUp() override
+    {
+        if (GetParam() == "cuda") {
+            MIMO_GPU_REQUIRE_CUDA();
+        }
+    }
+};
+
+/// bits -> ofdm_tx -> ofdm_channel_model -> vector sinks on a backend: the
+/// received streams, antenna by antenna.
+std::vector<std::vector<gr_complex>>
+transmit_through_channel(const std::vector<uint8_t>& bits,
+                         const std::string& backend,
+                         bool tx_device_buffers,
+                         bool channel_device_buffers)
+{
+    const int nt = 2, nr = 3, D = 6;
+    auto tx = gr::mimo_gpu::ofdm_tx::make(
+        "lte3", nt, "64qam", 2, D, backend, tx_device_buffers);
+    auto source = gr::blocks::vector_source_b::make(bits, false, tx->frame_bits());
+    auto channel = gr::mimo_gpu::ofdm_channel_model::make("lte3",
+                                                          nt,
+                                                          nr,
+                                                          2,
+                                                          D,
+                                                          "etu",
+                                                          15.0,
+                                                          0.2,
+                                                          33,
+                                                          77,
+                                                          0.3,
+                                                          0.5,
+                                                          70.0,
+                                                          backend,
+                                                          channel_device_buffers);
+    EXPECT_EQ(channel->active_backend(), backend);
+    auto tb = gr::make_top_block("transmit_side");
+    tb->connect(source, 0, tx, 0);
+    for (int t = 0; t < nt; ++t)
+        tb->connect(tx, t, channel, t);
+    std::vector<gr::blocks::vector_sink_c::sptr> sinks;
+    for (int r = 0; r < nr; ++r) {
+        sinks.push_back(gr::blocks::vector_sink_c::make());
+        tb->connect(channel, r, sinks.back(), 0);
+    }
+    tb->run();
+    std::vector<std::vector<gr_complex>> out;
+    for (const auto& k : sinks)
+        out.push_back(k->data());
+    return out;
+}
+
+TEST(transmit_side_blocks_cuda, the_gpu_transmit_side_sends_what_the_cpu_one_sends)
+{
+    // The same bits and seed (Doppler, correlation, CFO, noise): the GPU's
+    // samples equal the CPU's to rounding, with the streams in device buffers
+    // between the blocks or in host buffers.
+    MIMO_GPU_REQUIRE_CUDA();
+    const std::vector<uint8_t> bits = random_bits(
+        5 * size_t(gr::mimo_gpu::ofdm_tx::make("lte3", 2, "64qam")->frame_bits()),
+        mimo_gpu_test::fresh_seed());
+    const auto cpu = transmit_through_channel(bits, "cpu", false, false);
+    for (const auto& [tx_device, channel_device] :
+         { std::pair{ true, false }, std::pair{ false, true } }) {
+        const auto gpu =
+            transmit_through_channel(bits, "cuda", tx_device, channel_device);
+        ASSERT_EQ(gpu.size(), cpu.size());
+        double diff = 0, peak = 0;
+        for (size_t r = 0; r < cpu.size(); ++r) {
+            ASSERT_EQ(gpu[r].size(), cpu[r].size()) << "antenna " << r;
+            for (size_t n = 0; n < cpu[r].size(); ++n) {
+                diff = std::max(diff, double(std::abs(gpu[r][n] - cpu[r][n])));
+                peak = std::max(peak, double(std::abs(cpu[r][n])));
+            }
+        }
+        std::printf("[ measured ] device buffers tx %d channel %d: largest difference "
+                    "%.2e of the peak\n",
+                    int(tx_device),
+                    int(channel_device),
+                    diff / peak);
+        EXPECT_LT(diff / peak, 1e-5);
+    }
+}
+
+TEST_P(transmit_side_blocks,
+       a_frame_of_bad_bits_ends_the_stream_after_the_frames_before_it)
+{
+    auto tx = gr::mimo_gpu::ofdm_tx::make("lte1.4", 2, "16qam", 2, 6, GetParam(), false);
+    const size_t B = size_t(tx->frame_bits());
+    std::vector<uint8_t> bits = random_bits(4 * B, mimo_gpu_test::fresh_seed());
+    bits[2 * B + 100] = 7; // frame 2
+    auto source = gr::blocks::vector_source_b::make(bits, false, tx->frame_bits());
+    auto sink0 = gr::blocks::vector_sink_c::make(),
+         sink1 = gr::blocks::vector_sink_c::make();
+    auto tb = gr::make_top_block("bad_bits");
+    tb->connect(source, 0, tx, 0);
+    tb->connect(tx, 0, sink0, 0);
+    tb->connect(tx, 1, sink1, 0);
+    tb->run(); // ends: no hang
+    EXPECT_EQ(sink0->data().size(), 2 * size_t(tx->frame_samples()));
+    EXPECT_EQ(sink1->data().size(), 2 * size_t(tx->frame_samples()));
+}
+
+TEST_P(transmit_side_blocks, a_loopback_flowgraph_decodes_every_transport_block)
+{
+    // tb_source -> ofdm_tx -> ofdm_channel_model -> ofdm_rx -> mimo_detector ->
+    // tb_stream_decoder, every block on the backend at its defaults (on CUDA the
+    // whole chain in device buffers): every block decodes at 30 dB EPA.
+    const std::string backend = GetParam();
+    const int nt = 2, nr = 2, D = 6, blocks = 12;
+    mimo_gpu::ofdm_grid g = mimo_gpu::ofdm_grid::preset("lte5");
+    g.nt = nt;
+    g.slots = 2;
+    g.data_symbols = D;
+    const int G = int(g.frame_bits()), Qm = 4, A = G / 2 - 24;
+    auto source = gr::mimo_gpu::tb_source::make(A, G, Qm, 1, 0, 5, 4, blocks, backend);
+    auto tx = gr::mimo_gpu::ofdm_tx::make("lte5", nt, "16qam", 2, D, backend);
+    auto channel = gr::mimo_gpu::ofdm_channel_model::make(
+        "lte5", nt, nr, 2, D, "epa", 30.0, 0.05, 64, 9, 0, 0, 0, backend);
+    auto rx = gr::mimo_gpu::ofdm_rx::make(
+        "lte5", nt, nr, "16qam", 2, D, "hold", "lmmse", backend);
+    auto det = gr::mimo_gpu::mimo_detector::make(
+        "mmse", nr, nt, "16qam", "", 1.0, rx->symbols_per_channel(), backend);
+    auto dec = gr::mimo_gpu::tb_stream_decoder::make(
+        A, G, Qm, 1, 0, nt * Qm, "max-log-map", 6, 0.75, 64, backend);
+    auto decoded = gr::blocks::vector_sink_b::make(A);
+    auto sent = gr::blocks::vector_sink_b::make(A);
+    auto tb = gr::make_top_block("loopback");
+    tb->connect(source, 0, tx, 0);
+    tb->connect(source, 1, sent, 0);
+    for (int t = 0; t < nt; ++t)
+        tb->connect(tx, t, channel, t);
+    for (int r = 0; r < nr; ++r)
+        tb->connect(channel, r, rx, r);
+    tb->connect(rx, 0, det, 0);
+    tb->connect(rx, 1, det, 1);
+    tb->connect(det, 0, dec, 0);
+    tb->connect(dec, 0, decoded, 0);
+    tb->run();
+    EXPECT_EQ(tx->active_backend(), backend);
+    EXPECT_EQ(rx->frames_received(), uint64_t(blocks));
+    ASSERT_EQ(decoded->data().size(), size_t(blocks) * size_t(A));
+    ASSERT_EQ(sent->data().size(), size_t(blocks) * size_t(A));
+    EXPECT_EQ(decoded->data(), sent->data());
+    EXPECT_EQ(dec->crc_failures(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(backends,
+                         transmit_side_blocks,
+                         ::testing::Values("cpu", "cuda"));
+
 TEST(ofdm_blocks, bad_parameters_are_invalid_argument)
 {
     EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make("lte7"), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make("lte1.4", 9), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make("lte1.4", 2, "8psk"), std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make("lte1.4", 2, "16qam", 2, 6, "tpu"),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make(
+                     "lte1.4", 2, 2, 2, 6, "epa", 20, 0, 0, 1, 0, 0, 0, "tpu"),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make(
+                     "lte1.4", 9, 9, 2, 6, "epa", 20, 0, 0, 1, 0, 0, 0, "cuda"),
+                 std::exception);      // nt > 8 (or, without a GPU, no CUDA)
+    if (!mimo_gpu::cuda_available()) { // CUDA demanded and absent: a clear error
+        EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make("lte1.4", 2, "16qam", 2, 6, "cuda"),
+                     std::runtime_error);
+        EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make(
+                         "lte1.4", 2, 2, 2, 6, "epa", 20, 0, 0, 1, 0, 0, 0, "cuda"),
+                     std::runtime_error);
+    }
     EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make("lte1.4", 2, 2, 2, 6, "tdl-z"),
                  std::invalid_argument);
     EXPECT_THROW(

@@ -26,6 +26,10 @@ namespace mimo_gpu {
  * exponential spatial correlation), a carrier frequency
  * offset, timing_offset noise samples in front, and AWGN of N0 = 10^(-snr/10):
  * timing_offset + frame_samples() + the delay spread output samples per frame.
+ * On CUDA the samples are convolved, rotated and noised on the GPU (the taps are
+ * the CPU's, the noise counter-based: the same samples to rounding), read
+ * where they are (ofdm_tx's device buffers stay on the GPU) and written to
+ * device buffers for a GPU reader with device_buffers.
  */
 class MIMO_GPU_API ofdm_channel_model : virtual public gr::block
 {
@@ -43,6 +47,8 @@ public:
      * \param tx_correlation, rx_correlation exponential correlation in [0, 1)
      * \param doppler maximum Doppler frequency in Hz (0: block fading, new taps
      *        per frame; e.g. 5, 70, 300 for 36.101's EPA5, EVA70, ETU300)
+     * \param backend "auto", "cpu" or "cuda" (the same samples to rounding)
+     * \param device_buffers on CUDA, the receive streams in GPU memory (the default)
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -56,10 +62,15 @@ public:
                      uint64_t seed = 1,
                      double tx_correlation = 0,
                      double rx_correlation = 0,
-                     double doppler = 0);
+                     double doppler = 0,
+                     const std::string& backend = "auto",
+                     bool device_buffers = true);
 
     virtual void set_snr_db(double snr_db) = 0;
     virtual double snr_db() const = 0;
+    virtual std::string active_backend() const = 0;
+    /// Whether the receive streams live in GPU memory (make's device_buffers, on CUDA).
+    virtual bool device_buffers() const = 0;
 };
 
 } // namespace mimo_gpu

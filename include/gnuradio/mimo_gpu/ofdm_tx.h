@@ -23,6 +23,12 @@ namespace mimo_gpu {
  * Outputs: nt complex streams, frame_samples() samples per input item: the
  * preamble, then per slot a pilot symbol (each antenna on its own comb) and the
  * data symbols, each with its cyclic prefix.
+ *
+ * On CUDA the frames are mapped, transformed and cut on the GPU in batches (the
+ * bits read where they are: a GPU tb_source's device buffer stays on the GPU),
+ * and with device_buffers the antenna streams stay in GPU memory for a GPU
+ * reader (ofdm_channel_model on CUDA); ordinary readers get host copies. A
+ * frame whose bits are not all 0 or 1 ends the stream with a logged error.
  */
 class MIMO_GPU_API ofdm_tx : virtual public gr::sync_interpolator
 {
@@ -34,15 +40,22 @@ public:
      * \param nt transmit antennas (1..8)
      * \param modulation qpsk, 16qam, 64qam, 256qam, 1024qam
      * \param slots slots per frame, \param data_symbols data symbols per slot
+     * \param backend "auto", "cpu" or "cuda"
+     * \param device_buffers on CUDA, the antenna streams in GPU memory (the default)
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
                      const std::string& modulation = "16qam",
                      int slots = 2,
-                     int data_symbols = 6);
+                     int data_symbols = 6,
+                     const std::string& backend = "auto",
+                     bool device_buffers = true);
 
     virtual int frame_bits() const = 0;
     virtual int frame_samples() const = 0;
+    virtual std::string active_backend() const = 0;
+    /// Whether the antenna streams live in GPU memory (make's device_buffers, on CUDA).
+    virtual bool device_buffers() const = 0;
 };
 
 } // namespace mimo_gpu

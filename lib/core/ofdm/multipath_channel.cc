@@ -1,6 +1,9 @@
 // multipath_channel: tapped delay line per antenna pair, CFO, timing offset, AWGN.
 #include <mimo_gpu/multipath_channel.h>
 
+#include "../runtime/parallel_for.h"
+#include "channel_sample.h"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -247,46 +250,52 @@ void multipath_channel::taps_at(double n, cfloat* taps) const
         taps[e] = a[e] + w * (b[e] - a[e]);
 }
 
-void multipath_channel::run(const cfloat* tx, size_t samples, cfloat* rx)
+multipath_run multipath_channel::prepare_run(size_t samples)
 {
-    const int nr = m_config.nr, nt = m_config.nt;
-    const size_t out = output_samples(samples), start = size_t(m_config.timing_offset);
-    std::fill(rx, rx + out * nr, cfloat(0, 0));
+    multipath_run run;
+    run.samples = samples;
+    run.index = m_runs++;
     if (m_config.doppler > 0) {
-        fade(tx, samples, rx + start * nr);
+        advance_fading(samples);
+        run.taps = m_snapshots.data();
+        run.tap_values = m_snapshots.size();
+        run.moving = true;
+        run.start = m_run_start;
+        run.first_snapshot = m_first_snapshot;
+        run.snapshots = m_snapshots.size() / m_taps.size();
+        run.snapshot_spacing = m_snapshot_spacing;
     } else {
         draw_taps();
-        for (size_t l = 0; l < m_delays.size(); ++l) {
-            const cfloat* h = &m_taps[l * nr * nt];
-            const size_t d = start + size_t(m_delays[l]);
-            for (size_t n = 0; n < samples; ++n) {
-                const cfloat* x = tx + n * nt;
-                cfloat* y = rx + (n + d) * nr;
-                for (int r = 0; r < nr; ++r) {
-                    cfloat acc(0, 0);
-                    for (int t = 0; t < nt; ++t)
-                        acc += h[r * nt + t] * x[t];
-                    y[r] += acc;
-                }
-            }
-        }
+        run.taps = m_taps.data();
+        run.tap_values = m_taps.size();
     }
-    std::normal_distribution<float> g(0.0f, std::sqrt(m_n0 / 2));
-    const double w = 2 * M_PI * m_config.cfo / m_config.sample_rate;
-    for (size_t n = 0; n < out; ++n) {
-        const double ph = std::fmod(w * double(n), 2 * M_PI);
-        const cfloat rot(float(std::cos(ph)), float(std::sin(ph)));
-        for (int r = 0; r < nr; ++r) {
-            cfloat& y = rx[n * nr + r];
-            y = y * rot + cfloat(g(m_rng), g(m_rng));
-        }
-    }
+    return run;
 }
 
-void multipath_channel::fade(const cfloat* tx, size_t samples, cfloat* rx)
+void multipath_channel::run(const cfloat* tx, size_t samples, cfloat* rx)
 {
+    const multipath_run plan = prepare_run(samples);
+    const detail::channel_run c = detail::make_channel_run(*this, plan);
     const int nr = m_config.nr, nt = m_config.nt;
-    const size_t entries = m_delays.size() * size_t(nr) * size_t(nt);
+    // Antenna-interleaved: sample n of antenna t at n * nt + t.
+    std::vector<const float*> in(static_cast<size_t>(nt));
+    std::vector<float*> out(static_cast<size_t>(nr));
+    for (int t = 0; t < nt; ++t)
+        in[size_t(t)] = reinterpret_cast<const float*>(tx + t);
+    for (int r = 0; r < nr; ++r)
+        out[size_t(r)] = reinterpret_cast<float*>(rx + r);
+    const float* taps = reinterpret_cast<const float*>(plan.taps);
+    detail::parallel_for(
+        size_t(c.output_samples()), 16384, [&](size_t begin, size_t end) {
+            for (size_t m = begin; m < end; ++m)
+                detail::channel_output_sample(
+                    c, in.data(), size_t(nt), taps, m, out.data(), size_t(nr));
+        });
+}
+
+void multipath_channel::advance_fading(size_t samples)
+{
+    const size_t entries = m_taps.size();
     const uint64_t U = uint64_t(m_snapshot_spacing);
     m_run_start = m_next_sample;
     m_next_sample += samples;
@@ -298,22 +307,6 @@ void multipath_channel::fade(const cfloat* tx, size_t samples, cfloat* rx)
         fading_at(double(k * U) / m_config.sample_rate,
                   &m_snapshots[size_t(k - m_first_snapshot) * entries]);
     taps_at(0, m_taps.data());
-    // Each input sample meets the taps of its own time.
-    std::vector<cfloat> h(entries);
-    for (size_t n = 0; n < samples; ++n) {
-        taps_at(double(n), h.data());
-        const cfloat* x = tx + n * nt;
-        for (size_t l = 0; l < m_delays.size(); ++l) {
-            const cfloat* hl = &h[l * size_t(nr) * nt];
-            cfloat* y = rx + (n + size_t(m_delays[l])) * nr;
-            for (int r = 0; r < nr; ++r) {
-                cfloat acc(0, 0);
-                for (int t = 0; t < nt; ++t)
-                    acc += hl[r * nt + t] * x[t];
-                y[r] += acc;
-            }
-        }
-    }
 }
 
 void multipath_channel::frequency_response(const ofdm_grid& grid,

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_channel_model.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(8ebe6ddf84f1461ec91ad243cadf20fa)                       */
+/* BINDTOOL_HEADER_FILE_HASH(c5e030858c83ccb46db31c40b9b7b1bb)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -49,10 +49,18 @@ void bind_ofdm_channel_model(py::module& m)
              py::arg("tx_correlation") = 0,
              py::arg("rx_correlation") = 0,
              py::arg("doppler") = 0,
+             py::arg("backend") = "auto",
+             py::arg("device_buffers") = true,
              D(ofdm_channel_model, make))
         .def("set_snr_db",
              &ofdm_channel_model::set_snr_db,
              py::arg("snr_db"),
              D(ofdm_channel_model, set_snr_db))
-        .def("snr_db", &ofdm_channel_model::snr_db, D(ofdm_channel_model, snr_db));
+        .def("snr_db", &ofdm_channel_model::snr_db, D(ofdm_channel_model, snr_db))
+        .def("active_backend",
+             &ofdm_channel_model::active_backend,
+             D(ofdm_channel_model, active_backend))
+        .def("device_buffers",
+             &ofdm_channel_model::device_buffers,
+             D(ofdm_channel_model, device_buffers));
 }

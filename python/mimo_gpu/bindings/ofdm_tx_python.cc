@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_tx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(9092525252b63119942ad4124ae46f1b)                       */
+/* BINDTOOL_HEADER_FILE_HASH(b1c260ebff5f90a70fb98e3adcba7efe)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -42,7 +42,11 @@ void bind_ofdm_tx(py::module& m)
              py::arg("modulation") = "16qam",
              py::arg("slots") = 2,
              py::arg("data_symbols") = 6,
+             py::arg("backend") = "auto",
+             py::arg("device_buffers") = true,
              D(ofdm_tx, make))
         .def("frame_bits", &ofdm_tx::frame_bits, D(ofdm_tx, frame_bits))
-        .def("frame_samples", &ofdm_tx::frame_samples, D(ofdm_tx, frame_samples));
+        .def("frame_samples", &ofdm_tx::frame_samples, D(ofdm_tx, frame_samples))
+        .def("active_backend", &ofdm_tx::active_backend, D(ofdm_tx, active_backend))
+        .def("device_buffers", &ofdm_tx::device_buffers, D(ofdm_tx, device_buffers));
 }

@@ -19,7 +19,7 @@ static const char* __doc_gr_mimo_gpu_ofdm_channel_model =
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_channel_model_make =
-    R"doc(Make a channel: the frame (grid, nt, slots, data_symbols), nr, profile, snr_db, cfo (subcarrier spacings), timing_offset, seed, tx/rx correlation, doppler (Hz; 0: block fading, new taps per frame).)doc";
+    R"doc(Make a channel: the frame (grid, nt, slots, data_symbols), nr, profile, snr_db, cfo (subcarrier spacings), timing_offset, seed, tx/rx correlation, doppler (Hz; 0: block fading, new taps per frame), backend (auto, cpu or cuda: the same samples to rounding), device_buffers (on CUDA, the receive streams in GPU memory; the default).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_channel_model_set_snr_db =
@@ -28,3 +28,11 @@ static const char* __doc_gr_mimo_gpu_ofdm_channel_model_set_snr_db =
 
 static const char* __doc_gr_mimo_gpu_ofdm_channel_model_snr_db =
     R"doc(The current SNR in dB.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_channel_model_active_backend =
+    R"doc(Where the channel runs: cpu or cuda.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_channel_model_device_buffers =
+    R"doc(Whether the receive streams live in GPU memory.)doc";

@@ -19,7 +19,7 @@ static const char* __doc_gr_mimo_gpu_ofdm_tx =
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_tx_make =
-    R"doc(Make a transmitter: grid preset (lte1.4 ... nr100), nt, modulation, slots, data_symbols.)doc";
+    R"doc(Make a transmitter: grid preset (lte1.4 ... nr100), nt, modulation, slots, data_symbols; backend: auto, cpu or cuda; device_buffers: on CUDA, the antenna streams in GPU memory (the default).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_bits =
@@ -28,3 +28,11 @@ static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_bits =
 
 static const char* __doc_gr_mimo_gpu_ofdm_tx_frame_samples =
     R"doc(Samples per frame and antenna.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_tx_active_backend =
+    R"doc(Where the frames are modulated: cpu or cuda.)doc";
+
+
+static const char* __doc_gr_mimo_gpu_ofdm_tx_device_buffers =
+    R"doc(Whether the antenna streams live in GPU memory.)doc";
