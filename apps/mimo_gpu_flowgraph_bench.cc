@@ -826,9 +826,9 @@ int run_ofdm(const command_line& cli,
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" &&
-            v.stage != "tx" && v.stage != "tx-channel")
+            v.stage != "tx" && v.stage != "tx-channel" && v.stage != "loopback")
             throw std::invalid_argument(
-                "--stage is rx, detector, decoder, tx or tx-channel, got " + v.stage);
+                "--stage is rx, detector, decoder, tx, tx-channel or loopback, got " + v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
             throw std::invalid_argument("--pace must be in (0, 100]");
         return v;
@@ -1095,7 +1095,8 @@ int main(int argc, char** argv)
                    "--chain ofdm: where the chain ends: rx (ofdm_rx -> null sinks), "
                    "detector, decoder; or "
                    "the transmit side alone: tx (tb_source -> ofdm_tx), tx-channel (-> "
-                   "ofdm_channel_model)",
+                   "ofdm_channel_model); or loopback (the transmit side into the "
+                   "receiver, every block on --backend)",
                    "decoder");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
     cli.add_option(

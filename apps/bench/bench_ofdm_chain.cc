@@ -118,9 +118,11 @@ steady_rate(const std::vector<std::pair<uint64_t, probe_clock::time_point>>& mar
 class block_checker : public gr::sync_block
 {
 public:
+    /// Input 0: the decoded blocks; input 1, where connected (the loopback): the
+    /// blocks sent, else the recorded frames' bits.
     explicit block_checker(const recorded_frames& frames)
         : gr::sync_block("block_checker",
-                         gr::io_signature::make(1, 1, size_t(frames.format.A)),
+                         gr::io_signature::make(1, 2, size_t(frames.format.A)),
                          gr::io_signature::make(0, 0, 0)),
           m_frames(frames)
     {
@@ -131,9 +133,14 @@ public:
         const size_t A = size_t(m_frames.format.A);
         const auto now = probe_clock::now();
         for (int k = 0; k < n; ++k) {
-            const auto& sent = m_frames.information[(nitems_read(0) + uint64_t(k)) %
-                                                    m_frames.information.size()];
-            m_errors += std::memcmp(bits + size_t(k) * A, sent.data(), A) != 0;
+            const uint8_t* sent =
+                in.size() > 1
+                    ? static_cast<const uint8_t*>(in[1]) + size_t(k) * A
+                    : m_frames
+                          .information[(nitems_read(0) + uint64_t(k)) %
+                                       m_frames.information.size()]
+                          .data();
+            m_errors += std::memcmp(bits + size_t(k) * A, sent, A) != 0;
             m_arrivals.push_back(now);
         }
         return n;
@@ -263,6 +270,12 @@ private:
     probe_clock::time_point m_start;
     std::vector<probe_clock::time_point> m_last_samples;
 };
+
+/// Whether the chain ends in the decoder (the receiver, or the loopback).
+bool decodes(const ofdm_chain_settings& s)
+{
+    return s.stage == "decoder" || s.stage == "loopback";
+}
 
 struct chain_blocks {
     gr::mimo_gpu::ofdm_rx::sptr rx;
@@ -398,7 +411,7 @@ struct chain_result {
 uint64_t
 frames_out(const ofdm_chain_settings& s, const chain_blocks& c, block_checker& sink)
 {
-    return s.stage == "decoder" ? sink.nitems_read(0) : c.rx->frames_received();
+    return decodes(s) ? sink.nitems_read(0) : c.rx->frames_received();
 }
 
 /// The chain from c.rx on, run to its end: what every run reports.
@@ -414,7 +427,7 @@ chain_result run_to_end(gr::top_block_sptr tb,
     out.seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.frames = frames_out(s, c, *sink);
-    if (s.stage == "decoder" && !sink->arrivals().empty()) {
+    if (decodes(s) && !sink->arrivals().empty()) {
         out.steady_fps = sink->steady_blocks_per_s();
         out.first_block_s =
             std::chrono::duration<double>(sink->arrivals().front() - start).count();
@@ -441,7 +454,7 @@ void record_work_times(chain_result& r,
             r.work.detector_out = c.detector->pc_output_buffers_full_avg(0);
         }
     }
-    if (s.stage == "decoder") {
+    if (decodes(s)) {
         r.work.decoder = work_ms_per_frame(*c.decoder, r.frames);
         if (c.decoder->detail())
             r.work.decoder_in = c.decoder->pc_input_buffers_full_avg(0);
@@ -460,6 +473,61 @@ std::vector<gr::blocks::vector_source_c::sptr> sources_of(const recorded_frames&
     return v;
 }
 
+/// The transmit side on the settings' backend, every block at its defaults
+/// (device buffers on CUDA): tb_source (a pool of 8 encoded blocks) -> ofdm_tx
+/// -> ofdm_channel_model (block fading, the recorded frames' CFO, offset and
+/// SNR).
+struct transmit_side {
+    gr::mimo_gpu::tb_source::sptr source;
+    gr::mimo_gpu::ofdm_tx::sptr tx;
+    gr::mimo_gpu::ofdm_channel_model::sptr channel;
+};
+
+transmit_side make_transmit_side(const ofdm_chain_settings& s,
+                                 const recorded_frames& r,
+                                 uint64_t blocks)
+{
+    const auto& f = r.format;
+    transmit_side t;
+    t.source = gr::mimo_gpu::tb_source::make(
+        f.A, f.G, f.Qm, f.NL, f.rv, 1, 8, blocks, s.backend);
+    t.tx = gr::mimo_gpu::ofdm_tx::make(
+        s.grid, s.nt, core::to_string(s.mod), s.slots, s.data_symbols, s.backend);
+    t.channel = gr::mimo_gpu::ofdm_channel_model::make(s.grid,
+                                                       s.nt,
+                                                       s.nr,
+                                                       s.slots,
+                                                       s.data_symbols,
+                                                       s.profile,
+                                                       s.snr_db,
+                                                       0.05,
+                                                       k_timing_offset,
+                                                       3,
+                                                       0,
+                                                       0,
+                                                       0,
+                                                       s.backend);
+    return t;
+}
+
+/// The loopback: the transmit side into the receiver, the blocks sent into the
+/// checker's second input (a buffer of 64 blocks: the frames in flight).
+void connect_transmit_side(gr::top_block_sptr tb,
+                           const ofdm_chain_settings& s,
+                           const recorded_frames& r,
+                           const gr::mimo_gpu::ofdm_rx::sptr& rx,
+                           const std::shared_ptr<block_checker>& sink)
+{
+    const transmit_side t = make_transmit_side(s, r, uint64_t(s.frames));
+    t.source->set_min_output_buffer(1, 64);
+    tb->connect(t.source, 0, t.tx, 0);
+    tb->connect(t.source, 1, sink, 1);
+    for (int a = 0; a < s.nt; ++a)
+        tb->connect(t.tx, a, t.channel, a);
+    for (int a = 0; a < s.nr; ++a)
+        tb->connect(t.channel, a, rx, a);
+}
+
 /// frames through sources -> heads -> the chain, as fast as it goes.
 chain_result run_chain(const ofdm_chain_settings& s,
                        const core::detector_spec& spec,
@@ -468,6 +536,13 @@ chain_result run_chain(const ofdm_chain_settings& s,
     auto tb = gr::make_top_block("ofdm_chain_bench");
     const chain_blocks c = make_chain(s, spec, r);
     auto sink = std::make_shared<block_checker>(r);
+    if (s.stage == "loopback") {
+        connect_transmit_side(tb, s, r, c.rx, sink);
+        chain_result out = run_to_end(tb, s, c, sink);
+        record_work_times(out, s, c);
+        out.rx_timing = c.rx->timing_summary();
+        return out;
+    }
     const auto sources = sources_of(r, s.source_buffer);
     std::vector<gr::blocks::head::sptr> heads;
     for (size_t a = 0; a < sources.size(); ++a) {
@@ -490,31 +565,17 @@ double
 run_transmitter_fps(const ofdm_chain_settings& s, const recorded_frames& r, bool channel)
 {
     auto tb = gr::make_top_block("ofdm_tx_bench");
-    const auto& f = r.format;
-    auto source = gr::mimo_gpu::tb_source::make(
-        f.A, f.G, f.Qm, f.NL, f.rv, 1, 8, s.frames, s.backend, false);
-    auto tx = gr::mimo_gpu::ofdm_tx::make(
-        s.grid, s.nt, core::to_string(s.mod), s.slots, s.data_symbols);
-    tb->connect(source, 0, tx, 0);
-    tb->connect(source, 1, gr::blocks::null_sink::make(size_t(f.A)), 0);
+    const transmit_side t = make_transmit_side(s, r, uint64_t(s.frames));
+    tb->connect(t.source, 0, t.tx, 0);
+    tb->connect(t.source, 1, gr::blocks::null_sink::make(size_t(r.format.A)), 0);
     if (channel) {
-        auto model = gr::mimo_gpu::ofdm_channel_model::make(s.grid,
-                                                            s.nt,
-                                                            s.nr,
-                                                            s.slots,
-                                                            s.data_symbols,
-                                                            s.profile,
-                                                            s.snr_db,
-                                                            0.05,
-                                                            k_timing_offset,
-                                                            3);
-        for (int t = 0; t < s.nt; ++t)
-            tb->connect(tx, t, model, t);
+        for (int a = 0; a < s.nt; ++a)
+            tb->connect(t.tx, a, t.channel, a);
         for (int a = 0; a < s.nr; ++a)
-            tb->connect(model, a, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
+            tb->connect(t.channel, a, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
     } else
-        for (int t = 0; t < s.nt; ++t)
-            tb->connect(tx, t, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
+        for (int a = 0; a < s.nt; ++a)
+            tb->connect(t.tx, a, gr::blocks::null_sink::make(sizeof(gr_complex)), 0);
     const auto start = std::chrono::steady_clock::now();
     tb->run();
     return double(s.frames) /
@@ -642,7 +703,8 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
     for (size_t k = 0; k < detectors.size(); ++k) {
         const core::detector_spec& spec = detectors[k];
         const chain_result c = run_chain(s, spec, r);
-        if (k == 0) { // the streams alone, with the buffers the chain had
+        const bool loopback = s.stage == "loopback"; // no recorded streams: no ceiling
+        if (k == 0 && !loopback) { // the streams alone, with the buffers the chain had
             const ceiling_rates ceiling = run_ceiling(s, r, c.head_buffer);
             ceiling_fps = ceiling.whole;
             ceiling_steady_fps = ceiling.steady;
@@ -668,8 +730,13 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                     c.seconds,
                     ceiling_fps,
                     ceiling_fps * r.air_seconds(),
-                    100.0 * fps / ceiling_fps,
+                    ceiling_fps > 0 ? 100.0 * fps / ceiling_fps : 0.0,
                     c.head_buffer);
+        if (loopback)
+            std::printf("  loopback: tb_source -> ofdm_tx -> ofdm_channel_model -> the "
+                        "receiver, all on %s (no recorded streams: the ceiling line does "
+                        "not apply)\n",
+                        s.backend.c_str());
         if (c.steady_fps > 0)
             std::printf("  once running (the first tenth of the blocks left out): %.1f "
                         "frames/s = %.3fx real time; GNU Radio ceiling once running "
@@ -700,7 +767,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                         c.work.decoder_in);
         std::printf("  ofdm_rx %s\n", c.rx_timing.c_str());
         chain_result p;
-        if (s.paced_frames > 0) {
+        if (s.paced_frames > 0 && !loopback) {
             p = run_paced(s, spec, r);
             const bool paced_ok = p.frames == s.paced_frames;
             failures += paced_ok ? 0 : 1;
@@ -737,7 +804,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("x_real_time", fps * r.air_seconds())
                 .value("ceiling_frames_per_s", ceiling_fps)
                 .value("ceiling_x_real_time", ceiling_fps * r.air_seconds())
-                .value("fraction_of_ceiling", fps / ceiling_fps)
+                .value("fraction_of_ceiling", ceiling_fps > 0 ? fps / ceiling_fps : 0.0)
                 .value("steady_frames_per_s", c.steady_fps)
                 .value("steady_x_real_time", c.steady_fps * r.air_seconds())
                 .value("ceiling_steady_frames_per_s", ceiling_steady_fps)
@@ -757,7 +824,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("work_ms_per_frame_rx", c.work.rx)
                 .value("work_ms_per_frame_detector", c.work.detector)
                 .value("work_ms_per_frame_decoder", c.work.decoder);
-            if (s.paced_frames > 0)
+            if (s.paced_frames > 0 && !loopback)
                 json->value("pace", s.pace)
                     .value("paced_frames", (unsigned long long)p.frames)
                     .value("paced_block_errors", (unsigned long long)p.block_errors)
