@@ -828,7 +828,8 @@ int run_ofdm(const command_line& cli,
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" &&
             v.stage != "tx" && v.stage != "tx-channel" && v.stage != "loopback")
             throw std::invalid_argument(
-                "--stage is rx, detector, decoder, tx, tx-channel or loopback, got " + v.stage);
+                "--stage is rx, detector, decoder, tx, tx-channel or loopback, got " +
+                v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
             throw std::invalid_argument("--pace must be in (0, 100]");
         return v;

@@ -133,13 +133,12 @@ public:
         const size_t A = size_t(m_frames.format.A);
         const auto now = probe_clock::now();
         for (int k = 0; k < n; ++k) {
-            const uint8_t* sent =
-                in.size() > 1
-                    ? static_cast<const uint8_t*>(in[1]) + size_t(k) * A
-                    : m_frames
-                          .information[(nitems_read(0) + uint64_t(k)) %
-                                       m_frames.information.size()]
-                          .data();
+            const uint8_t* sent = in.size() > 1
+                                      ? static_cast<const uint8_t*>(in[1]) + size_t(k) * A
+                                      : m_frames
+                                            .information[(nitems_read(0) + uint64_t(k)) %
+                                                         m_frames.information.size()]
+                                            .data();
             m_errors += std::memcmp(bits + size_t(k) * A, sent, A) != 0;
             m_arrivals.push_back(now);
         }

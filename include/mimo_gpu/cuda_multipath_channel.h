@@ -32,7 +32,8 @@ public:
     /// antenna t's frames * samples samples, rx[r] to antenna r's frames *
     /// model().output_samples(samples), each in host memory (ordinary or
     /// page-locked) or device memory. Returns when rx is written.
-    void run_frames(const cfloat* const* tx, size_t samples, size_t frames, cfloat* const* rx);
+    void
+    run_frames(const cfloat* const* tx, size_t samples, size_t frames, cfloat* const* rx);
 
 private:
     struct engine;

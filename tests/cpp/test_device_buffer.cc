@@ -15,6 +15,7 @@
 #include <gnuradio/io_signature.h>
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/sync_block.h>
+#include <gnuradio/sync_interpolator.h>
 #include <gnuradio/top_block.h>
 #include <mimo_gpu/backend.h>
 #include <mimo_gpu/device_memory.h>
@@ -307,6 +308,54 @@ TEST_F(device_buffer_test, coprime_writer_and_reader_granularities_keep_the_buff
     ASSERT_EQ(firsts.size(), size_t(blocks));
     for (int b = 0; b < blocks; ++b)
         EXPECT_EQ(firsts[size_t(b)], float(b) * per_block) << "block " << b;
+}
+
+/// One output item per input item's worth of interpolation: an ordinary
+/// interpolating reader (as ofdm_tx reads a frame's bits and writes its samples).
+class interpolating_reader : public gr::sync_interpolator
+{
+public:
+    interpolating_reader(int vlen, unsigned interpolation)
+        : gr::sync_interpolator("interpolating_reader",
+                                gr::io_signature::make(1, 1, sizeof(float) * vlen),
+                                gr::io_signature::make(1, 1, sizeof(float)),
+                                interpolation),
+          m_vlen(vlen)
+    {
+    }
+    int work(int n, gr_vector_const_void_star& in, gr_vector_void_star& out) override
+    {
+        const auto x = static_cast<const float*>(in[0]);
+        auto y = static_cast<float*>(out[0]);
+        const int per = int(interpolation());
+        for (int i = 0; i < n; ++i)
+            y[i] = x[size_t(i / per) * m_vlen]; // the item's count, repeated
+        return n;
+    }
+
+private:
+    int m_vlen;
+};
+
+TEST_F(device_buffer_test, an_interpolating_reader_of_large_items_keeps_the_buffer_small)
+{
+    // 64 KB items read by a block that makes 100 000 outputs of each: GNU
+    // Radio's "four of the reader's output multiple" would be 400 000 items, 26 GB.
+    constexpr int vlen = 16384, items = 12;
+    constexpr unsigned per_item = 100000;
+    auto tb = gr::make_top_block("interpolating_reader");
+    auto source = std::make_shared<counting_source>(items, 1, std::vector<int>{ vlen });
+    auto reader = std::make_shared<interpolating_reader>(vlen, per_item);
+    auto sink = gr::blocks::vector_sink_f::make();
+    tb->connect(source, 0, reader, 0);
+    tb->connect(reader, 0, sink, 0);
+    tb->run();
+    EXPECT_LE(uint64_t(source->detail()->output(0)->bufsize()) * vlen * sizeof(float),
+              uint64_t(64) << 20);
+    const auto out = sink->data();
+    ASSERT_EQ(out.size(), size_t(items) * per_item);
+    for (int k = 0; k < items; ++k)
+        ASSERT_EQ(out[size_t(k) * per_item + per_item - 1], float(k)) << "item " << k;
 }
 
 } // namespace

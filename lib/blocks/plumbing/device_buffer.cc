@@ -123,8 +123,17 @@ bool device_buffer::allocate_buffer(int nitems)
     // (0.6 ms a frame at 64-QAM on the H100). The blocked callbacks move unread
     // items wherever the end falls, so past 4x the size asked only the readers'
     // granularity is kept.
-    uint64_t n = std::max<uint64_t>(uint64_t(std::max(nitems, 1)),
-                                    4 * uint64_t(d_max_reader_output_multiple));
+    // GNU Radio's "four of the readers' output multiple" counts a reader's output
+    // items as input items, true at rate 1 only: an interpolating reader of large
+    // items (ofdm_tx: one frame's bits, 1.4 MB at NR 100 MHz, in, 127 136 samples
+    // out) would ask for 4 * 127 136 of them, 690 GB. Such a term is left out
+    // when it is far beyond both the size asked and 256 MB; the readers' forecasts
+    // then meet the buffer GNU Radio sized for the writer.
+    uint64_t reader_term = 4 * uint64_t(d_max_reader_output_multiple);
+    if (reader_term > 16 * uint64_t(std::max(nitems, 1)) &&
+        reader_term * d_sizeof_item > (uint64_t(256) << 20))
+        reader_term = 0;
+    uint64_t n = std::max<uint64_t>(uint64_t(std::max(nitems, 1)), reader_term);
     const gr::block_sptr writer = link();
     uint64_t write_granularity = 1;
     if (writer->fixed_rate()) {

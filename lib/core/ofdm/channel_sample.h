@@ -93,7 +93,8 @@ MIMO_HD void channel_output_sample(const channel_run& c,
     for (int r = 0; r < nr; ++r) {
         float yr = 0.0f, yi = 0.0f;
         for (int l = 0; l < c.taps; ++l) {
-            const int64_t n = int64_t(m) - int64_t(c.timing_offset) - int64_t(c.delays[l]);
+            const int64_t n =
+                int64_t(m) - int64_t(c.timing_offset) - int64_t(c.delays[l]);
             if (n < 0 || n >= int64_t(c.samples))
                 continue;
             const float* a = taps + 2 * ((l * nr + r) * nt);

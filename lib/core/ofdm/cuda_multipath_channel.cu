@@ -39,9 +39,10 @@ __global__ void channel_kernel(run_args a)
 multipath_config checked(const multipath_config& c)
 {
     if (c.nr > k_antennas || c.nt > k_antennas)
-        throw std::invalid_argument(
-            "mimo_gpu: cuda_multipath_channel: at most " + std::to_string(k_antennas) +
-            " antennas per side, got " + std::to_string(c.nr) + "x" + std::to_string(c.nt));
+        throw std::invalid_argument("mimo_gpu: cuda_multipath_channel: at most " +
+                                    std::to_string(k_antennas) +
+                                    " antennas per side, got " + std::to_string(c.nr) +
+                                    "x" + std::to_string(c.nt));
     return c;
 }
 
@@ -92,11 +93,8 @@ void cuda_multipath_channel::run_frames(const cfloat* const* tx,
     cfloat* staging = e.taps_staging.reserve(taps.size());
     std::copy(taps.begin(), taps.end(), staging);
     cfloat* device_taps = e.taps.reserve(taps.size());
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(device_taps,
-                                    staging,
-                                    taps.size() * sizeof(cfloat),
-                                    cudaMemcpyHostToDevice,
-                                    st));
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        device_taps, staging, taps.size() * sizeof(cfloat), cudaMemcpyHostToDevice, st));
     // Inputs and outputs in device memory are used in place; host ones go
     // through device buffers, one copy per antenna for the whole batch.
     const cfloat* in[k_antennas];

@@ -27,7 +27,10 @@ const multipath_channel& cuda_multipath_channel::model() const
     throw std::logic_error("mimo_gpu: cuda_multipath_channel: built without CUDA");
 }
 
-void cuda_multipath_channel::run_frames(const cfloat* const*, size_t, size_t, cfloat* const*)
+void cuda_multipath_channel::run_frames(const cfloat* const*,
+                                        size_t,
+                                        size_t,
+                                        cfloat* const*)
 {
     throw std::logic_error("mimo_gpu: cuda_multipath_channel: built without CUDA");
 }

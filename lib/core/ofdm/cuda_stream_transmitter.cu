@@ -76,8 +76,8 @@ __global__ void fill_bins_kernel(tx_dims d,
                     if (i % d.nt == t)
                         v = tables.pilots[size_t(j) * d.U + size_t(i)];
                 } else {
-                    const size_t p = (size_t(j) * d.U + size_t(i)) * size_t(d.D) +
-                                     size_t(o - 1);
+                    const size_t p =
+                        (size_t(j) * d.U + size_t(i)) * size_t(d.D) + size_t(o - 1);
                     const uint8_t* x =
                         bits + f * d.frame_bits + (p * size_t(d.nt) + size_t(t)) * d.Q;
                     unsigned i_label = 0, q_label = 0, any = 0;
@@ -110,9 +110,9 @@ __global__ void cyclic_prefix_kernel(
         const int t = int(ft / frames);
         const int k = int(n / size_t(L)), o = int(n % size_t(L));
         const int src = o < d.CP ? d.N - d.CP + o : o - d.CP;
-        const float2 v = time[((f * size_t(d.symbols) + size_t(k)) * d.nt + size_t(t)) *
-                                  size_t(d.N) +
-                              size_t(src)];
+        const float2 v =
+            time[((f * size_t(d.symbols) + size_t(k)) * d.nt + size_t(t)) * size_t(d.N) +
+                 size_t(src)];
         out[t][out_offset + f * S + n] = make_float2(v.x * d.scale, v.y * d.scale);
     }
 }
@@ -139,7 +139,8 @@ public:
         m_dims.frame_bits = g.frame_bits();
         m_dims.frame_samples = size_t(g.frame_samples());
         m_dims.scale = float(1.0 / std::sqrt(double(g.fft_size)));
-        std::vector<int> logical(size_t(g.fft_size), -1), antenna(size_t(g.used_subcarriers));
+        std::vector<int> logical(size_t(g.fft_size), -1),
+            antenna(size_t(g.used_subcarriers));
         std::vector<float2> preamble(size_t(g.used_subcarriers)),
             pilots(size_t(g.slots) * size_t(g.used_subcarriers));
         const float boost = std::sqrt(float(g.nt)); // as ofdm_transmitter
@@ -232,7 +233,10 @@ public:
                                             size_t(nt) * sizeof(float2*),
                                             cudaMemcpyHostToDevice,
                                             st));
-            cyclic_prefix_kernel<<<blocks_for(size_t(nt) * count * S), k_threads, 0, st>>>(
+            cyclic_prefix_kernel<<<blocks_for(size_t(nt) * count * S),
+                                   k_threads,
+                                   0,
+                                   st>>>(
                 m_dims, bins, count, m_out_pointers_device.data(), 0);
             MIMO_CUDA_CHECK_LAUNCH("cyclic_prefix_kernel");
             for (int t = 0; t < nt; ++t)
@@ -245,8 +249,11 @@ public:
             // The pinned pointer table is rewritten by the next pass.
             MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
         }
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(
-            m_bad.data(), m_bad_device.data(), sizeof(unsigned), cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m_bad.data(),
+                                        m_bad_device.data(),
+                                        sizeof(unsigned),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
         MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
         if (*m_bad.data() != k_no_bad_frame)
             throw bad_frame_bits(size_t(*m_bad.data()));
@@ -268,18 +275,19 @@ private:
         if (it == m_plans.end()) {
             cufftHandle h = 0;
             int n = m_dims.N;
-            check_cufft(cufftPlanMany(&h,
-                                      1,
-                                      &n,
-                                      nullptr,
-                                      1,
-                                      n,
-                                      nullptr,
-                                      1,
-                                      n,
-                                      CUFFT_C2C,
-                                      int(frames * size_t(m_dims.symbols) * size_t(m_dims.nt))),
-                        "cufftPlanMany");
+            check_cufft(
+                cufftPlanMany(&h,
+                              1,
+                              &n,
+                              nullptr,
+                              1,
+                              n,
+                              nullptr,
+                              1,
+                              n,
+                              CUFFT_C2C,
+                              int(frames * size_t(m_dims.symbols) * size_t(m_dims.nt))),
+                "cufftPlanMany");
             check_cufft(cufftSetStream(h, m_stream.get()), "cufftSetStream");
             it = m_plans.emplace(frames, h).first;
         }

@@ -17,8 +17,7 @@
 namespace mimo_gpu {
 
 bad_frame_bits::bad_frame_bits(size_t frame)
-    : std::invalid_argument("mimo_gpu: ofdm transmitter: frame " +
-                            std::to_string(frame) +
+    : std::invalid_argument("mimo_gpu: ofdm transmitter: frame " + std::to_string(frame) +
                             " of the batch holds a bit byte other than 0 or 1"),
       m_frame(frame)
 {
@@ -83,8 +82,7 @@ struct ofdm_stream_transmitter::engine {
     std::unique_ptr<detail::transmitter_engine> impl;
 };
 
-ofdm_stream_transmitter::ofdm_stream_transmitter(const ofdm_grid& grid,
-                                                 backend requested)
+ofdm_stream_transmitter::ofdm_stream_transmitter(const ofdm_grid& grid, backend requested)
     : m_engine(std::make_unique<engine>())
 {
     grid.validate();
@@ -107,10 +105,7 @@ ofdm_stream_transmitter::~ofdm_stream_transmitter() = default;
 
 const ofdm_grid& ofdm_stream_transmitter::grid() const { return m_engine->grid; }
 
-backend ofdm_stream_transmitter::active_backend() const
-{
-    return m_engine->impl->kind();
-}
+backend ofdm_stream_transmitter::active_backend() const { return m_engine->impl->kind(); }
 
 void ofdm_stream_transmitter::modulate(const uint8_t* bits,
                                        size_t frames,

@@ -14,7 +14,8 @@ public:
     virtual ~transmitter_engine() = default;
     virtual backend kind() const = 0;
     /// As ofdm_stream_transmitter::modulate.
-    virtual void modulate(const uint8_t* bits, size_t frames, cfloat* const* antennas) = 0;
+    virtual void
+    modulate(const uint8_t* bits, size_t frames, cfloat* const* antennas) = 0;
 };
 
 #ifdef MIMO_GPU_HAVE_CUDA

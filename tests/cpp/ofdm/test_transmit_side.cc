@@ -50,7 +50,8 @@ struct device_planar {
     {
         for (const auto& a : host.data) {
             auto* p = static_cast<cfloat*>(allocate_device(count * sizeof(cfloat)));
-            copy_memory(p, a.data(), count * sizeof(cfloat), copy_direction::host_to_device);
+            copy_memory(
+                p, a.data(), count * sizeof(cfloat), copy_direction::host_to_device);
             pointers.push_back(p);
         }
     }
@@ -99,7 +100,10 @@ multipath_config channel_config(int nr, int nt, double doppler, uint64_t seed)
 }
 
 /// `frames` frames through the CPU channel, run by run, into planar outputs.
-planar cpu_channel_frames(const multipath_config& c, const planar& tx, size_t samples, size_t frames)
+planar cpu_channel_frames(const multipath_config& c,
+                          const planar& tx,
+                          size_t samples,
+                          size_t frames)
 {
     multipath_channel ch(c);
     const size_t out = ch.output_samples(samples);
@@ -152,7 +156,8 @@ TEST_P(transmit_side, stream_transmitter_sends_what_ofdm_transmitter_sends)
             reference.modulate(bits.data() + f * B, one.data());
             for (size_t n = 0; n < S; ++n)
                 for (int t = 0; t < g.nt; ++t)
-                    expected.data[size_t(t)][f * S + n] = one[n * size_t(g.nt) + size_t(t)];
+                    expected.data[size_t(t)][f * S + n] =
+                        one[n * size_t(g.nt) + size_t(t)];
         }
         const double d = relative_difference(expected, out);
         std::printf("[ measured ] %s %s: largest difference %.2e of the peak\n",
@@ -219,10 +224,12 @@ TEST(multipath_channel, noise_is_white_with_the_stated_variance_and_reproducible
             re += double(v.real()) * v.real();
             im += double(v.imag()) * v.imag();
             if (n + 1 < out)
-                lag += std::abs(std::complex<double>(v) *
-                                std::conj(std::complex<double>(ya[(n + 1) * 3 + size_t(r)])));
-            cross += std::real(std::complex<double>(v) *
-                               std::conj(std::complex<double>(ya[n * 3 + size_t((r + 1) % 3)])));
+                lag += std::abs(
+                    std::complex<double>(v) *
+                    std::conj(std::complex<double>(ya[(n + 1) * 3 + size_t(r)])));
+            cross += std::real(
+                std::complex<double>(v) *
+                std::conj(std::complex<double>(ya[n * 3 + size_t((r + 1) % 3)])));
         }
         const double N = double(out);
         std::printf("[ measured ] antenna %d: re %.4f im %.4f (N0/2 %.4f), cross %.4f\n",
@@ -250,7 +257,8 @@ TEST_F(cuda_transmit_side, channel_equals_the_cpu_channel_from_host_and_device_m
     const uint64_t seed = fresh_seed();
     for (double doppler : { 0.0, 300.0 }) {
         for (int nr : { 2, 4 }) {
-            const multipath_config c = channel_config(nr, 2, doppler, seed + uint64_t(nr));
+            const multipath_config c =
+                channel_config(nr, 2, doppler, seed + uint64_t(nr));
             const size_t samples = 15360, frames = 3;
             const planar tx = random_samples(c.nt, frames * samples, seed + 11);
             const planar expected = cpu_channel_frames(c, tx, samples, frames);
