@@ -45,7 +45,7 @@ fi
 if want sanitize; then
 step "compute-sanitizer memcheck (CUDA tests)"
 run timeout 400 compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
-  --gtest_filter="${MEMCHECK_FILTER:-cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.*:sumis_cuda.*:sumis.channel_reuse*:ofdm_front_end_cuda.*:ofdm_stream_receiver_cuda.*:transport_block_device.*}" --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
+  --gtest_filter="${MEMCHECK_FILTER:-cuda_backend.*:turbo_cuda.*:mtt_cuda.*:detector_cuda.*:erasures.cuda*:sphere_cuda.*:mmse_detector.cuda*:mmse_detector.bad*:detector_pipeline.*:sumis_cuda.*:sumis.channel_reuse*:ofdm_front_end_cuda.*:ofdm_stream_receiver_cuda.*:transport_block_device.*:cuda_transmit_side.*:*transmit_side.*/1}" --gtest_brief=1 2>&1 | tee "$out/memcheck.log" | grep -E "ERROR SUMMARY|PASSED|FAILED" | tail -3
 step "compute-sanitizer racecheck (CUDA tests of the small-MIMO families)"
 run timeout 450 compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/mimo_gpu_core_tests" \
   --gtest_filter="${RACECHECK_FILTER:-cuda_backend.*:turbo_cuda.state_parallel*:turbo_cuda.bad*:mtt_cuda.*:erasures.cuda*:sphere_cuda.*}" --gtest_brief=1 2>&1 | tee "$out/racecheck.log" | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" | tail -3
@@ -152,6 +152,16 @@ if want ofdm && [ -x "$bundle/mimo_gpu_flowgraph_bench" ]; then
   step "live receiver: lte20 2x2 16-QAM"
   run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $lte20 --modulation 16qam --detectors nway:1,mmse \
     --paced-frames 500 --json "$out/ofdm_lte20.json" 2>&1 | grep -E "real time|latency|error"
+  step "transmit side on CUDA and the loopback (tb_source -> ofdm_tx -> ofdm_channel_model -> the receiver)"
+  for st in tx tx-channel; do
+    run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain ofdm --frames 3000 $nr100 --modulation 16qam \
+      --stage $st --json "$out/ofdm_nr100_$st.json" 2>&1 | grep -E "real time|error"
+  done
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda $ofdm $nr100 --modulation 16qam \
+    --detectors ${OFDM_DETECTORS:-nway:1,mmse,fsd,mtt} --stage loopback \
+    --json "$out/ofdm_nr100_loopback.json" 2>&1 | grep -E "real time|once running|work|error"
+  run "$bundle/mimo_gpu_flowgraph_bench" --backend cuda --chain ofdm --frames 6000 $lte20 --modulation 16qam \
+    --detectors nway:1,mmse --stage loopback --json "$out/ofdm_lte20_loopback.json" 2>&1 | grep -E "real time|once running|error"
   step "transmit side (nr100 4x4, lte20 2x2), on this machine's cores"
   for st in tx tx-channel; do
     run "$bundle/mimo_gpu_flowgraph_bench" --backend cpu --chain ofdm --frames 200 $nr100 --modulation 16qam \
