@@ -104,7 +104,11 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
     // Several frames between the receiver and the detector, so that neither waits
     // for the other's call to end (NR 100 MHz 4x4 chain on the H100: 1.07x real
     // time with six frames against 0.93x with GNU Radio's two).
-    set_min_output_buffer(0, k_buffered_frames * d_H_per_frame);
+    // GNU Radio gives one noutput_items for both outputs, the least room among
+    // them, counted here in y items: H's buffer holds as many items as y's, or a
+    // call could never be given more than one frame (H has up to 13x fewer items
+    // a frame; LTE 20 MHz ran a frame a call, 0.2 ms each).
+    set_min_output_buffer(0, k_buffered_frames * d_y_per_frame);
     set_min_output_buffer(1, k_buffered_frames * d_y_per_frame);
     set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
     set_tag_propagation_policy(TPP_DONT);

@@ -14,8 +14,12 @@ size_t window_samples(const ofdm_grid& grid)
     // A frame from its run's start (with the search's look-back) to its end is
     // less than a frame and two symbols; the window starts on a multiple of
     // k_metric_alignment below that.
-    return 4 * size_t(grid.frame_samples()) + 4 * size_t(grid.fft_size + grid.cp_length) +
-           k_metric_alignment;
+    // At least 2^19 samples: short frames (LTE 20 MHz: 23 k samples) then come
+    // many to a call, searched and demodulated in batches, rather than one a call.
+    return std::max<size_t>(4 * size_t(grid.frame_samples()) +
+                                4 * size_t(grid.fft_size + grid.cp_length) +
+                                k_metric_alignment,
+                            size_t(1) << 19);
 }
 
 namespace {
