@@ -808,6 +808,9 @@ int run_ofdm(const command_line& cli,
         v.slots = int(cli.integer("slots", 1, 1000));
         v.data_symbols = int(cli.integer("data-symbols", 1, 1000));
         v.profile = cli.text("profile");
+        v.doppler = cli.real("doppler");
+        if (!(v.doppler >= 0))
+            throw std::invalid_argument("--doppler must be >= 0 Hz");
         v.snr_db = cli.real("snr-ofdm");
         v.code_rate = base.code_rate;
         v.frames = uint64_t(cli.integer("frames", 1, 1LL << 32));
@@ -1065,6 +1068,11 @@ int main(int argc, char** argv)
     cli.add_option("data-symbols", "D", "--chain ofdm: data symbols per slot", "13");
     cli.add_option(
         "profile", "NAME", "--chain ofdm: delay profile (flat, epa, eva, etu)", "epa");
+    cli.add_option("doppler",
+                   "HZ",
+                   "--chain ofdm, stages tx-channel and loopback: the channel model's "
+                   "maximum Doppler (0: block fading)",
+                   "0");
     cli.add_option("snr-ofdm", "DB", "--chain ofdm: SNR of the recorded frames", "30");
     cli.add_option("frames", "N", "--chain ofdm: frames through the flowgraph", "2000");
     cli.add_option("distinct-frames",

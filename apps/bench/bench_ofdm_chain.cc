@@ -504,7 +504,7 @@ transmit_side make_transmit_side(const ofdm_chain_settings& s,
                                                        3,
                                                        0,
                                                        0,
-                                                       0,
+                                                       s.doppler,
                                                        s.backend);
     return t;
 }

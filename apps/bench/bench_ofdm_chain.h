@@ -24,6 +24,7 @@ struct ofdm_chain_settings {
     ::mimo_gpu::modulation mod = ::mimo_gpu::modulation::qam16;
     int slots = 2, data_symbols = 13;
     std::string profile = "epa";
+    double doppler = 0; ///< Hz: the loopback's and the transmit side's channel model
     double snr_db = 30;
     double code_rate = 0.5;  // one transport block per frame, A from it
     uint64_t frames = 2000;  // through the throughput run

@@ -302,10 +302,15 @@ void multipath_channel::advance_fading(size_t samples)
     // Snapshots on the absolute grid around [m_run_start, m_next_sample).
     m_first_snapshot = m_run_start / U;
     const uint64_t last = samples ? (m_next_sample - 1) / U + 1 : m_first_snapshot;
-    m_snapshots.resize(size_t(last - m_first_snapshot + 1) * entries);
-    for (uint64_t k = m_first_snapshot; k <= last; ++k)
-        fading_at(double(k * U) / m_config.sample_rate,
-                  &m_snapshots[size_t(k - m_first_snapshot) * entries]);
+    const size_t count = size_t(last - m_first_snapshot + 1);
+    m_snapshots.resize(count * entries);
+    // Each snapshot on its own (a sum of sinusoids per tap and pair: ~4 ms a
+    // frame on one core at NR 100 MHz 4x4 ETU 300 Hz), over the cores.
+    detail::parallel_for(count, 8, [&](size_t begin, size_t end) {
+        for (size_t k = begin; k < end; ++k)
+            fading_at(double((m_first_snapshot + k) * U) / m_config.sample_rate,
+                      &m_snapshots[k * entries]);
+    });
     taps_at(0, m_taps.data());
 }
 
