@@ -510,7 +510,9 @@ transmit_side make_transmit_side(const ofdm_chain_settings& s,
 }
 
 /// The loopback: the transmit side into the receiver, the blocks sent into the
-/// checker's second input (a buffer of 64 blocks: the frames in flight).
+/// checker's second input (a buffer for the frames the chain's buffers may hold
+/// in flight, or the source would wait on it). Blocks pair by position: a lost
+/// frame fails the run anyway (frames out < frames).
 void connect_transmit_side(gr::top_block_sptr tb,
                            const ofdm_chain_settings& s,
                            const recorded_frames& r,
@@ -518,7 +520,7 @@ void connect_transmit_side(gr::top_block_sptr tb,
                            const std::shared_ptr<block_checker>& sink)
 {
     const transmit_side t = make_transmit_side(s, r, uint64_t(s.frames));
-    t.source->set_min_output_buffer(1, 64);
+    t.source->set_min_output_buffer(1, 64 + 4 * long(s.block_buffer_frames));
     tb->connect(t.source, 0, t.tx, 0);
     tb->connect(t.source, 1, sink, 1);
     for (int a = 0; a < s.nt; ++a)

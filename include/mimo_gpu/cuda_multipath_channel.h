@@ -1,9 +1,10 @@
 // multipath_channel applied on the GPU, for a channel model that keeps up with
 // a GPU transmitter and receiver (the loopback flowgraph): the model, its taps
 // and its counter-based noise are multipath_channel's own, so the CPU and this
-// class give the same samples to rounding for the same seed and inputs. Only
-// the taps of a run (a few hundred values; with Doppler its snapshots) cross
-// to the GPU; the samples are convolved, rotated and noised there.
+// class give the same samples to rounding for the same seed and inputs. The
+// taps of a run (a few hundred values; with Doppler its snapshots) cross to
+// the GPU, and the samples where they are in host memory; the samples are
+// convolved, rotated and noised there.
 #pragma once
 
 #include <mimo_gpu/multipath_channel.h>

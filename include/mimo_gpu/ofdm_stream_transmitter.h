@@ -40,7 +40,8 @@ public:
     /// resource-element order), antennas[t] receives antenna t's frames *
     /// grid().frame_samples() samples; on CUDA either may be device memory.
     /// Throws bad_frame_bits for the first frame that holds a byte other than
-    /// 0 or 1 (the outputs are then unspecified).
+    /// 0 or 1; the frames before it are then sent (written to the outputs),
+    /// the later ones' outputs are unspecified.
     void modulate(const uint8_t* bits, size_t frames, cfloat* const* antennas);
 
 private:

@@ -42,9 +42,13 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
     c.tx_correlation = tx_correlation;
     c.rx_correlation = rx_correlation;
     c.doppler = doppler;
+    const ::mimo_gpu::backend requested = ::mimo_gpu::backend_from_string(backend);
+    // "auto" keeps the CPU for what the GPU channel does not take (> 8 antennas).
+    const bool fits = nr <= ::mimo_gpu::cuda_multipath_channel::max_antennas &&
+                      nt <= ::mimo_gpu::cuda_multipath_channel::max_antennas;
     const bool gpu =
-        ::mimo_gpu::resolve_backend(::mimo_gpu::backend_from_string(backend)) ==
-        ::mimo_gpu::backend::cuda;
+        ::mimo_gpu::resolve_backend(requested) == ::mimo_gpu::backend::cuda &&
+        (fits || requested == ::mimo_gpu::backend::cuda);
     return gnuradio::make_block_sptr<ofdm_channel_model_impl>(
         g.frame_samples(), c, gpu, gpu && device_buffers);
 }

@@ -566,7 +566,12 @@ TEST(ofdm_blocks, bad_parameters_are_invalid_argument)
                  std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make(
                      "lte1.4", 9, 9, 2, 6, "epa", 20, 0, 0, 1, 0, 0, 0, "cuda"),
-                 std::exception);      // nt > 8 (or, without a GPU, no CUDA)
+                 std::exception); // nt > 8 (or, without a GPU, no CUDA)
+    // "auto" runs a channel the GPU does not take (more than 8 antennas) on the CPU.
+    EXPECT_EQ(gr::mimo_gpu::ofdm_channel_model::make(
+                  "lte1.4", 2, 9, 2, 6, "epa", 20, 0, 0, 1, 0, 0, 0, "auto")
+                  ->active_backend(),
+              "cpu");
     if (!mimo_gpu::cuda_available()) { // CUDA demanded and absent: a clear error
         EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make("lte1.4", 2, "16qam", 2, 6, "cuda"),
                      std::runtime_error);

@@ -17,7 +17,10 @@ namespace mimo_gpu {
 /// them, so that its copies to and from the GPU run at full PCIe speed with no
 /// staging copy; device buffers are left as they are. Call once the flowgraph
 /// runs (the buffers exist then) and unlock in stop(), before GNU Radio frees
-/// them.
+/// them. A buffer between two GPU blocks is locked by both: the locks are
+/// counted process-wide, and the last holder's unlock unlocks it (GNU Radio
+/// stops each block when it finishes, the writer maybe while its reader still
+/// copies from the buffer).
 class host_buffer_locks
 {
 public:

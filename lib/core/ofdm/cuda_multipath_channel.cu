@@ -58,6 +58,7 @@ struct cuda_multipath_channel::engine {
 
 cuda_multipath_channel::cuda_multipath_channel(const multipath_config& config)
 {
+    multipath_channel{ checked(config) }; // bad fields first: std::invalid_argument
     if (!cuda_available())
         throw std::runtime_error("mimo_gpu: cuda_multipath_channel: " +
                                  cuda_unavailable_reason());

@@ -10,8 +10,9 @@ namespace mimo_gpu {
 struct cuda_multipath_channel::engine {
 };
 
-cuda_multipath_channel::cuda_multipath_channel(const multipath_config&)
+cuda_multipath_channel::cuda_multipath_channel(const multipath_config& config)
 {
+    multipath_channel{ config }; // bad fields first: std::invalid_argument
     throw std::runtime_error("mimo_gpu: cuda_multipath_channel: built without CUDA");
 }
 

@@ -48,9 +48,12 @@ struct tx_tables {
     const float* amplitude;      // per dimension label
 };
 
+/// bits: the pass's frames, the first of which is frame `first` of the call
+/// (what a bad byte's frame is counted from).
 __global__ void fill_bins_kernel(tx_dims d,
                                  tx_tables tables,
                                  const uint8_t* bits,
+                                 size_t first,
                                  size_t frames,
                                  float2* bins,
                                  unsigned* bad_frame)
@@ -87,7 +90,7 @@ __global__ void fill_bins_kernel(tx_dims d,
                         q_label = (q_label << 1) | unsigned(x[q + 1] & 1u);
                     }
                     if (any > 1u)
-                        atomicMin(bad_frame, unsigned(f));
+                        atomicMin(bad_frame, unsigned(first + f));
                     v = make_float2(tables.amplitude[i_label], tables.amplitude[q_label]);
                 }
             }
@@ -212,14 +215,19 @@ public:
             const size_t values = count * m_frame_values;
             float2* bins = m_bins.reserve(m_pass_frames * m_frame_values);
             fill_bins_kernel<<<blocks_for(values), k_threads, 0, st>>>(
-                m_dims, m_tables, pass_bits, count, bins, m_bad_device.data());
+                m_dims, m_tables, pass_bits, first, count, bins, m_bad_device.data());
             MIMO_CUDA_CHECK_LAUNCH("fill_bins_kernel");
-            const cufftHandle plan = plan_for(count);
-            check_cufft(cufftExecC2C(plan,
-                                     reinterpret_cast<cufftComplex*>(bins),
-                                     reinterpret_cast<cufftComplex*>(bins),
-                                     CUFFT_INVERSE),
-                        "cufftExecC2C");
+            // In power-of-two runs of frames: a plan per size, log2 of them at most.
+            for (size_t done = 0; done < count;) {
+                size_t run = 1;
+                while (run * 2 <= count - done)
+                    run *= 2;
+                cufftComplex* at =
+                    reinterpret_cast<cufftComplex*>(bins + done * m_frame_values);
+                check_cufft(cufftExecC2C(plan_for(run), at, at, CUFFT_INVERSE),
+                            "cufftExecC2C");
+                done += run;
+            }
             // The kernel writes through a table of output pointers (device memory).
             float2** pointers = m_out_pointers.data();
             for (int t = 0; t < nt; ++t)
@@ -227,7 +235,8 @@ public:
                                   ? reinterpret_cast<float2*>(antennas[t] + first * S)
                                   : m_staging.reserve(m_pass_frames * S * size_t(nt)) +
                                         size_t(t) * m_pass_frames * S;
-            // The previous pass's kernel read the table: this copy waits in the stream.
+            // The table is pinned memory the previous pass's kernel read: that pass
+            // ended in a synchronisation (below), so it is free to rewrite.
             MIMO_CUDA_CHECK(cudaMemcpyAsync(m_out_pointers_device.data(),
                                             pointers,
                                             size_t(nt) * sizeof(float2*),

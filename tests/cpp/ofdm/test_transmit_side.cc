@@ -192,6 +192,27 @@ TEST_P(transmit_side, a_bad_bit_byte_names_its_frame)
     EXPECT_NO_THROW(stream.modulate(bits.data(), frames, out.pointers.data()));
 }
 
+TEST_P(transmit_side, a_bad_frame_in_a_later_pass_is_named_from_the_batch_start)
+{
+    // NR 100 MHz 4x4: the GPU transforms 8 frames a pass, so frame 9 of a batch
+    // of 10 is frame 1 of the second pass.
+    ofdm_grid g = ofdm_grid::preset("nr100");
+    g.nt = 4;
+    g.data_symbols = 13;
+    g.validate();
+    const size_t frames = 10, B = g.frame_bits();
+    std::vector<uint8_t> bits(frames * B, 0);
+    bits[9 * B + 12345] = 3;
+    ofdm_stream_transmitter stream(g, backend_from_string(backend()));
+    planar out(g.nt, frames * size_t(g.frame_samples()));
+    try {
+        stream.modulate(bits.data(), frames, out.pointers.data());
+        FAIL() << "bad bits were sent";
+    } catch (const bad_frame_bits& e) {
+        EXPECT_EQ(e.frame(), 9u) << e.what();
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(backends, transmit_side, ::testing::Values("cpu", "cuda"));
 
 TEST(multipath_channel, noise_is_white_with_the_stated_variance_and_reproducible)
