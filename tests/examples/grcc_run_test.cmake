@@ -1,6 +1,7 @@
-# cmake -P: compiles an example (GRC_FILE, headless) with GRCC into OUT, checks
-# that the committed .py is grcc's output, runs it with ARGS (a ;-list) and
-# requires EXPECT in what it prints.
+# cmake -P: compiles an example (GRC_FILE) with GRCC into OUT, checks that the
+# committed .py is grcc's output, runs it with ARGS (a ;-list; a Qt GUI example
+# headless, with QT_QPA_PLATFORM=offscreen set by the test, and an argument that
+# closes it when its stream ends) and requires EXPECT in what it prints.
 cmake_minimum_required(VERSION 3.18)
 
 include(${CMAKE_CURRENT_LIST_DIR}/grcc_helpers.cmake)
