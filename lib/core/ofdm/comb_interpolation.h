@@ -65,11 +65,15 @@ delay_spread_from_correlation(float rho, int gap, int N, float min, float max)
 }
 
 /// The `window` pilots of antenna t's comb nearest subcarrier c (fewer if the
-/// comb is shorter), ascending; returns their count.
-MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilot)
+/// comb is shorter), ascending; returns their count. Fixed > 0: the window is
+/// Fixed pilots and the comb at least as long (loops of compile-time length,
+/// which the GPU compiler unrolls: the arrays stay in registers); the same
+/// operations.
+template <int Fixed>
+MIMO_HD int lmmse_comb_window_t(int c, int t, int nt, int U, int window, int* pilot)
 {
     const int comb = (U - t + nt - 1) / nt; // pilots of antenna t
-    const int W = window < comb ? window : comb;
+    const int W = Fixed > 0 ? Fixed : (window < comb ? window : comb);
     const int m = c >= t ? (c - t) / nt : 0; // the pilot at or below c
     int m0 = m - (W - 1) / 2;
     if (m0 < 0)
@@ -81,18 +85,28 @@ MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilo
     return W;
 }
 
+MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilot)
+{
+    return lmmse_comb_window_t<0>(c, t, nt, U, window, pilot);
+}
+
 /// LMMSE weights r_cp^T (R_pp + s I)^-1 of W pilots at frequency offsets
 /// `distance[a]` (pilot minus target, in subcarrier spacings) for a channel
 /// whose delays (around the mean) are uniform over `spread` samples of an
 /// N-point FFT: the correlation between subcarriers d apart is
 /// sinc(d spread / N). s = the LS noise over an antenna pair's channel power.
+/// Fixed > 0: W = Fixed, loops of compile-time length (registers on the GPU),
+/// the same operations in the same order.
+template <int Fixed>
 MIMO_HD void
-lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
+lmmse_solve_t(const int* distance, int W_given, float spread_over_n, float s, float* w)
 {
+    constexpr int N = Fixed > 0 ? Fixed : k_lmmse_max_window;
+    const int W = Fixed > 0 ? Fixed : W_given;
     if (!(s >= 1e-4f)) // at most 40 dB: keeps the sinc matrix (near singular for close
                        // pilots) well conditioned
         s = 1e-4f;
-    float R[k_lmmse_max_window * k_lmmse_max_window], r[k_lmmse_max_window];
+    float R[N * N], r[N];
     for (int a = 0; a < W; ++a) {
         r[a] = sinc_pi(float(distance[a]) * spread_over_n);
         for (int b = 0; b <= a; ++b)
@@ -127,8 +141,34 @@ lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
     }
 }
 
+MIMO_HD void
+lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
+{
+    lmmse_solve_t<0>(distance, W, spread_over_n, s, w);
+}
+
 /// LMMSE: the `window` comb pilots nearest subcarrier c and their weights;
-/// returns the pilot count.
+/// returns the pilot count (Fixed: as lmmse_comb_window_t).
+template <int Fixed>
+MIMO_HD int lmmse_comb_weights_t(int c,
+                                 int t,
+                                 int nt,
+                                 int U,
+                                 const int* offsets,
+                                 int window,
+                                 float spread_over_n,
+                                 float s,
+                                 int* pilot,
+                                 float* w)
+{
+    const int W = lmmse_comb_window_t<Fixed>(c, t, nt, U, window, pilot);
+    int distance[Fixed > 0 ? Fixed : k_lmmse_max_window];
+    for (int a = 0; a < W; ++a)
+        distance[a] = offsets[pilot[a]] - offsets[c];
+    lmmse_solve_t<Fixed>(distance, W, spread_over_n, s, w);
+    return W;
+}
+
 MIMO_HD int lmmse_comb_weights(int c,
                                int t,
                                int nt,
@@ -140,12 +180,8 @@ MIMO_HD int lmmse_comb_weights(int c,
                                int* pilot,
                                float* w)
 {
-    const int W = lmmse_comb_window(c, t, nt, U, window, pilot);
-    int distance[k_lmmse_max_window];
-    for (int a = 0; a < W; ++a)
-        distance[a] = offsets[pilot[a]] - offsets[c];
-    lmmse_solve(distance, W, spread_over_n, s, w);
-    return W;
+    return lmmse_comb_weights_t<0>(
+        c, t, nt, U, offsets, window, spread_over_n, s, pilot, w);
 }
 
 } // namespace detail

@@ -285,8 +285,42 @@ __global__ void frame_stats_kernel(const float* sums,
     spread[f] = s * float(d.N);
 }
 
+/// Applies n comb weights to every receive antenna of subcarrier c, slot fj, the
+/// slope put back.
+template <int N>
+__device__ void apply_comb(const float2* ls_all,
+                           const float* slopes,
+                           const int* offsets,
+                           const dims& d,
+                           size_t fj,
+                           int c,
+                           int t,
+                           int n,
+                           const int* pilot,
+                           const float* w,
+                           float2* H_slot)
+{
+    const float2* ls = ls_all + fj * d.U * d.nr;
+    float sn, cs;
+    sincosf(slopes[fj] * float(offsets[c]), &sn, &cs);
+    for (int r = 0; r < d.nr; ++r) {
+        float2 v = make_float2(0, 0);
+#pragma unroll
+        for (int a = 0; a < N; ++a) {
+            if (a >= n)
+                break;
+            const float2 x = ls[pilot[a] * d.nr + r];
+            v.x += x.x * w[a];
+            v.y += x.y * w[a];
+        }
+        H_slot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
+    }
+}
+
 /// A thread per (frame, slot, subcarrier, antenna t): the comb weights (linear
-/// or LMMSE), applied to every receive antenna, the slope put back.
+/// or LMMSE), applied to every receive antenna, the slope put back. The default
+/// LMMSE window of 8 pilots takes a path of compile-time loop lengths (the
+/// solve's arrays in registers, not local memory); the same operations.
 __global__ void interpolate_kernel(const float2* ls_all,
                                    const float* slopes,
                                    const int* offsets,
@@ -305,6 +339,26 @@ __global__ void interpolate_kernel(const float2* ls_all,
     const size_t f = e / per_frame;
     const int j = int(e / (size_t(d.U) * d.nt) % d.slots), c = int(e / d.nt % d.U),
               t = int(e % d.nt);
+    const size_t fj = f * d.slots + j;
+    constexpr int k_fixed = 8;
+    const int comb = (d.U - t + d.nt - 1) / d.nt;
+    if (lmmse && window == k_fixed && comb >= k_fixed) {
+        int pilot[k_fixed];
+        float w[k_fixed];
+        lmmse_comb_weights_t<k_fixed>(c,
+                                      t,
+                                      d.nt,
+                                      d.U,
+                                      offsets,
+                                      window,
+                                      spread_over_n[f],
+                                      relative_noise[f],
+                                      pilot,
+                                      w);
+        apply_comb<k_fixed>(
+            ls_all, slopes, offsets, d, fj, c, t, k_fixed, pilot, w, H_slot);
+        return;
+    }
     int pilot[k_lmmse_max_window];
     float w[k_lmmse_max_window];
     const int n = lmmse ? lmmse_comb_weights(c,
@@ -318,19 +372,8 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                              pilot,
                                              w)
                         : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
-    const size_t fj = f * d.slots + j;
-    const float2* ls = ls_all + fj * d.U * d.nr;
-    float sn, cs;
-    sincosf(slopes[fj] * float(offsets[c]), &sn, &cs);
-    for (int r = 0; r < d.nr; ++r) {
-        float2 v = make_float2(0, 0);
-        for (int a = 0; a < n; ++a) {
-            const float2 x = ls[pilot[a] * d.nr + r];
-            v.x += x.x * w[a];
-            v.y += x.y * w[a];
-        }
-        H_slot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
-    }
+    apply_comb<k_lmmse_max_window>(
+        ls_all, slopes, offsets, d, fj, c, t, n, pilot, w, H_slot);
 }
 
 // ---- frame search (frame_search.h) -------------------------------------------
