@@ -85,10 +85,10 @@ int ofdm_tx_impl::work(int noutput_items,
         return WORK_DONE;
     if (!d_buffers_checked) {
         d_buffers_checked = true;
-        if (d_on_gpu && !d_device_outputs) {
-            const std::string why = d_locks.lock(*this, false, true);
+        if (d_on_gpu) { // host buffers (bits in, samples out): locked in place
+            const std::string why = d_locks.lock(*this, true, true);
             if (!why.empty())
-                d_logger->info("output buffers not page-locked ({})", why);
+                d_logger->info("host buffers not page-locked ({})", why);
         }
     }
     const int S = frame_samples();

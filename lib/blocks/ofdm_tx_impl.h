@@ -43,7 +43,7 @@ private:
     const bool d_on_gpu;
     const bool d_device_outputs;
     device_output_guard d_output_guard;
-    host_buffer_locks d_locks; // host outputs page-locked in place (CUDA)
+    host_buffer_locks d_locks; // host buffers page-locked in place (CUDA)
     bool d_buffers_checked = false;
     bool d_failed = false;
     std::vector<gr_complex*> d_outputs;

@@ -69,8 +69,8 @@ delay_spread_from_correlation(float rho, int gap, int N, float min, float max)
 /// Fixed pilots and the comb at least as long (loops of compile-time length,
 /// which the GPU compiler unrolls: the arrays stay in registers); the same
 /// operations.
-template <int Fixed>
-MIMO_HD int lmmse_comb_window_t(int c, int t, int nt, int U, int window, int* pilot)
+template <int Fixed = 0>
+MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilot)
 {
     const int comb = (U - t + nt - 1) / nt; // pilots of antenna t
     const int W = Fixed > 0 ? Fixed : (window < comb ? window : comb);
@@ -85,11 +85,6 @@ MIMO_HD int lmmse_comb_window_t(int c, int t, int nt, int U, int window, int* pi
     return W;
 }
 
-MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilot)
-{
-    return lmmse_comb_window_t<0>(c, t, nt, U, window, pilot);
-}
-
 /// LMMSE weights r_cp^T (R_pp + s I)^-1 of W pilots at frequency offsets
 /// `distance[a]` (pilot minus target, in subcarrier spacings) for a channel
 /// whose delays (around the mean) are uniform over `spread` samples of an
@@ -97,9 +92,9 @@ MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilo
 /// sinc(d spread / N). s = the LS noise over an antenna pair's channel power.
 /// Fixed > 0: W = Fixed, loops of compile-time length (registers on the GPU),
 /// the same operations in the same order.
-template <int Fixed>
+template <int Fixed = 0>
 MIMO_HD void
-lmmse_solve_t(const int* distance, int W_given, float spread_over_n, float s, float* w)
+lmmse_solve(const int* distance, int W_given, float spread_over_n, float s, float* w)
 {
     constexpr int N = Fixed > 0 ? Fixed : k_lmmse_max_window;
     const int W = Fixed > 0 ? Fixed : W_given;
@@ -141,34 +136,9 @@ lmmse_solve_t(const int* distance, int W_given, float spread_over_n, float s, fl
     }
 }
 
-MIMO_HD void
-lmmse_solve(const int* distance, int W, float spread_over_n, float s, float* w)
-{
-    lmmse_solve_t<0>(distance, W, spread_over_n, s, w);
-}
-
 /// LMMSE: the `window` comb pilots nearest subcarrier c and their weights;
-/// returns the pilot count (Fixed: as lmmse_comb_window_t).
-template <int Fixed>
-MIMO_HD int lmmse_comb_weights_t(int c,
-                                 int t,
-                                 int nt,
-                                 int U,
-                                 const int* offsets,
-                                 int window,
-                                 float spread_over_n,
-                                 float s,
-                                 int* pilot,
-                                 float* w)
-{
-    const int W = lmmse_comb_window_t<Fixed>(c, t, nt, U, window, pilot);
-    int distance[Fixed > 0 ? Fixed : k_lmmse_max_window];
-    for (int a = 0; a < W; ++a)
-        distance[a] = offsets[pilot[a]] - offsets[c];
-    lmmse_solve_t<Fixed>(distance, W, spread_over_n, s, w);
-    return W;
-}
-
+/// returns the pilot count (Fixed: as lmmse_comb_window).
+template <int Fixed = 0>
 MIMO_HD int lmmse_comb_weights(int c,
                                int t,
                                int nt,
@@ -180,8 +150,12 @@ MIMO_HD int lmmse_comb_weights(int c,
                                int* pilot,
                                float* w)
 {
-    return lmmse_comb_weights_t<0>(
-        c, t, nt, U, offsets, window, spread_over_n, s, pilot, w);
+    const int W = lmmse_comb_window<Fixed>(c, t, nt, U, window, pilot);
+    int distance[Fixed > 0 ? Fixed : k_lmmse_max_window];
+    for (int a = 0; a < W; ++a)
+        distance[a] = offsets[pilot[a]] - offsets[c];
+    lmmse_solve<Fixed>(distance, W, spread_over_n, s, w);
+    return W;
 }
 
 } // namespace detail

@@ -285,21 +285,37 @@ __global__ void frame_stats_kernel(const float* sums,
     spread[f] = s * float(d.N);
 }
 
-/// Applies n comb weights to every receive antenna of subcarrier c, slot fj, the
-/// slope put back.
-template <int N>
-__device__ void apply_comb(const float2* ls_all,
-                           const float* slopes,
-                           const int* offsets,
-                           const dims& d,
-                           size_t fj,
-                           int c,
-                           int t,
-                           int n,
-                           const int* pilot,
-                           const float* w,
-                           float2* H_slot)
+/// Subcarrier c of antenna t's comb in slot fj: its weights (LMMSE with
+/// comb_interpolation.h's Fixed, or linear), applied to every receive antenna,
+/// the slope put back.
+template <int Fixed>
+__device__ void interpolate_one(const float2* ls_all,
+                                const float* slopes,
+                                const int* offsets,
+                                const dims& d,
+                                size_t fj,
+                                int c,
+                                int t,
+                                bool lmmse,
+                                int window,
+                                float spread_over_n,
+                                float relative_noise,
+                                float2* H_slot)
 {
+    constexpr int N = Fixed > 0 ? Fixed : k_lmmse_max_window;
+    int pilot[N];
+    float w[N];
+    const int n = lmmse ? lmmse_comb_weights<Fixed>(c,
+                                                    t,
+                                                    d.nt,
+                                                    d.U,
+                                                    offsets,
+                                                    window,
+                                                    spread_over_n,
+                                                    relative_noise,
+                                                    pilot,
+                                                    w)
+                        : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
     const float2* ls = ls_all + fj * d.U * d.nr;
     float sn, cs;
     sincosf(slopes[fj] * float(offsets[c]), &sn, &cs);
@@ -317,10 +333,9 @@ __device__ void apply_comb(const float2* ls_all,
     }
 }
 
-/// A thread per (frame, slot, subcarrier, antenna t): the comb weights (linear
-/// or LMMSE), applied to every receive antenna, the slope put back. The default
-/// LMMSE window of 8 pilots takes a path of compile-time loop lengths (the
-/// solve's arrays in registers, not local memory); the same operations.
+/// A thread per (frame, slot, subcarrier, antenna t). The default LMMSE window
+/// of 8 pilots takes loops of compile-time length (the solve's arrays in
+/// registers, not local memory); the same operations as any other window.
 __global__ void interpolate_kernel(const float2* ls_all,
                                    const float* slopes,
                                    const int* offsets,
@@ -341,39 +356,34 @@ __global__ void interpolate_kernel(const float2* ls_all,
               t = int(e % d.nt);
     const size_t fj = f * d.slots + j;
     constexpr int k_fixed = 8;
-    const int comb = (d.U - t + d.nt - 1) / d.nt;
-    if (lmmse && window == k_fixed && comb >= k_fixed) {
-        int pilot[k_fixed];
-        float w[k_fixed];
-        lmmse_comb_weights_t<k_fixed>(c,
-                                      t,
-                                      d.nt,
-                                      d.U,
-                                      offsets,
-                                      window,
-                                      spread_over_n[f],
-                                      relative_noise[f],
-                                      pilot,
-                                      w);
-        apply_comb<k_fixed>(
-            ls_all, slopes, offsets, d, fj, c, t, k_fixed, pilot, w, H_slot);
-        return;
-    }
-    int pilot[k_lmmse_max_window];
-    float w[k_lmmse_max_window];
-    const int n = lmmse ? lmmse_comb_weights(c,
-                                             t,
-                                             d.nt,
-                                             d.U,
-                                             offsets,
-                                             window,
-                                             spread_over_n[f],
-                                             relative_noise[f],
-                                             pilot,
-                                             w)
-                        : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
-    apply_comb<k_lmmse_max_window>(
-        ls_all, slopes, offsets, d, fj, c, t, n, pilot, w, H_slot);
+    const bool fixed =
+        lmmse && window == k_fixed && (d.U - t + d.nt - 1) / d.nt >= k_fixed;
+    if (fixed)
+        interpolate_one<k_fixed>(ls_all,
+                                 slopes,
+                                 offsets,
+                                 d,
+                                 fj,
+                                 c,
+                                 t,
+                                 true,
+                                 window,
+                                 spread_over_n[f],
+                                 relative_noise[f],
+                                 H_slot);
+    else
+        interpolate_one<0>(ls_all,
+                           slopes,
+                           offsets,
+                           d,
+                           fj,
+                           c,
+                           t,
+                           lmmse,
+                           window,
+                           spread_over_n[f],
+                           relative_noise[f],
+                           H_slot);
 }
 
 // ---- frame search (frame_search.h) -------------------------------------------

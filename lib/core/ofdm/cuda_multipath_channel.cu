@@ -54,6 +54,11 @@ struct cuda_multipath_channel::engine {
     detail::cuda_stream stream;
     detail::device_array<cfloat> in, out, taps;
     detail::pinned_buffer<cfloat> taps_staging;
+    // A call's runs, their taps in order and where each run's start (kept: no
+    // allocation a call once they have grown).
+    std::vector<detail::channel_run> runs;
+    std::vector<cfloat> run_taps;
+    std::vector<size_t> offsets;
 };
 
 cuda_multipath_channel::cuda_multipath_channel(const multipath_config& config)
@@ -81,10 +86,14 @@ void cuda_multipath_channel::run_frames(const cfloat* const* tx,
     const cudaStream_t st = e.stream.get();
     const int nr = e.model.config().nr, nt = e.model.config().nt;
     const size_t out = e.model.output_samples(samples);
-    // Each run's taps, drawn in order, into one upload.
-    std::vector<detail::channel_run> runs;
-    std::vector<size_t> offsets;
-    std::vector<cfloat> taps;
+    // Each run's taps, drawn in order, into one upload (the previous call's
+    // upload from the page-locked staging finished: it ended in a synchronisation).
+    std::vector<detail::channel_run>& runs = e.runs;
+    std::vector<size_t>& offsets = e.offsets;
+    std::vector<cfloat>& taps = e.run_taps;
+    runs.clear();
+    offsets.clear();
+    taps.clear();
     for (size_t f = 0; f < frames; ++f) {
         const multipath_run plan = e.model.prepare_run(samples);
         runs.push_back(detail::make_channel_run(e.model, plan));

@@ -26,6 +26,7 @@ constexpr int k_threads = 256;
 /// Complex values a pass transforms at most (32 MB): frames are batched up to it.
 constexpr size_t k_pass_values = size_t(1) << 22;
 constexpr uint32_t k_no_bad_frame = 0xFFFFFFFFu;
+constexpr int k_max_antennas = 8; // ofdm_grid's nt
 
 void check_cufft(cufftResult r, const char* what)
 {
@@ -99,10 +100,15 @@ __global__ void fill_bins_kernel(tx_dims d,
     }
 }
 
+/// Where each antenna's samples go (by value: no table to copy or keep alive).
+struct tx_outputs {
+    float2* antenna[k_max_antennas];
+};
+
 /// Output sample n of antenna t in frame f: its symbol's time sample (the cyclic
 /// prefix repeats the symbol's end), scaled.
-__global__ void cyclic_prefix_kernel(
-    tx_dims d, const float2* time, size_t frames, float2* const* out, size_t out_offset)
+__global__ void
+cyclic_prefix_kernel(tx_dims d, const float2* time, size_t frames, tx_outputs out)
 {
     const size_t S = d.frame_samples, total = size_t(d.nt) * frames * S;
     const int L = d.N + d.CP;
@@ -116,7 +122,7 @@ __global__ void cyclic_prefix_kernel(
         const float2 v =
             time[((f * size_t(d.symbols) + size_t(k)) * d.nt + size_t(t)) * size_t(d.N) +
                  size_t(src)];
-        out[t][out_offset + f * S + n] = make_float2(v.x * d.scale, v.y * d.scale);
+        out.antenna[t][f * S + n] = make_float2(v.x * d.scale, v.y * d.scale);
     }
 }
 
@@ -175,8 +181,6 @@ public:
         m_pass_frames = std::max<size_t>(1, k_pass_values / m_frame_values);
         m_bad.reserve(1);
         m_bad_device.reserve(1);
-        m_out_pointers.reserve(size_t(g.nt));
-        m_out_pointers_device.reserve(size_t(g.nt));
     }
 
     ~cuda_transmitter() override
@@ -200,6 +204,11 @@ public:
                 memory_kind_of(antennas[t]) == ::mimo_gpu::memory_kind::device;
         const bool bits_on_device =
             memory_kind_of(bits) == ::mimo_gpu::memory_kind::device;
+        // Sized once for a whole pass: no reallocation while a pass's copies run.
+        float2* bins = m_bins.reserve(m_pass_frames * m_frame_values);
+        const bool any_host = std::count(on_device.begin(), on_device.end(), false) > 0;
+        float2* staging =
+            any_host ? m_staging.reserve(m_pass_frames * S * size_t(nt)) : nullptr;
         MIMO_CUDA_CHECK(cudaMemsetAsync(m_bad_device.data(), 0xFF, sizeof(unsigned), st));
         for (size_t first = 0; first < frames; first += m_pass_frames) {
             const size_t count = std::min(m_pass_frames, frames - first);
@@ -213,7 +222,6 @@ public:
                 pass_bits = m_bits.data();
             }
             const size_t values = count * m_frame_values;
-            float2* bins = m_bins.reserve(m_pass_frames * m_frame_values);
             fill_bins_kernel<<<blocks_for(values), k_threads, 0, st>>>(
                 m_dims, m_tables, pass_bits, first, count, bins, m_bad_device.data());
             MIMO_CUDA_CHECK_LAUNCH("fill_bins_kernel");
@@ -228,35 +236,26 @@ public:
                             "cufftExecC2C");
                 done += run;
             }
-            // The kernel writes through a table of output pointers (device memory).
-            float2** pointers = m_out_pointers.data();
+            tx_outputs out;
             for (int t = 0; t < nt; ++t)
-                pointers[t] = on_device[size_t(t)]
-                                  ? reinterpret_cast<float2*>(antennas[t] + first * S)
-                                  : m_staging.reserve(m_pass_frames * S * size_t(nt)) +
-                                        size_t(t) * m_pass_frames * S;
-            // The table is pinned memory the previous pass's kernel read: that pass
-            // ended in a synchronisation (below), so it is free to rewrite.
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(m_out_pointers_device.data(),
-                                            pointers,
-                                            size_t(nt) * sizeof(float2*),
-                                            cudaMemcpyHostToDevice,
-                                            st));
+                out.antenna[t] = on_device[size_t(t)]
+                                     ? reinterpret_cast<float2*>(antennas[t] + first * S)
+                                     : staging + size_t(t) * m_pass_frames * S;
             cyclic_prefix_kernel<<<blocks_for(size_t(nt) * count * S),
                                    k_threads,
                                    0,
-                                   st>>>(
-                m_dims, bins, count, m_out_pointers_device.data(), 0);
+                                   st>>>(m_dims, bins, count, out);
             MIMO_CUDA_CHECK_LAUNCH("cyclic_prefix_kernel");
+            // Host outputs from the staging area. The passes follow one another in
+            // the stream: the next one's kernels write staging and bins after
+            // these copies have read them.
             for (int t = 0; t < nt; ++t)
                 if (!on_device[size_t(t)])
                     MIMO_CUDA_CHECK(cudaMemcpyAsync(antennas[t] + first * S,
-                                                    pointers[t],
+                                                    out.antenna[t],
                                                     count * S * sizeof(cfloat),
                                                     cudaMemcpyDefault,
                                                     st));
-            // The pinned pointer table is rewritten by the next pass.
-            MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
         }
         MIMO_CUDA_CHECK(cudaMemcpyAsync(m_bad.data(),
                                         m_bad_device.data(),
@@ -315,8 +314,6 @@ private:
     device_array<uint8_t> m_bits;
     device_array<unsigned> m_bad_device;
     pinned_buffer<unsigned> m_bad;
-    pinned_buffer<float2*> m_out_pointers;
-    device_array<float2*> m_out_pointers_device;
     std::map<size_t, cufftHandle> m_plans;
 };
 
