@@ -234,7 +234,15 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "sfsd", {}, { 4, 4 }, modulation::qam64, 1001 },
            cfg{ "sfsd", { { "niter", 16 } }, { 2, 2 }, modulation::qam16, 1001 },
            cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
+           // K-best: K <= 32 and K * M <= 512 take the selection kernel (2..16
+           // children per lane), the others the kernel that sorts every child.
            cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
+           cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam16, 1001 },
+           cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam16, 501 },
+           cfg{ "kbest", { { "k", 5 } }, { 3, 3 }, modulation::qam64, 501 },
+           cfg{ "kbest", { { "k", 3 } }, { 2, 2 }, modulation::qpsk, 1001 },
+           cfg{ "kbest", { { "k", 1 } }, { 4, 2 }, modulation::qam16, 1001 },
+           cfg{ "kbest", { { "k", 2 } }, { 1, 1 }, modulation::qam256, 501 },
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
            cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
         for (double snr : { 4.0, 16.0 }) {
@@ -244,6 +252,33 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
             expect_bit_identical(
                 run(*gpu, pb), run(*cpu, pb), c.name + " " + to_string(c.mod));
         }
+    }
+}
+
+TEST(sphere_cuda, kbest_breaks_ties_by_index_like_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // H = I and y on the midpoints between constellation points: children at
+    // equal distances, which both engines must rank by index.
+    for (const auto& [mod, K] : { std::pair{ modulation::qam16, 16 },
+                                  std::pair{ modulation::qam16, 40 },
+                                  std::pair{ modulation::qpsk, 8 } }) {
+        problem_batch pb({ 4, 4 }, mod, 257, 10.0, fresh_seed());
+        const float step = 1.0f / std::sqrt(mod == modulation::qpsk ? 2.0f : 10.0f);
+        for (size_t p = 0; p < pb.batch; ++p) {
+            for (int r = 0; r < 4; ++r)
+                for (int c = 0; c < 4; ++c)
+                    pb.H[(p * 4 + r) * 4 + c] =
+                        r == c ? cfloat(1.0f, 0.0f) : cfloat(0.0f);
+            for (int r = 0; r < 4;
+                 ++r) // 0 or the midpoint of two points, per row and problem
+                pb.y[p * 4 + r] =
+                    cfloat(float((p + r) % 3) * step, float((p * r) % 2) * step);
+        }
+        auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
+        auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });
+        expect_bit_identical(
+            run(*gpu, pb), run(*cpu, pb), "kbest ties K " + std::to_string(K));
     }
 }
 
@@ -318,8 +353,9 @@ TEST(sphere_cuda, kbest_with_priors_equals_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
-    for (const auto& [mod, K] :
-         { std::pair{ modulation::qam16, 8 }, std::pair{ modulation::qam64, 32 } }) {
+    for (const auto& [mod, K] : { std::pair{ modulation::qam16, 8 },
+                                  std::pair{ modulation::qam16, 16 },
+                                  std::pair{ modulation::qam64, 32 } }) {
         problem_batch pb({ 4, 4 }, mod, 1001, 8.0, seed);
         auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
         auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });

@@ -1,6 +1,7 @@
 // CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
-// (V-BLAST order), then a warp per problem (kbest_warp_kernel) with its lists
-// in shared memory.
+// (V-BLAST order), then a warp per problem: kbest_select_kernel for lists of
+// up to 32 paths and 512 children (children in registers, the K best taken by
+// warp minima), else kbest_warp_kernel (every child sorted in shared memory).
 #include "../engine/cuda_detector_engine.h"
 #include "kbest_engine.h"
 
@@ -180,6 +181,277 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     }
 }
 
+/// The selection kernel's words of shared memory per warp: the item, two path
+/// lists (this level's and the next's), the symbol minima, the a-priori costs
+/// and the lanes' sorted children (a distance and an index each).
+struct kbest_select_layout {
+    int item, paths_words, table, costs, words;
+    static kbest_select_layout
+    of(int nt, int K, int M, int per_lane, size_t item_bytes, bool priors = false)
+    {
+        kbest_select_layout l;
+        l.item = int(item_bytes / 4);
+        l.paths_words = K * 2 * nt;
+        l.table = nt * M;
+        l.costs = priors ? nt * M : 0;
+        l.words = l.item + 2 * l.paths_words + 2 * l.table + l.costs + 2 * 32 * per_lane;
+        return l;
+    }
+};
+
+constexpr int k_kbest_select_warps = 8;
+/// The selection kernel takes K <= 32 (a kept path per lane) and K * M <= 512
+/// (at most 16 children per lane); larger lists take kbest_warp_kernel.
+constexpr int k_kbest_select_max_k = 32;
+constexpr int k_kbest_select_max_children = 32 * 16;
+
+/// The children per lane the selection kernel needs: a power of two from 2,
+/// 32 of them covering K * M (it divides M, so a lane's children share a parent).
+inline int kbest_children_per_lane(int K, int M)
+{
+    int per_lane = 2;
+    while (32 * per_lane < K * M)
+        per_lane *= 2;
+    return per_lane;
+}
+
+inline bool kbest_selects(int K, int M)
+{
+    return K <= k_kbest_select_max_k && K * M <= k_kbest_select_max_children;
+}
+
+/// The warp's minimum (redux.sync where the GPU has it).
+__device__ __forceinline__ unsigned int warp_min(unsigned int v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xffffffffu, v);
+#else
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned int u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u < v ? u : v;
+    }
+    return v;
+#endif
+}
+
+/// K-best for small lists (K <= 32, K * M <= 512), the same steps and results
+/// as kbest_warp_kernel without sorting every child in shared memory: lane l
+/// computes children l*P .. l*P+P-1 (one parent's, so the parent's residuals
+/// come from the lane that keeps it, by shuffle), sorts them in registers and
+/// parks them in shared memory; the warp then takes the K best one at a time,
+/// the smallest (distance, index) of the lanes' heads (two warp minima), and
+/// the winning lane reads its next child. Distances are non-negative, so their
+/// bits order as unsigned integers. The pruned children's minima are reduced
+/// across the lanes that share a symbol (or a parent) before one atomicMin
+/// each. M and L are powers of two: indices split by shifts and masks, not by
+/// the integer divisions that dominated this kernel's first version.
+template <int NT, bool Priors, int P>
+__global__ void __launch_bounds__(32 * k_kbest_select_warps)
+    kbest_select_kernel(const sphere_item<NT>* __restrict__ items,
+                        size_t batch,
+                        const __grid_constant__ pam_table pam,
+                        int K,
+                        kbest_select_layout l,
+                        float n0,
+                        float clip,
+                        float missing,
+                        const float* __restrict__ priors,
+                        float* __restrict__ llr,
+                        fault_sink faults)
+{
+    constexpr int COLS = 2 * NT;
+    constexpr unsigned int all = 0xffffffffu, none = 0xffffffffu;
+    extern __shared__ unsigned int smem_words[];
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
+    if (p >= batch || faults.flagged(p)) // the whole warp leaves
+        return;
+    const int L = pam.levels, Q = pam.bits_per_symbol();
+    const int lbits = 31 - __clz(L), mbits = 2 * lbits, M = 1 << mbits;
+    const int lanes_per_parent = M / P; // a power of two, at most 32
+    unsigned int* w = smem_words + size_t(warp) * l.words;
+    const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(w);
+    int* lists = reinterpret_cast<int*>(w + l.item); // two lists of K paths' levels
+    int* dmin = lists + 2 * l.paths_words;
+    int* pmin = dmin + l.table;
+    float* cost = reinterpret_cast<float*>(pmin + l.table);
+    unsigned int* parked_key =
+        reinterpret_cast<unsigned int*>(cost) + l.costs; // [s * 32 + lane]
+    int* parked_id = reinterpret_cast<int*>(parked_key + 32 * P);
+    const float* prior = Priors ? priors + p * NT * Q : nullptr;
+    if (prior && !priors_finite(prior, NT * Q)) {
+        if (lane == 0)
+            faults.report(p, problem_fault::non_finite);
+        return;
+    }
+    const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
+    for (int i = lane; i < l.item; i += 32)
+        w[i] = src[i];
+    for (int i = lane; i < l.table; i += 32) {
+        dmin[i] = __float_as_int(k_infinity);
+        pmin[i] = __float_as_int(k_infinity);
+    }
+    if (Priors)
+        for (int i = lane; i < NT * M; i += 32)
+            cost[i] = symbol_prior_cost(prior + (i >> mbits) * Q, pam, i & (M - 1), n0);
+    __syncwarp();
+    const float* E = item->E;
+    const int* perm = item->perm;
+    int* lev = lists;                  // this level's paths
+    int* next = lists + l.paths_words; // the next level's
+    float path_ped = 0.0f;             // lane r: path r's distance
+    unsigned int kept_key = 0u;        // lane r: path r's distance bits
+    int paths = 1;
+    for (int pos = NT - 1; pos >= 0; --pos) {
+        const int n = paths << mbits;
+        float bq = 0.0f, bi = 0.0f;
+        if (lane < paths)
+            kbest_residuals<NT>(E, lev + lane * COLS, 1, pos, pam, &bq, &bi);
+        const int parent = (lane * P) >> mbits;
+        const float pbq = __shfl_sync(all, bq, parent & 31);
+        const float pbi = __shfl_sync(all, bi, parent & 31);
+        const float pped = __shfl_sync(all, path_ped, parent & 31);
+        const float* stream_cost = Priors ? cost + (perm[pos] << mbits) : nullptr;
+        unsigned int key[P], orig[P];
+        int id[P];
+        bool finite = true;
+#pragma unroll
+        for (int s = 0; s < P; ++s) {
+            const int c = lane * P + s, sym = c & (M - 1);
+            unsigned int k = none;
+            if (c < n) {
+                float d = kbest_child_levels<NT>(
+                    E, pped, pbq, pbi, pos, sym >> lbits, sym & (L - 1), pam);
+                if (Priors)
+                    d += stream_cost[sym];
+                finite &= d < k_infinity;
+                k = __float_as_uint(d);
+            }
+            key[s] = k;
+            orig[s] = k;
+            id[s] = c;
+        }
+        if (__any_sync(all, !finite)) {
+            if (lane == 0)
+                faults.report(p, problem_fault::non_finite);
+            return;
+        }
+        // The lane's children in (distance, index) order: a bitonic network in
+        // registers, then parked in shared memory, the head kept in registers.
+#pragma unroll
+        for (int k = 2; k <= P; k <<= 1)
+#pragma unroll
+            for (int j = k >> 1; j > 0; j >>= 1)
+#pragma unroll
+                for (int i = 0; i < P; ++i) {
+                    const int o = i ^ j;
+                    if (o > i) {
+                        const bool out_of_order =
+                            key[o] < key[i] || (key[o] == key[i] && id[o] < id[i]);
+                        if (out_of_order == ((i & k) == 0)) {
+                            const unsigned int tk = key[i];
+                            key[i] = key[o];
+                            key[o] = tk;
+                            const int ti = id[i];
+                            id[i] = id[o];
+                            id[o] = ti;
+                        }
+                    }
+                }
+#pragma unroll
+        for (int s = 1; s < P; ++s) {
+            parked_key[s * 32 + lane] = key[s];
+            parked_id[s * 32 + lane] = id[s];
+        }
+        unsigned int head_key = key[0];
+        int head_id = id[0], taken = 0;
+        // The K best, one at a time: the smallest head (ties by index); its lane moves
+        // on.
+        const int keep = n < K ? n : K;
+        unsigned int worst_key = 0u;
+        int worst = 0, kept_child = 0;
+        for (int r = 0; r < keep; ++r) {
+            const unsigned int m = warp_min(head_key);
+            const int c = int(warp_min(head_key == m ? unsigned(head_id) : none));
+            if (lane == r) {
+                kept_key = m;
+                kept_child = c;
+            }
+            if (head_id == c) {
+                ++taken;
+                head_key = taken < P ? parked_key[taken * 32 + lane] : none;
+                head_id = taken < P ? parked_id[taken * 32 + lane] : -1;
+            }
+            worst_key = m;
+            worst = c;
+        }
+        if (n > keep) { // the pruned children's hypotheses, for bits that leave the list
+            unsigned int lane_min = none;
+#pragma unroll
+            for (int s = 0; s < P; ++s) {
+                const int c = lane * P + s;
+                const bool kept =
+                    orig[s] < worst_key || (orig[s] == worst_key && c <= worst);
+                orig[s] = c < n && !kept ? orig[s] : none;
+                lane_min = orig[s] < lane_min ? orig[s] : lane_min;
+            }
+            // This position's symbols: lanes l and l + lanes_per_parent hold the same
+            // ones.
+            for (int o = lanes_per_parent; o < 32; o <<= 1)
+#pragma unroll
+                for (int s = 0; s < P; ++s) {
+                    const unsigned int u = __shfl_xor_sync(all, orig[s], o);
+                    orig[s] = u < orig[s] ? u : orig[s];
+                }
+            if (lane < lanes_per_parent)
+#pragma unroll
+                for (int s = 0; s < P; ++s)
+                    if (orig[s] != none)
+                        atomicMin(pmin + (perm[pos] << mbits) + lane * P + s,
+                                  int(orig[s]));
+            // The parent's symbols above: one value per parent.
+            for (int o = 1; o < lanes_per_parent; o <<= 1) {
+                const unsigned int u = __shfl_xor_sync(all, lane_min, o);
+                lane_min = u < lane_min ? u : lane_min;
+            }
+            if ((lane & (lanes_per_parent - 1)) == 0 && lane_min != none)
+                for (int j = pos + 1; j < NT; ++j)
+                    atomicMin(pmin + (perm[j] << mbits) +
+                                  (lev[parent * COLS + 2 * j] << lbits) +
+                                  lev[parent * COLS + 2 * j + 1],
+                              int(lane_min));
+        }
+        if (lane < keep) { // kept child `lane`: the next level's path `lane`
+            const int a = kept_child >> mbits, sym = kept_child & (M - 1);
+            for (int j = 2 * pos + 2; j < COLS; ++j)
+                next[lane * COLS + j] = lev[a * COLS + j];
+            next[lane * COLS + 2 * pos] = sym >> lbits;
+            next[lane * COLS + 2 * pos + 1] = sym & (L - 1);
+            path_ped = __uint_as_float(kept_key);
+        }
+        __syncwarp();
+        int* t = lev;
+        lev = next;
+        next = t;
+        paths = keep;
+    }
+    if (lane < paths)
+        for (int j = 0; j < NT; ++j)
+            atomicMin(dmin + (perm[j] << mbits) + (lev[lane * COLS + 2 * j] << lbits) +
+                          lev[lane * COLS + 2 * j + 1],
+                      int(kept_key));
+    __syncwarp();
+    const float best = __shfl_sync(all, path_ped, 0);
+    for (int b = lane; b < NT * Q; b += 32) {
+        const int t = b / Q, k = b - t * Q;
+        const float* d = reinterpret_cast<const float*>(dmin) + (t << mbits);
+        const float* q = reinterpret_cast<const float*>(pmin) + (t << mbits);
+        llr[p * NT * Q + b] =
+            prior ? kbest_llr<true>(d, q, best, pam, k, n0, clip, missing, prior[b])
+                  : kbest_llr<false>(d, q, best, pam, k, n0, clip, missing, 0.0f);
+    }
+}
+
 class cuda_kbest_engine final : public cuda_detector_engine
 {
 public:
@@ -219,6 +491,10 @@ protected:
         void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
         launch_sphere_prepare(
             m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
+        if (kbest_selects(m_config.K, m_pam.order())) {
+            launch_select(d_items, batch, n0, clip, in.priors, d_llr, sink, stream);
+            return;
+        }
         const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
         const int warps =
             by_memory < 1
@@ -259,6 +535,80 @@ protected:
     }
 
 private:
+    /// kbest_select_kernel, with the children per lane the list needs.
+    void launch_select(const void* d_items,
+                       size_t batch,
+                       float n0,
+                       float clip,
+                       const float* priors,
+                       float* d_llr,
+                       fault_sink sink,
+                       cudaStream_t stream) const
+    {
+        const int per_lane = kbest_children_per_lane(m_config.K, m_pam.order());
+        const kbest_select_layout l =
+            kbest_select_layout::of(m_config.shape.nt,
+                                    m_config.K,
+                                    m_pam.order(),
+                                    per_lane,
+                                    sphere_item_bytes(m_config.shape.nt),
+                                    priors != nullptr);
+        // As many warps as 48 KB of shared memory holds (8 for 4x4 16-QAM K = 16;
+        // 256-QAM's symbol tables leave room for 2).
+        const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
+        const int warps = by_memory < 1                      ? 1
+                          : by_memory < k_kbest_select_warps ? by_memory
+                                                             : k_kbest_select_warps;
+        const size_t shared = size_t(warps) * l.words * 4;
+        const unsigned blocks = unsigned((batch + warps - 1) / warps);
+        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
+            constexpr int NT = decltype(nt_c)::value;
+            if constexpr (NT <= k_sphere_max_streams) {
+                const auto run = [&](auto kernel) {
+                    if (shared > 48 * 1024)
+                        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                            kernel,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize,
+                            int(shared)));
+                    kernel<<<blocks, 32 * warps, shared, stream>>>(
+                        static_cast<const sphere_item<NT>*>(d_items),
+                        batch,
+                        m_pam,
+                        m_config.K,
+                        l,
+                        n0,
+                        clip,
+                        m_config.missing_llr,
+                        priors,
+                        d_llr,
+                        sink);
+                };
+                const auto with = [&](auto per_lane_c) {
+                    constexpr int P = decltype(per_lane_c)::value;
+                    if (priors)
+                        run(kbest_select_kernel<NT, true, P>);
+                    else
+                        run(kbest_select_kernel<NT, false, P>);
+                };
+                switch (per_lane) {
+                case 2:
+                    with(std::integral_constant<int, 2>{});
+                    break;
+                case 4:
+                    with(std::integral_constant<int, 4>{});
+                    break;
+                case 8:
+                    with(std::integral_constant<int, 8>{});
+                    break;
+                default:
+                    with(std::integral_constant<int, 16>{});
+                    break;
+                }
+            }
+        });
+        MIMO_CUDA_CHECK_LAUNCH("kbest_select_kernel");
+    }
+
     /// A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
     void check_fits(const kbest_warp_layout& l, const std::string& with) const
     {

@@ -59,18 +59,34 @@ MIMO_HD void kbest_residuals(const float* E,
     *bi = i;
 }
 
-/// A child's partial distance: the parent's plus symbol `sym`'s two rows at
-/// pos. With priors the caller adds the symbol's a-priori cost to it.
+/// A child's partial distance: the parent's plus the two rows at pos of the
+/// symbol with I level li and Q level lq. With priors the caller adds the
+/// symbol's a-priori cost to it.
+template <int NT>
+MIMO_HD float kbest_child_levels(const float* E,
+                                 float ped,
+                                 float bq,
+                                 float bi,
+                                 int pos,
+                                 int li,
+                                 int lq,
+                                 const pam_table& pam)
+{
+    constexpr int W = 2 * NT + 1;
+    const int rq = 2 * pos + 1, ri = 2 * pos;
+    const float pq = pam.amplitude(lq), pi = pam.amplitude(li);
+    const float eq = bq - E[rq * W + rq] * pq;
+    const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
+    return ped + eq * eq + ei * ei;
+}
+
+/// kbest_child_levels of symbol `sym` (I level sym / L, Q level sym % L).
 template <int NT>
 MIMO_HD float kbest_child(
     const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
 {
-    constexpr int W = 2 * NT + 1;
-    const int rq = 2 * pos + 1, ri = 2 * pos, L = pam.levels;
-    const float pq = pam.amplitude(sym % L), pi = pam.amplitude(sym / L);
-    const float eq = bq - E[rq * W + rq] * pq;
-    const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
-    return ped + eq * eq + ei * ei;
+    const int L = pam.levels;
+    return kbest_child_levels<NT>(E, ped, bq, bi, pos, sym / L, sym % L, pam);
 }
 
 namespace kbest_impl {
