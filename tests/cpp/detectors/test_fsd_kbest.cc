@@ -242,6 +242,8 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "kbest", { { "k", 5 } }, { 3, 3 }, modulation::qam64, 501 },
            cfg{ "kbest", { { "k", 3 } }, { 2, 2 }, modulation::qpsk, 1001 },
            cfg{ "kbest", { { "k", 1 } }, { 4, 2 }, modulation::qam16, 1001 },
+           cfg{ "kbest", { { "k", 1 } }, { 4, 4 }, modulation::qam64, 501 }, // M / P = 32
+           cfg{ "kbest", { { "k", 20 } }, { 4, 4 }, modulation::qpsk, 1001 }, // P = 4
            cfg{ "kbest", { { "k", 2 } }, { 1, 1 }, modulation::qam256, 501 },
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
            cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
@@ -258,22 +260,27 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
 TEST(sphere_cuda, kbest_breaks_ties_by_index_like_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    // H = I and y on the midpoints between constellation points: children at
-    // equal distances, which both engines must rank by index.
-    for (const auto& [mod, K] : { std::pair{ modulation::qam16, 16 },
-                                  std::pair{ modulation::qam16, 40 },
-                                  std::pair{ modulation::qpsk, 8 } }) {
+    // H = I and y = 0 in most rows: every level's +-a points lie at exactly
+    // equal distances (amplitudes are scale * (2l - (L - 1)), symmetric to the
+    // bit), so children tie, and both engines must rank them by index. Some
+    // rows hold 2a instead (near ties, whatever the rounding gives).
+    for (const auto& [mod, K] :
+         { std::pair{ modulation::qam16, 5 },    // P = 4
+           std::pair{ modulation::qam16, 8 },    // P = 4
+           std::pair{ modulation::qam16, 16 },   // P = 8
+           std::pair{ modulation::qam16, 32 },   // P = 16
+           std::pair{ modulation::qam16, 40 },   // the sorting kernel
+           std::pair{ modulation::qpsk, 8 } }) { // P = 2
         problem_batch pb({ 4, 4 }, mod, 257, 10.0, fresh_seed());
-        const float step = 1.0f / std::sqrt(mod == modulation::qpsk ? 2.0f : 10.0f);
+        const float a = 1.0f / std::sqrt(mod == modulation::qpsk ? 2.0f : 10.0f);
         for (size_t p = 0; p < pb.batch; ++p) {
             for (int r = 0; r < 4; ++r)
                 for (int c = 0; c < 4; ++c)
                     pb.H[(p * 4 + r) * 4 + c] =
                         r == c ? cfloat(1.0f, 0.0f) : cfloat(0.0f);
-            for (int r = 0; r < 4;
-                 ++r) // 0 or the midpoint of two points, per row and problem
-                pb.y[p * 4 + r] =
-                    cfloat(float((p + r) % 3) * step, float((p * r) % 2) * step);
+            for (int r = 0; r < 4; ++r)
+                pb.y[p * 4 + r] = cfloat((p + r) % 4 == 0 ? 2.0f * a : 0.0f,
+                                         (p * r) % 5 == 1 ? 2.0f * a : 0.0f);
         }
         auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
         auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });

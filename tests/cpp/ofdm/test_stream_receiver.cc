@@ -156,6 +156,67 @@ received_stream receive_cut(ofdm_stream_receiver& rx,
     return out;
 }
 
+/// As receive_cut, but with several pushes (1..max_pushes at random) before each
+/// receive(), from device memory when device_input: the window fills with
+/// samples no search has seen, up to its capacity (a caller that gathers frames
+/// for larger batches, or falls behind).
+received_stream receive_gathered(ofdm_stream_receiver& rx,
+                                 const recorded_stream& s,
+                                 uint64_t seed,
+                                 size_t max_chunk,
+                                 size_t max_pushes,
+                                 size_t max_room,
+                                 bool device_input)
+{
+    std::mt19937_64 rng(seed);
+    const size_t length = s.length(), nr = s.antennas.size();
+    const size_t hn = rx.H_items_per_frame() * nr * size_t(rx.grid().nt),
+                 yn = rx.y_items_per_frame() * nr;
+    std::vector<cfloat*> d_in(nr, nullptr);
+    if (device_input)
+        for (size_t r = 0; r < nr; ++r) {
+            d_in[r] = static_cast<cfloat*>(allocate_device(length * sizeof(cfloat)));
+            copy_memory(d_in[r],
+                        s.antennas[r].data(),
+                        length * sizeof(cfloat),
+                        copy_direction::host_to_device);
+        }
+    received_stream out;
+    std::vector<cfloat> H(hn * max_room), y(yn * max_room);
+    std::vector<const cfloat*> at(nr);
+    for (size_t pos = 0;;) {
+        const size_t pushes = 1 + rng() % max_pushes;
+        for (size_t k = 0; k < pushes && pos < length && rx.room() > 0; ++k) {
+            const size_t n =
+                std::min({ size_t(1 + rng() % max_chunk), length - pos, rx.room() });
+            for (size_t r = 0; r < nr; ++r)
+                at[r] = (device_input ? d_in[r] : s.antennas[r].data()) + pos;
+            rx.push(at.data(), n);
+            pos += n;
+        }
+        if (pos == length && !rx.ended())
+            rx.end_stream();
+        const size_t room = 1 + rng() % max_room;
+        const auto frames = rx.receive(room, H.data(), y.data(), false);
+        for (size_t f = 0; f < frames.size(); ++f) {
+            out.frames.push_back(frames[f]);
+            out.H.insert(out.H.end(),
+                         H.begin() + ptrdiff_t(f * hn),
+                         H.begin() + ptrdiff_t((f + 1) * hn));
+            out.y.insert(out.y.end(),
+                         y.begin() + ptrdiff_t(f * yn),
+                         y.begin() + ptrdiff_t((f + 1) * yn));
+        }
+        if (rx.ended() && frames.empty() && !rx.frames_waiting())
+            break;
+    }
+    for (cfloat* d : d_in)
+        free_device(d);
+    out.outside = rx.samples_outside_frames();
+    out.dropped = rx.frames_dropped();
+    return out;
+}
+
 received_stream
 receive_whole(const ofdm_grid& g, int nr, backend b, const recorded_stream& s)
 {
@@ -324,4 +385,35 @@ TEST(ofdm_stream_receiver_cuda, cuda_equals_cpu_on_fresh_cut_streams)
                         device_outputs ? "device" : "host",
                         worst);
         }
+}
+
+TEST(ofdm_stream_receiver_cuda, a_window_filled_by_several_pushes_gives_every_frame)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // LTE 20 MHz: the window holds about 16 frames; 24 frames come in chunks of
+    // up to two frames, up to six chunks before each receive().
+    const uint64_t seed = fresh_seed();
+    const ofdm_grid g = stream_grid("lte20", 2);
+    const recorded_stream s(g, 2, 24, seed);
+    const received_stream cpu = receive_whole(g, 2, backend::cpu, s);
+    ASSERT_EQ(cpu.frames.size(), 24u);
+    for (bool device_input : { false, true }) {
+        ofdm_stream_receiver rx(g, stream_config(2, backend::cuda));
+        const received_stream gpu = receive_gathered(
+            rx, s, seed + 1, 2 * size_t(g.frame_samples()), 6, 8, device_input);
+        ASSERT_EQ(gpu.frames.size(), cpu.frames.size())
+            << (device_input ? "device" : "host") << " input";
+        for (size_t f = 0; f < cpu.frames.size(); ++f)
+            EXPECT_EQ(gpu.frames[f].start, cpu.frames[f].start) << "frame " << f;
+        double worst = 0;
+        for (size_t i = 0; i < cpu.y.size(); ++i)
+            worst = std::max(worst,
+                             double(std::abs(gpu.y[i] - cpu.y[i]) /
+                                    std::max(1.0f, std::abs(cpu.y[i]))));
+        EXPECT_LT(worst, 1e-3);
+        std::printf("[ compared ] lte20 2x2, %s input, several pushes a receive: 24 "
+                    "frames, worst relative difference of y %.2e\n",
+                    device_input ? "device" : "host",
+                    worst);
+    }
 }

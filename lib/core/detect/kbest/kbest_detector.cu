@@ -183,7 +183,8 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
 
 /// The selection kernel's words of shared memory per warp: the item, two path
 /// lists (this level's and the next's), the symbol minima, the a-priori costs
-/// and the lanes' sorted children (a distance and an index each).
+/// and the lanes' sorted children after their heads (a distance and an index
+/// each; the heads stay in registers).
 struct kbest_select_layout {
     int item, paths_words, table, costs, words;
     static kbest_select_layout
@@ -194,7 +195,8 @@ struct kbest_select_layout {
         l.paths_words = K * 2 * nt;
         l.table = nt * M;
         l.costs = priors ? nt * M : 0;
-        l.words = l.item + 2 * l.paths_words + 2 * l.table + l.costs + 2 * 32 * per_lane;
+        l.words =
+            l.item + 2 * l.paths_words + 2 * l.table + l.costs + 2 * 32 * (per_lane - 1);
         return l;
     }
 };
@@ -203,10 +205,14 @@ constexpr int k_kbest_select_warps = 8;
 /// The selection kernel takes K <= 32 (a kept path per lane) and K * M <= 512
 /// (at most 16 children per lane); larger lists take kbest_warp_kernel.
 constexpr int k_kbest_select_max_k = 32;
-constexpr int k_kbest_select_max_children = 32 * 16;
+constexpr int k_kbest_select_max_per_lane = 16; // kernels compiled for P = 2, 4, 8, 16
+constexpr int k_kbest_select_max_children = 32 * k_kbest_select_max_per_lane;
 
-/// The children per lane the selection kernel needs: a power of two from 2,
-/// 32 of them covering K * M (it divides M, so a lane's children share a parent).
+/// The children per lane the selection kernel needs: P, a power of two from 2,
+/// 32 P covering K * M. P divides M (M >= 4 is a power of two, and
+/// 32 P = max(64, next power of two of K M) <= 32 M as K <= 32), so a lane's
+/// children share a parent; and M / P <= 32, so the lanes holding a symbol's
+/// children repeat every M / P lanes.
 inline int kbest_children_per_lane(int K, int M)
 {
     int per_lane = 2;
@@ -260,7 +266,8 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
                         fault_sink faults)
 {
     constexpr int COLS = 2 * NT;
-    constexpr unsigned int all = 0xffffffffu, none = 0xffffffffu;
+    constexpr unsigned int all = 0xffffffffu;  // the warp's lanes, in *_sync masks
+    constexpr unsigned int none = 0xffffffffu; // no child: after every distance's bits
     extern __shared__ unsigned int smem_words[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
@@ -275,9 +282,9 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
     int* dmin = lists + 2 * l.paths_words;
     int* pmin = dmin + l.table;
     float* cost = reinterpret_cast<float*>(pmin + l.table);
-    unsigned int* parked_key =
-        reinterpret_cast<unsigned int*>(cost) + l.costs; // [s * 32 + lane]
-    int* parked_id = reinterpret_cast<int*>(parked_key + 32 * P);
+    // A lane's children 1..P-1 in order, child s at [(s - 1) * 32 + lane].
+    unsigned int* parked_key = reinterpret_cast<unsigned int*>(cost) + l.costs;
+    int* parked_id = reinterpret_cast<int*>(parked_key + 32 * (P - 1));
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
     if (prior && !priors_finite(prior, NT * Q)) {
         if (lane == 0)
@@ -360,13 +367,13 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
                 }
 #pragma unroll
         for (int s = 1; s < P; ++s) {
-            parked_key[s * 32 + lane] = key[s];
-            parked_id[s * 32 + lane] = id[s];
+            parked_key[(s - 1) * 32 + lane] = key[s];
+            parked_id[(s - 1) * 32 + lane] = id[s];
         }
         unsigned int head_key = key[0];
         int head_id = id[0], taken = 0;
-        // The K best, one at a time: the smallest head (ties by index); its lane moves
-        // on.
+        // The K best, one at a time: the smallest head (ties by index); its
+        // lane moves on.
         const int keep = n < K ? n : K;
         unsigned int worst_key = 0u;
         int worst = 0, kept_child = 0;
@@ -379,8 +386,8 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
             }
             if (head_id == c) {
                 ++taken;
-                head_key = taken < P ? parked_key[taken * 32 + lane] : none;
-                head_id = taken < P ? parked_id[taken * 32 + lane] : -1;
+                head_key = taken < P ? parked_key[(taken - 1) * 32 + lane] : none;
+                head_id = taken < P ? parked_id[(taken - 1) * 32 + lane] : -1;
             }
             worst_key = m;
             worst = c;
@@ -395,8 +402,8 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
                 orig[s] = c < n && !kept ? orig[s] : none;
                 lane_min = orig[s] < lane_min ? orig[s] : lane_min;
             }
-            // This position's symbols: lanes l and l + lanes_per_parent hold the same
-            // ones.
+            // This position's symbols: lanes l and l + lanes_per_parent hold
+            // the same ones.
             for (int o = lanes_per_parent; o < 32; o <<= 1)
 #pragma unroll
                 for (int s = 0; s < P; ++s) {
@@ -554,7 +561,7 @@ private:
                                     sphere_item_bytes(m_config.shape.nt),
                                     priors != nullptr);
         // As many warps as 48 KB of shared memory holds (8 for 4x4 16-QAM K = 16;
-        // 256-QAM's symbol tables leave room for 2).
+        // 2 for the largest layout, 4x4 256-QAM with priors, about 16 KB).
         const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
         const int warps = by_memory < 1                      ? 1
                           : by_memory < k_kbest_select_warps ? by_memory
@@ -600,7 +607,9 @@ private:
                 case 8:
                     with(std::integral_constant<int, 8>{});
                     break;
-                default:
+                default: // kbest_selects: per_lane <= k_kbest_select_max_per_lane
+                    static_assert(k_kbest_select_max_per_lane == 16,
+                                  "a kernel for each children-per-lane count");
                     with(std::integral_constant<int, 16>{});
                     break;
                 }

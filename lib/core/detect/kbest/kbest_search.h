@@ -1,8 +1,8 @@
 // K-best breadth-first tree search on one problem's [R | Q^T y] block, the
 // breadth-first reference of the MIMO literature (and Sionna's KBestDetector).
-// The CPU engine runs kbest_search; the CUDA kernel (a warp per problem) runs
+// The CPU engine runs kbest_search; the CUDA kernels (a warp per problem) run
 // the same steps in parallel with the same per-child arithmetic
-// (kbest_residuals, kbest_child) and the same (distance, index) order.
+// (kbest_residuals, kbest_child_levels) and the same (distance, index) order.
 //
 // Level by level from the top position, each of the K surviving partial paths
 // is extended by all M symbols of its next position and the K best of the
