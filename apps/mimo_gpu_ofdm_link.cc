@@ -5,12 +5,15 @@
 // with a perfect channel (genie timing, CFO and H). Prints and writes the coded
 // BLER of both and the loss in dB at BLER 0.1, the channel-estimate MSE at the
 // pilots beside the LS theory N0/nt (and after interpolation beside the
-// interpolation's noise theory), the pilot N0 estimate, and a snapshot of
-// channel magnitudes and equalised symbols that mimo_gpu_plot_front_end.py draws.
+// interpolation's noise theory), the pilot N0 estimate, the EVM of the MMSE
+// equaliser's symbols per stream with estimated and with perfect channels
+// (data-aided: against the symbols sent), and a snapshot of channel magnitudes
+// and equalised symbols that mimo_gpu_plot_front_end.py draws.
 #include "command_line.h"
 #include "json_writer.h"
 
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/evm.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/mmse_detector.h>
 #include <mimo_gpu/multipath_channel.h>
@@ -34,7 +37,40 @@ struct point {
     int frames = 0, lost_sync = 0, errors_estimated = 0, errors_perfect = 0;
     double mse_pilots = 0, mse_theory = 0, mse_interpolated = 0,
            mse_interpolated_theory = 0, n0_estimate = 0, n0 = 0;
+    /// EVM per stream, estimated and perfect channels: the mean of the frames'
+    /// squared EVM until finish_evm(), then its square root (RMS over frames).
+    std::vector<double> evm_estimated, evm_perfect;
+    int evm_frames_estimated = 0, evm_frames_perfect = 0;
 };
+
+/// Adds a frame's per-stream EVM (finite streams only) to a point's sums.
+void add_evm(std::vector<double>& sums, int& frames, const evm_measurement& m)
+{
+    if (!std::isfinite(m.overall))
+        return; // nothing measured (every symbol erased)
+    if (sums.empty())
+        sums.assign(m.per_stream.size(), 0.0);
+    for (size_t u = 0; u < sums.size(); ++u)
+        sums[u] += m.per_stream[u] * m.per_stream[u];
+    ++frames;
+}
+
+void finish_evm(std::vector<double>& sums, int frames)
+{
+    for (double& v : sums)
+        v = frames > 0 ? std::sqrt(v / frames) : NAN;
+}
+
+/// The mean of a point's per-stream EVM values, in percent (NaN: none).
+double evm_percent(const std::vector<double>& per_stream)
+{
+    if (per_stream.empty())
+        return NAN;
+    double s = 0;
+    for (double v : per_stream)
+        s += v * v;
+    return 100.0 * std::sqrt(s / double(per_stream.size()));
+}
 
 /// SNR where the BLER curve crosses `target` (log-linear between points); NaN if never.
 double crossing(const std::vector<point>& pts, bool perfect, double target)
@@ -223,18 +259,40 @@ int main(int argc, char** argv)
                     fmt.A,
                     fmt.G,
                     b == backend::cuda ? "CUDA" : "CPU");
-        std::printf("%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s\n",
-                    "SNR",
-                    "BLER est",
-                    "BLER perf",
-                    "MSE pilots",
-                    "N0/nt",
-                    "ratio",
-                    "MSE interp",
-                    "lin theory",
-                    "N0 est",
-                    "N0",
-                    "lost");
+        std::printf(
+            "%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s | %8s %8s\n",
+            "SNR",
+            "BLER est",
+            "BLER perf",
+            "MSE pilots",
+            "N0/nt",
+            "ratio",
+            "MSE interp",
+            "lin theory",
+            "N0 est",
+            "N0",
+            "lost",
+            "EVM est%",
+            "EVM perf%");
+        // The EVM's equaliser: MMSE, unbiased symbols (needs nr >= nt), and the
+        // symbols each frame sends, in the detector's order [p * nt + u].
+        const constellation con(g.mod);
+        std::unique_ptr<detector> evm_owner =
+            nr >= g.nt ? make_detector("mmse", { { nr, g.nt }, g.mod, {} }, backend::cpu)
+                       : nullptr;
+        auto* evm_equaliser = dynamic_cast<mmse_detector*>(evm_owner.get());
+        std::vector<cfloat> sent(g.data_elements() * size_t(g.nt)), z_evm(sent.size());
+        std::vector<float> sinr_evm(sent.size());
+        const auto frame_evm = [&](const front_end_frame& fr) {
+            detector_input in;
+            in.H = fr.H.data();
+            in.y = fr.y.data();
+            in.channels = fr.channels;
+            in.symbols_per_channel = fr.symbols_per_channel;
+            in.n0 = std::max(fr.n0, 1e-12f);
+            evm_equaliser->equalize(in, z_evm.data(), sinr_evm.data());
+            return measure_evm(z_evm.data(), sent.data(), g.data_elements(), g.nt, con);
+        };
         std::vector<point> pts;
         std::mt19937_64 rng(seed);
         std::vector<uint8_t> a(size_t(fmt.A)), coded(size_t(fmt.G)),
@@ -270,6 +328,7 @@ int main(int argc, char** argv)
                 for (auto& v : a)
                     v = uint8_t(rng() & 1);
                 encode(a.data(), coded.data());
+                con.map(coded.data(), sent.data(), sent.size());
                 tx.modulate(coded.data(), samples.data());
                 ch.run(samples.data(), size_t(g.frame_samples()), received.data());
                 ++p.frames;
@@ -297,9 +356,12 @@ int main(int argc, char** argv)
                     1.0f, float(2 * M_PI * cfo * double(genie.frame_start) / g.fft_size));
                 for (auto& h : H_true)
                     h *= phase;
-                if (!decode(rx.receive_known_channel(
-                        received.data(), rn, genie, H_true.data(), p.n0)))
+                const front_end_frame genie_frame = rx.receive_known_channel(
+                    received.data(), rn, genie, H_true.data(), p.n0);
+                if (!decode(genie_frame))
                     ++p.errors_perfect;
+                if (evm_equaliser)
+                    add_evm(p.evm_perfect, p.evm_frames_perfect, frame_evm(genie_frame));
                 const sync_result s = rx.synchronize(received.data(), rn);
                 if (!s.found || !s.complete) {
                     ++p.lost_sync;
@@ -309,6 +371,8 @@ int main(int argc, char** argv)
                 const front_end_frame fr = rx.receive(received.data(), rn, s);
                 if (!decode(fr))
                     ++p.errors_estimated;
+                if (evm_equaliser)
+                    add_evm(p.evm_estimated, p.evm_frames_estimated, frame_evm(fr));
                 // estimates against the true response at the receiver's window and
                 // the phase the CFO and its correction leave at each pilot symbol
                 // (with Doppler: the true channel at each pilot symbol's middle)
@@ -381,13 +445,15 @@ int main(int argc, char** argv)
                     }
                 }
             }
+            finish_evm(p.evm_estimated, p.evm_frames_estimated);
+            finish_evm(p.evm_perfect, p.evm_frames_perfect);
             if (measured) {
                 p.mse_pilots /= measured;
                 p.mse_interpolated /= measured;
                 p.n0_estimate /= measured;
             }
             std::printf("%6.1f | %9.4f %9.4f | %10.3e %10.3e %6.3f | %10.3e %10.3e | "
-                        "%9.3e %9.3e | %4d\n",
+                        "%9.3e %9.3e | %4d | %8.3f %8.3f\n",
                         snr,
                         double(p.errors_estimated) / p.frames,
                         double(p.errors_perfect) / p.frames,
@@ -398,7 +464,9 @@ int main(int argc, char** argv)
                         p.mse_interpolated_theory,
                         p.n0_estimate,
                         p.n0,
-                        p.lost_sync);
+                        p.lost_sync,
+                        evm_percent(p.evm_estimated),
+                        evm_percent(p.evm_perfect));
             std::fflush(stdout);
             pts.push_back(p);
         }
@@ -443,6 +511,16 @@ int main(int argc, char** argv)
                 j.value("mse_interpolated", p.mse_interpolated)
                     .value("mse_interpolated_theory", p.mse_interpolated_theory);
                 j.value("n0_estimate", p.n0_estimate).value("n0", p.n0);
+                j.value("evm_estimated_percent", evm_percent(p.evm_estimated))
+                    .value("evm_perfect_percent", evm_percent(p.evm_perfect));
+                for (const auto& [key, values] :
+                     { std::pair{ "evm_estimated_per_stream", &p.evm_estimated },
+                       std::pair{ "evm_perfect_per_stream", &p.evm_perfect } }) {
+                    j.begin_array(key);
+                    for (double v : *values)
+                        j.value("", v);
+                    j.end_array();
+                }
                 j.end_object();
             }
             j.end_array();

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Plots mimo_gpu_ofdm_link's JSON: coded BLER with estimated and perfect
 channels, the channel-estimate MSE beside the LS theory, the estimated channel
-magnitude per antenna pair over the subcarriers (beside the true one), and the
-equalised constellation.
+magnitude per antenna pair over the subcarriers (beside the true one), the
+equalised constellation, and (where the JSON has it) the EVM with estimated and
+perfect channels, overall and per stream.
 
 usage: mimo_gpu_plot_front_end.py RESULT.json -o PLOT.png
 """
@@ -28,7 +29,8 @@ def main():
     except (OSError, ValueError, KeyError) as e:
         sys.exit(f"mimo_gpu_plot_front_end: cannot read {args.json}: {e}")
     snr = [p["snr_db"] for p in pts]
-    fig, ax = plt.subplots(2, 2, figsize=(12, 9))
+    has_evm = all("evm_estimated_percent" in p for p in pts)
+    fig, ax = plt.subplots(2, 3 if has_evm else 2, figsize=(18 if has_evm else 12, 9))
     title = f"{r['nr']}x{r['nt']} {r['grid']}, {r['profile'].upper()}, CFO {r['cfo_spacings']} spacings, {r['detector']}"
     fig.suptitle(title, fontsize=10)
 
@@ -85,6 +87,30 @@ def main():
     a.set_aspect("equal")
     a.set_title(f"MMSE-equalised symbols at {pts[-1]['snr_db']} dB (estimated channel)", fontsize=9)
     a.grid(True, alpha=0.3)
+
+    if has_evm:
+        a = ax[0][2]
+        for key, style, label in (("evm_estimated_percent", "o-", "estimated channel"),
+                                  ("evm_perfect_percent", "s--", "perfect channel")):
+            a.semilogy(snr, [p[key] for p in pts], style, label=label)
+        a.set_xlabel("SNR (dB)")
+        a.set_ylabel("EVM (%), RMS over streams and frames")
+        a.set_title("EVM of the MMSE-equalised symbols (against the symbols sent)", fontsize=9)
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=8)
+        a = ax[1][2]
+        streams = len(pts[0].get("evm_estimated_per_stream", []))
+        for u in range(streams):
+            line = a.semilogy(snr, [100 * p["evm_estimated_per_stream"][u] for p in pts], "-",
+                              label=f"stream {u} estimated")
+            if len(pts[0].get("evm_perfect_per_stream", [])) == streams:
+                a.semilogy(snr, [100 * p["evm_perfect_per_stream"][u] for p in pts], "--",
+                           color=line[0].get_color())
+        a.set_xlabel("SNR (dB)")
+        a.set_ylabel("EVM (%) (dashed: perfect channel)")
+        a.set_title("EVM per stream", fontsize=9)
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(args.output, dpi=110)
     print(f"wrote {args.output}")
