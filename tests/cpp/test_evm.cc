@@ -12,7 +12,8 @@ using namespace mimo_gpu;
 namespace {
 
 /// n problems of nt random points of c, problem-major.
-std::vector<cfloat> random_symbols(const constellation& c, size_t n, int nt, uint64_t seed)
+std::vector<cfloat>
+random_symbols(const constellation& c, size_t n, int nt, uint64_t seed)
 {
     std::mt19937_64 rng(seed);
     std::vector<cfloat> x(n * size_t(nt));

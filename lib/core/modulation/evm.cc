@@ -20,19 +20,21 @@ cfloat nearest_point(cfloat z, const constellation& c, std::vector<uint8_t>& bit
 
 double ratio(double error, double power)
 {
-    return power > 0 ? std::sqrt(error / power) : std::numeric_limits<double>::quiet_NaN();
+    return power > 0 ? std::sqrt(error / power)
+                     : std::numeric_limits<double>::quiet_NaN();
 }
 
 } // namespace
 
-evm_measurement
-measure_evm(const cfloat* z, const cfloat* x, size_t problems, int nt, const constellation& c)
+evm_measurement measure_evm(
+    const cfloat* z, const cfloat* x, size_t problems, int nt, const constellation& c)
 {
     if (nt < 1)
         throw std::invalid_argument("mimo_gpu: measure_evm: nt must be >= 1, got " +
                                     std::to_string(nt));
     if (!z && problems > 0)
-        throw std::invalid_argument("mimo_gpu: measure_evm: no equalised symbols (null z)");
+        throw std::invalid_argument(
+            "mimo_gpu: measure_evm: no equalised symbols (null z)");
     std::vector<double> error(size_t(nt), 0.0), power(size_t(nt), 0.0);
     std::vector<uint8_t> bits(size_t(c.bits_per_symbol()));
     evm_measurement m;
