@@ -43,6 +43,18 @@ struct point {
     int evm_frames_estimated = 0, evm_frames_perfect = 0;
 };
 
+/// A received frame as the detectors take it (N0 kept above 0).
+detector_input detector_input_of(const front_end_frame& fr)
+{
+    detector_input in;
+    in.H = fr.H.data();
+    in.y = fr.y.data();
+    in.channels = fr.channels;
+    in.symbols_per_channel = fr.symbols_per_channel;
+    in.n0 = std::max(fr.n0, 1e-12f);
+    return in;
+}
+
 /// Adds a frame's per-stream EVM (finite streams only) to a point's sums.
 void add_evm(std::vector<double>& sums, int& frames, const evm_measurement& m)
 {
@@ -286,13 +298,7 @@ int main(int argc, char** argv)
         std::vector<cfloat> sent(g.data_elements() * size_t(g.nt)), z_evm(sent.size());
         std::vector<float> sinr_evm(sent.size());
         const auto frame_evm = [&](const front_end_frame& fr) {
-            detector_input in;
-            in.H = fr.H.data();
-            in.y = fr.y.data();
-            in.channels = fr.channels;
-            in.symbols_per_channel = fr.symbols_per_channel;
-            in.n0 = std::max(fr.n0, 1e-12f);
-            evm_equaliser->equalize(in, z_evm.data(), sinr_evm.data());
+            evm_equaliser->equalize(detector_input_of(fr), z_evm.data(), sinr_evm.data());
             return measure_evm(z_evm.data(), sent.data(), g.data_elements(), g.nt, con);
         };
         std::vector<point> pts;
@@ -335,13 +341,7 @@ int main(int argc, char** argv)
                 ch.run(samples.data(), size_t(g.frame_samples()), received.data());
                 ++p.frames;
                 auto decode = [&](const front_end_frame& fr) {
-                    detector_input in;
-                    in.H = fr.H.data();
-                    in.y = fr.y.data();
-                    in.channels = fr.channels;
-                    in.symbols_per_channel = fr.symbols_per_channel;
-                    in.n0 = std::max(fr.n0, 1e-12f);
-                    det->detect(in, llr.data());
+                    det->detect(detector_input_of(fr), llr.data());
                     return decode_block(llr.data(), decoded.data()) && decoded == a;
                 };
                 // genie: true timing and CFO, true channel at that window
@@ -428,22 +428,11 @@ int main(int argc, char** argv)
                                           g.fft_size / 2.0) -
                                    s.cfo * (g.symbol_samples() + g.fft_size / 2.0)) /
                                   g.fft_size));
-                    if (nr >= g.nt) { // equalised symbols of the frame (MMSE), for the
-                                      // constellation plot
-                        auto made = make_detector(
-                            "mmse", { { nr, g.nt }, g.mod, {} }, backend::cpu);
-                        auto* eq = dynamic_cast<mmse_detector*>(made.get());
-                        detector_input in;
-                        in.H = fr.H.data();
-                        in.y = fr.y.data();
-                        in.channels = fr.channels;
-                        in.symbols_per_channel = fr.symbols_per_channel;
-                        in.n0 = std::max(fr.n0, 1e-12f);
-                        snap_z.resize(g.data_elements() * g.nt);
-                        std::vector<float> sinr(snap_z.size());
-                        eq->equalize(in, snap_z.data(), sinr.data());
-                        if (snap_z.size() > 4000)
-                            snap_z.resize(4000);
+                    if (evm_equaliser) { // the frame's equalised symbols (its EVM's),
+                                         // for the constellation plot
+                        snap_z.assign(z_evm.begin(),
+                                      z_evm.begin() + ptrdiff_t(std::min<size_t>(
+                                                          z_evm.size(), 4000)));
                     }
                 }
             }

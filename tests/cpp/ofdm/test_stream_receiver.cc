@@ -88,6 +88,25 @@ struct received_stream {
     std::vector<stream_frame> frames;
     std::vector<cfloat> H, y;
     uint64_t outside = 0, dropped = 0;
+
+    /// A receive() call's frames, their H and y from the front of H and y
+    /// (hn and yn items a frame).
+    void add(const std::vector<stream_frame>& got,
+             const std::vector<cfloat>& H_out,
+             const std::vector<cfloat>& y_out,
+             size_t hn,
+             size_t yn)
+    {
+        for (size_t f = 0; f < got.size(); ++f) {
+            frames.push_back(got[f]);
+            H.insert(H.end(),
+                     H_out.begin() + ptrdiff_t(f * hn),
+                     H_out.begin() + ptrdiff_t((f + 1) * hn));
+            y.insert(y.end(),
+                     y_out.begin() + ptrdiff_t(f * yn),
+                     y_out.begin() + ptrdiff_t((f + 1) * yn));
+        }
+    }
 };
 
 /// Pushes `length` samples of the stream in chunks from `chunk` (1..max) and asks
@@ -137,15 +156,7 @@ received_stream receive_cut(ofdm_stream_receiver& rx,
                         frames.size() * yn * sizeof(cfloat),
                         copy_direction::device_to_host);
         }
-        for (size_t f = 0; f < frames.size(); ++f) {
-            out.frames.push_back(frames[f]);
-            out.H.insert(out.H.end(),
-                         H.begin() + ptrdiff_t(f * hn),
-                         H.begin() + ptrdiff_t((f + 1) * hn));
-            out.y.insert(out.y.end(),
-                         y.begin() + ptrdiff_t(f * yn),
-                         y.begin() + ptrdiff_t((f + 1) * yn));
-        }
+        out.add(frames, H, y, hn, yn);
         if (rx.ended() && frames.empty() && !rx.frames_waiting() && room > 0)
             break;
     }
@@ -198,15 +209,7 @@ received_stream receive_gathered(ofdm_stream_receiver& rx,
             rx.end_stream();
         const size_t room = 1 + rng() % max_room;
         const auto frames = rx.receive(room, H.data(), y.data(), false);
-        for (size_t f = 0; f < frames.size(); ++f) {
-            out.frames.push_back(frames[f]);
-            out.H.insert(out.H.end(),
-                         H.begin() + ptrdiff_t(f * hn),
-                         H.begin() + ptrdiff_t((f + 1) * hn));
-            out.y.insert(out.y.end(),
-                         y.begin() + ptrdiff_t(f * yn),
-                         y.begin() + ptrdiff_t((f + 1) * yn));
-        }
+        out.add(frames, H, y, hn, yn);
         if (rx.ended() && frames.empty() && !rx.frames_waiting())
             break;
     }

@@ -32,6 +32,68 @@ struct kbest_warp_layout {
 
 constexpr int k_kbest_max_warps = 4;
 
+/// A warp's start on problem p, in both K-best kernels: false (the fault
+/// reported, the problem erased) where its a-priori LLRs are not finite; else
+/// its item is in shared memory at w, the list's and the pruned paths' symbol
+/// minima (dmin, pmin: NT * M float bits each) are +inf, and with priors each
+/// stream's symbols' a-priori costs are at cost. The caller syncs the warp.
+template <int NT>
+__device__ bool kbest_warp_begin(const sphere_item<NT>* items,
+                                 size_t p,
+                                 const float* prior,
+                                 const pam_table& pam,
+                                 float n0,
+                                 int item_words,
+                                 unsigned int* w,
+                                 int* dmin,
+                                 int* pmin,
+                                 float* cost,
+                                 fault_sink faults,
+                                 int lane)
+{
+    const int M = pam.order(), Q = pam.bits_per_symbol();
+    if (prior && !priors_finite(prior, NT * Q)) {
+        if (lane == 0)
+            faults.report(p, problem_fault::non_finite);
+        return false;
+    }
+    const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
+    for (int i = lane; i < item_words; i += 32)
+        w[i] = src[i];
+    for (int i = lane; i < NT * M; i += 32) {
+        dmin[i] = __float_as_int(k_infinity);
+        pmin[i] = __float_as_int(k_infinity);
+    }
+    if (prior)
+        for (int i = lane; i < NT * M; i += 32)
+            cost[i] = symbol_prior_cost(prior + (i / M) * Q, pam, i % M, n0);
+    return true;
+}
+
+/// The problem's LLRs (out: its NT * Q), a lane per bit, from the symbol minima
+/// (kbest_llr); extrinsic where prior is given.
+template <int NT>
+__device__ void kbest_warp_llrs(const int* dmin,
+                                const int* pmin,
+                                float best,
+                                const pam_table& pam,
+                                float n0,
+                                float clip,
+                                float missing,
+                                const float* prior,
+                                float* out,
+                                int lane)
+{
+    const int M = pam.order(), Q = pam.bits_per_symbol();
+    for (int b = lane; b < NT * Q; b += 32) {
+        const int t = b / Q, k = b - t * Q;
+        const float* d = reinterpret_cast<const float*>(dmin) + t * M;
+        const float* q = reinterpret_cast<const float*>(pmin) + t * M;
+        out[b] = prior ? kbest_llr<true>(d, q, best, pam, k, n0, clip, missing, prior[b])
+                       : kbest_llr<false>(d, q, best, pam, k, n0, clip, missing, 0.0f);
+    }
+}
+
 /// K-best with a warp per problem, the same steps as kbest_search (the CPU's):
 /// the lanes share out the children (kbest_child), a bitonic sort by
 /// (distance, index) gives the K best in the order the CPU's heap gives them,
@@ -73,24 +135,11 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     int* pmin = dmin + l.table;
     float* cost = reinterpret_cast<float*>(pmin + l.table); // l.costs words (priors)
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
-    if (prior && !priors_finite(prior, NT * Q)) { // the whole warp leaves: erased
-        if (lane == 0)
-            faults.report(p, problem_fault::non_finite);
-        return;
-    }
-
-    const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
-    for (int i = lane; i < l.item; i += 32)
-        w[i] = src[i];
-    for (int i = lane; i < l.table; i += 32) {
-        dmin[i] = __float_as_int(k_infinity);
-        pmin[i] = __float_as_int(k_infinity);
-    }
+    if (!kbest_warp_begin<NT>(
+            items, p, prior, pam, n0, l.item, w, dmin, pmin, cost, faults, lane))
+        return; // the whole warp leaves: erased
     if (lane == 0)
         ped[0] = 0.0f;
-    if (prior)
-        for (int i = lane; i < NT * M; i += 32)
-            cost[i] = symbol_prior_cost(prior + (i / M) * Q, pam, i % M, n0);
     __syncwarp();
     const float* E = item->E;
     const int* perm = item->perm;
@@ -171,14 +220,8 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                       d);
     }
     __syncwarp();
-    const float best = ped[0];
-    for (int b = lane; b < NT * Q; b += 32) {
-        const float* d = reinterpret_cast<const float*>(dmin) + (b / Q) * M;
-        const float* q = reinterpret_cast<const float*>(pmin) + (b / Q) * M;
-        llr[p * NT * Q + b] =
-            prior ? kbest_llr<true>(d, q, best, pam, b % Q, n0, clip, missing, prior[b])
-                  : kbest_llr<false>(d, q, best, pam, b % Q, n0, clip, missing, 0.0f);
-    }
+    kbest_warp_llrs<NT>(
+        dmin, pmin, ped[0], pam, n0, clip, missing, prior, llr + p * NT * Q, lane);
 }
 
 /// The selection kernel's words of shared memory per warp: the item, two path
@@ -286,21 +329,9 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
     unsigned int* parked_key = reinterpret_cast<unsigned int*>(cost) + l.costs;
     int* parked_id = reinterpret_cast<int*>(parked_key + 32 * (P - 1));
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
-    if (prior && !priors_finite(prior, NT * Q)) {
-        if (lane == 0)
-            faults.report(p, problem_fault::non_finite);
-        return;
-    }
-    const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
-    for (int i = lane; i < l.item; i += 32)
-        w[i] = src[i];
-    for (int i = lane; i < l.table; i += 32) {
-        dmin[i] = __float_as_int(k_infinity);
-        pmin[i] = __float_as_int(k_infinity);
-    }
-    if (Priors)
-        for (int i = lane; i < NT * M; i += 32)
-            cost[i] = symbol_prior_cost(prior + (i >> mbits) * Q, pam, i & (M - 1), n0);
+    if (!kbest_warp_begin<NT>(
+            items, p, prior, pam, n0, l.item, w, dmin, pmin, cost, faults, lane))
+        return; // the whole warp leaves: erased
     __syncwarp();
     const float* E = item->E;
     const int* perm = item->perm;
@@ -449,14 +480,8 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
                       int(kept_key));
     __syncwarp();
     const float best = __shfl_sync(all, path_ped, 0);
-    for (int b = lane; b < NT * Q; b += 32) {
-        const int t = b / Q, k = b - t * Q;
-        const float* d = reinterpret_cast<const float*>(dmin) + (t << mbits);
-        const float* q = reinterpret_cast<const float*>(pmin) + (t << mbits);
-        llr[p * NT * Q + b] =
-            prior ? kbest_llr<true>(d, q, best, pam, k, n0, clip, missing, prior[b])
-                  : kbest_llr<false>(d, q, best, pam, k, n0, clip, missing, 0.0f);
-    }
+    kbest_warp_llrs<NT>(
+        dmin, pmin, best, pam, n0, clip, missing, prior, llr + p * NT * Q, lane);
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine
