@@ -37,8 +37,9 @@ struct point {
     int frames = 0, lost_sync = 0, errors_estimated = 0, errors_perfect = 0;
     double mse_pilots = 0, mse_theory = 0, mse_interpolated = 0,
            mse_interpolated_theory = 0, n0_estimate = 0, n0 = 0;
-    /// EVM per stream, estimated and perfect channels: the mean of the frames'
-    /// squared EVM until finish_evm(), then its square root (RMS over frames).
+    /// EVM per stream, estimated and perfect channels: the sum of the frames'
+    /// squared EVM until finish_evm(), then the RMS over those frames (frames
+    /// that lost sync have no estimated-channel EVM).
     std::vector<double> evm_estimated, evm_perfect;
     int evm_frames_estimated = 0, evm_frames_perfect = 0;
 };
@@ -55,11 +56,13 @@ detector_input detector_input_of(const front_end_frame& fr)
     return in;
 }
 
-/// Adds a frame's per-stream EVM (finite streams only) to a point's sums.
+/// Adds a frame's per-stream squared EVM to a point's sums; a frame with a
+/// stream of nothing measured (every symbol erased) is left out.
 void add_evm(std::vector<double>& sums, int& frames, const evm_measurement& m)
 {
-    if (!std::isfinite(m.overall))
-        return; // nothing measured (every symbol erased)
+    for (double v : m.per_stream)
+        if (!std::isfinite(v))
+            return;
     if (sums.empty())
         sums.assign(m.per_stream.size(), 0.0);
     for (size_t u = 0; u < sums.size(); ++u)
@@ -67,13 +70,15 @@ void add_evm(std::vector<double>& sums, int& frames, const evm_measurement& m)
     ++frames;
 }
 
-void finish_evm(std::vector<double>& sums, int frames)
+void finish_evm(std::vector<double>& sums, int frames, int nt)
 {
+    if (sums.empty()) // no frame measured: NaN for each stream
+        sums.assign(size_t(nt), 0.0);
     for (double& v : sums)
         v = frames > 0 ? std::sqrt(v / frames) : NAN;
 }
 
-/// The mean of a point's per-stream EVM values, in percent (NaN: none).
+/// The RMS over streams of a point's per-stream EVM values, in percent (NaN: none).
 double evm_percent(const std::vector<double>& per_stream)
 {
     if (per_stream.empty())
@@ -289,16 +294,23 @@ int main(int argc, char** argv)
             "EVM est%",
             "EVM perf%");
         // The EVM's equaliser: MMSE, unbiased symbols (needs nr >= nt), and the
-        // symbols each frame sends, in the detector's order [p * nt + u].
+        // symbols each frame sends, in the detector's order [p * nt + u]. Bad
+        // problems are erased (as the detector's), and their symbols left out of
+        // the EVM (a SINR of 0 marks them).
         const constellation con(g.mod);
         std::unique_ptr<detector> evm_owner =
             nr >= g.nt ? make_detector("mmse", { { nr, g.nt }, g.mod, {} }, backend::cpu)
                        : nullptr;
         auto* evm_equaliser = dynamic_cast<mmse_detector*>(evm_owner.get());
+        if (evm_equaliser)
+            evm_equaliser->set_bad_problem_policy(bad_problem_policy::erase);
         std::vector<cfloat> sent(g.data_elements() * size_t(g.nt)), z_evm(sent.size());
         std::vector<float> sinr_evm(sent.size());
         const auto frame_evm = [&](const front_end_frame& fr) {
             evm_equaliser->equalize(detector_input_of(fr), z_evm.data(), sinr_evm.data());
+            for (size_t k = 0; k < z_evm.size(); ++k)
+                if (!(sinr_evm[k] > 0.0f))
+                    z_evm[k] = cfloat(NAN, NAN);
             return measure_evm(z_evm.data(), sent.data(), g.data_elements(), g.nt, con);
         };
         std::vector<point> pts;
@@ -336,7 +348,7 @@ int main(int argc, char** argv)
                 for (auto& v : a)
                     v = uint8_t(rng() & 1);
                 encode(a.data(), coded.data());
-                con.map(coded.data(), sent.data(), sent.size());
+                tx.map(coded.data(), sent.data());
                 tx.modulate(coded.data(), samples.data());
                 ch.run(samples.data(), size_t(g.frame_samples()), received.data());
                 ++p.frames;
@@ -436,8 +448,8 @@ int main(int argc, char** argv)
                     }
                 }
             }
-            finish_evm(p.evm_estimated, p.evm_frames_estimated);
-            finish_evm(p.evm_perfect, p.evm_frames_perfect);
+            finish_evm(p.evm_estimated, p.evm_frames_estimated, g.nt);
+            finish_evm(p.evm_perfect, p.evm_frames_perfect, g.nt);
             if (measured) {
                 p.mse_pilots /= measured;
                 p.mse_interpolated /= measured;
@@ -504,6 +516,8 @@ int main(int argc, char** argv)
                 j.value("n0_estimate", p.n0_estimate).value("n0", p.n0);
                 j.value("evm_estimated_percent", evm_percent(p.evm_estimated))
                     .value("evm_perfect_percent", evm_percent(p.evm_perfect));
+                j.value("evm_frames_estimated", p.evm_frames_estimated)
+                    .value("evm_frames_perfect", p.evm_frames_perfect);
                 for (const auto& [key, values] :
                      { std::pair{ "evm_estimated_per_stream", &p.evm_estimated },
                        std::pair{ "evm_perfect_per_stream", &p.evm_perfect } }) {

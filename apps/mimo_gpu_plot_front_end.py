@@ -81,7 +81,7 @@ def main():
     a.legend(fontsize=7)
 
     a = ax[1][1]
-    z = r["snapshot_equalised"]
+    z = [v for v in r["snapshot_equalised"] if v[0] is not None and v[1] is not None]
     if z:
         a.plot([v[0] for v in z], [v[1] for v in z], ".", ms=1.5)
     a.set_aspect("equal")
@@ -90,22 +90,27 @@ def main():
 
     if has_evm:
         a = ax[0][2]
+        def value(v, scale=1.0):
+            return float("nan") if v is None else scale * v
+
         for key, style, label in (("evm_estimated_percent", "o-", "estimated channel"),
                                   ("evm_perfect_percent", "s--", "perfect channel")):
-            a.semilogy(snr, [p[key] for p in pts], style, label=label)
+            a.semilogy(snr, [value(p[key]) for p in pts], style, label=label)
         a.set_xlabel("SNR (dB)")
         a.set_ylabel("EVM (%), RMS over streams and frames")
         a.set_title("EVM of the MMSE-equalised symbols (against the symbols sent)", fontsize=9)
         a.grid(True, which="both", alpha=0.3)
         a.legend(fontsize=8)
         a = ax[1][2]
-        streams = len(pts[0].get("evm_estimated_per_stream", []))
-        for u in range(streams):
-            line = a.semilogy(snr, [100 * p["evm_estimated_per_stream"][u] for p in pts], "-",
+        def stream(p, key, u):
+            values = p.get(key, [])
+            return value(values[u], 100.0) if u < len(values) else float("nan")
+
+        for u in range(r["nt"]):
+            line = a.semilogy(snr, [stream(p, "evm_estimated_per_stream", u) for p in pts], "-",
                               label=f"stream {u} estimated")
-            if len(pts[0].get("evm_perfect_per_stream", [])) == streams:
-                a.semilogy(snr, [100 * p["evm_perfect_per_stream"][u] for p in pts], "--",
-                           color=line[0].get_color())
+            a.semilogy(snr, [stream(p, "evm_perfect_per_stream", u) for p in pts], "--",
+                       color=line[0].get_color())
         a.set_xlabel("SNR (dB)")
         a.set_ylabel("EVM (%) (dashed: perfect channel)")
         a.set_title("EVM per stream", fontsize=9)

@@ -100,10 +100,24 @@ TEST(evm, non_finite_symbols_are_left_out_and_counted)
     const evm_measurement got = measure_evm(z.data(), x.data(), 500, 2, c);
     EXPECT_EQ(got.left_out, 2u);
     EXPECT_EQ(got.measured, 998u);
-    EXPECT_TRUE(std::isfinite(got.overall));
+    // The definition over the symbols kept: neither their error nor their power.
+    for (int u = 0; u < 2; ++u) {
+        double error = 0, power = 0;
+        for (size_t p = 0; p < 500; ++p) {
+            const size_t k = p * 2 + size_t(u);
+            if (!std::isfinite(z[k].real()) || !std::isfinite(z[k].imag()))
+                continue;
+            error += std::norm(std::complex<double>(z[k]) - std::complex<double>(x[k]));
+            power += std::norm(std::complex<double>(x[k]));
+        }
+        const double want = std::sqrt(error / power);
+        EXPECT_NEAR(got.per_stream[size_t(u)], want, 1e-12 * want) << "stream " << u;
+    }
     EXPECT_NEAR(got.overall, clean.overall, 0.05 * clean.overall);
     const evm_measurement blind = measure_evm(z.data(), nullptr, 500, 2, c);
     EXPECT_EQ(blind.left_out, 2u);
+    EXPECT_EQ(blind.measured, 998u);
+    EXPECT_TRUE(std::isfinite(blind.per_stream[0]) && std::isfinite(blind.per_stream[1]));
 }
 
 TEST(evm, bad_calls_are_clear_errors_and_nothing_measured_is_nan)
