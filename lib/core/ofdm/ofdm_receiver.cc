@@ -131,6 +131,7 @@ ofdm_receiver::receive_device(const cfloat* d_rx,
 #endif
     (void)d_rx;
     (void)samples;
+    (void)syncs;
     (void)stream;
     throw std::logic_error(
         "mimo_gpu: ofdm_receiver: receive_device needs the CUDA backend");
