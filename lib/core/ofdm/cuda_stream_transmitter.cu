@@ -198,15 +198,16 @@ public:
         const size_t S = m_dims.frame_samples, B = m_dims.frame_bits;
         // Outputs in device memory are written in place; host ones from a staging
         // area, copied after each pass.
-        std::vector<bool> on_device(static_cast<size_t>(nt));
-        for (int t = 0; t < nt; ++t)
-            on_device[size_t(t)] =
-                memory_kind_of(antennas[t]) == ::mimo_gpu::memory_kind::device;
+        bool on_device[k_max_antennas] = {};
+        bool any_host = false;
+        for (int t = 0; t < nt; ++t) {
+            on_device[t] = memory_kind_of(antennas[t]) == ::mimo_gpu::memory_kind::device;
+            any_host = any_host || !on_device[t];
+        }
         const bool bits_on_device =
             memory_kind_of(bits) == ::mimo_gpu::memory_kind::device;
         // Sized once for a whole pass: no reallocation while a pass's copies run.
         float2* bins = m_bins.reserve(m_pass_frames * m_frame_values);
-        const bool any_host = std::count(on_device.begin(), on_device.end(), false) > 0;
         float2* staging =
             any_host ? m_staging.reserve(m_pass_frames * S * size_t(nt)) : nullptr;
         MIMO_CUDA_CHECK(cudaMemsetAsync(m_bad_device.data(), 0xFF, sizeof(unsigned), st));
@@ -238,7 +239,7 @@ public:
             }
             tx_outputs out;
             for (int t = 0; t < nt; ++t)
-                out.antenna[t] = on_device[size_t(t)]
+                out.antenna[t] = on_device[t]
                                      ? reinterpret_cast<float2*>(antennas[t] + first * S)
                                      : staging + size_t(t) * m_pass_frames * S;
             cyclic_prefix_kernel<<<blocks_for(size_t(nt) * count * S),
@@ -250,7 +251,7 @@ public:
             // the stream: the next one's kernels write staging and bins after
             // these copies have read them.
             for (int t = 0; t < nt; ++t)
-                if (!on_device[size_t(t)])
+                if (!on_device[t])
                     MIMO_CUDA_CHECK(cudaMemcpyAsync(antennas[t] + first * S,
                                                     out.antenna[t],
                                                     count * S * sizeof(cfloat),

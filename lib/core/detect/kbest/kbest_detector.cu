@@ -512,115 +512,57 @@ protected:
                 cudaStream_t stream) override
     {
         const size_t batch = in.problems();
-        const float n0 = in.n0;
-        const kbest_warp_layout l =
-            kbest_warp_layout::of(m_config.shape.nt,
-                                  m_config.K,
-                                  m_pam.order(),
-                                  sphere_item_bytes(m_config.shape.nt),
-                                  in.priors != nullptr);
-        check_fits(l, " and the a-priori costs"); // before any launch: nothing to undo
-        void* d_items = m_items.reserve(batch * sphere_item_bytes(m_config.shape.nt));
+        const int nt = m_config.shape.nt, M = m_pam.order();
+        const bool priors = in.priors != nullptr;
+        const bool selects = kbest_selects(m_config.K, M);
+        const int per_lane = selects ? kbest_children_per_lane(m_config.K, M) : 0;
+        const kbest_select_layout ls = kbest_select_layout::of(
+            nt, m_config.K, M, per_lane, sphere_item_bytes(nt), priors);
+        const kbest_warp_layout lw =
+            kbest_warp_layout::of(nt, m_config.K, M, sphere_item_bytes(nt), priors);
+        if (!selects) // before any launch: nothing to undo
+            check_fits(lw, " and the a-priori costs");
+        void* d_items = m_items.reserve(batch * sphere_item_bytes(nt));
         launch_sphere_prepare(
             m_config.shape, 0, in.H, in.y, batch, d_items, sink, stream);
-        if (kbest_selects(m_config.K, m_pam.order())) {
-            launch_select(d_items, batch, n0, clip, in.priors, d_llr, sink, stream);
-            return;
-        }
-        const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
-        const int warps =
-            by_memory < 1
-                ? 1
-                : (by_memory < k_kbest_max_warps ? by_memory : k_kbest_max_warps);
-        const size_t shared = size_t(warps) * l.words * 4;
-        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
+        dispatch_nt(nt, [&](auto nt_c) {
             constexpr int NT = decltype(nt_c)::value;
             if constexpr (NT <= k_sphere_max_streams) {
-                const auto run = [&](auto kernel) {
-                    if (shared > 48 * 1024)
-                        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-                            kernel,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            int(shared)));
-                    kernel<<<unsigned((batch + warps - 1) / warps),
-                             32 * warps,
-                             shared,
-                             stream>>>(static_cast<const sphere_item<NT>*>(d_items),
-                                       batch,
-                                       m_pam,
-                                       m_config.K,
-                                       l,
-                                       n0,
-                                       clip,
-                                       m_config.missing_llr,
-                                       in.priors,
-                                       d_llr,
-                                       sink);
+                const auto* items = static_cast<const sphere_item<NT>*>(d_items);
+                // Both kernels take the same arguments but their layout.
+                const auto run = [&](auto kernel, auto layout, int words, int max_warps) {
+                    launch_warps(kernel,
+                                 batch,
+                                 words,
+                                 max_warps,
+                                 stream,
+                                 items,
+                                 batch,
+                                 m_pam,
+                                 m_config.K,
+                                 layout,
+                                 in.n0,
+                                 clip,
+                                 m_config.missing_llr,
+                                 in.priors,
+                                 d_llr,
+                                 sink);
                 };
-                if (in.priors)
-                    run(kbest_warp_kernel<NT, true>);
-                else
-                    run(kbest_warp_kernel<NT, false>);
-            }
-        });
-        MIMO_CUDA_CHECK_LAUNCH("kbest_warp_kernel");
-    }
-
-private:
-    /// kbest_select_kernel, with the children per lane the list needs.
-    void launch_select(const void* d_items,
-                       size_t batch,
-                       float n0,
-                       float clip,
-                       const float* priors,
-                       float* d_llr,
-                       fault_sink sink,
-                       cudaStream_t stream) const
-    {
-        const int per_lane = kbest_children_per_lane(m_config.K, m_pam.order());
-        const kbest_select_layout l =
-            kbest_select_layout::of(m_config.shape.nt,
-                                    m_config.K,
-                                    m_pam.order(),
-                                    per_lane,
-                                    sphere_item_bytes(m_config.shape.nt),
-                                    priors != nullptr);
-        // As many warps as 48 KB of shared memory holds (8 for 4x4 16-QAM K = 16;
-        // 2 for the largest layout, 4x4 256-QAM with priors, about 16 KB).
-        const int by_memory = int((48 * 1024) / (size_t(l.words) * 4));
-        const int warps = by_memory < 1                      ? 1
-                          : by_memory < k_kbest_select_warps ? by_memory
-                                                             : k_kbest_select_warps;
-        const size_t shared = size_t(warps) * l.words * 4;
-        const unsigned blocks = unsigned((batch + warps - 1) / warps);
-        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
-            constexpr int NT = decltype(nt_c)::value;
-            if constexpr (NT <= k_sphere_max_streams) {
-                const auto run = [&](auto kernel) {
-                    if (shared > 48 * 1024)
-                        MIMO_CUDA_CHECK(cudaFuncSetAttribute(
-                            kernel,
-                            cudaFuncAttributeMaxDynamicSharedMemorySize,
-                            int(shared)));
-                    kernel<<<blocks, 32 * warps, shared, stream>>>(
-                        static_cast<const sphere_item<NT>*>(d_items),
-                        batch,
-                        m_pam,
-                        m_config.K,
-                        l,
-                        n0,
-                        clip,
-                        m_config.missing_llr,
-                        priors,
-                        d_llr,
-                        sink);
-                };
+                if (!selects) {
+                    run(priors ? kbest_warp_kernel<NT, true>
+                               : kbest_warp_kernel<NT, false>,
+                        lw,
+                        lw.words,
+                        k_kbest_max_warps);
+                    return;
+                }
                 const auto with = [&](auto per_lane_c) {
                     constexpr int P = decltype(per_lane_c)::value;
-                    if (priors)
-                        run(kbest_select_kernel<NT, true, P>);
-                    else
-                        run(kbest_select_kernel<NT, false, P>);
+                    run(priors ? kbest_select_kernel<NT, true, P>
+                               : kbest_select_kernel<NT, false, P>,
+                        ls,
+                        ls.words,
+                        k_kbest_select_warps);
                 };
                 switch (per_lane) {
                 case 2:
@@ -640,7 +582,30 @@ private:
                 }
             }
         });
-        MIMO_CUDA_CHECK_LAUNCH("kbest_select_kernel");
+        MIMO_CUDA_CHECK_LAUNCH("kbest search kernel");
+    }
+
+private:
+    /// A warp per problem: as many warps a block (up to max_warps) as 48 KB of
+    /// shared memory holds at `words` a warp (4x4 16-QAM K = 16: 8 warps of the
+    /// selection kernel); a warp that needs more raises the kernel's limit.
+    template <typename Kernel, typename... Args>
+    static void launch_warps(Kernel kernel,
+                             size_t batch,
+                             int words,
+                             int max_warps,
+                             cudaStream_t stream,
+                             Args... args)
+    {
+        const int by_memory = int((48 * 1024) / (size_t(words) * 4));
+        const int warps =
+            by_memory < 1 ? 1 : (by_memory < max_warps ? by_memory : max_warps);
+        const size_t shared = size_t(warps) * size_t(words) * 4;
+        if (shared > 48 * 1024)
+            MIMO_CUDA_CHECK(cudaFuncSetAttribute(
+                kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+        kernel<<<unsigned((batch + warps - 1) / warps), 32 * warps, shared, stream>>>(
+            args...);
     }
 
     /// A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
