@@ -165,6 +165,10 @@ int main(int argc, char** argv)
                    "lmmse or linear (along each antenna's pilot comb)",
                    "lmmse");
     cli.add_option("lmmse-window", "N", "comb pilots per LMMSE estimate (2..16)", "8");
+    cli.add_option("lmmse-delay-spread",
+                   "SAMPLES",
+                   "the LMMSE model's delay spread (-1: estimated per frame)",
+                   "-1");
     cli.add_option("detector", "SPEC", "detector (registry name and parameters)", "mmse");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
     cli.add_option("code",
@@ -202,6 +206,7 @@ int main(int argc, char** argv)
         if (freq != "lmmse" && freq != "linear")
             throw usage_error("--frequency must be lmmse or linear, got '" + freq + "'");
         rc.lmmse_window = int(cli.integer("lmmse-window", 2, 16));
+        rc.lmmse_delay_spread = cli.real("lmmse-delay-spread");
         rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse
                                        : frequency_interpolation::linear;
         ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });

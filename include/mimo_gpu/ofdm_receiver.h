@@ -27,8 +27,9 @@ enum class time_interpolation {
 enum class frequency_interpolation {
     linear, ///< between the two comb pilots around a subcarrier
     /// LMMSE over the `lmmse_window` nearest comb pilots, for delays spread
-    /// uniformly over `lmmse_delay_spread` samples around the channel's mean
-    /// delay, at the SNR the pilots show (less noise than linear, see docs)
+    /// uniformly over `lmmse_delay_spread` samples (around the channel's mean
+    /// delay; estimated: over the span the pilots show), at the SNR the pilots
+    /// show (less noise than linear, see docs)
     lmmse
 };
 
@@ -37,8 +38,9 @@ struct ofdm_receiver_config {
     time_interpolation interpolation = time_interpolation::hold;
     frequency_interpolation frequency = frequency_interpolation::lmmse;
     int lmmse_window = 8; ///< comb pilots per LMMSE estimate (2..16)
-    /// samples; -1: estimated per frame from the correlation of comb neighbours
-    /// (between half a sample and twice the cyclic prefix)
+    /// samples; -1: estimated per frame, the span of delays the pilots' delay
+    /// profile shows above the noise (between half a sample and twice the
+    /// cyclic prefix; lib/core/ofdm/delay_profile.h)
     double lmmse_delay_spread = -1;
     /// Schmidl-Cox metric |P|^2 / R^2 (0..1) a preamble must exceed.
     float sync_threshold = 0.15f; // noise or data alone: about 1 / (N nr / 2)
@@ -60,8 +62,9 @@ struct sync_result {
 struct front_end_frame {
     sync_result sync;
     float n0 = 0; ///< noise variance per resource element, from the pilots
-    float delay_spread =
-        0; ///< the LMMSE model's delay spread in samples (estimated or fixed)
+    /// the LMMSE model's delay spread in samples (estimated or fixed; 0 with
+    /// linear interpolation in frequency)
+    float delay_spread = 0;
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)

@@ -42,28 +42,6 @@ MIMO_HD float sinc_pi(float x)
                             : sinf(3.14159265358979f * x) / (3.14159265358979f * x);
 }
 
-/// The delay spread (samples, of an N-point FFT) of a channel whose delays are
-/// uniform around its mean, from the correlation rho (0..1) of estimates `gap`
-/// subcarriers apart: rho = sinc(gap spread / N). Clamped to [min, max].
-MIMO_HD float
-delay_spread_from_correlation(float rho, int gap, int N, float min, float max)
-{
-    if (!(rho < 1.0f))
-        return min;
-    if (!(rho > 0.0f))
-        return max;
-    float lo = 0.0f, hi = 1.0f; // sinc falls from 1 to 0 on [0, 1]
-    for (int k = 0; k < 30; ++k) {
-        const float mid = 0.5f * (lo + hi);
-        if (sinc_pi(mid) > rho)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    const float spread = 0.5f * (lo + hi) * float(N) / float(gap);
-    return spread < min ? min : (spread > max ? max : spread);
-}
-
 /// The `window` pilots of antenna t's comb nearest subcarrier c (fewer if the
 /// comb is shorter), ascending; returns their count. Fixed > 0: the window is
 /// Fixed pilots and the comb at least as long (loops of compile-time length,

@@ -5,6 +5,7 @@
 #include "cuda_front_end.h"
 
 #include "comb_interpolation.h"
+#include "delay_profile.h"
 
 #include "../runtime/cuda_buffers.h"
 
@@ -192,8 +193,7 @@ flat_at(const float2* ls, const int* offsets, float slope, int e, int nr)
 
 /// Grid (frame * slot, chunk): the slope taken out of the chunk's LS estimates
 /// (into flat; the measured ones stay), and its sums for the frame's
-/// statistics: second differences (noise), power, comb-neighbour correlation
-/// (delay spread).
+/// statistics: second differences (noise) and power.
 __global__ void __launch_bounds__(k_pilot_threads)
     pilot_sums_kernel(const float2* ls_all,
                       const float2* turn_all,
@@ -210,60 +210,52 @@ __global__ void __launch_bounds__(k_pilot_threads)
     float2* flat = flat_out + size_t(fj) * U * nr;
     const float slope = pilot_slope(turn_all + size_t(fj) * chunks, chunks, nt);
     const int lo = blockIdx.y * k_pilot_chunk, hi = min(lo + k_pilot_chunk, U * nr);
-    float2 power = make_float2(0, 0);
-    float2 noise_corr =
-        make_float2(0, 0); // x: second differences, y: neighbour correlation
+    float2 noise_power = make_float2(0, 0); // x: second differences, y: power
     for (int e = lo + threadIdx.x; e < hi; e += blockDim.x) {
         const int i = e / nr;
         const float2 a = flat_at(ls, offsets, slope, e, nr);
         flat[e] = a;
-        power.x += a.x * a.x + a.y * a.y;
-        if (i + nt < U) {
+        noise_power.y += a.x * a.x + a.y * a.y;
+        if (i + 2 * nt < U &&
+            offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
             const float2 b = flat_at(ls, offsets, slope, e + nt * nr, nr);
-            if (i + 2 * nt < U &&
-                offsets[i + nt] - offsets[i] == offsets[i + 2 * nt] - offsets[i + nt]) {
-                const float2 c = flat_at(ls, offsets, slope, e + 2 * nt * nr, nr);
-                const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
-                noise_corr.x += ex * ex + ey * ey;
-            }
-            if (offsets[i + nt] - offsets[i] == nt)
-                noise_corr.y += a.x * b.x + a.y * b.y;
+            const float2 c = flat_at(ls, offsets, slope, e + 2 * nt * nr, nr);
+            const float ex = a.x - 2 * b.x + c.x, ey = a.y - 2 * b.y + c.y;
+            noise_power.x += ex * ex + ey * ey;
         }
     }
-    noise_corr = block_sum<k_pilot_threads>(noise_corr, partial);
-    power = block_sum<k_pilot_threads>(power, partial);
+    noise_power = block_sum<k_pilot_threads>(noise_power, partial);
     if (threadIdx.x == 0) {
         if (blockIdx.y == 0)
             slope_out[fj] = slope;
-        float* out = sums + (size_t(fj) * chunks + blockIdx.y) * 3;
-        out[0] = noise_corr.x;
-        out[1] = power.x;
-        out[2] = noise_corr.y;
+        float* out = sums + (size_t(fj) * chunks + blockIdx.y) * 2;
+        out[0] = noise_power.x;
+        out[1] = noise_power.y;
     }
 }
 
 /// A thread per frame: N0, the LS noise relative to the channel power, and the
-/// LMMSE model's delay spread (fixed, or from the comb-neighbour correlation).
+/// LMMSE model's delay spread where it is fixed (delay_support_kernel
+/// estimates it otherwise).
 __global__ void frame_stats_kernel(const float* sums,
                                    dims d,
                                    size_t frames,
                                    float noise_terms,
-                                   float neighbour_terms,
                                    float fixed_spread_over_n,
                                    float* n0,
                                    float* relative_noise,
                                    float* spread_over_n,
-                                   float* spread)
+                                   float* spread,
+                                   float* centre_turn)
 {
     const size_t f = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (f >= frames)
         return;
-    float noise = 0, power = 0, corr = 0;
+    float noise = 0, power = 0;
     const size_t parts = size_t(d.slots) * pilot_chunks(d); // (slot, chunk) in order
     for (size_t p = 0; p < parts; ++p) {
-        noise += sums[(f * parts + p) * 3 + 0];
-        power += sums[(f * parts + p) * 3 + 1];
-        corr += sums[(f * parts + p) * 3 + 2];
+        noise += sums[(f * parts + p) * 2 + 0];
+        power += sums[(f * parts + p) * 2 + 1];
     }
     const float N0 = noise_terms > 0 ? noise / noise_terms * float(d.nt) / 6.0f : 0.0f;
     n0[f] = N0;
@@ -273,16 +265,125 @@ __global__ void frame_stats_kernel(const float* sums,
     const float channel_power =
         pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
     relative_noise[f] = ls_noise / channel_power;
-    float s = fixed_spread_over_n;
-    if (s < 0) {
-        const float rho =
-            neighbour_terms > 0 ? corr / neighbour_terms / channel_power : 0.0f;
-        s = delay_spread_from_correlation(
-                rho, d.nt, d.N, 0.5f, 2.0f * float(d.SS - d.N)) /
-            float(d.N);
+    spread_over_n[f] = fixed_spread_over_n;
+    spread[f] = fixed_spread_over_n * float(d.N);
+    centre_turn[f] = 0;
+}
+
+/// A thread per (frame, slot, antenna t, antenna r, point m): the Hann-windowed
+/// comb of flat LS estimates, zero-padded to A points (delay_profile.h).
+__global__ void
+delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, float2* out)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= frames * d.slots * d.nt * d.nr * size_t(A))
+        return;
+    const int m = int(e % A);
+    const size_t profile = e / A; // (fj, t, r)
+    const int r = int(profile % d.nr), t = int(profile / d.nr % d.nt);
+    const size_t fj = profile / (size_t(d.nr) * d.nt);
+    const int M = (d.U - t + d.nt - 1) / d.nt;
+    float2 v = make_float2(0, 0);
+    if (m < M) {
+        const float w = delay_profile_window(m, M);
+        const float2 x = flat[(fj * d.U + t + size_t(d.nt) * m) * d.nr + r];
+        v = make_float2(x.x * w, x.y * w);
     }
-    spread_over_n[f] = s;
-    spread[f] = s * float(d.N);
+    out[e] = v;
+}
+
+/// A block per frame: the delay-power profile (the transformed combs' powers
+/// summed over slots and antenna pairs), its peak and the span above the
+/// floor by block reductions (delay_profile.h's find_delay_support), then the
+/// model's spread and the turn that centres it (radians per subcarrier).
+__global__ void __launch_bounds__(k_threads) delay_support_kernel(const float2* X,
+                                                                  dims d,
+                                                                  int A,
+                                                                  float window_energy,
+                                                                  float max_delay,
+                                                                  const float* n0,
+                                                                  float* spread_over_n,
+                                                                  float* spread,
+                                                                  float* centre_turn)
+{
+    __shared__ float peak_part[k_threads / 32];
+    __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
+    constexpr int k_per_thread = 8; // bins a thread holds
+    static_assert(k_per_thread * k_threads >= 2 * k_delay_support_max_reach + 1,
+                  "the block holds every bin searched");
+    const int f = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int profiles = d.slots * d.nt * d.nr;
+    const float2* Xf = X + size_t(f) * profiles * A;
+    const float per_bin = float(d.N) / float(d.nt * A);
+    const int reach = delay_support_reach(A, per_bin, max_delay);
+    float power[k_per_thread];
+    float peak = 0;
+    for (int u = 0; u < k_per_thread; ++u) {
+        const int k = -reach + int(threadIdx.x) + u * k_threads;
+        power[u] = 0;
+        if (k > reach)
+            continue;
+        const int b = k < 0 ? k + A : k;
+        for (int q = 0; q < profiles; ++q) {
+            const float2 x = Xf[size_t(q) * A + b];
+            power[u] += x.x * x.x + x.y * x.y;
+        }
+        peak = fmaxf(peak, power[u]);
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        peak = fmaxf(peak, __shfl_xor_sync(0xffffffffu, peak, o));
+    if (lane == 0)
+        peak_part[warp] = peak;
+    __syncthreads();
+    for (int w = 0; w < k_threads / 32; ++w)
+        peak = fmaxf(peak, peak_part[w]);
+    const float floor = delay_support_floor(
+        peak, n0[f] / float(d.nt) * window_energy, delay_support_threshold(profiles));
+    int lo = reach + 1, hi = -reach - 1;
+    for (int u = 0; u < k_per_thread; ++u) {
+        const int k = -reach + int(threadIdx.x) + u * k_threads;
+        if (k <= reach && power[u] > floor) {
+            lo = min(lo, k);
+            hi = max(hi, k);
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+    }
+    if (lane == 0) {
+        lo_part[warp] = lo;
+        hi_part[warp] = hi;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 0; w < k_threads / 32; ++w) {
+            lo = min(lo, lo_part[w]);
+            hi = max(hi, hi_part[w]);
+        }
+        // The walk to the outermost peaks: a few bins, the powers summed again.
+        const auto at = [&](int k) {
+            const int b = k < 0 ? k + A : k;
+            float p = 0;
+            for (int q = 0; q < profiles; ++q) {
+                const float2 x = Xf[size_t(q) * A + b];
+                p += x.x * x.x + x.y * x.y;
+            }
+            return p;
+        };
+        const float resolution = float(d.N) / float(d.U);
+        const delay_support s =
+            lo > hi ? delay_support_of_paths(0, 0, per_bin, resolution, 0.5f, max_delay)
+                    : delay_support_of_paths(delay_support_peak(at, lo, 1, hi),
+                                             delay_support_peak(at, hi, -1, lo),
+                                             per_bin,
+                                             resolution,
+                                             0.5f,
+                                             max_delay);
+        spread_over_n[f] = s.spread / float(d.N);
+        spread[f] = s.spread;
+        centre_turn[f] = 2.0f * 3.14159265358979f * s.centre / float(d.N);
+    }
 }
 
 /// Subcarrier c of antenna t's comb in slot fj: its weights (LMMSE with
@@ -300,6 +401,7 @@ __device__ void interpolate_one(const float2* ls_all,
                                 int window,
                                 float spread_over_n,
                                 float relative_noise,
+                                float centre_turn,
                                 float2* H_slot)
 {
     constexpr int N = Fixed > 0 ? Fixed : k_lmmse_max_window;
@@ -317,17 +419,27 @@ __device__ void interpolate_one(const float2* ls_all,
                                                     w)
                         : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
     const float2* ls = ls_all + fj * d.U * d.nr;
+    // The model's centre turned out of the pilots (each weight turned) and back in.
+    float2 wt[N];
+#pragma unroll
+    for (int a = 0; a < N; ++a) {
+        if (a >= n)
+            break;
+        float s, co;
+        sincosf(centre_turn * float(offsets[pilot[a]]), &s, &co);
+        wt[a] = make_float2(w[a] * co, w[a] * s);
+    }
     float sn, cs;
-    sincosf(slopes[fj] * float(offsets[c]), &sn, &cs);
+    sincosf((slopes[fj] - centre_turn) * float(offsets[c]), &sn, &cs);
     for (int r = 0; r < d.nr; ++r) {
         float2 v = make_float2(0, 0);
 #pragma unroll
         for (int a = 0; a < N; ++a) {
             if (a >= n)
                 break;
-            const float2 x = ls[pilot[a] * d.nr + r];
-            v.x += x.x * w[a];
-            v.y += x.y * w[a];
+            const float2 x = cmul(ls[pilot[a] * d.nr + r], wt[a]);
+            v.x += x.x;
+            v.y += x.y;
         }
         H_slot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
     }
@@ -345,6 +457,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                    int window,
                                    const float* relative_noise,
                                    const float* spread_over_n,
+                                   const float* centre_turn,
                                    float2* H_slot)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -370,6 +483,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                  window,
                                  spread_over_n[f],
                                  relative_noise[f],
+                                 centre_turn[f],
                                  H_slot);
     else
         interpolate_one<0>(ls_all,
@@ -383,6 +497,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                            window,
                            spread_over_n[f],
                            relative_noise[f],
+                           centre_turn[f],
                            H_slot);
 }
 
@@ -910,14 +1025,20 @@ struct cuda_front_end::impl {
     bool linear;
     ofdm_receiver_config config;
     sync_rule rule;
-    size_t noise_terms = 0, neighbour_terms = 0;
+    size_t noise_terms = 0;
+    int profile_points = 0;  ///< A (delay_profile.h)
+    float window_energy = 0; ///< the profiles' window squares, summed over a frame's
+    float max_delay = 0;     ///< the delay support's bound (twice the CP)
+    std::map<size_t, cufftHandle> profile_plans; ///< per number of profiles
     cuda_stream stream;
     /// A batched FFT plan per number of windows seen (a stream's calls take 1, 2,
     /// ... frames: planning allocates and synchronises, so each is made once).
     std::map<size_t, cufftHandle> plans;
     device_array<int> bins, offsets;
     device_array<float2> pilots, X, Y, ls, flat, turn, H_slot, y, H;
-    device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread;
+    device_array<float2> profiles;
+    device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
+        centre_turn;
     device_array<size_t> start;
     device_array<float> cfo;
     device_array<float2> rx;
@@ -992,15 +1113,22 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
             if (grid.offset(i + nt) - grid.offset(i) ==
                 grid.offset(i + 2 * nt) - grid.offset(i + nt))
                 m->noise_terms += size_t(nr);
-        for (int i = t; i + nt < U; i += nt)
-            if (grid.offset(i + nt) - grid.offset(i) == nt)
-                m->neighbour_terms += size_t(nr);
     }
+    m->profile_points = delay_profile_points((U + nt - 1) / nt, grid.fft_size, nt);
+    for (int t = 0; t < nt; ++t) {
+        const int M = (U - t + nt - 1) / nt;
+        for (int k = 0; k < M; ++k)
+            m->window_energy += float(grid.slots * nr) * delay_profile_window(k, M) *
+                                delay_profile_window(k, M);
+    }
+    m->max_delay = 2.0f * float(grid.cp_length);
 }
 
 cuda_front_end::~cuda_front_end()
 {
     for (const auto& p : m->plans)
+        cufftDestroy(p.second);
+    for (const auto& p : m->profile_plans)
         cufftDestroy(p.second);
 }
 
@@ -1120,31 +1248,35 @@ void cuda_front_end::run_view(const sample_view& v,
         d,
         flat,
         slopes,
-        m->sums.reserve(fj * pilot_grid.y * 3));
+        m->sums.reserve(fj * pilot_grid.y * 2));
     MIMO_CUDA_CHECK(cudaGetLastError());
     const double fixed = m->config.lmmse_delay_spread;
+    const bool lmmse = m->config.frequency == frequency_interpolation::lmmse;
     frame_stats_kernel<<<blocks_for(frames), k_threads, 0, st>>>(
         m->sums.data(),
         d,
         frames,
         float(m->noise_terms * d.slots),
-        float(m->neighbour_terms * d.slots),
-        fixed < 0 ? -1.0f : float(fixed / d.N),
+        fixed < 0 || !lmmse ? 0.0f : float(fixed / d.N),
         m->n0.reserve(frames),
         m->relative_noise.reserve(frames),
         m->spread_over_n.reserve(frames),
-        m->spread.reserve(frames));
+        m->spread.reserve(frames),
+        m->centre_turn.reserve(frames));
     MIMO_CUDA_CHECK(cudaGetLastError());
+    if (lmmse && fixed < 0)
+        estimate_delay_support(flat, frames, st);
     interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
         flat,
         slopes,
         m->offsets.data(),
         d,
         frames,
-        m->config.frequency == frequency_interpolation::lmmse,
+        lmmse,
         m->config.lmmse_window,
         m->relative_noise.data(),
         m->spread_over_n.data(),
+        m->centre_turn.data(),
         Hs);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
@@ -1153,6 +1285,44 @@ void cuda_front_end::run_view(const sample_view& v,
                            : (H_out ? reinterpret_cast<float2*>(H_out)
                                     : m->H.reserve(frames * H_per_frame()));
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, y, H);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+}
+
+void cuda_front_end::estimate_delay_support(const float2* flat,
+                                            size_t frames,
+                                            cudaStream_t st)
+{
+    const dims& d = m->d;
+    const int A = m->profile_points;
+    const size_t count = frames * d.slots * d.nt * d.nr;
+    float2* P = m->profiles.reserve(count * A);
+    auto plan = m->profile_plans.find(count);
+    if (plan == m->profile_plans.end()) {
+        cufftHandle h = 0;
+        int n = A;
+        check_cufft(
+            cufftPlanMany(&h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(count)),
+            "cufftPlanMany");
+        plan = m->profile_plans.emplace(count, h).first;
+    }
+    check_cufft(cufftSetStream(plan->second, st), "cufftSetStream");
+    delay_profile_gather_kernel<<<blocks_for(count * A), k_threads, 0, st>>>(
+        flat, d, frames, A, P);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    check_cufft(cufftExecC2C(plan->second,
+                             reinterpret_cast<cufftComplex*>(P),
+                             reinterpret_cast<cufftComplex*>(P),
+                             CUFFT_INVERSE),
+                "cufftExecC2C");
+    delay_support_kernel<<<unsigned(frames), k_threads, 0, st>>>(P,
+                                                                 d,
+                                                                 A,
+                                                                 m->window_energy,
+                                                                 m->max_delay,
+                                                                 m->n0.data(),
+                                                                 m->spread_over_n.data(),
+                                                                 m->spread.data(),
+                                                                 m->centre_turn.data());
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -99,6 +99,10 @@ public:
     size_t y_per_frame() const; ///< data elements * nr
 
 private:
+    /// The LMMSE model's spread and centre per frame from the pilots' delay
+    /// profile (delay_profile.h), from `flat` (the LS estimates, mean delay out).
+    void estimate_delay_support(const float2* flat, size_t frames, cudaStream_t stream);
+
     struct impl;
     std::unique_ptr<impl> m;
 };

@@ -6,6 +6,7 @@
 #include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
 #include "comb_interpolation.h"
+#include "delay_profile.h"
 #include "fftw_plan.h"
 #include "frame_search.h"
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -39,6 +40,7 @@ void fail(const std::string& what)
 
 struct ofdm_receiver::impl {
     detail::fftw_plan_1d fft;
+    detail::fftw_plan_1d profile_fft; ///< delay_profile.h's transform (inverse)
     detail::frame_search search;
     std::vector<cfloat> Y;    ///< demodulated grid: (k * U + i) * nr + r
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
@@ -50,7 +52,11 @@ struct ofdm_receiver::impl {
         cuda; ///< null: the CPU demodulates and estimates
 #endif
     impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
-        : fft(g.fft_size, detail::fftw_plan_1d::direction::forward), search(g, c, backoff)
+        : fft(g.fft_size, detail::fftw_plan_1d::direction::forward),
+          profile_fft(detail::delay_profile_points(
+                          (g.used_subcarriers + g.nt - 1) / g.nt, g.fft_size, g.nt),
+                      detail::fftw_plan_1d::direction::inverse),
+          search(g, c, backoff)
     {
     }
 };
@@ -224,8 +230,8 @@ namespace {
 struct pilot_statistics {
     std::vector<double>
         slopes; ///< per slot: the turn per subcarrier spacing (the mean delay)
-    double noise = 0, power = 0, neighbours = 0;
-    size_t noise_terms = 0, neighbour_terms = 0;
+    double noise = 0, power = 0;
+    size_t noise_terms = 0;
 };
 
 /// Per slot: LS at the pilots; the channel's mean delay (window timing
@@ -275,15 +281,6 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
                 st.power += std::norm(v);
             }
         }
-        // Correlation of comb neighbours nt apart, for the LMMSE model's delay spread.
-        for (int t = 0; t < nt; ++t)
-            for (int i = t; i + nt < U; i += nt)
-                if (offset[i + nt] - offset[i] == nt)
-                    for (int r = 0; r < nr; ++r) {
-                        st.neighbours += std::real(std::conj(ls[size_t(i) * nr + r]) *
-                                                   ls[size_t(i + nt) * nr + r]);
-                        ++st.neighbour_terms;
-                    }
         // Noise from second differences along each comb (equally spaced triples):
         // E|e|^2 = 6 N0 / nt for LS noise N0 / nt, a linear channel trend cancels.
         for (int t = 0; t < nt; ++t)
@@ -300,6 +297,49 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
             }
     }
     return st;
+}
+
+/// The delay support of the frame's channel (delay_profile.h) from the LS
+/// estimates with the mean delay out (pilot_ls: slots * U * nr).
+detail::delay_support measure_delay_support(const ofdm_grid& g,
+                                            int nr,
+                                            const cfloat* pilot_ls,
+                                            float ls_noise,
+                                            const detail::fftw_plan_1d& fft)
+{
+    const int U = g.used_subcarriers, nt = g.nt, A = fft.size();
+    std::vector<float> power(size_t(A), 0.0f);
+    const auto lane = fft.make_buffer();
+    double window_energy = 0; // sum over the profiles of their window's squares
+    for (int j = 0; j < g.slots; ++j)
+        for (int t = 0; t < nt; ++t) {
+            const int M = (U - t + nt - 1) / nt;
+            double w2 = 0;
+            for (int m = 0; m < M; ++m)
+                w2 += double(detail::delay_profile_window(m, M)) *
+                      detail::delay_profile_window(m, M);
+            for (int r = 0; r < nr; ++r) {
+                std::fill(lane.get(), lane.get() + A, cfloat(0, 0));
+                for (int m = 0; m < M; ++m)
+                    lane[size_t(m)] =
+                        pilot_ls[(size_t(j) * U + size_t(t + nt * m)) * nr + r] *
+                        detail::delay_profile_window(m, M);
+                fft.execute(lane.get());
+                for (int b = 0; b < A; ++b)
+                    power[size_t(b)] += std::norm(lane[size_t(b)]);
+                window_energy += w2;
+            }
+        }
+    const int count = g.slots * nt * nr;
+    return detail::find_delay_support(power.data(),
+                                      A,
+                                      float(g.fft_size) / float(nt * A),
+                                      float(g.fft_size) / float(U),
+                                      float(ls_noise * window_energy),
+                                      detail::delay_support_threshold(count),
+                                      2.0f * g.cp_length,
+                                      0.5f,
+                                      2.0f * g.cp_length);
 }
 
 /// The comb interpolation of each (stream, subcarrier): its pilots and
@@ -431,21 +471,31 @@ void ofdm_receiver::estimate(front_end_frame& f) const
         std::max(pair_power - ls_noise, 1e-3f * pair_power + 1e-30f);
     const float relative_noise = ls_noise / channel_power;
     float spread_over_n = m_spread_over_n;
-    if (m_config.lmmse_delay_spread <
-        0) { // from the pilots: at least half a sample, at most twice the CP
-        const float rho =
-            st.neighbour_terms
-                ? float(st.neighbours / double(st.neighbour_terms)) / channel_power
-                : 0.0f;
-        spread_over_n = detail::delay_spread_from_correlation(
-                            rho, nt, g.fft_size, 0.5f, 2.0f * g.cp_length) /
-                        float(g.fft_size);
+    std::vector<double> slopes = st.slopes;
+    if (m_config.lmmse_delay_spread < 0 &&
+        m_config.frequency == frequency_interpolation::lmmse) {
+        // From the pilots' delay profile; the model centred on the support's
+        // middle: the estimates turned by it as by the mean delay.
+        const detail::delay_support support = measure_delay_support(
+            g, nr, f.pilot_ls.data(), ls_noise, m_impl->profile_fft);
+        spread_over_n = support.spread / float(g.fft_size);
+        const double turn = 2 * M_PI * double(support.centre) / g.fft_size;
+        for (int j = 0; j < g.slots; ++j) {
+            slopes[size_t(j)] -= turn;
+            for (int i = 0; i < U; ++i) {
+                const cfloat by = std::polar(1.0f, float(turn * offsets[i]));
+                for (int r = 0; r < nr; ++r)
+                    f.pilot_ls[(size_t(j) * U + i) * nr + r] *= by;
+            }
+        }
     }
-    f.delay_spread = spread_over_n * float(g.fft_size);
+    f.delay_spread = m_config.frequency == frequency_interpolation::lmmse
+                         ? spread_over_n * float(g.fft_size)
+                         : 0.0f;
     const comb_weights cw =
         make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise);
     interpolate_slots(
-        g, nr, cw, st.slopes, offsets, f.pilot_ls.data(), f.slot_channels.data());
+        g, nr, cw, slopes, offsets, f.pilot_ls.data(), f.slot_channels.data());
 }
 
 void ofdm_receiver::emit(front_end_frame& f) const
