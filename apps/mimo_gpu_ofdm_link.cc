@@ -159,7 +159,10 @@ int main(int argc, char** argv)
     cli.add_option(
         "cfo", "X", "carrier frequency offset in subcarrier spacings (|X| < 1)", "0.2");
     cli.add_option("timing-offset", "N", "samples of noise before each frame", "100");
-    cli.add_option("interpolation", "NAME", "hold or linear (in time)", "hold");
+    cli.add_option("interpolation",
+                   "NAME",
+                   "hold, linear or lmmse (in time, across the pilot symbols)",
+                   "hold");
     cli.add_option("frequency",
                    "NAME",
                    "lmmse or linear (along each antenna's pilot comb)",
@@ -194,13 +197,14 @@ int main(int argc, char** argv)
         const backend b = checked_setup(
             [&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
         const std::string interp = cli.text("interpolation");
-        if (interp != "hold" && interp != "linear")
-            throw usage_error("--interpolation must be hold or linear, got '" + interp +
-                              "'");
+        if (interp != "hold" && interp != "linear" && interp != "lmmse")
+            throw usage_error("--interpolation must be hold, linear or lmmse, got '" +
+                              interp + "'");
         ofdm_receiver_config rc;
         rc.nr = nr;
-        rc.interpolation =
-            interp == "hold" ? time_interpolation::hold : time_interpolation::linear;
+        rc.interpolation = interp == "hold"     ? time_interpolation::hold
+                           : interp == "linear" ? time_interpolation::linear
+                                                : time_interpolation::lmmse;
         rc.requested = b;
         const std::string freq = cli.text("frequency");
         if (freq != "lmmse" && freq != "linear")

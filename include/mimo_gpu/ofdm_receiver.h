@@ -19,9 +19,14 @@
 namespace mimo_gpu {
 
 enum class time_interpolation {
-    hold,  ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S
-           ///< = D
-    linear ///< between consecutive slots' pilots (the last slot holds): S = 1
+    hold, ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S
+          ///< = D
+    linear, ///< between consecutive slots' pilots (the last slot holds): S = 1
+    /// LMMSE across the frame's pilot symbols (up to 4 nearest) for a Jakes
+    /// Doppler spectrum, its maximum Doppler estimated per frame from the
+    /// correlation of consecutive pilot symbols: averages them when the channel
+    /// holds, follows it when it fades: S = 1
+    lmmse
 };
 
 enum class frequency_interpolation {
@@ -65,6 +70,9 @@ struct front_end_frame {
     /// the LMMSE model's delay spread in samples (estimated or fixed; 0 with
     /// linear interpolation in frequency)
     float delay_spread = 0;
+    /// Hz: the maximum Doppler the LMMSE time filter assumed (estimated from
+    /// the pilot symbols; 0 with hold and linear)
+    float doppler = 0;
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
@@ -140,8 +148,14 @@ public:
 
 private:
     void demodulate(const cfloat* rx, const sync_result& sync);
-    void estimate(front_end_frame& f) const;
-    void emit(front_end_frame& f) const;
+    /// The LMMSE time filter's Jakes model: omega = 2 pi f_D T and the common
+    /// turn theta (radians per symbol), the pilot symbols' estimates' noise
+    /// over the channel power.
+    struct time_model {
+        float omega = 0, theta = 0, noise = 1e-5f;
+    };
+    time_model estimate(front_end_frame& f) const;
+    void emit(front_end_frame& f, const time_model& model) const;
 
     ofdm_grid m_grid;
     ofdm_receiver_config m_config;

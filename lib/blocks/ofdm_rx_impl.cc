@@ -30,9 +30,11 @@ constexpr int k_buffered_frames = 6;
         return ::mimo_gpu::time_interpolation::hold;
     if (name == "linear")
         return ::mimo_gpu::time_interpolation::linear;
+    if (name == "lmmse")
+        return ::mimo_gpu::time_interpolation::lmmse;
     throw std::invalid_argument(
-        "ofdm_rx: time_interpolation must be \"hold\" or \"linear\", got \"" + name +
-        "\"");
+        "ofdm_rx: time_interpolation must be \"hold\", \"linear\" or \"lmmse\", got \"" +
+        name + "\"");
 }
 
 ::mimo_gpu::frequency_interpolation frequency_from(const std::string& name)

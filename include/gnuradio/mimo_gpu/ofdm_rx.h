@@ -53,10 +53,10 @@ public:
     /*!
      * \param grid, nt, modulation, slots, data_symbols the frame (as ofdm_tx)
      * \param nr receive antennas (nt..8)
-     * \param time_interpolation "hold" (symbols_per_channel = data_symbols) or "linear"
-     * (1) \param frequency_interpolation "lmmse" or "linear" \param backend "auto", "cpu"
-     * or "cuda" \param device_buffers on CUDA, H and y in GPU memory (the default);
-     * False: host buffers on either backend
+     * \param time_interpolation "hold" (symbols_per_channel = data_symbols), "linear"
+     * or "lmmse" (1) \param frequency_interpolation "lmmse" or "linear" \param backend
+     * "auto", "cpu" or "cuda" \param device_buffers on CUDA, H and y in GPU memory (the
+     * default); False: host buffers on either backend
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,

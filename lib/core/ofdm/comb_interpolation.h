@@ -42,6 +42,41 @@ MIMO_HD float sinc_pi(float x)
                             : sinf(3.14159265358979f * x) / (3.14159265358979f * x);
 }
 
+/// Solves R w = r for symmetric positive definite R (W x W, its lower triangle
+/// R[a * W + b], b <= a, overwritten by the Cholesky factor L, R = L L^T).
+/// Capacity: N values of r and w, N * N of R. Fixed > 0: W = Fixed, loops of
+/// compile-time length (registers on the GPU).
+template <int N, int Fixed = 0>
+MIMO_HD void cholesky_solve(float* R, const float* r, int W_given, float* w)
+{
+    const int W = Fixed > 0 ? Fixed : W_given;
+    for (int j = 0; j < W; ++j) {
+        float d = R[j * W + j];
+        for (int k = 0; k < j; ++k)
+            d -= R[j * W + k] * R[j * W + k];
+        d = sqrtf(d > 1e-12f ? d : 1e-12f);
+        R[j * W + j] = d;
+        for (int i = j + 1; i < W; ++i) {
+            float v = R[i * W + j];
+            for (int k = 0; k < j; ++k)
+                v -= R[i * W + k] * R[j * W + k];
+            R[i * W + j] = v / d;
+        }
+    }
+    for (int i = 0; i < W; ++i) {
+        float v = r[i];
+        for (int k = 0; k < i; ++k)
+            v -= R[i * W + k] * w[k];
+        w[i] = v / R[i * W + i];
+    }
+    for (int i = W - 1; i >= 0; --i) {
+        float v = w[i];
+        for (int k = i + 1; k < W; ++k)
+            v -= R[k * W + i] * w[k];
+        w[i] = v / R[i * W + i];
+    }
+}
+
 /// The `window` pilots of antenna t's comb nearest subcarrier c (fewer if the
 /// comb is shorter), ascending; returns their count. Fixed > 0: the window is
 /// Fixed pilots and the comb at least as long (loops of compile-time length,
@@ -86,32 +121,7 @@ lmmse_solve(const int* distance, int W_given, float spread_over_n, float s, floa
             R[a * W + b] = sinc_pi(float(distance[a] - distance[b]) * spread_over_n) +
                            (a == b ? s : 0.0f);
     }
-    // Cholesky R = L L^T in place (lower), then L L^T w = r.
-    for (int j = 0; j < W; ++j) {
-        float d = R[j * W + j];
-        for (int k = 0; k < j; ++k)
-            d -= R[j * W + k] * R[j * W + k];
-        d = sqrtf(d > 1e-12f ? d : 1e-12f);
-        R[j * W + j] = d;
-        for (int i = j + 1; i < W; ++i) {
-            float v = R[i * W + j];
-            for (int k = 0; k < j; ++k)
-                v -= R[i * W + k] * R[j * W + k];
-            R[i * W + j] = v / d;
-        }
-    }
-    for (int i = 0; i < W; ++i) {
-        float v = r[i];
-        for (int k = 0; k < i; ++k)
-            v -= R[i * W + k] * w[k];
-        w[i] = v / R[i * W + i];
-    }
-    for (int i = W - 1; i >= 0; --i) {
-        float v = w[i];
-        for (int k = i + 1; k < W; ++k)
-            v -= R[k * W + i] * w[k];
-        w[i] = v / R[i * W + i];
-    }
+    cholesky_solve<N, Fixed>(R, r, W, w);
 }
 
 /// LMMSE: the `window` comb pilots nearest subcarrier c and their weights;

@@ -6,6 +6,7 @@
 
 #include "comb_interpolation.h"
 #include "delay_profile.h"
+#include "time_filter.h"
 
 #include "../runtime/cuda_buffers.h"
 
@@ -985,13 +986,101 @@ first_path_kernel(run_slot* slots, const float* c_all, int span, int backoff)
             backoff);
 }
 
-/// A thread per (frame, problem, antenna): y, and with linear time
+/// Elements of consecutive slots' estimates a block of slot_pair_sums_kernel sums.
+constexpr int k_pair_chunk = 2048;
+
+/// Grid (frame * (slots - 1), chunk): for the LMMSE time filter's Doppler, the
+/// chunk's sum of conj(H_j) H_j+1 and of (|H_j|^2 + |H_j+1|^2) / 2.
+__global__ void __launch_bounds__(k_threads)
+    slot_pair_sums_kernel(const float2* H_slot, dims d, float* parts)
+{
+    __shared__ float2 partial[k_threads / 32];
+    const size_t per_slot = size_t(d.U) * d.nr * d.nt;
+    const int pair = blockIdx.x, pairs = d.slots - 1;
+    const size_t f = size_t(pair / pairs), j = size_t(pair % pairs);
+    const float2* a_all = H_slot + (f * d.slots + j) * per_slot;
+    const float2* b_all = a_all + per_slot;
+    const size_t lo = size_t(blockIdx.y) * k_pair_chunk;
+    const size_t hi = min(lo + k_pair_chunk, per_slot);
+    float2 c = make_float2(0, 0), p = make_float2(0, 0);
+    for (size_t e = lo + threadIdx.x; e < hi; e += blockDim.x) {
+        const float2 a = a_all[e], b = b_all[e];
+        c.x += a.x * b.x + a.y * b.y;
+        c.y += a.x * b.y - a.y * b.x;
+        p.x += 0.5f * (a.x * a.x + a.y * a.y + b.x * b.x + b.y * b.y);
+    }
+    c = block_sum<k_threads>(c, partial);
+    p = block_sum<k_threads>(p, partial);
+    if (threadIdx.x == 0) {
+        float* out = parts + (size_t(pair) * gridDim.y + blockIdx.y) * 3;
+        out[0] = c.x;
+        out[1] = c.y;
+        out[2] = p.x;
+    }
+}
+
+/// A thread per (frame, data symbol of a slot): the frame's Doppler from the
+/// pair sums (every thread adds them alike), then the data symbol's LMMSE
+/// time weights (time_filter.h), k_time_taps complex ones each.
+__global__ void time_weights_kernel(const float* parts,
+                                    int chunks,
+                                    dims d,
+                                    size_t frames,
+                                    bool lmmse_frequency,
+                                    int window,
+                                    const float* n0,
+                                    const float* relative_noise,
+                                    const float* spread_over_n,
+                                    float symbols_per_second,
+                                    float* weights,
+                                    float* doppler)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t per_frame = size_t(d.slots) * d.D;
+    if (e >= frames * per_frame)
+        return;
+    const size_t f = e / per_frame;
+    const int j = int(e % per_frame / d.D), s = int(e % d.D);
+    const float gain =
+        frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window);
+    float omega = 0, theta = 0;
+    if (d.slots > 1) {
+        float cx = 0, cy = 0, p = 0;
+        const size_t n = size_t(d.slots - 1) * chunks;
+        for (size_t k = 0; k < n; ++k) {
+            const float* q = parts + (f * n + k) * 3;
+            cx += q[0];
+            cy += q[1];
+            p += q[2];
+        }
+        const float per_slot = float(d.U) * d.nr * d.nt;
+        theta = atan2f(cy, cx) / float(1 + d.D);
+        omega = doppler_omega(sqrtf(cx * cx + cy * cy),
+                              p,
+                              n0[f] / float(d.nt) * gain * per_slot * float(d.slots - 1),
+                              1 + d.D);
+    }
+    data_symbol_time_weights(j,
+                             s,
+                             d.slots,
+                             d.D,
+                             omega,
+                             theta,
+                             relative_noise[f] * gain,
+                             weights + e * 2 * k_time_taps);
+    if (j == 0 && s == 0)
+        doppler[f] = omega / (2.0f * 3.14159265358979f) * symbols_per_second;
+}
+
+/// A thread per (frame, problem, antenna): y, and with LMMSE time weights
+/// (time_weights non-null) or linear time
 /// interpolation H per problem (hold: H is the slot estimate itself).
 __global__ void emit_kernel(const float2* Y,
                             const float2* H_slot,
                             dims d,
                             size_t frames,
                             bool linear,
+                            const float* time_weights,
                             float2* y,
                             float2* H)
 {
@@ -1007,6 +1096,24 @@ __global__ void emit_kernel(const float2* Y,
     if (!linear)
         return;
     const size_t hn = size_t(d.nr) * d.nt;
+    if (time_weights) {
+        const int taps = d.slots < k_time_taps ? d.slots : k_time_taps;
+        const float* w = time_weights + ((f * d.slots + j) * d.D + s) * 2 * k_time_taps;
+        const float2* first =
+            H_slot + ((f * d.slots + time_window_first(j, d.slots, taps)) * d.U + c) * hn;
+        for (int t = 0; t < d.nt; ++t) {
+            const size_t o = size_t(r) * d.nt + t;
+            float2 v = make_float2(0, 0);
+            for (int a = 0; a < taps; ++a) {
+                const float2 x = cmul(first[size_t(a) * d.U * hn + o],
+                                      make_float2(w[2 * a], w[2 * a + 1]));
+                v.x += x.x;
+                v.y += x.y;
+            }
+            H[(f * problems + p) * hn + o] = v;
+        }
+        return;
+    }
     const float2* Hj = H_slot + ((f * d.slots + j) * d.U + c) * hn;
     const float2* Hn =
         j + 1 < d.slots ? H_slot + ((f * d.slots + j + 1) * d.U + c) * hn : Hj;
@@ -1022,13 +1129,14 @@ __global__ void emit_kernel(const float2* Y,
 
 struct cuda_front_end::impl {
     dims d;
-    bool linear;
+    bool linear; ///< a channel per data symbol (linear or LMMSE in time): S = 1
     ofdm_receiver_config config;
     sync_rule rule;
     size_t noise_terms = 0;
-    int profile_points = 0;  ///< A (delay_profile.h)
-    float window_energy = 0; ///< the profiles' window squares, summed over a frame's
-    float max_delay = 0;     ///< the delay support's bound (twice the CP)
+    int profile_points = 0;       ///< A (delay_profile.h)
+    float window_energy = 0;      ///< the profiles' window squares, summed over a frame's
+    float max_delay = 0;          ///< the delay support's bound (twice the CP)
+    float symbols_per_second = 0; ///< the LMMSE time filter's Doppler scale
     std::map<size_t, cufftHandle> profile_plans; ///< per number of profiles
     cuda_stream stream;
     /// A batched FFT plan per number of windows seen (a stream's calls take 1, 2,
@@ -1038,7 +1146,7 @@ struct cuda_front_end::impl {
     device_array<float2> pilots, X, Y, ls, flat, turn, H_slot, y, H;
     device_array<float2> profiles;
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
-        centre_turn;
+        centre_turn, pair_parts, time_weights, doppler;
     device_array<size_t> start;
     device_array<float> cfo;
     device_array<float2> rx;
@@ -1076,7 +1184,8 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
              grid.data_symbols,
              grid.slots,
              1 + grid.slots * (1 + grid.data_symbols) };
-    m->linear = interpolation == time_interpolation::linear;
+    m->linear = interpolation != time_interpolation::hold;
+    m->symbols_per_second = float(grid.sample_rate / grid.symbol_samples());
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
     for (int i = 0; i < U; ++i) {
@@ -1284,7 +1393,38 @@ void cuda_front_end::run_view(const sample_view& v,
     float2* H = !m->linear ? nullptr
                            : (H_out ? reinterpret_cast<float2*>(H_out)
                                     : m->H.reserve(frames * H_per_frame()));
-    emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(Y, Hs, d, frames, m->linear, y, H);
+    const float* time_weights = nullptr;
+    if (m->config.interpolation == time_interpolation::lmmse) {
+        const int chunks =
+            int((size_t(d.U) * d.nr * d.nt + k_pair_chunk - 1) / k_pair_chunk);
+        float* parts = m->pair_parts.reserve(frames * size_t(d.slots) * chunks * 3);
+        if (d.slots > 1) {
+            slot_pair_sums_kernel<<<dim3(unsigned(frames * (d.slots - 1)),
+                                         unsigned(chunks)),
+                                    k_threads,
+                                    0,
+                                    st>>>(Hs, d, parts);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+        }
+        const size_t symbols = frames * size_t(d.slots) * d.D;
+        time_weights_kernel<<<blocks_for(symbols), k_threads, 0, st>>>(
+            parts,
+            chunks,
+            d,
+            frames,
+            lmmse,
+            m->config.lmmse_window,
+            m->n0.data(),
+            m->relative_noise.data(),
+            m->spread_over_n.data(),
+            m->symbols_per_second,
+            m->time_weights.reserve(symbols * 2 * k_time_taps),
+            m->doppler.reserve(frames));
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        time_weights = m->time_weights.data();
+    }
+    emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
+        Y, Hs, d, frames, m->linear, time_weights, y, H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1478,7 +1618,7 @@ void cuda_front_end::run(const cfloat* rx,
     const size_t hn = H_per_frame(), yn = y_per_frame(),
                  sn = size_t(d.slots) * d.U * d.nr * d.nt,
                  ln = size_t(d.slots) * d.U * d.nr;
-    std::vector<float> n0(frames), spread(frames);
+    std::vector<float> n0(frames), spread(frames), doppler(frames, 0.0f);
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
         o.sync = syncs[f];
@@ -1516,10 +1656,17 @@ void cuda_front_end::run(const cfloat* rx,
                                     frames * sizeof(float),
                                     cudaMemcpyDeviceToHost,
                                     st));
+    if (m->config.interpolation == time_interpolation::lmmse)
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(doppler.data(),
+                                        m->doppler.data(),
+                                        frames * sizeof(float),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
     MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
     for (size_t f = 0; f < frames; ++f) {
         out[f].n0 = n0[f];
         out[f].delay_spread = spread[f];
+        out[f].doppler = doppler[f];
     }
 }
 

@@ -9,6 +9,7 @@
 #include "delay_profile.h"
 #include "fftw_plan.h"
 #include "frame_search.h"
+#include "time_filter.h"
 #ifdef MIMO_GPU_HAVE_CUDA
 #include "cuda_front_end.h"
 #endif
@@ -454,7 +455,7 @@ void interpolate_slots(const ofdm_grid& g,
 
 } // namespace
 
-void ofdm_receiver::estimate(front_end_frame& f) const
+ofdm_receiver::time_model ofdm_receiver::estimate(front_end_frame& f) const
 {
     const ofdm_grid& g = m_grid;
     const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt;
@@ -496,9 +497,39 @@ void ofdm_receiver::estimate(front_end_frame& f) const
         make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise);
     interpolate_slots(
         g, nr, cw, slopes, offsets, f.pilot_ls.data(), f.slot_channels.data());
+    time_model model;
+    if (m_config.interpolation != time_interpolation::lmmse)
+        return model;
+    // The time filter: the noise the frequency filter leaves, and the Doppler
+    // from consecutive slots' estimates.
+    const float gain =
+        detail::frequency_noise_gain(m_config.frequency == frequency_interpolation::lmmse,
+                                     spread_over_n,
+                                     nt,
+                                     m_config.lmmse_window);
+    model.noise = relative_noise * gain;
+    const size_t per_slot = size_t(U) * nr * nt;
+    std::complex<double> C(0, 0);
+    double P = 0;
+    for (int j = 0; j + 1 < g.slots; ++j)
+        for (size_t e = 0; e < per_slot; ++e) {
+            const cfloat a = f.slot_channels[size_t(j) * per_slot + e],
+                         b = f.slot_channels[size_t(j + 1) * per_slot + e];
+            C += std::conj(std::complex<double>(a)) * std::complex<double>(b);
+            P += 0.5 * (double(std::norm(a)) + double(std::norm(b)));
+        }
+    model.theta = float(std::arg(C) / (1 + g.data_symbols));
+    if (g.slots > 1)
+        model.omega = detail::doppler_omega(
+            float(std::abs(C)),
+            float(P),
+            float(double(ls_noise * gain) * per_slot * (g.slots - 1)),
+            1 + g.data_symbols);
+    f.doppler = float(model.omega / (2 * M_PI) * g.sample_rate / g.symbol_samples());
+    return model;
 }
 
-void ofdm_receiver::emit(front_end_frame& f) const
+void ofdm_receiver::emit(front_end_frame& f, const time_model& model) const
 {
     const ofdm_grid& g = m_grid;
     const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
@@ -508,6 +539,21 @@ void ofdm_receiver::emit(front_end_frame& f) const
     f.channels = size_t(g.slots) * U * (hold ? 1 : D);
     f.H.resize(f.channels * hn);
     f.y.resize(g.data_elements() * nr);
+    // LMMSE in time: the weights of each data symbol (the same for every subcarrier).
+    const int taps = std::min(g.slots, detail::k_time_taps);
+    std::vector<cfloat> time_weights;
+    if (m_config.interpolation == time_interpolation::lmmse) {
+        time_weights.resize(size_t(g.slots) * D * taps);
+        float w[2 * detail::k_time_taps];
+        for (int j = 0; j < g.slots; ++j)
+            for (int s = 0; s < D; ++s) {
+                detail::data_symbol_time_weights(
+                    j, s, g.slots, D, model.omega, model.theta, model.noise, w);
+                for (int a = 0; a < taps; ++a)
+                    time_weights[(size_t(j) * D + s) * taps + a] =
+                        cfloat(w[2 * a], w[2 * a + 1]);
+            }
+    }
     for (int j = 0; j < g.slots; ++j)
         for (int c = 0; c < U; ++c) {
             const cfloat* Hj = &f.slot_channels[(size_t(j) * U + c) * hn];
@@ -521,6 +567,21 @@ void ofdm_receiver::emit(front_end_frame& f) const
                 if (hold && s > 0)
                     continue;
                 cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
+                if (m_config.interpolation == time_interpolation::lmmse) {
+                    const cfloat* w = &time_weights[(size_t(j) * D + s) * taps];
+                    const cfloat* first =
+                        &f.slot_channels
+                             [(size_t(detail::time_window_first(j, g.slots, taps)) * U +
+                               c) *
+                              hn];
+                    for (size_t e = 0; e < hn; ++e) {
+                        cfloat v(0, 0);
+                        for (int a = 0; a < taps; ++a)
+                            v += first[size_t(a) * U * hn + e] * w[a];
+                        out[e] = v;
+                    }
+                    continue;
+                }
                 const float a = hold ? 0.0f : float(s + 1) / float(D + 1);
                 for (size_t e = 0; e < hn; ++e)
                     out[e] = Hj[e] * (1 - a) + Hn[e] * a;
@@ -553,8 +614,7 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
     for (size_t k = 0; k < syncs.size(); ++k) {
         frames[k].sync = syncs[k];
         demodulate(rx, syncs[k]);
-        estimate(frames[k]);
-        emit(frames[k]);
+        emit(frames[k], estimate(frames[k]));
     }
     return frames;
 }
@@ -578,7 +638,7 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
                   H_known + per_slot,
                   f.slot_channels.begin() + ptrdiff_t(size_t(j) * per_slot));
     f.n0 = n0;
-    emit(f);
+    emit(f, time_model{}); // the same channel at every slot: any weights holding it
     return f;
 }
 

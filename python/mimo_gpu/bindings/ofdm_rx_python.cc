@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(6612bff3bd349947f06e62d7627341ed)                       */
+/* BINDTOOL_HEADER_FILE_HASH(56e71664ec010a2776d055d8a87bedf4)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -19,7 +19,7 @@ static const char* __doc_gr_mimo_gpu_ofdm_rx =
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_rx_make =
-    R"doc(Make a receiver: the frame (grid, nt, modulation, slots, data_symbols), nr, time_interpolation (hold/linear), frequency_interpolation (lmmse/linear), backend, device_buffers (on CUDA, H and y in GPU memory; the default).)doc";
+    R"doc(Make a receiver: the frame (grid, nt, modulation, slots, data_symbols), nr, time_interpolation (hold/linear/lmmse), frequency_interpolation (lmmse/linear), backend, device_buffers (on CUDA, H and y in GPU memory; the default).)doc";
 
 
 static const char* __doc_gr_mimo_gpu_ofdm_rx_symbols_per_channel =

@@ -1,0 +1,123 @@
+// Interpolation in time across a frame's pilot symbols, written once for the
+// CPU receiver and the CUDA kernels: each data symbol's channel is a weighted
+// sum of the nearest pilot symbols' estimates (after the interpolation in
+// frequency). Linear weights, or LMMSE for a Jakes (Clarke) Doppler spectrum:
+// the correlation of the channel k symbols apart is J0(omega k), omega = 2 pi
+// f_D T_symbol, with omega from the frame's own pilot symbols (the
+// correlation of consecutive ones) and the noise the frequency filter leaves.
+// Without Doppler the LMMSE weights average the pilot symbols (less noise than
+// hold or linear); with it they follow the fading.
+#pragma once
+
+#include "comb_interpolation.h"
+
+#include <math.h>
+
+namespace mimo_gpu {
+namespace detail {
+
+/// Pilot symbols a data symbol's estimate combines, at most.
+constexpr int k_time_taps = 4;
+
+/// J0, the Bessel function of the first kind of order 0 (float, host and device).
+MIMO_HD float bessel_j0(float x) { return j0f(x); }
+
+/// omega k from the correlation rho of estimates k symbols apart: the x in
+/// [0, 2.405] (J0's first zero) with J0(x) = rho; rho >= 1: 0, rho <= 0: 2.405.
+MIMO_HD float doppler_phase_from_correlation(float rho)
+{
+    constexpr float first_zero = 2.404825f;
+    if (!(rho < 1.0f))
+        return 0.0f;
+    if (!(rho > 0.0f))
+        return first_zero;
+    float lo = 0.0f, hi = first_zero; // J0 falls from 1 to 0 on [0, first_zero]
+    for (int k = 0; k < 30; ++k) {
+        const float mid = 0.5f * (lo + hi);
+        if (bessel_j0(mid) > rho)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5f * (lo + hi);
+}
+
+/// The first of the `taps` consecutive pilot symbols (of `pilots` in the
+/// frame, q = 0..pilots-1) nearest the data symbols after pilot symbol j:
+/// j and the next, then alternately one before and one after.
+MIMO_HD int time_window_first(int j, int pilots, int taps)
+{
+    int first = j - (taps - 1) / 2;
+    if (first > pilots - taps)
+        first = pilots - taps;
+    return first < 0 ? 0 : first;
+}
+
+/// LMMSE weights of `taps` pilot symbols at times `pilot_time[q]` (symbols)
+/// for a data symbol at `time`: r^T (R + s I)^-1, R and r from J0(omega dt);
+/// s: the pilot estimates' noise relative to the channel power.
+MIMO_HD void time_lmmse_weights(
+    const float* pilot_time, int taps, float time, float omega, float s, float* w)
+{
+    if (!(s >= 1e-5f)) // keeps R (all ones without Doppler) well conditioned
+        s = 1e-5f;
+    float R[k_time_taps * k_time_taps], r[k_time_taps];
+    for (int a = 0; a < taps; ++a) {
+        r[a] = bessel_j0(omega * (time - pilot_time[a]));
+        for (int b = 0; b <= a; ++b)
+            R[a * taps + b] =
+                bessel_j0(omega * (pilot_time[a] - pilot_time[b])) + (a == b ? s : 0.0f);
+    }
+    cholesky_solve<k_time_taps>(R, r, taps, w);
+}
+
+/// The frequency filter's noise gain (the noise left in an interpolated
+/// estimate over the LS noise): about the model's share of the comb's delay
+/// range for LMMSE, at least one over its window; 2/3 for linear.
+MIMO_HD float frequency_noise_gain(bool lmmse, float spread_over_n, int nt, int window)
+{
+    if (!lmmse)
+        return 2.0f / 3.0f;
+    const float g = fmaxf(spread_over_n * float(nt), 1.0f / float(window));
+    return g < 1.0f ? g : 1.0f;
+}
+
+/// omega (radians per symbol) from consecutive pilot symbols `lag` symbols
+/// apart: |C| = |sum conj(H_j) H_j+1| and P = the sum of their mean powers,
+/// over the same elements, `noise` of P being the estimates' noise. (The
+/// angle of C over the lag is the common turn theta, data_symbol_time_weights.)
+MIMO_HD float doppler_omega(float C, float P, float noise, int lag)
+{
+    const float signal = P - noise;
+    const float rho = signal > 0.0f ? C / signal : 0.0f;
+    return doppler_phase_from_correlation(rho) / float(lag);
+}
+
+/// The LMMSE weights of data symbol s of slot j (a frame of `slots` slots of
+/// one pilot and D data symbols): k_time_taps complex weights, w[2a] + j
+/// w[2a+1] (0 beyond the frame's pilot symbols), of the pilot symbols from
+/// time_window_first on. theta: the channel's common turn per symbol (what a
+/// residual CFO leaves, the angle of conj(H_j) H_j+1 over the lag): the Jakes
+/// spectrum shifted by it, R = D R0 D^H, so each real weight turns by theta
+/// times its distance in time.
+MIMO_HD void data_symbol_time_weights(
+    int j, int s, int slots, int D, float omega, float theta, float noise, float* w)
+{
+    const int taps = slots < k_time_taps ? slots : k_time_taps;
+    const int first = time_window_first(j, slots, taps);
+    float pilot_time[k_time_taps], real[k_time_taps];
+    const float time = float(j * (1 + D) + 1 + s);
+    for (int a = 0; a < taps; ++a)
+        pilot_time[a] = float((first + a) * (1 + D));
+    time_lmmse_weights(pilot_time, taps, time, omega, noise, real);
+    for (int a = 0; a < k_time_taps; ++a) {
+        float sn = 0, cs = 0;
+        if (a < taps)
+            sincosf(theta * (time - pilot_time[a]), &sn, &cs);
+        w[2 * a] = a < taps ? real[a] * cs : 0.0f;
+        w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
+    }
+}
+
+} // namespace detail
+} // namespace mimo_gpu
