@@ -469,7 +469,9 @@ TEST(ofdm_front_end, transport_blocks_decode_without_errors_at_high_snr)
                                 "%zu, TB CRC %s, N0 est %.2e\n",
                                 nt,
                                 nt,
-                                ti == time_interpolation::hold ? "hold" : "linear",
+                                ti == time_interpolation::hold     ? "hold"
+                                : ti == time_interpolation::linear ? "linear"
+                                                                   : "lmmse",
                                 raw_errors,
                                 coded.size(),
                                 res[0].crc_ok ? "ok" : "FAILED",
@@ -546,11 +548,12 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     for (int nt : { 2, 4 })
-        for (time_interpolation ti :
-             { time_interpolation::hold, time_interpolation::linear }) {
-            const frequency_interpolation fi = ti == time_interpolation::hold
-                                                   ? frequency_interpolation::lmmse
-                                                   : frequency_interpolation::linear;
+        for (time_interpolation ti : { time_interpolation::hold,
+                                       time_interpolation::linear,
+                                       time_interpolation::lmmse }) {
+            const frequency_interpolation fi = ti == time_interpolation::linear
+                                                   ? frequency_interpolation::linear
+                                                   : frequency_interpolation::lmmse;
             ofdm_grid g = small_grid(nt);
             if (nt == 4) { // a bigger grid, NR-like (DC used)
                 g = ofdm_grid::preset("nr20");
@@ -614,13 +617,17 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                 compare(a[f].slot_channels, b[f].slot_channels, "slot estimates");
                 compare(a[f].pilot_ls, b[f].pilot_ls, "pilot LS");
                 EXPECT_NEAR(b[f].n0 / a[f].n0, 1.0, 1e-3);
+                EXPECT_NEAR(b[f].delay_spread, a[f].delay_spread, 1e-3);
+                EXPECT_NEAR(b[f].doppler, a[f].doppler, 0.5);
             }
             std::printf("[ compared ] %dx%d %s %s, %s: 3 frames, worst relative "
                         "difference %.2e\n",
                         nt,
                         nt,
                         describe(g).c_str(),
-                        ti == time_interpolation::hold ? "hold" : "linear",
+                        ti == time_interpolation::hold     ? "hold"
+                        : ti == time_interpolation::linear ? "linear"
+                                                           : "lmmse",
                         fi == frequency_interpolation::lmmse ? "lmmse" : "linear",
                         worst);
         }
