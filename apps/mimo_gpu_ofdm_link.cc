@@ -502,7 +502,9 @@ int main(int argc, char** argv)
                 .value("doppler_hz", cli.real("doppler"))
                 .value("cfo_spacings", cfo)
                 .value("interpolation", interp);
-            j.value("frequency_interpolation", freq);
+            j.value("frequency_interpolation", freq)
+                .value("lmmse_window", rc.lmmse_window)
+                .value("lmmse_delay_spread", rc.lmmse_delay_spread);
             j.value("detector", spec.label())
                 .value("code", code)
                 .value("A", fmt.A)

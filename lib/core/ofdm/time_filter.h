@@ -59,8 +59,8 @@ MIMO_HD int time_window_first(int j, int pilots, int taps)
 MIMO_HD void time_lmmse_weights(
     const float* pilot_time, int taps, float time, float omega, float s, float* w)
 {
-    if (!(s >= 1e-5f)) // keeps R (all ones without Doppler) well conditioned
-        s = 1e-5f;
+    if (!(s >= 1e-4f)) // at most 40 dB, as the frequency solve: keeps R (all ones
+        s = 1e-4f;     // without Doppler) well conditioned in float
     float R[k_time_taps * k_time_taps], r[k_time_taps];
     for (int a = 0; a < taps; ++a) {
         r[a] = bessel_j0(omega * (time - pilot_time[a]));
