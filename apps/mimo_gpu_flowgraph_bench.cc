@@ -826,6 +826,7 @@ int run_ofdm(const command_line& cli,
         v.paced_frames = uint64_t(cli.integer("paced-frames", 0, 1LL << 32));
         v.pace = cli.real("pace");
         v.stage = cli.text("stage");
+        v.time_interpolation = cli.text("time-interpolation");
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" &&
@@ -1107,6 +1108,11 @@ int main(int argc, char** argv)
                    "ofdm_channel_model); or loopback (the transmit side into the "
                    "receiver, every block on --backend)",
                    "decoder");
+    cli.add_option("time-interpolation",
+                   "NAME",
+                   "--chain ofdm: ofdm_rx's time interpolation: hold, linear or lmmse "
+                   "(the block checks it)",
+                   "hold");
     cli.add_option("code-rate", "R", "--chain coded: code rate (G from it)", "0.5");
     cli.add_option(
         "code",

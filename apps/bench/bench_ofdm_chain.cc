@@ -295,7 +295,7 @@ chain_blocks make_chain(const ofdm_chain_settings& s,
                                        core::to_string(s.mod),
                                        s.slots,
                                        s.data_symbols,
-                                       "hold",
+                                       s.time_interpolation,
                                        "lmmse",
                                        s.backend);
     const std::string params = core::format_parameter_list(spec.parameters);
@@ -691,6 +691,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
             json->begin_object()
                 .value("chain", "ofdm")
                 .value("stage", s.stage)
+                .value("time_interpolation", s.time_interpolation)
                 .value("grid", s.grid)
                 .value("shape", std::to_string(s.nr) + "x" + std::to_string(s.nt))
                 .value("modulation", core::to_string(s.mod))
@@ -822,6 +823,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("max_blocks", s.max_blocks)
                 .value("device_buffers", s.device_buffers)
                 .value("stage", s.stage)
+                .value("time_interpolation", s.time_interpolation)
                 .value("work_ms_per_frame_rx", c.work.rx)
                 .value("work_ms_per_frame_detector", c.work.detector)
                 .value("work_ms_per_frame_decoder", c.work.decoder);

@@ -38,6 +38,9 @@ struct ofdm_chain_settings {
     /// How far the chain goes: "rx" (ofdm_rx -> null sinks), "detector" (-> mimo_detector
     /// -> null sink) or "decoder" (the whole receiver, the default).
     std::string stage = "decoder";
+    /// ofdm_rx's time interpolation: hold (a channel per slot, the block's
+    /// default), linear or lmmse (a channel per data symbol)
+    std::string time_interpolation = "hold";
     /// Frames the buffers between ofdm_rx, the detector and the decoder hold at
     /// least (0: GNU Radio's sizes, about two).
     int block_buffer_frames = 0;

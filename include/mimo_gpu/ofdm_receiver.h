@@ -18,6 +18,10 @@
 
 namespace mimo_gpu {
 
+namespace detail {
+struct jakes_model;
+}
+
 enum class time_interpolation {
     hold, ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S
           ///< = D
@@ -148,14 +152,10 @@ public:
 
 private:
     void demodulate(const cfloat* rx, const sync_result& sync);
-    /// The LMMSE time filter's Jakes model: omega = 2 pi f_D T and the common
-    /// turn theta (radians per symbol), the pilot symbols' estimates' noise
-    /// over the channel power.
-    struct time_model {
-        float omega = 0, theta = 0, noise = 1e-5f;
-    };
-    time_model estimate(front_end_frame& f) const;
-    void emit(front_end_frame& f, const time_model& model) const;
+    /// Estimates the frame's channel; returns the LMMSE time filter's model
+    /// (lib/core/ofdm/time_filter.h) when it runs.
+    detail::jakes_model estimate(front_end_frame& f) const;
+    void emit(front_end_frame& f, const detail::jakes_model& model) const;
 
     ofdm_grid m_grid;
     ofdm_receiver_config m_config;

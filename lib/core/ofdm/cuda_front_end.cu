@@ -35,6 +35,26 @@ void check_cufft(cufftResult r, const char* what)
 
 unsigned blocks_for(size_t n) { return unsigned((n + k_threads - 1) / k_threads); }
 
+/// The plan of `batch` in-place C2C transforms of n points from `plans`, made
+/// on first use (planning allocates and synchronises: once per batch size),
+/// bound to `stream`.
+cufftHandle batched_plan(std::map<size_t, cufftHandle>& plans,
+                         int n,
+                         size_t batch,
+                         cudaStream_t stream)
+{
+    auto plan = plans.find(batch);
+    if (plan == plans.end()) {
+        cufftHandle h = 0;
+        check_cufft(
+            cufftPlanMany(&h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(batch)),
+            "cufftPlanMany");
+        plan = plans.emplace(batch, h).first;
+    }
+    check_cufft(cufftSetStream(plan->second, stream), "cufftSetStream");
+    return plan->second;
+}
+
 struct dims {
     int N, SS, U, nr, nt, D, slots, K; // K: symbols per frame
 };
@@ -297,15 +317,14 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 /// summed over slots and antenna pairs), its peak and the span above the
 /// floor by block reductions (delay_profile.h's find_delay_support), then the
 /// model's spread and the turn that centres it (radians per subcarrier).
-__global__ void __launch_bounds__(k_threads) delay_support_kernel(const float2* X,
-                                                                  dims d,
-                                                                  int A,
-                                                                  float window_energy,
-                                                                  float max_delay,
-                                                                  const float* n0,
-                                                                  float* spread_over_n,
-                                                                  float* spread,
-                                                                  float* centre_turn)
+__global__ void __launch_bounds__(k_threads)
+    delay_support_kernel(const float2* X,
+                         dims d,
+                         delay_profile_geometry geo,
+                         const float* n0,
+                         float* spread_over_n,
+                         float* spread,
+                         float* centre_turn)
 {
     __shared__ float peak_part[k_threads / 32];
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
@@ -313,22 +332,22 @@ __global__ void __launch_bounds__(k_threads) delay_support_kernel(const float2* 
     static_assert(k_per_thread * k_threads >= 2 * k_delay_support_max_reach + 1,
                   "the block holds every bin searched");
     const int f = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int profiles = d.slots * d.nt * d.nr;
-    const float2* Xf = X + size_t(f) * profiles * A;
-    const float per_bin = float(d.N) / float(d.nt * A);
-    const int reach = delay_support_reach(A, per_bin, max_delay);
+    const int A = geo.points, reach = geo.reach;
+    const float2* Xf = X + size_t(f) * geo.profiles * A;
+    const auto at = [&](int k) { // the summed power at signed bin k
+        const int b = k < 0 ? k + A : k;
+        float p = 0;
+        for (int q = 0; q < geo.profiles; ++q) {
+            const float2 x = Xf[size_t(q) * A + b];
+            p += x.x * x.x + x.y * x.y;
+        }
+        return p;
+    };
     float power[k_per_thread];
     float peak = 0;
     for (int u = 0; u < k_per_thread; ++u) {
         const int k = -reach + int(threadIdx.x) + u * k_threads;
-        power[u] = 0;
-        if (k > reach)
-            continue;
-        const int b = k < 0 ? k + A : k;
-        for (int q = 0; q < profiles; ++q) {
-            const float2 x = Xf[size_t(q) * A + b];
-            power[u] += x.x * x.x + x.y * x.y;
-        }
+        power[u] = k <= reach ? at(k) : 0.0f;
         peak = fmaxf(peak, power[u]);
     }
     for (int o = 16; o > 0; o >>= 1)
@@ -338,8 +357,7 @@ __global__ void __launch_bounds__(k_threads) delay_support_kernel(const float2* 
     __syncthreads();
     for (int w = 0; w < k_threads / 32; ++w)
         peak = fmaxf(peak, peak_part[w]);
-    const float floor = delay_support_floor(
-        peak, n0[f] / float(d.nt) * window_energy, delay_support_threshold(profiles));
+    const float floor = delay_support_floor(geo, peak, n0[f] / float(d.nt));
     int lo = reach + 1, hi = -reach - 1;
     for (int u = 0; u < k_per_thread; ++u) {
         const int k = -reach + int(threadIdx.x) + u * k_threads;
@@ -362,25 +380,8 @@ __global__ void __launch_bounds__(k_threads) delay_support_kernel(const float2* 
             lo = min(lo, lo_part[w]);
             hi = max(hi, hi_part[w]);
         }
-        // The walk to the outermost peaks: a few bins, the powers summed again.
-        const auto at = [&](int k) {
-            const int b = k < 0 ? k + A : k;
-            float p = 0;
-            for (int q = 0; q < profiles; ++q) {
-                const float2 x = Xf[size_t(q) * A + b];
-                p += x.x * x.x + x.y * x.y;
-            }
-            return p;
-        };
-        const float resolution = float(d.N) / float(d.U);
-        const delay_support s =
-            lo > hi ? delay_support_of_paths(0, 0, per_bin, resolution, 0.5f, max_delay)
-                    : delay_support_of_paths(delay_support_peak(at, lo, 1, hi),
-                                             delay_support_peak(at, hi, -1, lo),
-                                             per_bin,
-                                             resolution,
-                                             0.5f,
-                                             max_delay);
+        // the walk to the outermost peaks: a few bins, their powers summed again
+        const delay_support s = delay_support_of_span(geo, at, lo, hi);
         spread_over_n[f] = s.spread / float(d.N);
         spread[f] = s.spread;
         centre_turn[f] = 2.0f * 3.14159265358979f * s.centre / float(d.N);
@@ -1041,45 +1042,38 @@ __global__ void time_weights_kernel(const float* parts,
         return;
     const size_t f = e / per_frame;
     const int j = int(e % per_frame / d.D), s = int(e % d.D);
-    const float gain =
-        frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window);
-    float omega = 0, theta = 0;
-    if (d.slots > 1) {
-        float cx = 0, cy = 0, p = 0;
-        const size_t n = size_t(d.slots - 1) * chunks;
-        for (size_t k = 0; k < n; ++k) {
-            const float* q = parts + (f * n + k) * 3;
-            cx += q[0];
-            cy += q[1];
-            p += q[2];
-        }
-        const float per_slot = float(d.U) * d.nr * d.nt;
-        theta = atan2f(cy, cx) / float(1 + d.D);
-        omega = doppler_omega(sqrtf(cx * cx + cy * cy),
-                              p,
-                              n0[f] / float(d.nt) * gain * per_slot * float(d.slots - 1),
-                              1 + d.D);
+    float cx = 0, cy = 0, p = 0;
+    const size_t n = size_t(d.slots - 1) * chunks;
+    for (size_t k = 0; k < n; ++k) {
+        const float* q = parts + (f * n + k) * 3;
+        cx += q[0];
+        cy += q[1];
+        p += q[2];
     }
-    data_symbol_time_weights(j,
-                             s,
-                             d.slots,
-                             d.D,
-                             omega,
-                             theta,
-                             relative_noise[f] * gain,
-                             weights + e * 2 * k_time_taps);
+    const jakes_model model = jakes_model_of_frame(
+        cx,
+        cy,
+        p,
+        d.slots - 1,
+        float(d.U) * d.nr * d.nt,
+        n0[f] / float(d.nt),
+        relative_noise[f],
+        frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window),
+        1 + d.D);
+    data_symbol_time_weights(j, s, d.slots, d.D, model, weights + e * 2 * k_time_taps);
     if (j == 0 && s == 0)
-        doppler[f] = omega / (2.0f * 3.14159265358979f) * symbols_per_second;
+        doppler[f] = doppler_hz(model.omega, symbols_per_second);
 }
 
-/// A thread per (frame, problem, antenna): y, and with LMMSE time weights
-/// (time_weights non-null) or linear time
-/// interpolation H per problem (hold: H is the slot estimate itself).
+/// A thread per (frame, problem, antenna): y, and where a channel goes with
+/// each data symbol (per_symbol) H per problem, by the LMMSE time weights
+/// (time_weights non-null) or linearly between slots (hold: H is the slot
+/// estimate itself).
 __global__ void emit_kernel(const float2* Y,
                             const float2* H_slot,
                             dims d,
                             size_t frames,
-                            bool linear,
+                            bool per_symbol,
                             const float* time_weights,
                             float2* y,
                             float2* H)
@@ -1093,7 +1087,7 @@ __global__ void emit_kernel(const float2* Y,
     const int s = int(p % d.D), c = int(p / d.D % d.U), j = int(p / (size_t(d.D) * d.U));
     const int k = 2 + j * (1 + d.D) + s;
     y[e] = Y[((f * d.K + k) * d.U + c) * d.nr + r];
-    if (!linear)
+    if (!per_symbol)
         return;
     const size_t hn = size_t(d.nr) * d.nt;
     if (time_weights) {
@@ -1129,15 +1123,13 @@ __global__ void emit_kernel(const float2* Y,
 
 struct cuda_front_end::impl {
     dims d;
-    bool linear; ///< a channel per data symbol (linear or LMMSE in time): S = 1
+    bool per_symbol; ///< a channel per data symbol (linear or LMMSE in time): S = 1
     ofdm_receiver_config config;
     sync_rule rule;
     size_t noise_terms = 0;
-    int profile_points = 0;       ///< A (delay_profile.h)
-    float window_energy = 0;      ///< the profiles' window squares, summed over a frame's
-    float max_delay = 0;          ///< the delay support's bound (twice the CP)
-    float symbols_per_second = 0; ///< the LMMSE time filter's Doppler scale
-    std::map<size_t, cufftHandle> profile_plans; ///< per number of profiles
+    delay_profile_geometry profile{}; ///< the delay support's search
+    float symbols_per_second = 0;     ///< the LMMSE time filter's Doppler scale
+    std::map<size_t, cufftHandle> profile_plans; ///< the delay profiles', per count
     cuda_stream stream;
     /// A batched FFT plan per number of windows seen (a stream's calls take 1, 2,
     /// ... frames: planning allocates and synchronises, so each is made once).
@@ -1184,7 +1176,7 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
              grid.data_symbols,
              grid.slots,
              1 + grid.slots * (1 + grid.data_symbols) };
-    m->linear = interpolation != time_interpolation::hold;
+    m->per_symbol = interpolation != time_interpolation::hold;
     m->symbols_per_second = float(grid.sample_rate / grid.symbol_samples());
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
@@ -1223,14 +1215,8 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
                 grid.offset(i + 2 * nt) - grid.offset(i + nt))
                 m->noise_terms += size_t(nr);
     }
-    m->profile_points = delay_profile_points((U + nt - 1) / nt, grid.fft_size, nt);
-    for (int t = 0; t < nt; ++t) {
-        const int M = (U - t + nt - 1) / nt;
-        for (int k = 0; k < M; ++k)
-            m->window_energy += float(grid.slots * nr) * delay_profile_window(k, M) *
-                                delay_profile_window(k, M);
-    }
-    m->max_delay = 2.0f * float(grid.cp_length);
+    m->profile =
+        make_delay_profile_geometry(grid.fft_size, grid.cp_length, U, nt, nr, grid.slots);
 }
 
 cuda_front_end::~cuda_front_end()
@@ -1244,7 +1230,7 @@ cuda_front_end::~cuda_front_end()
 size_t cuda_front_end::H_per_frame() const
 {
     const dims& d = m->d;
-    return size_t(d.slots) * d.U * (m->linear ? d.D : 1) * d.nr * d.nt;
+    return size_t(d.slots) * d.U * (m->per_symbol ? d.D : 1) * d.nr * d.nt;
 }
 size_t cuda_front_end::y_per_frame() const
 {
@@ -1253,7 +1239,8 @@ size_t cuda_front_end::y_per_frame() const
 }
 const cfloat* cuda_front_end::device_H() const
 {
-    return reinterpret_cast<const cfloat*>(m->linear ? m->H.data() : m->H_slot.data());
+    return reinterpret_cast<const cfloat*>(m->per_symbol ? m->H.data()
+                                                         : m->H_slot.data());
 }
 const cfloat* cuda_front_end::device_y() const
 {
@@ -1314,20 +1301,11 @@ void cuda_front_end::run_view(const sample_view& v,
     MIMO_CUDA_CHECK(cudaEventRecord(m->starts_copied.get(), st));
     const size_t windows = frames * size_t(d.K) * d.nr;
     float2* X = m->X.reserve(windows * d.N);
-    auto plan = m->plans.find(windows);
-    if (plan == m->plans.end()) {
-        cufftHandle h = 0;
-        int n = d.N;
-        check_cufft(cufftPlanMany(
-                        &h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(windows)),
-                    "cufftPlanMany");
-        plan = m->plans.emplace(windows, h).first;
-    }
-    check_cufft(cufftSetStream(plan->second, st), "cufftSetStream");
+    const cufftHandle plan = batched_plan(m->plans, d.N, windows, st);
     gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
         v, m->start.data(), m->cfo.data(), d, frames, X);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    check_cufft(cufftExecC2C(plan->second,
+    check_cufft(cufftExecC2C(plan,
                              reinterpret_cast<cufftComplex*>(X),
                              reinterpret_cast<cufftComplex*>(X),
                              CUFFT_FORWARD),
@@ -1340,8 +1318,8 @@ void cuda_front_end::run_view(const sample_view& v,
     const size_t fj = frames * d.slots;
     float2* ls = m->ls.reserve(fj * d.U * d.nr);
     // With hold, the slot estimates are the detector's H: written where H goes.
-    float2* Hs = !m->linear && H_out ? reinterpret_cast<float2*>(H_out)
-                                     : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
+    float2* Hs = !m->per_symbol && H_out ? reinterpret_cast<float2*>(H_out)
+                                         : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
     float* slopes = m->slopes.reserve(fj);
     const dim3 pilot_grid(unsigned(fj), unsigned(pilot_chunks(d)));
     float2* turn = m->turn.reserve(fj * pilot_grid.y);
@@ -1390,9 +1368,9 @@ void cuda_front_end::run_view(const sample_view& v,
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
     float2* y = y_out ? reinterpret_cast<float2*>(y_out) : m->y.reserve(ye);
-    float2* H = !m->linear ? nullptr
-                           : (H_out ? reinterpret_cast<float2*>(H_out)
-                                    : m->H.reserve(frames * H_per_frame()));
+    float2* H = !m->per_symbol ? nullptr
+                               : (H_out ? reinterpret_cast<float2*>(H_out)
+                                        : m->H.reserve(frames * H_per_frame()));
     const float* time_weights = nullptr;
     if (m->config.interpolation == time_interpolation::lmmse) {
         const int chunks =
@@ -1424,7 +1402,7 @@ void cuda_front_end::run_view(const sample_view& v,
         time_weights = m->time_weights.data();
     }
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
-        Y, Hs, d, frames, m->linear, time_weights, y, H);
+        Y, Hs, d, frames, m->per_symbol, time_weights, y, H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1433,32 +1411,21 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
                                             cudaStream_t st)
 {
     const dims& d = m->d;
-    const int A = m->profile_points;
-    const size_t count = frames * d.slots * d.nt * d.nr;
+    const int A = m->profile.points;
+    const size_t count = frames * size_t(m->profile.profiles);
     float2* P = m->profiles.reserve(count * A);
-    auto plan = m->profile_plans.find(count);
-    if (plan == m->profile_plans.end()) {
-        cufftHandle h = 0;
-        int n = A;
-        check_cufft(
-            cufftPlanMany(&h, 1, &n, nullptr, 1, n, nullptr, 1, n, CUFFT_C2C, int(count)),
-            "cufftPlanMany");
-        plan = m->profile_plans.emplace(count, h).first;
-    }
-    check_cufft(cufftSetStream(plan->second, st), "cufftSetStream");
+    const cufftHandle plan = batched_plan(m->profile_plans, A, count, st);
     delay_profile_gather_kernel<<<blocks_for(count * A), k_threads, 0, st>>>(
         flat, d, frames, A, P);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    check_cufft(cufftExecC2C(plan->second,
+    check_cufft(cufftExecC2C(plan,
                              reinterpret_cast<cufftComplex*>(P),
                              reinterpret_cast<cufftComplex*>(P),
                              CUFFT_INVERSE),
                 "cufftExecC2C");
     delay_support_kernel<<<unsigned(frames), k_threads, 0, st>>>(P,
                                                                  d,
-                                                                 A,
-                                                                 m->window_energy,
-                                                                 m->max_delay,
+                                                                 m->profile,
                                                                  m->n0.data(),
                                                                  m->spread_over_n.data(),
                                                                  m->spread.data(),
@@ -1622,8 +1589,8 @@ void cuda_front_end::run(const cfloat* rx,
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
         o.sync = syncs[f];
-        o.symbols_per_channel = m->linear ? 1 : d.D;
-        o.channels = size_t(d.slots) * d.U * (m->linear ? d.D : 1);
+        o.symbols_per_channel = m->per_symbol ? 1 : d.D;
+        o.channels = size_t(d.slots) * d.U * (m->per_symbol ? d.D : 1);
         o.H.resize(hn);
         o.y.resize(yn);
         o.slot_channels.resize(sn);

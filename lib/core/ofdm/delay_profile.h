@@ -34,29 +34,64 @@ MIMO_HD float delay_profile_window(int m, int M)
     return s * s;
 }
 
+/// Bins searched on either side of the mean delay, at most (the CUDA kernel's
+/// registers hold 2 * 1023 + 1).
+constexpr int k_delay_support_max_reach = 1023;
+
+/// What the search needs of the grid, made once on the host and passed to the
+/// CPU search and the CUDA kernels alike.
+struct delay_profile_geometry {
+    int points;            ///< A
+    int profiles;          ///< a frame's profiles summed: slots * nt * nr
+    int reach;             ///< bins searched on either side of the mean delay
+    float samples_per_bin; ///< N / (nt A)
+    float resolution;      ///< N / U samples: one path's width
+    float window_energy;   ///< the frame's profiles' window squares, summed
+    float threshold;       ///< a bin of the support stands this far above its noise
+    float min_spread, max_spread; ///< samples: half a sample, twice the CP
+};
+
+/// The geometry of a grid's combs (antenna t's: subcarriers t, t + nt, ...).
+/// The threshold: the sum of `profiles` profiles has noise of relative
+/// spread 1/sqrt(profiles), so fewer profiles need a wider margin against
+/// noise bins passing. Paths are searched within twice the CP.
+inline delay_profile_geometry
+make_delay_profile_geometry(int N, int cp, int U, int nt, int nr, int slots)
+{
+    delay_profile_geometry g;
+    g.points = delay_profile_points((U + nt - 1) / nt, N, nt);
+    g.profiles = slots * nt * nr;
+    g.samples_per_bin = float(N) / float(nt * g.points);
+    g.max_spread = 2.0f * float(cp);
+    g.min_spread = 0.5f;
+    g.reach = int(g.max_spread / g.samples_per_bin);
+    g.reach = g.reach < g.points / 2 - 1 ? g.reach : g.points / 2 - 1;
+    g.reach = g.reach < k_delay_support_max_reach ? g.reach : k_delay_support_max_reach;
+    g.resolution = float(N) / float(U);
+    double energy = 0;
+    for (int t = 0; t < nt; ++t) {
+        const int M = (U - t + nt - 1) / nt;
+        for (int m = 0; m < M; ++m)
+            energy += double(delay_profile_window(m, M)) * delay_profile_window(m, M);
+    }
+    g.window_energy = float(energy * slots * nr);
+    g.threshold = 1.0f + 6.0f / sqrtf(float(g.profiles));
+    return g;
+}
+
 struct delay_support {
     float spread; ///< samples: the model's uniform width
     float centre; ///< samples: the model's centre relative to the mean delay
 };
 
-/// Bins searched on either side of the mean delay, at most (the CUDA kernel's
-/// registers hold 2 * 1023 + 1).
-constexpr int k_delay_support_max_reach = 1023;
-
-/// The bins of the delay profile searched: +-reach around the mean delay.
-MIMO_HD int delay_support_reach(int A, float samples_per_bin, float max_delay)
+/// The power a bin of the support must exceed: the threshold times the noise
+/// a bin holds (its mean, from the LS noise per pilot), and -30 dB of the peak
+/// (below the Hann window's sidelobes, -31 dB: a path's sidelobes do not pass
+/// for paths).
+MIMO_HD float
+delay_support_floor(const delay_profile_geometry& g, float peak, float ls_noise)
 {
-    int reach = int(max_delay / samples_per_bin);
-    reach = reach < A / 2 - 1 ? reach : A / 2 - 1;
-    return reach < k_delay_support_max_reach ? reach : k_delay_support_max_reach;
-}
-
-/// The power a bin of the support must exceed: `threshold` times the noise a
-/// bin holds (its mean), and -30 dB of the peak (below the Hann window's
-/// sidelobes, -31 dB: a path's sidelobes do not pass for paths).
-MIMO_HD float delay_support_floor(float peak, float noise_per_bin, float threshold)
-{
-    return fmaxf(threshold * noise_per_bin, 1e-3f * peak);
+    return fmaxf(g.threshold * ls_noise * g.window_energy, 1e-3f * peak);
 }
 
 /// From an edge bin of the span above the floor, inwards (step +1 from the
@@ -72,69 +107,45 @@ MIMO_HD int delay_support_peak(const Power& power, int edge, int step, int stop)
     return k;
 }
 
-/// The uniform model from the outermost paths' bins (first <= 0 <= last: the
-/// mean delay stays inside), widened by the comb's resolution N / U samples
-/// (one path's width), at least min_spread and at most max_spread wide.
-MIMO_HD delay_support delay_support_of_paths(int first,
-                                             int last,
-                                             float samples_per_bin,
-                                             float resolution,
-                                             float min_spread,
-                                             float max_spread)
+/// The uniform model over the span lo..hi of bins above the floor (lo > hi:
+/// none), narrowed to its outermost peaks (first <= 0 <= last: the mean delay
+/// stays inside), widened by one path's width, within [min, max] spread.
+template <class Power>
+MIMO_HD delay_support
+delay_support_of_span(const delay_profile_geometry& g, const Power& power, int lo, int hi)
 {
+    int first = lo > hi ? 0 : delay_support_peak(power, lo, 1, hi);
+    int last = lo > hi ? 0 : delay_support_peak(power, hi, -1, lo);
     first = first < 0 ? first : 0;
     last = last > 0 ? last : 0;
     delay_support s;
-    s.spread = float(last - first) * samples_per_bin + resolution;
-    s.centre = 0.5f * float(last + first) * samples_per_bin;
-    s.spread = s.spread < min_spread ? min_spread : s.spread;
-    s.spread = s.spread > max_spread ? max_spread : s.spread;
+    s.spread = float(last - first) * g.samples_per_bin + g.resolution;
+    s.centre = 0.5f * float(last + first) * g.samples_per_bin;
+    s.spread = s.spread < g.min_spread ? g.min_spread : s.spread;
+    s.spread = s.spread > g.max_spread ? g.max_spread : s.spread;
     return s;
 }
 
 /// From the summed power profile `power[b]` (b = 0..A-1, bin b at delay
 /// b * samples_per_bin, the upper half negative): the span of bins within
-/// +-max_delay above delay_support_floor, narrowed to its outermost peaks (the
-/// CPU's loops; the CUDA kernel reduces the same quantities across a block).
-inline delay_support find_delay_support(const float* power,
-                                        int A,
-                                        float samples_per_bin,
-                                        float resolution,
-                                        float noise_per_bin,
-                                        float threshold,
-                                        float max_delay,
-                                        float min_spread,
-                                        float max_spread)
+/// +-reach above delay_support_floor (the CPU's loops; the CUDA kernel
+/// reduces the same quantities across a block).
+inline delay_support
+find_delay_support(const delay_profile_geometry& g, const float* power, float ls_noise)
 {
-    const int reach = delay_support_reach(A, samples_per_bin, max_delay);
+    const int A = g.points;
     const auto at = [&](int k) { return power[k < 0 ? k + A : k]; };
     float peak = 0;
-    for (int k = -reach; k <= reach; ++k)
+    for (int k = -g.reach; k <= g.reach; ++k)
         peak = fmaxf(peak, at(k));
-    const float floor = delay_support_floor(peak, noise_per_bin, threshold);
-    int lo = reach + 1, hi = -reach - 1;
-    for (int k = -reach; k <= reach; ++k)
+    const float floor = delay_support_floor(g, peak, ls_noise);
+    int lo = g.reach + 1, hi = -g.reach - 1;
+    for (int k = -g.reach; k <= g.reach; ++k)
         if (at(k) > floor) {
             lo = k < lo ? k : lo;
             hi = k > hi ? k : hi;
         }
-    if (lo > hi) // nothing above the floor: the narrowest model
-        return delay_support_of_paths(
-            0, 0, samples_per_bin, resolution, min_spread, max_spread);
-    return delay_support_of_paths(delay_support_peak(at, lo, 1, hi),
-                                  delay_support_peak(at, hi, -1, lo),
-                                  samples_per_bin,
-                                  resolution,
-                                  min_spread,
-                                  max_spread);
-}
-
-/// How far above its mean noise a profile bin must stand: the sum of `count`
-/// profiles has noise of relative spread 1/sqrt(count), so fewer profiles need
-/// a wider margin against noise bins passing.
-MIMO_HD float delay_support_threshold(int count)
-{
-    return 1.0f + 6.0f / sqrtf(float(count > 0 ? count : 1));
+    return delay_support_of_span(g, at, lo, hi);
 }
 
 } // namespace detail

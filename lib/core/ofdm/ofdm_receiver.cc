@@ -41,7 +41,8 @@ void fail(const std::string& what)
 
 struct ofdm_receiver::impl {
     detail::fftw_plan_1d fft;
-    detail::fftw_plan_1d profile_fft; ///< delay_profile.h's transform (inverse)
+    detail::delay_profile_geometry profile; ///< delay_profile.h's search
+    detail::fftw_plan_1d profile_fft;       ///< its transform (inverse)
     detail::frame_search search;
     std::vector<cfloat> Y;    ///< demodulated grid: (k * U + i) * nr + r
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
@@ -54,9 +55,9 @@ struct ofdm_receiver::impl {
 #endif
     impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
         : fft(g.fft_size, detail::fftw_plan_1d::direction::forward),
-          profile_fft(detail::delay_profile_points(
-                          (g.used_subcarriers + g.nt - 1) / g.nt, g.fft_size, g.nt),
-                      detail::fftw_plan_1d::direction::inverse),
+          profile(detail::make_delay_profile_geometry(
+              g.fft_size, g.cp_length, g.used_subcarriers, g.nt, c.nr, g.slots)),
+          profile_fft(profile.points, detail::fftw_plan_1d::direction::inverse),
           search(g, c, backoff)
     {
     }
@@ -306,19 +307,15 @@ detail::delay_support measure_delay_support(const ofdm_grid& g,
                                             int nr,
                                             const cfloat* pilot_ls,
                                             float ls_noise,
+                                            const detail::delay_profile_geometry& geo,
                                             const detail::fftw_plan_1d& fft)
 {
-    const int U = g.used_subcarriers, nt = g.nt, A = fft.size();
+    const int U = g.used_subcarriers, nt = g.nt, A = geo.points;
     std::vector<float> power(size_t(A), 0.0f);
     const auto lane = fft.make_buffer();
-    double window_energy = 0; // sum over the profiles of their window's squares
     for (int j = 0; j < g.slots; ++j)
         for (int t = 0; t < nt; ++t) {
             const int M = (U - t + nt - 1) / nt;
-            double w2 = 0;
-            for (int m = 0; m < M; ++m)
-                w2 += double(detail::delay_profile_window(m, M)) *
-                      detail::delay_profile_window(m, M);
             for (int r = 0; r < nr; ++r) {
                 std::fill(lane.get(), lane.get() + A, cfloat(0, 0));
                 for (int m = 0; m < M; ++m)
@@ -328,19 +325,9 @@ detail::delay_support measure_delay_support(const ofdm_grid& g,
                 fft.execute(lane.get());
                 for (int b = 0; b < A; ++b)
                     power[size_t(b)] += std::norm(lane[size_t(b)]);
-                window_energy += w2;
             }
         }
-    const int count = g.slots * nt * nr;
-    return detail::find_delay_support(power.data(),
-                                      A,
-                                      float(g.fft_size) / float(nt * A),
-                                      float(g.fft_size) / float(U),
-                                      float(ls_noise * window_energy),
-                                      detail::delay_support_threshold(count),
-                                      2.0f * g.cp_length,
-                                      0.5f,
-                                      2.0f * g.cp_length);
+    return detail::find_delay_support(geo, power.data(), ls_noise);
 }
 
 /// The comb interpolation of each (stream, subcarrier): its pilots and
@@ -455,7 +442,7 @@ void interpolate_slots(const ofdm_grid& g,
 
 } // namespace
 
-ofdm_receiver::time_model ofdm_receiver::estimate(front_end_frame& f) const
+detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
 {
     const ofdm_grid& g = m_grid;
     const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt;
@@ -478,7 +465,7 @@ ofdm_receiver::time_model ofdm_receiver::estimate(front_end_frame& f) const
         // From the pilots' delay profile; the model centred on the support's
         // middle: the estimates turned by it as by the mean delay.
         const detail::delay_support support = measure_delay_support(
-            g, nr, f.pilot_ls.data(), ls_noise, m_impl->profile_fft);
+            g, nr, f.pilot_ls.data(), ls_noise, m_impl->profile, m_impl->profile_fft);
         spread_over_n = support.spread / float(g.fft_size);
         const double turn = 2 * M_PI * double(support.centre) / g.fft_size;
         for (int j = 0; j < g.slots; ++j) {
@@ -497,17 +484,10 @@ ofdm_receiver::time_model ofdm_receiver::estimate(front_end_frame& f) const
         make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise);
     interpolate_slots(
         g, nr, cw, slopes, offsets, f.pilot_ls.data(), f.slot_channels.data());
-    time_model model;
     if (m_config.interpolation != time_interpolation::lmmse)
-        return model;
+        return {};
     // The time filter: the noise the frequency filter leaves, and the Doppler
     // from consecutive slots' estimates.
-    const float gain =
-        detail::frequency_noise_gain(m_config.frequency == frequency_interpolation::lmmse,
-                                     spread_over_n,
-                                     nt,
-                                     m_config.lmmse_window);
-    model.noise = relative_noise * gain;
     const size_t per_slot = size_t(U) * nr * nt;
     std::complex<double> C(0, 0);
     double P = 0;
@@ -518,18 +498,25 @@ ofdm_receiver::time_model ofdm_receiver::estimate(front_end_frame& f) const
             C += std::conj(std::complex<double>(a)) * std::complex<double>(b);
             P += 0.5 * (double(std::norm(a)) + double(std::norm(b)));
         }
-    model.theta = float(std::arg(C) / (1 + g.data_symbols));
-    if (g.slots > 1)
-        model.omega = detail::doppler_omega(
-            float(std::abs(C)),
-            float(P),
-            float(double(ls_noise * gain) * per_slot * (g.slots - 1)),
-            1 + g.data_symbols);
-    f.doppler = float(model.omega / (2 * M_PI) * g.sample_rate / g.symbol_samples());
+    const detail::jakes_model model = detail::jakes_model_of_frame(
+        float(C.real()),
+        float(C.imag()),
+        float(P),
+        g.slots - 1,
+        float(per_slot),
+        ls_noise,
+        relative_noise,
+        detail::frequency_noise_gain(m_config.frequency == frequency_interpolation::lmmse,
+                                     spread_over_n,
+                                     nt,
+                                     m_config.lmmse_window),
+        1 + g.data_symbols);
+    f.doppler =
+        detail::doppler_hz(model.omega, float(g.sample_rate / g.symbol_samples()));
     return model;
 }
 
-void ofdm_receiver::emit(front_end_frame& f, const time_model& model) const
+void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) const
 {
     const ofdm_grid& g = m_grid;
     const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
@@ -547,8 +534,7 @@ void ofdm_receiver::emit(front_end_frame& f, const time_model& model) const
         float w[2 * detail::k_time_taps];
         for (int j = 0; j < g.slots; ++j)
             for (int s = 0; s < D; ++s) {
-                detail::data_symbol_time_weights(
-                    j, s, g.slots, D, model.omega, model.theta, model.noise, w);
+                detail::data_symbol_time_weights(j, s, g.slots, D, model, w);
                 for (int a = 0; a < taps; ++a)
                     time_weights[(size_t(j) * D + s) * taps + a] =
                         cfloat(w[2 * a], w[2 * a + 1]);
@@ -638,7 +624,8 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
                   H_known + per_slot,
                   f.slot_channels.begin() + ptrdiff_t(size_t(j) * per_slot));
     f.n0 = n0;
-    emit(f, time_model{}); // the same channel at every slot: any weights holding it
+    emit(f, detail::jakes_model{}); // the same channel at every slot: any weights
+                                    // holding it
     return f;
 }
 

@@ -84,13 +84,51 @@ MIMO_HD float frequency_noise_gain(bool lmmse, float spread_over_n, int nt, int 
 
 /// omega (radians per symbol) from consecutive pilot symbols `lag` symbols
 /// apart: |C| = |sum conj(H_j) H_j+1| and P = the sum of their mean powers,
-/// over the same elements, `noise` of P being the estimates' noise. (The
-/// angle of C over the lag is the common turn theta, data_symbol_time_weights.)
+/// over the same elements, `noise` of P being the estimates' noise.
 MIMO_HD float doppler_omega(float C, float P, float noise, int lag)
 {
     const float signal = P - noise;
     const float rho = signal > 0.0f ? C / signal : 0.0f;
     return doppler_phase_from_correlation(rho) / float(lag);
+}
+
+/// A frame's Jakes model for the time filter: omega = 2 pi f_D T and the
+/// common turn theta (radians per symbol), and the pilot symbols' estimates'
+/// noise over the channel power.
+struct jakes_model {
+    float omega = 0, theta = 0, noise = 1e-4f;
+};
+
+/// The model from the sums over a frame's `pairs` pairs of consecutive slots'
+/// estimates (`per_slot` elements each): C = cx + j cy = sum conj(H_j) H_j+1 and
+/// P = the sum of their mean powers; ls_noise: the LS noise per pilot,
+/// relative_noise: it over the channel power, gain: the frequency filter's
+/// noise gain (frequency_noise_gain). Pilot symbols `lag` symbols apart; no
+/// pair (one slot): no Doppler, no turn.
+MIMO_HD jakes_model jakes_model_of_frame(float cx,
+                                         float cy,
+                                         float P,
+                                         int pairs,
+                                         float per_slot,
+                                         float ls_noise,
+                                         float relative_noise,
+                                         float gain,
+                                         int lag)
+{
+    jakes_model m;
+    m.noise = relative_noise * gain;
+    if (pairs > 0) {
+        m.theta = atan2f(cy, cx) / float(lag);
+        m.omega = doppler_omega(
+            sqrtf(cx * cx + cy * cy), P, ls_noise * gain * per_slot * float(pairs), lag);
+    }
+    return m;
+}
+
+/// Hz from omega (radians per symbol).
+MIMO_HD float doppler_hz(float omega, float symbols_per_second)
+{
+    return omega / (2.0f * 3.14159265358979f) * symbols_per_second;
 }
 
 /// The LMMSE weights of data symbol s of slot j (a frame of `slots` slots of
@@ -101,7 +139,7 @@ MIMO_HD float doppler_omega(float C, float P, float noise, int lag)
 /// spectrum shifted by it, R = D R0 D^H, so each real weight turns by theta
 /// times its distance in time.
 MIMO_HD void data_symbol_time_weights(
-    int j, int s, int slots, int D, float omega, float theta, float noise, float* w)
+    int j, int s, int slots, int D, const jakes_model& model, float* w)
 {
     const int taps = slots < k_time_taps ? slots : k_time_taps;
     const int first = time_window_first(j, slots, taps);
@@ -109,11 +147,11 @@ MIMO_HD void data_symbol_time_weights(
     const float time = float(j * (1 + D) + 1 + s);
     for (int a = 0; a < taps; ++a)
         pilot_time[a] = float((first + a) * (1 + D));
-    time_lmmse_weights(pilot_time, taps, time, omega, noise, real);
+    time_lmmse_weights(pilot_time, taps, time, model.omega, model.noise, real);
     for (int a = 0; a < k_time_taps; ++a) {
         float sn = 0, cs = 0;
         if (a < taps)
-            sincosf(theta * (time - pilot_time[a]), &sn, &cs);
+            sincosf(model.theta * (time - pilot_time[a]), &sn, &cs);
         w[2 * a] = a < taps ? real[a] * cs : 0.0f;
         w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
     }

@@ -46,6 +46,22 @@ receiver_config(int nr,
     return c;
 }
 
+/// EPA from the grid's nt streams onto nr antennas, with a CFO of a tenth of a
+/// subcarrier spacing and 61 samples of noise before each frame.
+multipath_config epa_channel(const ofdm_grid& g, int nr, double snr_db, uint64_t seed)
+{
+    multipath_config mc;
+    mc.nr = nr;
+    mc.nt = g.nt;
+    mc.profile = delay_profile::epa;
+    mc.sample_rate = g.sample_rate;
+    mc.cfo = 0.1 * g.subcarrier_spacing();
+    mc.timing_offset = 61;
+    mc.snr_db = snr_db;
+    mc.seed = seed;
+    return mc;
+}
+
 /// One frame through transmitter and channel; rx and its length.
 struct loopback {
     std::vector<uint8_t> bits;
@@ -295,15 +311,8 @@ TEST(ofdm_front_end, ls_estimates_match_theory_and_noise_is_estimated)
                                                 backend::automatic,
                                                 frequency_interpolation::linear));
         for (double snr : { 10.0, 20.0, 30.0 }) {
-            multipath_config mc;
-            mc.nr = nt;
-            mc.nt = nt;
-            mc.profile = delay_profile::epa;
-            mc.sample_rate = g.sample_rate;
-            mc.cfo = 0.1 * g.subcarrier_spacing();
-            mc.timing_offset = 61;
-            mc.snr_db = snr;
-            mc.seed = seed + uint64_t(snr) + uint64_t(nt);
+            const multipath_config mc =
+                epa_channel(g, nt, snr, seed + uint64_t(snr) + uint64_t(nt));
             multipath_channel ch(mc);
             double mse = 0, n0 = 0, mse_lmmse = 0, mse_linear = 0;
             const int frames = 8;
@@ -372,15 +381,7 @@ TEST(ofdm_front_end, lmmse_estimates_have_no_floor_at_high_snr)
     ofdm_transmitter tx(g);
     ofdm_receiver rx(g, receiver_config(nr));
     for (double snr : { 25.0, 45.0 }) {
-        multipath_config mc;
-        mc.nr = nr;
-        mc.nt = g.nt;
-        mc.profile = delay_profile::epa;
-        mc.sample_rate = g.sample_rate;
-        mc.cfo = 0.1 * g.subcarrier_spacing();
-        mc.timing_offset = 61;
-        mc.snr_db = snr;
-        mc.seed = seed + uint64_t(snr);
+        const multipath_config mc = epa_channel(g, nr, snr, seed + uint64_t(snr));
         multipath_channel ch(mc);
         double mse = 0, spread = 0;
         const int frames = 6;
@@ -686,16 +687,8 @@ TEST(ofdm_front_end, lmmse_in_time_beats_hold_and_linear_with_and_without_dopple
     ofdm_receiver linear(g, receiver_config(nt, time_interpolation::linear));
     ofdm_receiver lmmse(g, receiver_config(nt, time_interpolation::lmmse));
     for (double doppler : { 0.0, 300.0 }) {
-        multipath_config mc;
-        mc.nr = nt;
-        mc.nt = nt;
-        mc.profile = delay_profile::epa;
-        mc.sample_rate = g.sample_rate;
+        multipath_config mc = epa_channel(g, nt, 20, seed + uint64_t(doppler));
         mc.doppler = doppler;
-        mc.cfo = 0.1 * g.subcarrier_spacing();
-        mc.timing_offset = 50;
-        mc.snr_db = 20;
-        mc.seed = seed + uint64_t(doppler);
         multipath_channel ch(mc);
         double e_hold = 0, e_linear = 0, e_lmmse = 0, estimated = 0;
         const int frames = 20;
