@@ -436,6 +436,8 @@ TEST(mmse_detector, cuda_equals_cpu_on_fresh_inputs)
                           cfg{ { 64, 8 }, modulation::qam64, 3 },
                           cfg{ { 256, 32 }, modulation::qam256, 5 },
                           cfg{ { 12, 5 }, modulation::qpsk, 1 },
+                          cfg{ { 4, 4 }, modulation::qam16, 1 }, // a channel per symbol
+                          cfg{ { 4, 4 }, modulation::qam256, 2 },
                           cfg{ { 64, 16 }, modulation::qam1024, 9 } }) {
         const frame f(k.shape, k.mod, 37, k.S, 10, seed + k.shape.nr + k.S);
         const int Q = constellation(k.mod).bits_per_symbol();

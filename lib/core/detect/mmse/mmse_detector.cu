@@ -549,7 +549,15 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
 {
     if (l.channels == 0)
         return;
-    const mmse_smem_layout& layout = l.priors ? m_with_priors : m_plain;
+    // A warp per symbol of a channel: a channel of fewer symbols than the
+    // layout's warps gets as many warps as it has symbols (at least one: a lane
+    // per user), not idle ones, so that more blocks share an SM. With a channel
+    // per symbol (S = 1: a front end interpolating in time) a block of 8 warps
+    // kept 7 idle and the detector took 1.2 ms an NR 100 MHz 4x4 frame.
+    mmse_smem_layout layout = l.priors ? m_with_priors : m_plain;
+    if (l.S < layout.warps)
+        layout = mmse_smem_layout::of(
+            m_config.shape.nr, m_config.shape.nt, std::max(l.S, 1), l.priors != nullptr);
     if (layout.bytes > m_shared_limit)
         throw std::invalid_argument(
             "mimo_gpu: detector 'mmse': a " + std::to_string(m_config.shape.nr) + "x" +
