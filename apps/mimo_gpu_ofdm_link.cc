@@ -2,7 +2,8 @@
 // Per SNR point: transport blocks -> ofdm_transmitter -> multipath_channel
 // (EPA/EVA/ETU, CFO, timing offset) -> ofdm_receiver (sync, FFT, pilot
 // estimates) -> detector -> transport block decoder, beside the same frames
-// with a perfect channel (genie timing, CFO and H). Prints and writes the coded
+// with a perfect channel (genie timing, CFO and H: the frame's, or under
+// Doppler every data symbol's). Prints and writes the coded
 // BLER of both and the loss in dB at BLER 0.1, the channel-estimate MSE at the
 // pilots beside the LS theory N0/nt (and after interpolation beside the
 // interpolation's noise theory), the pilot N0 estimate, the EVM of the MMSE
@@ -329,6 +330,7 @@ int main(int argc, char** argv)
         std::vector<cfloat> samples(size_t(g.frame_samples()) * g.nt);
         std::vector<float> llr(size_t(fmt.G));
         std::vector<cfloat> H_true(size_t(g.used_subcarriers) * nr * g.nt);
+        std::vector<cfloat> H_symbols; // the genie's under Doppler: every data symbol's
         // snapshot for the plots, from the last frame of the highest SNR
         std::vector<cfloat> snap_est, snap_true, snap_z;
         for (double snr : cli.real_range("snr")) {
@@ -371,16 +373,34 @@ int main(int argc, char** argv)
                 genie.frame_start =
                     size_t(mc.timing_offset + g.cp_length - rx.window_backoff());
                 genie.cfo = float(cfo);
-                // (with Doppler: the true channel of the frame's middle, held over the
-                // frame)
-                ch.frequency_response(
-                    g, -rx.window_backoff(), H_true.data(), g.frame_samples() / 2.0);
+                // Without Doppler the true channel of the frame; with it the true
+                // channel of every data symbol (at its FFT window's middle).
                 const cfloat phase = std::polar(
                     1.0f, float(2 * M_PI * cfo * double(genie.frame_start) / g.fft_size));
-                for (auto& h : H_true)
-                    h *= phase;
-                const front_end_frame genie_frame = rx.receive_known_channel(
-                    received.data(), rn, genie, H_true.data(), p.n0);
+                const bool moving = mc.doppler > 0;
+                const size_t per_symbol = H_true.size();
+                if (moving)
+                    H_symbols.resize(per_symbol * g.slots * g.data_symbols);
+                for (int q = 0; q < (moving ? g.slots * g.data_symbols : 1); ++q) {
+                    const int j = q / g.data_symbols, d = q % g.data_symbols;
+                    cfloat* out =
+                        moving ? &H_symbols[size_t(q) * per_symbol] : H_true.data();
+                    ch.frequency_response(g,
+                                          -rx.window_backoff(),
+                                          out,
+                                          moving
+                                              ? double(2 + j * (1 + g.data_symbols) + d) *
+                                                        g.symbol_samples() +
+                                                    g.fft_size / 2.0 + g.cp_length
+                                              : g.frame_samples() / 2.0);
+                    for (size_t e = 0; e < per_symbol; ++e)
+                        out[e] *= phase;
+                }
+                const front_end_frame genie_frame =
+                    moving ? rx.receive_known_channels(
+                                 received.data(), rn, genie, H_symbols.data(), p.n0)
+                           : rx.receive_known_channel(
+                                 received.data(), rn, genie, H_true.data(), p.n0);
                 if (!decode(genie_frame))
                     ++p.errors_perfect;
                 if (evm_equaliser)
@@ -502,7 +522,10 @@ int main(int argc, char** argv)
                 .value("doppler_hz", cli.real("doppler"))
                 .value("cfo_spacings", cfo)
                 .value("interpolation", interp);
-            j.value("frequency_interpolation", freq)
+            j.value("genie",
+                    cli.real("doppler") > 0 ? "every data symbol's channel"
+                                            : "the frame's channel")
+                .value("frequency_interpolation", freq)
                 .value("lmmse_window", rc.lmmse_window)
                 .value("lmmse_delay_spread", rc.lmmse_delay_spread);
             j.value("detector", spec.label())

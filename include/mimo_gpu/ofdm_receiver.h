@@ -149,6 +149,15 @@ public:
                                           const sync_result& sync,
                                           const cfloat* H_known,
                                           float n0);
+    /// As receive_known_channel, with the known channel of every data symbol (a
+    /// genie under Doppler): H_symbols[((j * D + s) * U + i) * nr * nt + r * nt
+    /// + t] for data symbol s of slot j. H has a channel per data symbol (S =
+    /// 1); slot_channels holds each slot's first data symbol's.
+    front_end_frame receive_known_channels(const cfloat* rx,
+                                           size_t samples,
+                                           const sync_result& sync,
+                                           const cfloat* H_symbols,
+                                           float n0);
 
 private:
     void demodulate(const cfloat* rx, const sync_result& sync);

@@ -629,4 +629,30 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
     return f;
 }
 
+front_end_frame ofdm_receiver::receive_known_channels(const cfloat* rx,
+                                                      size_t samples,
+                                                      const sync_result& sync,
+                                                      const cfloat* H_symbols,
+                                                      float n0)
+{
+    // y as with one known channel, then H replaced by each data symbol's.
+    front_end_frame f = receive_known_channel(rx, samples, sync, H_symbols, n0);
+    const int U = m_grid.used_subcarriers, D = m_grid.data_symbols;
+    const size_t hn = size_t(m_config.nr) * m_grid.nt;
+    f.symbols_per_channel = 1;
+    f.channels = m_grid.data_elements();
+    f.H.resize(f.channels * hn);
+    for (int j = 0; j < m_grid.slots; ++j) {
+        std::copy(H_symbols + size_t(j) * D * U * hn,
+                  H_symbols + (size_t(j) * D + 1) * U * hn,
+                  f.slot_channels.begin() + ptrdiff_t(size_t(j) * U * hn));
+        for (int s = 0; s < D; ++s)
+            for (int c = 0; c < U; ++c)
+                std::copy_n(H_symbols + ((size_t(j) * D + s) * U + c) * hn,
+                            hn,
+                            f.H.begin() + ptrdiff_t(((size_t(j) * U + c) * D + s) * hn));
+    }
+    return f;
+}
+
 } // namespace mimo_gpu
