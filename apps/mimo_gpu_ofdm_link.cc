@@ -147,7 +147,7 @@ int main(int argc, char** argv)
                    "lte1.4");
     cli.add_option("nt", "N", "transmit antennas = streams", "2");
     cli.add_option("nr", "N", "receive antennas", "2");
-    cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam", "16qam");
+    cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam, 1024qam", "16qam");
     cli.add_option("slots", "N", "slots per frame (a pilot symbol each)", "2");
     cli.add_option("data-symbols", "N", "data symbols per slot", "6");
     cli.add_option("profile", "NAME", "flat, epa, eva, etu", "epa");

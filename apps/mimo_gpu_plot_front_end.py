@@ -5,7 +5,12 @@ magnitude per antenna pair over the subcarriers (beside the true one), the
 equalised constellation, and (where the JSON has it) the EVM with estimated and
 perfect channels, overall and per stream.
 
+With several JSON files: the BLER curves of each (estimated solid, perfect
+dashed), a panel per profile and modulation, and a table of the SNR at BLER
+0.1 and the loss (markdown, on stdout).
+
 usage: mimo_gpu_plot_front_end.py RESULT.json -o PLOT.png
+       mimo_gpu_plot_front_end.py RUN1.json RUN2.json ... -o TABLE.png
 """
 import argparse
 import json
@@ -19,15 +24,22 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("json")
+    ap.add_argument("json", nargs="+")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
-    try:
-        with open(args.json) as f:
-            r = json.load(f)
-        pts = r["points"]
-    except (OSError, ValueError, KeyError) as e:
-        sys.exit(f"mimo_gpu_plot_front_end: cannot read {args.json}: {e}")
+    runs = []
+    for name in args.json:
+        try:
+            with open(name) as f:
+                runs.append(json.load(f))
+            runs[-1]["points"]
+        except (OSError, ValueError, KeyError) as e:
+            sys.exit(f"mimo_gpu_plot_front_end: cannot read {name}: {e}")
+    if len(runs) > 1:
+        bler_table(runs, args.output)
+        return
+    r = runs[0]
+    pts = r["points"]
     snr = [p["snr_db"] for p in pts]
     has_evm = all("evm_estimated_percent" in p for p in pts)
     fig, ax = plt.subplots(2, 3 if has_evm else 2, figsize=(18 if has_evm else 12, 9))
@@ -119,6 +131,49 @@ def main():
     fig.tight_layout()
     fig.savefig(args.output, dpi=110)
     print(f"wrote {args.output}")
+
+
+def modulation_of(r):
+    """The modulation from the grid's description (e.g. "... nt=4 16qam 2 slots ...")."""
+    for word in r["grid"].split():
+        if word in ("qpsk", "16qam", "64qam", "256qam", "1024qam"):
+            return word
+    return "?"
+
+
+def bler_table(runs, output):
+    """BLER curves of several runs, a panel per (profile, modulation), and the
+    markdown table of SNR at BLER 0.1 (estimated, perfect, loss)."""
+    def number(v):
+        return v if isinstance(v, (int, float)) and v == v else None
+
+    panels = sorted({(r["profile"], modulation_of(r)) for r in runs})
+    fig, ax = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5), squeeze=False)
+    print("| profile | modulation | Doppler | time interpolation | estimated | perfect | loss |")
+    print("|---|---|---|---|---|---|---|")
+    for r in sorted(runs, key=lambda r: (r["profile"], modulation_of(r), r["doppler_hz"], r["interpolation"])):
+        a = ax[0][panels.index((r["profile"], modulation_of(r)))]
+        snr = [p["snr_db"] for p in r["points"]]
+        label = f"{r['doppler_hz']:g} Hz, {r['interpolation']}"
+        line = a.semilogy(snr, [max(p["bler_estimated"], 1e-3) for p in r["points"]], "o-", label=label)
+        a.semilogy(snr, [max(p["bler_perfect"], 1e-3) for p in r["points"]], "--",
+                   color=line[0].get_color(), lw=0.8)
+        a.set_title(f"{r['nr']}x{r['nt']} {r['profile'].upper()} {modulation_of(r)} "
+                    "(dashed: perfect channel; 1e-3: no error)", fontsize=9)
+        est, perf = number(r.get("snr_at_bler_0.1_estimated")), number(r.get("snr_at_bler_0.1_perfect"))
+        print(f"| {r['profile'].upper()} | {modulation_of(r)} | {r['doppler_hz']:g} Hz | {r['interpolation']} | "
+              + (f"{est:.2f} dB" if est is not None else "not reached") + " | "
+              + (f"{perf:.2f} dB" if perf is not None else "not reached") + " | "
+              + (f"{est - perf:.2f} dB" if est is not None and perf is not None else "") + " |")
+    for a in ax[0]:
+        a.axhline(0.1, color="grey", lw=0.5)
+        a.set_xlabel("SNR (dB)")
+        a.set_ylabel("coded BLER")
+        a.grid(True, which="both", alpha=0.3)
+        a.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(output, dpi=100)
+    print(f"wrote {output}")
 
 
 if __name__ == "__main__":
