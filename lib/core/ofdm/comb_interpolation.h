@@ -98,6 +98,15 @@ MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilo
     return W;
 }
 
+/// s of lmmse_solve: the LS noise per pilot over an antenna pair's channel
+/// power (the pairs' mean LS power less the noise, at least 1e-3 of it).
+MIMO_HD float lmmse_relative_noise(float pair_power, float ls_noise)
+{
+    const float floor = 1e-3f * pair_power + 1e-30f;
+    const float channel = pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
+    return ls_noise / channel;
+}
+
 /// LMMSE weights r_cp^T (R_pp + s I)^-1 of W pilots at frequency offsets
 /// `distance[a]` (pilot minus target, in subcarrier spacings) for a channel
 /// whose delays (around the mean) are uniform over `spread` samples of an

@@ -255,15 +255,17 @@ __global__ void __launch_bounds__(k_pilot_threads)
     }
 }
 
-/// A thread per frame: N0, the LS noise relative to the channel power, and the
-/// LMMSE model's delay spread where it is fixed (delay_support_kernel
-/// estimates it otherwise).
+/// A thread per frame: N0 (second differences), the pairs' mean LS power, the
+/// LS noise relative to the channel power, and the LMMSE model's delay spread
+/// where it is fixed (delay_support_kernel estimates it otherwise, and N0 and
+/// the relative noise again from the delay profile).
 __global__ void frame_stats_kernel(const float* sums,
                                    dims d,
                                    size_t frames,
                                    float noise_terms,
                                    float fixed_spread_over_n,
                                    float* n0,
+                                   float* pair_power,
                                    float* relative_noise,
                                    float* spread_over_n,
                                    float* spread,
@@ -281,11 +283,8 @@ __global__ void frame_stats_kernel(const float* sums,
     const float N0 = noise_terms > 0 ? noise / noise_terms * float(d.nt) / 6.0f : 0.0f;
     n0[f] = N0;
     const float ls_noise = N0 / float(d.nt);
-    const float pair_power = power / (float(d.slots) * d.U * d.nr);
-    const float floor = 1e-3f * pair_power + 1e-30f;
-    const float channel_power =
-        pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
-    relative_noise[f] = ls_noise / channel_power;
+    pair_power[f] = power / (float(d.slots) * d.U * d.nr);
+    relative_noise[f] = lmmse_relative_noise(pair_power[f], ls_noise);
     spread_over_n[f] = fixed_spread_over_n;
     spread[f] = fixed_spread_over_n * float(d.N);
     centre_turn[f] = 0;
@@ -314,19 +313,23 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 }
 
 /// A block per frame: the delay-power profile (the transformed combs' powers
-/// summed over slots and antenna pairs), its peak and the span above the
-/// floor by block reductions (delay_profile.h's find_delay_support), then the
-/// model's spread and the turn that centres it (radians per subcarrier).
+/// summed over slots and antenna pairs) and delay_profile.h's
+/// search_delay_profile by block reductions: the peak, the span above the
+/// floor, the noise of the bins away from it (N0 and the LMMSE's relative
+/// noise replaced where there are enough), the span again; then the model's
+/// spread and the turn that centres it (radians per subcarrier).
 __global__ void __launch_bounds__(k_threads)
     delay_support_kernel(const float2* X,
                          dims d,
                          delay_profile_geometry geo,
-                         const float* n0,
+                         const float* pair_power,
+                         float* n0,
+                         float* relative_noise,
                          float* spread_over_n,
                          float* spread,
                          float* centre_turn)
 {
-    __shared__ float peak_part[k_threads / 32];
+    __shared__ float float_part[k_threads / 32];
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
     constexpr int k_per_thread = 8; // bins a thread holds
     static_assert(k_per_thread * k_threads >= 2 * k_delay_support_max_reach + 1,
@@ -343,6 +346,21 @@ __global__ void __launch_bounds__(k_threads)
         }
         return p;
     };
+    // A block-wide sum (op: +) or maximum, returned to every thread.
+    const auto block_reduce = [&](float v, bool sum) {
+        for (int o = 16; o > 0; o >>= 1) {
+            const float other = __shfl_xor_sync(0xffffffffu, v, o);
+            v = sum ? v + other : fmaxf(v, other);
+        }
+        __syncthreads(); // the previous reduction's parts are read
+        if (lane == 0)
+            float_part[warp] = v;
+        __syncthreads();
+        v = float_part[0];
+        for (int w = 1; w < k_threads / 32; ++w)
+            v = sum ? v + float_part[w] : fmaxf(v, float_part[w]);
+        return v;
+    };
     float power[k_per_thread];
     float peak = 0;
     for (int u = 0; u < k_per_thread; ++u) {
@@ -350,38 +368,53 @@ __global__ void __launch_bounds__(k_threads)
         power[u] = k <= reach ? at(k) : 0.0f;
         peak = fmaxf(peak, power[u]);
     }
-    for (int o = 16; o > 0; o >>= 1)
-        peak = fmaxf(peak, __shfl_xor_sync(0xffffffffu, peak, o));
-    if (lane == 0)
-        peak_part[warp] = peak;
-    __syncthreads();
-    for (int w = 0; w < k_threads / 32; ++w)
-        peak = fmaxf(peak, peak_part[w]);
-    const float floor = delay_support_floor(geo, peak, n0[f] / float(d.nt));
-    int lo = reach + 1, hi = -reach - 1;
-    for (int u = 0; u < k_per_thread; ++u) {
-        const int k = -reach + int(threadIdx.x) + u * k_threads;
-        if (k <= reach && power[u] > floor) {
-            lo = min(lo, k);
-            hi = max(hi, k);
+    peak = block_reduce(peak, false);
+    // The span of bins above the floor that `noise` gives, to every thread.
+    const auto span_above = [&](float noise) {
+        const float floor = delay_support_floor(geo, peak, noise);
+        int lo = reach + 1, hi = -reach - 1;
+        for (int u = 0; u < k_per_thread; ++u) {
+            const int k = -reach + int(threadIdx.x) + u * k_threads;
+            if (k <= reach && power[u] > floor) {
+                lo = min(lo, k);
+                hi = max(hi, k);
+            }
         }
-    }
-    for (int o = 16; o > 0; o >>= 1) {
-        lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-        hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-    }
-    if (lane == 0) {
-        lo_part[warp] = lo;
-        hi_part[warp] = hi;
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
+        for (int o = 16; o > 0; o >>= 1) {
+            lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+            hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+        }
+        __syncthreads();
+        if (lane == 0) {
+            lo_part[warp] = lo;
+            hi_part[warp] = hi;
+        }
+        __syncthreads();
         for (int w = 0; w < k_threads / 32; ++w) {
             lo = min(lo, lo_part[w]);
             hi = max(hi, hi_part[w]);
         }
+        return delay_span{ lo, hi };
+    };
+    delay_span span = span_above(n0[f] / float(d.nt));
+    float noise_sum = 0, noise_bins = 0;
+    for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
+        if (delay_noise_bin(geo, k, span.lo, span.hi)) {
+            noise_sum += at(k);
+            noise_bins += 1;
+        }
+    noise_sum = block_reduce(noise_sum, true);
+    noise_bins = block_reduce(noise_bins, true);
+    const float ls_noise = delay_profile_ls_noise(geo, noise_sum, int(noise_bins));
+    if (ls_noise >= 0)
+        span = span_above(ls_noise);
+    if (threadIdx.x == 0) {
+        if (ls_noise >= 0) {
+            n0[f] = ls_noise * float(d.nt);
+            relative_noise[f] = lmmse_relative_noise(pair_power[f], ls_noise);
+        }
         // the walk to the outermost peaks: a few bins, their powers summed again
-        const delay_support s = delay_support_of_span(geo, at, lo, hi);
+        const delay_support s = delay_support_of_span(geo, at, span.lo, span.hi);
         spread_over_n[f] = s.spread / float(d.N);
         spread[f] = s.spread;
         centre_turn[f] = 2.0f * 3.14159265358979f * s.centre / float(d.N);
@@ -1138,7 +1171,7 @@ struct cuda_front_end::impl {
     device_array<float2> pilots, X, Y, ls, flat, turn, H_slot, y, H;
     device_array<float2> profiles;
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
-        centre_turn, pair_parts, time_weights, doppler;
+        centre_turn, pair_parts, time_weights, doppler, pair_power;
     device_array<size_t> start;
     device_array<float> cfo;
     device_array<float2> rx;
@@ -1346,6 +1379,7 @@ void cuda_front_end::run_view(const sample_view& v,
         float(m->noise_terms * d.slots),
         fixed < 0 || !lmmse ? 0.0f : float(fixed / d.N),
         m->n0.reserve(frames),
+        m->pair_power.reserve(frames),
         m->relative_noise.reserve(frames),
         m->spread_over_n.reserve(frames),
         m->spread.reserve(frames),
@@ -1426,7 +1460,9 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
     delay_support_kernel<<<unsigned(frames), k_threads, 0, st>>>(P,
                                                                  d,
                                                                  m->profile,
+                                                                 m->pair_power.data(),
                                                                  m->n0.data(),
+                                                                 m->relative_noise.data(),
                                                                  m->spread_over_n.data(),
                                                                  m->spread.data(),
                                                                  m->centre_turn.data());

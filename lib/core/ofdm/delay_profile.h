@@ -126,26 +126,90 @@ delay_support_of_span(const delay_profile_geometry& g, const Power& power, int l
     return s;
 }
 
+/// Bins either side of a span of paths left out of the noise estimate: a
+/// path's Hann main lobe and the sidelobes that stand above the noise at high
+/// SNR (8 of the comb's own bins, N / U samples each).
+MIMO_HD int delay_noise_guard(const delay_profile_geometry& g)
+{
+    return int(ceilf(8.0f * g.resolution / g.samples_per_bin));
+}
+
+/// Whether signed bin k (-A/2 <= k < A/2) holds noise alone: outside the span
+/// lo..hi of bins above the floor (lo > hi: none, the mean delay's bin then)
+/// and its guard.
+MIMO_HD bool delay_noise_bin(const delay_profile_geometry& g, int k, int lo, int hi)
+{
+    const int guard = delay_noise_guard(g);
+    if (lo > hi)
+        lo = hi = 0;
+    return k < lo - guard || k > hi + guard;
+}
+
+/// Noise-only bins a noise estimate needs at least (fewer on short combs: the
+/// second-difference estimate stands).
+constexpr int k_delay_noise_min_bins = 16;
+
+/// The LS noise per pilot from the sum and count of the noise-only bins'
+/// powers (a bin holds ls_noise * window_energy); -1 where too few.
+MIMO_HD float
+delay_profile_ls_noise(const delay_profile_geometry& g, float noise_sum, int noise_bins)
+{
+    return noise_bins >= k_delay_noise_min_bins
+               ? noise_sum / float(noise_bins) / g.window_energy
+               : -1.0f;
+}
+
+/// The span lo..hi of bins within +-reach above the floor (lo > hi: none).
+struct delay_span {
+    int lo, hi;
+};
+
+/// What the delay profile tells: the LMMSE model's support, and the LS noise
+/// per pilot from the bins that hold noise alone (-1: too few such bins).
+struct delay_profile_result {
+    delay_support support;
+    float ls_noise;
+};
+
 /// From the summed power profile `power[b]` (b = 0..A-1, bin b at delay
-/// b * samples_per_bin, the upper half negative): the span of bins within
-/// +-reach above delay_support_floor (the CPU's loops; the CUDA kernel
-/// reduces the same quantities across a block).
-inline delay_support
-find_delay_support(const delay_profile_geometry& g, const float* power, float ls_noise)
+/// b * samples_per_bin, the upper half negative), the CPU's loops (the CUDA
+/// kernel reduces the same quantities across a block): the span above the
+/// floor that `ls_noise` (the second-difference estimate) gives; the noise
+/// from the bins away from it; the span again with that noise; its support.
+/// The second-difference estimate reads high where the channel curves along
+/// the comb (EVA: 2-3.6x): the bins beyond the channel's delays do not.
+inline delay_profile_result
+search_delay_profile(const delay_profile_geometry& g, const float* power, float ls_noise)
 {
     const int A = g.points;
     const auto at = [&](int k) { return power[k < 0 ? k + A : k]; };
     float peak = 0;
     for (int k = -g.reach; k <= g.reach; ++k)
         peak = fmaxf(peak, at(k));
-    const float floor = delay_support_floor(g, peak, ls_noise);
-    int lo = g.reach + 1, hi = -g.reach - 1;
-    for (int k = -g.reach; k <= g.reach; ++k)
-        if (at(k) > floor) {
-            lo = k < lo ? k : lo;
-            hi = k > hi ? k : hi;
+    const auto span_above = [&](float noise) {
+        const float floor = delay_support_floor(g, peak, noise);
+        delay_span s{ g.reach + 1, -g.reach - 1 };
+        for (int k = -g.reach; k <= g.reach; ++k)
+            if (at(k) > floor) {
+                s.lo = k < s.lo ? k : s.lo;
+                s.hi = k > s.hi ? k : s.hi;
+            }
+        return s;
+    };
+    delay_span span = span_above(ls_noise);
+    float sum = 0;
+    int bins = 0;
+    for (int k = -A / 2; k < A / 2; ++k)
+        if (delay_noise_bin(g, k, span.lo, span.hi)) {
+            sum += at(k);
+            ++bins;
         }
-    return delay_support_of_span(g, at, lo, hi);
+    delay_profile_result r;
+    r.ls_noise = delay_profile_ls_noise(g, sum, bins);
+    if (r.ls_noise >= 0)
+        span = span_above(r.ls_noise);
+    r.support = delay_support_of_span(g, at, span.lo, span.hi);
+    return r;
 }
 
 } // namespace detail

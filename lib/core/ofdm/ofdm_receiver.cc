@@ -301,14 +301,15 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
     return st;
 }
 
-/// The delay support of the frame's channel (delay_profile.h) from the LS
-/// estimates with the mean delay out (pilot_ls: slots * U * nr).
-detail::delay_support measure_delay_support(const ofdm_grid& g,
-                                            int nr,
-                                            const cfloat* pilot_ls,
-                                            float ls_noise,
-                                            const detail::delay_profile_geometry& geo,
-                                            const detail::fftw_plan_1d& fft)
+/// The delay support of the frame's channel and the LS noise (delay_profile.h)
+/// from the LS estimates with the mean delay out (pilot_ls: slots * U * nr).
+detail::delay_profile_result
+measure_delay_profile(const ofdm_grid& g,
+                      int nr,
+                      const cfloat* pilot_ls,
+                      float ls_noise,
+                      const detail::delay_profile_geometry& geo,
+                      const detail::fftw_plan_1d& fft)
 {
     const int U = g.used_subcarriers, nt = g.nt, A = geo.points;
     std::vector<float> power(size_t(A), 0.0f);
@@ -327,7 +328,7 @@ detail::delay_support measure_delay_support(const ofdm_grid& g,
                     power[size_t(b)] += std::norm(lane[size_t(b)]);
             }
         }
-    return detail::find_delay_support(geo, power.data(), ls_noise);
+    return detail::search_delay_profile(geo, power.data(), ls_noise);
 }
 
 /// The comb interpolation of each (stream, subcarrier): its pilots and
@@ -453,21 +454,23 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
         g, nr, m_impl->Y.data(), m_impl->pilots.data(), offsets, f.pilot_ls.data());
     f.n0 = st.noise_terms ? float(st.noise / double(st.noise_terms) * nt / 6.0) : 0.0f;
     // The LMMSE weights need the LS noise relative to an antenna pair's channel power.
-    const float ls_noise = f.n0 / float(nt);
+    float ls_noise = f.n0 / float(nt);
     const float pair_power = float(st.power / (double(g.slots) * U * nr));
-    const float channel_power =
-        std::max(pair_power - ls_noise, 1e-3f * pair_power + 1e-30f);
-    const float relative_noise = ls_noise / channel_power;
     float spread_over_n = m_spread_over_n;
     std::vector<double> slopes = st.slopes;
     if (m_config.lmmse_delay_spread < 0 &&
         m_config.frequency == frequency_interpolation::lmmse) {
-        // From the pilots' delay profile; the model centred on the support's
-        // middle: the estimates turned by it as by the mean delay.
-        const detail::delay_support support = measure_delay_support(
+        // From the pilots' delay profile: the noise where its bins beyond the
+        // channel give it, the model centred on the support's middle (the
+        // estimates turned by it as by the mean delay).
+        const detail::delay_profile_result profile = measure_delay_profile(
             g, nr, f.pilot_ls.data(), ls_noise, m_impl->profile, m_impl->profile_fft);
-        spread_over_n = support.spread / float(g.fft_size);
-        const double turn = 2 * M_PI * double(support.centre) / g.fft_size;
+        if (profile.ls_noise >= 0) {
+            ls_noise = profile.ls_noise;
+            f.n0 = ls_noise * float(nt);
+        }
+        spread_over_n = profile.support.spread / float(g.fft_size);
+        const double turn = 2 * M_PI * double(profile.support.centre) / g.fft_size;
         for (int j = 0; j < g.slots; ++j) {
             slopes[size_t(j)] -= turn;
             for (int i = 0; i < U; ++i) {
@@ -477,6 +480,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
             }
         }
     }
+    const float relative_noise = detail::lmmse_relative_noise(pair_power, ls_noise);
     f.delay_spread = m_config.frequency == frequency_interpolation::lmmse
                          ? spread_over_n * float(g.fft_size)
                          : 0.0f;

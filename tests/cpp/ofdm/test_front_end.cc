@@ -409,6 +409,54 @@ TEST(ofdm_front_end, lmmse_estimates_have_no_floor_at_high_snr)
     }
 }
 
+TEST(ofdm_front_end, noise_is_estimated_where_the_channel_curves)
+{
+    // EVA (2.5 us) at NR 20 MHz 4x4: the channel curves along each comb (pilots
+    // 120 kHz apart), and second differences read it as noise: 2x N0 at 15 dB,
+    // 30-45x at 30 dB, ~300x at 40 dB (the receiver with a fixed delay spread,
+    // which computes no delay profile). The delay profile's bins beyond the
+    // channel's delays hold noise alone: 1.0x at 15 dB; at 30-40 dB 1.7-8x,
+    // what EVA's last path beyond the window's cyclic prefix (77 samples
+    // against 72 - 9) leaks as inter-symbol interference, and the window's
+    // sidelobes.
+    const uint64_t seed = fresh_seed();
+    ofdm_grid g = ofdm_grid::preset("nr20");
+    g.nt = 4;
+    g.slots = 2;
+    g.data_symbols = 2;
+    const int nr = 4;
+    ofdm_transmitter tx(g);
+    ofdm_receiver rx(g, receiver_config(nr));
+    ofdm_receiver_config fixed = receiver_config(nr);
+    fixed.lmmse_delay_spread = 80; // no delay profile: the second differences' N0
+    ofdm_receiver rx_differences(g, fixed);
+    for (double snr : { 15.0, 30.0, 40.0 }) {
+        multipath_config mc = epa_channel(g, nr, snr, seed + uint64_t(snr));
+        mc.profile = delay_profile::eva;
+        multipath_channel ch(mc);
+        double n0 = 0, n0_differences = 0;
+        const int frames = 6;
+        for (int f = 0; f < frames; ++f) {
+            loopback lb(tx, ch, seed + uint64_t(f), nullptr, size_t(g.symbol_samples()));
+            const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
+            ASSERT_TRUE(s.found && s.complete) << snr << " dB frame " << f;
+            n0 += rx.receive(lb.rx.data(), lb.rx_samples, s).n0 / ch.noise_variance() /
+                  frames;
+            n0_differences += rx_differences.receive(lb.rx.data(), lb.rx_samples, s).n0 /
+                              ch.noise_variance() / frames;
+        }
+        std::printf("[ measured ] nr20 4x4 EVA %.0f dB: N0 estimate over N0 %.3f from "
+                    "the delay profile, %.3f from second differences\n",
+                    snr,
+                    n0,
+                    n0_differences);
+        if (snr < 20)
+            EXPECT_NEAR(n0, 1.0, 0.2) << snr << " dB";
+        else
+            EXPECT_LT(4 * n0, n0_differences) << snr << " dB";
+    }
+}
+
 TEST(ofdm_front_end, transport_blocks_decode_without_errors_at_high_snr)
 {
     // antennas -> front end -> detector -> LLRs -> transport block decoder, with a
