@@ -32,7 +32,8 @@ def main():
         try:
             with open(name) as f:
                 runs.append(json.load(f))
-            runs[-1]["points"]
+            for key in ("points", "profile", "doppler_hz", "interpolation", "grid", "nr", "nt"):
+                runs[-1][key]
         except (OSError, ValueError, KeyError) as e:
             sys.exit(f"mimo_gpu_plot_front_end: cannot read {name}: {e}")
     if len(runs) > 1:
@@ -147,11 +148,14 @@ def bler_table(runs, output):
     def number(v):
         return v if isinstance(v, (int, float)) and v == v else None
 
-    panels = sorted({(r["profile"], modulation_of(r)) for r in runs})
+    order = ["qpsk", "16qam", "64qam", "256qam", "1024qam", "?"]
+    panels = sorted({(r["profile"], modulation_of(r)) for r in runs},
+                    key=lambda pm: (pm[0], order.index(pm[1])))
     fig, ax = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5), squeeze=False)
     print("| profile | modulation | Doppler | time interpolation | estimated | perfect | loss |")
     print("|---|---|---|---|---|---|---|")
-    for r in sorted(runs, key=lambda r: (r["profile"], modulation_of(r), r["doppler_hz"], r["interpolation"])):
+    for r in sorted(runs, key=lambda r: (r["profile"], order.index(modulation_of(r)), r["doppler_hz"],
+                                         r["interpolation"])):
         a = ax[0][panels.index((r["profile"], modulation_of(r)))]
         snr = [p["snr_db"] for p in r["points"]]
         label = f"{r['doppler_hz']:g} Hz, {r['interpolation']}"

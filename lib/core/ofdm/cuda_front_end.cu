@@ -315,9 +315,10 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 /// A block per frame: the delay-power profile (the transformed combs' powers
 /// summed over slots and antenna pairs) and delay_profile.h's
 /// search_delay_profile by block reductions: the peak, the span above the
-/// floor, the noise of the bins away from it (N0 and the LMMSE's relative
-/// noise replaced where there are enough), the span again; then the model's
-/// spread and the turn that centres it (radians per subcarrier).
+/// floor, the noise of the bins away from it, the span and the noise again
+/// (N0 and the LMMSE's relative noise replaced where there are enough bins);
+/// then the model's spread and the turn that centres it (radians per
+/// subcarrier).
 __global__ void __launch_bounds__(k_threads)
     delay_support_kernel(const float2* X,
                          dims d,
@@ -396,18 +397,26 @@ __global__ void __launch_bounds__(k_threads)
         }
         return delay_span{ lo, hi };
     };
+    // The LS noise of the bins away from a span, to every thread (-1: too few).
+    const auto noise_beside = [&](const delay_span& sp) {
+        float sum = 0, bins = 0;
+        for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
+            if (delay_noise_bin(geo, k, sp.lo, sp.hi)) {
+                sum += at(k);
+                bins += 1;
+            }
+        sum = block_reduce(sum, true);
+        bins = block_reduce(bins, true);
+        return delay_profile_ls_noise(geo, sum, int(bins));
+    };
     delay_span span = span_above(n0[f] / float(d.nt));
-    float noise_sum = 0, noise_bins = 0;
-    for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
-        if (delay_noise_bin(geo, k, span.lo, span.hi)) {
-            noise_sum += at(k);
-            noise_bins += 1;
-        }
-    noise_sum = block_reduce(noise_sum, true);
-    noise_bins = block_reduce(noise_bins, true);
-    const float ls_noise = delay_profile_ls_noise(geo, noise_sum, int(noise_bins));
-    if (ls_noise >= 0)
+    float ls_noise = noise_beside(span);
+    if (ls_noise >= 0) { // once more: weak paths under the first floor left out
         span = span_above(ls_noise);
+        const float again = noise_beside(span);
+        if (again >= 0)
+            ls_noise = again;
+    }
     if (threadIdx.x == 0) {
         if (ls_noise >= 0) {
             n0[f] = ls_noise * float(d.nt);

@@ -136,13 +136,17 @@ MIMO_HD int delay_noise_guard(const delay_profile_geometry& g)
 
 /// Whether signed bin k (-A/2 <= k < A/2) holds noise alone: outside the span
 /// lo..hi of bins above the floor (lo > hi: none, the mean delay's bin then)
-/// and its guard.
+/// and its guard, on the circle of A bins (a span near +-A/2 guards the
+/// other end too).
 MIMO_HD bool delay_noise_bin(const delay_profile_geometry& g, int k, int lo, int hi)
 {
-    const int guard = delay_noise_guard(g);
+    const int guard = delay_noise_guard(g), A = g.points;
     if (lo > hi)
         lo = hi = 0;
-    return k < lo - guard || k > hi + guard;
+    for (int turn = -A; turn <= A; turn += A)
+        if (k + turn >= lo - guard && k + turn <= hi + guard)
+            return false;
+    return true;
 }
 
 /// Noise-only bins a noise estimate needs at least (fewer on short combs: the
@@ -175,7 +179,9 @@ struct delay_profile_result {
 /// b * samples_per_bin, the upper half negative), the CPU's loops (the CUDA
 /// kernel reduces the same quantities across a block): the span above the
 /// floor that `ls_noise` (the second-difference estimate) gives; the noise
-/// from the bins away from it; the span again with that noise; its support.
+/// from the bins away from it; the span again with that noise, and the noise
+/// again from the bins away from that span (paths the first floor hid); the
+/// last span's support.
 /// The second-difference estimate reads high where the channel curves along
 /// the comb (EVA: 2-3.6x): the bins beyond the channel's delays do not.
 inline delay_profile_result
@@ -196,18 +202,25 @@ search_delay_profile(const delay_profile_geometry& g, const float* power, float 
             }
         return s;
     };
+    const auto noise_beside = [&](const delay_span& s) {
+        float sum = 0;
+        int bins = 0;
+        for (int k = -A / 2; k < A / 2; ++k)
+            if (delay_noise_bin(g, k, s.lo, s.hi)) {
+                sum += at(k);
+                ++bins;
+            }
+        return delay_profile_ls_noise(g, sum, bins);
+    };
     delay_span span = span_above(ls_noise);
-    float sum = 0;
-    int bins = 0;
-    for (int k = -A / 2; k < A / 2; ++k)
-        if (delay_noise_bin(g, k, span.lo, span.hi)) {
-            sum += at(k);
-            ++bins;
-        }
     delay_profile_result r;
-    r.ls_noise = delay_profile_ls_noise(g, sum, bins);
-    if (r.ls_noise >= 0)
+    r.ls_noise = noise_beside(span);
+    if (r.ls_noise >= 0) { // once more: weak paths under the first floor left out
         span = span_above(r.ls_noise);
+        const float again = noise_beside(span);
+        if (again >= 0)
+            r.ls_noise = again;
+    }
     r.support = delay_support_of_span(g, at, span.lo, span.hi);
     return r;
 }

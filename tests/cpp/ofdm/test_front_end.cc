@@ -665,7 +665,9 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                 compare(a[f].y, b[f].y, "y");
                 compare(a[f].slot_channels, b[f].slot_channels, "slot estimates");
                 compare(a[f].pilot_ls, b[f].pilot_ls, "pilot LS");
-                EXPECT_NEAR(b[f].n0 / a[f].n0, 1.0, 1e-3);
+                // (N0 from the delay profile: a bin that flips at the floor moves
+                // the noise bins' guard by one)
+                EXPECT_NEAR(b[f].n0 / a[f].n0, 1.0, 5e-3);
                 // (a bin of the delay profile, <= 1 sample, may flip at its
                 // threshold; the Doppler is steep in the correlation near 1)
                 EXPECT_NEAR(b[f].delay_spread, a[f].delay_spread, 1.01);
