@@ -55,6 +55,7 @@
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/nr_transport_block.h>
+#include <mimo_gpu/ofdm_grid.h>
 
 #include <condition_variable>
 #include <algorithm>
@@ -807,6 +808,7 @@ int run_ofdm(const command_line& cli,
         v.mod = base.mod;
         v.slots = int(cli.integer("slots", 1, 1000));
         v.data_symbols = int(cli.integer("data-symbols", 1, 1000));
+        v.pilot_positions = ::mimo_gpu::ofdm_grid::parse_pilot_positions(cli.text("pilots"));
         v.profile = cli.text("profile");
         v.doppler = cli.real("doppler");
         if (!(v.doppler >= 0))
@@ -1067,6 +1069,10 @@ int main(int argc, char** argv)
         "nr100");
     cli.add_option("slots", "N", "--chain ofdm: slots per frame", "2");
     cli.add_option("data-symbols", "D", "--chain ofdm: data symbols per slot", "13");
+    cli.add_option("pilots",
+                   "LIST",
+                   "--chain ofdm: positions of each slot's pilot symbols, e.g. 0 or 3,10",
+                   "0");
     cli.add_option(
         "profile", "NAME", "--chain ofdm: delay profile (flat, epa, eva, etu)", "epa");
     cli.add_option("doppler",

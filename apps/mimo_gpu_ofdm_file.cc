@@ -166,6 +166,8 @@ int record(command_line& cli, const std::string& base)
     g.mod = checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
     g.slots = int(cli.integer("slots", 1, 1000));
     g.data_symbols = int(cli.integer("data-symbols", 1, 1000));
+    g.pilot_positions =
+        checked_setup([&] { return ofdm_grid::parse_pilot_positions(cli.text("pilots")); });
     const int nr =
         cli.is_set("nr") && !cli.text("nr").empty() ? int(cli.integer("nr", 1, 8)) : g.nt;
     const int frames = int(cli.integer("frames", 1, 100000));
@@ -373,6 +375,10 @@ int main(int argc, char** argv)
     cli.add_option("modulation", "NAME", "record: qpsk, 16qam, 64qam, 256qam", "16qam");
     cli.add_option("slots", "N", "record: slots per frame", "2");
     cli.add_option("data-symbols", "N", "record: data symbols per slot", "6");
+    cli.add_option("pilots",
+                   "LIST",
+                   "record: positions of each slot's pilot symbols, e.g. 0 or 3,10",
+                   "0");
     cli.add_option("frames", "N", "record: frames (one transport block each)", "4");
     cli.add_option("code-rate", "R", "record: transport block code rate", "0.5");
     cli.add_option("profile", "NAME", "record: flat, epa, eva, etu", "epa");

@@ -148,8 +148,13 @@ int main(int argc, char** argv)
     cli.add_option("nt", "N", "transmit antennas = streams", "2");
     cli.add_option("nr", "N", "receive antennas", "2");
     cli.add_option("modulation", "NAME", "qpsk, 16qam, 64qam, 256qam, 1024qam", "16qam");
-    cli.add_option("slots", "N", "slots per frame (a pilot symbol each)", "2");
+    cli.add_option("slots", "N", "slots per frame", "2");
     cli.add_option("data-symbols", "N", "data symbols per slot", "6");
+    cli.add_option("pilots",
+                   "LIST",
+                   "positions of each slot's pilot symbols among its pilot and data "
+                   "symbols, e.g. 0 or 3,10 (1 to 4 of them)",
+                   "0");
     cli.add_option("profile", "NAME", "flat, epa, eva, etu", "epa");
     cli.add_option(
         "doppler",
@@ -194,6 +199,9 @@ int main(int argc, char** argv)
             checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
         g.slots = int(cli.integer("slots", 1, 1000));
         g.data_symbols = int(cli.integer("data-symbols", 1, 1000));
+        g.pilot_positions = checked_setup(
+            [&] { return ofdm_grid::parse_pilot_positions(cli.text("pilots")); });
+        checked_setup([&] { return (g.validate(), 0); });
         const int nr = int(cli.integer("nr", 1, 8));
         const backend b = checked_setup(
             [&] { return resolve_backend(backend_from_string(cli.text("backend"))); });
@@ -383,16 +391,16 @@ int main(int argc, char** argv)
                     H_symbols.resize(per_symbol * g.slots * g.data_symbols);
                 for (int q = 0; q < (moving ? g.slots * g.data_symbols : 1); ++q) {
                     const int j = q / g.data_symbols, d = q % g.data_symbols;
+                    const double data_start =
+                        double(g.data_symbol(j, d)) * g.symbol_samples();
                     cfloat* out =
                         moving ? &H_symbols[size_t(q) * per_symbol] : H_true.data();
                     ch.frequency_response(g,
                                           -rx.window_backoff(),
                                           out,
-                                          moving
-                                              ? double(2 + j * (1 + g.data_symbols) + d) *
-                                                        g.symbol_samples() +
-                                                    g.fft_size / 2.0 + g.cp_length
-                                              : g.frame_samples() / 2.0);
+                                          moving ? data_start + g.fft_size / 2.0 +
+                                                       g.cp_length
+                                                 : g.frame_samples() / 2.0);
                     for (size_t e = 0; e < per_symbol; ++e)
                         out[e] *= phase;
                 }
@@ -423,10 +431,13 @@ int main(int argc, char** argv)
                 const double window_delay =
                     double(s.frame_start) - double(mc.timing_offset + g.cp_length);
                 double e_p = 0, e_i = 0;
-                const int U = g.used_subcarriers;
-                for (int j = 0; j < g.slots; ++j) {
+                const int U = g.used_subcarriers,
+                          pilot_symbols = g.slots * g.pilot_symbols_per_slot();
+                for (int j = 0; j < pilot_symbols; ++j) {
                     const double from_q =
-                        double(1 + j * (1 + g.data_symbols)) * g.symbol_samples() +
+                        double(g.pilot_symbol(j / g.pilot_symbols_per_slot(),
+                                              j % g.pilot_symbols_per_slot())) *
+                            g.symbol_samples() +
                         g.fft_size / 2.0;
                     ch.frequency_response(
                         g, window_delay, Ht.data(), from_q + g.cp_length);
@@ -443,23 +454,25 @@ int main(int argc, char** argv)
                             for (int t = 0; t < g.nt; ++t) {
                                 const size_t o = (size_t(i) * nr + r) * g.nt + t;
                                 e_i += std::norm(
-                                    fr.slot_channels[size_t(j) * U * nr * g.nt + o] -
+                                    fr.pilot_channels[size_t(j) * U * nr * g.nt + o] -
                                     Ht[o] * ph);
                             }
                         }
                 }
-                p.mse_pilots += e_p / (double(g.slots) * U * nr);
-                p.mse_interpolated += e_i / (double(g.slots) * U * nr * g.nt);
+                p.mse_pilots += e_p / (double(pilot_symbols) * U * nr);
+                p.mse_interpolated += e_i / (double(pilot_symbols) * U * nr * g.nt);
                 p.n0_estimate += fr.n0;
                 ++measured;
                 if (f == frames - 1) {
-                    snap_est.assign(fr.slot_channels.begin(),
-                                    fr.slot_channels.begin() + ptrdiff_t(Ht.size()));
+                    snap_est.assign(fr.pilot_channels.begin(),
+                                    fr.pilot_channels.begin() + ptrdiff_t(Ht.size()));
                     ch.frequency_response(g,
                                           window_delay,
                                           Ht.data(),
-                                          g.symbol_samples() + g.fft_size / 2.0 +
-                                              g.cp_length); // slot 0's pilot
+                                          double(g.pilot_symbol(0, 0)) *
+                                                  g.symbol_samples() +
+                                              g.fft_size / 2.0 +
+                                              g.cp_length); // the first pilot symbol
                     snap_true = Ht;
                     for (auto& h : snap_true)
                         h *= std::polar(
@@ -517,7 +530,9 @@ int main(int argc, char** argv)
             j.value("program", "mimo_gpu_ofdm_link")
                 .value("grid", describe(g))
                 .value("nr", nr)
-                .value("nt", g.nt);
+                .value("nt", g.nt)
+                .value("pilot_positions", pilot_positions_text(g.pilot_positions))
+                .value("data_symbols", g.data_symbols);
             j.value("profile", cli.text("profile"))
                 .value("doppler_hz", cli.real("doppler"))
                 .value("cfo_spacings", cfo)

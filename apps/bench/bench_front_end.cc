@@ -80,7 +80,7 @@ bench_front_end(backend b, int trials, uint64_t seed, double h2d_bytes_per_s)
         g.nt = 4;
         g.slots = w.slots;
         g.data_symbols = w.data_symbols;
-        const int nr = 4, K = 1 + g.slots * (1 + g.data_symbols);
+        const int nr = 4, K = g.frame_symbols();
         front_end_row base;
         base.preset = w.preset;
         base.nr = nr;

@@ -62,6 +62,7 @@ core::ofdm_grid grid_of(const ofdm_chain_settings& s)
     g.mod = s.mod;
     g.slots = s.slots;
     g.data_symbols = s.data_symbols;
+    g.pilot_positions = s.pilot_positions;
     g.validate();
     return g;
 }
@@ -297,7 +298,9 @@ chain_blocks make_chain(const ofdm_chain_settings& s,
                                        s.data_symbols,
                                        s.time_interpolation,
                                        "lmmse",
-                                       s.backend);
+                                       s.backend,
+                                       true,
+                                       s.pilot_positions);
     const std::string params = core::format_parameter_list(spec.parameters);
     const int S = c.rx->symbols_per_channel();
     const bool device_buffers =
@@ -490,8 +493,14 @@ transmit_side make_transmit_side(const ofdm_chain_settings& s,
     transmit_side t;
     t.source = gr::mimo_gpu::tb_source::make(
         f.A, f.G, f.Qm, f.NL, f.rv, 1, 8, blocks, s.backend);
-    t.tx = gr::mimo_gpu::ofdm_tx::make(
-        s.grid, s.nt, core::to_string(s.mod), s.slots, s.data_symbols, s.backend);
+    t.tx = gr::mimo_gpu::ofdm_tx::make(s.grid,
+                                       s.nt,
+                                       core::to_string(s.mod),
+                                       s.slots,
+                                       s.data_symbols,
+                                       s.backend,
+                                       true,
+                                       s.pilot_positions);
     t.channel = gr::mimo_gpu::ofdm_channel_model::make(s.grid,
                                                        s.nt,
                                                        s.nr,
@@ -505,7 +514,9 @@ transmit_side make_transmit_side(const ofdm_chain_settings& s,
                                                        0,
                                                        0,
                                                        s.doppler,
-                                                       s.backend);
+                                                       s.backend,
+                                                       true,
+                                                       s.pilot_positions);
     return t;
 }
 
@@ -692,6 +703,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("chain", "ofdm")
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)
+                .value("pilot_positions", core::pilot_positions_text(s.pilot_positions))
                 .value("grid", s.grid)
                 .value("shape", std::to_string(s.nr) + "x" + std::to_string(s.nt))
                 .value("modulation", core::to_string(s.mod))
@@ -824,6 +836,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("device_buffers", s.device_buffers)
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)
+                .value("pilot_positions", core::pilot_positions_text(s.pilot_positions))
                 .value("work_ms_per_frame_rx", c.work.rx)
                 .value("work_ms_per_frame_detector", c.work.detector)
                 .value("work_ms_per_frame_decoder", c.work.decoder);

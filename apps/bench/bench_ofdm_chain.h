@@ -23,6 +23,7 @@ struct ofdm_chain_settings {
     int nr = 4, nt = 4;
     ::mimo_gpu::modulation mod = ::mimo_gpu::modulation::qam16;
     int slots = 2, data_symbols = 13;
+    std::vector<int> pilot_positions{ 0 }; // where each slot's pilot symbols sit
     std::string profile = "epa";
     double doppler = 0; ///< Hz: the loopback's and the transmit side's channel model
     double snr_db = 30;

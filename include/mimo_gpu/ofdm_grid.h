@@ -1,11 +1,16 @@
 // The MIMO-OFDM resource grid that the transmitter, the channel model and the
 // receiver front end share (docs/front_end.md).
 //
-// A frame is one preamble symbol, then `slots` slots of one pilot symbol and
-// `data_symbols` data symbols, every symbol with a cyclic prefix of
-// `cp_length` samples:
+// A frame is one preamble symbol, then `slots` slots of `data_symbols` data
+// symbols and one or more pilot symbols, every symbol with a cyclic prefix of
+// `cp_length` samples. With the default pilot layout (one pilot symbol, first):
 //
 //   [CP|preamble] [CP|pilot] [CP|data] x D  [CP|pilot] [CP|data] x D  ...
+//
+// `pilot_positions` puts P pilot symbols anywhere in a slot of P + D symbols
+// (as NR's additional DMRS positions do), e.g. {0, 7} with D = 12: pilot,
+// 6 data, pilot, 6 data. Denser layouts follow faster fading (Doppler) at
+// the cost of data symbols.
 //
 // Used subcarriers: `used_subcarriers` of them, centred on DC, ascending in
 // frequency (logical index i = 0 .. U-1); with `dc_null` (LTE) the DC bin is
@@ -36,6 +41,9 @@
 
 namespace mimo_gpu {
 
+/// NR's most DMRS positions in a slot (one and three additional ones).
+constexpr int k_max_pilot_symbols_per_slot = 4;
+
 struct ofdm_grid {
     int fft_size = 128; ///< N, power of two or any size FFTW / cuFFT take (16..65536)
     int cp_length = 9;  ///< cyclic prefix samples (0..N/4)
@@ -43,8 +51,11 @@ struct ofdm_grid {
     bool dc_null = true;         ///< LTE: DC unused; NR: DC carries data
     double sample_rate = 1.92e6; ///< Hz (delay profiles and recordings)
     int nt = 2;                  ///< transmit antennas = spatial streams (1..8)
-    int data_symbols = 6;        ///< D, data symbols per slot (after its pilot symbol)
+    int data_symbols = 6;        ///< D, data symbols per slot
     int slots = 2;               ///< slots per frame
+    /// Positions of the slot's pilot symbols among its P + D symbols: 1 to
+    /// k_max_pilot_symbols_per_slot of them, ascending, in 0 .. P + D - 1.
+    std::vector<int> pilot_positions{ 0 };
     modulation mod = modulation::qam16;
 
     /// LTE ("lte1.4", "lte3", "lte5", "lte10", "lte15", "lte20": 15 kHz, normal CP
@@ -59,11 +70,20 @@ struct ofdm_grid {
     void validate() const;
 
     int symbol_samples() const { return fft_size + cp_length; }
-    /// Preamble and slots.
-    int frame_samples() const
-    {
-        return symbol_samples() * (1 + slots * (1 + data_symbols));
-    }
+    int pilot_symbols_per_slot() const { return int(pilot_positions.size()); }
+    /// Pilot and data symbols of a slot.
+    int slot_symbols() const { return pilot_symbols_per_slot() + data_symbols; }
+    /// OFDM symbols of a frame: the preamble and the slots.
+    int frame_symbols() const { return 1 + slots * slot_symbols(); }
+    int frame_samples() const { return symbol_samples() * frame_symbols(); }
+    /// Frame symbol (the preamble is 0) of slot j's pilot symbol p (0..P-1)
+    /// and of its data symbol s (0..D-1).
+    int pilot_symbol(int slot, int p) const;
+    int data_symbol(int slot, int s) const;
+    /// Parses a pilot layout as a user writes it ("0", "0,7", "2 7 11";
+    /// commas or spaces). Throws std::invalid_argument for text that is not
+    /// integers; validate() checks the positions.
+    static std::vector<int> parse_pilot_positions(const std::string& text);
     /// Resource elements carrying data per frame (per stream).
     size_t data_elements() const
     {
@@ -78,8 +98,9 @@ struct ofdm_grid {
     /// Frequency offset of logical subcarrier i in subcarrier spacings (DC = 0).
     int offset(int i) const;
     /// Known pilot value (QPSK, unit modulus, before the sqrt(nt) boost) of
-    /// logical subcarrier i in slot j; the PN sequence is fixed.
-    cfloat pilot(int slot, int i) const;
+    /// logical subcarrier i in the frame's pilot symbol q (q = j P + p: slot
+    /// j's p-th); the PN sequence is fixed.
+    cfloat pilot(int q, int i) const;
     /// Preamble value of logical subcarrier i: 0 at an odd offset(i), a known
     /// QPSK value of modulus sqrt(2 nt) at an even one (the power of a data
     /// symbol per antenna), sent by preamble_antenna(i).
@@ -88,10 +109,12 @@ struct ofdm_grid {
 };
 
 std::string describe(const ofdm_grid& g); ///< one line for logs and recordings
+/// "0,7": the form parse_pilot_positions reads.
+std::string pilot_positions_text(const std::vector<int>& positions);
 
 /// Empty when a receiver made for `expected` can receive frames sent on
 /// `recorded` (the same FFT, CP, subcarriers, DC use, streams, modulation and
-/// slot layout; the sample rate may differ: it scales time, not the samples);
+/// slot layout, pilot positions included; the sample rate may differ: it scales time, not the samples);
 /// otherwise the first field that differs, with both values, for an error.
 std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected);
 

@@ -81,11 +81,12 @@ struct front_end_frame {
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
     std::vector<cfloat> y;       ///< C * S * nr, resource-element order
-    /// Per slot, the interpolated estimate at every used subcarrier:
-    /// slot_channels[(j * U + i) * nr * nt + r * nt + t].
-    std::vector<cfloat> slot_channels;
-    /// Per slot, the LS estimate at each pilot: pilot_ls[(j * U + i) * nr + r] for
-    /// antenna t = i mod nt.
+    /// Per pilot symbol q (q = j P + p: slot j's p-th, ofdm_grid.h), the
+    /// estimate interpolated in frequency at every used subcarrier:
+    /// pilot_channels[(q * U + i) * nr * nt + r * nt + t].
+    std::vector<cfloat> pilot_channels;
+    /// Per pilot symbol q, the LS estimate at each pilot: pilot_ls[(q * U + i) *
+    /// nr + r] for antenna t = i mod nt.
     std::vector<cfloat> pilot_ls;
 };
 
@@ -152,7 +153,8 @@ public:
     /// As receive_known_channel, with the known channel of every data symbol (a
     /// genie under Doppler): H_symbols[((j * D + s) * U + i) * nr * nt + r * nt
     /// + t] for data symbol s of slot j. H has a channel per data symbol (S =
-    /// 1); slot_channels holds each slot's first data symbol's.
+    /// 1); pilot_channels holds each slot's first data symbol's at each of the
+    /// slot's pilot symbols.
     front_end_frame receive_known_channels(const cfloat* rx,
                                            size_t samples,
                                            const sync_result& sync,

@@ -27,9 +27,10 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
                                                   double rx_correlation,
                                                   double doppler,
                                                   const std::string& backend,
-                                                  bool device_buffers)
+                                                  bool device_buffers,
+                                                  const std::vector<int>& pilot_positions)
 {
-    const ::mimo_gpu::ofdm_grid g = ofdm_frame(grid, nt, "qpsk", slots, data_symbols);
+    const ::mimo_gpu::ofdm_grid g = ofdm_frame(grid, nt, "qpsk", slots, data_symbols, pilot_positions);
     ::mimo_gpu::multipath_config c;
     c.nr = nr;
     c.nt = nt;

@@ -70,7 +70,8 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
                             const std::string& time_interpolation,
                             const std::string& frequency_interpolation,
                             const std::string& backend,
-                            bool device_buffers)
+                            bool device_buffers,
+                            const std::vector<int>& pilot_positions)
 {
     ::mimo_gpu::ofdm_receiver_config c;
     c.nr = nr;
@@ -78,7 +79,7 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
     c.frequency = frequency_from(frequency_interpolation);
     c.requested = ::mimo_gpu::backend_from_string(backend);
     return gnuradio::make_block_sptr<ofdm_rx_impl>(
-        ofdm_frame(grid, nt, modulation, slots, data_symbols), c, device_buffers);
+        ofdm_frame(grid, nt, modulation, slots, data_symbols, pilot_positions), c, device_buffers);
 }
 
 ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,

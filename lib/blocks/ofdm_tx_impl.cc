@@ -29,10 +29,11 @@ ofdm_tx::sptr ofdm_tx::make(const std::string& grid,
                             int slots,
                             int data_symbols,
                             const std::string& backend,
-                            bool device_buffers)
+                            bool device_buffers,
+                            const std::vector<int>& pilot_positions)
 {
     auto transmitter = std::make_unique<::mimo_gpu::ofdm_stream_transmitter>(
-        ofdm_frame(grid, nt, modulation, slots, data_symbols),
+        ofdm_frame(grid, nt, modulation, slots, data_symbols, pilot_positions),
         ::mimo_gpu::backend_from_string(backend));
     const bool device =
         device_buffers && transmitter->active_backend() == ::mimo_gpu::backend::cuda;

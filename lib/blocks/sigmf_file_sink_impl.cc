@@ -76,7 +76,8 @@ sigmf_file_sink::sptr sigmf_file_sink::make(const std::string& base,
                                             const std::string& modulation,
                                             int slots,
                                             int data_symbols,
-                                            const std::string& description)
+                                            const std::string& description,
+                                            const std::vector<int>& pilot_positions)
 {
     ::mimo_gpu::sigmf_meta m;
     m.channels = channels;
@@ -93,7 +94,7 @@ sigmf_file_sink::sptr sigmf_file_sink::make(const std::string& base,
     m.hardware = "GNU Radio (gr-mimo_gpu sigmf_file_sink)";
     if (!grid.empty()) {
         m.has_grid = true;
-        m.grid = ofdm_frame(grid, nt, modulation, slots, data_symbols);
+        m.grid = ofdm_frame(grid, nt, modulation, slots, data_symbols, pilot_positions);
         m.grid.sample_rate = sample_rate;
     }
     return gnuradio::make_block_sptr<sigmf_file_sink_impl>(base, m);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimo_gpu {
@@ -49,6 +50,7 @@ public:
      *        per frame; e.g. 5, 70, 300 for 36.101's EPA5, EVA70, ETU300)
      * \param backend "auto", "cpu" or "cuda" (the same samples to rounding)
      * \param device_buffers on CUDA, the receive streams in GPU memory (the default)
+     * \param pilot_positions the slot's pilot symbols (as ofdm_tx)
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -64,7 +66,8 @@ public:
                      double rx_correlation = 0,
                      double doppler = 0,
                      const std::string& backend = "auto",
-                     bool device_buffers = true);
+                     bool device_buffers = true,
+                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 });
 
     virtual void set_snr_db(double snr_db) = 0;
     virtual double snr_db() const = 0;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimo_gpu {
@@ -56,7 +57,8 @@ public:
      * \param time_interpolation "hold" (symbols_per_channel = data_symbols), "linear"
      * or "lmmse" (1) \param frequency_interpolation "lmmse" or "linear" \param backend
      * "auto", "cpu" or "cuda" \param device_buffers on CUDA, H and y in GPU memory (the
-     * default); False: host buffers on either backend
+     * default); False: host buffers on either backend \param pilot_positions the
+     * slot's pilot symbols (as ofdm_tx)
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -67,7 +69,8 @@ public:
                      const std::string& time_interpolation = "hold",
                      const std::string& frequency_interpolation = "lmmse",
                      const std::string& backend = "auto",
-                     bool device_buffers = true);
+                     bool device_buffers = true,
+                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 });
 
     virtual int symbols_per_channel() const = 0;
     virtual uint64_t frames_received() const = 0;

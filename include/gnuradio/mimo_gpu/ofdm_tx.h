@@ -9,6 +9,7 @@
 #include <gnuradio/sync_interpolator.h>
 
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimo_gpu {
@@ -42,6 +43,9 @@ public:
      * \param slots slots per frame, \param data_symbols data symbols per slot
      * \param backend "auto", "cpu" or "cuda"
      * \param device_buffers on CUDA, the antenna streams in GPU memory (the default)
+     * \param pilot_positions where each slot's pilot symbols sit among its
+     *        pilot and data symbols (1 to 4, ascending; {0}: one, first), e.g.
+     *        {3, 10} with 12 data symbols (docs/front_end.md, "Pilot layouts")
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -49,7 +53,8 @@ public:
                      int slots = 2,
                      int data_symbols = 6,
                      const std::string& backend = "auto",
-                     bool device_buffers = true);
+                     bool device_buffers = true,
+                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 });
 
     virtual int frame_bits() const = 0;
     virtual int frame_samples() const = 0;

@@ -9,6 +9,7 @@
 #include <gnuradio/sync_block.h>
 
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimo_gpu {
@@ -24,6 +25,8 @@ namespace mimo_gpu {
  * decode it) is written when the flowgraph stops. In ci16, values beyond
  * full scale are clipped: the block warns the first time, values_clipped()
  * counts them and the meta records the count ("mimo_gpu:ci16_values_clipped").
+ * The frame's pilot layout (pilot_positions, as ofdm_tx) goes into the meta
+ * too ("mimo_gpu:pilot_positions").
  */
 class MIMO_GPU_API sigmf_file_sink : virtual public gr::sync_block
 {
@@ -40,7 +43,8 @@ public:
                      const std::string& modulation = "16qam",
                      int slots = 2,
                      int data_symbols = 6,
-                     const std::string& description = "");
+                     const std::string& description = "",
+                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 });
     virtual uint64_t samples_written() const = 0;
     //! ci16: int16 values clipped so far (beyond full scale or not finite).
     virtual uint64_t values_clipped() const = 0;

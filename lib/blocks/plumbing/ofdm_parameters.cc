@@ -11,13 +11,15 @@ namespace mimo_gpu {
                                  int nt,
                                  const std::string& modulation,
                                  int slots,
-                                 int data_symbols)
+                                 int data_symbols,
+                                 const std::vector<int>& pilot_positions)
 {
     ::mimo_gpu::ofdm_grid g = ::mimo_gpu::ofdm_grid::preset(grid);
     g.nt = nt;
     g.mod = ::mimo_gpu::modulation_from_string(modulation);
     g.slots = slots;
     g.data_symbols = data_symbols;
+    g.pilot_positions = pilot_positions;
     g.validate();
     return g;
 }
@@ -38,6 +40,7 @@ pmt::pmt_t grid_tag_value(const ::mimo_gpu::ofdm_grid& g)
     add("modulation", pmt::mp(::mimo_gpu::to_string(g.mod)));
     add("slots", pmt::from_long(g.slots));
     add("data_symbols", pmt::from_long(g.data_symbols));
+    add("pilot_positions", pmt::init_s32vector(g.pilot_positions.size(), g.pilot_positions));
     add("sample_rate", pmt::from_double(g.sample_rate));
     add("description", pmt::mp(::mimo_gpu::describe(g)));
     return d;
@@ -61,6 +64,9 @@ std::optional<::mimo_gpu::ofdm_grid> grid_from_tag_value(const pmt::pmt_t& value
             ::mimo_gpu::modulation_from_string(pmt::symbol_to_string(get("modulation")));
         g.slots = int(pmt::to_long(get("slots")));
         g.data_symbols = int(pmt::to_long(get("data_symbols")));
+        const pmt::pmt_t positions = get("pilot_positions");
+        if (pmt::is_s32vector(positions)) // absent: a source from before layouts
+            g.pilot_positions = pmt::s32vector_elements(positions);
         g.sample_rate = pmt::to_double(get("sample_rate"));
         return g;
     } catch (const std::exception&) { // a field absent or of another type

@@ -12,6 +12,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gr {
 namespace mimo_gpu {
@@ -22,14 +23,15 @@ namespace mimo_gpu {
                                  int nt,
                                  const std::string& modulation,
                                  int slots,
-                                 int data_symbols);
+                                 int data_symbols,
+                                 const std::vector<int>& pilot_positions = { 0 });
 
 /// The "ofdm_grid" stream tag: a source that knows the frame its samples carry
 /// (sigmf_file_source, from a recording's meta) tags its first sample with it,
 /// and ofdm_rx refuses a stream whose frame is not its own.
 extern const pmt::pmt_t k_grid_tag_key;
 /// A dict: fft_size, cp_length, used_subcarriers, dc_null, nt, modulation,
-/// slots, data_symbols, sample_rate and a description.
+/// slots, data_symbols, pilot_positions (s32vector), sample_rate and a description.
 pmt::pmt_t grid_tag_value(const ::mimo_gpu::ofdm_grid& grid);
 /// The frame a tag's value describes; nothing when it is not such a dict.
 std::optional<::mimo_gpu::ofdm_grid> grid_from_tag_value(const pmt::pmt_t& value);

@@ -57,6 +57,8 @@ cufftHandle batched_plan(std::map<size_t, cufftHandle>& plans,
 
 struct dims {
     int N, SS, U, nr, nt, D, slots, K; // K: symbols per frame
+    int Q;                             // pilot symbols per frame
+    slot_layout lay;                   // where they sit (pilot_layout.h)
 };
 
 /// Sample n of antenna r as the view holds it.
@@ -141,7 +143,7 @@ __device__ float2 block_sum(float2 v, float2* shared)
     return t;
 }
 
-/// The pilot kernels' blocks: a (frame, slot)'s pilots (13 104 values at NR 100
+/// The pilot kernels' blocks: a (frame, pilot symbol)'s pilots (13 104 values at NR 100
 /// MHz 4x4) in chunks of k_pilot_chunk, a block each, so that a frame fills
 /// many SMs (a block per slot took 37 us of the receiver's critical path on the
 /// H100). Partial sums per chunk, added in a fixed order: the same bits every run.
@@ -160,7 +162,7 @@ __device__ float2 pilot_ls_at(const float2* Yk, const float2* slot_pilots, int e
     return cdiv(Yk[e], slot_pilots[e / nr]);
 }
 
-/// Grid (frame * slot, chunk): LS at the chunk's pilots, and its part of the
+/// Grid (frame * pilot symbol, chunk): LS at the chunk's pilots, and its part of the
 /// comb-neighbour product whose angle is the mean delay's slope.
 __global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2* Y,
                                                                    const float2* pilots,
@@ -170,9 +172,9 @@ __global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2*
                                                                    float2* turn_out)
 {
     __shared__ float2 partial[k_pilot_threads / 32];
-    const int fj = blockIdx.x, f = fj / d.slots, j = fj % d.slots;
+    const int fj = blockIdx.x, f = fj / d.Q, j = fj % d.Q;
     const int U = d.U, nr = d.nr, nt = d.nt;
-    const int k = 1 + j * (1 + d.D);
+    const int k = d.lay.pilot_symbol(j);
     const float2* Yk = Y + (size_t(f) * d.K + k) * U * nr;
     const float2* slot_pilots = pilots + size_t(j) * U;
     float2* ls = ls_out + size_t(fj) * U * nr;
@@ -212,7 +214,7 @@ flat_at(const float2* ls, const int* offsets, float slope, int e, int nr)
     return cmul(ls[e], make_float2(cs, sn));
 }
 
-/// Grid (frame * slot, chunk): the slope taken out of the chunk's LS estimates
+/// Grid (frame * pilot symbol, chunk): the slope taken out of the chunk's LS estimates
 /// (into flat; the measured ones stay), and its sums for the frame's
 /// statistics: second differences (noise) and power.
 __global__ void __launch_bounds__(k_pilot_threads)
@@ -275,7 +277,7 @@ __global__ void frame_stats_kernel(const float* sums,
     if (f >= frames)
         return;
     float noise = 0, power = 0;
-    const size_t parts = size_t(d.slots) * pilot_chunks(d); // (slot, chunk) in order
+    const size_t parts = size_t(d.Q) * pilot_chunks(d); // (pilot, chunk) in order
     for (size_t p = 0; p < parts; ++p) {
         noise += sums[(f * parts + p) * 2 + 0];
         power += sums[(f * parts + p) * 2 + 1];
@@ -283,20 +285,20 @@ __global__ void frame_stats_kernel(const float* sums,
     const float N0 = noise_terms > 0 ? noise / noise_terms * float(d.nt) / 6.0f : 0.0f;
     n0[f] = N0;
     const float ls_noise = N0 / float(d.nt);
-    pair_power[f] = power / (float(d.slots) * d.U * d.nr);
+    pair_power[f] = power / (float(d.Q) * d.U * d.nr);
     relative_noise[f] = lmmse_relative_noise(pair_power[f], ls_noise);
     spread_over_n[f] = fixed_spread_over_n;
     spread[f] = fixed_spread_over_n * float(d.N);
     centre_turn[f] = 0;
 }
 
-/// A thread per (frame, slot, antenna t, antenna r, point m): the Hann-windowed
+/// A thread per (frame, pilot symbol, antenna t, antenna r, point m): the Hann-windowed
 /// comb of flat LS estimates, zero-padded to A points (delay_profile.h).
 __global__ void
 delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, float2* out)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (e >= frames * d.slots * d.nt * d.nr * size_t(A))
+    if (e >= frames * d.Q * d.nt * d.nr * size_t(A))
         return;
     const int m = int(e % A);
     const size_t profile = e / A; // (fj, t, r)
@@ -313,7 +315,7 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 }
 
 /// A block per frame: the delay-power profile (the transformed combs' powers
-/// summed over slots and antenna pairs) and delay_profile.h's
+/// summed over pilot symbols and antenna pairs) and delay_profile.h's
 /// search_delay_profile by block reductions: the peak, the span above the
 /// floor, the noise of the bins away from it, the span and the noise again
 /// (N0 and the LMMSE's relative noise replaced where there are enough bins);
@@ -446,7 +448,7 @@ __device__ void interpolate_one(const float2* ls_all,
                                 float spread_over_n,
                                 float relative_noise,
                                 float centre_turn,
-                                float2* H_slot)
+                                float2* H_pilot)
 {
     constexpr int N = Fixed > 0 ? Fixed : k_lmmse_max_window;
     int pilot[N];
@@ -485,11 +487,11 @@ __device__ void interpolate_one(const float2* ls_all,
             v.x += x.x;
             v.y += x.y;
         }
-        H_slot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
+        H_pilot[((fj * d.U + c) * d.nr + r) * d.nt + t] = cmul(v, make_float2(cs, sn));
     }
 }
 
-/// A thread per (frame, slot, subcarrier, antenna t). The default LMMSE window
+/// A thread per (frame, pilot symbol, subcarrier, antenna t). The default LMMSE window
 /// of 8 pilots takes loops of compile-time length (the solve's arrays in
 /// registers, not local memory); the same operations as any other window.
 __global__ void interpolate_kernel(const float2* ls_all,
@@ -502,16 +504,16 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                    const float* relative_noise,
                                    const float* spread_over_n,
                                    const float* centre_turn,
-                                   float2* H_slot)
+                                   float2* H_pilot)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t per_frame = size_t(d.slots) * d.U * d.nt;
+    const size_t per_frame = size_t(d.Q) * d.U * d.nt;
     if (e >= frames * per_frame)
         return;
     const size_t f = e / per_frame;
-    const int j = int(e / (size_t(d.U) * d.nt) % d.slots), c = int(e / d.nt % d.U),
+    const int j = int(e / (size_t(d.U) * d.nt) % d.Q), c = int(e / d.nt % d.U),
               t = int(e % d.nt);
-    const size_t fj = f * d.slots + j;
+    const size_t fj = f * d.Q + j;
     constexpr int k_fixed = 8;
     const bool fixed =
         lmmse && window == k_fixed && (d.U - t + d.nt - 1) / d.nt >= k_fixed;
@@ -528,7 +530,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                  spread_over_n[f],
                                  relative_noise[f],
                                  centre_turn[f],
-                                 H_slot);
+                                 H_pilot);
     else
         interpolate_one<0>(ls_all,
                            slopes,
@@ -542,7 +544,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                            spread_over_n[f],
                            relative_noise[f],
                            centre_turn[f],
-                           H_slot);
+                           H_pilot);
 }
 
 // ---- frame search (frame_search.h) -------------------------------------------
@@ -1029,20 +1031,21 @@ first_path_kernel(run_slot* slots, const float* c_all, int span, int backoff)
             backoff);
 }
 
-/// Elements of consecutive slots' estimates a block of slot_pair_sums_kernel sums.
+/// Elements of a pair of pilot symbols' estimates a block of pilot_pair_sums_kernel sums.
 constexpr int k_pair_chunk = 2048;
 
-/// Grid (frame * (slots - 1), chunk): for the LMMSE time filter's Doppler, the
-/// chunk's sum of conj(H_j) H_j+1 and of (|H_j|^2 + |H_j+1|^2) / 2.
+/// Grid (frame * Doppler pairs, chunk): for the LMMSE time filter's Doppler, the
+/// chunk's sum of conj(H_q) H_q' and of (|H_q|^2 + |H_q'|^2) / 2 over the pair
+/// (q, q') of slot_layout::doppler_pairs.
 __global__ void __launch_bounds__(k_threads)
-    slot_pair_sums_kernel(const float2* H_slot, dims d, float* parts)
+    pilot_pair_sums_kernel(const float2* H_pilot, dims d, float* parts)
 {
     __shared__ float2 partial[k_threads / 32];
     const size_t per_slot = size_t(d.U) * d.nr * d.nt;
-    const int pair = blockIdx.x, pairs = d.slots - 1;
+    const int pair = blockIdx.x, pairs = d.lay.doppler_pairs();
     const size_t f = size_t(pair / pairs), j = size_t(pair % pairs);
-    const float2* a_all = H_slot + (f * d.slots + j) * per_slot;
-    const float2* b_all = a_all + per_slot;
+    const float2* a_all = H_pilot + (f * d.Q + j) * per_slot;
+    const float2* b_all = a_all + size_t(d.lay.doppler_step()) * per_slot;
     const size_t lo = size_t(blockIdx.y) * k_pair_chunk;
     const size_t hi = min(lo + k_pair_chunk, per_slot);
     float2 c = make_float2(0, 0), p = make_float2(0, 0);
@@ -1085,7 +1088,7 @@ __global__ void time_weights_kernel(const float* parts,
     const size_t f = e / per_frame;
     const int j = int(e % per_frame / d.D), s = int(e % d.D);
     float cx = 0, cy = 0, p = 0;
-    const size_t n = size_t(d.slots - 1) * chunks;
+    const size_t n = size_t(d.lay.doppler_pairs()) * chunks;
     for (size_t k = 0; k < n; ++k) {
         const float* q = parts + (f * n + k) * 3;
         cx += q[0];
@@ -1096,26 +1099,32 @@ __global__ void time_weights_kernel(const float* parts,
         cx,
         cy,
         p,
-        d.slots - 1,
+        d.lay.doppler_pairs(),
         float(d.U) * d.nr * d.nt,
         n0[f] / float(d.nt),
         relative_noise[f],
         frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window),
-        1 + d.D);
-    data_symbol_time_weights(j, s, d.slots, d.D, model, weights + e * 2 * k_time_taps);
+        d.lay.doppler_lag());
+    data_symbol_time_weights(d.lay, j, s, model, weights + e * 2 * k_time_taps);
     if (j == 0 && s == 0)
         doppler[f] = doppler_hz(model.omega, symbols_per_second);
 }
 
-/// A thread per (frame, problem, antenna): y, and where a channel goes with
-/// each data symbol (per_symbol) H per problem, by the LMMSE time weights
-/// (time_weights non-null) or linearly between slots (hold: H is the slot
-/// estimate itself).
+/// How emit_kernel forms H from the pilot symbols' estimates.
+enum class emit_channel {
+    none,      ///< hold with one pilot symbol a slot: its estimate is H already
+    slot_mean, ///< hold: a channel a slot, the mean of its pilot symbols'
+    linear,    ///< a channel a data symbol, between the pilot symbols around it
+    lmmse      ///< a channel a data symbol, by the LMMSE time weights
+};
+
+/// A thread per (frame, problem, antenna): y, and H as `mode` says (the same
+/// combinations as the CPU's ofdm_receiver::emit).
 __global__ void emit_kernel(const float2* Y,
-                            const float2* H_slot,
+                            const float2* H_pilot,
                             dims d,
                             size_t frames,
-                            bool per_symbol,
+                            emit_channel mode,
                             const float* time_weights,
                             float2* y,
                             float2* H)
@@ -1127,37 +1136,45 @@ __global__ void emit_kernel(const float2* Y,
     const size_t f = e / (problems * d.nr), p = e / d.nr % problems;
     const int r = int(e % d.nr);
     const int s = int(p % d.D), c = int(p / d.D % d.U), j = int(p / (size_t(d.D) * d.U));
-    const int k = 2 + j * (1 + d.D) + s;
-    y[e] = Y[((f * d.K + k) * d.U + c) * d.nr + r];
-    if (!per_symbol)
+    y[e] = Y[((f * d.K + d.lay.data_symbol(j, s)) * d.U + c) * d.nr + r];
+    if (mode == emit_channel::none || (mode == emit_channel::slot_mean && s > 0))
         return;
-    const size_t hn = size_t(d.nr) * d.nt;
-    if (time_weights) {
-        const int taps = d.slots < k_time_taps ? d.slots : k_time_taps;
-        const float* w = time_weights + ((f * d.slots + j) * d.D + s) * 2 * k_time_taps;
-        const float2* first =
-            H_slot + ((f * d.slots + time_window_first(j, d.slots, taps)) * d.U + c) * hn;
-        for (int t = 0; t < d.nt; ++t) {
-            const size_t o = size_t(r) * d.nt + t;
-            float2 v = make_float2(0, 0);
-            for (int a = 0; a < taps; ++a) {
-                const float2 x = cmul(first[size_t(a) * d.U * hn + o],
-                                      make_float2(w[2 * a], w[2 * a + 1]));
-                v.x += x.x;
-                v.y += x.y;
-            }
-            H[(f * problems + p) * hn + o] = v;
-        }
-        return;
+    const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
+    // taps pilot symbols from `first` on, weighted w[2a] + j w[2a+1]
+    int first = 0, taps = 0;
+    float w[2 * k_time_taps] = {};
+    if (mode == emit_channel::lmmse) {
+        taps = time_taps(d.Q);
+        first = time_window_of(d.lay, j, s);
+        const float* tw = time_weights + ((f * d.slots + j) * d.D + s) * 2 * k_time_taps;
+        for (int a = 0; a < 2 * taps; ++a)
+            w[a] = tw[a];
+    } else if (mode == emit_channel::slot_mean) {
+        taps = d.lay.P;
+        first = j * d.lay.P;
+        for (int a = 0; a < taps; ++a)
+            w[2 * a] = 1.0f / float(taps);
+    } else {
+        const time_pair tp = linear_time_pair(d.lay, d.lay.data_time(j, s));
+        first = tp.first;
+        taps = tp.first + 1 < d.Q ? 2 : 1; // second = first + 1, or a = 0 at the ends
+        w[0] = 1.0f - tp.a;
+        w[2] = tp.a;
     }
-    const float2* Hj = H_slot + ((f * d.slots + j) * d.U + c) * hn;
-    const float2* Hn =
-        j + 1 < d.slots ? H_slot + ((f * d.slots + j + 1) * d.U + c) * hn : Hj;
-    const float a = float(s + 1) / float(d.D + 1);
+    const float2* from = H_pilot + (f * d.Q + size_t(first)) * per_pilot + size_t(c) * hn;
+    const size_t out = mode == emit_channel::slot_mean
+                           ? (f * d.slots * d.U + size_t(j) * d.U + c) * hn
+                           : (f * problems + p) * hn;
     for (int t = 0; t < d.nt; ++t) {
         const size_t o = size_t(r) * d.nt + t;
-        H[(f * problems + p) * hn + o] =
-            make_float2(Hj[o].x * (1 - a) + Hn[o].x * a, Hj[o].y * (1 - a) + Hn[o].y * a);
+        float2 v = make_float2(0, 0);
+        for (int a = 0; a < taps; ++a) {
+            const float2 x = cmul(from[size_t(a) * per_pilot + o],
+                                  make_float2(w[2 * a], w[2 * a + 1]));
+            v.x += x.x;
+            v.y += x.y;
+        }
+        H[out + o] = v;
     }
 }
 
@@ -1166,6 +1183,9 @@ __global__ void emit_kernel(const float2* Y,
 struct cuda_front_end::impl {
     dims d;
     bool per_symbol; ///< a channel per data symbol (linear or LMMSE in time): S = 1
+    emit_channel mode; ///< how H is formed from the pilot symbols' estimates
+    /// H is written by emit_kernel (not the pilot symbols' estimates themselves)
+    bool emitted_H() const { return mode != emit_channel::none; }
     ofdm_receiver_config config;
     sync_rule rule;
     size_t noise_terms = 0;
@@ -1177,7 +1197,7 @@ struct cuda_front_end::impl {
     /// ... frames: planning allocates and synchronises, so each is made once).
     std::map<size_t, cufftHandle> plans;
     device_array<int> bins, offsets;
-    device_array<float2> pilots, X, Y, ls, flat, turn, H_slot, y, H;
+    device_array<float2> pilots, X, Y, ls, flat, turn, H_pilot, y, H;
     device_array<float2> profiles;
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
         centre_turn, pair_parts, time_weights, doppler, pair_power;
@@ -1217,8 +1237,14 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
              grid.nt,
              grid.data_symbols,
              grid.slots,
-             1 + grid.slots * (1 + grid.data_symbols) };
+             grid.frame_symbols(),
+             grid.slots * grid.pilot_symbols_per_slot(),
+             layout_of(grid) };
     m->per_symbol = interpolation != time_interpolation::hold;
+    m->mode = interpolation == time_interpolation::lmmse    ? emit_channel::lmmse
+              : interpolation == time_interpolation::linear ? emit_channel::linear
+              : grid.pilot_symbols_per_slot() > 1           ? emit_channel::slot_mean
+                                                            : emit_channel::none;
     m->symbols_per_second = float(grid.sample_rate / grid.symbol_samples());
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
@@ -1226,11 +1252,11 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
         bins[size_t(i)] = grid.bin(i);
         offsets[size_t(i)] = grid.offset(i);
     }
-    std::vector<cfloat> pilots(size_t(grid.slots) * U);
+    std::vector<cfloat> pilots(size_t(m->d.Q) * U);
     const float boost = std::sqrt(float(nt));
-    for (int j = 0; j < grid.slots; ++j)
+    for (int q = 0; q < m->d.Q; ++q)
         for (int i = 0; i < U; ++i)
-            pilots[size_t(j) * U + i] = grid.pilot(j, i) * boost;
+            pilots[size_t(q) * U + i] = grid.pilot(q, i) * boost;
     MIMO_CUDA_CHECK(cudaMemcpy(m->bins.reserve(bins.size()),
                                bins.data(),
                                bins.size() * sizeof(int),
@@ -1258,7 +1284,7 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
                 m->noise_terms += size_t(nr);
     }
     m->profile =
-        make_delay_profile_geometry(grid.fft_size, grid.cp_length, U, nt, nr, grid.slots);
+        make_delay_profile_geometry(grid.fft_size, grid.cp_length, U, nt, nr, m->d.Q);
 }
 
 cuda_front_end::~cuda_front_end()
@@ -1281,8 +1307,8 @@ size_t cuda_front_end::y_per_frame() const
 }
 const cfloat* cuda_front_end::device_H() const
 {
-    return reinterpret_cast<const cfloat*>(m->per_symbol ? m->H.data()
-                                                         : m->H_slot.data());
+    return reinterpret_cast<const cfloat*>(m->emitted_H() ? m->H.data()
+                                                          : m->H_pilot.data());
 }
 const cfloat* cuda_front_end::device_y() const
 {
@@ -1357,11 +1383,12 @@ void cuda_front_end::run_view(const sample_view& v,
     pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(
         X, m->bins.data(), d, frames, float(1.0 / std::sqrt(double(d.N))), Y);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    const size_t fj = frames * d.slots;
+    const size_t fj = frames * d.Q;
     float2* ls = m->ls.reserve(fj * d.U * d.nr);
-    // With hold, the slot estimates are the detector's H: written where H goes.
-    float2* Hs = !m->per_symbol && H_out ? reinterpret_cast<float2*>(H_out)
-                                         : m->H_slot.reserve(fj * d.U * d.nr * d.nt);
+    // With hold and one pilot symbol a slot, its estimates are the detector's H:
+    // written where H goes.
+    float2* Hs = !m->emitted_H() && H_out ? reinterpret_cast<float2*>(H_out)
+                                          : m->H_pilot.reserve(fj * d.U * d.nr * d.nt);
     float* slopes = m->slopes.reserve(fj);
     const dim3 pilot_grid(unsigned(fj), unsigned(pilot_chunks(d)));
     float2* turn = m->turn.reserve(fj * pilot_grid.y);
@@ -1385,7 +1412,7 @@ void cuda_front_end::run_view(const sample_view& v,
         m->sums.data(),
         d,
         frames,
-        float(m->noise_terms * d.slots),
+        float(m->noise_terms * d.Q),
         fixed < 0 || !lmmse ? 0.0f : float(fixed / d.N),
         m->n0.reserve(frames),
         m->pair_power.reserve(frames),
@@ -1411,20 +1438,20 @@ void cuda_front_end::run_view(const sample_view& v,
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t ye = frames * y_per_frame();
     float2* y = y_out ? reinterpret_cast<float2*>(y_out) : m->y.reserve(ye);
-    float2* H = !m->per_symbol ? nullptr
-                               : (H_out ? reinterpret_cast<float2*>(H_out)
-                                        : m->H.reserve(frames * H_per_frame()));
+    float2* H = !m->emitted_H() ? nullptr
+                                : (H_out ? reinterpret_cast<float2*>(H_out)
+                                         : m->H.reserve(frames * H_per_frame()));
     const float* time_weights = nullptr;
     if (m->config.interpolation == time_interpolation::lmmse) {
         const int chunks =
             int((size_t(d.U) * d.nr * d.nt + k_pair_chunk - 1) / k_pair_chunk);
-        float* parts = m->pair_parts.reserve(frames * size_t(d.slots) * chunks * 3);
-        if (d.slots > 1) {
-            slot_pair_sums_kernel<<<dim3(unsigned(frames * (d.slots - 1)),
-                                         unsigned(chunks)),
-                                    k_threads,
-                                    0,
-                                    st>>>(Hs, d, parts);
+        const int pairs = d.lay.doppler_pairs();
+        float* parts = m->pair_parts.reserve(frames * size_t(pairs + 1) * chunks * 3);
+        if (pairs > 0) {
+            pilot_pair_sums_kernel<<<dim3(unsigned(frames * pairs), unsigned(chunks)),
+                                     k_threads,
+                                     0,
+                                     st>>>(Hs, d, parts);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
         const size_t symbols = frames * size_t(d.slots) * d.D;
@@ -1445,7 +1472,7 @@ void cuda_front_end::run_view(const sample_view& v,
         time_weights = m->time_weights.data();
     }
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
-        Y, Hs, d, frames, m->per_symbol, time_weights, y, H);
+        Y, Hs, d, frames, m->mode, time_weights, y, H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1628,8 +1655,7 @@ void cuda_front_end::run(const cfloat* rx,
                frames,
                st);
     const size_t hn = H_per_frame(), yn = y_per_frame(),
-                 sn = size_t(d.slots) * d.U * d.nr * d.nt,
-                 ln = size_t(d.slots) * d.U * d.nr;
+                 sn = size_t(d.Q) * d.U * d.nr * d.nt, ln = size_t(d.Q) * d.U * d.nr;
     std::vector<float> n0(frames), spread(frames), doppler(frames, 0.0f);
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
@@ -1638,7 +1664,7 @@ void cuda_front_end::run(const cfloat* rx,
         o.channels = size_t(d.slots) * d.U * (m->per_symbol ? d.D : 1);
         o.H.resize(hn);
         o.y.resize(yn);
-        o.slot_channels.resize(sn);
+        o.pilot_channels.resize(sn);
         o.pilot_ls.resize(ln);
         MIMO_CUDA_CHECK(cudaMemcpyAsync(o.H.data(),
                                         device_H() + f * hn,
@@ -1650,8 +1676,8 @@ void cuda_front_end::run(const cfloat* rx,
                                         yn * sizeof(cfloat),
                                         cudaMemcpyDeviceToHost,
                                         st));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.slot_channels.data(),
-                                        m->H_slot.data() + f * sn,
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(o.pilot_channels.data(),
+                                        m->H_pilot.data() + f * sn,
                                         sn * sizeof(cfloat),
                                         cudaMemcpyDeviceToHost,
                                         st));

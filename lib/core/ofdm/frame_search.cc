@@ -38,7 +38,7 @@ sync_rule::sync_rule(const ofdm_grid& g,
       nr(c.nr),
       threshold(c.sync_threshold),
       frame_samples(size_t(g.frame_samples())),
-      reach(size_t(g.slots) * size_t(1 + g.data_symbols) * size_t(g.symbol_samples()) +
+      reach(size_t(g.frame_symbols() - 1) * size_t(g.symbol_samples()) +
             size_t(g.fft_size))
 {
 }

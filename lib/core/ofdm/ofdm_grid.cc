@@ -1,6 +1,8 @@
 // ofdm_grid: presets, checks and the known pilot and preamble values.
 #include <mimo_gpu/ofdm_grid.h>
 
+#include "pilot_layout.h"
+
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -99,6 +101,22 @@ void ofdm_grid::validate() const
         fail("data_symbols must be in 1..1000, got " + std::to_string(data_symbols));
     if (slots < 1 || slots > 1000)
         fail("slots must be in 1..1000, got " + std::to_string(slots));
+    const int P = pilot_symbols_per_slot();
+    if (P < 1 || P > k_max_pilot_symbols_per_slot)
+        fail("a slot needs 1.." + std::to_string(k_max_pilot_symbols_per_slot) +
+             " pilot symbols, got " + std::to_string(P));
+    for (int p = 0; p < P; ++p) {
+        const int at = pilot_positions[size_t(p)];
+        if (at < 0 || at >= slot_symbols())
+            fail("pilot position " + std::to_string(at) + " is outside the slot of " +
+                 std::to_string(slot_symbols()) + " symbols (" + std::to_string(P) +
+                 " pilot + " + std::to_string(data_symbols) + " data): positions 0.." +
+                 std::to_string(slot_symbols() - 1));
+        if (p > 0 && at <= pilot_positions[size_t(p - 1)])
+            fail("pilot positions must be ascending and distinct, got " +
+                 std::to_string(pilot_positions[size_t(p - 1)]) + " then " +
+                 std::to_string(at));
+    }
     if (!(sample_rate > 0) || !std::isfinite(sample_rate))
         fail("sample_rate must be finite and > 0");
 }
@@ -122,9 +140,60 @@ int ofdm_grid::bin(int i) const
     return k < 0 ? k + fft_size : k;
 }
 
-cfloat ofdm_grid::pilot(int slot, int i) const
+cfloat ofdm_grid::pilot(int q, int i) const
 {
-    return qpsk_of(uint32_t(slot) * 65537u + uint32_t(i) + 1u);
+    return qpsk_of(uint32_t(q) * 65537u + uint32_t(i) + 1u);
+}
+
+int ofdm_grid::pilot_symbol(int slot, int p) const
+{
+    return detail::layout_of(*this).pilot_symbol(slot * pilot_symbols_per_slot() + p);
+}
+
+int ofdm_grid::data_symbol(int slot, int s) const
+{
+    return detail::layout_of(*this).data_symbol(slot, s);
+}
+
+std::vector<int> ofdm_grid::parse_pilot_positions(const std::string& text)
+{
+    std::vector<int> positions;
+    std::string field;
+    const auto take = [&] {
+        if (field.empty())
+            return;
+        size_t used = 0;
+        int v = 0;
+        try {
+            v = std::stoi(field, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != field.size())
+            throw std::invalid_argument("mimo_gpu: pilot positions: '" + field +
+                                        "' is not an integer (write e.g. \"0,7\")");
+        positions.push_back(v);
+        field.clear();
+    };
+    for (const char ch : text) {
+        if (ch == ',' || ch == ' ' || ch == '\t')
+            take();
+        else
+            field += ch;
+    }
+    take();
+    if (positions.empty())
+        throw std::invalid_argument("mimo_gpu: pilot positions: none given in '" + text +
+                                    "'");
+    return positions;
+}
+
+std::string pilot_positions_text(const std::vector<int>& positions)
+{
+    std::string s;
+    for (size_t p = 0; p < positions.size(); ++p)
+        s += (p ? "," : "") + std::to_string(positions[p]);
+    return s;
 }
 
 cfloat ofdm_grid::preamble(int i) const
@@ -141,8 +210,13 @@ std::string describe(const ofdm_grid& g)
     std::ostringstream s;
     s << "N=" << g.fft_size << " CP=" << g.cp_length << " U=" << g.used_subcarriers
       << (g.dc_null ? " DC-null" : " DC-used") << " fs=" << g.sample_rate / 1e6
-      << " MHz nt=" << g.nt << " " << to_string(g.mod) << " " << g.slots
-      << " slots x (pilot + " << g.data_symbols << " data)";
+      << " MHz nt=" << g.nt << " " << to_string(g.mod) << " " << g.slots << " slots x ("
+      << (g.pilot_symbols_per_slot() == 1
+              ? std::string("pilot")
+              : std::to_string(g.pilot_symbols_per_slot()) + " pilots")
+      << " + " << g.data_symbols << " data)";
+    if (g.pilot_positions != std::vector<int>{ 0 })
+        s << " pilots at " << pilot_positions_text(g.pilot_positions);
     return s.str();
 }
 
@@ -166,6 +240,10 @@ std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected)
         if (values.first != values.second)
             return differs(
                 field, std::to_string(values.first), std::to_string(values.second));
+    if (recorded.pilot_positions != expected.pilot_positions)
+        return differs("pilot_positions",
+                       pilot_positions_text(recorded.pilot_positions),
+                       pilot_positions_text(expected.pilot_positions));
     if (recorded.mod != expected.mod)
         return differs("modulation", to_string(recorded.mod), to_string(expected.mod));
     return {};

@@ -48,7 +48,8 @@ struct ofdm_receiver::impl {
     std::vector<int> offsets; ///< frequency offset of each logical subcarrier
     std::vector<int> bins;    ///< FFT bin of each logical subcarrier
     std::vector<cfloat>
-        pilots; ///< known pilot of (slot j, subcarrier i), boosted: [j * U + i]
+        pilots; ///< known pilot of (pilot symbol q, subcarrier i), boosted: [q * U + i]
+    detail::slot_layout layout; ///< where the pilot and data symbols sit
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end>
         cuda; ///< null: the CPU demodulates and estimates
@@ -56,9 +57,15 @@ struct ofdm_receiver::impl {
     impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
         : fft(g.fft_size, detail::fftw_plan_1d::direction::forward),
           profile(detail::make_delay_profile_geometry(
-              g.fft_size, g.cp_length, g.used_subcarriers, g.nt, c.nr, g.slots)),
+              g.fft_size,
+              g.cp_length,
+              g.used_subcarriers,
+              g.nt,
+              c.nr,
+              g.slots * g.pilot_symbols_per_slot())),
           profile_fft(profile.points, detail::fftw_plan_1d::direction::inverse),
-          search(g, c, backoff)
+          search(g, c, backoff),
+          layout(detail::layout_of(g))
     {
     }
 };
@@ -89,9 +96,9 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
         m_impl->offsets.push_back(grid.offset(i));
         m_impl->bins.push_back(grid.bin(i));
     }
-    for (int j = 0; j < grid.slots; ++j)
+    for (int q = 0; q < m_impl->layout.pilots(); ++q)
         for (int i = 0; i < grid.used_subcarriers; ++i)
-            m_impl->pilots.push_back(grid.pilot(j, i) * std::sqrt(float(grid.nt)));
+            m_impl->pilots.push_back(grid.pilot(q, i) * std::sqrt(float(grid.nt)));
     const bool cuda = detail::choose_engine(
         config.requested, [] { return false; }, [] { return true; });
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -198,7 +205,7 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
 {
     const ofdm_grid& g = m_grid;
     const int N = g.fft_size, U = g.used_subcarriers, nr = m_config.nr;
-    const int K = 1 + g.slots * (1 + g.data_symbols);
+    const int K = g.frame_symbols();
     m_impl->Y.resize(size_t(K) * U * nr);
     // CFO correction: rotate by -2 pi cfo n / N, n counted from the preamble window.
     const double w = -2 * M_PI * sync.cfo / N;
@@ -230,29 +237,30 @@ namespace {
 
 /// What the LS estimates at the pilots say about the frame (estimate's first step).
 struct pilot_statistics {
-    std::vector<double>
-        slopes; ///< per slot: the turn per subcarrier spacing (the mean delay)
+    std::vector<double> slopes; ///< per pilot symbol: the turn per subcarrier
+                                ///< spacing (the mean delay)
     double noise = 0, power = 0;
     size_t noise_terms = 0;
 };
 
-/// Per slot: LS at the pilots; the channel's mean delay (window timing
-/// included) turns the estimates along frequency at a steady rate, so it is
-/// measured from neighbouring pilots and taken out before the noise estimate
-/// and the interpolation, which then see only the spread around it.
-/// pilot_ls: slots * U * nr, the estimates with the turn taken out.
+/// Per pilot symbol: LS at the pilots; the channel's mean delay (window
+/// timing included) turns the estimates along frequency at a steady rate, so
+/// it is measured from neighbouring pilots and taken out before the noise
+/// estimate and the interpolation, which then see only the spread around it.
+/// pilot_ls: pilot symbols * U * nr, the estimates with the turn taken out.
 pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
+                                         const detail::slot_layout& layout,
                                          int nr,
                                          const cfloat* Y,
                                          const cfloat* pilots,
                                          const int* offset,
                                          cfloat* pilot_ls)
 {
-    const int U = g.used_subcarriers, nt = g.nt, D = g.data_symbols;
+    const int U = g.used_subcarriers, nt = g.nt;
     pilot_statistics st;
-    st.slopes.resize(size_t(g.slots));
-    for (int j = 0; j < g.slots; ++j) {
-        const int k = 1 + j * (1 + D);
+    st.slopes.resize(size_t(layout.pilots()));
+    for (int j = 0; j < layout.pilots(); ++j) {
+        const int k = layout.pilot_symbol(j);
         cfloat* ls = pilot_ls + size_t(j) * U * nr;
         for (int i = 0; i < U; ++i) {
             // y / p as (y conj(p)) / |p|^2 (the CUDA kernel's arithmetic; std::complex's
@@ -302,9 +310,10 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
 }
 
 /// The delay support of the frame's channel and the LS noise (delay_profile.h)
-/// from the LS estimates with the mean delay out (pilot_ls: slots * U * nr).
+/// from the LS estimates with the mean delay out (pilot_ls: pilots * U * nr).
 detail::delay_profile_result
 measure_delay_profile(const ofdm_grid& g,
+                      int pilots,
                       int nr,
                       const cfloat* pilot_ls,
                       float ls_noise,
@@ -314,7 +323,7 @@ measure_delay_profile(const ofdm_grid& g,
     const int U = g.used_subcarriers, nt = g.nt, A = geo.points;
     std::vector<float> power(size_t(A), 0.0f);
     const auto lane = fft.make_buffer();
-    for (int j = 0; j < g.slots; ++j)
+    for (int j = 0; j < pilots; ++j)
         for (int t = 0; t < nt; ++t) {
             const int M = (U - t + nt - 1) / nt;
             for (int r = 0; r < nr; ++r) {
@@ -401,21 +410,22 @@ comb_weights make_comb_weights(const ofdm_grid& g,
     return cw;
 }
 
-/// Each slot's channel at every subcarrier from its pilots (the turn put
-/// back), and the LS estimates turned back as measured, for diagnostics.
-void interpolate_slots(const ofdm_grid& g,
+/// Each pilot symbol's channel at every subcarrier from its pilots (the turn
+/// put back), and the LS estimates turned back as measured, for diagnostics.
+void interpolate_pilot_symbols(const ofdm_grid& g,
+                       int pilots,
                        int nr,
                        const comb_weights& cw,
                        const std::vector<double>& slopes,
                        const int* offsets,
                        cfloat* pilot_ls,
-                       cfloat* slot_channels)
+                       cfloat* pilot_channels)
 {
     const int U = g.used_subcarriers, nt = g.nt;
     const int Wmax = detail::k_lmmse_max_window;
-    for (int j = 0; j < g.slots; ++j) {
+    for (int j = 0; j < pilots; ++j) {
         cfloat* ls = pilot_ls + size_t(j) * U * nr;
-        cfloat* H = slot_channels + size_t(j) * U * nr * nt;
+        cfloat* H = pilot_channels + size_t(j) * U * nr * nt;
         const double slope = slopes[size_t(j)];
         detail::parallel_for(size_t(U), 256, [&](size_t c_begin, size_t c_end) {
             for (int t = 0; t < nt; ++t)
@@ -446,16 +456,22 @@ void interpolate_slots(const ofdm_grid& g,
 detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
 {
     const ofdm_grid& g = m_grid;
-    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt;
-    f.pilot_ls.resize(size_t(g.slots) * U * nr);
-    f.slot_channels.resize(size_t(g.slots) * U * nr * nt);
+    const detail::slot_layout& layout = m_impl->layout;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, Q = layout.pilots();
+    f.pilot_ls.resize(size_t(Q) * U * nr);
+    f.pilot_channels.resize(size_t(Q) * U * nr * nt);
     const int* offsets = m_impl->offsets.data();
-    const pilot_statistics st = least_squares_at_pilots(
-        g, nr, m_impl->Y.data(), m_impl->pilots.data(), offsets, f.pilot_ls.data());
+    const pilot_statistics st = least_squares_at_pilots(g,
+                                                        layout,
+                                                        nr,
+                                                        m_impl->Y.data(),
+                                                        m_impl->pilots.data(),
+                                                        offsets,
+                                                        f.pilot_ls.data());
     f.n0 = st.noise_terms ? float(st.noise / double(st.noise_terms) * nt / 6.0) : 0.0f;
     // The LMMSE weights need the LS noise relative to an antenna pair's channel power.
     float ls_noise = f.n0 / float(nt);
-    const float pair_power = float(st.power / (double(g.slots) * U * nr));
+    const float pair_power = float(st.power / (double(Q) * U * nr));
     float spread_over_n = m_spread_over_n;
     std::vector<double> slopes = st.slopes;
     if (m_config.lmmse_delay_spread < 0 &&
@@ -464,14 +480,14 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
         // channel give it, the model centred on the support's middle (the
         // estimates turned by it as by the mean delay).
         const detail::delay_profile_result profile = measure_delay_profile(
-            g, nr, f.pilot_ls.data(), ls_noise, m_impl->profile, m_impl->profile_fft);
+            g, Q, nr, f.pilot_ls.data(), ls_noise, m_impl->profile, m_impl->profile_fft);
         if (profile.ls_noise >= 0) {
             ls_noise = profile.ls_noise;
             f.n0 = ls_noise * float(nt);
         }
         spread_over_n = profile.support.spread / float(g.fft_size);
         const double turn = 2 * M_PI * double(profile.support.centre) / g.fft_size;
-        for (int j = 0; j < g.slots; ++j) {
+        for (int j = 0; j < Q; ++j) {
             slopes[size_t(j)] -= turn;
             for (int i = 0; i < U; ++i) {
                 const cfloat by = std::polar(1.0f, float(turn * offsets[i]));
@@ -486,19 +502,21 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
                          : 0.0f;
     const comb_weights cw =
         make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise);
-    interpolate_slots(
-        g, nr, cw, slopes, offsets, f.pilot_ls.data(), f.slot_channels.data());
+    interpolate_pilot_symbols(
+        g, Q, nr, cw, slopes, offsets, f.pilot_ls.data(), f.pilot_channels.data());
     if (m_config.interpolation != time_interpolation::lmmse)
         return {};
     // The time filter: the noise the frequency filter leaves, and the Doppler
-    // from consecutive slots' estimates.
+    // from pilot symbols' estimates a fixed lag apart.
     const size_t per_slot = size_t(U) * nr * nt;
     std::complex<double> C(0, 0);
     double P = 0;
-    for (int j = 0; j + 1 < g.slots; ++j)
+    for (int j = 0; j < layout.doppler_pairs(); ++j)
         for (size_t e = 0; e < per_slot; ++e) {
-            const cfloat a = f.slot_channels[size_t(j) * per_slot + e],
-                         b = f.slot_channels[size_t(j + 1) * per_slot + e];
+            const cfloat a = f.pilot_channels[size_t(j) * per_slot + e],
+                         b = f.pilot_channels[size_t(j + layout.doppler_step()) *
+                                                  per_slot +
+                                              e];
             C += std::conj(std::complex<double>(a)) * std::complex<double>(b);
             P += 0.5 * (double(std::norm(a)) + double(std::norm(b)));
         }
@@ -506,7 +524,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
         float(C.real()),
         float(C.imag()),
         float(P),
-        g.slots - 1,
+        layout.doppler_pairs(),
         float(per_slot),
         ls_noise,
         relative_noise,
@@ -514,7 +532,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
                                      spread_over_n,
                                      nt,
                                      m_config.lmmse_window),
-        1 + g.data_symbols);
+        layout.doppler_lag());
     f.doppler =
         detail::doppler_hz(model.omega, float(g.sample_rate / g.symbol_samples()));
     return model;
@@ -523,60 +541,66 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
 void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) const
 {
     const ofdm_grid& g = m_grid;
-    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
-    const size_t hn = size_t(nr) * nt;
+    const detail::slot_layout& layout = m_impl->layout;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols,
+              P = layout.P;
+    const size_t hn = size_t(nr) * nt, per_pilot = size_t(U) * hn;
     const bool hold = m_config.interpolation == time_interpolation::hold;
     f.symbols_per_channel = hold ? D : 1;
     f.channels = size_t(g.slots) * U * (hold ? 1 : D);
     f.H.resize(f.channels * hn);
     f.y.resize(g.data_elements() * nr);
-    // LMMSE in time: the weights of each data symbol (the same for every subcarrier).
-    const int taps = std::min(g.slots, detail::k_time_taps);
-    std::vector<cfloat> time_weights;
-    if (m_config.interpolation == time_interpolation::lmmse) {
-        time_weights.resize(size_t(g.slots) * D * taps);
-        float w[2 * detail::k_time_taps];
-        for (int j = 0; j < g.slots; ++j)
-            for (int s = 0; s < D; ++s) {
-                detail::data_symbol_time_weights(j, s, g.slots, D, model, w);
-                for (int a = 0; a < taps; ++a)
-                    time_weights[(size_t(j) * D + s) * taps + a] =
-                        cfloat(w[2 * a], w[2 * a + 1]);
-            }
-    }
+    // Each data symbol's channel, the same combination of pilot symbols at every
+    // subcarrier: hold, one channel a slot, the mean of its pilot symbols'; linear,
+    // between the two around it; LMMSE, the nearest time_taps ones.
+    const int taps = m_config.interpolation == time_interpolation::lmmse
+                         ? detail::time_taps(layout.pilots())
+                         : hold ? P : 2;
+    std::vector<int> first(size_t(g.slots) * D);
+    std::vector<cfloat> weights(size_t(g.slots) * D * taps);
     for (int j = 0; j < g.slots; ++j)
-        for (int c = 0; c < U; ++c) {
-            const cfloat* Hj = &f.slot_channels[(size_t(j) * U + c) * hn];
-            const cfloat* Hn =
-                j + 1 < g.slots ? &f.slot_channels[(size_t(j + 1) * U + c) * hn] : Hj;
+        for (int s = 0; s < D; ++s) {
+            const size_t js = size_t(j) * D + s;
+            cfloat* w = &weights[js * taps];
+            if (m_config.interpolation == time_interpolation::lmmse) {
+                float wl[2 * detail::k_time_taps];
+                first[js] = detail::data_symbol_time_weights(layout, j, s, model, wl);
+                for (int a = 0; a < taps; ++a)
+                    w[a] = cfloat(wl[2 * a], wl[2 * a + 1]);
+            } else if (hold) {
+                first[js] = j * P;
+                std::fill(w, w + P, cfloat(1.0f / float(P), 0.0f));
+            } else {
+                const detail::time_pair tp =
+                    detail::linear_time_pair(layout, layout.data_time(j, s));
+                first[js] = tp.first; // second = first + 1, or a = 0 at the ends
+                w[0] = cfloat(1 - tp.a, 0);
+                w[1] = cfloat(tp.a, 0);
+            }
+        }
+    for (int j = 0; j < g.slots; ++j)
+        for (int c = 0; c < U; ++c)
             for (int s = 0; s < D; ++s) {
                 const size_t p = (size_t(j) * U + c) * D + size_t(s);
-                const int k = 2 + j * (1 + D) + s;
+                const int k = layout.data_symbol(j, s);
                 for (int r = 0; r < nr; ++r)
                     f.y[p * nr + r] = m_impl->Y[(size_t(k) * U + c) * nr + r];
                 if (hold && s > 0)
                     continue;
+                const size_t js = size_t(j) * D + s;
+                const cfloat* w = &weights[js * taps];
+                const cfloat* from = &f.pilot_channels[size_t(first[js]) * per_pilot +
+                                                       size_t(c) * hn];
+                const int used =
+                    std::min(taps, layout.pilots() - first[js]); // linear at the end
                 cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
-                if (m_config.interpolation == time_interpolation::lmmse) {
-                    const cfloat* w = &time_weights[(size_t(j) * D + s) * taps];
-                    const cfloat* first =
-                        &f.slot_channels
-                             [(size_t(detail::time_window_first(j, g.slots, taps)) * U +
-                               c) *
-                              hn];
-                    for (size_t e = 0; e < hn; ++e) {
-                        cfloat v(0, 0);
-                        for (int a = 0; a < taps; ++a)
-                            v += first[size_t(a) * U * hn + e] * w[a];
-                        out[e] = v;
-                    }
-                    continue;
+                for (size_t e = 0; e < hn; ++e) {
+                    cfloat v(0, 0);
+                    for (int a = 0; a < used; ++a)
+                        v += from[size_t(a) * per_pilot + e] * w[a];
+                    out[e] = v;
                 }
-                const float a = hold ? 0.0f : float(s + 1) / float(D + 1);
-                for (size_t e = 0; e < hn; ++e)
-                    out[e] = Hj[e] * (1 - a) + Hn[e] * a;
             }
-        }
 }
 
 front_end_frame
@@ -622,14 +646,14 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
     f.sync = sync;
     demodulate(rx, sync);
     const size_t per_slot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
-    f.slot_channels.resize(size_t(m_grid.slots) * per_slot);
-    for (int j = 0; j < m_grid.slots; ++j)
+    f.pilot_channels.resize(size_t(m_impl->layout.pilots()) * per_slot);
+    for (int q = 0; q < m_impl->layout.pilots(); ++q)
         std::copy(H_known,
                   H_known + per_slot,
-                  f.slot_channels.begin() + ptrdiff_t(size_t(j) * per_slot));
+                  f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_slot));
     f.n0 = n0;
-    emit(f, detail::jakes_model{}); // the same channel at every slot: any weights
-                                    // holding it
+    emit(f, detail::jakes_model{}); // the same channel at every pilot symbol: any
+                                    // weights holding it
     return f;
 }
 
@@ -646,10 +670,12 @@ front_end_frame ofdm_receiver::receive_known_channels(const cfloat* rx,
     f.symbols_per_channel = 1;
     f.channels = m_grid.data_elements();
     f.H.resize(f.channels * hn);
+    const int P = m_grid.pilot_symbols_per_slot();
     for (int j = 0; j < m_grid.slots; ++j) {
-        std::copy(H_symbols + size_t(j) * D * U * hn,
-                  H_symbols + (size_t(j) * D + 1) * U * hn,
-                  f.slot_channels.begin() + ptrdiff_t(size_t(j) * U * hn));
+        for (int p = 0; p < P; ++p)
+            std::copy(H_symbols + size_t(j) * D * U * hn,
+                      H_symbols + (size_t(j) * D + 1) * U * hn,
+                      f.pilot_channels.begin() + ptrdiff_t(size_t(j * P + p) * U * hn));
         for (int s = 0; s < D; ++s)
             for (int c = 0; c < U; ++c)
                 std::copy_n(H_symbols + ((size_t(j) * D + s) * U + c) * hn,

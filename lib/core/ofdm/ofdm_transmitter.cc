@@ -51,26 +51,25 @@ void ofdm_transmitter::modulate(const uint8_t* bits, cfloat* samples)
         emit(t);
     }
     at += size_t(g.symbol_samples());
-    for (int j = 0; j < g.slots; ++j) {
-        for (int t = 0; t < nt; ++t) {
-            std::fill(m_bins.begin(), m_bins.end(), cfloat(0, 0));
-            for (int i = t; i < U; i += nt)
-                m_bins[size_t(g.bin(i))] = g.pilot(j, i) * pilot_gain;
-            emit(t);
-        }
-        at += size_t(g.symbol_samples());
-        for (int s = 0; s < D; ++s) {
+    const int P = g.pilot_symbols_per_slot();
+    for (int j = 0; j < g.slots; ++j)
+        for (int k = 0, p = 0, s = 0; k < g.slot_symbols(); ++k) {
+            const bool pilot_symbol = p < P && g.pilot_positions[size_t(p)] == k;
             for (int t = 0; t < nt; ++t) {
                 std::fill(m_bins.begin(), m_bins.end(), cfloat(0, 0));
-                for (int c = 0; c < U; ++c) {
-                    const size_t p = (size_t(j) * U + size_t(c)) * D + size_t(s);
-                    m_bins[size_t(g.bin(c))] = m_symbols[p * nt + t];
-                }
+                if (pilot_symbol)
+                    for (int i = t; i < U; i += nt)
+                        m_bins[size_t(g.bin(i))] = g.pilot(j * P + p, i) * pilot_gain;
+                else
+                    for (int c = 0; c < U; ++c) {
+                        const size_t e = (size_t(j) * U + size_t(c)) * D + size_t(s);
+                        m_bins[size_t(g.bin(c))] = m_symbols[e * nt + t];
+                    }
                 emit(t);
             }
             at += size_t(g.symbol_samples());
+            ++(pilot_symbol ? p : s);
         }
-    }
 }
 
 } // namespace mimo_gpu

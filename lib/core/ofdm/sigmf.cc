@@ -118,6 +118,10 @@ std::string meta_text(const sigmf_meta& m)
         global.set("mimo_gpu:nt", json_value::from_number(g.nt));
         global.set("mimo_gpu:data_symbols", json_value::from_number(g.data_symbols));
         global.set("mimo_gpu:slots", json_value::from_number(g.slots));
+        json_value positions = json_value::make_array();
+        for (const int p : g.pilot_positions)
+            positions.push(json_value::from_number(p));
+        global.set("mimo_gpu:pilot_positions", std::move(positions));
         global.set("mimo_gpu:modulation", json_value::from_string(to_string(g.mod)));
     }
     if (std::isfinite(m.snr_db))
@@ -236,6 +240,19 @@ sigmf_meta parse_meta(const std::string& text, const std::string& path)
         m.grid.nt = whole(g, "mimo_gpu:nt", path);
         m.grid.data_symbols = whole(g, "mimo_gpu:data_symbols", path);
         m.grid.slots = whole(g, "mimo_gpu:slots", path);
+        // Recordings from before pilot layouts have the default one.
+        if (const json_value* positions = g.find("mimo_gpu:pilot_positions")) {
+            if (!positions->is(json_value::kind::array))
+                bad_meta(path, "field \"mimo_gpu:pilot_positions\" must be an array");
+            m.grid.pilot_positions.clear();
+            for (const json_value& p : positions->items()) {
+                if (!p.is(json_value::kind::number) || p.as_number() != std::floor(p.as_number()) ||
+                    std::abs(p.as_number()) > 1e6)
+                    bad_meta(path,
+                             "field \"mimo_gpu:pilot_positions\" must hold whole numbers");
+                m.grid.pilot_positions.push_back(int(p.as_number()));
+            }
+        }
         try {
             m.grid.mod = modulation_from_string(
                 field(g, "mimo_gpu:modulation", json_value::kind::string, path)

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "comb_interpolation.h"
+#include "pilot_layout.h"
 
 #include <math.h>
 
@@ -43,8 +44,9 @@ MIMO_HD float doppler_phase_from_correlation(float rho)
 }
 
 /// The first of the `taps` consecutive pilot symbols (of `pilots` in the
-/// frame, q = 0..pilots-1) nearest the data symbols after pilot symbol j:
-/// j and the next, then alternately one before and one after.
+/// frame, q = 0..pilots-1) nearest the data symbols after pilot symbol j
+/// (-1: before the first): j and the next, then alternately one before and
+/// one after.
 MIMO_HD int time_window_first(int j, int pilots, int taps)
 {
     int first = j - (taps - 1) / 2;
@@ -99,8 +101,8 @@ struct jakes_model {
     float omega = 0, theta = 0, noise = 1e-4f;
 };
 
-/// The model from the sums over a frame's `pairs` pairs of consecutive slots'
-/// estimates (`per_slot` elements each): C = cx + j cy = sum conj(H_j) H_j+1 and
+/// The model from the sums over a frame's `pairs` pairs of pilot symbols'
+/// estimates (slot_layout::doppler_pairs; `per_slot` elements each): C = cx + j cy = sum conj(H_j) H_j+1 and
 /// P = the sum of their mean powers; ls_noise: the LS noise per pilot,
 /// relative_noise: it over the channel power, gain: the frequency filter's
 /// noise gain (frequency_noise_gain). Pilot symbols `lag` symbols apart; no
@@ -131,30 +133,40 @@ MIMO_HD float doppler_hz(float omega, float symbols_per_second)
     return omega / (2.0f * 3.14159265358979f) * symbols_per_second;
 }
 
-/// The LMMSE weights of data symbol s of slot j (a frame of `slots` slots of
-/// one pilot and D data symbols): k_time_taps complex weights, w[2a] + j
-/// w[2a+1] (0 beyond the frame's pilot symbols), of the pilot symbols from
-/// time_window_first on. theta: the channel's common turn per symbol (what a
-/// residual CFO leaves, the angle of conj(H_j) H_j+1 over the lag): the Jakes
-/// spectrum shifted by it, R = D R0 D^H, so each real weight turns by theta
-/// times its distance in time.
-MIMO_HD void data_symbol_time_weights(
-    int j, int s, int slots, int D, const jakes_model& model, float* w)
+/// Pilot symbols the LMMSE time filter combines in a frame of `pilots`.
+MIMO_HD int time_taps(int pilots) { return pilots < k_time_taps ? pilots : k_time_taps; }
+
+/// The first pilot symbol of data symbol s of slot j's LMMSE window.
+MIMO_HD int time_window_of(const slot_layout& l, int j, int s)
 {
-    const int taps = slots < k_time_taps ? slots : k_time_taps;
-    const int first = time_window_first(j, slots, taps);
+    return time_window_first(
+        l.pilot_before(l.data_time(j, s)), l.pilots(), time_taps(l.pilots()));
+}
+
+/// The LMMSE weights of data symbol s of slot j: time_taps complex weights,
+/// w[2a] + j w[2a+1] (0 beyond them), of the pilot symbols from the returned
+/// one on (the nearest consecutive ones). theta: the channel's common turn per
+/// symbol (what a residual CFO leaves, the angle of conj(H_q) H_q' over their
+/// lag): the Jakes spectrum shifted by it, R = D R0 D^H, so each real weight
+/// turns by theta times its distance in time.
+MIMO_HD int data_symbol_time_weights(
+    const slot_layout& l, int j, int s, const jakes_model& model, float* w)
+{
+    const int taps = time_taps(l.pilots());
+    const int time = l.data_time(j, s);
+    const int first = time_window_of(l, j, s);
     float pilot_time[k_time_taps], real[k_time_taps];
-    const float time = float(j * (1 + D) + 1 + s);
     for (int a = 0; a < taps; ++a)
-        pilot_time[a] = float((first + a) * (1 + D));
-    time_lmmse_weights(pilot_time, taps, time, model.omega, model.noise, real);
+        pilot_time[a] = float(l.pilot_time(first + a));
+    time_lmmse_weights(pilot_time, taps, float(time), model.omega, model.noise, real);
     for (int a = 0; a < k_time_taps; ++a) {
         float sn = 0, cs = 0;
         if (a < taps)
-            sincosf(model.theta * (time - pilot_time[a]), &sn, &cs);
+            sincosf(model.theta * (float(time) - pilot_time[a]), &sn, &cs);
         w[2 * a] = a < taps ? real[a] * cs : 0.0f;
         w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
     }
+    return first;
 }
 
 } // namespace detail

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(56e71664ec010a2776d055d8a87bedf4)                       */
+/* BINDTOOL_HEADER_FILE_HASH(1ae1b409dd34ef28103f9695f19f738c)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -43,6 +43,7 @@ void bind_ofdm_rx(py::module& m)
              py::arg("frequency_interpolation") = "lmmse",
              py::arg("backend") = "auto",
              py::arg("device_buffers") = true,
+             py::arg("pilot_positions") = std::vector<int>{ 0 },
              D(ofdm_rx, make))
         .def("symbols_per_channel",
              &ofdm_rx::symbols_per_channel,

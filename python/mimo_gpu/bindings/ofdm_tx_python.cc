@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_tx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(b1c260ebff5f90a70fb98e3adcba7efe)                       */
+/* BINDTOOL_HEADER_FILE_HASH(b79895333087fea58629e948fdfe1c22)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -44,6 +44,7 @@ void bind_ofdm_tx(py::module& m)
              py::arg("data_symbols") = 6,
              py::arg("backend") = "auto",
              py::arg("device_buffers") = true,
+             py::arg("pilot_positions") = std::vector<int>{ 0 },
              D(ofdm_tx, make))
         .def("frame_bits", &ofdm_tx::frame_bits, D(ofdm_tx, frame_bits))
         .def("frame_samples", &ofdm_tx::frame_samples, D(ofdm_tx, frame_samples))

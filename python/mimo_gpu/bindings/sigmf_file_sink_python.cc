@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(sigmf_file_sink.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(af603b0c541ba0df04fb7b19deb2e486)                       */
+/* BINDTOOL_HEADER_FILE_HASH(fa2f39193a3f946c1b891f777d9f3f06)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -48,6 +48,7 @@ void bind_sigmf_file_sink(py::module& m)
              py::arg("slots") = 2,
              py::arg("data_symbols") = 6,
              py::arg("description") = "",
+             py::arg("pilot_positions") = std::vector<int>{ 0 },
              D(sigmf_file_sink, make))
         .def("samples_written",
              &sigmf_file_sink::samples_written,

@@ -275,7 +275,7 @@ estimate_errors errors_against_truth(const ofdm_grid& g,
     for (int j = 0; j < g.slots; ++j) {
         // The CFO estimate's error turns the phase from symbol to symbol: taken at
         // the middle of slot j's pilot symbol.
-        const double k = 1 + j * (1 + g.data_symbols);
+        const double k = g.pilot_symbol(j, 0);
         const double from_q = k * g.symbol_samples() + g.fft_size / 2.0;
         const cfloat cfo_phase = std::polar(
             1.0f,
@@ -287,7 +287,7 @@ estimate_errors errors_against_truth(const ofdm_grid& g,
                 e_ls += std::norm(fr.pilot_ls[(size_t(j) * U + i) * nr + r] - truth);
                 for (int t = 0; t < nt; ++t) {
                     const size_t o = (size_t(i) * nr + r) * nt + t;
-                    e_int += std::norm(fr.slot_channels[size_t(j) * U * nr * nt + o] -
+                    e_int += std::norm(fr.pilot_channels[size_t(j) * U * nr * nt + o] -
                                        H[o] * cfo_phase);
                 }
             }
@@ -663,7 +663,7 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                 EXPECT_EQ(a[f].symbols_per_channel, b[f].symbols_per_channel);
                 compare(a[f].H, b[f].H, "H");
                 compare(a[f].y, b[f].y, "y");
-                compare(a[f].slot_channels, b[f].slot_channels, "slot estimates");
+                compare(a[f].pilot_channels, b[f].pilot_channels, "pilot symbol estimates");
                 compare(a[f].pilot_ls, b[f].pilot_ls, "pilot LS");
                 // (N0 from the delay profile: a bin that flips at the floor moves
                 // the noise bins' guard by one)
@@ -704,7 +704,7 @@ double data_channel_mse(const ofdm_grid& g,
     for (int j = 0; j < g.slots; ++j)
         for (int d = 0; d < D; ++d) {
             const double from_q =
-                double(2 + j * (1 + D) + d) * g.symbol_samples() + g.fft_size / 2.0;
+                double(g.data_symbol(j, d)) * g.symbol_samples() + g.fft_size / 2.0;
             ch.frequency_response(g, window_delay, truth.data(), from_q + g.cp_length);
             const cfloat phase =
                 std::polar(1.0f,
@@ -822,7 +822,7 @@ TEST(ofdm_front_end, a_genie_per_data_symbol_follows_doppler)
                 ch.frequency_response(g,
                                       -rx.window_backoff(),
                                       out,
-                                      double(2 + j * (1 + D) + d) * g.symbol_samples() +
+                                      double(g.data_symbol(j, d)) * g.symbol_samples() +
                                           g.fft_size / 2.0 + g.cp_length);
                 for (size_t e = 0; e < size_t(U) * hn; ++e)
                     out[e] *= phase;
@@ -887,7 +887,7 @@ TEST(ofdm_front_end, linear_time_interpolation_tracks_doppler_fading_better_than
                 // The symbol's FFT-window middle, from the preamble's window and
                 // in input samples; the phase the receiver's CFO correction leaves.
                 const double from_q =
-                    double(2 + j * (1 + D) + d) * g.symbol_samples() + g.fft_size / 2.0;
+                    double(g.data_symbol(j, d)) * g.symbol_samples() + g.fft_size / 2.0;
                 ch.frequency_response(
                     g, window_delay, truth.data(), from_q + g.cp_length);
                 const cfloat phase =

@@ -1,0 +1,94 @@
+// Where a slot's pilot symbols sit (ofdm_grid::pilot_positions), written once
+// for the host and the CUDA kernels: the frame symbol of each pilot and data
+// symbol, their times, and which pilot symbols a data symbol's channel is
+// interpolated from. A slot is L = P + D symbols, P of them pilot symbols at
+// `position[0..P-1]` (ascending), the data symbols in the others, in order.
+// Pilot symbol q = j P + p is slot j's p-th; the preamble is frame symbol 0.
+#pragma once
+
+#include "../runtime/host_device.h"
+
+#include <mimo_gpu/ofdm_grid.h>
+
+namespace mimo_gpu {
+namespace detail {
+
+struct slot_layout {
+    int P = 1;     ///< pilot symbols per slot
+    int L = 1;     ///< symbols per slot, P + D
+    int slots = 1; ///< slots per frame
+    int position[k_max_pilot_symbols_per_slot] = { 0 };
+
+    /// Pilot symbols per frame.
+    MIMO_HD int pilots() const { return slots * P; }
+    /// Time of pilot symbol q in symbols from the first slot's start.
+    MIMO_HD int pilot_time(int q) const { return q / P * L + position[q % P]; }
+    /// Time of data symbol s (0..D-1) of slot j: the s-th position that holds
+    /// no pilot (each pilot at or before it pushes it one on).
+    MIMO_HD int data_time(int j, int s) const
+    {
+        int x = s;
+        for (int p = 0; p < P; ++p)
+            if (position[p] <= x)
+                ++x;
+        return j * L + x;
+    }
+    MIMO_HD int pilot_symbol(int q) const { return 1 + pilot_time(q); }
+    MIMO_HD int data_symbol(int j, int s) const { return 1 + data_time(j, s); }
+    /// The last pilot symbol before `time` (-1: none).
+    MIMO_HD int pilot_before(int time) const
+    {
+        const int j = time / L, within = time % L;
+        int before = 0;
+        while (before < P && position[before] < within)
+            ++before;
+        return j * P + before - 1;
+    }
+
+    /// The pairs of pilot symbols the time filter's Doppler is measured from,
+    /// all `doppler_lag()` symbols apart: (q, q + doppler_step()) for q <
+    /// doppler_pairs(). The same position in consecutive slots; in a frame of
+    /// one slot, its first two pilot symbols; none with one pilot symbol.
+    MIMO_HD int doppler_pairs() const
+    {
+        return slots > 1 ? (slots - 1) * P : (P > 1 ? 1 : 0);
+    }
+    MIMO_HD int doppler_step() const { return slots > 1 ? P : 1; }
+    MIMO_HD int doppler_lag() const
+    {
+        return slots > 1 ? L : (P > 1 ? position[1] - position[0] : L);
+    }
+};
+
+inline slot_layout layout_of(const ofdm_grid& g)
+{
+    slot_layout l;
+    l.P = int(g.pilot_positions.size());
+    l.L = l.P + g.data_symbols;
+    l.slots = g.slots;
+    for (int p = 0; p < l.P && p < k_max_pilot_symbols_per_slot; ++p)
+        l.position[p] = g.pilot_positions[size_t(p)];
+    return l;
+}
+
+/// Linear interpolation in time for the data symbol at `time`: its channel is
+/// (1 - a) H[first] + a H[second], between the pilot symbols around it, the
+/// nearest one held before the frame's first pilot symbol and after its last.
+struct time_pair {
+    int first, second;
+    float a;
+};
+
+MIMO_HD time_pair linear_time_pair(const slot_layout& l, int time)
+{
+    const int before = l.pilot_before(time), last = l.pilots() - 1;
+    if (before < 0)
+        return { 0, 0, 0.0f };
+    if (before >= last)
+        return { last, last, 0.0f };
+    const int t0 = l.pilot_time(before), t1 = l.pilot_time(before + 1);
+    return { before, before + 1, float(time - t0) / float(t1 - t0) };
+}
+
+} // namespace detail
+} // namespace mimo_gpu
