@@ -808,7 +808,8 @@ int run_ofdm(const command_line& cli,
         v.mod = base.mod;
         v.slots = int(cli.integer("slots", 1, 1000));
         v.data_symbols = int(cli.integer("data-symbols", 1, 1000));
-        v.pilot_positions = ::mimo_gpu::ofdm_grid::parse_pilot_positions(cli.text("pilots"));
+        v.pilot_positions =
+            ::mimo_gpu::ofdm_grid::parse_pilot_positions(cli.text("pilots"));
         v.profile = cli.text("profile");
         v.doppler = cli.real("doppler");
         if (!(v.doppler >= 0))

@@ -166,8 +166,8 @@ int record(command_line& cli, const std::string& base)
     g.mod = checked_setup([&] { return modulation_from_string(cli.text("modulation")); });
     g.slots = int(cli.integer("slots", 1, 1000));
     g.data_symbols = int(cli.integer("data-symbols", 1, 1000));
-    g.pilot_positions =
-        checked_setup([&] { return ofdm_grid::parse_pilot_positions(cli.text("pilots")); });
+    g.pilot_positions = checked_setup(
+        [&] { return ofdm_grid::parse_pilot_positions(cli.text("pilots")); });
     const int nr =
         cli.is_set("nr") && !cli.text("nr").empty() ? int(cli.integer("nr", 1, 8)) : g.nt;
     const int frames = int(cli.integer("frames", 1, 100000));

@@ -466,13 +466,12 @@ int main(int argc, char** argv)
                 if (f == frames - 1) {
                     snap_est.assign(fr.pilot_channels.begin(),
                                     fr.pilot_channels.begin() + ptrdiff_t(Ht.size()));
-                    ch.frequency_response(g,
-                                          window_delay,
-                                          Ht.data(),
-                                          double(g.pilot_symbol(0, 0)) *
-                                                  g.symbol_samples() +
-                                              g.fft_size / 2.0 +
-                                              g.cp_length); // the first pilot symbol
+                    ch.frequency_response(
+                        g,
+                        window_delay,
+                        Ht.data(),
+                        double(g.pilot_symbol(0, 0)) * g.symbol_samples() +
+                            g.fft_size / 2.0 + g.cp_length); // the first pilot symbol
                     snap_true = Ht;
                     for (auto& h : snap_true)
                         h *= std::polar(

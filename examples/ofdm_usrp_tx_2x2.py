@@ -69,7 +69,7 @@ class ofdm_usrp_tx_2x2(gr.top_block):
         self.uhd_usrp_sink_0.set_antenna('TX/RX', 1)
         self.uhd_usrp_sink_0.set_gain(gain, 1)
         self.mimo_gpu_tb_source_0 = mimo_gpu.tb_source(tb_bits, frame_bits, 4, 1, 0, 1, 64, 0, 'cpu', False, 'turbo')
-        self.mimo_gpu_ofdm_tx_0 = mimo_gpu.ofdm_tx('lte1.4', 2, '16qam', 2, 6, 'auto', True)
+        self.mimo_gpu_ofdm_tx_0 = mimo_gpu.ofdm_tx('lte1.4', 2, '16qam', 2, 6, 'auto', True, pilot_positions=[0])
         self.blocks_null_sink_0 = blocks.null_sink(gr.sizeof_char*tb_bits)
         self.blocks_multiply_const_vxx_1 = blocks.multiply_const_cc(0.3)
         self.blocks_multiply_const_vxx_0 = blocks.multiply_const_cc(0.3)

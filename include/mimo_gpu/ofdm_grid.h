@@ -114,8 +114,8 @@ std::string pilot_positions_text(const std::vector<int>& positions);
 
 /// Empty when a receiver made for `expected` can receive frames sent on
 /// `recorded` (the same FFT, CP, subcarriers, DC use, streams, modulation and
-/// slot layout, pilot positions included; the sample rate may differ: it scales time, not the samples);
-/// otherwise the first field that differs, with both values, for an error.
+/// slot layout, pilot positions included; the sample rate may differ: it scales time, not
+/// the samples); otherwise the first field that differs, with both values, for an error.
 std::string frame_mismatch(const ofdm_grid& recorded, const ofdm_grid& expected);
 
 } // namespace mimo_gpu

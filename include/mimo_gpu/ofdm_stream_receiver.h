@@ -26,6 +26,7 @@ struct stream_frame {
     float metric = 0;       ///< Schmidl-Cox metric at the preamble
     float n0 = 0;           ///< noise variance per resource element, from the pilots
     float delay_spread = 0; ///< the LMMSE model's delay spread in samples
+    float doppler = 0;      ///< Hz, the LMMSE time filter's (0 with hold and linear)
 };
 
 class ofdm_stream_receiver

@@ -30,7 +30,8 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
                                                   bool device_buffers,
                                                   const std::vector<int>& pilot_positions)
 {
-    const ::mimo_gpu::ofdm_grid g = ofdm_frame(grid, nt, "qpsk", slots, data_symbols, pilot_positions);
+    const ::mimo_gpu::ofdm_grid g =
+        ofdm_frame(grid, nt, "qpsk", slots, data_symbols, pilot_positions);
     ::mimo_gpu::multipath_config c;
     c.nr = nr;
     c.nt = nt;

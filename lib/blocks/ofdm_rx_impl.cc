@@ -79,7 +79,9 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
     c.frequency = frequency_from(frequency_interpolation);
     c.requested = ::mimo_gpu::backend_from_string(backend);
     return gnuradio::make_block_sptr<ofdm_rx_impl>(
-        ofdm_frame(grid, nt, modulation, slots, data_symbols, pilot_positions), c, device_buffers);
+        ofdm_frame(grid, nt, modulation, slots, data_symbols, pilot_positions),
+        c,
+        device_buffers);
 }
 
 ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
@@ -313,6 +315,7 @@ void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f,
     info = pmt::dict_add(info, pmt::mp("cfo"), pmt::from_double(f.cfo));
     info = pmt::dict_add(info, pmt::mp("frame_start"), pmt::from_uint64(f.start));
     info = pmt::dict_add(info, pmt::mp("delay_spread"), pmt::from_double(f.delay_spread));
+    info = pmt::dict_add(info, pmt::mp("doppler"), pmt::from_double(f.doppler));
     add_item_tag(1, y_item, k_frame_key, info);
 }
 

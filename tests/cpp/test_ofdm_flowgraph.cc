@@ -269,16 +269,34 @@ TEST_P(ofdm_flowgraph, frames_through_tx_channel_rx_and_detector_have_their_bits
     const chain_case c = GetParam();
     const int frames = 4, D = 6, Q = 4;
     // The transmit side on the same backend: on CUDA the whole chain on the GPU,
-    // the antenna streams in device buffers from ofdm_tx to ofdm_rx.
-    auto tx = gr::mimo_gpu::ofdm_tx::make("lte1.4", c.nt, "16qam", 2, D, c.backend);
+    // the antenna streams in device buffers from ofdm_tx to ofdm_rx. Two pilot
+    // symbols a slot (a layout through every block).
+    const std::vector<int> pilots = { 1, 4 };
+    auto tx = gr::mimo_gpu::ofdm_tx::make(
+        "lte1.4", c.nt, "16qam", 2, D, c.backend, true, pilots);
     const std::vector<uint8_t> bits = random_bits(size_t(frames) * tx->frame_bits(), 11);
     auto source = gr::blocks::vector_source_b::make(bits, false, tx->frame_bits());
-    auto channel = gr::mimo_gpu::ofdm_channel_model::make(
-        "lte1.4", c.nt, c.nr, 2, D, "eva", 30.0, 0.3, 150, 5, 0, 0, 0, c.backend);
+    auto channel = gr::mimo_gpu::ofdm_channel_model::make("lte1.4",
+                                                          c.nt,
+                                                          c.nr,
+                                                          2,
+                                                          D,
+                                                          "eva",
+                                                          30.0,
+                                                          0.3,
+                                                          150,
+                                                          5,
+                                                          0,
+                                                          0,
+                                                          0,
+                                                          c.backend,
+                                                          true,
+                                                          pilots);
     EXPECT_EQ(tx->device_buffers(), c.backend == "cuda");
     EXPECT_EQ(channel->device_buffers(), c.backend == "cuda");
+    EXPECT_EQ(tx->frame_samples(), (1 + 2 * (2 + D)) * (128 + 9));
     auto rx = gr::mimo_gpu::ofdm_rx::make(
-        "lte1.4", c.nt, c.nr, "16qam", 2, D, "hold", "lmmse", c.backend);
+        "lte1.4", c.nt, c.nr, "16qam", 2, D, "hold", "lmmse", c.backend, true, pilots);
     // N-way with nt passes (near max-log ML): uncoded errors at 30 dB come from the
     // channel estimates.
     auto det = gr::mimo_gpu::mimo_detector::make("nway",
@@ -386,6 +404,74 @@ TEST_P(ofdm_flowgraph, noise_alone_gives_nothing_and_ends)
     tb->run();
     EXPECT_TRUE(y_sink->data().empty());
     EXPECT_EQ(rx->frames_received(), 0u);
+}
+
+TEST_P(ofdm_flowgraph, each_frame_is_tagged_with_its_estimates)
+{
+    // EPA at 300 Hz through four pilot symbols a slot, LMMSE in time: each
+    // frame's first y item carries noise_var and an ofdm_frame dict whose CFO,
+    // delay spread and Doppler are this frame's.
+    const chain_case c = GetParam();
+    const int frames = 3, D = 10;
+    const std::vector<int> pilots = { 1, 5, 8, 12 };
+    auto tx = gr::mimo_gpu::ofdm_tx::make(
+        "lte1.4", c.nt, "16qam", 2, D, c.backend, true, pilots);
+    auto source = gr::blocks::vector_source_b::make(
+        random_bits(size_t(frames) * tx->frame_bits(), 5), false, tx->frame_bits());
+    auto channel = gr::mimo_gpu::ofdm_channel_model::make("lte1.4",
+                                                          c.nt,
+                                                          c.nr,
+                                                          2,
+                                                          D,
+                                                          "epa",
+                                                          30.0,
+                                                          0.2,
+                                                          100,
+                                                          7,
+                                                          0,
+                                                          0,
+                                                          300.0,
+                                                          c.backend,
+                                                          true,
+                                                          pilots);
+    auto rx = gr::mimo_gpu::ofdm_rx::make(
+        "lte1.4", c.nt, c.nr, "16qam", 2, D, "lmmse", "lmmse", c.backend, false, pilots);
+    auto H_sink = gr::blocks::null_sink::make(sizeof(gr_complex) * c.nr * c.nt);
+    auto y_sink = gr::blocks::vector_sink_c::make(c.nr);
+    auto tb = gr::make_top_block("tags");
+    tb->connect(source, 0, tx, 0);
+    for (int t = 0; t < c.nt; ++t)
+        tb->connect(tx, t, channel, t);
+    for (int r = 0; r < c.nr; ++r)
+        tb->connect(channel, r, rx, r);
+    tb->connect(rx, 0, H_sink, 0);
+    tb->connect(rx, 1, y_sink, 0);
+    tb->run();
+    ASSERT_EQ(rx->frames_received(), uint64_t(frames));
+    const uint64_t per_frame = uint64_t(2 * 72 * D);
+    int tagged = 0;
+    for (const gr::tag_t& t : y_sink->tags()) {
+        if (pmt::symbol_to_string(t.key) != "ofdm_frame")
+            continue;
+        EXPECT_EQ(t.offset % per_frame, 0u) << "on a frame's first item";
+        const auto value = [&](const char* key) {
+            return pmt::to_double(pmt::dict_ref(t.value, pmt::mp(key), pmt::PMT_NIL));
+        };
+        EXPECT_NEAR(value("cfo"), 0.2, 0.05);
+        EXPECT_GT(value("delay_spread"), 0.0);
+        EXPECT_LT(value("delay_spread"), 9.0) << "EPA lies within the CP";
+        EXPECT_GT(value("doppler"), 100.0) << "a frame's estimate (seen 171-338 Hz)";
+        EXPECT_LT(value("doppler"), 500.0);
+        std::printf("[ measured ] %s frame %d: cfo %.3f, delay spread %.1f samples, "
+                    "Doppler %.0f Hz (300 Hz)\n",
+                    c.backend.c_str(),
+                    tagged,
+                    value("cfo"),
+                    value("delay_spread"),
+                    value("doppler"));
+        ++tagged;
+    }
+    EXPECT_EQ(tagged, frames);
 }
 
 INSTANTIATE_TEST_SUITE_P(shapes_and_backends,
@@ -593,6 +679,39 @@ TEST(ofdm_blocks, bad_parameters_are_invalid_argument)
         std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4", 2, 2, "16qam", 0, 6),
                  std::invalid_argument);
+    // pilot layouts the slot cannot hold
+    EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make(
+                     "lte1.4", 2, "16qam", 2, 6, "auto", true, std::vector<int>{ 7 }),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4",
+                                             2,
+                                             2,
+                                             "16qam",
+                                             2,
+                                             6,
+                                             "hold",
+                                             "lmmse",
+                                             "auto",
+                                             true,
+                                             std::vector<int>{ 3, 1 }),
+                 std::invalid_argument);
+    EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make("lte1.4",
+                                                        2,
+                                                        2,
+                                                        2,
+                                                        6,
+                                                        "epa",
+                                                        20,
+                                                        0,
+                                                        0,
+                                                        1,
+                                                        0,
+                                                        0,
+                                                        0,
+                                                        "auto",
+                                                        true,
+                                                        std::vector<int>{}),
+                 std::invalid_argument);
 }
 
 TEST(sigmf_blocks, a_recorded_stream_plays_back_and_decodes_as_live)
@@ -656,12 +775,25 @@ TEST(sigmf_blocks, a_recorded_stream_plays_back_and_decodes_as_live)
     // The same recording into receivers made for other frames: the source tags
     // the recording's frame, the receiver refuses it (sync alone would find these
     // frames and hand out garbage) and ends, receiving nothing.
-    for (const std::string& other : { std::string("64qam"), std::string("lte3") }) {
+    for (const std::string& other :
+         { std::string("64qam"), std::string("lte3"), std::string("pilots") }) {
         auto tb_other = gr::make_top_block("another frame");
         auto player_other = gr::mimo_gpu::sigmf_file_source::make(base, nr);
         auto rx = other == "lte3"
                       ? gr::mimo_gpu::ofdm_rx::make(
                             "lte3", nt, nr, "16qam", 2, D, "hold", "lmmse", "cpu")
+                  : other == "pilots" // the same frame length, the pilot symbol moved
+                      ? gr::mimo_gpu::ofdm_rx::make("lte1.4",
+                                                    nt,
+                                                    nr,
+                                                    "16qam",
+                                                    2,
+                                                    D,
+                                                    "hold",
+                                                    "lmmse",
+                                                    "cpu",
+                                                    true,
+                                                    std::vector<int>{ 3 })
                       : gr::mimo_gpu::ofdm_rx::make(
                             "lte1.4", nt, nr, other, 2, D, "hold", "lmmse", "cpu");
         auto H_sink = gr::blocks::null_sink::make(sizeof(gr_complex) * nr * nt);

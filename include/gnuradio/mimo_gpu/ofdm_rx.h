@@ -31,7 +31,7 @@ namespace mimo_gpu {
  * item, in the resource-element order of docs/front_end.md (the detector's
  * LLRs are then the frame's codeword). Each frame's first items carry a
  * "noise_var" tag (N0) on both outputs and an "ofdm_frame" tag (dict: cfo,
- * frame_start, delay_spread) on y. Samples without a complete frame are
+ * frame_start, delay_spread, doppler) on y. Samples without a complete frame are
  * dropped (counted; the count is logged at the end of the stream). A frame
  * whose pilots hold non-finite samples is dropped and counted (frames_dropped);
  * non-finite samples elsewhere reach the detector, which erases the resource

@@ -40,7 +40,8 @@ pmt::pmt_t grid_tag_value(const ::mimo_gpu::ofdm_grid& g)
     add("modulation", pmt::mp(::mimo_gpu::to_string(g.mod)));
     add("slots", pmt::from_long(g.slots));
     add("data_symbols", pmt::from_long(g.data_symbols));
-    add("pilot_positions", pmt::init_s32vector(g.pilot_positions.size(), g.pilot_positions));
+    add("pilot_positions",
+        pmt::init_s32vector(g.pilot_positions.size(), g.pilot_positions));
     add("sample_rate", pmt::from_double(g.sample_rate));
     add("description", pmt::mp(::mimo_gpu::describe(g)));
     return d;

@@ -1034,20 +1034,20 @@ first_path_kernel(run_slot* slots, const float* c_all, int span, int backoff)
 /// Elements of a pair of pilot symbols' estimates a block of pilot_pair_sums_kernel sums.
 constexpr int k_pair_chunk = 2048;
 
-/// Grid (frame * Doppler pairs, chunk): for the LMMSE time filter's Doppler, the
-/// chunk's sum of conj(H_q) H_q' and of (|H_q|^2 + |H_q'|^2) / 2 over the pair
-/// (q, q') of slot_layout::doppler_pairs.
+/// Grid (frame * (pilot symbols - 1), chunk): for the LMMSE time filter's
+/// Doppler, the chunk's sum of conj(H_q) H_q+1 and of (|H_q|^2 + |H_q+1|^2) / 2
+/// where (q, q + 1) is a pair slot_layout::doppler_pair takes (zeros otherwise).
 __global__ void __launch_bounds__(k_threads)
     pilot_pair_sums_kernel(const float2* H_pilot, dims d, float* parts)
 {
     __shared__ float2 partial[k_threads / 32];
     const size_t per_slot = size_t(d.U) * d.nr * d.nt;
-    const int pair = blockIdx.x, pairs = d.lay.doppler_pairs();
-    const size_t f = size_t(pair / pairs), j = size_t(pair % pairs);
+    const int pair = blockIdx.x, candidates = d.Q - 1;
+    const size_t f = size_t(pair / candidates), j = size_t(pair % candidates);
     const float2* a_all = H_pilot + (f * d.Q + j) * per_slot;
-    const float2* b_all = a_all + size_t(d.lay.doppler_step()) * per_slot;
+    const float2* b_all = a_all + per_slot;
     const size_t lo = size_t(blockIdx.y) * k_pair_chunk;
-    const size_t hi = min(lo + k_pair_chunk, per_slot);
+    const size_t hi = d.lay.doppler_pair(int(j)) ? min(lo + k_pair_chunk, per_slot) : lo;
     float2 c = make_float2(0, 0), p = make_float2(0, 0);
     for (size_t e = lo + threadIdx.x; e < hi; e += blockDim.x) {
         const float2 a = a_all[e], b = b_all[e];
@@ -1088,7 +1088,7 @@ __global__ void time_weights_kernel(const float* parts,
     const size_t f = e / per_frame;
     const int j = int(e % per_frame / d.D), s = int(e % d.D);
     float cx = 0, cy = 0, p = 0;
-    const size_t n = size_t(d.lay.doppler_pairs()) * chunks;
+    const size_t n = size_t(d.Q - 1) * chunks;
     for (size_t k = 0; k < n; ++k) {
         const float* q = parts + (f * n + k) * 3;
         cx += q[0];
@@ -1107,7 +1107,7 @@ __global__ void time_weights_kernel(const float* parts,
         d.lay.doppler_lag());
     data_symbol_time_weights(d.lay, j, s, model, weights + e * 2 * k_time_taps);
     if (j == 0 && s == 0)
-        doppler[f] = doppler_hz(model.omega, symbols_per_second);
+        doppler[f] = doppler_hz(model.doppler, symbols_per_second);
 }
 
 /// How emit_kernel forms H from the pilot symbols' estimates.
@@ -1182,7 +1182,7 @@ __global__ void emit_kernel(const float2* Y,
 
 struct cuda_front_end::impl {
     dims d;
-    bool per_symbol; ///< a channel per data symbol (linear or LMMSE in time): S = 1
+    bool per_symbol;   ///< a channel per data symbol (linear or LMMSE in time): S = 1
     emit_channel mode; ///< how H is formed from the pilot symbols' estimates
     /// H is written by emit_kernel (not the pilot symbols' estimates themselves)
     bool emitted_H() const { return mode != emit_channel::none; }
@@ -1316,6 +1316,11 @@ const cfloat* cuda_front_end::device_y() const
 }
 const float* cuda_front_end::device_n0() const { return m->n0.data(); }
 const float* cuda_front_end::device_spread() const { return m->spread.data(); }
+const float* cuda_front_end::device_doppler() const
+{
+    return m->config.interpolation == time_interpolation::lmmse ? m->doppler.data()
+                                                                : nullptr;
+}
 
 void cuda_front_end::run_device(const cfloat* d_rx,
                                 size_t samples,
@@ -1445,10 +1450,9 @@ void cuda_front_end::run_view(const sample_view& v,
     if (m->config.interpolation == time_interpolation::lmmse) {
         const int chunks =
             int((size_t(d.U) * d.nr * d.nt + k_pair_chunk - 1) / k_pair_chunk);
-        const int pairs = d.lay.doppler_pairs();
-        float* parts = m->pair_parts.reserve(frames * size_t(pairs + 1) * chunks * 3);
-        if (pairs > 0) {
-            pilot_pair_sums_kernel<<<dim3(unsigned(frames * pairs), unsigned(chunks)),
+        float* parts = m->pair_parts.reserve(frames * size_t(d.Q) * chunks * 3);
+        if (d.Q > 1) {
+            pilot_pair_sums_kernel<<<dim3(unsigned(frames * (d.Q - 1)), unsigned(chunks)),
                                      k_threads,
                                      0,
                                      st>>>(Hs, d, parts);

@@ -95,6 +95,8 @@ public:
     const cfloat* device_y() const;
     const float* device_n0() const;
     const float* device_spread() const;
+    /// Hz per frame, the LMMSE time filter's Doppler; null without it.
+    const float* device_doppler() const;
     size_t H_per_frame() const; ///< channels * nr * nt
     size_t y_per_frame() const; ///< data elements * nr
 

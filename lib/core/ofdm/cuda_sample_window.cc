@@ -66,6 +66,7 @@ public:
             s.reserve(k_chunk * m_nr);
         m_n0.reserve(64);
         m_spread.reserve(64);
+        m_doppler.reserve(64);
         m_front_end.reserve_search(m_capacity);
     }
 
@@ -199,12 +200,24 @@ public:
                                         count * sizeof(float),
                                         cudaMemcpyDeviceToHost,
                                         st));
+        float* doppler = m_doppler.reserve(count);
+        if (m_front_end.device_doppler())
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(doppler,
+                                            m_front_end.device_doppler(),
+                                            count * sizeof(float),
+                                            cudaMemcpyDeviceToHost,
+                                            st));
+        else
+            std::fill(doppler, doppler + count, 0.0f);
         MIMO_CUDA_CHECK(cudaStreamSynchronize(
             st)); // the outputs are complete when the caller hands them on
         for (size_t f = 0; f < count; ++f)
-            out[f] = {
-                frames[f].frame_start, frames[f].cfo, frames[f].metric, n0[f], spread[f]
-            };
+            out[f] = { frames[f].frame_start,
+                       frames[f].cfo,
+                       frames[f].metric,
+                       n0[f],
+                       spread[f],
+                       doppler[f] };
         return out;
     }
 
@@ -235,7 +248,7 @@ private:
     pinned_buffer<cfloat> m_staging[2];
     cuda_event m_staged[2];
     int m_next_slot = 0;
-    pinned_buffer<float> m_n0, m_spread;
+    pinned_buffer<float> m_n0, m_spread, m_doppler;
 };
 
 } // namespace

@@ -171,8 +171,8 @@ public:
         }
         std::vector<int> slot_role(size_t(g.slot_symbols()));
         for (int k = 0, p = 0, s = 0; k < g.slot_symbols(); ++k) {
-            const bool pilot = p < g.pilot_symbols_per_slot() &&
-                               g.pilot_positions[size_t(p)] == k;
+            const bool pilot =
+                p < g.pilot_symbols_per_slot() && g.pilot_positions[size_t(p)] == k;
             slot_role[size_t(k)] = pilot ? -1 - p++ : s++;
         }
         std::vector<float> amplitude(size_t(1) << (m_dims.Q / 2));
@@ -184,7 +184,7 @@ public:
         upload(m_pilots, pilots);
         upload(m_amplitude, amplitude);
         upload(m_slot_role, slot_role);
-        m_tables = { m_logical.data(), m_preamble.data(), m_antenna.data(),
+        m_tables = { m_logical.data(), m_preamble.data(),  m_antenna.data(),
                      m_pilots.data(),  m_amplitude.data(), m_slot_role.data() };
         m_frame_values = size_t(m_dims.symbols) * size_t(g.nt) * size_t(g.fft_size);
         m_pass_frames = std::max<size_t>(1, k_pass_values / m_frame_values);

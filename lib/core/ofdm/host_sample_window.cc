@@ -109,11 +109,9 @@ public:
         for (size_t f = 0; f < frames.size(); ++f) {
             std::copy(received[f].H.begin(), received[f].H.end(), H + f * m_H_per_frame);
             std::copy(received[f].y.begin(), received[f].y.end(), y + f * m_y_per_frame);
-            out[f] = { frames[f].frame_start,
-                       frames[f].cfo,
-                       frames[f].metric,
-                       received[f].n0,
-                       received[f].delay_spread };
+            out[f] = { frames[f].frame_start,    frames[f].cfo,
+                       frames[f].metric,         received[f].n0,
+                       received[f].delay_spread, received[f].doppler };
         }
         return out;
     }

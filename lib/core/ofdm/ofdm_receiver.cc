@@ -56,13 +56,13 @@ struct ofdm_receiver::impl {
 #endif
     impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
         : fft(g.fft_size, detail::fftw_plan_1d::direction::forward),
-          profile(detail::make_delay_profile_geometry(
-              g.fft_size,
-              g.cp_length,
-              g.used_subcarriers,
-              g.nt,
-              c.nr,
-              g.slots * g.pilot_symbols_per_slot())),
+          profile(
+              detail::make_delay_profile_geometry(g.fft_size,
+                                                  g.cp_length,
+                                                  g.used_subcarriers,
+                                                  g.nt,
+                                                  c.nr,
+                                                  g.slots * g.pilot_symbols_per_slot())),
           profile_fft(profile.points, detail::fftw_plan_1d::direction::inverse),
           search(g, c, backoff),
           layout(detail::layout_of(g))
@@ -413,13 +413,13 @@ comb_weights make_comb_weights(const ofdm_grid& g,
 /// Each pilot symbol's channel at every subcarrier from its pilots (the turn
 /// put back), and the LS estimates turned back as measured, for diagnostics.
 void interpolate_pilot_symbols(const ofdm_grid& g,
-                       int pilots,
-                       int nr,
-                       const comb_weights& cw,
-                       const std::vector<double>& slopes,
-                       const int* offsets,
-                       cfloat* pilot_ls,
-                       cfloat* pilot_channels)
+                               int pilots,
+                               int nr,
+                               const comb_weights& cw,
+                               const std::vector<double>& slopes,
+                               const int* offsets,
+                               cfloat* pilot_ls,
+                               cfloat* pilot_channels)
 {
     const int U = g.used_subcarriers, nt = g.nt;
     const int Wmax = detail::k_lmmse_max_window;
@@ -507,16 +507,14 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
     if (m_config.interpolation != time_interpolation::lmmse)
         return {};
     // The time filter: the noise the frequency filter leaves, and the Doppler
-    // from pilot symbols' estimates a fixed lag apart.
+    // from the closest pilot symbols' estimates.
     const size_t per_slot = size_t(U) * nr * nt;
     std::complex<double> C(0, 0);
     double P = 0;
-    for (int j = 0; j < layout.doppler_pairs(); ++j)
-        for (size_t e = 0; e < per_slot; ++e) {
+    for (int j = 0; j + 1 < Q; ++j)
+        for (size_t e = 0; e < per_slot && layout.doppler_pair(j); ++e) {
             const cfloat a = f.pilot_channels[size_t(j) * per_slot + e],
-                         b = f.pilot_channels[size_t(j + layout.doppler_step()) *
-                                                  per_slot +
-                                              e];
+                         b = f.pilot_channels[size_t(j + 1) * per_slot + e];
             C += std::conj(std::complex<double>(a)) * std::complex<double>(b);
             P += 0.5 * (double(std::norm(a)) + double(std::norm(b)));
         }
@@ -534,7 +532,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
                                      m_config.lmmse_window),
         layout.doppler_lag());
     f.doppler =
-        detail::doppler_hz(model.omega, float(g.sample_rate / g.symbol_samples()));
+        detail::doppler_hz(model.doppler, float(g.sample_rate / g.symbol_samples()));
     return model;
 }
 
@@ -555,7 +553,8 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
     // between the two around it; LMMSE, the nearest time_taps ones.
     const int taps = m_config.interpolation == time_interpolation::lmmse
                          ? detail::time_taps(layout.pilots())
-                         : hold ? P : 2;
+                     : hold ? P
+                            : 2;
     std::vector<int> first(size_t(g.slots) * D);
     std::vector<cfloat> weights(size_t(g.slots) * D * taps);
     for (int j = 0; j < g.slots; ++j)
@@ -589,8 +588,8 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
                     continue;
                 const size_t js = size_t(j) * D + s;
                 const cfloat* w = &weights[js * taps];
-                const cfloat* from = &f.pilot_channels[size_t(first[js]) * per_pilot +
-                                                       size_t(c) * hn];
+                const cfloat* from =
+                    &f.pilot_channels[size_t(first[js]) * per_pilot + size_t(c) * hn];
                 const int used =
                     std::min(taps, layout.pilots() - first[js]); // linear at the end
                 cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];

@@ -45,18 +45,30 @@ struct slot_layout {
         return j * P + before - 1;
     }
 
-    /// The pairs of pilot symbols the time filter's Doppler is measured from,
-    /// all `doppler_lag()` symbols apart: (q, q + doppler_step()) for q <
-    /// doppler_pairs(). The same position in consecutive slots; in a frame of
-    /// one slot, its first two pilot symbols; none with one pilot symbol.
-    MIMO_HD int doppler_pairs() const
-    {
-        return slots > 1 ? (slots - 1) * P : (P > 1 ? 1 : 0);
-    }
-    MIMO_HD int doppler_step() const { return slots > 1 ? P : 1; }
+    /// The time filter's Doppler is measured from the closest pilot symbols:
+    /// the consecutive ones (q, q + 1) doppler_lag() symbols apart, the
+    /// shortest gap in the frame (far apart, J0 passes its first zero at a
+    /// lower Doppler). None in a frame of one pilot symbol.
     MIMO_HD int doppler_lag() const
     {
-        return slots > 1 ? L : (P > 1 ? position[1] - position[0] : L);
+        int lag = slots > 1 ? L - position[P - 1] + position[0] : L;
+        for (int p = 1; p < P; ++p)
+            lag =
+                position[p] - position[p - 1] < lag ? position[p] - position[p - 1] : lag;
+        return lag;
+    }
+    MIMO_HD bool doppler_pair(int q) const
+    {
+        return q + 1 < pilots() && pilot_time(q + 1) - pilot_time(q) == doppler_lag();
+    }
+    MIMO_HD int doppler_pairs() const
+    {
+        const int lag = doppler_lag();
+        int within = 0;
+        for (int p = 1; p < P; ++p)
+            within += position[p] - position[p - 1] == lag ? 1 : 0;
+        const int across = slots > 1 && L - position[P - 1] + position[0] == lag ? 1 : 0;
+        return slots * within + (slots - 1) * across;
     }
 };
 

@@ -246,10 +246,12 @@ sigmf_meta parse_meta(const std::string& text, const std::string& path)
                 bad_meta(path, "field \"mimo_gpu:pilot_positions\" must be an array");
             m.grid.pilot_positions.clear();
             for (const json_value& p : positions->items()) {
-                if (!p.is(json_value::kind::number) || p.as_number() != std::floor(p.as_number()) ||
+                if (!p.is(json_value::kind::number) ||
+                    p.as_number() != std::floor(p.as_number()) ||
                     std::abs(p.as_number()) > 1e6)
-                    bad_meta(path,
-                             "field \"mimo_gpu:pilot_positions\" must hold whole numbers");
+                    bad_meta(
+                        path,
+                        "field \"mimo_gpu:pilot_positions\" must hold whole numbers");
                 m.grid.pilot_positions.push_back(int(p.as_number()));
             }
         }

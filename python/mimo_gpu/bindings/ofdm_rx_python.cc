@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(1ae1b409dd34ef28103f9695f19f738c)                       */
+/* BINDTOOL_HEADER_FILE_HASH(c9b2b278d4c27c1f2f7648e3bd78d258)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

@@ -3,6 +3,7 @@
 // channel's true response and the LS theory, noise estimate), and the whole
 // chain to decoded transport blocks.
 #include "../test_support.h"
+#include "front_end_fixtures.h"
 
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
@@ -20,80 +21,6 @@
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
 
-namespace {
-
-ofdm_grid small_grid(int nt, modulation mod = modulation::qam16)
-{
-    ofdm_grid g = ofdm_grid::preset("lte1.4");
-    g.nt = nt;
-    g.mod = mod;
-    g.slots = 2;
-    g.data_symbols = 6;
-    return g;
-}
-
-ofdm_receiver_config
-receiver_config(int nr,
-                time_interpolation ti = time_interpolation::hold,
-                backend b = backend::automatic,
-                frequency_interpolation fi = frequency_interpolation::lmmse)
-{
-    ofdm_receiver_config c;
-    c.nr = nr;
-    c.interpolation = ti;
-    c.requested = b;
-    c.frequency = fi;
-    return c;
-}
-
-/// EPA from the grid's nt streams onto nr antennas, with a CFO of a tenth of a
-/// subcarrier spacing and 61 samples of noise before each frame.
-multipath_config epa_channel(const ofdm_grid& g, int nr, double snr_db, uint64_t seed)
-{
-    multipath_config mc;
-    mc.nr = nr;
-    mc.nt = g.nt;
-    mc.profile = delay_profile::epa;
-    mc.sample_rate = g.sample_rate;
-    mc.cfo = 0.1 * g.subcarrier_spacing();
-    mc.timing_offset = 61;
-    mc.snr_db = snr_db;
-    mc.seed = seed;
-    return mc;
-}
-
-/// One frame through transmitter and channel; rx and its length.
-struct loopback {
-    std::vector<uint8_t> bits;
-    std::vector<cfloat> tx, rx;
-    size_t rx_samples = 0;
-    /// tail: samples of silence after the channel's output, as a stream has after a
-    /// frame.
-    loopback(ofdm_transmitter& t,
-             multipath_channel& ch,
-             uint64_t seed,
-             const std::vector<uint8_t>* given = nullptr,
-             size_t tail = 0)
-    {
-        const ofdm_grid& g = t.grid();
-        bits = given ? *given : random_bits(g.frame_bits(), seed);
-        tx.resize(size_t(g.frame_samples()) * g.nt);
-        t.modulate(bits.data(), tx.data());
-        rx_samples = ch.output_samples(size_t(g.frame_samples())) + tail;
-        rx.assign(rx_samples * size_t(ch.config().nr), cfloat(0, 0));
-        ch.run(tx.data(), size_t(g.frame_samples()), rx.data());
-    }
-};
-
-double mean_squared_error(const std::vector<cfloat>& a, const std::vector<cfloat>& b)
-{
-    double e = 0;
-    for (size_t i = 0; i < a.size(); ++i)
-        e += std::norm(a[i] - b[i]);
-    return e / double(a.size());
-}
-
-} // namespace
 
 TEST(ofdm_grid, presets_are_valid_and_bad_grids_are_clear_errors)
 {
@@ -530,46 +457,6 @@ TEST(ofdm_front_end, transport_blocks_decode_without_errors_at_high_snr)
     }
 }
 
-namespace {
-
-/// Several frames back to back in one buffer (each through its own channel
-/// draw), and their syncs found one after another.
-struct frame_train {
-    std::vector<cfloat> rx;
-    size_t samples = 0;
-    std::vector<sync_result> syncs;
-    frame_train(
-        const ofdm_grid& g, int nr, int frames, uint64_t seed, ofdm_receiver& rx_finder)
-    {
-        ofdm_transmitter tx(g);
-        multipath_config mc;
-        mc.nr = nr;
-        mc.nt = g.nt;
-        mc.profile = delay_profile::eva;
-        mc.sample_rate = g.sample_rate;
-        mc.cfo = 0.21 * g.subcarrier_spacing();
-        mc.timing_offset = 40;
-        mc.snr_db = 25;
-        mc.seed = seed;
-        multipath_channel ch(mc);
-        for (int f = 0; f < frames; ++f) {
-            loopback lb(tx, ch, seed + uint64_t(f));
-            rx.insert(rx.end(), lb.rx.begin(), lb.rx.end());
-        }
-        samples = rx.size() / size_t(nr);
-        size_t from = 0;
-        for (int f = 0; f < frames; ++f) {
-            const sync_result s = rx_finder.synchronize(rx.data(), samples, from);
-            if (!s.found || !s.complete)
-                break;
-            syncs.push_back(s);
-            from = s.frame_start + size_t(g.frame_samples()) - size_t(g.cp_length);
-        }
-    }
-};
-
-} // namespace
-
 TEST(ofdm_front_end, frames_back_to_back_are_found_in_turn)
 {
     const ofdm_grid g = small_grid(2);
@@ -604,11 +491,12 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                                                    ? frequency_interpolation::linear
                                                    : frequency_interpolation::lmmse;
             ofdm_grid g = small_grid(nt);
-            if (nt == 4) { // a bigger grid, NR-like (DC used)
+            if (nt == 4) { // a bigger grid, NR-like (DC used), two pilot symbols a slot
                 g = ofdm_grid::preset("nr20");
                 g.nt = 4;
                 g.slots = 2;
                 g.data_symbols = 6;
+                g.pilot_positions = { 1, 5 };
             }
             ofdm_receiver cpu(g, receiver_config(nt, ti, backend::cpu, fi));
             ofdm_receiver gpu(g, receiver_config(nt, ti, backend::cuda, fi));
@@ -663,7 +551,8 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                 EXPECT_EQ(a[f].symbols_per_channel, b[f].symbols_per_channel);
                 compare(a[f].H, b[f].H, "H");
                 compare(a[f].y, b[f].y, "y");
-                compare(a[f].pilot_channels, b[f].pilot_channels, "pilot symbol estimates");
+                compare(
+                    a[f].pilot_channels, b[f].pilot_channels, "pilot symbol estimates");
                 compare(a[f].pilot_ls, b[f].pilot_ls, "pilot LS");
                 // (N0 from the delay profile: a bin that flips at the floor moves
                 // the noise bins' guard by one)
@@ -684,43 +573,6 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                         fi == frequency_interpolation::lmmse ? "lmmse" : "linear",
                         worst);
         }
-}
-
-/// The mean |error|^2 of a frame's H at every data resource element against
-/// the true response at each data symbol's time (the phase the receiver's CFO
-/// correction leaves taken in).
-double data_channel_mse(const ofdm_grid& g,
-                        const multipath_channel& ch,
-                        const multipath_config& mc,
-                        const sync_result& s,
-                        const front_end_frame& fr)
-{
-    const int nt = g.nt, U = g.used_subcarriers, D = g.data_symbols;
-    const size_t hn = size_t(mc.nr) * nt;
-    std::vector<cfloat> truth(size_t(U) * hn);
-    const double window_delay =
-        double(s.frame_start) - double(mc.timing_offset + g.cp_length);
-    double e = 0;
-    for (int j = 0; j < g.slots; ++j)
-        for (int d = 0; d < D; ++d) {
-            const double from_q =
-                double(g.data_symbol(j, d)) * g.symbol_samples() + g.fft_size / 2.0;
-            ch.frequency_response(g, window_delay, truth.data(), from_q + g.cp_length);
-            const cfloat phase =
-                std::polar(1.0f,
-                           float(2 * M_PI * mc.cfo / mc.sample_rate *
-                                     (double(s.frame_start) + from_q) -
-                                 2 * M_PI * s.cfo * from_q / g.fft_size));
-            for (int c = 0; c < U; ++c) {
-                const size_t channel = fr.symbols_per_channel == 1
-                                           ? (size_t(j) * U + size_t(c)) * D + size_t(d)
-                                           : size_t(j) * U + size_t(c);
-                for (size_t k = 0; k < hn; ++k)
-                    e += std::norm(fr.H[channel * hn + k] -
-                                   truth[size_t(c) * hn + k] * phase);
-            }
-        }
-    return e / (double(g.slots) * D * U * hn);
 }
 
 TEST(ofdm_front_end, lmmse_in_time_beats_hold_and_linear_with_and_without_doppler)

@@ -70,6 +70,7 @@ TEST(sigmf, round_trips_every_format_and_layout)
             m.grid = ofdm_grid::preset("lte1.4");
             m.grid.nt = 2;
             m.grid.mod = modulation::qam64;
+            m.grid.pilot_positions = { 2, 5 };
             m.snr_db = 17.5;
             m.doppler_hz = 70;
             m.transport_block_bits = 1234;
@@ -104,6 +105,7 @@ TEST(sigmf, round_trips_every_format_and_layout)
             EXPECT_EQ(got.grid.slots, m.grid.slots);
             EXPECT_EQ(got.grid.data_symbols, m.grid.data_symbols);
             EXPECT_EQ(got.grid.mod, modulation::qam64);
+            EXPECT_EQ(got.grid.pilot_positions, (std::vector<int>{ 2, 5 }));
             // Chunked reads give the samples in order, interleaved by channel.
             std::vector<cfloat> y(n * 3);
             size_t at = 0;
@@ -213,6 +215,35 @@ TEST(sigmf, bad_recordings_are_clear_errors)
         "\"mimo_gpu:slots\": 2, \"mimo_gpu:modulation\": \"16qam\", ");
     write_text(meta, bad_grid);
     expect_error([&] { sigmf_reader r(base); }, "do not fit an FFT of 64");
+    // a pilot layout that is not a list of whole numbers, or that the slot cannot
+    // hold; a meta without one (from before layouts) has the default
+    const std::string fitting_grid =
+        "\"mimo_gpu:fft_size\": 128, \"mimo_gpu:cp_length\": 9, "
+        "\"mimo_gpu:used_subcarriers\": 72, "
+        "\"mimo_gpu:dc_null\": true, \"mimo_gpu:nt\": 2, \"mimo_gpu:data_symbols\": 6, "
+        "\"mimo_gpu:slots\": 2, \"mimo_gpu:modulation\": \"16qam\", ";
+    const std::pair<const char*, const char*> bad_layouts[] = {
+        { "\"mimo_gpu:pilot_positions\": 3, ", "must be an array" },
+        { "\"mimo_gpu:pilot_positions\": [1, \"a\"], ", "must hold whole numbers" },
+        { "\"mimo_gpu:pilot_positions\": [1.5], ", "must hold whole numbers" },
+        { "\"mimo_gpu:pilot_positions\": [0, 9], ", "pilot position 9 is outside" },
+        { "\"mimo_gpu:pilot_positions\": [], ", "1..4 pilot symbols, got 0" },
+    };
+    for (const auto& [field, fragment] : bad_layouts) {
+        std::string with_layout = good;
+        with_layout.replace(
+            with_layout.find("\"core:version\""), 0, fitting_grid + field);
+        write_text(meta, with_layout);
+        expect_error([&] { sigmf_reader r(base); }, fragment);
+    }
+    {
+        std::string without_layout = good;
+        without_layout.replace(without_layout.find("\"core:version\""), 0, fitting_grid);
+        write_text(meta, without_layout);
+        sigmf_reader r(base);
+        ASSERT_TRUE(r.meta().has_grid);
+        EXPECT_EQ(r.meta().grid.pilot_positions, std::vector<int>{ 0 });
+    }
     // garbage of every kind never crashes
     std::mt19937_64 rng(fresh_seed());
     for (int trial = 0; trial < 200; ++trial) {
