@@ -142,6 +142,14 @@ def modulation_of(r):
     return "?"
 
 
+def layout_of(r):
+    """Pilot symbols and data symbols a slot ("pilots 1,5 + 6 data"); runs from
+    before pilot layouts had one pilot symbol first."""
+    pilots = r.get("pilot_positions", "0")
+    data = r.get("data_symbols")
+    return f"pilots {pilots}" + (f" + {data} data" if data is not None else "")
+
+
 def bler_table(runs, output):
     """BLER curves of several runs, a panel per (profile, modulation), and the
     markdown table of SNR at BLER 0.1 (estimated, perfect, loss)."""
@@ -152,20 +160,21 @@ def bler_table(runs, output):
     panels = sorted({(r["profile"], modulation_of(r)) for r in runs},
                     key=lambda pm: (pm[0], order.index(pm[1])))
     fig, ax = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5), squeeze=False)
-    print("| profile | modulation | Doppler | time interpolation | estimated | perfect | loss |")
-    print("|---|---|---|---|---|---|---|")
+    print("| profile | modulation | Doppler | pilot layout (a slot) | time interpolation | estimated | perfect | loss |")
+    print("|---|---|---|---|---|---|---|---|")
     for r in sorted(runs, key=lambda r: (r["profile"], order.index(modulation_of(r)), r["doppler_hz"],
-                                         r["interpolation"])):
+                                         r["interpolation"], layout_of(r))):
         a = ax[0][panels.index((r["profile"], modulation_of(r)))]
         snr = [p["snr_db"] for p in r["points"]]
-        label = f"{r['doppler_hz']:g} Hz, {r['interpolation']}"
+        label = f"{r['doppler_hz']:g} Hz, {r['interpolation']}, {layout_of(r)}"
         line = a.semilogy(snr, [max(p["bler_estimated"], 1e-3) for p in r["points"]], "o-", label=label)
         a.semilogy(snr, [max(p["bler_perfect"], 1e-3) for p in r["points"]], "--",
                    color=line[0].get_color(), lw=0.8)
         a.set_title(f"{r['nr']}x{r['nt']} {r['profile'].upper()} {modulation_of(r)} "
                     "(dashed: perfect channel; 1e-3: no error)", fontsize=9)
         est, perf = number(r.get("snr_at_bler_0.1_estimated")), number(r.get("snr_at_bler_0.1_perfect"))
-        print(f"| {r['profile'].upper()} | {modulation_of(r)} | {r['doppler_hz']:g} Hz | {r['interpolation']} | "
+        print(f"| {r['profile'].upper()} | {modulation_of(r)} | {r['doppler_hz']:g} Hz | {layout_of(r)} | "
+              f"{r['interpolation']} | "
               + (f"{est:.2f} dB" if est is not None else "not reached") + " | "
               + (f"{perf:.2f} dB" if perf is not None else "not reached") + " | "
               + (f"{est - perf:.2f} dB" if est is not None and perf is not None else "") + " |")
