@@ -108,7 +108,7 @@ class ofdm_replay_sigmf(gr.top_block, Qt.QWidget):
         self.throttle_0 = blocks.throttle(gr.sizeof_gr_complex*1, samp_rate,True)
         self.source = mimo_gpu.sigmf_file_source(recording, 2, bool(repeat))
         self.rx = mimo_gpu.ofdm_rx('lte1.4', 2, 2, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0])
-        self.probe = mimo_gpu.constellation_probe(2, 2, 6, 8, 0.01)
+        self.probe = mimo_gpu.constellation_probe(2, 2, 6, 8, 0.01, '')
         self.monitor = mimo_gpu.link_monitor(tb_bits, 100, 'replay')
         self.link_numbers = qtgui.number_sink(
             gr.sizeof_float,

@@ -37,6 +37,55 @@ class qa_example_helpers(gr_unittest.TestCase):
         self.assertEqual(len(got), len(kept))
         np.testing.assert_allclose(got, x[kept], atol=1e-4)
 
+    def test_constellation_probe_evm_equals_its_definition_per_frame_and_stream(self):
+        # H = I (2x2), y = x + a known error per stream and frame, smaller than half
+        # a decision distance: the unbiased MMSE symbol is y itself, so stream k's
+        # EVM over a frame is sqrt(sum |e_k|^2 / sum |x_k|^2).
+        rng = np.random.default_rng(7)
+        nt, per_frame, frames = 2, 60, 3
+        level = 1 / np.sqrt(10)  # 16-QAM, unit energy: levels +-1, +-3 times this
+        x = (rng.choice([-3, -1, 1, 3], (frames * per_frame, nt))
+             + 1j * rng.choice([-3, -1, 1, 3], (frames * per_frame, nt))) * level
+        e = 0.3 * level * (rng.uniform(-1, 1, x.shape) + 1j * rng.uniform(-1, 1, x.shape))
+        e[:per_frame, 1] *= 2  # frames and streams differ
+        y = (x + e).astype(np.complex64)
+        H = np.tile(np.eye(nt, dtype=np.complex64).ravel(), frames * per_frame)
+        tags = []
+        for f in range(frames):
+            info = pmt.dict_add(pmt.make_dict(), pmt.intern("frame_start"), pmt.from_uint64(1000 * f))
+            tags.append(gr.tag_utils.python_to_tag((f * per_frame, pmt.intern("ofdm_frame"), info)))
+        probe = mimo_gpu.constellation_probe(nt, nt, 1, 1, 1e-9, "16qam")
+        sink = blocks.vector_sink_c()
+        messages = blocks.message_debug()
+        self.tb.connect(blocks.vector_source_c(H.tolist(), False, nt * nt), (probe, 0))
+        self.tb.connect(blocks.vector_source_c(y.ravel().tolist(), False, nt, tags), (probe, 1))
+        self.tb.connect(probe, sink)
+        self.tb.msg_connect((probe, "evm"), (messages, "store"))
+        run_with_timeout(self.tb)
+        want = [np.sqrt((np.abs(e[f * per_frame:(f + 1) * per_frame]) ** 2).sum(axis=0)
+                        / (np.abs(x[f * per_frame:(f + 1) * per_frame]) ** 2).sum(axis=0))
+                for f in range(frames)]
+        self.assertEqual(messages.num_messages(), frames)
+        for f in range(frames):
+            m = messages.get_message(f)
+            got = np.array(pmt.f64vector_elements(pmt.dict_ref(m, pmt.intern("per_stream"), pmt.PMT_NIL)))
+            np.testing.assert_allclose(got, want[f], rtol=1e-4)
+            self.assertEqual(pmt.to_long(pmt.dict_ref(m, pmt.intern("frame_start"), pmt.PMT_NIL)), 1000 * f)
+            self.assertEqual(pmt.to_long(pmt.dict_ref(m, pmt.intern("measured"), pmt.PMT_NIL)), per_frame * nt)
+        self.assertGreater(want[0][1], 1.5 * want[0][0])
+        last = probe.last_evm()
+        np.testing.assert_allclose(last["per_stream"], want[-1], rtol=1e-4)
+        overall = np.sqrt((np.abs(e[-per_frame:]) ** 2).sum() / (np.abs(x[-per_frame:]) ** 2).sum())
+        self.assertAlmostEqual(last["overall"], overall, places=5)
+        # each frame's EVM as a tag on the output too (the last one's once its
+        # length, learned from the first two, is in)
+        evm_tags = [t for t in sink.tags() if pmt.symbol_to_string(t.key) == "evm"]
+        self.assertEqual(len(evm_tags), frames)
+        for f, t in enumerate(evm_tags):
+            self.assertEqual(pmt.to_long(pmt.dict_ref(t.value, pmt.intern("frame_start"), pmt.PMT_NIL)), 1000 * f)
+        with self.assertRaises(ValueError):
+            mimo_gpu.constellation_probe(2, 2, 1, 1, 0.01, "8psk")
+
     def test_constellation_probe_refuses_bad_shapes(self):
         with self.assertRaises(ValueError):
             mimo_gpu.constellation_probe(2, 3)  # nt > nr

@@ -42,7 +42,8 @@ receiver_config(int nr,
 
 /// EPA from the grid's nt streams onto nr antennas, with a CFO of a tenth of a
 /// subcarrier spacing and 61 samples of noise before each frame.
-inline multipath_config epa_channel(const ofdm_grid& g, int nr, double snr_db, uint64_t seed)
+inline multipath_config
+epa_channel(const ofdm_grid& g, int nr, double snr_db, uint64_t seed)
 {
     multipath_config mc;
     mc.nr = nr;
@@ -79,7 +80,8 @@ struct loopback {
     }
 };
 
-inline double mean_squared_error(const std::vector<cfloat>& a, const std::vector<cfloat>& b)
+inline double mean_squared_error(const std::vector<cfloat>& a,
+                                 const std::vector<cfloat>& b)
 {
     double e = 0;
     for (size_t i = 0; i < a.size(); ++i)
@@ -128,10 +130,10 @@ struct frame_train {
 /// the true response at each data symbol's time (the phase the receiver's CFO
 /// correction leaves taken in).
 inline double data_channel_mse(const ofdm_grid& g,
-                        const multipath_channel& ch,
-                        const multipath_config& mc,
-                        const sync_result& s,
-                        const front_end_frame& fr)
+                               const multipath_channel& ch,
+                               const multipath_config& mc,
+                               const sync_result& s,
+                               const front_end_frame& fr)
 {
     const int nt = g.nt, U = g.used_subcarriers, D = g.data_symbols;
     const size_t hn = size_t(mc.nr) * nt;

@@ -90,49 +90,6 @@ TEST(ofdm_grid, frame_mismatch_names_the_first_field_that_differs)
     differs_in([](ofdm_grid& o) { o.mod = modulation::qam64; }, "modulation");
 }
 
-TEST(ofdm_front_end, identity_channel_gives_the_transmitted_symbols)
-{
-    // nr = nt antennas wired straight through, no noise, no offsets: H = I and
-    // y = the mapped symbols at every resource element.
-    const ofdm_grid g = small_grid(2);
-    ofdm_transmitter tx(g);
-    multipath_config mc;
-    mc.nr = 2;
-    mc.nt = 2;
-    mc.profile = delay_profile::flat;
-    mc.snr_db = 200;
-    mc.timing_offset = 50;
-    multipath_channel ch(mc);
-    loopback lb(tx, ch, fresh_seed());
-    // replace the random flat taps by the identity: rx = tx delayed
-    std::fill(lb.rx.begin(), lb.rx.end(), cfloat(0, 0));
-    for (int n = 0; n < g.frame_samples(); ++n)
-        for (int r = 0; r < 2; ++r)
-            lb.rx[size_t(50 + n) * 2 + r] = lb.tx[size_t(n) * 2 + r];
-    ofdm_receiver_config rc = receiver_config(
-        2, time_interpolation::hold, backend::automatic, frequency_interpolation::linear);
-    rc.window_backoff = 0;
-    ofdm_receiver rx(g, rc);
-    const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
-    ASSERT_TRUE(s.found && s.complete);
-    EXPECT_EQ(s.frame_start, size_t(50 + g.cp_length));
-    EXPECT_NEAR(s.cfo, 0.0f, 1e-4f);
-    const front_end_frame f = rx.receive(lb.rx.data(), lb.rx_samples, s);
-    ASSERT_EQ(f.channels, size_t(g.slots * g.used_subcarriers));
-    ASSERT_EQ(f.symbols_per_channel, g.data_symbols);
-    for (size_t c = 0; c < f.channels; ++c)
-        for (int e = 0; e < 4; ++e)
-            ASSERT_NEAR(std::abs(f.H[c * 4 + size_t(e)] -
-                                 cfloat(e == 0 || e == 3 ? 1.0f : 0.0f, 0)),
-                        0.0f,
-                        1e-4f)
-                << "channel " << c;
-    std::vector<cfloat> sym(g.data_elements() * 2);
-    tx.map(lb.bits.data(), sym.data());
-    EXPECT_LT(mean_squared_error(f.y, sym), 1e-9);
-    EXPECT_LT(f.n0, 1e-8f);
-}
-
 TEST(ofdm_front_end, sync_finds_timing_and_cfo_and_reports_what_it_cannot_find)
 {
     const ofdm_grid g = small_grid(2);

@@ -1,7 +1,8 @@
 // Pilot layouts (ofdm_grid::pilot_positions): where pilot and data symbols sit,
-// the layouts a grid cannot hold as clear errors, every layout through
-// transmitter and receiver on each backend, and denser layouts following
-// fast fading where one pilot symbol a slot cannot.
+// the layouts a grid cannot hold as clear errors, every layout (the default
+// one included) through transmitter and an identity channel into the receiver
+// on each backend, and denser layouts following fast fading where one pilot
+// symbol a slot cannot.
 #include "../../../lib/core/ofdm/pilot_layout.h"
 #include "../backend_test.h"
 #include "front_end_fixtures.h"
@@ -68,7 +69,8 @@ TEST(pilot_layout, pilot_and_data_symbols_fill_the_frame_once_each_in_order)
                 if (s > 0) {
                     EXPECT_GT(k, g.data_symbol(j, s - 1));
                 }
-                EXPECT_EQ((k - 1) / g.slot_symbols(), j) << "data symbol outside its slot";
+                EXPECT_EQ((k - 1) / g.slot_symbols(), j)
+                    << "data symbol outside its slot";
             }
         }
         EXPECT_EQ(seen.size(), size_t(g.frame_symbols() - 1)) << describe(g);
@@ -91,13 +93,19 @@ TEST(pilot_layout, pilot_and_data_symbols_fill_the_frame_once_each_in_order)
 TEST(pilot_layout, a_layout_the_grid_cannot_hold_is_a_clear_error)
 {
     expect_invalid([] { grid_with({}).validate(); }, "1..4 pilot symbols, got 0");
-    expect_invalid([] { grid_with({ 0, 1, 2, 3, 4 }).validate(); },
-                   "1..4 pilot symbols, got 5");
+    expect_invalid(
+        [] {
+            grid_with({ 0, 1, 2, 3, 4 }).validate();
+        },
+        "1..4 pilot symbols, got 5");
     expect_invalid([] { grid_with({ 7 }).validate(); },
                    "pilot position 7 is outside the slot of 7 symbols");
     expect_invalid([] { grid_with({ -1 }).validate(); }, "pilot position -1 is outside");
-    expect_invalid([] { grid_with({ 3, 1 }).validate(); },
-                   "ascending and distinct, got 3 then 1");
+    expect_invalid(
+        [] {
+            grid_with({ 3, 1 }).validate();
+        },
+        "ascending and distinct, got 3 then 1");
     expect_invalid([] { grid_with({ 2, 2 }).validate(); }, "ascending and distinct");
     // Every user of a grid checks it first.
     expect_invalid([] { ofdm_transmitter t(grid_with({ 9 })); }, "pilot position 9");
@@ -156,9 +164,11 @@ TEST_P(pilot_layouts, every_layout_round_trips_through_transmitter_and_receiver)
             const sync_result s = rx.synchronize(lb.rx.data(), lb.rx_samples);
             ASSERT_TRUE(s.found && s.complete);
             EXPECT_EQ(s.frame_start, size_t(50 + g.cp_length));
+            EXPECT_NEAR(s.cfo, 0.0f, 1e-4f);
             const front_end_frame f = rx.receive(lb.rx.data(), lb.rx_samples, s);
             ASSERT_EQ(f.symbols_per_channel,
                       ti == time_interpolation::hold ? g.data_symbols : 1);
+            ASSERT_EQ(f.channels * size_t(f.symbols_per_channel), g.data_elements());
             ASSERT_EQ(f.pilot_channels.size(),
                       size_t(g.slots * g.pilot_symbols_per_slot()) * g.used_subcarriers *
                           4);
@@ -171,6 +181,7 @@ TEST_P(pilot_layouts, every_layout_round_trips_through_transmitter_and_receiver)
             std::vector<cfloat> sym(g.data_elements() * 2);
             tx.map(lb.bits.data(), sym.data());
             EXPECT_LT(mean_squared_error(f.y, sym), 1e-9);
+            EXPECT_LT(f.n0, 1e-8f);
         }
 }
 
