@@ -1620,7 +1620,11 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
         run_decision r;
         r.start = size_t(h[k].start);
         r.last = size_t(h[k].last);
-        r.decided = k < decided; // the last slot only says that more runs follow
+        r.decided = k < decided;
+        r.beyond = k == decided; // the last slot only says that more runs follow: a
+                                 // walk past the others must not take the runs
+                                 // after it as absent (it lost 4 frames of 24 in
+                                 // a stream whose frames' metric ran in fragments)
         r.sync.found = true;
         r.sync.frame_start = size_t(h[k].frame_start);
         r.sync.cfo = h[k].cfo;

@@ -57,6 +57,11 @@ walk_result walk_runs(std::vector<run_decision>& runs,
     bool stopped = false;
     for (size_t k = 0; k < runs.size() && !stopped; ++k) {
         run_decision& run = runs[k];
+        if (run.beyond) { // runs follow that were not listed: search again from here
+            out.more = true;
+            stopped = true;
+            break;
+        }
         if (run.last < from)
             continue; // ends before the search position
         if (out.frames.size() >= max_frames) {

@@ -115,6 +115,10 @@ MIMO_HD size_t frame_start_of(size_t path, int backoff)
 struct run_decision {
     size_t start = 0, last = 0;
     bool decided = false;
+    /// Not looked at: the list of runs was cut here (the GPU search decides a
+    /// batch of runs at a time and marks where the next one starts). The walk
+    /// stops before it and the next search goes on from its position.
+    bool beyond = false;
     sync_result sync; ///< found, frame_start, cfo, metric (complete: set by the walk)
 };
 

@@ -2,6 +2,7 @@
 // GNU Radio cuts it. The same frames (to the bit) however the stream is cut;
 // frames across calls, gaps of noise, a stream ending mid-frame, non-finite
 // samples; CUDA against the CPU on fresh streams, host and device outputs.
+#include "../../../lib/core/ofdm/frame_search.h"
 #include "../test_support.h"
 
 #include <mimo_gpu/device_memory.h>
@@ -419,4 +420,61 @@ TEST(ofdm_stream_receiver_cuda, a_window_filled_by_several_pushes_gives_every_fr
                     device_input ? "device" : "host",
                     worst);
     }
+}
+
+TEST(frame_search_walk, a_list_of_runs_cut_short_is_searched_again_from_the_last_frame)
+{
+    // The GPU search decides a batch of runs and marks where the next starts.
+    // A frame's run, then runs inside that frame (fragments of its metric) and
+    // the mark, also inside it: the walk takes the frame and stops there, more
+    // to come, instead of taking every run as looked at and going on from the
+    // end of the positions searched (which lost the frames after: 20 of 24 in
+    // the CUDA window test above with MIMO_GPU_TEST_SEED=11162936203415888174).
+    const ofdm_grid g = ofdm_grid::preset("lte20");
+    ofdm_receiver_config c;
+    c.nr = 2;
+    const detail::sync_rule rule(g, c, 0);
+    std::vector<detail::run_decision> runs;
+    auto run = [&](size_t start, size_t frame_start, bool decided, bool beyond) {
+        detail::run_decision r;
+        r.start = start;
+        r.last = start + 100;
+        r.decided = decided;
+        r.beyond = beyond;
+        r.sync.found = !beyond;
+        r.sync.frame_start = frame_start;
+        runs.push_back(r);
+    };
+    const size_t frame = 270000, samples = 500000;
+    run(frame - 200, frame, true, false);
+    for (size_t k = 1; k <= 4; ++k) // inside the frame: before the walk's next position
+        run(frame + 2000 * k, frame + 2000 * k, true, false);
+    run(frame + 12000, 0, false, true);
+    const detail::walk_result w = detail::walk_runs(
+        runs,
+        [&](size_t k) { return runs[k].decided; },
+        rule,
+        samples,
+        frame - 2000,
+        samples - size_t(g.fft_size) + 1,
+        frame - 1000,
+        2);
+    ASSERT_EQ(w.frames.size(), 1u);
+    EXPECT_EQ(w.frames[0].frame_start, frame);
+    EXPECT_TRUE(w.more) << "runs follow that were not listed";
+    EXPECT_EQ(w.next_from, rule.after(frame)) << "not the end of the positions searched";
+    EXPECT_EQ(w.needs, 0u);
+    // The same list without the mark (every run listed): on to the end.
+    runs.pop_back();
+    const detail::walk_result all = detail::walk_runs(
+        runs,
+        [&](size_t k) { return runs[k].decided; },
+        rule,
+        samples,
+        frame - 2000,
+        samples - size_t(g.fft_size) + 1,
+        frame - 1000,
+        2);
+    EXPECT_FALSE(all.more);
+    EXPECT_EQ(all.next_from, samples - size_t(g.fft_size) + 1);
 }
