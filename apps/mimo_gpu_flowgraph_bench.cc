@@ -810,6 +810,13 @@ int run_ofdm(const command_line& cli,
         v.data_symbols = int(cli.integer("data-symbols", 1, 1000));
         v.pilot_positions =
             ::mimo_gpu::ofdm_grid::parse_pilot_positions(cli.text("pilots"));
+        {
+            ::mimo_gpu::ofdm_grid g = ::mimo_gpu::ofdm_grid::preset(v.grid);
+            g.slots = v.slots;
+            g.data_symbols = v.data_symbols;
+            g.pilot_positions = v.pilot_positions;
+            g.validate(); // a layout the slot cannot hold: a usage error, here
+        }
         v.profile = cli.text("profile");
         v.doppler = cli.real("doppler");
         if (!(v.doppler >= 0))

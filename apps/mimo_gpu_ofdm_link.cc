@@ -431,8 +431,7 @@ int main(int argc, char** argv)
                 const double window_delay =
                     double(s.frame_start) - double(mc.timing_offset + g.cp_length);
                 double e_p = 0, e_i = 0;
-                const int U = g.used_subcarriers,
-                          pilot_symbols = g.slots * g.pilot_symbols_per_slot();
+                const int U = g.used_subcarriers, pilot_symbols = g.pilot_symbols();
                 for (int j = 0; j < pilot_symbols; ++j) {
                     const double from_q =
                         double(g.pilot_symbol(j / g.pilot_symbols_per_slot(),

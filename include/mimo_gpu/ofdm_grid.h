@@ -71,6 +71,8 @@ struct ofdm_grid {
 
     int symbol_samples() const { return fft_size + cp_length; }
     int pilot_symbols_per_slot() const { return int(pilot_positions.size()); }
+    /// Pilot symbols per frame (q = j P + p: slot j's p-th).
+    int pilot_symbols() const { return slots * pilot_symbols_per_slot(); }
     /// Pilot and data symbols of a slot.
     int slot_symbols() const { return pilot_symbols_per_slot() + data_symbols; }
     /// OFDM symbols of a frame: the preamble and the slots.

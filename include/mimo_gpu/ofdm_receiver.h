@@ -23,9 +23,12 @@ struct jakes_model;
 }
 
 enum class time_interpolation {
-    hold, ///< each slot's pilot estimate for its D data symbols: C = slots*U channels, S
-          ///< = D
-    linear, ///< between consecutive slots' pilots (the last slot holds): S = 1
+    /// a channel a slot for its D data symbols, the mean of its pilot symbols'
+    /// estimates: C = slots*U channels, S = D
+    hold,
+    /// between the two pilot symbols around each data symbol (the nearest one
+    /// held before the frame's first and after its last): S = 1
+    linear,
     /// LMMSE across the frame's pilot symbols (up to 4 nearest) for a Jakes
     /// Doppler spectrum, its maximum Doppler estimated per frame from the
     /// correlation of consecutive pilot symbols: averages them when the channel
@@ -74,8 +77,9 @@ struct front_end_frame {
     /// the LMMSE model's delay spread in samples (estimated or fixed; 0 with
     /// linear interpolation in frequency)
     float delay_spread = 0;
-    /// Hz: the maximum Doppler the LMMSE time filter assumed (estimated from
-    /// the pilot symbols; 0 with hold and linear)
+    /// Hz: the maximum Doppler the LMMSE time filter measured from the pilot
+    /// symbols (its model may be wider by a turn the Doppler explains,
+    /// time_filter.h); 0 with hold and linear
     float doppler = 0;
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S

@@ -66,8 +66,10 @@ std::optional<::mimo_gpu::ofdm_grid> grid_from_tag_value(const pmt::pmt_t& value
         g.slots = int(pmt::to_long(get("slots")));
         g.data_symbols = int(pmt::to_long(get("data_symbols")));
         const pmt::pmt_t positions = get("pilot_positions");
-        if (pmt::is_s32vector(positions)) // absent: a source from before layouts
+        if (pmt::is_s32vector(positions))
             g.pilot_positions = pmt::s32vector_elements(positions);
+        else if (!pmt::is_null(positions)) // absent: a source from before layouts
+            return std::nullopt;
         g.sample_rate = pmt::to_double(get("sample_rate"));
         return g;
     } catch (const std::exception&) { // a field absent or of another type

@@ -157,9 +157,9 @@ __host__ __device__ inline int pilot_chunks(const dims& d)
 
 /// LS estimate e (= pilot i, antenna r) of the slot whose received pilot
 /// symbol is Yk.
-__device__ float2 pilot_ls_at(const float2* Yk, const float2* slot_pilots, int e, int nr)
+__device__ float2 pilot_ls_at(const float2* Yk, const float2* known, int e, int nr)
 {
-    return cdiv(Yk[e], slot_pilots[e / nr]);
+    return cdiv(Yk[e], known[e / nr]);
 }
 
 /// Grid (frame * pilot symbol, chunk): LS at the chunk's pilots, and its part of the
@@ -176,16 +176,16 @@ __global__ void __launch_bounds__(k_pilot_threads) pilot_ls_kernel(const float2*
     const int U = d.U, nr = d.nr, nt = d.nt;
     const int k = d.lay.pilot_symbol(j);
     const float2* Yk = Y + (size_t(f) * d.K + k) * U * nr;
-    const float2* slot_pilots = pilots + size_t(j) * U;
+    const float2* known = pilots + size_t(j) * U;
     float2* ls = ls_out + size_t(fj) * U * nr;
     const int lo = blockIdx.y * k_pilot_chunk, hi = min(lo + k_pilot_chunk, U * nr);
     float2 turn = make_float2(0, 0);
     for (int e = lo + threadIdx.x; e < hi; e += blockDim.x) {
         const int i = e / nr;
-        const float2 a = pilot_ls_at(Yk, slot_pilots, e, nr);
+        const float2 a = pilot_ls_at(Yk, known, e, nr);
         ls[e] = a;
         if (i + nt < U) {
-            const float2 b = pilot_ls_at(Yk, slot_pilots, e + nt * nr, nr);
+            const float2 b = pilot_ls_at(Yk, known, e + nt * nr, nr);
             const float w = 1.0f / float(offsets[i + nt] - offsets[i]);
             turn.x += (a.x * b.x + a.y * b.y) * w;
             turn.y += (a.x * b.y - a.y * b.x) * w;
@@ -816,11 +816,11 @@ struct run_slot {
     int pad;
 };
 
-/// A block per slot k: run j0 + k, where j0 is the first run whose last position
-/// is at or after `from`. The analysis window [s, s + N + CP] (clamped to the
-/// last position): the peak, the plateau within 90 % of it, the CFO and metric
-/// at its middle, the matched filter's range. The last slot only records the
-/// next run's position (the host's sign that more runs follow).
+/// A block per slot k: run j0 + skip + k, where j0 is the first run whose last
+/// position is at or after `from` (skip: runs of earlier batches). The analysis window
+/// [s, s + N + CP] (clamped to the last position): the peak, the plateau within 90 % of
+/// it, the CFO and metric at its middle, the matched filter's range. The last slot only
+/// records the next run's position (the host's sign that more runs follow).
 __global__ void plateau_kernel(const float* M,
                                const float2* P,
                                size_t first,
@@ -829,6 +829,7 @@ __global__ void plateau_kernel(const float* M,
                                const size_t* lasts,
                                const unsigned long long* totals,
                                size_t from,
+                               size_t skip,
                                int slots,
                                int N,
                                int CP,
@@ -851,7 +852,7 @@ __global__ void plateau_kernel(const float* M,
     }
     __syncthreads();
     run_slot& slot = out[blockIdx.x];
-    const size_t j = j0 + blockIdx.x;
+    const size_t j = j0 + skip + blockIdx.x;
     if (j >= total) {
         if (threadIdx.x == 0)
             slot.valid = 0;
@@ -1041,13 +1042,13 @@ __global__ void __launch_bounds__(k_threads)
     pilot_pair_sums_kernel(const float2* H_pilot, dims d, float* parts)
 {
     __shared__ float2 partial[k_threads / 32];
-    const size_t per_slot = size_t(d.U) * d.nr * d.nt;
+    const size_t per_pilot = size_t(d.U) * d.nr * d.nt;
     const int pair = blockIdx.x, candidates = d.Q - 1;
     const size_t f = size_t(pair / candidates), j = size_t(pair % candidates);
-    const float2* a_all = H_pilot + (f * d.Q + j) * per_slot;
-    const float2* b_all = a_all + per_slot;
+    const float2* a_all = H_pilot + (f * d.Q + j) * per_pilot;
+    const float2* b_all = a_all + per_pilot;
     const size_t lo = size_t(blockIdx.y) * k_pair_chunk;
-    const size_t hi = d.lay.doppler_pair(int(j)) ? min(lo + k_pair_chunk, per_slot) : lo;
+    const size_t hi = d.lay.doppler_pair(int(j)) ? min(lo + k_pair_chunk, per_pilot) : lo;
     float2 c = make_float2(0, 0), p = make_float2(0, 0);
     for (size_t e = lo + threadIdx.x; e < hi; e += blockDim.x) {
         const float2 a = a_all[e], b = b_all[e];
@@ -1110,21 +1111,15 @@ __global__ void time_weights_kernel(const float* parts,
         doppler[f] = doppler_hz(model.doppler, symbols_per_second);
 }
 
-/// How emit_kernel forms H from the pilot symbols' estimates.
-enum class emit_channel {
-    none,      ///< hold with one pilot symbol a slot: its estimate is H already
-    slot_mean, ///< hold: a channel a slot, the mean of its pilot symbols'
-    linear,    ///< a channel a data symbol, between the pilot symbols around it
-    lmmse      ///< a channel a data symbol, by the LMMSE time weights
-};
-
-/// A thread per (frame, problem, antenna): y, and H as `mode` says (the same
-/// combinations as the CPU's ofdm_receiver::emit).
+/// A thread per (frame, problem, antenna): y, and, unless H is the pilot
+/// symbols' estimates already (hold with one a slot: `direct`), H by
+/// combine_in_time (hold: a channel a slot, written for its first data symbol).
 __global__ void emit_kernel(const float2* Y,
                             const float2* H_pilot,
                             dims d,
                             size_t frames,
-                            emit_channel mode,
+                            bool direct,
+                            time_filter_kind kind,
                             const float* time_weights,
                             float2* y,
                             float2* H)
@@ -1137,40 +1132,27 @@ __global__ void emit_kernel(const float2* Y,
     const int r = int(e % d.nr);
     const int s = int(p % d.D), c = int(p / d.D % d.U), j = int(p / (size_t(d.D) * d.U));
     y[e] = Y[((f * d.K + d.lay.data_symbol(j, s)) * d.U + c) * d.nr + r];
-    if (mode == emit_channel::none || (mode == emit_channel::slot_mean && s > 0))
+    const bool hold = kind == time_filter_kind::hold;
+    if (direct || (hold && s > 0))
         return;
     const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
-    // taps pilot symbols from `first` on, weighted w[2a] + j w[2a+1]
-    int first = 0, taps = 0;
-    float w[2 * k_time_taps] = {};
-    if (mode == emit_channel::lmmse) {
-        taps = time_taps(d.Q);
-        first = time_window_of(d.lay, j, s);
-        const float* tw = time_weights + ((f * d.slots + j) * d.D + s) * 2 * k_time_taps;
-        for (int a = 0; a < 2 * taps; ++a)
-            w[a] = tw[a];
-    } else if (mode == emit_channel::slot_mean) {
-        taps = d.lay.P;
-        first = j * d.lay.P;
-        for (int a = 0; a < taps; ++a)
-            w[2 * a] = 1.0f / float(taps);
-    } else {
-        const time_pair tp = linear_time_pair(d.lay, d.lay.data_time(j, s));
-        first = tp.first;
-        taps = tp.first + 1 < d.Q ? 2 : 1; // second = first + 1, or a = 0 at the ends
-        w[0] = 1.0f - tp.a;
-        w[2] = tp.a;
-    }
-    const float2* from = H_pilot + (f * d.Q + size_t(first)) * per_pilot + size_t(c) * hn;
-    const size_t out = mode == emit_channel::slot_mean
-                           ? (f * d.slots * d.U + size_t(j) * d.U + c) * hn
-                           : (f * problems + p) * hn;
+    const time_combination w = combine_in_time(
+        d.lay,
+        kind,
+        j,
+        s,
+        time_weights ? time_weights + ((f * d.slots + j) * d.D + s) * 2 * k_time_taps
+                     : nullptr);
+    const float2* from =
+        H_pilot + (f * d.Q + size_t(w.first)) * per_pilot + size_t(c) * hn;
+    const size_t out =
+        hold ? (f * d.slots * d.U + size_t(j) * d.U + c) * hn : (f * problems + p) * hn;
     for (int t = 0; t < d.nt; ++t) {
         const size_t o = size_t(r) * d.nt + t;
         float2 v = make_float2(0, 0);
-        for (int a = 0; a < taps; ++a) {
+        for (int a = 0; a < w.taps; ++a) {
             const float2 x = cmul(from[size_t(a) * per_pilot + o],
-                                  make_float2(w[2 * a], w[2 * a + 1]));
+                                  make_float2(w.w[2 * a], w.w[2 * a + 1]));
             v.x += x.x;
             v.y += x.y;
         }
@@ -1182,10 +1164,13 @@ __global__ void emit_kernel(const float2* Y,
 
 struct cuda_front_end::impl {
     dims d;
-    bool per_symbol;   ///< a channel per data symbol (linear or LMMSE in time): S = 1
-    emit_channel mode; ///< how H is formed from the pilot symbols' estimates
+    time_filter_kind kind; ///< how H is formed from the pilot symbols' estimates
+    /// hold with one pilot symbol a slot: its estimates are H
+    bool direct = false;
+    /// a channel per data symbol (linear or LMMSE in time): S = 1
+    bool per_symbol() const { return kind != time_filter_kind::hold; }
     /// H is written by emit_kernel (not the pilot symbols' estimates themselves)
-    bool emitted_H() const { return mode != emit_channel::none; }
+    bool emitted_H() const { return !direct; }
     ofdm_receiver_config config;
     sync_rule rule;
     size_t noise_terms = 0;
@@ -1238,13 +1223,12 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
              grid.data_symbols,
              grid.slots,
              grid.frame_symbols(),
-             grid.slots * grid.pilot_symbols_per_slot(),
+             grid.pilot_symbols(),
              layout_of(grid) };
-    m->per_symbol = interpolation != time_interpolation::hold;
-    m->mode = interpolation == time_interpolation::lmmse    ? emit_channel::lmmse
-              : interpolation == time_interpolation::linear ? emit_channel::linear
-              : grid.pilot_symbols_per_slot() > 1           ? emit_channel::slot_mean
-                                                            : emit_channel::none;
+    m->kind = interpolation == time_interpolation::lmmse    ? time_filter_kind::lmmse
+              : interpolation == time_interpolation::linear ? time_filter_kind::linear
+                                                            : time_filter_kind::hold;
+    m->direct = m->kind == time_filter_kind::hold && grid.pilot_symbols_per_slot() == 1;
     m->symbols_per_second = float(grid.sample_rate / grid.symbol_samples());
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
@@ -1298,7 +1282,7 @@ cuda_front_end::~cuda_front_end()
 size_t cuda_front_end::H_per_frame() const
 {
     const dims& d = m->d;
-    return size_t(d.slots) * d.U * (m->per_symbol ? d.D : 1) * d.nr * d.nt;
+    return size_t(d.slots) * d.U * (m->per_symbol() ? d.D : 1) * d.nr * d.nt;
 }
 size_t cuda_front_end::y_per_frame() const
 {
@@ -1476,7 +1460,7 @@ void cuda_front_end::run_view(const sample_view& v,
         time_weights = m->time_weights.data();
     }
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
-        Y, Hs, d, frames, m->mode, time_weights, y, H);
+        Y, Hs, d, frames, m->direct, m->kind, time_weights, y, H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1575,68 +1559,78 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
     run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
         M, search_begin, count, rule.threshold, counts, starts, lasts);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    // The runs the walk can reach, decided at once (a frame per run, and a few
-    // runs it may skip), and one more: where the next run starts.
+    // The runs the walk can reach, decided a batch at a time (a frame per run,
+    // and a few runs it may skip), and one more: where the next run starts.
     const int decided = int(std::min<size_t>(max_frames + 4, k_most_decided)),
               slots = decided + 1;
     run_slot* d_slots = m->slots.reserve(size_t(slots));
-    plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M,
-                                                          P,
-                                                          search_begin,
-                                                          count,
-                                                          starts,
-                                                          lasts,
-                                                          totals,
-                                                          from,
-                                                          slots,
-                                                          rule.N,
-                                                          rule.CP,
-                                                          d_slots);
-    MIMO_CUDA_CHECK(cudaGetLastError());
     float2* q = m->q.reserve(size_t(decided) * rule.N);
-    rotate_preamble_kernel<<<dim3(unsigned((rule.N + k_threads - 1) / k_threads),
-                                  unsigned(decided)),
-                             k_threads,
-                             0,
-                             st>>>(m->preamble.data(), d_slots, rule.N, q);
-    MIMO_CUDA_CHECK(cudaGetLastError());
     const int span = rule.max_span();
     float* c = m->matched.reserve(size_t(decided) * span);
-    matched_kernel<<<dim3(
-                         unsigned((span + k_matched_positions - 1) / k_matched_positions),
-                         unsigned(decided)),
-                     k_matched_threads,
-                     0,
-                     st>>>(v, d_slots, q, rule.N, rule.nr, span, c);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    first_path_kernel<<<unsigned(decided), k_threads, 0, st>>>(
-        d_slots, c, span, rule.backoff);
-    MIMO_CUDA_CHECK(cudaGetLastError());
     run_slot* h = m->h_slots.reserve(size_t(slots));
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(
-        h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
-    MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
-    for (int k = 0; k < slots && h[k].valid; ++k) {
-        run_decision r;
-        r.start = size_t(h[k].start);
-        r.last = size_t(h[k].last);
-        r.decided = k < decided;
-        r.beyond = k == decided; // the last slot only says that more runs follow: a
-                                 // walk past the others must not take the runs
-                                 // after it as absent (it lost 4 frames of 24 in
-                                 // a stream whose frames' metric ran in fragments)
-        r.sync.found = true;
-        r.sync.frame_start = size_t(h[k].frame_start);
-        r.sync.cfo = h[k].cfo;
-        r.sync.metric = h[k].metric;
-        runs.push_back(r);
-    }
     auto decide = [&](size_t k) {
         return runs[k].decided &&
                (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
     };
-    return walk_runs(
-        runs, decide, rule, samples_end, search_begin, last + 1, from, max_frames);
+    for (size_t skip = 0;; skip += size_t(decided)) {
+        plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M,
+                                                              P,
+                                                              search_begin,
+                                                              count,
+                                                              starts,
+                                                              lasts,
+                                                              totals,
+                                                              from,
+                                                              skip,
+                                                              slots,
+                                                              rule.N,
+                                                              rule.CP,
+                                                              d_slots);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        rotate_preamble_kernel<<<dim3(unsigned((rule.N + k_threads - 1) / k_threads),
+                                      unsigned(decided)),
+                                 k_threads,
+                                 0,
+                                 st>>>(m->preamble.data(), d_slots, rule.N, q);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        matched_kernel<<<dim3(unsigned((span + k_matched_positions - 1) /
+                                       k_matched_positions),
+                              unsigned(decided)),
+                         k_matched_threads,
+                         0,
+                         st>>>(v, d_slots, q, rule.N, rule.nr, span, c);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        first_path_kernel<<<unsigned(decided), k_threads, 0, st>>>(
+            d_slots, c, span, rule.backoff);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
+        MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
+        if (!runs.empty() && runs.back().beyond)
+            runs.pop_back(); // the earlier batch's mark: this batch starts there
+        for (int k = 0; k < slots && h[k].valid; ++k) {
+            run_decision r;
+            r.start = size_t(h[k].start);
+            r.last = size_t(h[k].last);
+            r.decided = k < decided;
+            r.beyond = k == decided; // the last slot only says that more runs follow
+            r.sync.found = true;
+            r.sync.frame_start = size_t(h[k].frame_start);
+            r.sync.cfo = h[k].cfo;
+            r.sync.metric = h[k].metric;
+            runs.push_back(r);
+        }
+        walk_result w = walk_runs(
+            runs, decide, rule, samples_end, search_begin, last + 1, from, max_frames);
+        // Stopped at the mark with nothing taken (every run of the batch inside
+        // the frame before): the next batch, not a search again from the same
+        // position (which would list the same runs for ever). Stopped there
+        // after frames: the next search goes on from the last one.
+        const bool at_mark_with_nothing = w.more && w.frames.empty() && !w.cut.found &&
+                                          !runs.empty() && runs.back().beyond;
+        if (!at_mark_with_nothing)
+            return w;
+    }
 }
 
 void cuda_front_end::run(const cfloat* rx,
@@ -1668,8 +1662,8 @@ void cuda_front_end::run(const cfloat* rx,
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
         o.sync = syncs[f];
-        o.symbols_per_channel = m->per_symbol ? 1 : d.D;
-        o.channels = size_t(d.slots) * d.U * (m->per_symbol ? d.D : 1);
+        o.symbols_per_channel = m->per_symbol() ? 1 : d.D;
+        o.channels = size_t(d.slots) * d.U * (m->per_symbol() ? d.D : 1);
         o.H.resize(hn);
         o.y.resize(yn);
         o.pilot_channels.resize(sn);

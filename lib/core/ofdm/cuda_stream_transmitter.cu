@@ -5,6 +5,7 @@
 // the CPU's FFTW plan applies it after its transform).
 #include "../runtime/cuda_buffers.h"
 #include "../runtime/cuda_check.h"
+#include "pilot_layout.h"
 #include "transmitter_engine.h"
 
 #include <mimo_gpu/device_memory.h>
@@ -36,7 +37,8 @@ void check_cufft(cufftResult r, const char* what)
 }
 
 struct tx_dims {
-    int N, CP, U, D, L, slots, nt, Q, symbols; // L: symbols per slot; symbols per frame
+    int N, CP, U, D, slots, nt, Q, symbols; // symbols per frame
+    slot_layout layout;                     // where the pilot symbols sit
     size_t frame_bits, frame_samples;
     float scale; // 1/sqrt(N): the unitary transform
 };
@@ -47,7 +49,6 @@ struct tx_tables {
     const int* preamble_antenna; // U
     const float2* pilots;        // pilot symbols * U, boosted by sqrt(nt)
     const float* amplitude;      // per dimension label
-    const int* slot_role;        // L: data symbol s >= 0 or pilot p as -1 - p
 };
 
 /// bits: the pass's frames, the first of which is frame `first` of the call
@@ -76,9 +77,10 @@ __global__ void fill_bins_kernel(tx_dims d,
                 if (tables.preamble_antenna[i] == t)
                     v = tables.preamble[i];
             } else {
-                const int j = (k - 1) / d.L, role = tables.slot_role[(k - 1) % d.L];
+                const int j = (k - 1) / d.layout.L,
+                          role = d.layout.role((k - 1) % d.layout.L);
                 if (role < 0) {
-                    const int P = d.L - d.D, q = j * P - 1 - role;
+                    const int q = j * d.layout.P - 1 - role;
                     if (i % d.nt == t)
                         v = tables.pilots[size_t(q) * d.U + size_t(i)];
                 } else {
@@ -143,7 +145,7 @@ public:
         m_dims.CP = g.cp_length;
         m_dims.U = g.used_subcarriers;
         m_dims.D = g.data_symbols;
-        m_dims.L = g.slot_symbols();
+        m_dims.layout = layout_of(g);
         m_dims.slots = g.slots;
         m_dims.nt = g.nt;
         m_dims.Q = c.bits_per_symbol();
@@ -154,9 +156,8 @@ public:
         std::vector<int> logical(size_t(g.fft_size), -1),
             antenna(size_t(g.used_subcarriers));
         std::vector<float2> preamble(size_t(g.used_subcarriers)),
-            pilots(size_t(g.slots) * size_t(g.pilot_symbols_per_slot()) *
-                   size_t(g.used_subcarriers));
-        const int pilot_symbols = g.slots * g.pilot_symbols_per_slot();
+            pilots(size_t(g.pilot_symbols()) * size_t(g.used_subcarriers));
+        const int pilot_symbols = g.pilot_symbols();
         const float boost = std::sqrt(float(g.nt)); // as ofdm_transmitter
         for (int i = 0; i < g.used_subcarriers; ++i) {
             logical[size_t(g.bin(i))] = i;
@@ -169,12 +170,6 @@ public:
                     make_float2(v.real(), v.imag());
             }
         }
-        std::vector<int> slot_role(size_t(g.slot_symbols()));
-        for (int k = 0, p = 0, s = 0; k < g.slot_symbols(); ++k) {
-            const bool pilot =
-                p < g.pilot_symbols_per_slot() && g.pilot_positions[size_t(p)] == k;
-            slot_role[size_t(k)] = pilot ? -1 - p++ : s++;
-        }
         std::vector<float> amplitude(size_t(1) << (m_dims.Q / 2));
         for (size_t label = 0; label < amplitude.size(); ++label)
             amplitude[label] = c.pam_amplitude(c.pam_level_of_label(uint32_t(label)));
@@ -183,9 +178,11 @@ public:
         upload(m_antenna, antenna);
         upload(m_pilots, pilots);
         upload(m_amplitude, amplitude);
-        upload(m_slot_role, slot_role);
-        m_tables = { m_logical.data(), m_preamble.data(),  m_antenna.data(),
-                     m_pilots.data(),  m_amplitude.data(), m_slot_role.data() };
+        m_tables = { m_logical.data(),
+                     m_preamble.data(),
+                     m_antenna.data(),
+                     m_pilots.data(),
+                     m_amplitude.data() };
         m_frame_values = size_t(m_dims.symbols) * size_t(g.nt) * size_t(g.fft_size);
         m_pass_frames = std::max<size_t>(1, k_pass_values / m_frame_values);
         m_bad.reserve(1);
@@ -318,7 +315,7 @@ private:
     size_t m_frame_values = 0; // FFT bins of a frame (every symbol and antenna)
     size_t m_pass_frames = 1;
     cuda_stream m_stream;
-    device_array<int> m_logical, m_antenna, m_slot_role;
+    device_array<int> m_logical, m_antenna;
     device_array<float2> m_preamble, m_pilots, m_bins, m_staging;
     device_array<float> m_amplitude;
     device_array<uint8_t> m_bits;

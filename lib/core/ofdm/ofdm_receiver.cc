@@ -56,13 +56,12 @@ struct ofdm_receiver::impl {
 #endif
     impl(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
         : fft(g.fft_size, detail::fftw_plan_1d::direction::forward),
-          profile(
-              detail::make_delay_profile_geometry(g.fft_size,
-                                                  g.cp_length,
-                                                  g.used_subcarriers,
-                                                  g.nt,
-                                                  c.nr,
-                                                  g.slots * g.pilot_symbols_per_slot())),
+          profile(detail::make_delay_profile_geometry(g.fft_size,
+                                                      g.cp_length,
+                                                      g.used_subcarriers,
+                                                      g.nt,
+                                                      c.nr,
+                                                      g.pilot_symbols())),
           profile_fft(profile.points, detail::fftw_plan_1d::direction::inverse),
           search(g, c, backoff),
           layout(detail::layout_of(g))
@@ -508,13 +507,13 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
         return {};
     // The time filter: the noise the frequency filter leaves, and the Doppler
     // from the closest pilot symbols' estimates.
-    const size_t per_slot = size_t(U) * nr * nt;
+    const size_t per_pilot = size_t(U) * nr * nt;
     std::complex<double> C(0, 0);
     double P = 0;
     for (int j = 0; j + 1 < Q; ++j)
-        for (size_t e = 0; e < per_slot && layout.doppler_pair(j); ++e) {
-            const cfloat a = f.pilot_channels[size_t(j) * per_slot + e],
-                         b = f.pilot_channels[size_t(j + 1) * per_slot + e];
+        for (size_t e = 0; e < per_pilot && layout.doppler_pair(j); ++e) {
+            const cfloat a = f.pilot_channels[size_t(j) * per_pilot + e],
+                         b = f.pilot_channels[size_t(j + 1) * per_pilot + e];
             C += std::conj(std::complex<double>(a)) * std::complex<double>(b);
             P += 0.5 * (double(std::norm(a)) + double(std::norm(b)));
         }
@@ -523,7 +522,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
         float(C.imag()),
         float(P),
         layout.doppler_pairs(),
-        float(per_slot),
+        float(per_pilot),
         ls_noise,
         relative_noise,
         detail::frequency_noise_gain(m_config.frequency == frequency_interpolation::lmmse,
@@ -540,42 +539,28 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
 {
     const ofdm_grid& g = m_grid;
     const detail::slot_layout& layout = m_impl->layout;
-    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols,
-              P = layout.P;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
     const size_t hn = size_t(nr) * nt, per_pilot = size_t(U) * hn;
     const bool hold = m_config.interpolation == time_interpolation::hold;
     f.symbols_per_channel = hold ? D : 1;
     f.channels = size_t(g.slots) * U * (hold ? 1 : D);
     f.H.resize(f.channels * hn);
     f.y.resize(g.data_elements() * nr);
-    // Each data symbol's channel, the same combination of pilot symbols at every
-    // subcarrier: hold, one channel a slot, the mean of its pilot symbols'; linear,
-    // between the two around it; LMMSE, the nearest time_taps ones.
-    const int taps = m_config.interpolation == time_interpolation::lmmse
-                         ? detail::time_taps(layout.pilots())
-                     : hold ? P
-                            : 2;
-    std::vector<int> first(size_t(g.slots) * D);
-    std::vector<cfloat> weights(size_t(g.slots) * D * taps);
+    // Each data symbol's combination of pilot symbols (the same at every
+    // subcarrier; hold: one a slot, made for its first data symbol).
+    const detail::time_filter_kind kind =
+        hold ? detail::time_filter_kind::hold
+        : m_config.interpolation == time_interpolation::linear
+            ? detail::time_filter_kind::linear
+            : detail::time_filter_kind::lmmse;
+    std::vector<detail::time_combination> combination(size_t(g.slots) * D);
     for (int j = 0; j < g.slots; ++j)
         for (int s = 0; s < D; ++s) {
-            const size_t js = size_t(j) * D + s;
-            cfloat* w = &weights[js * taps];
-            if (m_config.interpolation == time_interpolation::lmmse) {
-                float wl[2 * detail::k_time_taps];
-                first[js] = detail::data_symbol_time_weights(layout, j, s, model, wl);
-                for (int a = 0; a < taps; ++a)
-                    w[a] = cfloat(wl[2 * a], wl[2 * a + 1]);
-            } else if (hold) {
-                first[js] = j * P;
-                std::fill(w, w + P, cfloat(1.0f / float(P), 0.0f));
-            } else {
-                const detail::time_pair tp =
-                    detail::linear_time_pair(layout, layout.data_time(j, s));
-                first[js] = tp.first; // second = first + 1, or a = 0 at the ends
-                w[0] = cfloat(1 - tp.a, 0);
-                w[1] = cfloat(tp.a, 0);
-            }
+            float lmmse[2 * detail::k_time_taps] = {};
+            if (kind == detail::time_filter_kind::lmmse)
+                detail::data_symbol_time_weights(layout, j, s, model, lmmse);
+            combination[size_t(j) * D + s] =
+                detail::combine_in_time(layout, kind, j, s, lmmse);
         }
     for (int j = 0; j < g.slots; ++j)
         for (int c = 0; c < U; ++c)
@@ -586,17 +571,15 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
                     f.y[p * nr + r] = m_impl->Y[(size_t(k) * U + c) * nr + r];
                 if (hold && s > 0)
                     continue;
-                const size_t js = size_t(j) * D + s;
-                const cfloat* w = &weights[js * taps];
+                const detail::time_combination& w = combination[size_t(j) * D + s];
                 const cfloat* from =
-                    &f.pilot_channels[size_t(first[js]) * per_pilot + size_t(c) * hn];
-                const int used =
-                    std::min(taps, layout.pilots() - first[js]); // linear at the end
+                    &f.pilot_channels[size_t(w.first) * per_pilot + size_t(c) * hn];
                 cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
                 for (size_t e = 0; e < hn; ++e) {
                     cfloat v(0, 0);
-                    for (int a = 0; a < used; ++a)
-                        v += from[size_t(a) * per_pilot + e] * w[a];
+                    for (int a = 0; a < w.taps; ++a)
+                        v += from[size_t(a) * per_pilot + e] *
+                             cfloat(w.w[2 * a], w.w[2 * a + 1]);
                     out[e] = v;
                 }
             }
@@ -644,12 +627,12 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
     front_end_frame f;
     f.sync = sync;
     demodulate(rx, sync);
-    const size_t per_slot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
-    f.pilot_channels.resize(size_t(m_impl->layout.pilots()) * per_slot);
+    const size_t per_pilot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
+    f.pilot_channels.resize(size_t(m_impl->layout.pilots()) * per_pilot);
     for (int q = 0; q < m_impl->layout.pilots(); ++q)
         std::copy(H_known,
-                  H_known + per_slot,
-                  f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_slot));
+                  H_known + per_pilot,
+                  f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_pilot));
     f.n0 = n0;
     emit(f, detail::jakes_model{}); // the same channel at every pilot symbol: any
                                     // weights holding it

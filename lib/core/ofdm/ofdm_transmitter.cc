@@ -3,6 +3,7 @@
 #include <mimo_gpu/ofdm_transmitter.h>
 
 #include "fftw_plan.h"
+#include "pilot_layout.h"
 
 #include <algorithm>
 #include <cmath>
@@ -51,24 +52,24 @@ void ofdm_transmitter::modulate(const uint8_t* bits, cfloat* samples)
         emit(t);
     }
     at += size_t(g.symbol_samples());
-    const int P = g.pilot_symbols_per_slot();
+    const detail::slot_layout layout = detail::layout_of(g);
     for (int j = 0; j < g.slots; ++j)
-        for (int k = 0, p = 0, s = 0; k < g.slot_symbols(); ++k) {
-            const bool pilot_symbol = p < P && g.pilot_positions[size_t(p)] == k;
+        for (int k = 0; k < layout.L; ++k) {
+            const int role = layout.role(k); // data symbol s, or pilot p as -1 - p
             for (int t = 0; t < nt; ++t) {
                 std::fill(m_bins.begin(), m_bins.end(), cfloat(0, 0));
-                if (pilot_symbol)
+                if (role < 0)
                     for (int i = t; i < U; i += nt)
-                        m_bins[size_t(g.bin(i))] = g.pilot(j * P + p, i) * pilot_gain;
+                        m_bins[size_t(g.bin(i))] =
+                            g.pilot(j * layout.P - 1 - role, i) * pilot_gain;
                 else
                     for (int c = 0; c < U; ++c) {
-                        const size_t e = (size_t(j) * U + size_t(c)) * D + size_t(s);
+                        const size_t e = (size_t(j) * U + size_t(c)) * D + size_t(role);
                         m_bins[size_t(g.bin(c))] = m_symbols[e * nt + t];
                     }
                 emit(t);
             }
             at += size_t(g.symbol_samples());
-            ++(pilot_symbol ? p : s);
         }
 }
 

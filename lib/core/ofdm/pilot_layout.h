@@ -45,40 +45,66 @@ struct slot_layout {
         return j * P + before - 1;
     }
 
-    /// The time filter's Doppler is measured from the closest pilot symbols:
-    /// the consecutive ones (q, q + 1) doppler_lag() symbols apart, the
-    /// shortest gap in the frame (far apart, J0 passes its first zero at a
-    /// lower Doppler). None in a frame of one pilot symbol.
+    /// What slot position k holds: data symbol s (>= 0) or pilot symbol p
+    /// (as -1 - p).
+    MIMO_HD int role(int k) const
+    {
+        int p = 0;
+        while (p < P && position[p] < k)
+            ++p;
+        return p < P && position[p] == k ? -1 - p : k - p;
+    }
+
+    /// The gap from pilot symbol q to the next: within a slot, or across into
+    /// the next slot (g = P - 1).
+    MIMO_HD int gap(int p) const
+    {
+        return p + 1 < P ? position[p + 1] - position[p]
+                         : L - position[P - 1] + position[0];
+    }
+    /// How often a gap of `lag` symbols occurs between consecutive pilot symbols.
+    MIMO_HD int pairs_at(int lag) const
+    {
+        int n = 0;
+        for (int p = 0; p < P; ++p)
+            if (gap(p) == lag)
+                n += p + 1 < P ? slots : slots - 1;
+        return n;
+    }
+    /// The time filter's Doppler is measured from consecutive pilot symbols
+    /// (q, q + 1) doppler_lag() symbols apart: the gap that occurs most often
+    /// in the frame (the most pairs), the longer on a tie (the correlation then
+    /// falls further from 1 than the noise correction's error; too long a lag
+    /// would pass J0's first zero, but no gap is longer than a slot). None in
+    /// a frame of one pilot symbol.
     MIMO_HD int doppler_lag() const
     {
-        int lag = slots > 1 ? L - position[P - 1] + position[0] : L;
-        for (int p = 1; p < P; ++p)
-            lag =
-                position[p] - position[p - 1] < lag ? position[p] - position[p - 1] : lag;
+        int lag = L, most = 0;
+        for (int p = 0; p < P; ++p) {
+            const int n = pairs_at(gap(p));
+            if (n > most || (n == most && gap(p) > lag)) {
+                most = n;
+                lag = gap(p);
+            }
+        }
         return lag;
     }
     MIMO_HD bool doppler_pair(int q) const
     {
         return q + 1 < pilots() && pilot_time(q + 1) - pilot_time(q) == doppler_lag();
     }
-    MIMO_HD int doppler_pairs() const
-    {
-        const int lag = doppler_lag();
-        int within = 0;
-        for (int p = 1; p < P; ++p)
-            within += position[p] - position[p - 1] == lag ? 1 : 0;
-        const int across = slots > 1 && L - position[P - 1] + position[0] == lag ? 1 : 0;
-        return slots * within + (slots - 1) * across;
-    }
+    MIMO_HD int doppler_pairs() const { return pairs_at(doppler_lag()); }
 };
 
+/// The layout of a grid; validates it first (std::invalid_argument).
 inline slot_layout layout_of(const ofdm_grid& g)
 {
+    g.validate();
     slot_layout l;
     l.P = int(g.pilot_positions.size());
     l.L = l.P + g.data_symbols;
     l.slots = g.slots;
-    for (int p = 0; p < l.P && p < k_max_pilot_symbols_per_slot; ++p)
+    for (int p = 0; p < l.P; ++p)
         l.position[p] = g.pilot_positions[size_t(p)];
     return l;
 }

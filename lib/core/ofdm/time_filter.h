@@ -103,7 +103,7 @@ struct jakes_model {
 };
 
 /// The model from the sums over a frame's `pairs` pairs of pilot symbols'
-/// estimates (slot_layout::doppler_pairs; `per_slot` elements each): C = cx + j cy = sum
+/// estimates (slot_layout::doppler_pairs; `per_pilot` elements each): C = cx + j cy = sum
 /// conj(H_j) H_j+1 and P = the sum of their mean powers; ls_noise: the LS noise per
 /// pilot, relative_noise: it over the channel power, gain: the frequency filter's noise
 /// gain (frequency_noise_gain). Pilot symbols `lag` symbols apart; no pair (one slot): no
@@ -112,7 +112,7 @@ MIMO_HD jakes_model jakes_model_of_frame(float cx,
                                          float cy,
                                          float P,
                                          int pairs,
-                                         float per_slot,
+                                         float per_pilot,
                                          float ls_noise,
                                          float relative_noise,
                                          float gain,
@@ -123,7 +123,7 @@ MIMO_HD jakes_model jakes_model_of_frame(float cx,
     if (pairs > 0) {
         const float turn = atan2f(cy, cx) / float(lag);
         m.doppler = doppler_omega(
-            sqrtf(cx * cx + cy * cy), P, ls_noise * gain * per_slot * float(pairs), lag);
+            sqrtf(cx * cx + cy * cy), P, ls_noise * gain * per_pilot * float(pairs), lag);
         // The angle of C is the residual CFO's turn plus the power-weighted mean
         // Doppler of this channel's few paths, which the Doppler bounds. So the
         // spectrum is shifted only by the turn the Doppler cannot explain (a
@@ -155,10 +155,10 @@ MIMO_HD int time_window_of(const slot_layout& l, int j, int s)
 
 /// The LMMSE weights of data symbol s of slot j: time_taps complex weights,
 /// w[2a] + j w[2a+1] (0 beyond them), of the pilot symbols from the returned
-/// one on (the nearest consecutive ones). theta: the channel's common turn per
-/// symbol (what a residual CFO leaves, the angle of conj(H_q) H_q' over their
-/// lag): the Jakes spectrum shifted by it, R = D R0 D^H, so each real weight
-/// turns by theta times its distance in time.
+/// one on (time_window_of's consecutive ones around it). theta: the shift of
+/// the model's spectrum (jakes_model_of_frame: the part of the measured turn
+/// the Doppler cannot explain, a residual CFO): R = D R0 D^H, so each real
+/// weight turns by theta times its distance in time.
 MIMO_HD int data_symbol_time_weights(
     const slot_layout& l, int j, int s, const jakes_model& model, float* w)
 {
@@ -177,6 +177,46 @@ MIMO_HD int data_symbol_time_weights(
         w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
     }
     return first;
+}
+
+/// How a data symbol's channel is formed from the pilot symbols' estimates.
+enum class time_filter_kind {
+    hold,   ///< a channel a slot: the mean of the slot's pilot symbols'
+    linear, ///< between the two pilot symbols around the data symbol
+    lmmse   ///< the LMMSE weights of the nearest time_taps pilot symbols
+};
+
+/// A data symbol's channel: the sum over a < taps of (w[2a] + j w[2a+1]) times
+/// pilot symbol first + a's estimate.
+struct time_combination {
+    int first = 0, taps = 0;
+    float w[2 * k_time_taps] = {};
+};
+
+/// Data symbol s of slot j's combination, written once for the CPU receiver
+/// and the CUDA kernel. lmmse_weights: data_symbol_time_weights's (LMMSE only).
+MIMO_HD time_combination combine_in_time(
+    const slot_layout& l, time_filter_kind kind, int j, int s, const float* lmmse_weights)
+{
+    time_combination c;
+    if (kind == time_filter_kind::lmmse) {
+        c.first = time_window_of(l, j, s);
+        c.taps = time_taps(l.pilots());
+        for (int a = 0; a < 2 * c.taps; ++a)
+            c.w[a] = lmmse_weights[a];
+    } else if (kind == time_filter_kind::hold) {
+        c.first = j * l.P;
+        c.taps = l.P;
+        for (int a = 0; a < c.taps; ++a)
+            c.w[2 * a] = 1.0f / float(l.P);
+    } else { // the nearest pilot symbol held before the first and after the last
+        const time_pair tp = linear_time_pair(l, l.data_time(j, s));
+        c.first = tp.first;
+        c.taps = tp.second > tp.first ? 2 : 1;
+        c.w[0] = 1.0f - tp.a;
+        c.w[2] = tp.a;
+    }
+    return c;
 }
 
 } // namespace detail

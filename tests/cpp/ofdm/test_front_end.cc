@@ -156,10 +156,11 @@ estimate_errors errors_against_truth(const ofdm_grid& g,
     const double delay = double(s.frame_start) - double(mc.timing_offset + g.cp_length);
     ch.frequency_response(g, delay, H.data());
     double e_ls = 0, e_int = 0;
-    for (int j = 0; j < g.slots; ++j) {
+    const int P = g.pilot_symbols_per_slot();
+    for (int j = 0; j < g.pilot_symbols(); ++j) {
         // The CFO estimate's error turns the phase from symbol to symbol: taken at
-        // the middle of slot j's pilot symbol.
-        const double k = g.pilot_symbol(j, 0);
+        // the middle of pilot symbol j.
+        const double k = g.pilot_symbol(j / P, j % P);
         const double from_q = k * g.symbol_samples() + g.fft_size / 2.0;
         const cfloat cfo_phase = std::polar(
             1.0f,
@@ -176,7 +177,7 @@ estimate_errors errors_against_truth(const ofdm_grid& g,
                 }
             }
     }
-    const double pilots = double(g.slots) * U * nr;
+    const double pilots = double(g.pilot_symbols()) * U * nr;
     return { e_ls / pilots, e_int / (pilots * nt) };
 }
 

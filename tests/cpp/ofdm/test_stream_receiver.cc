@@ -464,6 +464,22 @@ TEST(frame_search_walk, a_list_of_runs_cut_short_is_searched_again_from_the_last
     EXPECT_TRUE(w.more) << "runs follow that were not listed";
     EXPECT_EQ(w.next_from, rule.after(frame)) << "not the end of the positions searched";
     EXPECT_EQ(w.needs, 0u);
+    // A batch whose runs all lie inside the frame before (found by an earlier
+    // search): nothing taken, more to come, the position unchanged (the GPU
+    // search then decides the next batch rather than listing this one again).
+    std::vector<detail::run_decision> inside(runs.begin() + 1, runs.end());
+    const detail::walk_result stalled = detail::walk_runs(
+        inside,
+        [&](size_t k) { return inside[k].decided; },
+        rule,
+        samples,
+        frame - 2000,
+        samples - size_t(g.fft_size) + 1,
+        rule.after(frame),
+        2);
+    EXPECT_TRUE(stalled.frames.empty());
+    EXPECT_TRUE(stalled.more);
+    EXPECT_EQ(stalled.next_from, rule.after(frame));
     // The same list without the mark (every run listed): on to the end.
     runs.pop_back();
     const detail::walk_result all = detail::walk_runs(
