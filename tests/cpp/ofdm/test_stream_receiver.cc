@@ -445,20 +445,24 @@ TEST(frame_search_walk, a_list_of_runs_cut_short_is_searched_again_from_the_last
         r.sync.frame_start = frame_start;
         runs.push_back(r);
     };
-    const size_t frame = 270000, samples = 500000;
+    const size_t frame = 270000, samples = 500000,
+                 positions_end = samples - size_t(g.fft_size) + 1;
+    auto walk = [&](std::vector<detail::run_decision>& list, size_t from) {
+        return detail::walk_runs(
+            list,
+            [&](size_t k) { return list[k].decided; },
+            rule,
+            samples,
+            frame - 2000,
+            positions_end,
+            from,
+            2);
+    };
     run(frame - 200, frame, true, false);
     for (size_t k = 1; k <= 4; ++k) // inside the frame: before the walk's next position
         run(frame + 2000 * k, frame + 2000 * k, true, false);
     run(frame + 12000, 0, false, true);
-    const detail::walk_result w = detail::walk_runs(
-        runs,
-        [&](size_t k) { return runs[k].decided; },
-        rule,
-        samples,
-        frame - 2000,
-        samples - size_t(g.fft_size) + 1,
-        frame - 1000,
-        2);
+    const detail::walk_result w = walk(runs, frame - 1000);
     ASSERT_EQ(w.frames.size(), 1u);
     EXPECT_EQ(w.frames[0].frame_start, frame);
     EXPECT_TRUE(w.more) << "runs follow that were not listed";
@@ -468,29 +472,13 @@ TEST(frame_search_walk, a_list_of_runs_cut_short_is_searched_again_from_the_last
     // search): nothing taken, more to come, the position unchanged (the GPU
     // search then decides the next batch rather than listing this one again).
     std::vector<detail::run_decision> inside(runs.begin() + 1, runs.end());
-    const detail::walk_result stalled = detail::walk_runs(
-        inside,
-        [&](size_t k) { return inside[k].decided; },
-        rule,
-        samples,
-        frame - 2000,
-        samples - size_t(g.fft_size) + 1,
-        rule.after(frame),
-        2);
+    const detail::walk_result stalled = walk(inside, rule.after(frame));
     EXPECT_TRUE(stalled.frames.empty());
     EXPECT_TRUE(stalled.more);
     EXPECT_EQ(stalled.next_from, rule.after(frame));
     // The same list without the mark (every run listed): on to the end.
     runs.pop_back();
-    const detail::walk_result all = detail::walk_runs(
-        runs,
-        [&](size_t k) { return runs[k].decided; },
-        rule,
-        samples,
-        frame - 2000,
-        samples - size_t(g.fft_size) + 1,
-        frame - 1000,
-        2);
+    const detail::walk_result all = walk(runs, frame - 1000);
     EXPECT_FALSE(all.more);
-    EXPECT_EQ(all.next_from, samples - size_t(g.fft_size) + 1);
+    EXPECT_EQ(all.next_from, positions_end);
 }
