@@ -810,13 +810,6 @@ int run_ofdm(const command_line& cli,
         v.data_symbols = int(cli.integer("data-symbols", 1, 1000));
         v.pilot_positions =
             ::mimo_gpu::ofdm_grid::parse_pilot_positions(cli.text("pilots"));
-        {
-            ::mimo_gpu::ofdm_grid g = ::mimo_gpu::ofdm_grid::preset(v.grid);
-            g.slots = v.slots;
-            g.data_symbols = v.data_symbols;
-            g.pilot_positions = v.pilot_positions;
-            g.validate(); // a layout the slot cannot hold: a usage error, here
-        }
         v.profile = cli.text("profile");
         v.doppler = cli.real("doppler");
         if (!(v.doppler >= 0))
@@ -846,6 +839,7 @@ int run_ofdm(const command_line& cli,
                 v.stage);
         if (!(v.pace > 0 && v.pace <= 100))
             throw std::invalid_argument("--pace must be in (0, 100]");
+        grid_of(v); // a frame the settings cannot make: a usage error, here
         return v;
     });
     std::ofstream json_file;

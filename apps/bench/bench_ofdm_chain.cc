@@ -40,6 +40,18 @@ namespace mimo_gpu_apps {
 
 namespace core = ::mimo_gpu;
 
+::mimo_gpu::ofdm_grid grid_of(const ofdm_chain_settings& s)
+{
+    ::mimo_gpu::ofdm_grid g = ::mimo_gpu::ofdm_grid::preset(s.grid);
+    g.nt = s.nt;
+    g.mod = s.mod;
+    g.slots = s.slots;
+    g.data_symbols = s.data_symbols;
+    g.pilot_positions = s.pilot_positions;
+    g.validate();
+    return g;
+}
+
 namespace {
 
 constexpr int k_timing_offset = 64; // noise-only samples before each frame
@@ -55,17 +67,6 @@ struct recorded_frames {
     double air_seconds() const { return double(period) / grid.sample_rate; }
 };
 
-core::ofdm_grid grid_of(const ofdm_chain_settings& s)
-{
-    core::ofdm_grid g = core::ofdm_grid::preset(s.grid);
-    g.nt = s.nt;
-    g.mod = s.mod;
-    g.slots = s.slots;
-    g.data_symbols = s.data_symbols;
-    g.pilot_positions = s.pilot_positions;
-    g.validate();
-    return g;
-}
 
 recorded_frames record_frames(const ofdm_chain_settings& s)
 {

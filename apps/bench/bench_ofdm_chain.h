@@ -11,6 +11,7 @@
 
 #include <mimo_gpu/constellation.h>
 #include <mimo_gpu/detector_registry.h>
+#include <mimo_gpu/ofdm_grid.h>
 
 #include <cstdint>
 #include <string>
@@ -48,8 +49,14 @@ struct ofdm_chain_settings {
     double decoder_max_wait_ms = -1; // tb_stream_decoder's max_wait_ms (< 0: its default)
 };
 
+/// The frame the settings describe, validated (std::invalid_argument).
+::mimo_gpu::ofdm_grid grid_of(const ofdm_chain_settings& settings);
+
 /// Runs the chain once per detector; returns the number of runs that lost frames
 /// or failed a CRC (each a failure of the run, printed).
+/// The frame the settings describe, validated (std::invalid_argument).
+::mimo_gpu::ofdm_grid grid_of(const ofdm_chain_settings& settings);
+
 int run_ofdm_chains(const ofdm_chain_settings& settings,
                     const std::vector<::mimo_gpu::detector_spec>& detectors,
                     json_writer* json);

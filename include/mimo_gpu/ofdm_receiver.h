@@ -171,6 +171,14 @@ private:
     /// (lib/core/ofdm/time_filter.h) when it runs.
     detail::jakes_model estimate(front_end_frame& f) const;
     void emit(front_end_frame& f, const detail::jakes_model& model) const;
+    /// The genies' common part: y demodulated, slot j's pilot symbols given
+    /// the known channel at H + j * slot_stride (U nr nt values), H emitted
+    /// from them.
+    front_end_frame receive_known(const cfloat* rx,
+                                  const sync_result& sync,
+                                  const cfloat* H,
+                                  size_t slot_stride,
+                                  float n0);
 
     ofdm_grid m_grid;
     ofdm_receiver_config m_config;

@@ -32,6 +32,16 @@
 
 namespace {
 
+/// Stream i of `from` into input i of `to`, for each of `count` antennas.
+void connect_antennas(const gr::top_block_sptr& tb,
+                      const gr::basic_block_sptr& from,
+                      const gr::basic_block_sptr& to,
+                      int count)
+{
+    for (int i = 0; i < count; ++i)
+        tb->connect(from, i, to, i);
+}
+
 struct chain_case {
     int nt, nr;
     std::string backend;
@@ -310,10 +320,8 @@ TEST_P(ofdm_flowgraph, frames_through_tx_channel_rx_and_detector_have_their_bits
     auto sink = gr::blocks::vector_sink_f::make(c.nt * Q);
     auto tb = gr::make_top_block("ofdm_chain");
     tb->connect(source, 0, tx, 0);
-    for (int t = 0; t < c.nt; ++t)
-        tb->connect(tx, t, channel, t);
-    for (int r = 0; r < c.nr; ++r)
-        tb->connect(channel, r, rx, r);
+    connect_antennas(tb, tx, channel, c.nt);
+    connect_antennas(tb, channel, rx, c.nr);
     tb->connect(rx, 0, det, 0);
     tb->connect(rx, 1, det, 1);
     tb->connect(det, 0, sink, 0);
@@ -359,8 +367,7 @@ TEST_P(ofdm_flowgraph, a_stream_cut_in_its_last_frame_gives_whole_frames_only)
     auto y_sink = gr::blocks::vector_sink_c::make(c.nr);
     auto tb = gr::make_top_block("ofdm_cut");
     tb->connect(source, 0, tx, 0);
-    for (int t = 0; t < c.nt; ++t)
-        tb->connect(tx, t, channel, t);
+    connect_antennas(tb, tx, channel, c.nt);
     for (int r = 0; r < c.nr; ++r) {
         auto head = gr::blocks::head::make(
             sizeof(gr_complex), uint64_t(2 * out_per_frame + out_per_frame / 2));
@@ -440,10 +447,8 @@ TEST_P(ofdm_flowgraph, each_frame_is_tagged_with_its_estimates)
     auto y_sink = gr::blocks::vector_sink_c::make(c.nr);
     auto tb = gr::make_top_block("tags");
     tb->connect(source, 0, tx, 0);
-    for (int t = 0; t < c.nt; ++t)
-        tb->connect(tx, t, channel, t);
-    for (int r = 0; r < c.nr; ++r)
-        tb->connect(channel, r, rx, r);
+    connect_antennas(tb, tx, channel, c.nt);
+    connect_antennas(tb, channel, rx, c.nr);
     tb->connect(rx, 0, H_sink, 0);
     tb->connect(rx, 1, y_sink, 0);
     tb->run();
@@ -527,8 +532,7 @@ transmit_through_channel(const std::vector<uint8_t>& bits,
     EXPECT_EQ(channel->active_backend(), backend);
     auto tb = gr::make_top_block("transmit_side");
     tb->connect(source, 0, tx, 0);
-    for (int t = 0; t < nt; ++t)
-        tb->connect(tx, t, channel, t);
+    connect_antennas(tb, tx, channel, nt);
     std::vector<gr::blocks::vector_sink_c::sptr> sinks;
     for (int r = 0; r < nr; ++r) {
         sinks.push_back(gr::blocks::vector_sink_c::make());
@@ -619,10 +623,8 @@ TEST_P(transmit_side_blocks, a_loopback_flowgraph_decodes_every_transport_block)
     auto tb = gr::make_top_block("loopback");
     tb->connect(source, 0, tx, 0);
     tb->connect(source, 1, sent, 0);
-    for (int t = 0; t < nt; ++t)
-        tb->connect(tx, t, channel, t);
-    for (int r = 0; r < nr; ++r)
-        tb->connect(channel, r, rx, r);
+    connect_antennas(tb, tx, channel, nt);
+    connect_antennas(tb, channel, rx, nr);
     tb->connect(rx, 0, det, 0);
     tb->connect(rx, 1, det, 1);
     tb->connect(det, 0, dec, 0);
@@ -729,8 +731,7 @@ TEST(sigmf_blocks, a_recorded_stream_plays_back_and_decodes_as_live)
             auto det = gr::mimo_gpu::mimo_detector::make(
                 "mmse", nr, nt, "16qam", "", 1.0, rx->symbols_per_channel(), "cpu");
             auto sink = gr::blocks::vector_sink_f::make(nt * Q);
-            for (int r = 0; r < nr; ++r)
-                tb->connect(upstream, r, rx, r);
+            connect_antennas(tb, upstream, rx, nr);
             tb->connect(rx, 0, det, 0);
             tb->connect(rx, 1, det, 1);
             tb->connect(det, 0, sink, 0);
@@ -756,10 +757,8 @@ TEST(sigmf_blocks, a_recorded_stream_plays_back_and_decodes_as_live)
                                                             D,
                                                             "block test");
         tb->connect(source, 0, tx, 0);
-        for (int t = 0; t < nt; ++t)
-            tb->connect(tx, t, channel, t);
-        for (int r = 0; r < nr; ++r)
-            tb->connect(channel, r, recorder, r);
+        connect_antennas(tb, tx, channel, nt);
+        connect_antennas(tb, channel, recorder, nr);
         auto sink = chain(tb, channel, false);
         tb->run();
         live = sink->data();
@@ -798,8 +797,7 @@ TEST(sigmf_blocks, a_recorded_stream_plays_back_and_decodes_as_live)
                             "lte1.4", nt, nr, other, 2, D, "hold", "lmmse", "cpu");
         auto H_sink = gr::blocks::null_sink::make(sizeof(gr_complex) * nr * nt);
         auto y_sink = gr::blocks::null_sink::make(sizeof(gr_complex) * nr);
-        for (int r = 0; r < nr; ++r)
-            tb_other->connect(player_other, r, rx, r);
+        connect_antennas(tb_other, player_other, rx, nr);
         tb_other->connect(rx, 0, H_sink, 0);
         tb_other->connect(rx, 1, y_sink, 0);
         tb_other->run();

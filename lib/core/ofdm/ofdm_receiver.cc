@@ -615,28 +615,39 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
     return frames;
 }
 
+front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
+                                             const sync_result& sync,
+                                             const cfloat* H,
+                                             size_t slot_stride,
+                                             float n0)
+{
+    if (!sync.found || !sync.complete)
+        fail("a known channel needs a complete frame");
+    front_end_frame f;
+    f.sync = sync;
+    demodulate(rx, sync);
+    const detail::slot_layout& layout = m_impl->layout;
+    const size_t per_pilot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
+    f.pilot_channels.resize(size_t(layout.pilots()) * per_pilot);
+    for (int q = 0; q < layout.pilots(); ++q) {
+        const cfloat* slot_channel = H + size_t(q / layout.P) * slot_stride;
+        std::copy(slot_channel,
+                  slot_channel + per_pilot,
+                  f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_pilot));
+    }
+    f.n0 = n0;
+    emit(f, detail::jakes_model{}); // the same channel at a slot's pilot symbols
+    return f;
+}
+
 front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
                                                      size_t samples,
                                                      const sync_result& sync,
                                                      const cfloat* H_known,
                                                      float n0)
 {
-    if (!sync.found || !sync.complete)
-        fail("receive_known_channel needs a complete frame");
     (void)samples;
-    front_end_frame f;
-    f.sync = sync;
-    demodulate(rx, sync);
-    const size_t per_pilot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
-    f.pilot_channels.resize(size_t(m_impl->layout.pilots()) * per_pilot);
-    for (int q = 0; q < m_impl->layout.pilots(); ++q)
-        std::copy(H_known,
-                  H_known + per_pilot,
-                  f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_pilot));
-    f.n0 = n0;
-    emit(f, detail::jakes_model{}); // the same channel at every pilot symbol: any
-                                    // weights holding it
-    return f;
+    return receive_known(rx, sync, H_known, 0, n0);
 }
 
 front_end_frame ofdm_receiver::receive_known_channels(const cfloat* rx,
@@ -645,25 +656,21 @@ front_end_frame ofdm_receiver::receive_known_channels(const cfloat* rx,
                                                       const cfloat* H_symbols,
                                                       float n0)
 {
-    // y as with one known channel, then H replaced by each data symbol's.
-    front_end_frame f = receive_known_channel(rx, samples, sync, H_symbols, n0);
+    (void)samples;
+    // The pilot symbols hold each slot's first data symbol's channel; H is
+    // then each data symbol's own.
     const int U = m_grid.used_subcarriers, D = m_grid.data_symbols;
     const size_t hn = size_t(m_config.nr) * m_grid.nt;
+    front_end_frame f = receive_known(rx, sync, H_symbols, size_t(D) * U * hn, n0);
     f.symbols_per_channel = 1;
     f.channels = m_grid.data_elements();
     f.H.resize(f.channels * hn);
-    const int P = m_grid.pilot_symbols_per_slot();
-    for (int j = 0; j < m_grid.slots; ++j) {
-        for (int p = 0; p < P; ++p)
-            std::copy(H_symbols + size_t(j) * D * U * hn,
-                      H_symbols + (size_t(j) * D + 1) * U * hn,
-                      f.pilot_channels.begin() + ptrdiff_t(size_t(j * P + p) * U * hn));
+    for (int j = 0; j < m_grid.slots; ++j)
         for (int s = 0; s < D; ++s)
             for (int c = 0; c < U; ++c)
                 std::copy_n(H_symbols + ((size_t(j) * D + s) * U + c) * hn,
                             hn,
                             f.H.begin() + ptrdiff_t(((size_t(j) * U + c) * D + s) * hn));
-    }
     return f;
 }
 

@@ -26,6 +26,16 @@ inline ofdm_grid small_grid(int nt, modulation mod = modulation::qam16)
     return g;
 }
 
+/// NR 20 MHz (30 kHz, DC used), 4 streams, 2 slots of D data symbols.
+inline ofdm_grid nr20_grid(int data_symbols)
+{
+    ofdm_grid g = ofdm_grid::preset("nr20");
+    g.nt = 4;
+    g.slots = 2;
+    g.data_symbols = data_symbols;
+    return g;
+}
+
 inline ofdm_receiver_config
 receiver_config(int nr,
                 time_interpolation ti = time_interpolation::hold,
@@ -100,15 +110,10 @@ struct frame_train {
         const ofdm_grid& g, int nr, int frames, uint64_t seed, ofdm_receiver& rx_finder)
     {
         ofdm_transmitter tx(g);
-        multipath_config mc;
-        mc.nr = nr;
-        mc.nt = g.nt;
+        multipath_config mc = epa_channel(g, nr, 25, seed);
         mc.profile = delay_profile::eva;
-        mc.sample_rate = g.sample_rate;
         mc.cfo = 0.21 * g.subcarrier_spacing();
         mc.timing_offset = 40;
-        mc.snr_db = 25;
-        mc.seed = seed;
         multipath_channel ch(mc);
         for (int f = 0; f < frames; ++f) {
             loopback lb(tx, ch, seed + uint64_t(f));

@@ -258,10 +258,7 @@ TEST(ofdm_front_end, lmmse_estimates_have_no_floor_at_high_snr)
     // interpolated estimates stay below the LS noise at every SNR (CPU or CUDA,
     // whichever runs).
     const uint64_t seed = fresh_seed();
-    ofdm_grid g = ofdm_grid::preset("nr20");
-    g.nt = 4;
-    g.slots = 2;
-    g.data_symbols = 2;
+    const ofdm_grid g = nr20_grid(2);
     const int nr = 4;
     ofdm_transmitter tx(g);
     ofdm_receiver rx(g, receiver_config(nr));
@@ -305,10 +302,7 @@ TEST(ofdm_front_end, noise_is_estimated_where_the_channel_curves)
     // against 72 - 9) leaks as inter-symbol interference, and the window's
     // sidelobes.
     const uint64_t seed = fresh_seed();
-    ofdm_grid g = ofdm_grid::preset("nr20");
-    g.nt = 4;
-    g.slots = 2;
-    g.data_symbols = 2;
+    const ofdm_grid g = nr20_grid(2);
     const int nr = 4;
     ofdm_transmitter tx(g);
     ofdm_receiver rx(g, receiver_config(nr));
@@ -450,10 +444,7 @@ TEST(ofdm_front_end_cuda, cuda_equals_cpu_on_fresh_frames)
                                                    : frequency_interpolation::lmmse;
             ofdm_grid g = small_grid(nt);
             if (nt == 4) { // a bigger grid, NR-like (DC used), two pilot symbols a slot
-                g = ofdm_grid::preset("nr20");
-                g.nt = 4;
-                g.slots = 2;
-                g.data_symbols = 6;
+                g = nr20_grid(6);
                 g.pilot_positions = { 1, 5 };
             }
             ofdm_receiver cpu(g, receiver_config(nt, ti, backend::cpu, fi));
