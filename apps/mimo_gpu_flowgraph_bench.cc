@@ -830,6 +830,7 @@ int run_ofdm(const command_line& cli,
         v.pace = cli.real("pace");
         v.stage = cli.text("stage");
         v.time_interpolation = cli.text("time-interpolation");
+        v.noise_per_antenna = cli.flag("noise-per-antenna").value_or(true);
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" &&
@@ -1075,6 +1076,10 @@ int main(int argc, char** argv)
                    "LIST",
                    "--chain ofdm: positions of each slot's pilot symbols, e.g. 0 or 3,10",
                    "0");
+    cli.add_flag("noise-per-antenna",
+                 "--chain ofdm: ofdm_rx measures each antenna's noise and whitens where "
+                 "they differ (default; --no-noise-per-antenna: one N0 for all)",
+                 true);
     cli.add_option(
         "profile", "NAME", "--chain ofdm: delay profile (flat, epa, eva, etu)", "epa");
     cli.add_option("doppler",

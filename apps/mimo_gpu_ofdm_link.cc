@@ -27,6 +27,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_apps;
@@ -38,12 +39,43 @@ struct point {
     int frames = 0, lost_sync = 0, errors_estimated = 0, errors_perfect = 0;
     double mse_pilots = 0, mse_theory = 0, mse_interpolated = 0,
            mse_interpolated_theory = 0, n0_estimate = 0, n0 = 0;
+    /// per receive antenna: the true noise and the mean estimate; frames whitened
+    std::vector<double> antenna_n0, antenna_n0_estimate;
+    int whitened = 0;
     /// EVM per stream, estimated and perfect channels: the sum of the frames'
     /// squared EVM until finish_evm(), then the RMS over those frames (frames
     /// that lost sync have no estimated-channel EVM).
     std::vector<double> evm_estimated, evm_perfect;
     int evm_frames_estimated = 0, evm_frames_perfect = 0;
 };
+
+/// --antenna-noise: nr values in dB ("" : none).
+std::vector<double> antenna_noise_of(const std::string& text, int nr)
+{
+    std::vector<double> db;
+    if (text.empty())
+        return db;
+    std::stringstream in(text);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        size_t used = 0;
+        double v = NAN;
+        try {
+            v = std::stod(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || !std::isfinite(v) || std::abs(v) > 100)
+            throw usage_error("--antenna-noise: '" + item +
+                              "' is not a number of dB within +-100");
+        db.push_back(v);
+    }
+    if (int(db.size()) != nr)
+        throw usage_error("--antenna-noise needs " + std::to_string(nr) +
+                          " values (one per receive antenna), got " +
+                          std::to_string(db.size()));
+    return db;
+}
 
 /// A received frame as the detectors take it (N0 kept above 0).
 detector_input detector_input_of(const front_end_frame& fr)
@@ -178,6 +210,15 @@ int main(int argc, char** argv)
                    "SAMPLES",
                    "the LMMSE model's delay spread (-1: estimated per frame)",
                    "-1");
+    cli.add_option("antenna-noise",
+                   "DB_LIST",
+                   "each receive antenna's noise relative to the SNR's, in dB (nr "
+                   "values, e.g. 0,0,0,10; empty: alike)",
+                   "");
+    cli.add_flag("noise-per-antenna",
+                 "measure each antenna's noise and whiten where they differ (default; "
+                 "--no-noise-per-antenna: one N0 for all)",
+                 true);
     cli.add_option("detector", "SPEC", "detector (registry name and parameters)", "mmse");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
     cli.add_option("code",
@@ -222,6 +263,9 @@ int main(int argc, char** argv)
         rc.lmmse_delay_spread = cli.real("lmmse-delay-spread");
         rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse
                                        : frequency_interpolation::linear;
+        rc.noise_per_antenna = cli.flag("noise-per-antenna").value_or(true);
+        const std::vector<double> antenna_noise_db =
+            antenna_noise_of(cli.text("antenna-noise"), nr);
         ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });
         ofdm_receiver rx = checked_setup([&] { return ofdm_receiver(g, rc); });
         const detector_spec spec =
@@ -352,6 +396,7 @@ int main(int argc, char** argv)
             mc.timing_offset = int(cli.integer("timing-offset", 0, 1 << 20));
             mc.doppler = cli.real("doppler");
             mc.snr_db = snr;
+            mc.antenna_noise_db = antenna_noise_db;
             mc.seed = seed * 1000003 + uint64_t(std::lround(snr * 100 + 100000));
             multipath_channel ch = checked_setup([&] { return multipath_channel(mc); });
             std::vector<cfloat> received(ch.output_samples(size_t(g.frame_samples())) *
@@ -359,7 +404,14 @@ int main(int argc, char** argv)
             const size_t rn = received.size() / size_t(nr);
             point p;
             p.snr = snr;
-            p.n0 = ch.noise_variance();
+            // the reference N0: the antennas' mean, as the receiver reports it
+            std::vector<float> antenna_n0(static_cast<size_t>(nr));
+            for (int r = 0; r < nr; ++r) {
+                antenna_n0[size_t(r)] = ch.antenna_noise_variance(r);
+                p.antenna_n0.push_back(antenna_n0[size_t(r)]);
+                p.n0 += antenna_n0[size_t(r)] / double(nr);
+            }
+            p.antenna_n0_estimate.assign(size_t(nr), 0.0);
             p.mse_theory = p.n0 / g.nt;
             p.mse_interpolated_theory = p.mse_theory * interp_factor;
             int measured = 0;
@@ -405,10 +457,18 @@ int main(int argc, char** argv)
                         out[e] *= phase;
                 }
                 const front_end_frame genie_frame =
-                    moving ? rx.receive_known_channels(
-                                 received.data(), rn, genie, H_symbols.data(), p.n0)
-                           : rx.receive_known_channel(
-                                 received.data(), rn, genie, H_true.data(), p.n0);
+                    moving ? rx.receive_known_channels(received.data(),
+                                                       rn,
+                                                       genie,
+                                                       H_symbols.data(),
+                                                       float(p.n0),
+                                                       antenna_n0.data())
+                           : rx.receive_known_channel(received.data(),
+                                                      rn,
+                                                      genie,
+                                                      H_true.data(),
+                                                      float(p.n0),
+                                                      antenna_n0.data());
                 if (!decode(genie_frame))
                     ++p.errors_perfect;
                 if (evm_equaliser)
@@ -461,6 +521,9 @@ int main(int argc, char** argv)
                 p.mse_pilots += e_p / (double(pilot_symbols) * U * nr);
                 p.mse_interpolated += e_i / (double(pilot_symbols) * U * nr * g.nt);
                 p.n0_estimate += fr.n0;
+                for (int r = 0; r < nr; ++r)
+                    p.antenna_n0_estimate[size_t(r)] += fr.antenna_n0[size_t(r)];
+                p.whitened += fr.whitened ? 1 : 0;
                 ++measured;
                 if (f == frames - 1) {
                     snap_est.assign(fr.pilot_channels.begin(),
@@ -494,6 +557,8 @@ int main(int argc, char** argv)
                 p.mse_pilots /= measured;
                 p.mse_interpolated /= measured;
                 p.n0_estimate /= measured;
+                for (double& v : p.antenna_n0_estimate)
+                    v /= measured;
             }
             std::printf("%6.1f | %9.4f %9.4f | %10.3e %10.3e %6.3f | %10.3e %10.3e | "
                         "%9.3e %9.3e | %4d | %8.3f %8.3f\n",
@@ -540,7 +605,9 @@ int main(int argc, char** argv)
                                             : "the frame's channel")
                 .value("frequency_interpolation", freq)
                 .value("lmmse_window", rc.lmmse_window)
-                .value("lmmse_delay_spread", rc.lmmse_delay_spread);
+                .value("lmmse_delay_spread", rc.lmmse_delay_spread)
+                .value("noise_per_antenna", rc.noise_per_antenna)
+                .values("antenna_noise_db", antenna_noise_db);
             j.value("detector", spec.label())
                 .value("code", code)
                 .value("A", fmt.A)
@@ -561,6 +628,9 @@ int main(int argc, char** argv)
                 j.value("mse_interpolated", p.mse_interpolated)
                     .value("mse_interpolated_theory", p.mse_interpolated_theory);
                 j.value("n0_estimate", p.n0_estimate).value("n0", p.n0);
+                j.value("whitened_frames", p.whitened)
+                    .values("antenna_n0", p.antenna_n0)
+                    .values("antenna_n0_estimate", p.antenna_n0_estimate);
                 j.value("evm_estimated_percent", evm_percent(p.evm_estimated))
                     .value("evm_perfect_percent", evm_percent(p.evm_perfect));
                 j.value("evm_frames_estimated", p.evm_frames_estimated)

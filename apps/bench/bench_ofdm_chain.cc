@@ -301,7 +301,8 @@ chain_blocks make_chain(const ofdm_chain_settings& s,
                                        "lmmse",
                                        s.backend,
                                        true,
-                                       s.pilot_positions);
+                                       s.pilot_positions,
+                                       s.noise_per_antenna);
     const std::string params = core::format_parameter_list(spec.parameters);
     const int S = c.rx->symbols_per_channel();
     const bool device_buffers =
@@ -501,7 +502,8 @@ transmit_side make_transmit_side(const ofdm_chain_settings& s,
                                        s.data_symbols,
                                        s.backend,
                                        true,
-                                       s.pilot_positions);
+                                       s.pilot_positions,
+                                       s.noise_per_antenna);
     t.channel = gr::mimo_gpu::ofdm_channel_model::make(s.grid,
                                                        s.nt,
                                                        s.nr,
@@ -704,6 +706,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("chain", "ofdm")
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)
+                .value("noise_per_antenna", s.noise_per_antenna)
                 .value("pilot_positions", core::pilot_positions_text(s.pilot_positions))
                 .value("grid", s.grid)
                 .value("shape", std::to_string(s.nr) + "x" + std::to_string(s.nt))
@@ -837,6 +840,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("device_buffers", s.device_buffers)
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)
+                .value("noise_per_antenna", s.noise_per_antenna)
                 .value("pilot_positions", core::pilot_positions_text(s.pilot_positions))
                 .value("work_ms_per_frame_rx", c.work.rx)
                 .value("work_ms_per_frame_detector", c.work.detector)

@@ -43,6 +43,9 @@ struct ofdm_chain_settings {
     /// ofdm_rx's time interpolation: hold (a channel per slot, the block's
     /// default), linear or lmmse (a channel per data symbol)
     std::string time_interpolation = "hold";
+    /// ofdm_rx's noise_per_antenna (each antenna's noise measured, whitened
+    /// where apart; the block's default)
+    bool noise_per_antenna = true;
     /// Frames the buffers between ofdm_rx, the detector and the decoder hold at
     /// least (0: GNU Radio's sizes, about two).
     int block_buffer_frames = 0;

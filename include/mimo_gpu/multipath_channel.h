@@ -37,6 +37,10 @@ struct multipath_config {
     /// Es/N0 per receive antenna and stream for unit-energy resource elements:
     /// the noise variance per complex sample is N0 = 10^(-snr_db / 10).
     double snr_db = 30;
+    /// Per receive antenna, its noise power relative to N0 in dB (radio chains
+    /// with different noise figures or gains); empty: 0 dB at every antenna.
+    /// nr values, each finite and within +-100 dB.
+    std::vector<double> antenna_noise_db;
     /// Exponential correlation between neighbouring transmit (alpha) and receive
     /// (beta) antennas, in [0, 1): 0 (independent), 0.3/0.9 (36.101 medium/high, beta
     /// 0.9).
@@ -68,6 +72,8 @@ public:
     explicit multipath_channel(const multipath_config& config);
     const multipath_config& config() const { return m_config; }
     float noise_variance() const { return m_n0; }
+    /// Receive antenna r's noise variance: N0 times its antenna_noise_db.
+    float antenna_noise_variance(int r) const;
     /// Changes the SNR from the next run() on (std::invalid_argument as the constructor).
     void set_snr_db(double snr_db);
     /// Samples past the input that the taps' delay spread adds.

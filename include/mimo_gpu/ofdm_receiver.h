@@ -59,8 +59,23 @@ struct ofdm_receiver_config {
     /// Samples the FFT window starts before the first path found, inside the
     /// cyclic prefix: room for timing error and precursors.
     int window_backoff = -1; ///< -1: cp_length / 8
+    /// Noise per receive antenna, from each antenna's share of the pilots'
+    /// delay profile (so with LMMSE in frequency and the delay spread
+    /// estimated); where the antennas' noise differs by more than 1.5 dB, each
+    /// antenna's y and row of H are scaled by sqrt(N0 / N0_r) (whitened: the
+    /// detector's one N0 then holds for every row). false: one N0 for all,
+    /// y and H as measured.
+    bool noise_per_antenna = true;
     /// Where demodulation and estimation run (synchronisation runs on the CPU).
     backend requested = backend::automatic;
+
+    /// Whether each antenna's noise is measured (noise_per_antenna and the
+    /// delay profile measured); else every antenna has the frame's N0.
+    bool measures_antenna_noise() const
+    {
+        return noise_per_antenna && frequency == frequency_interpolation::lmmse &&
+               lmmse_delay_spread < 0;
+    }
 };
 
 struct sync_result {
@@ -81,6 +96,12 @@ struct front_end_frame {
     /// symbols (its model may be wider by a turn the Doppler explains,
     /// time_filter.h); 0 with hold and linear
     float doppler = 0;
+    /// Per receive antenna: its noise variance per resource element (n0 at
+    /// every antenna where it is not measured: ofdm_receiver_config), and the
+    /// scale its y and row of H carry (1 unless `whitened`; the true channel
+    /// scaled alike compares with H).
+    std::vector<float> antenna_n0, antenna_scale;
+    bool whitened = false;       ///< the antennas' noise differed: y and H whitened
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
@@ -148,12 +169,14 @@ public:
 
     /// As receive(), with a known channel instead of the estimate (a genie for
     /// perfect-CSI comparisons): H_known[(i * nr + r) * nt + t] at the receiver's
-    /// window for every slot, and N0.
+    /// window for every slot, and N0; antenna_n0 (nr values, or null): each
+    /// antenna's noise where they differ, whitened by the estimate's rule.
     front_end_frame receive_known_channel(const cfloat* rx,
                                           size_t samples,
                                           const sync_result& sync,
                                           const cfloat* H_known,
-                                          float n0);
+                                          float n0,
+                                          const float* antenna_n0 = nullptr);
     /// As receive_known_channel, with the known channel of every data symbol (a
     /// genie under Doppler): H_symbols[((j * D + s) * U + i) * nr * nt + r * nt
     /// + t] for data symbol s of slot j. H has a channel per data symbol (S =
@@ -163,7 +186,8 @@ public:
                                            size_t samples,
                                            const sync_result& sync,
                                            const cfloat* H_symbols,
-                                           float n0);
+                                           float n0,
+                                           const float* antenna_n0 = nullptr);
 
 private:
     void demodulate(const cfloat* rx, const sync_result& sync);
@@ -178,7 +202,8 @@ private:
                                   const sync_result& sync,
                                   const cfloat* H,
                                   size_t slot_stride,
-                                  float n0);
+                                  float n0,
+                                  const float* antenna_n0);
 
     ofdm_grid m_grid;
     ofdm_receiver_config m_config;

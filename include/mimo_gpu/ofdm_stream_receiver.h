@@ -27,6 +27,10 @@ struct stream_frame {
     float n0 = 0;           ///< noise variance per resource element, from the pilots
     float delay_spread = 0; ///< the LMMSE model's delay spread in samples
     float doppler = 0;      ///< Hz, the LMMSE time filter's (0 with hold and linear)
+    /// Per receive antenna, its noise variance (n0 at each where not measured),
+    /// and whether H and y were whitened (front_end_frame's fields).
+    std::vector<float> antenna_n0;
+    bool whitened = false;
 };
 
 class ofdm_stream_receiver

@@ -13,22 +13,24 @@
 namespace gr {
 namespace mimo_gpu {
 
-ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
-                                                  int nt,
-                                                  int nr,
-                                                  int slots,
-                                                  int data_symbols,
-                                                  const std::string& profile,
-                                                  double snr_db,
-                                                  double cfo,
-                                                  int timing_offset,
-                                                  uint64_t seed,
-                                                  double tx_correlation,
-                                                  double rx_correlation,
-                                                  double doppler,
-                                                  const std::string& backend,
-                                                  bool device_buffers,
-                                                  const std::vector<int>& pilot_positions)
+ofdm_channel_model::sptr
+ofdm_channel_model::make(const std::string& grid,
+                         int nt,
+                         int nr,
+                         int slots,
+                         int data_symbols,
+                         const std::string& profile,
+                         double snr_db,
+                         double cfo,
+                         int timing_offset,
+                         uint64_t seed,
+                         double tx_correlation,
+                         double rx_correlation,
+                         double doppler,
+                         const std::string& backend,
+                         bool device_buffers,
+                         const std::vector<int>& pilot_positions,
+                         const std::vector<double>& antenna_noise_db)
 {
     const ::mimo_gpu::ofdm_grid g =
         ofdm_frame(grid, nt, "qpsk", slots, data_symbols, pilot_positions);
@@ -44,6 +46,7 @@ ofdm_channel_model::sptr ofdm_channel_model::make(const std::string& grid,
     c.tx_correlation = tx_correlation;
     c.rx_correlation = rx_correlation;
     c.doppler = doppler;
+    c.antenna_noise_db = antenna_noise_db;
     const ::mimo_gpu::backend requested = ::mimo_gpu::backend_from_string(backend);
     // "auto" keeps the CPU for what the GPU channel does not take (> 8 antennas).
     const bool fits = nr <= ::mimo_gpu::cuda_multipath_channel::max_antennas &&

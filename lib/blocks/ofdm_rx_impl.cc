@@ -71,10 +71,12 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
                             const std::string& frequency_interpolation,
                             const std::string& backend,
                             bool device_buffers,
-                            const std::vector<int>& pilot_positions)
+                            const std::vector<int>& pilot_positions,
+                            bool noise_per_antenna)
 {
     ::mimo_gpu::ofdm_receiver_config c;
     c.nr = nr;
+    c.noise_per_antenna = noise_per_antenna;
     c.interpolation = time_from(time_interpolation);
     c.frequency = frequency_from(frequency_interpolation);
     c.requested = ::mimo_gpu::backend_from_string(backend);
@@ -316,6 +318,10 @@ void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f,
     info = pmt::dict_add(info, pmt::mp("frame_start"), pmt::from_uint64(f.start));
     info = pmt::dict_add(info, pmt::mp("delay_spread"), pmt::from_double(f.delay_spread));
     info = pmt::dict_add(info, pmt::mp("doppler"), pmt::from_double(f.doppler));
+    info = pmt::dict_add(info,
+                         pmt::mp("antenna_n0"),
+                         pmt::init_f32vector(f.antenna_n0.size(), f.antenna_n0));
+    info = pmt::dict_add(info, pmt::mp("whitened"), pmt::from_bool(f.whitened));
     add_item_tag(1, y_item, k_frame_key, info);
 }
 

@@ -5,6 +5,7 @@
 """The OFDM front end blocks from Python: ofdm_tx -> ofdm_channel_model ->
 ofdm_rx -> mimo_detector at 30 dB gives the transmitted bits back."""
 import numpy as np
+import pmt
 from gnuradio import blocks, gr, gr_unittest
 
 from gnuradio import mimo_gpu
@@ -86,6 +87,45 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
         with self.assertRaises(ValueError):
             mimo_gpu.ofdm_tx("lte1.4", nt, "16qam", 2, 6, pilot_positions=[7])
 
+    def test_each_antennas_noise_in_the_frame_tags(self):
+        # Receive antenna 3's chain 12 dB noisier (ofdm_channel_model's
+        # antenna_noise_db): ofdm_rx measures each antenna's noise, whitens,
+        # and says so in the ofdm_frame tag; with noise_per_antenna off, one
+        # N0 for all and no whitening.
+        nt, nr = 2, 4
+        tx = mimo_gpu.ofdm_tx("lte1.4", nt, "16qam", 2, 6)
+        frames = 3
+        bits = np.random.default_rng(11).integers(0, 2, size=frames * tx.frame_bits(), dtype=np.uint8)
+        for per_antenna in (True, False):
+            tb = gr.top_block()
+            src = blocks.vector_source_b(bits.tolist(), False, tx.frame_bits())
+            channel = mimo_gpu.ofdm_channel_model("lte1.4", nt, nr, 2, 6, "epa", 25.0, 0.1, 100, 6,
+                                                  antenna_noise_db=[0.0, 0.0, 0.0, 12.0])
+            rx = mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "hold", "lmmse", "auto",
+                                  noise_per_antenna=per_antenna)
+            y_sink = blocks.vector_sink_c(nr)
+            tb.connect(src, tx)
+            for t in range(nt):
+                tb.connect((tx, t), (channel, t))
+            for r in range(nr):
+                tb.connect((channel, r), (rx, r))
+            tb.connect((rx, 0), blocks.null_sink(gr.sizeof_gr_complex * nr * nt))
+            tb.connect((rx, 1), y_sink)
+            run_with_timeout(tb)
+            infos = [t.value for t in y_sink.tags() if pmt.symbol_to_string(t.key) == "ofdm_frame"]
+            self.assertEqual(len(infos), frames)
+            for info in infos:
+                n0 = pmt.f32vector_elements(pmt.dict_ref(info, pmt.intern("antenna_n0"), pmt.PMT_NIL))
+                whitened = pmt.to_bool(pmt.dict_ref(info, pmt.intern("whitened"), pmt.PMT_NIL))
+                self.assertEqual(len(n0), nr)
+                self.assertEqual(whitened, per_antenna)
+                if per_antenna:  # 12 dB = 15.8x
+                    self.assertGreater(n0[3], 8 * max(n0[:3]))
+                    self.assertLess(n0[3], 32 * min(n0[:3]))
+                else:
+                    self.assertEqual(len(set(n0)), 1)
+            print("[ measured ] antenna noise %s, whitened %s" % (["%.2e" % v for v in n0], whitened))
+
     def test_bad_parameters_raise(self):
         with self.assertRaises(ValueError):
             mimo_gpu.ofdm_tx("lte7")
@@ -94,6 +134,10 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
         for doppler in (-1.0, float("nan"), 1e6):
             with self.assertRaises(ValueError):
                 mimo_gpu.ofdm_channel_model("lte1.4", 2, 2, 2, 6, "epa", 20.0, doppler=doppler)
+        for antenna_noise_db in ([0.0], [0.0, float("nan")], [0.0, 200.0]):
+            with self.assertRaises(ValueError):
+                mimo_gpu.ofdm_channel_model("lte1.4", 2, 2, 2, 6, "epa", 20.0,
+                                            antenna_noise_db=antenna_noise_db)
 
 
 if __name__ == "__main__":

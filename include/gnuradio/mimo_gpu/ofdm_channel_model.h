@@ -51,6 +51,8 @@ public:
      * \param backend "auto", "cpu" or "cuda" (the same samples to rounding)
      * \param device_buffers on CUDA, the receive streams in GPU memory (the default)
      * \param pilot_positions the slot's pilot symbols (as ofdm_tx)
+     * \param antenna_noise_db each receive antenna's noise relative to the
+     *        SNR's, in dB (nr values; empty: alike), radio chains apart
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -67,7 +69,8 @@ public:
                      double doppler = 0,
                      const std::string& backend = "auto",
                      bool device_buffers = true,
-                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 });
+                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 },
+                     const std::vector<double>& antenna_noise_db = std::vector<double>{});
 
     virtual void set_snr_db(double snr_db) = 0;
     virtual double snr_db() const = 0;

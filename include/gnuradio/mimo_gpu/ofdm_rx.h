@@ -59,6 +59,10 @@ public:
      * "auto", "cpu" or "cuda" \param device_buffers on CUDA, H and y in GPU memory (the
      * default); False: host buffers on either backend \param pilot_positions the
      * slot's pilot symbols (as ofdm_tx)
+     * \param noise_per_antenna measure each receive antenna's noise (LMMSE in
+     * frequency) and, where they differ by more than 1.5 dB, whiten: each
+     * antenna's y and row of H scaled by sqrt(N0 / N0_r) (the ofdm_frame tag's
+     * antenna_n0 and whitened say so); false: one N0 for all antennas
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -70,7 +74,8 @@ public:
                      const std::string& frequency_interpolation = "lmmse",
                      const std::string& backend = "auto",
                      bool device_buffers = true,
-                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 });
+                     const std::vector<int>& pilot_positions = std::vector<int>{ 0 },
+                     bool noise_per_antenna = true);
 
     virtual int symbols_per_channel() const = 0;
     virtual uint64_t frames_received() const = 0;

@@ -20,7 +20,8 @@
 namespace mimo_gpu {
 namespace detail {
 
-constexpr int k_max_channel_taps = 16; // the profiles have at most 9
+constexpr int k_max_channel_taps = 16;      // the profiles have at most 9
+constexpr int k_max_channel_antennas = 256; // multipath_channel's nr
 /// Philox stream tag of the channel noise (channel_generator uses 0..2).
 constexpr uint32_t k_channel_noise_stream = 3;
 
@@ -31,9 +32,10 @@ struct channel_run {
     int timing_offset = 0;               ///< noise-only samples before the signal
     uint64_t samples = 0;                ///< input samples of the run
     double cfo_step = 0;                 ///< radians per output sample
-    float noise_sigma = 0;               ///< sqrt(N0 / 2)
-    uint32_t key0 = 0, key1 = 0;         ///< the seed
-    uint64_t run = 0;                    ///< runs before this one (the noise's counter)
+    /// per receive antenna: sqrt(N0_r / 2)
+    float noise_sigma[k_max_channel_antennas] = {};
+    uint32_t key0 = 0, key1 = 0; ///< the seed
+    uint64_t run = 0;            ///< runs before this one (the noise's counter)
     // Doppler (moving): the taps of input sample n are interpolated between the
     // snapshots around absolute time run_start + n, taken every `spacing`
     // samples from snapshot `first_snapshot` on; otherwise one set of taps.
@@ -69,8 +71,9 @@ MIMO_HD void channel_noise(const channel_run& c, uint64_t m, int pair, float* no
                                      k_channel_noise_stream | (uint32_t(pair) << 8),
                                      uint32_t(c.run >> 32) } };
     const philox_block x = philox4x32_10(counter, c.key0, c.key1);
-    gaussian_pair(x.v[0], x.v[1], c.noise_sigma, noise[0], noise[1]);
-    gaussian_pair(x.v[2], x.v[3], c.noise_sigma, noise[2], noise[3]);
+    const int r = 2 * pair, next = r + 1 < c.nr ? r + 1 : r;
+    gaussian_pair(x.v[0], x.v[1], c.noise_sigma[r], noise[0], noise[1]);
+    gaussian_pair(x.v[2], x.v[3], c.noise_sigma[next], noise[2], noise[3]);
 }
 
 /// Output sample m of every receive antenna. tx[t] + 2 * n * tx_stride is input
@@ -143,7 +146,8 @@ inline channel_run make_channel_run(const multipath_channel& channel,
     c.timing_offset = m.timing_offset;
     c.samples = run.samples;
     c.cfo_step = 2 * M_PI * m.cfo / m.sample_rate;
-    c.noise_sigma = sqrtf(channel.noise_variance() / 2);
+    for (int r = 0; r < m.nr; ++r)
+        c.noise_sigma[r] = sqrtf(channel.antenna_noise_variance(r) / 2);
     c.key0 = uint32_t(m.seed);
     c.key1 = uint32_t(m.seed >> 32);
     c.run = run.index;

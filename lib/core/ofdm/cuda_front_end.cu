@@ -4,6 +4,7 @@
 // block per (frame, slot) for estimation and interpolation, the detector's H and y.
 #include "cuda_front_end.h"
 
+#include "antenna_noise.h"
 #include "comb_interpolation.h"
 #include "delay_profile.h"
 #include "time_filter.h"
@@ -320,7 +321,9 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 /// floor, the noise of the bins away from it, the span and the noise again
 /// (N0 and the LMMSE's relative noise replaced where there are enough bins);
 /// then the model's spread and the turn that centres it (radians per
-/// subcarrier).
+/// subcarrier); with antenna_n0 (frames * nr, or null), each receive antenna's
+/// noise from its profiles' bins beside the span and the whitening scale
+/// (antenna_noise.h; the frame's N0 at each where too few bins).
 __global__ void __launch_bounds__(k_threads)
     delay_support_kernel(const float2* X,
                          dims d,
@@ -330,7 +333,9 @@ __global__ void __launch_bounds__(k_threads)
                          float* relative_noise,
                          float* spread_over_n,
                          float* spread,
-                         float* centre_turn)
+                         float* centre_turn,
+                         float* antenna_n0,
+                         float* antenna_scale)
 {
     __shared__ float float_part[k_threads / 32];
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
@@ -429,6 +434,32 @@ __global__ void __launch_bounds__(k_threads)
         spread_over_n[f] = s.spread / float(d.N);
         spread[f] = s.spread;
         centre_turn[f] = 2.0f * 3.14159265358979f * s.centre / float(d.N);
+    }
+    if (!antenna_n0)
+        return;
+    float* noise = antenna_n0 + size_t(f) * d.nr;
+    float bins = 0;
+    for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
+        bins += delay_noise_bin(geo, k, span.lo, span.hi) ? 1.0f : 0.0f;
+    bins = block_reduce(bins, true);
+    bool measured = ls_noise >= 0;
+    for (int r = 0; r < d.nr; ++r) { // profile q = (pilot * nt + t) * nr + r
+        float sum = 0;
+        for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
+            if (delay_noise_bin(geo, k, span.lo, span.hi))
+                for (int q = r; q < geo.profiles; q += d.nr) {
+                    const float2 x = Xf[size_t(q) * A + (k < 0 ? k + A : k)];
+                    sum += x.x * x.x + x.y * x.y;
+                }
+        const float ls = antenna_ls_noise(geo, block_reduce(sum, true), int(bins), d.nr);
+        measured = measured && ls >= 0; // alike in every thread
+        if (threadIdx.x == 0)
+            noise[r] = ls * float(d.nt);
+    }
+    if (threadIdx.x == 0) {
+        for (int r = 0; r < d.nr && !measured; ++r)
+            noise[r] = n0[f];
+        antenna_whitening(noise, d.nr, n0[f], antenna_scale + size_t(f) * d.nr);
     }
 }
 
@@ -1113,7 +1144,8 @@ __global__ void time_weights_kernel(const float* parts,
 
 /// A thread per (frame, problem, antenna): y, and, unless H is the pilot
 /// symbols' estimates already (hold with one a slot: `direct`), H by
-/// combine_in_time (hold: a channel a slot, written for its first data symbol).
+/// combine_in_time (hold: a channel a slot, written for its first data symbol);
+/// both scaled by the antenna's whitening scale (scale: frames * nr, or null).
 __global__ void emit_kernel(const float2* Y,
                             const float2* H_pilot,
                             dims d,
@@ -1121,6 +1153,7 @@ __global__ void emit_kernel(const float2* Y,
                             bool direct,
                             time_filter_kind kind,
                             const float* time_weights,
+                            const float* scale,
                             float2* y,
                             float2* H)
 {
@@ -1131,7 +1164,9 @@ __global__ void emit_kernel(const float2* Y,
     const size_t f = e / (problems * d.nr), p = e / d.nr % problems;
     const int r = int(e % d.nr);
     const int s = int(p % d.D), c = int(p / d.D % d.U), j = int(p / (size_t(d.D) * d.U));
-    y[e] = Y[((f * d.K + d.lay.data_symbol(j, s)) * d.U + c) * d.nr + r];
+    const float sc = scale ? scale[f * d.nr + r] : 1.0f;
+    const float2 x = Y[((f * d.K + d.lay.data_symbol(j, s)) * d.U + c) * d.nr + r];
+    y[e] = make_float2(x.x * sc, x.y * sc);
     const bool hold = kind == time_filter_kind::hold;
     if (direct || (hold && s > 0))
         return;
@@ -1156,7 +1191,7 @@ __global__ void emit_kernel(const float2* Y,
             v.x += x.x;
             v.y += x.y;
         }
-        H[out + o] = v;
+        H[out + o] = make_float2(v.x * sc, v.y * sc);
     }
 }
 
@@ -1165,8 +1200,10 @@ __global__ void emit_kernel(const float2* Y,
 struct cuda_front_end::impl {
     dims d;
     time_filter_kind kind; ///< how H is formed from the pilot symbols' estimates
-    /// hold with one pilot symbol a slot: its estimates are H
+    /// hold with one pilot symbol a slot, antennas never whitened: its estimates are H
     bool direct = false;
+    /// each antenna's noise measured (and the frames whitened where they differ)
+    bool antenna_noise = false;
     /// a channel per data symbol (linear or LMMSE in time): S = 1
     bool per_symbol() const { return kind != time_filter_kind::hold; }
     /// H is written by emit_kernel (not the pilot symbols' estimates themselves)
@@ -1185,7 +1222,8 @@ struct cuda_front_end::impl {
     device_array<float2> pilots, X, Y, ls, flat, turn, H_pilot, y, H;
     device_array<float2> profiles;
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
-        centre_turn, pair_parts, time_weights, doppler, pair_power;
+        centre_turn, pair_parts, time_weights, doppler, pair_power, antenna_n0,
+        antenna_scale;
     device_array<size_t> start;
     device_array<float> cfo;
     device_array<float2> rx;
@@ -1228,7 +1266,9 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
     m->kind = interpolation == time_interpolation::lmmse    ? time_filter_kind::lmmse
               : interpolation == time_interpolation::linear ? time_filter_kind::linear
                                                             : time_filter_kind::hold;
-    m->direct = m->kind == time_filter_kind::hold && grid.pilot_symbols_per_slot() == 1;
+    m->antenna_noise = config.measures_antenna_noise();
+    m->direct = m->kind == time_filter_kind::hold && grid.pilot_symbols_per_slot() == 1 &&
+                !m->antenna_noise;
     m->symbols_per_second = float(grid.sample_rate / grid.symbol_samples());
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
@@ -1300,6 +1340,10 @@ const cfloat* cuda_front_end::device_y() const
 }
 const float* cuda_front_end::device_n0() const { return m->n0.data(); }
 const float* cuda_front_end::device_spread() const { return m->spread.data(); }
+const float* cuda_front_end::device_antenna_n0() const
+{
+    return m->antenna_noise ? m->antenna_n0.data() : nullptr;
+}
 const float* cuda_front_end::device_doppler() const
 {
     return m->config.interpolation == time_interpolation::lmmse ? m->doppler.data()
@@ -1460,7 +1504,16 @@ void cuda_front_end::run_view(const sample_view& v,
         time_weights = m->time_weights.data();
     }
     emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
-        Y, Hs, d, frames, m->direct, m->kind, time_weights, y, H);
+        Y,
+        Hs,
+        d,
+        frames,
+        m->direct,
+        m->kind,
+        time_weights,
+        m->antenna_noise ? m->antenna_scale.data() : nullptr,
+        y,
+        H);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1471,6 +1524,9 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
     const dims& d = m->d;
     const int A = m->profile.points;
     const size_t count = frames * size_t(m->profile.profiles);
+    float* antenna_n0 = m->antenna_noise ? m->antenna_n0.reserve(frames * d.nr) : nullptr;
+    float* antenna_scale =
+        m->antenna_noise ? m->antenna_scale.reserve(frames * d.nr) : nullptr;
     float2* P = m->profiles.reserve(count * A);
     const cufftHandle plan = batched_plan(m->profile_plans, A, count, st);
     delay_profile_gather_kernel<<<blocks_for(count * A), k_threads, 0, st>>>(
@@ -1489,7 +1545,9 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
                                                                  m->relative_noise.data(),
                                                                  m->spread_over_n.data(),
                                                                  m->spread.data(),
-                                                                 m->centre_turn.data());
+                                                                 m->centre_turn.data(),
+                                                                 antenna_n0,
+                                                                 antenna_scale);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1658,7 +1716,8 @@ void cuda_front_end::run(const cfloat* rx,
                st);
     const size_t hn = H_per_frame(), yn = y_per_frame(),
                  sn = size_t(d.Q) * d.U * d.nr * d.nt, ln = size_t(d.Q) * d.U * d.nr;
-    std::vector<float> n0(frames), spread(frames), doppler(frames, 0.0f);
+    std::vector<float> n0(frames), spread(frames), doppler(frames, 0.0f),
+        antenna_n0(m->antenna_noise ? frames * d.nr : 0);
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
         o.sync = syncs[f];
@@ -1702,11 +1761,26 @@ void cuda_front_end::run(const cfloat* rx,
                                         frames * sizeof(float),
                                         cudaMemcpyDeviceToHost,
                                         st));
+    if (m->antenna_noise)
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(antenna_n0.data(),
+                                        m->antenna_n0.data(),
+                                        antenna_n0.size() * sizeof(float),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
     MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
     for (size_t f = 0; f < frames; ++f) {
         out[f].n0 = n0[f];
         out[f].delay_spread = spread[f];
         out[f].doppler = doppler[f];
+        out[f].antenna_n0.assign(size_t(d.nr), n0[f]);
+        if (m->antenna_noise)
+            std::copy_n(antenna_n0.begin() + ptrdiff_t(f * d.nr),
+                        d.nr,
+                        out[f].antenna_n0.begin());
+        out[f].antenna_scale.resize(size_t(d.nr));
+        // the kernel's rule again on the same numbers: its decision and scales
+        out[f].whitened = antenna_whitening(
+            out[f].antenna_n0.data(), d.nr, n0[f], out[f].antenna_scale.data());
     }
 }
 

@@ -95,6 +95,9 @@ public:
     const cfloat* device_y() const;
     const float* device_n0() const;
     const float* device_spread() const;
+    /// Each frame's noise per receive antenna (frames * nr), or null where the
+    /// configuration does not measure it (every antenna has the frame's N0).
+    const float* device_antenna_n0() const;
     /// Hz per frame, the LMMSE time filter's Doppler; null without it.
     const float* device_doppler() const;
     size_t H_per_frame() const; ///< channels * nr * nt

@@ -7,6 +7,7 @@
 // on the samples landed before (appends_lag), in ring slots no copy writes.
 #ifdef MIMO_GPU_HAVE_CUDA
 
+#include "antenna_noise.h"
 #include "cuda_front_end.h"
 #include "sample_window.h"
 
@@ -67,6 +68,7 @@ public:
         m_n0.reserve(64);
         m_spread.reserve(64);
         m_doppler.reserve(64);
+        m_antenna_n0.reserve(64 * m_nr);
         m_front_end.reserve_search(m_capacity);
     }
 
@@ -209,15 +211,31 @@ public:
                                             st));
         else
             std::fill(doppler, doppler + count, 0.0f);
+        const float* d_antenna_n0 = m_front_end.device_antenna_n0();
+        float* antenna_n0 = m_antenna_n0.reserve(count * m_nr);
+        if (d_antenna_n0)
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(antenna_n0,
+                                            d_antenna_n0,
+                                            count * m_nr * sizeof(float),
+                                            cudaMemcpyDeviceToHost,
+                                            st));
         MIMO_CUDA_CHECK(cudaStreamSynchronize(
             st)); // the outputs are complete when the caller hands them on
-        for (size_t f = 0; f < count; ++f)
-            out[f] = { frames[f].frame_start,
-                       frames[f].cfo,
-                       frames[f].metric,
-                       n0[f],
-                       spread[f],
-                       doppler[f] };
+        std::vector<float> scale(m_nr);
+        for (size_t f = 0; f < count; ++f) {
+            out[f].start = frames[f].frame_start;
+            out[f].cfo = frames[f].cfo;
+            out[f].metric = frames[f].metric;
+            out[f].n0 = n0[f];
+            out[f].delay_spread = spread[f];
+            out[f].doppler = doppler[f];
+            out[f].antenna_n0.assign(m_nr, n0[f]);
+            if (d_antenna_n0)
+                std::copy_n(antenna_n0 + f * m_nr, m_nr, out[f].antenna_n0.begin());
+            // the kernel's rule again on the same numbers (antenna_noise.h)
+            out[f].whitened = antenna_whitening(
+                out[f].antenna_n0.data(), int(m_nr), n0[f], scale.data());
+        }
         return out;
     }
 
@@ -248,7 +266,7 @@ private:
     pinned_buffer<cfloat> m_staging[2];
     cuda_event m_staged[2];
     int m_next_slot = 0;
-    pinned_buffer<float> m_n0, m_spread, m_doppler;
+    pinned_buffer<float> m_n0, m_spread, m_doppler, m_antenna_n0;
 };
 
 } // namespace

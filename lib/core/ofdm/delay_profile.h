@@ -173,6 +173,7 @@ struct delay_span {
 struct delay_profile_result {
     delay_support support;
     float ls_noise;
+    delay_span span; ///< the bins of the channel's paths (the noise's are beside it)
 };
 
 /// From the summed power profile `power[b]` (b = 0..A-1, bin b at delay
@@ -222,6 +223,7 @@ search_delay_profile(const delay_profile_geometry& g, const float* power, float 
             r.ls_noise = again;
     }
     r.support = delay_support_of_span(g, at, span.lo, span.hi);
+    r.span = span;
     return r;
 }
 

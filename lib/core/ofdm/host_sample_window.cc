@@ -111,7 +111,8 @@ public:
             std::copy(received[f].y.begin(), received[f].y.end(), y + f * m_y_per_frame);
             out[f] = { frames[f].frame_start,    frames[f].cfo,
                        frames[f].metric,         received[f].n0,
-                       received[f].delay_spread, received[f].doppler };
+                       received[f].delay_spread, received[f].doppler,
+                       received[f].antenna_n0,   received[f].whitened };
         }
         return out;
     }

@@ -125,6 +125,13 @@ multipath_channel::multipath_channel(const multipath_config& config)
         fail("timing_offset must be >= 0");
     if (!std::isfinite(config.snr_db) || std::abs(config.snr_db) > 200)
         fail("snr_db must be finite, |snr_db| <= 200");
+    if (!config.antenna_noise_db.empty() &&
+        config.antenna_noise_db.size() != size_t(config.nr))
+        fail("antenna_noise_db must hold nr = " + std::to_string(config.nr) +
+             " values (or none), got " + std::to_string(config.antenna_noise_db.size()));
+    for (double db : config.antenna_noise_db)
+        if (!std::isfinite(db) || std::abs(db) > 100)
+            fail("antenna_noise_db values must be finite, within +-100 dB");
     if (!(config.tx_correlation >= 0 && config.tx_correlation < 1) ||
         !(config.rx_correlation >= 0 && config.rx_correlation < 1))
         fail("correlations must be in [0, 1)");
@@ -166,6 +173,14 @@ multipath_channel::multipath_channel(const multipath_config& config)
                        double(1 << 24)));
     m_taps.resize(m_delays.size() * size_t(config.nr) * size_t(config.nt));
     fading_at(0.0, m_taps.data());
+}
+
+float multipath_channel::antenna_noise_variance(int r) const
+{
+    return m_config.antenna_noise_db.empty()
+               ? m_n0
+               : float(double(m_n0) *
+                       std::pow(10.0, m_config.antenna_noise_db[size_t(r)] / 10.0));
 }
 
 void multipath_channel::set_snr_db(double snr_db)

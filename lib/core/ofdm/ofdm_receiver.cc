@@ -5,6 +5,7 @@
 
 #include "../runtime/engine_choice.h"
 #include "../runtime/parallel_for.h"
+#include "antenna_noise.h"
 #include "comb_interpolation.h"
 #include "delay_profile.h"
 #include "fftw_plan.h"
@@ -309,18 +310,24 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
 }
 
 /// The delay support of the frame's channel and the LS noise (delay_profile.h)
-/// from the LS estimates with the mean delay out (pilot_ls: pilots * U * nr).
-detail::delay_profile_result
-measure_delay_profile(const ofdm_grid& g,
-                      int pilots,
-                      int nr,
-                      const cfloat* pilot_ls,
-                      float ls_noise,
-                      const detail::delay_profile_geometry& geo,
-                      const detail::fftw_plan_1d& fft)
+/// from the LS estimates with the mean delay out (pilot_ls: pilots * U * nr),
+/// and each receive antenna's LS noise from its share of the profile
+/// (antenna_noise.h; -1 where too few bins).
+struct measured_delay_profile {
+    detail::delay_profile_result frame;
+    std::vector<float> antenna_ls_noise;
+};
+
+measured_delay_profile measure_delay_profile(const ofdm_grid& g,
+                                             int pilots,
+                                             int nr,
+                                             const cfloat* pilot_ls,
+                                             float ls_noise,
+                                             const detail::delay_profile_geometry& geo,
+                                             const detail::fftw_plan_1d& fft)
 {
     const int U = g.used_subcarriers, nt = g.nt, A = geo.points;
-    std::vector<float> power(size_t(A), 0.0f);
+    std::vector<float> antenna_power(size_t(nr) * A, 0.0f); // [r * A + b]
     const auto lane = fft.make_buffer();
     for (int j = 0; j < pilots; ++j)
         for (int t = 0; t < nt; ++t) {
@@ -333,10 +340,27 @@ measure_delay_profile(const ofdm_grid& g,
                         detail::delay_profile_window(m, M);
                 fft.execute(lane.get());
                 for (int b = 0; b < A; ++b)
-                    power[size_t(b)] += std::norm(lane[size_t(b)]);
+                    antenna_power[size_t(r) * A + b] += std::norm(lane[size_t(b)]);
             }
         }
-    return detail::search_delay_profile(geo, power.data(), ls_noise);
+    std::vector<float> power(size_t(A), 0.0f);
+    for (int r = 0; r < nr; ++r)
+        for (int b = 0; b < A; ++b)
+            power[size_t(b)] += antenna_power[size_t(r) * A + b];
+    measured_delay_profile m;
+    m.frame = detail::search_delay_profile(geo, power.data(), ls_noise);
+    m.antenna_ls_noise.resize(size_t(nr));
+    for (int r = 0; r < nr; ++r) {
+        float sum = 0;
+        int bins = 0;
+        for (int k = -A / 2; k < A / 2; ++k)
+            if (detail::delay_noise_bin(geo, k, m.frame.span.lo, m.frame.span.hi)) {
+                sum += antenna_power[size_t(r) * A + size_t(k < 0 ? k + A : k)];
+                ++bins;
+            }
+        m.antenna_ls_noise[size_t(r)] = detail::antenna_ls_noise(geo, sum, bins, nr);
+    }
+    return m;
 }
 
 /// The comb interpolation of each (stream, subcarrier): its pilots and
@@ -450,6 +474,18 @@ void interpolate_pilot_symbols(const ofdm_grid& g,
     }
 }
 
+/// Each antenna's noise (antenna_n0: nr values; null: the frame's N0 at
+/// each) and whether and how the frame is whitened (antenna_noise.h).
+void set_antenna_noise(front_end_frame& f, int nr, const float* antenna_n0)
+{
+    f.antenna_n0.assign(size_t(nr), f.n0);
+    if (antenna_n0)
+        std::copy(antenna_n0, antenna_n0 + nr, f.antenna_n0.begin());
+    f.antenna_scale.resize(size_t(nr));
+    f.whitened =
+        detail::antenna_whitening(f.antenna_n0.data(), nr, f.n0, f.antenna_scale.data());
+}
+
 } // namespace
 
 detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
@@ -473,16 +509,23 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
     const float pair_power = float(st.power / (double(Q) * U * nr));
     float spread_over_n = m_spread_over_n;
     std::vector<double> slopes = st.slopes;
+    std::vector<float> antenna_n0; // empty: the frame's N0 at every antenna
     if (m_config.lmmse_delay_spread < 0 &&
         m_config.frequency == frequency_interpolation::lmmse) {
         // From the pilots' delay profile: the noise where its bins beyond the
         // channel give it, the model centred on the support's middle (the
         // estimates turned by it as by the mean delay).
-        const detail::delay_profile_result profile = measure_delay_profile(
+        const measured_delay_profile measured = measure_delay_profile(
             g, Q, nr, f.pilot_ls.data(), ls_noise, m_impl->profile, m_impl->profile_fft);
+        const detail::delay_profile_result& profile = measured.frame;
         if (profile.ls_noise >= 0) {
             ls_noise = profile.ls_noise;
             f.n0 = ls_noise * float(nt);
+            if (m_config.noise_per_antenna &&
+                *std::min_element(measured.antenna_ls_noise.begin(),
+                                  measured.antenna_ls_noise.end()) >= 0)
+                for (float ls : measured.antenna_ls_noise)
+                    antenna_n0.push_back(ls * float(nt));
         }
         spread_over_n = profile.support.spread / float(g.fft_size);
         const double turn = 2 * M_PI * double(profile.support.centre) / g.fft_size;
@@ -495,6 +538,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
             }
         }
     }
+    set_antenna_noise(f, nr, antenna_n0.empty() ? nullptr : antenna_n0.data());
     const float relative_noise = detail::lmmse_relative_noise(pair_power, ls_noise);
     f.delay_spread = m_config.frequency == frequency_interpolation::lmmse
                          ? spread_over_n * float(g.fft_size)
@@ -568,7 +612,8 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
                 const size_t p = (size_t(j) * U + c) * D + size_t(s);
                 const int k = layout.data_symbol(j, s);
                 for (int r = 0; r < nr; ++r)
-                    f.y[p * nr + r] = m_impl->Y[(size_t(k) * U + c) * nr + r];
+                    f.y[p * nr + r] = m_impl->Y[(size_t(k) * U + c) * nr + r] *
+                                      f.antenna_scale[size_t(r)];
                 if (hold && s > 0)
                     continue;
                 const detail::time_combination& w = combination[size_t(j) * D + s];
@@ -580,7 +625,7 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
                     for (int a = 0; a < w.taps; ++a)
                         v += from[size_t(a) * per_pilot + e] *
                              cfloat(w.w[2 * a], w.w[2 * a + 1]);
-                    out[e] = v;
+                    out[e] = v * f.antenna_scale[e / size_t(nt)];
                 }
             }
 }
@@ -619,7 +664,8 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
                                              const sync_result& sync,
                                              const cfloat* H,
                                              size_t slot_stride,
-                                             float n0)
+                                             float n0,
+                                             const float* antenna_n0)
 {
     if (!sync.found || !sync.complete)
         fail("a known channel needs a complete frame");
@@ -636,6 +682,7 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
                   f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_pilot));
     }
     f.n0 = n0;
+    set_antenna_noise(f, m_config.nr, antenna_n0);
     emit(f, detail::jakes_model{}); // the same channel at a slot's pilot symbols
     return f;
 }
@@ -644,33 +691,37 @@ front_end_frame ofdm_receiver::receive_known_channel(const cfloat* rx,
                                                      size_t samples,
                                                      const sync_result& sync,
                                                      const cfloat* H_known,
-                                                     float n0)
+                                                     float n0,
+                                                     const float* antenna_n0)
 {
     (void)samples;
-    return receive_known(rx, sync, H_known, 0, n0);
+    return receive_known(rx, sync, H_known, 0, n0, antenna_n0);
 }
 
 front_end_frame ofdm_receiver::receive_known_channels(const cfloat* rx,
                                                       size_t samples,
                                                       const sync_result& sync,
                                                       const cfloat* H_symbols,
-                                                      float n0)
+                                                      float n0,
+                                                      const float* antenna_n0)
 {
     (void)samples;
     // The pilot symbols hold each slot's first data symbol's channel; H is
     // then each data symbol's own.
     const int U = m_grid.used_subcarriers, D = m_grid.data_symbols;
     const size_t hn = size_t(m_config.nr) * m_grid.nt;
-    front_end_frame f = receive_known(rx, sync, H_symbols, size_t(D) * U * hn, n0);
+    front_end_frame f =
+        receive_known(rx, sync, H_symbols, size_t(D) * U * hn, n0, antenna_n0);
     f.symbols_per_channel = 1;
     f.channels = m_grid.data_elements();
     f.H.resize(f.channels * hn);
     for (int j = 0; j < m_grid.slots; ++j)
         for (int s = 0; s < D; ++s)
             for (int c = 0; c < U; ++c)
-                std::copy_n(H_symbols + ((size_t(j) * D + s) * U + c) * hn,
-                            hn,
-                            f.H.begin() + ptrdiff_t(((size_t(j) * U + c) * D + s) * hn));
+                for (size_t e = 0; e < hn; ++e)
+                    f.H[((size_t(j) * U + c) * D + s) * hn + e] =
+                        H_symbols[((size_t(j) * D + s) * U + c) * hn + e] *
+                        f.antenna_scale[e / size_t(m_grid.nt)];
     return f;
 }
 

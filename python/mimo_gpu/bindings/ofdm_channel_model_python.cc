@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_channel_model.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(21d81662f6d57dec48e24f4d6823adc2)                       */
+/* BINDTOOL_HEADER_FILE_HASH(ec13f32de42eea948668243b9968c9bf)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -52,6 +52,7 @@ void bind_ofdm_channel_model(py::module& m)
              py::arg("backend") = "auto",
              py::arg("device_buffers") = true,
              py::arg("pilot_positions") = std::vector<int>{ 0 },
+             py::arg("antenna_noise_db") = std::vector<double>{},
              D(ofdm_channel_model, make))
         .def("set_snr_db",
              &ofdm_channel_model::set_snr_db,

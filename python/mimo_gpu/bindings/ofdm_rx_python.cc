@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(c9b2b278d4c27c1f2f7648e3bd78d258)                       */
+/* BINDTOOL_HEADER_FILE_HASH(1de693a06efd90f0484ac736641ee920)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -44,6 +44,7 @@ void bind_ofdm_rx(py::module& m)
              py::arg("backend") = "auto",
              py::arg("device_buffers") = true,
              py::arg("pilot_positions") = std::vector<int>{ 0 },
+             py::arg("noise_per_antenna") = true,
              D(ofdm_rx, make))
         .def("symbols_per_channel",
              &ofdm_rx::symbols_per_channel,

@@ -131,6 +131,14 @@ struct frame_train {
     }
 };
 
+/// Element `index` of a frame's H as estimated: a whitened frame's H rows
+/// carry each antenna's scale (front_end_frame::antenna_scale), taken out.
+inline cfloat estimated_channel(const front_end_frame& f, size_t index, int nt)
+{
+    const size_t nr = f.antenna_scale.size();
+    return nr ? f.H[index] / f.antenna_scale[index / size_t(nt) % nr] : f.H[index];
+}
+
 /// The mean |error|^2 of a frame's H at every data resource element against
 /// the true response at each data symbol's time (the phase the receiver's CFO
 /// correction leaves taken in).
@@ -161,7 +169,7 @@ inline double data_channel_mse(const ofdm_grid& g,
                                            ? (size_t(j) * U + size_t(c)) * D + size_t(d)
                                            : size_t(j) * U + size_t(c);
                 for (size_t k = 0; k < hn; ++k)
-                    e += std::norm(fr.H[channel * hn + k] -
+                    e += std::norm(estimated_channel(fr, channel * hn + k, nt) -
                                    truth[size_t(c) * hn + k] * phase);
             }
         }

@@ -269,6 +269,43 @@ TEST(multipath_channel, noise_is_white_with_the_stated_variance_and_reproducible
     }
 }
 
+TEST(multipath_channel, each_antenna_has_the_noise_it_is_given)
+{
+    // antenna_noise_db offsets each receive antenna's noise from the SNR's;
+    // the wrong count, a non-finite value or one beyond 100 dB is a clear error.
+    const uint64_t seed = fresh_seed();
+    multipath_config c = channel_config(3, 2, 0, seed);
+    c.snr_db = 7;
+    c.antenna_noise_db = { 0, 6, -3 };
+    multipath_channel ch(c);
+    const size_t samples = 20000;
+    const std::vector<cfloat> zeros(samples * 2, cfloat(0, 0));
+    const size_t out = ch.output_samples(samples);
+    std::vector<cfloat> y(out * 3);
+    ch.run(zeros.data(), samples, y.data());
+    for (int r = 0; r < 3; ++r) {
+        const double n0 = std::pow(10.0, (c.antenna_noise_db[size_t(r)] - 7) / 10);
+        EXPECT_NEAR(ch.antenna_noise_variance(r), n0, 1e-6 * n0);
+        double power = 0;
+        for (size_t n = 0; n < out; ++n)
+            power += std::norm(y[n * 3 + size_t(r)]);
+        EXPECT_NEAR(power / double(out), n0, 5 * n0 / std::sqrt(double(out)))
+            << "antenna " << r;
+    }
+    for (const std::vector<double>& bad : { std::vector<double>{ 0, 6 },
+                                            std::vector<double>{ 0, NAN, 0 },
+                                            std::vector<double>{ 0, 101, 0 } }) {
+        c.antenna_noise_db = bad;
+        try {
+            multipath_channel rejected(c);
+            ADD_FAILURE() << "accepted " << bad.size() << " values";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("antenna_noise_db"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 class cuda_transmit_side : public ::testing::Test
 {
 protected:
@@ -280,8 +317,9 @@ TEST_F(cuda_transmit_side, channel_equals_the_cpu_channel_from_host_and_device_m
     const uint64_t seed = fresh_seed();
     for (double doppler : { 0.0, 300.0 }) {
         for (int nr : { 2, 4 }) {
-            const multipath_config c =
-                channel_config(nr, 2, doppler, seed + uint64_t(nr));
+            multipath_config c = channel_config(nr, 2, doppler, seed + uint64_t(nr));
+            if (nr == 4) // antennas of different noise
+                c.antenna_noise_db = { 0, 10, -5, 3 };
             const size_t samples = 15360, frames = 3;
             const planar tx = random_samples(c.nt, frames * samples, seed + 11);
             const planar expected = cpu_channel_frames(c, tx, samples, frames);
