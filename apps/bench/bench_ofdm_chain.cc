@@ -502,8 +502,7 @@ transmit_side make_transmit_side(const ofdm_chain_settings& s,
                                        s.data_symbols,
                                        s.backend,
                                        true,
-                                       s.pilot_positions,
-                                       s.noise_per_antenna);
+                                       s.pilot_positions);
     t.channel = gr::mimo_gpu::ofdm_channel_model::make(s.grid,
                                                        s.nt,
                                                        s.nr,

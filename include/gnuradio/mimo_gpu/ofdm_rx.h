@@ -31,11 +31,12 @@ namespace mimo_gpu {
  * item, in the resource-element order of docs/front_end.md (the detector's
  * LLRs are then the frame's codeword). Each frame's first items carry a
  * "noise_var" tag (N0) on both outputs and an "ofdm_frame" tag (dict: cfo,
- * frame_start, delay_spread, doppler) on y. Samples without a complete frame are
- * dropped (counted; the count is logged at the end of the stream). A frame
- * whose pilots hold non-finite samples is dropped and counted (frames_dropped);
- * non-finite samples elsewhere reach the detector, which erases the resource
- * elements they touch. Input tags are not propagated (the rate changes per
+ * frame_start, delay_spread, doppler, antenna_n0: each receive antenna's
+ * noise, whitened: whether y and H rows were scaled by sqrt(N0 / N0_r)) on y. Samples
+ * without a complete frame are dropped (counted; the count is logged at the end of the
+ * stream). A frame whose pilots hold non-finite samples is dropped and counted
+ * (frames_dropped); non-finite samples elsewhere reach the detector, which erases the
+ * resource elements they touch. Input tags are not propagated (the rate changes per
  * frame). The streams must have the same length: when one ends, the receiver
  * ends (what the others hold beyond it is counted and logged). A stream whose
  * "ofdm_grid" tag (sigmf_file_source puts the recording's frame on its first

@@ -27,7 +27,8 @@ constexpr float k_antenna_noise_ratio = 1.41f;
 /// One antenna's LS noise per pilot from the sum and count of its noise-only
 /// bins' powers: its profiles hold 1/nr of the frame's window energy; -1
 /// where too few bins.
-MIMO_HD float antenna_ls_noise(const delay_profile_geometry& g, float sum, int bins, int nr)
+MIMO_HD float
+antenna_ls_noise(const delay_profile_geometry& g, float sum, int bins, int nr)
 {
     return bins >= k_delay_noise_min_bins
                ? sum / float(bins) / (g.window_energy / float(nr))
@@ -44,9 +45,8 @@ MIMO_HD bool antenna_whitening(const float* antenna_n0, int nr, float n0, float*
         lo = fminf(lo, antenna_n0[r]);
         hi = fmaxf(hi, antenna_n0[r]);
     }
-    const bool whiten =
-        isfinite(lo) && isfinite(hi) && isfinite(n0) && lo > 0 && n0 > 0 &&
-        hi > k_antenna_noise_ratio * lo;
+    const bool whiten = isfinite(lo) && isfinite(hi) && isfinite(n0) && lo > 0 &&
+                        n0 > 0 && hi > k_antenna_noise_ratio * lo;
     for (int r = 0; r < nr; ++r)
         scale[r] = whiten ? sqrtf(n0 / antenna_n0[r]) : 1.0f;
     return whiten;

@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(1de693a06efd90f0484ac736641ee920)                       */
+/* BINDTOOL_HEADER_FILE_HASH(084f9bdb7e5ba84319062d7443272aba)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

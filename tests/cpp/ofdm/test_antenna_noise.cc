@@ -23,7 +23,10 @@ struct noisy_antennas {
     multipath_config mc;
     std::unique_ptr<multipath_channel> ch;
     std::unique_ptr<loopback> frame;
-    noisy_antennas(std::vector<double> antenna_db, double snr_db, uint64_t seed, int nt = 4)
+    noisy_antennas(std::vector<double> antenna_db,
+                   double snr_db,
+                   uint64_t seed,
+                   int nt = 4)
     {
         g.nt = nt;
         mc = epa_channel(g, 4, snr_db, seed);
@@ -44,10 +47,10 @@ struct noisy_antennas {
 
 ofdm_receiver_config config_on(const std::string& backend_name, bool per_antenna = true)
 {
-    ofdm_receiver_config c = receiver_config(
-        4,
-        time_interpolation::hold,
-        backend_name == "cuda" ? backend::cuda : backend::cpu);
+    ofdm_receiver_config c =
+        receiver_config(4,
+                        time_interpolation::hold,
+                        backend_name == "cuda" ? backend::cuda : backend::cpu);
     c.noise_per_antenna = per_antenna;
     return c;
 }
@@ -116,11 +119,12 @@ TEST_P(antenna_noise, each_antennas_noise_is_measured_and_the_frame_whitened)
                         std::sqrt(f.n0 / f.antenna_n0[size_t(r)]),
                         1e-5f);
             if (k == 0)
-                std::printf("[ measured ] antenna %d: N0 %.3e, measured %.3e, scale %.3f\n",
-                            r,
-                            truth,
-                            f.antenna_n0[size_t(r)],
-                            f.antenna_scale[size_t(r)]);
+                std::printf(
+                    "[ measured ] antenna %d: N0 %.3e, measured %.3e, scale %.3f\n",
+                    r,
+                    truth,
+                    f.antenna_n0[size_t(r)],
+                    f.antenna_scale[size_t(r)]);
         }
         EXPECT_NEAR(f.n0, mean, 0.15 * mean);
         // The unwhitened receiver's y, scaled, is this one's.
@@ -148,7 +152,8 @@ TEST_P(antenna_noise, alike_antennas_keep_y_and_h_as_measured)
         for (float s : f.antenna_scale)
             EXPECT_EQ(s, 1.0f);
         for (int r = 0; r < 4; ++r)
-            EXPECT_NEAR(f.antenna_n0[size_t(r)], case_.true_n0(r), 0.2 * case_.true_n0(r));
+            EXPECT_NEAR(
+                f.antenna_n0[size_t(r)], case_.true_n0(r), 0.2 * case_.true_n0(r));
         for (float n : plain.antenna_n0)
             EXPECT_EQ(n, plain.n0); // not measured: the frame's at each
         EXPECT_EQ(f.H, plain.H);
@@ -196,10 +201,11 @@ TEST_P(antenna_noise, whitening_recovers_the_good_antennas_beside_a_noisy_one)
         whitened_errors += mmse_bit_errors(case_.g, f, *case_.frame);
         plain_errors += mmse_bit_errors(case_.g, plain, *case_.frame);
     }
-    std::printf("[ measured ] 2x4, antenna 3 at +12 dB, 14 dB: raw bit errors whitened %d, "
-                "one N0 %d\n",
-                whitened_errors,
-                plain_errors);
+    std::printf(
+        "[ measured ] 2x4, antenna 3 at +12 dB, 14 dB: raw bit errors whitened %d, "
+        "one N0 %d\n",
+        whitened_errors,
+        plain_errors);
     EXPECT_LT(3 * whitened_errors, 2 * plain_errors);
 }
 
@@ -210,7 +216,8 @@ TEST_P(antenna_noise, the_genie_whitens_by_the_noise_it_is_given)
     ofdm_receiver rx(case_.g, config_on(backend()));
     const sync_result s = rx.synchronize(case_.frame->rx.data(), case_.frame->rx_samples);
     ASSERT_TRUE(s.found && s.complete);
-    std::vector<cfloat> H(size_t(case_.g.used_subcarriers) * 4 * case_.g.nt, cfloat(1, 0));
+    std::vector<cfloat> H(size_t(case_.g.used_subcarriers) * 4 * case_.g.nt,
+                          cfloat(1, 0));
     const float n0[4] = { 1.0f, 10.0f, 1.0f, 1.0f };
     const front_end_frame f = rx.receive_known_channel(
         case_.frame->rx.data(), case_.frame->rx_samples, s, H.data(), 3.25f, n0);
