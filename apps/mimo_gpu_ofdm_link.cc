@@ -264,8 +264,8 @@ int main(int argc, char** argv)
         rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse
                                        : frequency_interpolation::linear;
         rc.noise_per_antenna = cli.flag("noise-per-antenna").value_or(true);
-        const std::vector<double> antenna_noise_db =
-            antenna_noise_of(cli.text("antenna-noise"), nr);
+        const std::vector<double> antenna_noise_db = antenna_noise_of(
+            cli.is_set("antenna-noise") ? cli.text("antenna-noise") : std::string(), nr);
         ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });
         ofdm_receiver rx = checked_setup([&] { return ofdm_receiver(g, rc); });
         const detector_spec spec =

@@ -24,6 +24,9 @@ namespace detail {
 /// is ~10 %).
 constexpr float k_antenna_noise_ratio = 1.41f;
 
+/// Receive antennas a receiver takes at most (ofdm_receiver's nr).
+constexpr int k_max_receive_antennas = 256;
+
 /// One antenna's LS noise per pilot from the sum and count of its noise-only
 /// bins' powers: its profiles hold 1/nr of the frame's window energy; -1
 /// where too few bins.
@@ -33,6 +36,27 @@ antenna_ls_noise(const delay_profile_geometry& g, float sum, int bins, int nr)
     return bins >= k_delay_noise_min_bins
                ? sum / float(bins) / (g.window_energy / float(nr))
                : -1.0f;
+}
+
+/// Where the antennas' LS noise (antenna_ls_noise: nr values, all measured)
+/// differs by the whitening rule's ratio, the delay profile is searched again
+/// with each antenna's profiles weighted by mean / its noise: the noise of
+/// the sum is then alike across antennas, so a noisy antenna's floor no longer
+/// hides the weak paths the others show (which then read as noise on them:
+/// 1.7x on the quiet antennas beside one 20 dB noisier, nr20 4x4 EPA).
+/// Returns whether to search again; weight[r] (1 where not).
+MIMO_HD bool antenna_profile_weights(const float* antenna_ls_noise, int nr, float* weight)
+{
+    float lo = antenna_ls_noise[0], hi = antenna_ls_noise[0], mean = 0;
+    for (int r = 0; r < nr; ++r) {
+        lo = fminf(lo, antenna_ls_noise[r]);
+        hi = fmaxf(hi, antenna_ls_noise[r]);
+        mean += antenna_ls_noise[r] / float(nr);
+    }
+    const bool apart = isfinite(hi) && lo > 0 && hi > k_antenna_noise_ratio * lo;
+    for (int r = 0; r < nr; ++r)
+        weight[r] = apart ? mean / antenna_ls_noise[r] : 1.0f;
+    return apart;
 }
 
 /// Whether the frame's antennas are whitened, and each antenna's scale

@@ -321,9 +321,12 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 /// floor, the noise of the bins away from it, the span and the noise again
 /// (N0 and the LMMSE's relative noise replaced where there are enough bins);
 /// then the model's spread and the turn that centres it (radians per
-/// subcarrier); with antenna_n0 (frames * nr, or null), each receive antenna's
-/// noise from its profiles' bins beside the span and the whitening scale
-/// (antenna_noise.h; the frame's N0 at each where too few bins).
+/// subcarrier). With antenna_n0 (frames * nr, or null): each receive antenna's
+/// noise from its profiles' bins beside the span; where the antennas are apart
+/// (antenna_profile_weights) the search again with each antenna's profiles
+/// weighted by its noise, and each antenna's noise beside that span; the
+/// whitening scale (antenna_noise.h; the frame's N0 at each antenna where too
+/// few bins).
 __global__ void __launch_bounds__(k_threads)
     delay_support_kernel(const float2* X,
                          dims d,
@@ -339,18 +342,24 @@ __global__ void __launch_bounds__(k_threads)
 {
     __shared__ float float_part[k_threads / 32];
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
+    __shared__ float weight[k_max_receive_antennas]; // antenna r's profiles' weight
+    __shared__ float antenna_ls[k_max_receive_antennas];
+    __shared__ int again;
     constexpr int k_per_thread = 8; // bins a thread holds
     static_assert(k_per_thread * k_threads >= 2 * k_delay_support_max_reach + 1,
                   "the block holds every bin searched");
     const int f = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    const int A = geo.points, reach = geo.reach;
+    const int A = geo.points, reach = geo.reach, nr = d.nr;
     const float2* Xf = X + size_t(f) * geo.profiles * A;
+    for (int r = int(threadIdx.x); r < nr; r += k_threads)
+        weight[r] = 1.0f;
+    __syncthreads();
     const auto at = [&](int k) { // the summed power at signed bin k
         const int b = k < 0 ? k + A : k;
         float p = 0;
-        for (int q = 0; q < geo.profiles; ++q) {
+        for (int q = 0; q < geo.profiles; ++q) { // q = (pilot * nt + t) * nr + r
             const float2 x = Xf[size_t(q) * A + b];
-            p += x.x * x.x + x.y * x.y;
+            p += (x.x * x.x + x.y * x.y) * weight[q % nr];
         }
         return p;
     };
@@ -371,12 +380,6 @@ __global__ void __launch_bounds__(k_threads)
     };
     float power[k_per_thread];
     float peak = 0;
-    for (int u = 0; u < k_per_thread; ++u) {
-        const int k = -reach + int(threadIdx.x) + u * k_threads;
-        power[u] = k <= reach ? at(k) : 0.0f;
-        peak = fmaxf(peak, power[u]);
-    }
-    peak = block_reduce(peak, false);
     // The span of bins above the floor that `noise` gives, to every thread.
     const auto span_above = [&](float noise) {
         const float floor = delay_support_floor(geo, peak, noise);
@@ -416,13 +419,62 @@ __global__ void __launch_bounds__(k_threads)
         bins = block_reduce(bins, true);
         return delay_profile_ls_noise(geo, sum, int(bins));
     };
-    delay_span span = span_above(n0[f] / float(d.nt));
-    float ls_noise = noise_beside(span);
-    if (ls_noise >= 0) { // once more: weak paths under the first floor left out
-        span = span_above(ls_noise);
-        const float again = noise_beside(span);
-        if (again >= 0)
-            ls_noise = again;
+    // The profile (weighted) searched from `noise`: the span, and the LS noise.
+    delay_span span;
+    float ls_noise;
+    const auto search = [&](float noise) {
+        peak = 0;
+        for (int u = 0; u < k_per_thread; ++u) {
+            const int k = -reach + int(threadIdx.x) + u * k_threads;
+            power[u] = k <= reach ? at(k) : 0.0f;
+            peak = fmaxf(peak, power[u]);
+        }
+        peak = block_reduce(peak, false);
+        span = span_above(noise);
+        ls_noise = noise_beside(span);
+        if (ls_noise >= 0) { // once more: weak paths under the first floor left out
+            span = span_above(ls_noise);
+            const float again = noise_beside(span);
+            if (again >= 0)
+                ls_noise = again;
+        }
+    };
+    // Each antenna's LS noise beside the span (unweighted), into antenna_ls;
+    // whether every antenna had enough bins.
+    const auto antenna_noise = [&]() {
+        float bins = 0;
+        for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
+            bins += delay_noise_bin(geo, k, span.lo, span.hi) ? 1.0f : 0.0f;
+        bins = block_reduce(bins, true);
+        bool measured = true;
+        for (int r = 0; r < nr; ++r) {
+            float sum = 0;
+            for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
+                if (delay_noise_bin(geo, k, span.lo, span.hi))
+                    for (int q = r; q < geo.profiles; q += nr) {
+                        const float2 x = Xf[size_t(q) * A + (k < 0 ? k + A : k)];
+                        sum += x.x * x.x + x.y * x.y;
+                    }
+            const float ls =
+                antenna_ls_noise(geo, block_reduce(sum, true), int(bins), nr);
+            measured = measured && ls >= 0; // alike in every thread
+            if (threadIdx.x == 0)
+                antenna_ls[r] = ls;
+        }
+        __syncthreads();
+        return measured;
+    };
+    search(n0[f] / float(d.nt));
+    bool measured = false;
+    if (antenna_n0) {
+        measured = antenna_noise() && ls_noise >= 0;
+        if (threadIdx.x == 0)
+            again = measured && antenna_profile_weights(antenna_ls, nr, weight);
+        __syncthreads();
+        if (again) { // the antennas apart: again, each by its noise
+            search(ls_noise);
+            measured = antenna_noise() && ls_noise >= 0;
+        }
     }
     if (threadIdx.x == 0) {
         if (ls_noise >= 0) {
@@ -434,32 +486,12 @@ __global__ void __launch_bounds__(k_threads)
         spread_over_n[f] = s.spread / float(d.N);
         spread[f] = s.spread;
         centre_turn[f] = 2.0f * 3.14159265358979f * s.centre / float(d.N);
-    }
-    if (!antenna_n0)
-        return;
-    float* noise = antenna_n0 + size_t(f) * d.nr;
-    float bins = 0;
-    for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
-        bins += delay_noise_bin(geo, k, span.lo, span.hi) ? 1.0f : 0.0f;
-    bins = block_reduce(bins, true);
-    bool measured = ls_noise >= 0;
-    for (int r = 0; r < d.nr; ++r) { // profile q = (pilot * nt + t) * nr + r
-        float sum = 0;
-        for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
-            if (delay_noise_bin(geo, k, span.lo, span.hi))
-                for (int q = r; q < geo.profiles; q += d.nr) {
-                    const float2 x = Xf[size_t(q) * A + (k < 0 ? k + A : k)];
-                    sum += x.x * x.x + x.y * x.y;
-                }
-        const float ls = antenna_ls_noise(geo, block_reduce(sum, true), int(bins), d.nr);
-        measured = measured && ls >= 0; // alike in every thread
-        if (threadIdx.x == 0)
-            noise[r] = ls * float(d.nt);
-    }
-    if (threadIdx.x == 0) {
-        for (int r = 0; r < d.nr && !measured; ++r)
-            noise[r] = n0[f];
-        antenna_whitening(noise, d.nr, n0[f], antenna_scale + size_t(f) * d.nr);
+        if (antenna_n0) {
+            float* noise = antenna_n0 + size_t(f) * nr;
+            for (int r = 0; r < nr; ++r)
+                noise[r] = measured ? antenna_ls[r] * float(d.nt) : n0[f];
+            antenna_whitening(noise, nr, n0[f], antenna_scale + size_t(f) * nr);
+        }
     }
 }
 

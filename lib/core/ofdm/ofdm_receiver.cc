@@ -312,7 +312,8 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
 /// The delay support of the frame's channel and the LS noise (delay_profile.h)
 /// from the LS estimates with the mean delay out (pilot_ls: pilots * U * nr),
 /// and each receive antenna's LS noise from its share of the profile
-/// (antenna_noise.h; -1 where too few bins).
+/// (antenna_noise.h; -1 where too few bins); per_antenna: where the antennas'
+/// noise is apart, searched again with each antenna weighted by it.
 struct measured_delay_profile {
     detail::delay_profile_result frame;
     std::vector<float> antenna_ls_noise;
@@ -323,6 +324,7 @@ measured_delay_profile measure_delay_profile(const ofdm_grid& g,
                                              int nr,
                                              const cfloat* pilot_ls,
                                              float ls_noise,
+                                             bool per_antenna,
                                              const detail::delay_profile_geometry& geo,
                                              const detail::fftw_plan_1d& fft)
 {
@@ -343,23 +345,35 @@ measured_delay_profile measure_delay_profile(const ofdm_grid& g,
                     antenna_power[size_t(r) * A + b] += std::norm(lane[size_t(b)]);
             }
         }
-    std::vector<float> power(size_t(A), 0.0f);
-    for (int r = 0; r < nr; ++r)
-        for (int b = 0; b < A; ++b)
-            power[size_t(b)] += antenna_power[size_t(r) * A + b];
+    // The frame's profile (antenna r's weighted by weight[r]), searched; each
+    // antenna's noise beside the span found.
+    std::vector<float> power(static_cast<size_t>(A));
+    std::vector<float> weight(size_t(nr), 1.0f);
     measured_delay_profile m;
-    m.frame = detail::search_delay_profile(geo, power.data(), ls_noise);
     m.antenna_ls_noise.resize(size_t(nr));
-    for (int r = 0; r < nr; ++r) {
-        float sum = 0;
-        int bins = 0;
-        for (int k = -A / 2; k < A / 2; ++k)
-            if (detail::delay_noise_bin(geo, k, m.frame.span.lo, m.frame.span.hi)) {
-                sum += antenna_power[size_t(r) * A + size_t(k < 0 ? k + A : k)];
-                ++bins;
-            }
-        m.antenna_ls_noise[size_t(r)] = detail::antenna_ls_noise(geo, sum, bins, nr);
-    }
+    const auto search = [&](float initial_noise) {
+        std::fill(power.begin(), power.end(), 0.0f);
+        for (int r = 0; r < nr; ++r)
+            for (int b = 0; b < A; ++b)
+                power[size_t(b)] += antenna_power[size_t(r) * A + b] * weight[size_t(r)];
+        m.frame = detail::search_delay_profile(geo, power.data(), initial_noise);
+        bool measured = true;
+        for (int r = 0; r < nr; ++r) {
+            float sum = 0;
+            int bins = 0;
+            for (int k = -A / 2; k < A / 2; ++k)
+                if (detail::delay_noise_bin(geo, k, m.frame.span.lo, m.frame.span.hi)) {
+                    sum += antenna_power[size_t(r) * A + size_t(k < 0 ? k + A : k)];
+                    ++bins;
+                }
+            m.antenna_ls_noise[size_t(r)] = detail::antenna_ls_noise(geo, sum, bins, nr);
+            measured = measured && m.antenna_ls_noise[size_t(r)] >= 0;
+        }
+        return measured;
+    };
+    if (search(ls_noise) && per_antenna && m.frame.ls_noise >= 0 &&
+        detail::antenna_profile_weights(m.antenna_ls_noise.data(), nr, weight.data()))
+        search(m.frame.ls_noise); // the antennas apart: again, each by its noise
     return m;
 }
 
@@ -515,8 +529,15 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
         // From the pilots' delay profile: the noise where its bins beyond the
         // channel give it, the model centred on the support's middle (the
         // estimates turned by it as by the mean delay).
-        const measured_delay_profile measured = measure_delay_profile(
-            g, Q, nr, f.pilot_ls.data(), ls_noise, m_impl->profile, m_impl->profile_fft);
+        const measured_delay_profile measured =
+            measure_delay_profile(g,
+                                  Q,
+                                  nr,
+                                  f.pilot_ls.data(),
+                                  ls_noise,
+                                  m_config.noise_per_antenna,
+                                  m_impl->profile,
+                                  m_impl->profile_fft);
         const detail::delay_profile_result& profile = measured.frame;
         if (profile.ls_noise >= 0) {
             ls_noise = profile.ls_noise;

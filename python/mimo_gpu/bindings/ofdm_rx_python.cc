@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(084f9bdb7e5ba84319062d7443272aba)                       */
+/* BINDTOOL_HEADER_FILE_HASH(8a1f25dd3dfa45bd8e6bea61a2861f3e)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>

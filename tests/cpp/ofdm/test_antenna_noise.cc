@@ -102,9 +102,13 @@ TEST_P(antenna_noise, each_antennas_noise_is_measured_and_the_frame_whitened)
     // Antennas 0, 3, 6 and 12 dB above the SNR's noise (radio chains apart):
     // each antenna's measured noise within 20 % of the channel's, the frame's
     // N0 their mean, and y and H scaled by sqrt(N0 / N0_r).
+    // Also three quiet antennas beside one 20 dB noisier, whose noise floor
+    // would hide the weak paths the quiet ones show (the profile searched
+    // again, each antenna weighted by its noise).
     const uint64_t seed = fresh_seed();
-    const std::vector<double> db = { 0, 3, 6, 12 };
-    for (uint64_t k = 0; k < 3; ++k) {
+    for (uint64_t k = 0; k < 4; ++k) {
+        const std::vector<double> db = k < 3 ? std::vector<double>{ 0, 3, 6, 12 }
+                                             : std::vector<double>{ 0, 0, 0, 20 };
         const noisy_antennas case_(db, 22, seed + k);
         const front_end_frame f = case_.receive(config_on(backend()));
         ASSERT_EQ(f.antenna_n0.size(), 4u);
@@ -118,7 +122,7 @@ TEST_P(antenna_noise, each_antennas_noise_is_measured_and_the_frame_whitened)
             EXPECT_NEAR(f.antenna_scale[size_t(r)],
                         std::sqrt(f.n0 / f.antenna_n0[size_t(r)]),
                         1e-5f);
-            if (k == 0)
+            if (k == 0 || k == 3)
                 std::printf(
                     "[ measured ] antenna %d: N0 %.3e, measured %.3e, scale %.3f\n",
                     r,
