@@ -439,18 +439,19 @@ __global__ void __launch_bounds__(k_threads)
                 ls_noise = again;
         }
     };
-    // Each antenna's LS noise beside the span (unweighted), into antenna_ls;
-    // whether every antenna had enough bins.
-    const auto antenna_noise = [&]() {
+    // Each antenna's LS noise beside a span (unweighted; an empty span: beside
+    // the mean delay's bins alone), into antenna_ls; whether every antenna had
+    // enough bins.
+    const auto antenna_noise = [&](const delay_span& sp) {
         float bins = 0;
         for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
-            bins += delay_noise_bin(geo, k, span.lo, span.hi) ? 1.0f : 0.0f;
+            bins += delay_noise_bin(geo, k, sp.lo, sp.hi) ? 1.0f : 0.0f;
         bins = block_reduce(bins, true);
         bool measured = true;
         for (int r = 0; r < nr; ++r) {
             float sum = 0;
             for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
-                if (delay_noise_bin(geo, k, span.lo, span.hi))
+                if (delay_noise_bin(geo, k, sp.lo, sp.hi))
                     for (int q = r; q < geo.profiles; q += nr) {
                         const float2 x = Xf[size_t(q) * A + (k < 0 ? k + A : k)];
                         sum += x.x * x.x + x.y * x.y;
@@ -467,14 +468,29 @@ __global__ void __launch_bounds__(k_threads)
     search(n0[f] / float(d.nt));
     bool measured = false;
     if (antenna_n0) {
-        measured = antenna_noise() && ls_noise >= 0;
-        if (threadIdx.x == 0)
-            again = measured && antenna_profile_weights(antenna_ls, nr, weight);
-        __syncthreads();
-        if (again) { // the antennas apart: again, each by its noise
-            search(ls_noise);
-            measured = antenna_noise() && ls_noise >= 0;
+        // As the CPU's measure_delay_profile: a failed first search (a noisy
+        // antenna's bins above the floor everywhere) guesses each antenna's
+        // noise beside the mean delay alone and runs the weighted search twice.
+        measured = ls_noise >= 0 && antenna_noise(span);
+        int passes = 1;
+        if (!measured) {
+            measured = antenna_noise(delay_span{ 1, 0 });
+            passes = 2;
         }
+        for (int pass = 0; pass < passes; ++pass) {
+            if (threadIdx.x == 0)
+                again = measured && antenna_profile_weights(antenna_ls, nr, weight);
+            __syncthreads();
+            if (!again)
+                break;
+            float mean = 0;
+            for (int r = 0; r < nr; ++r)
+                mean += antenna_ls[r] / float(nr);
+            __syncthreads(); // every thread has read antenna_ls and `again`
+            search(mean);    // the antennas apart: again, each by its noise
+            measured = ls_noise >= 0 && antenna_noise(span);
+        }
+        measured = measured && ls_noise >= 0;
     }
     if (threadIdx.x == 0) {
         if (ls_noise >= 0) {

@@ -350,19 +350,16 @@ measured_delay_profile measure_delay_profile(const ofdm_grid& g,
     std::vector<float> power(static_cast<size_t>(A));
     std::vector<float> weight(size_t(nr), 1.0f);
     measured_delay_profile m;
-    m.antenna_ls_noise.resize(size_t(nr));
-    const auto search = [&](float initial_noise) {
-        std::fill(power.begin(), power.end(), 0.0f);
-        for (int r = 0; r < nr; ++r)
-            for (int b = 0; b < A; ++b)
-                power[size_t(b)] += antenna_power[size_t(r) * A + b] * weight[size_t(r)];
-        m.frame = detail::search_delay_profile(geo, power.data(), initial_noise);
+    m.antenna_ls_noise.assign(size_t(nr), -1.0f);
+    // Each antenna's noise beside a span (an empty one: beside the mean
+    // delay's bins alone); whether every antenna had enough bins.
+    const auto antenna_noise = [&](const detail::delay_span& span) {
         bool measured = true;
         for (int r = 0; r < nr; ++r) {
             float sum = 0;
             int bins = 0;
             for (int k = -A / 2; k < A / 2; ++k)
-                if (detail::delay_noise_bin(geo, k, m.frame.span.lo, m.frame.span.hi)) {
+                if (detail::delay_noise_bin(geo, k, span.lo, span.hi)) {
                     sum += antenna_power[size_t(r) * A + size_t(k < 0 ? k + A : k)];
                     ++bins;
                 }
@@ -371,9 +368,37 @@ measured_delay_profile measure_delay_profile(const ofdm_grid& g,
         }
         return measured;
     };
-    if (search(ls_noise) && per_antenna && m.frame.ls_noise >= 0 &&
-        detail::antenna_profile_weights(m.antenna_ls_noise.data(), nr, weight.data()))
-        search(m.frame.ls_noise); // the antennas apart: again, each by its noise
+    const auto search = [&](float initial_noise) {
+        std::fill(power.begin(), power.end(), 0.0f);
+        for (int r = 0; r < nr; ++r)
+            for (int b = 0; b < A; ++b)
+                power[size_t(b)] += antenna_power[size_t(r) * A + b] * weight[size_t(r)];
+        m.frame = detail::search_delay_profile(geo, power.data(), initial_noise);
+        return m.frame.ls_noise >= 0 && antenna_noise(m.frame.span);
+    };
+    bool measured = search(ls_noise);
+    if (!per_antenna)
+        return m;
+    // A noisy antenna's profile can also lift bins of the sum above the floor
+    // everywhere (its noise spreads as a few profiles', not as all of them):
+    // then the first guess of each antenna's noise is its bins beside the mean
+    // delay's alone, and the weighted search runs twice.
+    int passes = 1;
+    if (!measured) {
+        measured = antenna_noise(detail::delay_span{ 1, 0 });
+        passes = 2;
+    }
+    for (int pass = 0;
+         pass < passes && measured &&
+         detail::antenna_profile_weights(m.antenna_ls_noise.data(), nr, weight.data());
+         ++pass) {
+        float mean = 0;
+        for (float n : m.antenna_ls_noise)
+            mean += n / float(nr);
+        measured = search(mean); // the antennas apart: again, each by its noise
+    }
+    if (!measured)
+        std::fill(m.antenna_ls_noise.begin(), m.antenna_ls_noise.end(), -1.0f);
     return m;
 }
 
