@@ -150,6 +150,18 @@ def layout_of(r):
     return f"pilots {pilots}" + (f" + {data} data" if data is not None else "")
 
 
+def setting_of(r):
+    """The pilot layout, and where the receive antennas' noise differs
+    (--antenna-noise), the offsets and whether the receiver measured it per
+    antenna ("pilots 0 + 6 data; antennas +0/+3/+6/+12 dB, per antenna")."""
+    text = layout_of(r)
+    offsets = r.get("antenna_noise_db") or []
+    if offsets:
+        text += "; antennas " + "/".join(f"{v:+g}" for v in offsets) + " dB, " + \
+            ("per antenna" if r.get("noise_per_antenna", True) else "one N0")
+    return text
+
+
 def bler_table(runs, output):
     """BLER curves of several runs, a panel per (profile, modulation), and the
     markdown table of SNR at BLER 0.1 (estimated, perfect, loss)."""
@@ -163,17 +175,17 @@ def bler_table(runs, output):
     print("| profile | modulation | Doppler | pilot layout (a slot) | time interpolation | estimated | perfect | loss |")
     print("|---|---|---|---|---|---|---|---|")
     for r in sorted(runs, key=lambda r: (r["profile"], order.index(modulation_of(r)), r["doppler_hz"],
-                                         r["interpolation"], layout_of(r))):
+                                         r["interpolation"], setting_of(r))):
         a = ax[0][panels.index((r["profile"], modulation_of(r)))]
         snr = [p["snr_db"] for p in r["points"]]
-        label = f"{r['doppler_hz']:g} Hz, {r['interpolation']}, {layout_of(r)}"
+        label = f"{r['doppler_hz']:g} Hz, {r['interpolation']}, {setting_of(r)}"
         line = a.semilogy(snr, [max(p["bler_estimated"], 1e-3) for p in r["points"]], "o-", label=label)
         a.semilogy(snr, [max(p["bler_perfect"], 1e-3) for p in r["points"]], "--",
                    color=line[0].get_color(), lw=0.8)
         a.set_title(f"{r['nr']}x{r['nt']} {r['profile'].upper()} {modulation_of(r)} "
                     "(dashed: perfect channel; 1e-3: no error)", fontsize=9)
         est, perf = number(r.get("snr_at_bler_0.1_estimated")), number(r.get("snr_at_bler_0.1_perfect"))
-        print(f"| {r['profile'].upper()} | {modulation_of(r)} | {r['doppler_hz']:g} Hz | {layout_of(r)} | "
+        print(f"| {r['profile'].upper()} | {modulation_of(r)} | {r['doppler_hz']:g} Hz | {setting_of(r)} | "
               f"{r['interpolation']} | "
               + (f"{est:.2f} dB" if est is not None else "not reached") + " | "
               + (f"{perf:.2f} dB" if perf is not None else "not reached") + " | "
