@@ -69,12 +69,13 @@ struct ofdm_receiver_config {
     /// Where demodulation and estimation run (synchronisation runs on the CPU).
     backend requested = backend::automatic;
 
-    /// Whether each antenna's noise is measured (noise_per_antenna and the
-    /// delay profile measured); else every antenna has the frame's N0.
+    /// Whether each antenna's noise is measured (noise_per_antenna, several
+    /// antennas and the delay profile measured); else every antenna has the
+    /// frame's N0.
     bool measures_antenna_noise() const
     {
-        return noise_per_antenna && frequency == frequency_interpolation::lmmse &&
-               lmmse_delay_spread < 0;
+        return noise_per_antenna && nr > 1 &&
+               frequency == frequency_interpolation::lmmse && lmmse_delay_spread < 0;
     }
 };
 

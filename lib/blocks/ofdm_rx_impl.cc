@@ -320,7 +320,9 @@ void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f,
     info = pmt::dict_add(info, pmt::mp("doppler"), pmt::from_double(f.doppler));
     info = pmt::dict_add(info,
                          pmt::mp("antenna_n0"),
-                         pmt::init_f32vector(f.antenna_n0.size(), f.antenna_n0));
+                         pmt::init_f64vector(f.antenna_n0.size(),
+                                             std::vector<double>(f.antenna_n0.begin(),
+                                                                 f.antenna_n0.end())));
     info = pmt::dict_add(info, pmt::mp("whitened"), pmt::from_bool(f.whitened));
     add_item_tag(1, y_item, k_frame_key, info);
 }

@@ -115,7 +115,7 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
             infos = [t.value for t in y_sink.tags() if pmt.symbol_to_string(t.key) == "ofdm_frame"]
             self.assertEqual(len(infos), frames)
             for info in infos:
-                n0 = pmt.f32vector_elements(pmt.dict_ref(info, pmt.intern("antenna_n0"), pmt.PMT_NIL))
+                n0 = pmt.f64vector_elements(pmt.dict_ref(info, pmt.intern("antenna_n0"), pmt.PMT_NIL))
                 whitened = pmt.to_bool(pmt.dict_ref(info, pmt.intern("whitened"), pmt.PMT_NIL))
                 self.assertEqual(len(n0), nr)
                 self.assertEqual(whitened, per_antenna)

@@ -14,6 +14,9 @@
 
 #include <math.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace mimo_gpu {
 namespace detail {
 
@@ -33,9 +36,7 @@ constexpr int k_max_receive_antennas = 256;
 MIMO_HD float
 antenna_ls_noise(const delay_profile_geometry& g, float sum, int bins, int nr)
 {
-    return bins >= k_delay_noise_min_bins
-               ? sum / float(bins) / (g.window_energy / float(nr))
-               : -1.0f;
+    return delay_profile_ls_noise(g, sum * float(nr), bins);
 }
 
 /// Where the antennas' LS noise (antenna_ls_noise: nr values, all measured)
@@ -44,7 +45,8 @@ antenna_ls_noise(const delay_profile_geometry& g, float sum, int bins, int nr)
 /// the sum is then alike across antennas, so a noisy antenna's floor no longer
 /// hides the weak paths the others show (which then read as noise on them:
 /// 1.7x on the quiet antennas beside one 20 dB noisier, nr20 4x4 EPA).
-/// Returns whether to search again; weight[r] (1 where not).
+/// Returns whether to search again, and then weight[r] (left as it is where
+/// not, so that the profile last searched stays the one weighted).
 MIMO_HD bool antenna_profile_weights(const float* antenna_ls_noise, int nr, float* weight)
 {
     float lo = antenna_ls_noise[0], hi = antenna_ls_noise[0], mean = 0;
@@ -54,8 +56,8 @@ MIMO_HD bool antenna_profile_weights(const float* antenna_ls_noise, int nr, floa
         mean += antenna_ls_noise[r] / float(nr);
     }
     const bool apart = isfinite(hi) && lo > 0 && hi > k_antenna_noise_ratio * lo;
-    for (int r = 0; r < nr; ++r)
-        weight[r] = apart ? mean / antenna_ls_noise[r] : 1.0f;
+    for (int r = 0; r < nr && apart; ++r)
+        weight[r] = mean / antenna_ls_noise[r];
     return apart;
 }
 
@@ -74,6 +76,22 @@ MIMO_HD bool antenna_whitening(const float* antenna_n0, int nr, float n0, float*
     for (int r = 0; r < nr; ++r)
         scale[r] = whiten ? sqrtf(n0 / antenna_n0[r]) : 1.0f;
     return whiten;
+}
+
+/// (host) A frame's noise per antenna as the receiver reports it: measured (nr
+/// values) or, where null, the frame's n0 at each; the whitening scales
+/// (scale resized to nr) and whether the frame is whitened.
+inline bool report_antenna_noise(int nr,
+                                 float n0,
+                                 const float* measured,
+                                 std::vector<float>& antenna_n0,
+                                 std::vector<float>& scale)
+{
+    antenna_n0.assign(size_t(nr), n0);
+    if (measured)
+        std::copy(measured, measured + nr, antenna_n0.begin());
+    scale.resize(size_t(nr));
+    return antenna_whitening(antenna_n0.data(), nr, n0, scale.data());
 }
 
 } // namespace detail

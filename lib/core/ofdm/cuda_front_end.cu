@@ -344,7 +344,8 @@ __global__ void __launch_bounds__(k_threads)
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
     __shared__ float weight[k_max_receive_antennas]; // antenna r's profiles' weight
     __shared__ float antenna_ls[k_max_receive_antennas];
-    __shared__ int again;
+    __shared__ float kept_ls[k_max_receive_antennas]; // the last good search's
+    __shared__ int search_again;
     constexpr int k_per_thread = 8; // bins a thread holds
     static_assert(k_per_thread * k_threads >= 2 * k_delay_support_max_reach + 1,
                   "the block holds every bin searched");
@@ -357,10 +358,11 @@ __global__ void __launch_bounds__(k_threads)
     const auto at = [&](int k) { // the summed power at signed bin k
         const int b = k < 0 ? k + A : k;
         float p = 0;
-        for (int q = 0; q < geo.profiles; ++q) { // q = (pilot * nt + t) * nr + r
-            const float2 x = Xf[size_t(q) * A + b];
-            p += (x.x * x.x + x.y * x.y) * weight[q % nr];
-        }
+        for (int q0 = 0; q0 < geo.profiles; q0 += nr) // q = (pilot * nt + t) * nr + r
+            for (int r = 0; r < nr; ++r) {
+                const float2 x = Xf[size_t(q0 + r) * A + b];
+                p += (x.x * x.x + x.y * x.y) * weight[r];
+            }
         return p;
     };
     // A block-wide sum (op: +) or maximum, returned to every thread.
@@ -419,9 +421,11 @@ __global__ void __launch_bounds__(k_threads)
         bins = block_reduce(bins, true);
         return delay_profile_ls_noise(geo, sum, int(bins));
     };
-    // The profile (weighted) searched from `noise`: the span, and the LS noise.
+    // The profile (weighted) searched from `noise`: the span, the LS noise and
+    // the model's support (every thread alike).
     delay_span span;
     float ls_noise;
+    delay_support support;
     const auto search = [&](float noise) {
         peak = 0;
         for (int u = 0; u < k_per_thread; ++u) {
@@ -438,6 +442,8 @@ __global__ void __launch_bounds__(k_threads)
             if (again >= 0)
                 ls_noise = again;
         }
+        // the walk to the outermost peaks: a few bins, their powers summed again
+        support = delay_support_of_span(geo, at, span.lo, span.hi);
     };
     // Each antenna's LS noise beside a span (unweighted; an empty span: beside
     // the mean delay's bins alone), into antenna_ls; whether every antenna had
@@ -466,42 +472,69 @@ __global__ void __launch_bounds__(k_threads)
         return measured;
     };
     search(n0[f] / float(d.nt));
-    bool measured = false;
+    bool measured = false,
+         weighted = false; // weighted: the result kept is a weighted search's
     if (antenna_n0) {
         // As the CPU's measure_delay_profile: a failed first search (a noisy
         // antenna's bins above the floor everywhere) guesses each antenna's
-        // noise beside the mean delay alone and runs the weighted search twice.
+        // noise beside the mean delay alone and runs the weighted search
+        // twice; a weighted search with too few noise bins gives way to the
+        // last that had enough.
         measured = ls_noise >= 0 && antenna_noise(span);
+        bool have_noise = measured;
         int passes = 1;
         if (!measured) {
-            measured = antenna_noise(delay_span{ 1, 0 });
+            have_noise = antenna_noise(delay_span{ 1, 0 });
             passes = 2;
         }
+        delay_span kept_span = span;
+        float kept_noise = ls_noise;
+        delay_support kept_support = support;
+        for (int r = int(threadIdx.x); r < nr; r += k_threads)
+            kept_ls[r] = antenna_ls[r];
         for (int pass = 0; pass < passes; ++pass) {
             if (threadIdx.x == 0)
-                again = measured && antenna_profile_weights(antenna_ls, nr, weight);
+                search_again =
+                    have_noise && antenna_profile_weights(antenna_ls, nr, weight);
             __syncthreads();
-            if (!again)
+            if (!search_again)
                 break;
             float mean = 0;
             for (int r = 0; r < nr; ++r)
                 mean += antenna_ls[r] / float(nr);
-            __syncthreads(); // every thread has read antenna_ls and `again`
+            __syncthreads(); // every thread has read antenna_ls and search_again
             search(mean);    // the antennas apart: again, each by its noise
-            measured = ls_noise >= 0 && antenna_noise(span);
+            if (!(ls_noise >= 0 && antenna_noise(span))) {
+                span = kept_span;
+                ls_noise = kept_noise;
+                support = kept_support;
+                for (int r = int(threadIdx.x); r < nr; r += k_threads)
+                    antenna_ls[r] = kept_ls[r];
+                __syncthreads();
+                break;
+            }
+            kept_span = span;
+            kept_noise = ls_noise;
+            kept_support = support;
+            for (int r = int(threadIdx.x); r < nr; r += k_threads)
+                kept_ls[r] = antenna_ls[r];
+            measured = weighted = true;
         }
         measured = measured && ls_noise >= 0;
     }
     if (threadIdx.x == 0) {
+        if (measured && weighted) { // a weighted search's N0: the antennas' mean
+            ls_noise = 0;
+            for (int r = 0; r < nr; ++r)
+                ls_noise += antenna_ls[r] / float(nr);
+        }
         if (ls_noise >= 0) {
             n0[f] = ls_noise * float(d.nt);
             relative_noise[f] = lmmse_relative_noise(pair_power[f], ls_noise);
         }
-        // the walk to the outermost peaks: a few bins, their powers summed again
-        const delay_support s = delay_support_of_span(geo, at, span.lo, span.hi);
-        spread_over_n[f] = s.spread / float(d.N);
-        spread[f] = s.spread;
-        centre_turn[f] = 2.0f * 3.14159265358979f * s.centre / float(d.N);
+        spread_over_n[f] = support.spread / float(d.N);
+        spread[f] = support.spread;
+        centre_turn[f] = 2.0f * 3.14159265358979f * support.centre / float(d.N);
         if (antenna_n0) {
             float* noise = antenna_n0 + size_t(f) * nr;
             for (int r = 0; r < nr; ++r)
@@ -1820,15 +1853,13 @@ void cuda_front_end::run(const cfloat* rx,
         out[f].n0 = n0[f];
         out[f].delay_spread = spread[f];
         out[f].doppler = doppler[f];
-        out[f].antenna_n0.assign(size_t(d.nr), n0[f]);
-        if (m->antenna_noise)
-            std::copy_n(antenna_n0.begin() + ptrdiff_t(f * d.nr),
-                        d.nr,
-                        out[f].antenna_n0.begin());
-        out[f].antenna_scale.resize(size_t(d.nr));
         // the kernel's rule again on the same numbers: its decision and scales
-        out[f].whitened = antenna_whitening(
-            out[f].antenna_n0.data(), d.nr, n0[f], out[f].antenna_scale.data());
+        out[f].whitened = report_antenna_noise(
+            d.nr,
+            n0[f],
+            m->antenna_noise ? antenna_n0.data() + f * d.nr : nullptr,
+            out[f].antenna_n0,
+            out[f].antenna_scale);
     }
 }
 

@@ -229,12 +229,13 @@ public:
             out[f].n0 = n0[f];
             out[f].delay_spread = spread[f];
             out[f].doppler = doppler[f];
-            out[f].antenna_n0.assign(m_nr, n0[f]);
-            if (d_antenna_n0)
-                std::copy_n(antenna_n0 + f * m_nr, m_nr, out[f].antenna_n0.begin());
             // the kernel's rule again on the same numbers (antenna_noise.h)
-            out[f].whitened = antenna_whitening(
-                out[f].antenna_n0.data(), int(m_nr), n0[f], scale.data());
+            out[f].whitened =
+                report_antenna_noise(int(m_nr),
+                                     n0[f],
+                                     d_antenna_n0 ? antenna_n0 + f * m_nr : nullptr,
+                                     out[f].antenna_n0,
+                                     scale);
         }
         return out;
     }

@@ -317,6 +317,7 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
 struct measured_delay_profile {
     detail::delay_profile_result frame;
     std::vector<float> antenna_ls_noise;
+    bool weighted = false; ///< `frame` from a weighted search
 };
 
 measured_delay_profile measure_delay_profile(const ofdm_grid& g,
@@ -382,20 +383,29 @@ measured_delay_profile measure_delay_profile(const ofdm_grid& g,
     // A noisy antenna's profile can also lift bins of the sum above the floor
     // everywhere (its noise spreads as a few profiles', not as all of them):
     // then the first guess of each antenna's noise is its bins beside the mean
-    // delay's alone, and the weighted search runs twice.
+    // delay's alone, and the weighted search runs twice. A weighted search
+    // that finds too few noise bins gives way to the last that did not.
+    bool have_noise = measured;
     int passes = 1;
     if (!measured) {
-        measured = antenna_noise(detail::delay_span{ 1, 0 });
+        have_noise = antenna_noise(detail::delay_span{ 1, 0 });
         passes = 2;
     }
+    measured_delay_profile kept = m;
     for (int pass = 0;
-         pass < passes && measured &&
+         pass < passes && have_noise &&
          detail::antenna_profile_weights(m.antenna_ls_noise.data(), nr, weight.data());
          ++pass) {
         float mean = 0;
         for (float n : m.antenna_ls_noise)
             mean += n / float(nr);
-        measured = search(mean); // the antennas apart: again, each by its noise
+        if (!search(mean)) { // the antennas apart: again, each by its noise
+            m = kept;
+            break;
+        }
+        m.weighted = true;
+        kept = m;
+        measured = true;
     }
     if (!measured)
         std::fill(m.antenna_ls_noise.begin(), m.antenna_ls_noise.end(), -1.0f);
@@ -517,12 +527,8 @@ void interpolate_pilot_symbols(const ofdm_grid& g,
 /// each) and whether and how the frame is whitened (antenna_noise.h).
 void set_antenna_noise(front_end_frame& f, int nr, const float* antenna_n0)
 {
-    f.antenna_n0.assign(size_t(nr), f.n0);
-    if (antenna_n0)
-        std::copy(antenna_n0, antenna_n0 + nr, f.antenna_n0.begin());
-    f.antenna_scale.resize(size_t(nr));
     f.whitened =
-        detail::antenna_whitening(f.antenna_n0.data(), nr, f.n0, f.antenna_scale.data());
+        detail::report_antenna_noise(nr, f.n0, antenna_n0, f.antenna_n0, f.antenna_scale);
 }
 
 } // namespace
@@ -560,18 +566,26 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
                                   nr,
                                   f.pilot_ls.data(),
                                   ls_noise,
-                                  m_config.noise_per_antenna,
+                                  m_config.measures_antenna_noise(),
                                   m_impl->profile,
                                   m_impl->profile_fft);
         const detail::delay_profile_result& profile = measured.frame;
         if (profile.ls_noise >= 0) {
             ls_noise = profile.ls_noise;
             f.n0 = ls_noise * float(nt);
-            if (m_config.noise_per_antenna &&
+            if (m_config.measures_antenna_noise() &&
                 *std::min_element(measured.antenna_ls_noise.begin(),
-                                  measured.antenna_ls_noise.end()) >= 0)
-                for (float ls : measured.antenna_ls_noise)
+                                  measured.antenna_ls_noise.end()) >= 0) {
+                float mean = 0; // a weighted search's N0: the antennas' mean
+                for (float ls : measured.antenna_ls_noise) {
                     antenna_n0.push_back(ls * float(nt));
+                    mean += ls / float(nr);
+                }
+                if (measured.weighted) {
+                    ls_noise = mean;
+                    f.n0 = ls_noise * float(nt);
+                }
+            }
         }
         spread_over_n = profile.support.spread / float(g.fft_size);
         const double turn = 2 * M_PI * double(profile.support.centre) / g.fft_size;
@@ -728,6 +742,10 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
                   f.pilot_channels.begin() + ptrdiff_t(size_t(q) * per_pilot));
     }
     f.n0 = n0;
+    for (int r = 0; antenna_n0 && r < m_config.nr; ++r)
+        if (!(std::isfinite(antenna_n0[r]) && antenna_n0[r] > 0))
+            fail("a known channel's noise per antenna must be finite and > 0 (antenna " +
+                 std::to_string(r) + ")");
     set_antenna_noise(f, m_config.nr, antenna_n0);
     emit(f, detail::jakes_model{}); // the same channel at a slot's pilot symbols
     return f;

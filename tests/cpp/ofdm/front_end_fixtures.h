@@ -5,6 +5,7 @@
 
 #include "../test_support.h"
 
+#include <mimo_gpu/detector.h>
 #include <mimo_gpu/multipath_channel.h>
 #include <mimo_gpu/ofdm_receiver.h>
 #include <mimo_gpu/ofdm_transmitter.h>
@@ -89,6 +90,18 @@ struct loopback {
         ch.run(tx.data(), size_t(g.frame_samples()), rx.data());
     }
 };
+
+/// A received frame as a detector takes it.
+inline detector_input detector_input_of(const front_end_frame& f)
+{
+    detector_input in;
+    in.H = f.H.data();
+    in.y = f.y.data();
+    in.channels = f.channels;
+    in.symbols_per_channel = f.symbols_per_channel;
+    in.n0 = f.n0;
+    return in;
+}
 
 inline double mean_squared_error(const std::vector<cfloat>& a,
                                  const std::vector<cfloat>& b)

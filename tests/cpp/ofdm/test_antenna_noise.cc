@@ -59,14 +59,8 @@ ofdm_receiver_config config_on(const std::string& backend_name, bool per_antenna
 int mmse_bit_errors(const ofdm_grid& g, const front_end_frame& f, const loopback& lb)
 {
     auto det = make_detector("mmse", { { 4, g.nt }, g.mod, {} }, backend::cpu);
-    detector_input in;
-    in.H = f.H.data();
-    in.y = f.y.data();
-    in.channels = f.channels;
-    in.symbols_per_channel = f.symbols_per_channel;
-    in.n0 = f.n0;
     std::vector<float> llr(lb.bits.size());
-    det->detect(in, llr.data());
+    det->detect(detector_input_of(f), llr.data());
     int errors = 0;
     for (size_t b = 0; b < lb.bits.size(); ++b)
         errors += (llr[b] < 0) != (lb.bits[b] != 0);
@@ -232,6 +226,17 @@ TEST_P(antenna_noise, the_genie_whitens_by_the_noise_it_is_given)
     const front_end_frame alike = rx.receive_known_channel(
         case_.frame->rx.data(), case_.frame->rx_samples, s, H.data(), 1.0f);
     EXPECT_FALSE(alike.whitened);
+    for (float bad : { -1.0f, 0.0f, NAN }) {
+        const float given[4] = { 1.0f, bad, 1.0f, 1.0f };
+        EXPECT_THROW(rx.receive_known_channel(case_.frame->rx.data(),
+                                              case_.frame->rx_samples,
+                                              s,
+                                              H.data(),
+                                              1.0f,
+                                              given),
+                     std::invalid_argument)
+            << bad;
+    }
     ASSERT_GE(alike.H.size(), H.size());
     EXPECT_TRUE(std::equal(H.begin(), H.end(), alike.H.begin()));
 }

@@ -2,6 +2,7 @@
 // frame parameters), chunked reads, every bad file a clear error, and a
 // recording of the transmitter decoded exactly as the live samples are.
 #include "../test_support.h"
+#include "front_end_fixtures.h"
 
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/multipath_channel.h>
@@ -307,14 +308,8 @@ TEST(sigmf, a_recording_decodes_as_the_live_samples_do)
             if (!s.found || !s.complete)
                 break;
             const front_end_frame fr = rx.receive(samples.data(), n, s);
-            detector_input in;
-            in.H = fr.H.data();
-            in.y = fr.y.data();
-            in.channels = fr.channels;
-            in.symbols_per_channel = fr.symbols_per_channel;
-            in.n0 = fr.n0;
             std::vector<float> llr(g.frame_bits());
-            det->detect(in, llr.data());
+            det->detect(detector_input_of(fr), llr.data());
             llrs.insert(llrs.end(), llr.begin(), llr.end());
             from = s.frame_start + size_t(g.frame_samples()) - size_t(g.cp_length);
         }
