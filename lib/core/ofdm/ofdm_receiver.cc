@@ -317,7 +317,6 @@ pilot_statistics least_squares_at_pilots(const ofdm_grid& g,
 struct measured_delay_profile {
     detail::delay_profile_result frame;
     std::vector<float> antenna_ls_noise;
-    bool weighted = false; ///< `frame` from a weighted search
 };
 
 measured_delay_profile measure_delay_profile(const ofdm_grid& g,
@@ -403,7 +402,10 @@ measured_delay_profile measure_delay_profile(const ofdm_grid& g,
             m = kept;
             break;
         }
-        m.weighted = true;
+        float weighted_mean = 0; // a weighted search's LS noise: the antennas' mean
+        for (float n : m.antenna_ls_noise)
+            weighted_mean += n / float(nr);
+        m.frame.ls_noise = weighted_mean;
         kept = m;
         measured = true;
     }
@@ -575,17 +577,9 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
             f.n0 = ls_noise * float(nt);
             if (m_config.measures_antenna_noise() &&
                 *std::min_element(measured.antenna_ls_noise.begin(),
-                                  measured.antenna_ls_noise.end()) >= 0) {
-                float mean = 0; // a weighted search's N0: the antennas' mean
-                for (float ls : measured.antenna_ls_noise) {
+                                  measured.antenna_ls_noise.end()) >= 0)
+                for (float ls : measured.antenna_ls_noise)
                     antenna_n0.push_back(ls * float(nt));
-                    mean += ls / float(nr);
-                }
-                if (measured.weighted) {
-                    ls_noise = mean;
-                    f.n0 = ls_noise * float(nt);
-                }
-            }
         }
         spread_over_n = profile.support.spread / float(g.fft_size);
         const double turn = 2 * M_PI * double(profile.support.centre) / g.fft_size;

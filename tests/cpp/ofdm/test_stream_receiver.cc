@@ -4,6 +4,7 @@
 // samples; CUDA against the CPU on fresh streams, host and device outputs.
 #include "../../../lib/core/ofdm/frame_search.h"
 #include "../test_support.h"
+#include "front_end_fixtures.h"
 
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/multipath_channel.h>
@@ -48,15 +49,9 @@ struct recorded_stream {
     recorded_stream(const ofdm_grid& g, int nr, int frames, uint64_t seed)
     {
         ofdm_transmitter tx(g);
-        multipath_config mc;
-        mc.nr = nr;
-        mc.nt = g.nt;
-        mc.profile = delay_profile::epa;
-        mc.sample_rate = g.sample_rate;
+        multipath_config mc = epa_channel(g, nr, 28, seed);
         mc.cfo = 0.17 * g.subcarrier_spacing();
         mc.timing_offset = 30;
-        mc.snr_db = 28;
-        mc.seed = seed;
         multipath_channel ch(mc);
         spread = size_t(ch.delay_spread_samples());
         antennas.assign(size_t(nr), {});
