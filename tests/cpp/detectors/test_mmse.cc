@@ -4,11 +4,14 @@
 // (hand kernels and the cuBLAS/cuSOLVER path) against the CPU on fresh inputs.
 #include "../test_support.h"
 
+#include "../../../lib/core/detect/mmse/mmse_soft_output.h"
+
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/mmse_detector.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -256,7 +259,12 @@ TEST(mmse_detector, cholesky_equals_double_precision_reference)
         modulation mod;
         double snr;
     };
-    for (const cfg& k : { cfg{ { 8, 4 }, modulation::qam16, 10 },
+    // 1 to 4 users run the engine's unrolled channels, more the general one.
+    for (const cfg& k : { cfg{ { 1, 1 }, modulation::qam64, 25 },
+                          cfg{ { 2, 2 }, modulation::qam16, 15 },
+                          cfg{ { 4, 2 }, modulation::qam1024, 35 },
+                          cfg{ { 3, 3 }, modulation::qpsk, 5 },
+                          cfg{ { 8, 4 }, modulation::qam16, 10 },
                           cfg{ { 64, 8 }, modulation::qam64, 5 },
                           cfg{ { 128, 16 }, modulation::qam16, 0 },
                           cfg{ { 24, 16 }, modulation::qpsk, 15 },
@@ -273,11 +281,72 @@ TEST(mmse_detector, cholesky_equals_double_precision_reference)
     }
 }
 
+TEST(mmse_detector, batched_llrs_equal_the_shared_llrs_to_the_bit)
+{
+    // The CPU's mmse_llr_batch against mmse_symbol_llrs (the GPU's) on symbols
+    // anywhere, on every level, halfway between levels and beyond the outer
+    // ones, with and without clipping, and on non-finite symbols; batches
+    // flushed full and part full.
+    std::mt19937_64 rng(fresh_seed());
+    std::normal_distribution<float> g(0.0f, 1.0f);
+    std::uniform_int_distribution<int> pick(0, 5);
+    for (modulation m : { modulation::qpsk,
+                          modulation::qam16,
+                          modulation::qam64,
+                          modulation::qam256,
+                          modulation::qam1024 }) {
+        const detail::pam_table pam = detail::make_pam_table(constellation(m));
+        const int Q = pam.bits_per_symbol();
+        std::uniform_int_distribution<int> level(0, pam.levels - 1);
+        auto draw = [&]() -> float {
+            switch (pick(rng)) {
+            case 0:
+                return pam.amplitude(level(rng));
+            case 1:
+                return 0.5f * (pam.amplitude(level(rng)) + pam.amplitude(level(rng)));
+            case 2:
+                return 3.0f * g(rng);
+            case 3:
+                return 1e20f * g(rng);
+            default:
+                return g(rng) * 1.2f;
+            }
+        };
+        for (float clip : { 0.0f, 8.0f }) {
+            const int users = 4999; // 78 full batches and a part
+            std::vector<float> zr(users), zi(users), rho(users);
+            std::vector<float> want(size_t(users) * Q), got(want.size(), -7.0f);
+            detail::mmse_llr_batch batch;
+            for (int i = 0; i < users; ++i) {
+                zr[i] = i % 997 == 0 ? (i % 2 ? std::nanf("") : INFINITY) : draw();
+                zi[i] = draw();
+                rho[i] = i % 13 == 0 ? 0.0f : std::exp(3.0f * g(rng));
+                detail::mmse_symbol_llrs(
+                    zr[i], zi[i], rho[i], pam, clip, &want[size_t(i) * Q]);
+                batch.add(zr[i], zi[i], rho[i], &got[size_t(i) * Q], pam, clip);
+            }
+            batch.flush(pam, clip);
+            for (size_t k = 0; k < want.size(); ++k)
+                ASSERT_EQ(std::memcmp(&got[k], &want[k], sizeof(float)), 0)
+                    << to_string(m) << " clip " << clip << " user " << k / Q << " z = ("
+                    << zr[k / Q] << ", " << zi[k / Q] << ") rho " << rho[k / Q] << " bit "
+                    << k % Q << ": " << got[k] << " against " << want[k];
+            std::printf("[ compared ] %s clip %g: %zu LLRs identical\n",
+                        to_string(m).c_str(),
+                        double(clip),
+                        want.size());
+        }
+    }
+}
+
 TEST(mmse_detector, cg_with_u_iterations_equals_cholesky)
 {
     const uint64_t seed = fresh_seed();
-    for (mimo_shape shape :
-         { mimo_shape{ 64, 8 }, mimo_shape{ 128, 16 }, mimo_shape{ 32, 4 } }) {
+    for (mimo_shape shape : { mimo_shape{ 64, 8 },
+                              mimo_shape{ 128, 16 },
+                              mimo_shape{ 32, 4 },
+                              mimo_shape{ 4, 2 },
+                              mimo_shape{ 3, 3 } }) {
         const frame f(shape, modulation::qam16, 6, 4, 10, seed + shape.nt);
         auto chol = make_mmse("mmse", shape, modulation::qam16, backend::cpu);
         auto cg = make_mmse("mmse_cg",

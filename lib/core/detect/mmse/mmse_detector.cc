@@ -11,6 +11,7 @@
 #include "mmse_pic.h"
 #include "mmse_soft_output.h"
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -20,36 +21,63 @@ namespace detail {
 
 namespace {
 
+/// Storage for a channel's small arrays: N > 0 elements fixed at compile time
+/// (std::array), or N == 0 for sizes known at run time (std::vector).
+template <typename T, int N>
+struct channel_storage {
+    using type = std::array<T, size_t(N)>;
+    static type make(size_t) { return type{}; }
+};
+template <typename T>
+struct channel_storage<T, 0> {
+    using type = std::vector<T>;
+    static type make(size_t n) { return type(n); }
+};
+
 /// One channel's work on the CPU: H split into real and imaginary columns
 /// (the loops over antennas then vectorise), the regularised Gram matrix A,
 /// and either A^-1 (Cholesky mode) or A itself (CG mode) for its symbols.
+/// FixedU > 0 fixes the number of users at compile time: the loops over users
+/// unroll and the matrices live on the stack (a 2x2 problem spent most of its
+/// time on loop and vector overhead); the operations and their order are those
+/// of FixedU = 0, so every result is the same to the bit.
+template <int FixedU>
 class mmse_channel_cpu
 {
+    using square_storage = channel_storage<float, FixedU * FixedU>;
+    using pair_storage = channel_storage<float, 2 * FixedU>;
+    using user_storage = channel_storage<float, FixedU>;
+    using square = typename square_storage::type;
+    using pair_vector = typename pair_storage::type;
+    using user_vector = typename user_storage::type;
+
 public:
     mmse_channel_cpu(const mmse_config& c)
         : B(c.shape.nr),
-          U(c.shape.nt),
+          m_users(c.shape.nt),
           m_cg(c.conjugate_gradient),
           m_iterations(c.iterations),
-          hr(size_t(B) * U),
+          hr(size_t(B) * c.shape.nt),
           hi(hr.size()),
-          ar(size_t(U) * U),
-          ai(ar.size()),
-          lr(ar.size()),
-          li(ar.size()),
-          gdiag(U),
-          gr(ar.size()),
-          gi(ar.size()),
-          mr(ar.size()),
-          mi(ar.size()),
-          prior(U),
-          dev(U),
-          gain(U),
-          ymf(2 * size_t(U)),
-          x(2 * size_t(U)),
-          r(2 * size_t(U)),
-          t(2 * size_t(U)),
-          s(2 * size_t(U))
+          ar(square_storage::make(size_t(m_users) * m_users)),
+          ai(ar),
+          lr(ar),
+          li(ar),
+          gdiag(user_storage::make(size_t(m_users))),
+          gr(ar),
+          gi(ar),
+          mr(ar),
+          mi(ar),
+          prior(channel_storage<soft_symbol, FixedU>::make(size_t(m_users))),
+          dev(gdiag),
+          gain(channel_storage<mmse_gain, FixedU>::make(size_t(m_users))),
+          ymf(pair_storage::make(2 * size_t(m_users))),
+          x(ymf),
+          r(ymf),
+          t(ymf),
+          s(ymf),
+          m_inverse_re(ar),
+          m_inverse_im(ar)
     {
     }
 
@@ -62,6 +90,7 @@ public:
     /// overflowed or underflowed at |H| >= 2e5 or <= 3e-8 (scale_normaliser.h).
     problem_fault prepare(const cfloat* H, float n0)
     {
+        const int U = users();
         bool finite = true;
         float max_abs = 0.0f;
         for (size_t i = 0; i < size_t(B) * U; ++i) {
@@ -115,7 +144,11 @@ public:
         return problem_fault::none;
     }
 
-    /// Detects one symbol y (B values) of the prepared channel.
+    /// Writes the LLRs that symbol() queued.
+    void flush_llrs(const pam_table& pam, float clip) { m_llrs.flush(pam, clip); }
+
+    /// Detects one symbol y (B values) of the prepared channel; its LLRs are
+    /// queued and written in batches (flush_llrs()).
     problem_fault symbol(const cfloat* y,
                          const pam_table& pam,
                          float clip,
@@ -123,6 +156,7 @@ public:
                          cfloat* z,
                          float* sinr)
     {
+        const int U = users();
         if (!matched_filter(y))
             return problem_fault::non_finite;
         if (m_cg)
@@ -136,8 +170,8 @@ public:
             const float zr = seen ? x[2 * u] / g.lambda : 0.0f,
                         zi = seen ? x[2 * u + 1] / g.lambda : 0.0f;
             const float rho = seen ? g.rho : 0.0f;
-            if (llr)
-                mmse_symbol_llrs(zr, zi, rho, pam, clip, llr + size_t(u) * Q);
+            if (llr) // written by the batch, at the latest by flush_llrs()
+                m_llrs.add(zr, zi, rho, llr + size_t(u) * Q, pam, clip);
             if (z)
                 z[u] = cfloat(zr, zi);
             if (sinr)
@@ -155,6 +189,7 @@ public:
                              float clip,
                              float* llr)
     {
+        const int U = users();
         if (!matched_filter(y))
             return problem_fault::non_finite;
         const int Q = pam.bits_per_symbol();
@@ -201,6 +236,7 @@ private:
     /// it is not finite.
     bool matched_filter(const cfloat* y)
     {
+        const int U = users();
         float* re = &x[0]; // y_MF's real and imaginary parts, before x is needed
         float* im = &r[0];
         std::fill_n(re, U, 0.0f);
@@ -224,9 +260,12 @@ private:
         return finite;
     }
 
-    float& at(std::vector<float>& m, int i, int j) { return m[size_t(i) * U + j]; }
-    void
-    set(std::vector<float>& re, std::vector<float>& im, int i, int j, float vr, float vi)
+    template <typename M>
+    auto& at(M& m, int i, int j) const
+    {
+        return m[size_t(i) * users() + j];
+    }
+    void set(square& re, square& im, int i, int j, float vr, float vi)
     {
         at(re, i, j) = vr;
         at(im, i, j) = vi;
@@ -234,8 +273,9 @@ private:
 
     /// (sr, si) = L L^H, L lower in lr/li; false when a pivot falls to
     /// k_mmse_pivot_floor.
-    bool cholesky(std::vector<float>& sr, std::vector<float>& si)
+    bool cholesky(square& sr, square& si)
     {
+        const int U = users();
         for (int j = 0; j < U; ++j) {
             float d = at(sr, j, j);
             for (int k = 0; k < j; ++k)
@@ -258,13 +298,14 @@ private:
     }
 
     /// (L L^H)^-1 = L^-H L^-1 of the factor in lr/li into (outr, outi).
-    void inverse_from_cholesky(std::vector<float>& outr, std::vector<float>& outi)
+    void inverse_from_cholesky(square& outr, square& outi)
     {
+        const int U = users();
         // X = L^-1 (lower), column by column.
-        std::vector<float>& xr = m_inverse_re;
-        std::vector<float>& xi = m_inverse_im;
-        xr.assign(size_t(U) * U, 0.0f);
-        xi.assign(xr.size(), 0.0f);
+        square& xr = m_inverse_re;
+        square& xi = m_inverse_im;
+        std::fill(xr.begin(), xr.end(), 0.0f);
+        std::fill(xi.begin(), xi.end(), 0.0f);
         for (int u = 0; u < U; ++u) {
             xr[size_t(u) * U + u] = 1.0f / at(lr, u, u);
             for (int i = u + 1; i < U; ++i) {
@@ -294,11 +335,9 @@ private:
     }
 
     /// out = M v for the U x U matrix (m_re, m_im), v and out interleaved re/im.
-    void multiply(std::vector<float>& m_re,
-                  std::vector<float>& m_im,
-                  const float* v,
-                  float* out)
+    void multiply(const square& m_re, const square& m_im, const float* v, float* out)
     {
+        const int U = users();
         for (int i = 0; i < U; ++i) {
             float re = 0, im = 0;
             for (int j = 0; j < U; ++j) {
@@ -311,7 +350,7 @@ private:
         }
     }
 
-    static float norm2(const std::vector<float>& v)
+    static float norm2(const pair_vector& v)
     {
         float n = 0;
         for (float e : v)
@@ -323,6 +362,7 @@ private:
     /// residual is zero (an exact solution), where another step would divide 0 by 0.
     void solve_cg()
     {
+        const int U = users();
         std::fill(x.begin(), x.end(), 0.0f);
         r = ymf;
         t = ymf;
@@ -347,18 +387,22 @@ private:
         }
     }
 
-    const int B, U;
+    int users() const { return FixedU > 0 ? FixedU : m_users; }
+    const int B, m_users;
     const bool m_cg;
     const int m_iterations;
     float m_scale = 1.0f; ///< the power of two H and y are scaled by (prepare)
     float m_n0 = 0.0f;    ///< N0 scaled alike
-    std::vector<float> hr, hi, ar, ai, lr, li, gdiag;
-    std::vector<float> gr, gi, mr, mi; // G; M, then M^-1 (problems with priors)
-    std::vector<soft_symbol> prior;
-    std::vector<float> dev; // d_u = sqrt(E_u)
-    std::vector<mmse_gain> gain;
-    std::vector<float> ymf, x, r, t, s;
-    std::vector<float> m_inverse_re, m_inverse_im; // L^-1
+    std::vector<float> hr, hi;
+    square ar, ai, lr, li;
+    user_vector gdiag;
+    square gr, gi, mr, mi; // G; M, then M^-1 (problems with priors)
+    typename channel_storage<soft_symbol, FixedU>::type prior;
+    user_vector dev; // d_u = sqrt(E_u)
+    typename channel_storage<mmse_gain, FixedU>::type gain;
+    pair_vector ymf, x, r, t, s;
+    square m_inverse_re, m_inverse_im; // L^-1
+    mmse_llr_batch m_llrs;
 };
 
 class cpu_mmse_engine final : public cpu_detector_engine, public mmse_equalizer
@@ -399,13 +443,33 @@ private:
                       const mmse_outputs& out,
                       fault_word* flags)
     {
+        switch (m_config.shape.nt) {
+        case 1:
+            return run_channels<1>(in, clip, out, flags);
+        case 2:
+            return run_channels<2>(in, clip, out, flags);
+        case 3:
+            return run_channels<3>(in, clip, out, flags);
+        case 4:
+            return run_channels<4>(in, clip, out, flags);
+        default:
+            return run_channels<0>(in, clip, out, flags);
+        }
+    }
+
+    template <int FixedU>
+    void run_channels(const detector_input& in,
+                      float clip,
+                      const mmse_outputs& out,
+                      fault_word* flags)
+    {
         const size_t S = size_t(in.symbols_per_channel), B = size_t(m_config.shape.nr),
                      U = size_t(m_config.shape.nt), Q = size_t(m_pam.bits_per_symbol());
         // Threads take whole channels (a channel's preparation is its most costly
         // step); a thread costs about 20 us to start, a 128x16 channel about as much.
         const size_t min_channels = std::max<size_t>(1, 16 / S);
         parallel_for(in.channels, min_channels, [&](size_t begin, size_t end) {
-            mmse_channel_cpu channel(m_config);
+            mmse_channel_cpu<FixedU> channel(m_config);
             for (size_t c = begin; c < end; ++c) {
                 const problem_fault bad = channel.prepare(in.H + c * B * U, in.n0);
                 for (size_t s = 0; s < S; ++s) {
@@ -430,6 +494,7 @@ private:
                         report_fault(flags, p, f);
                 }
             }
+            channel.flush_llrs(m_pam, clip);
         });
     }
 
