@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -65,4 +67,41 @@ TEST(thread_pool, nested_and_concurrent_callers_do_not_deadlock)
     for (auto& t : callers)
         t.join();
     EXPECT_EQ(total.load(), 4L * 20 * 8 * 8);
+}
+
+TEST(thread_pool, threads_busy_at_once_share_the_cores)
+{
+    // A flowgraph's CPU blocks each call from a thread of their own: a batch is
+    // split among the cores the other calling threads leave, so blocks that keep
+    // every core busy do not also hand parts to the pool.
+    using mimo_gpu::detail::parallel_width;
+    using namespace std::chrono_literals;
+    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    std::this_thread::sleep_for(80ms); // the earlier tests' threads fall quiet
+    EXPECT_EQ(parallel_width(), cores) << "a thread alone gets every core";
+
+    std::atomic<bool> stop{ false };
+    std::atomic<int> asked{ 0 };
+    std::vector<std::thread> busy;
+    for (int i = 0; i < 2; ++i)
+        busy.emplace_back([&] {
+            parallel_width();
+            ++asked;
+            while (!stop) {
+                parallel_width();
+                std::this_thread::sleep_for(1ms);
+            }
+        });
+    while (asked < 2)
+        std::this_thread::yield();
+    const size_t share = cores > 2 ? cores - 2 : 1;
+    EXPECT_EQ(parallel_width(), share) << "two other threads busy";
+    std::atomic<int> chunks{ 0 };
+    parallel_for(1000, 1, [&](size_t, size_t) { ++chunks; });
+    EXPECT_EQ(size_t(chunks.load()), share);
+    stop = true;
+    for (auto& t : busy)
+        t.join();
+    std::this_thread::sleep_for(80ms);
+    EXPECT_EQ(parallel_width(), cores) << "the others quiet again";
 }

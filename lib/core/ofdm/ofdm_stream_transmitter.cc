@@ -33,8 +33,7 @@ public:
 
     void modulate(const uint8_t* bits, size_t frames, cfloat* const* antennas) override
     {
-        const size_t workers =
-            std::min<size_t>(frames, std::max(1u, std::thread::hardware_concurrency()));
+        const size_t workers = std::min<size_t>(frames, detail::parallel_width());
         while (m_workers.size() < workers)
             m_workers.push_back(std::make_unique<worker>(m_grid));
         const size_t S = size_t(m_grid.frame_samples()), B = m_grid.frame_bits();

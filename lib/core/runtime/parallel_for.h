@@ -11,13 +11,14 @@ namespace mimo_gpu {
 namespace detail {
 
 /// Calls body(begin, end) on contiguous chunks of [0, count) on the process's
-/// worker threads (thread_pool.h) and the caller. Batches smaller than
-/// `min_per_thread * 2` run on the calling thread alone. The first exception
+/// worker threads (thread_pool.h) and the caller, in at most parallel_width()
+/// chunks. Batches smaller than `min_per_thread * 2` run on the calling thread
+/// alone. The first exception
 /// thrown by a chunk is rethrown after all chunks finish.
 template <typename Body>
 void parallel_for(size_t count, size_t min_per_thread, Body body)
 {
-    const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    const size_t cores = parallel_width(); // the cores this thread may use now
     const size_t threads = std::min(cores, count / std::max<size_t>(min_per_thread, 1));
     if (threads <= 1) {
         body(size_t(0), count);

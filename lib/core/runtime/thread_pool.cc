@@ -2,6 +2,8 @@
 
 #include <condition_variable>
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -122,6 +124,42 @@ void run_tasks(size_t tasks, const std::function<void(size_t)>& task)
 }
 
 size_t worker_count() { return pool().threads(); }
+
+namespace {
+
+/// The threads that asked parallel_width() lately: each has a slot (threads
+/// beyond the slots share them) holding the time it last asked.
+constexpr size_t k_caller_slots = 256;
+constexpr int64_t k_recent_ns = 50'000'000;
+std::atomic<int64_t> g_last_asked[k_caller_slots];
+std::atomic<size_t> g_callers{ 0 };
+
+int64_t now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+} // namespace
+
+size_t parallel_width()
+{
+    static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    if (cores == 1)
+        return 1;
+    thread_local const size_t slot = g_callers.fetch_add(1) % k_caller_slots;
+    const int64_t now = now_ns();
+    g_last_asked[slot].store(now, std::memory_order_relaxed);
+    const size_t used =
+        std::min(g_callers.load(std::memory_order_relaxed), k_caller_slots);
+    size_t others = 0;
+    for (size_t i = 0; i < used; ++i)
+        if (i != slot &&
+            now - g_last_asked[i].load(std::memory_order_relaxed) < k_recent_ns)
+            ++others;
+    return others + 1 >= cores ? 1 : cores - others;
+}
 
 } // namespace detail
 } // namespace mimo_gpu
