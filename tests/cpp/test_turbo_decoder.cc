@@ -3,6 +3,8 @@
 // without a GPU). BPSK over AWGN: y = 1 - 2b + n, LLR = 2 y / sigma^2.
 #include "test_support.h"
 
+#include "../../lib/core/turbo/turbo_trellis.h"
+
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
 
@@ -270,6 +272,46 @@ TEST(lte_turbo_decoder, all_zero_llrs_never_pass_the_crc)
                 ASSERT_EQ(x, 0.0f);
             }
         }
+}
+
+// The input check counts an LLR as information exactly where the trellis sees
+// a non-zero branch metric (carries_information), down to the subnormals whose
+// half rounds to zero: a block whose every LLR is v (the all-zero word's side
+// for v > 0) is without information exactly when v carries none.
+TEST(lte_turbo_decoder, an_llr_is_information_exactly_where_the_trellis_sees_it)
+{
+    const int K = 1024;
+    auto cfg = config(map_algorithm::max_log_map, 2);
+    cfg.early_termination = crc_type::crc24b;
+    lte_turbo_decoder dec(cfg, backend::cpu);
+    const float tiny = std::numeric_limits<float>::denorm_min();
+    int with = 0, without = 0;
+    for (float v : { 0.0f,
+                     -0.0f,
+                     tiny,
+                     -tiny,
+                     2 * tiny,
+                     3 * tiny,
+                     1e-40f,
+                     std::numeric_limits<float>::min(),
+                     4.0f,
+                     1e30f,
+                     std::numeric_limits<float>::max() }) {
+        const std::vector<float> llr(3 * size_t(K + 4), v);
+        std::vector<uint8_t> bits(static_cast<size_t>(K));
+        const auto r = dec.decode({ K }, llr.data(), bits.data());
+        const bool carries = detail::carries_information(v);
+        EXPECT_EQ(r[0].no_information, !carries) << "v = " << v;
+        (carries ? with : without) += 1;
+    }
+    EXPECT_EQ(without, 4); // 0, -0 and +-the smallest subnormal (not vacuous)
+    // Non-finite anywhere is refused, as before.
+    for (float bad : { NAN, INFINITY, -INFINITY }) {
+        std::vector<float> llr(3 * size_t(K + 4), 4.0f);
+        llr[3 * size_t(K + 4) - 1] = bad;
+        std::vector<uint8_t> bits(static_cast<size_t>(K));
+        EXPECT_THROW(dec.decode({ K }, llr.data(), bits.data()), std::invalid_argument);
+    }
 }
 
 // K - 1 non-zero LLRs consistent with the all-zero codeword decode to it (and

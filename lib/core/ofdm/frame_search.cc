@@ -27,6 +27,85 @@ inline std::complex<double> finite_sample(const cfloat* rx, size_t n, int nr, in
                                                               : 0.0;
 }
 
+/// The metric's per-sample terms of samples [begin, end) of x (antenna-
+/// interleaved, nr a sample; non-finite values as zero): e(m) = sum_r |x_r[m]|^2
+/// and, for m < terms, c(m) = sum_r conj(x_r[m]) x_r[m + L], in double (the
+/// products of floats are exact there). The antennas' loop is unrolled for the
+/// usual counts (NR > 0), so the loop over samples vectorises.
+template <int NR>
+void sample_terms(const cfloat* x,
+                  int nr_runtime,
+                  int L,
+                  size_t begin,
+                  size_t end,
+                  size_t terms,
+                  double* cr,
+                  double* ci,
+                  double* e)
+{
+    const int nr = NR > 0 ? NR : nr_runtime;
+    const float* f = reinterpret_cast<const float*>(x);
+    const size_t lag = size_t(L) * size_t(nr) * 2;
+    // A sample counts as zero unless both its parts are finite (v - v is 0).
+    auto usable = [](const float* v) {
+        return v[0] - v[0] == 0.0f && v[1] - v[1] == 0.0f;
+    };
+    for (size_t m = begin; m < end; ++m) {
+        const float* a = f + m * size_t(nr) * 2;
+        double energy = 0;
+        for (int r = 0; r < nr; ++r) {
+            const bool ok = usable(a + 2 * r);
+            const double re = ok ? double(a[2 * r]) : 0.0,
+                         im = ok ? double(a[2 * r + 1]) : 0.0;
+            energy += re * re + im * im;
+        }
+        e[m] = energy;
+    }
+    const size_t stop = std::min(end, terms);
+    for (size_t m = begin; m < stop; ++m) {
+        const float* a = f + m * size_t(nr) * 2;
+        const float* b = a + lag;
+        double sr = 0, si = 0;
+        for (int r = 0; r < nr; ++r) {
+            const bool oka = usable(a + 2 * r), okb = usable(b + 2 * r);
+            const double ar = oka ? double(a[2 * r]) : 0.0,
+                         ai = oka ? double(a[2 * r + 1]) : 0.0;
+            const double br = okb ? double(b[2 * r]) : 0.0,
+                         bi = okb ? double(b[2 * r + 1]) : 0.0;
+            sr += ar * br + ai * bi;
+            si += ar * bi - ai * br;
+        }
+        cr[m] = sr;
+        ci[m] = si;
+    }
+}
+
+void per_sample_terms(const cfloat* x,
+                      int nr,
+                      int L,
+                      size_t begin,
+                      size_t end,
+                      size_t terms,
+                      std::vector<double>& cr,
+                      std::vector<double>& ci,
+                      std::vector<double>& e)
+{
+    switch (nr) {
+    case 1:
+        return sample_terms<1>(
+            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+    case 2:
+        return sample_terms<2>(
+            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+    case 4:
+        return sample_terms<4>(
+            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+    default:
+        return sample_terms<0>(
+            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+    }
+}
+
 } // namespace
 
 sync_rule::sync_rule(const ofdm_grid& g,
@@ -133,50 +212,38 @@ void frame_search::metric(
     // P(d) = sum c(d..d+L-1) and R(d) = (sum e(d..d+2L-1)) / 2, summed exactly at
     // each tile's first position and slid by c(d-1+L) - c(d-1) and
     // (e(d-1+2L) - e(d-1)) / 2 (double throughout).
-    const size_t span = count + size_t(2 * L) - 1;
+    const size_t span = count + size_t(2 * L) - 1, terms = count + size_t(L) - 1;
     // Kept by the calling thread between calls (a search a frame would otherwise
     // map and fault in fresh pages every time); bound here, as the worker threads
-    // that fill them have thread-local buffers of their own.
-    thread_local std::vector<std::complex<double>> kept_c;
-    thread_local std::vector<double> kept_e;
-    std::vector<std::complex<double>>& c = kept_c;
-    std::vector<double>& e = kept_e;
-    c.resize(count + size_t(L) - 1);
+    // that fill them have thread-local buffers of their own. Real and imaginary
+    // parts in arrays of their own, so the loops vectorise.
+    thread_local std::vector<double> kept_cr, kept_ci, kept_e;
+    std::vector<double>&cr = kept_cr, &ci = kept_ci, &e = kept_e;
+    cr.resize(terms);
+    ci.resize(terms);
     e.resize(span);
     parallel_for(span, 16384, [&](size_t begin, size_t end) {
-        for (size_t m = begin; m < end; ++m) {
-            double energy = 0;
-            std::complex<double> corr(0, 0);
-            for (int r = 0; r < nr; ++r) {
-                const auto a = finite_sample(rx, first + m, nr, r);
-                energy += std::norm(a);
-                if (m < c.size())
-                    corr +=
-                        std::conj(a) * finite_sample(rx, first + m + size_t(L), nr, r);
-            }
-            e[m] = energy;
-            if (m < c.size())
-                c[m] = corr;
-        }
+        per_sample_terms(rx + first * size_t(nr), nr, L, begin, end, terms, cr, ci, e);
     });
     const size_t tiles = (count + k_metric_tile - 1) / k_metric_tile;
     parallel_for(tiles, 2, [&](size_t tile_begin, size_t tile_end) {
         for (size_t tile = tile_begin; tile < tile_end; ++tile) {
             const size_t d0 = tile * k_metric_tile,
                          d1 = std::min(count, d0 + k_metric_tile);
-            std::complex<double> p(0, 0);
-            double R = 0;
+            double pr = 0, pi = 0, R = 0;
             for (int m = 0; m < L; ++m) {
-                p += c[d0 + size_t(m)];
+                pr += cr[d0 + size_t(m)];
+                pi += ci[d0 + size_t(m)];
                 R += 0.5 * (e[d0 + size_t(m)] + e[d0 + size_t(m + L)]);
             }
             for (size_t d = d0; d < d1; ++d) {
                 if (d > d0) {
-                    p += c[d - 1 + size_t(L)] - c[d - 1];
+                    pr += cr[d - 1 + size_t(L)] - cr[d - 1];
+                    pi += ci[d - 1 + size_t(L)] - ci[d - 1];
                     R += 0.5 * (e[d - 1 + size_t(2 * L)] - e[d - 1]);
                 }
-                M[d] = R > 0 ? float(std::norm(p) / (R * R)) : 0.0f;
-                P[d] = cfloat(p);
+                M[d] = R > 0 ? float((pr * pr + pi * pi) / (R * R)) : 0.0f;
+                P[d] = cfloat(float(pr), float(pi));
             }
         }
     });
