@@ -121,6 +121,22 @@ inline float max_in_order(__m256 v)
     return seq;
 }
 
+/// max_in_order(x) and max_in_order(y) at once: the same tree (lane i against
+/// lane i + 4, then within each half), x's in the low half, y's in the high one.
+inline void max_in_order_pair(__m256 x, __m256 y, float& mx, float& my)
+{
+    __m256 m = _mm256_max_ps(_mm256_permute2f128_ps(x, y, 0x20),
+                             _mm256_permute2f128_ps(x, y, 0x31));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm256_max_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    mx = _mm256_cvtss_f32(m);
+    my = _mm_cvtss_f32(_mm256_extractf128_ps(m, 1));
+    if (mx == 0.0f) // a tie of +0 and -0 keeps the sequence's sign (max_in_order)
+        mx = max_in_order(x);
+    if (my == 0.0f)
+        my = max_in_order(y);
+}
+
 /// A stage's branch inputs, as load_chunk makes them.
 inline void stage_inputs(const half_iteration_io& io, int c, int& n, float& gs, float& gp)
 {
@@ -185,8 +201,9 @@ void map_window_avx2(const half_iteration_io& io,
         const int n = float_bits_as_int(st[k_states + 2]);
         __m256 to0, to1;
         branches(beta, gs, gp, T, to0, to1);
-        const float app =
-            max_in_order(_mm256_add_ps(a, to0)) - max_in_order(_mm256_add_ps(a, to1));
+        float m0, m1;
+        max_in_order_pair(_mm256_add_ps(a, to0), _mm256_add_ps(a, to1), m0, m1);
+        const float app = m0 - m1;
         // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
         io.extrinsic[n] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs);
         if (io.app)
