@@ -1,9 +1,11 @@
 #include "thread_pool.h"
 
 #include <condition_variable>
+#include <pthread.h>
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -127,18 +129,76 @@ size_t worker_count() { return pool().threads(); }
 
 namespace {
 
-/// The threads that asked parallel_width() lately: each has a slot (threads
-/// beyond the slots share them) holding the time it last asked.
+/// The threads that call parallel_width(): each has a slot (threads beyond the
+/// slots share them) with its CPU-time clock and how busy it was lately.
 constexpr size_t k_caller_slots = 256;
-constexpr int64_t k_recent_ns = 50'000'000;
-std::atomic<int64_t> g_last_asked[k_caller_slots];
+constexpr int64_t k_sample_ns = 10'000'000;  ///< how often the busy shares are measured
+constexpr int64_t k_recent_ns = 100'000'000; ///< a thread quiet longer counts as idle
+
+struct caller_slot {
+    std::atomic<bool> claimed{ false };
+    clockid_t clock{};
+    std::atomic<int64_t> last_asked{ 0 };
+    std::atomic<int> busy_permille{ 0 }; ///< CPU time over wall time, last sample
+    int64_t cpu_before = -1;             ///< the sampler's own (under g_sampling)
+};
+caller_slot g_slots[k_caller_slots];
 std::atomic<size_t> g_callers{ 0 };
+std::atomic<int64_t> g_sampled_at{ 0 };
+std::atomic<bool> g_sampling{ false };
+std::atomic<int> g_busy_total_permille{ 0 };
 
 int64_t now_ns()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+int64_t cpu_ns(clockid_t clock)
+{
+    timespec t;
+    if (clock_gettime(clock, &t) != 0)
+        return -1; // the thread has ended
+    return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+size_t my_slot()
+{
+    thread_local const size_t slot = [] {
+        const size_t s = g_callers.fetch_add(1) % k_caller_slots;
+        caller_slot& c = g_slots[s];
+        if (!c.claimed.exchange(true))
+            pthread_getcpuclockid(pthread_self(), &c.clock);
+        return s;
+    }();
+    return slot;
+}
+
+/// Every k_sample_ns, one caller measures how busy each recent caller thread
+/// was since the last measurement (CPU time over wall time).
+void sample_busy_shares(int64_t now)
+{
+    const int64_t last = g_sampled_at.load(std::memory_order_relaxed);
+    if (now - last < k_sample_ns || g_sampling.exchange(true))
+        return;
+    const size_t used = std::min(g_callers.load(), k_caller_slots);
+    int total = 0;
+    for (size_t i = 0; i < used; ++i) {
+        caller_slot& c = g_slots[i];
+        const int64_t cpu = cpu_ns(c.clock);
+        int permille = 0;
+        if (cpu >= 0 && c.cpu_before >= 0 && last > 0 &&
+            now - c.last_asked.load(std::memory_order_relaxed) < k_recent_ns)
+            permille = int(
+                std::clamp<int64_t>((cpu - c.cpu_before) * 1000 / (now - last), 0, 1000));
+        c.cpu_before = cpu;
+        c.busy_permille.store(permille, std::memory_order_relaxed);
+        total += permille;
+    }
+    g_busy_total_permille.store(total, std::memory_order_relaxed);
+    g_sampled_at.store(now, std::memory_order_relaxed);
+    g_sampling.store(false);
 }
 
 } // namespace
@@ -148,17 +208,18 @@ size_t parallel_width()
     static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
     if (cores == 1)
         return 1;
-    thread_local const size_t slot = g_callers.fetch_add(1) % k_caller_slots;
+    const size_t slot = my_slot();
     const int64_t now = now_ns();
-    g_last_asked[slot].store(now, std::memory_order_relaxed);
-    const size_t used =
-        std::min(g_callers.load(std::memory_order_relaxed), k_caller_slots);
-    size_t others = 0;
-    for (size_t i = 0; i < used; ++i)
-        if (i != slot &&
-            now - g_last_asked[i].load(std::memory_order_relaxed) < k_recent_ns)
-            ++others;
-    return others + 1 >= cores ? 1 : cores - others;
+    g_slots[slot].last_asked.store(now, std::memory_order_relaxed);
+    sample_busy_shares(now);
+    // The cores the other callers kept busy lately, rounded to the nearest.
+    const int others = g_busy_total_permille.load(std::memory_order_relaxed) -
+                       g_slots[slot].busy_permille.load(std::memory_order_relaxed);
+    const int free_permille = int(cores) * 1000 - std::max(0, others);
+    // A second part pays once about a third of a core is left beside this one.
+    if (free_permille < 1300)
+        return 1;
+    return std::max<size_t>(2, size_t((free_permille + 500) / 1000));
 }
 
 } // namespace detail

@@ -18,13 +18,15 @@ void run_tasks(size_t tasks, const std::function<void(size_t)>& task);
 /// Threads that run tasks: the pool's workers plus the caller.
 size_t worker_count();
 
-/// How many parts a batch of the calling thread may be split into: the cores,
-/// less one for every other thread that asked in the last 50 ms (at least 1).
-/// A flowgraph's blocks each run on a thread of their own; where they already
-/// keep every core busy (three CPU blocks on a 2-core laptop), handing parts
-/// of a batch to the pool only adds wake-ups and context switches (lte5 2x2 on
-/// 2 cores: 0.94-1.12x real time split, 1.16-1.26x not). A thread alone gets
-/// every core.
+/// How many parts a batch of the calling thread may be split into: the cores
+/// less those the other calling threads kept busy lately (their CPU time over
+/// the last ~10 ms; at least 1). A flowgraph's blocks each run on a thread of
+/// their own; where they already keep every core busy (three CPU blocks on a
+/// 2-core laptop at real time), handing parts of a batch to the pool only adds
+/// wake-ups and context switches (lte5 2x2 MMSE on 2 cores: 0.94-1.12x real
+/// time split, 1.16-1.26x not), while a block the others wait for (a slow
+/// detector) still gets the cores they leave idle. A thread alone gets every
+/// core.
 size_t parallel_width();
 
 } // namespace detail
