@@ -237,9 +237,9 @@ public:
                     if (vector_windows) { // the same operations, the states in one
                                           // register
                         thread_local std::vector<float> scratch;
-                        scratch.resize(
-                            std::max(scratch.size(),
-                                     size_t(k_stage_words) * size_t(plan.max_window)));
+                        scratch.resize(std::max(scratch.size(),
+                                                size_t(k_avx2_stage_words) *
+                                                    size_t(plan.max_window)));
                         for (size_t w = begin; w < end; ++w) {
                             window_job job;
                             if (prepare_window<false>(v, w, decoder, it, job))

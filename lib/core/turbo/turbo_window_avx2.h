@@ -14,9 +14,14 @@ namespace detail {
 /// Whether this processor runs map_window_avx2.
 bool cpu_has_avx2();
 
-/// map_window<false> (max-log-MAP) for one window. scratch: k_states + 3 floats
-/// per stage of the window (this call's own: any layout map_window's callers use
-/// is left alone).
+/// Floats of map_window_avx2's scratch per stage of a window: alpha and the
+/// two branch metrics.
+constexpr int k_avx2_stage_words = 3 * k_states;
+
+/// map_window<false> (max-log-MAP) for one window, its forward and backward
+/// recursions side by side. scratch: k_avx2_stage_words floats per stage of
+/// the window (this call's own: any layout map_window's callers use is left
+/// alone).
 void map_window_avx2(const half_iteration_io& io,
                      const window_span& span,
                      const float* alpha_start,
