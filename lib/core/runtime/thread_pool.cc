@@ -212,10 +212,15 @@ size_t parallel_width()
     const int64_t now = now_ns();
     g_slots[slot].last_asked.store(now, std::memory_order_relaxed);
     sample_busy_shares(now);
-    // The cores the other callers kept busy lately, rounded to the nearest.
-    const int others = g_busy_total_permille.load(std::memory_order_relaxed) -
-                       g_slots[slot].busy_permille.load(std::memory_order_relaxed);
-    const int free_permille = int(cores) * 1000 - std::max(0, others);
+    return share_of_cores(
+        cores,
+        g_busy_total_permille.load(std::memory_order_relaxed) -
+            g_slots[slot].busy_permille.load(std::memory_order_relaxed));
+}
+
+size_t share_of_cores(size_t cores, int others_busy_permille)
+{
+    const int free_permille = int(cores) * 1000 - std::max(0, others_busy_permille);
     // A second part pays once about a third of a core is left beside this one.
     if (free_permille < 1300)
         return 1;

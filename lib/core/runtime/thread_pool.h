@@ -29,5 +29,10 @@ size_t worker_count();
 /// core.
 size_t parallel_width();
 
+/// parallel_width()'s rule: the parts for a thread beside others that kept
+/// `others_busy_permille` thousandths of a core busy: 1 unless 1.3 cores are
+/// free, else the free cores rounded (at least 2).
+size_t share_of_cores(size_t cores, int others_busy_permille);
+
 } // namespace detail
 } // namespace mimo_gpu
