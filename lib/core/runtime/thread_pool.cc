@@ -179,20 +179,33 @@ size_t my_slot()
 /// was since the last measurement (CPU time over wall time).
 void sample_busy_shares(int64_t now)
 {
-    const int64_t last = g_sampled_at.load(std::memory_order_relaxed);
-    if (now - last < k_sample_ns || g_sampling.exchange(true))
+    if (now - g_sampled_at.load(std::memory_order_relaxed) < k_sample_ns ||
+        g_sampling.exchange(true))
         return;
+    // Again under the flag: another thread may have sampled since (after this
+    // thread's `now`), and the shares divide by the time since.
+    const int64_t last = g_sampled_at.load(std::memory_order_relaxed);
+    if (now - last < k_sample_ns) {
+        g_sampling.store(false);
+        return;
+    }
     const size_t used = std::min(g_callers.load(), k_caller_slots);
     int total = 0;
     for (size_t i = 0; i < used; ++i) {
         caller_slot& c = g_slots[i];
-        const int64_t cpu = cpu_ns(c.clock);
+        // The clock is read only once the slot's thread has asked (it stores
+        // its clock before its first time, released by that store).
+        const int64_t asked = c.last_asked.load(std::memory_order_acquire);
         int permille = 0;
-        if (cpu >= 0 && c.cpu_before >= 0 && last > 0 &&
-            now - c.last_asked.load(std::memory_order_relaxed) < k_recent_ns)
-            permille = int(
-                std::clamp<int64_t>((cpu - c.cpu_before) * 1000 / (now - last), 0, 1000));
-        c.cpu_before = cpu;
+        if (asked != 0 && now - asked < k_recent_ns) {
+            const int64_t cpu = cpu_ns(c.clock);
+            if (cpu >= 0 && c.cpu_before >= 0 && last > 0)
+                permille = int(std::clamp<int64_t>(
+                    (cpu - c.cpu_before) * 1000 / (now - last), 0, 1000));
+            c.cpu_before = cpu;
+        } else {
+            c.cpu_before = -1;
+        }
         c.busy_permille.store(permille, std::memory_order_relaxed);
         total += permille;
     }
@@ -210,7 +223,7 @@ size_t parallel_width()
         return 1;
     const size_t slot = my_slot();
     const int64_t now = now_ns();
-    g_slots[slot].last_asked.store(now, std::memory_order_relaxed);
+    g_slots[slot].last_asked.store(now, std::memory_order_release);
     sample_busy_shares(now);
     return share_of_cores(
         cores,
