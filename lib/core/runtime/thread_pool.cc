@@ -129,21 +129,22 @@ size_t worker_count() { return pool().threads(); }
 
 namespace {
 
-/// The threads that call parallel_width(): each has a slot (threads beyond the
-/// slots share them) with its CPU-time clock and how busy it was lately.
+/// The threads that call parallel_width(): each live one has a slot (beyond
+/// k_caller_slots live threads, the rest are left out) with its CPU-time clock
+/// and how busy it was lately.
 constexpr size_t k_caller_slots = 256;
 constexpr int64_t k_sample_ns = 10'000'000;  ///< how often the busy shares are measured
 constexpr int64_t k_recent_ns = 100'000'000; ///< a thread quiet longer counts as idle
 
 struct caller_slot {
     std::atomic<bool> claimed{ false };
-    clockid_t clock{};
+    std::atomic<clockid_t> clock{};
     std::atomic<int64_t> last_asked{ 0 };
     std::atomic<int> busy_permille{ 0 }; ///< CPU time over wall time, last sample
     int64_t cpu_before = -1;             ///< the sampler's own (under g_sampling)
 };
 caller_slot g_slots[k_caller_slots];
-std::atomic<size_t> g_callers{ 0 };
+std::atomic<size_t> g_callers{ 0 }; ///< slots ever claimed: [0, g_callers)
 std::atomic<int64_t> g_sampled_at{ 0 };
 std::atomic<bool> g_sampling{ false };
 std::atomic<int> g_busy_total_permille{ 0 };
@@ -163,16 +164,41 @@ int64_t cpu_ns(clockid_t clock)
     return int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
+/// A calling thread's slot, claimed at its first call and given back when the
+/// thread ends (a process that restarts flowgraphs makes new threads).
+struct slot_holder {
+    size_t index = k_caller_slots; ///< none: more live callers than slots
+    slot_holder()
+    {
+        clockid_t clock;
+        if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
+            return; // unmeasurable: the thread is left out
+        for (size_t i = 0; i < k_caller_slots; ++i) {
+            bool free_slot = false;
+            if (!g_slots[i].claimed.compare_exchange_strong(free_slot, true))
+                continue;
+            g_slots[i].clock.store(clock);
+            index = i;
+            size_t used = g_callers.load();
+            while (used < i + 1 && !g_callers.compare_exchange_weak(used, i + 1)) {
+            }
+            return;
+        }
+    }
+    ~slot_holder()
+    {
+        if (index == k_caller_slots)
+            return;
+        g_slots[index].last_asked.store(0, std::memory_order_release);
+        g_slots[index].busy_permille.store(0);
+        g_slots[index].claimed.store(false);
+    }
+};
+
 size_t my_slot()
 {
-    thread_local const size_t slot = [] {
-        const size_t s = g_callers.fetch_add(1) % k_caller_slots;
-        caller_slot& c = g_slots[s];
-        if (!c.claimed.exchange(true))
-            pthread_getcpuclockid(pthread_self(), &c.clock);
-        return s;
-    }();
-    return slot;
+    thread_local const slot_holder holder;
+    return holder.index;
 }
 
 /// Every k_sample_ns, one caller measures how busy each recent caller thread
@@ -198,7 +224,7 @@ void sample_busy_shares(int64_t now)
         const int64_t asked = c.last_asked.load(std::memory_order_acquire);
         int permille = 0;
         if (asked != 0 && now - asked < k_recent_ns) {
-            const int64_t cpu = cpu_ns(c.clock);
+            const int64_t cpu = cpu_ns(c.clock.load());
             if (cpu >= 0 && c.cpu_before >= 0 && last > 0)
                 permille = int(std::clamp<int64_t>(
                     (cpu - c.cpu_before) * 1000 / (now - last), 0, 1000));
@@ -223,6 +249,11 @@ size_t parallel_width()
         return 1;
     const size_t slot = my_slot();
     const int64_t now = now_ns();
+    if (slot == k_caller_slots) { // left out: every caller measured is another
+        sample_busy_shares(now);
+        return share_of_cores(cores,
+                              g_busy_total_permille.load(std::memory_order_relaxed));
+    }
     g_slots[slot].last_asked.store(now, std::memory_order_release);
     sample_busy_shares(now);
     return share_of_cores(
@@ -230,6 +261,8 @@ size_t parallel_width()
         g_busy_total_permille.load(std::memory_order_relaxed) -
             g_slots[slot].busy_permille.load(std::memory_order_relaxed));
 }
+
+bool measures_this_thread() { return my_slot() != k_caller_slots; }
 
 size_t share_of_cores(size_t cores, int others_busy_permille)
 {

@@ -29,6 +29,10 @@ size_t worker_count();
 /// core.
 size_t parallel_width();
 
+/// Whether parallel_width() keeps this thread's CPU time (a slot of its own:
+/// given back when a thread ends, so only many live threads are left out).
+bool measures_this_thread();
+
 /// parallel_width()'s rule: the parts for a thread beside others that kept
 /// `others_busy_permille` thousandths of a core busy: 1 unless 1.3 cores are
 /// free, else the free cores rounded (at least 2).

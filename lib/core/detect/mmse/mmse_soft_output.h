@@ -70,10 +70,10 @@ MIMO_HD void mmse_symbol_llrs(
 #ifndef __CUDACC__
 /// mmse_symbol_llrs for many users at once on the CPU (users' symbols zr, zi
 /// and SINRs rho; user i's Q LLRs to out[i]): the same operations on each user
-/// as mmse_symbol_llrs, so the same values to the bit, with eight users side by
-/// side in vector lanes and each dimension's L distances computed once instead
-/// of once per bit (one user at a time, the loops cost a 2x2 16-QAM problem
-/// more than its equalisation). The GPU keeps mmse_symbol_llrs.
+/// as mmse_symbol_llrs, so the same values to the bit, with four users side by
+/// side in vector lanes (64 queued) and each dimension's L distances computed once
+/// instead of once per bit (one user at a time, the loops cost a 2x2 16-QAM problem more
+/// than its equalisation). The GPU keeps mmse_symbol_llrs.
 class mmse_llr_batch
 {
 public:
