@@ -3,9 +3,13 @@
 
 #include "../runtime/parallel_for.h"
 #include "fftw_plan.h"
+#ifdef MIMO_GPU_SEARCH_AVX2
+#include "simd/search_terms_avx2.h"
+#endif
 
 #include <volk/volk.h>
 
+#include <type_traits>
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -31,12 +35,14 @@ inline std::complex<double> finite_sample(const cfloat* rx, size_t n, int nr, in
 /// interleaved, nr a sample; non-finite values as zero): e(m) = sum_r |x_r[m]|^2
 /// and, for m < terms, c(m) = sum_r conj(x_r[m]) x_r[m + L], in double (the
 /// products of floats are exact there). The antennas' loop is unrolled for the
-/// usual counts (NR > 0), so the loop over samples vectorises.
+/// usual counts (NR > 0); metric_sample_terms does four samples at a time in
+/// AVX2 where it can and leaves the rest to this loop.
 template <int NR>
 void sample_terms(const cfloat* x,
                   int nr_runtime,
                   int L,
-                  size_t begin,
+                  size_t energy_begin,
+                  size_t product_begin,
                   size_t end,
                   size_t terms,
                   double* cr,
@@ -50,7 +56,7 @@ void sample_terms(const cfloat* x,
     auto usable = [](const float* v) {
         return v[0] - v[0] == 0.0f && v[1] - v[1] == 0.0f;
     };
-    for (size_t m = begin; m < end; ++m) {
+    for (size_t m = energy_begin; m < end; ++m) {
         const float* a = f + m * size_t(nr) * 2;
         double energy = 0;
         for (int r = 0; r < nr; ++r) {
@@ -62,7 +68,7 @@ void sample_terms(const cfloat* x,
         e[m] = energy;
     }
     const size_t stop = std::min(end, terms);
-    for (size_t m = begin; m < stop; ++m) {
+    for (size_t m = product_begin; m < stop; ++m) {
         const float* a = f + m * size_t(nr) * 2;
         const float* b = a + lag;
         double sr = 0, si = 0;
@@ -80,33 +86,45 @@ void sample_terms(const cfloat* x,
     }
 }
 
-void per_sample_terms(const cfloat* x,
-                      int nr,
-                      int L,
-                      size_t begin,
-                      size_t end,
-                      size_t terms,
-                      std::vector<double>& cr,
-                      std::vector<double>& ci,
-                      std::vector<double>& e)
+} // namespace
+
+void metric_sample_terms(const cfloat* x,
+                         int nr,
+                         int L,
+                         size_t begin,
+                         size_t end,
+                         size_t terms,
+                         double* cr,
+                         double* ci,
+                         double* e,
+                         bool scalar_only)
 {
+    size_t energy_begin = begin, product_begin = begin;
+#ifdef MIMO_GPU_SEARCH_AVX2
+    static const bool avx2 = search_terms_have_avx2();
+    if (avx2 && !scalar_only) { // four samples at a time, the same terms to the bit
+        const terms_done done = sample_terms_avx2(x, nr, L, begin, end, terms, cr, ci, e);
+        energy_begin = done.energy_end;
+        product_begin = done.product_end;
+    }
+#else
+    (void)scalar_only;
+#endif
+    const auto scalar = [&](auto unrolled) {
+        sample_terms<decltype(unrolled)::value>(
+            x, nr, L, energy_begin, product_begin, end, terms, cr, ci, e);
+    };
     switch (nr) {
     case 1:
-        return sample_terms<1>(
-            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+        return scalar(std::integral_constant<int, 1>{});
     case 2:
-        return sample_terms<2>(
-            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+        return scalar(std::integral_constant<int, 2>{});
     case 4:
-        return sample_terms<4>(
-            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+        return scalar(std::integral_constant<int, 4>{});
     default:
-        return sample_terms<0>(
-            x, nr, L, begin, end, terms, cr.data(), ci.data(), e.data());
+        return scalar(std::integral_constant<int, 0>{});
     }
 }
-
-} // namespace
 
 sync_rule::sync_rule(const ofdm_grid& g,
                      const ofdm_receiver_config& c,
@@ -223,7 +241,15 @@ void frame_search::metric(
     ci.resize(terms);
     e.resize(span);
     parallel_for(span, 16384, [&](size_t begin, size_t end) {
-        per_sample_terms(rx + first * size_t(nr), nr, L, begin, end, terms, cr, ci, e);
+        metric_sample_terms(rx + first * size_t(nr),
+                            nr,
+                            L,
+                            begin,
+                            end,
+                            terms,
+                            cr.data(),
+                            ci.data(),
+                            e.data());
     });
     const size_t tiles = (count + k_metric_tile - 1) / k_metric_tile;
     parallel_for(tiles, 2, [&](size_t tile_begin, size_t tile_end) {

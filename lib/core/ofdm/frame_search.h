@@ -187,6 +187,23 @@ private:
     std::vector<cfloat> m_preamble;
 };
 
+/// The metric's per-sample terms of samples [begin, end) of x (nr antennas a
+/// sample, interleaved; a sample with a non-finite part counts as zero), in
+/// double: e[m] = sum_r |x_r[m]|^2 and, for m < terms, cr[m] + i ci[m] = sum_r
+/// conj(x_r[m]) x_r[m + L]. Four samples at a time in AVX2 where the processor
+/// has it (the same operations in the same order: identical to the bit), unless
+/// scalar_only.
+void metric_sample_terms(const cfloat* x,
+                         int nr,
+                         int L,
+                         size_t begin,
+                         size_t end,
+                         size_t terms,
+                         double* cr,
+                         double* ci,
+                         double* e,
+                         bool scalar_only = false);
+
 /// The preamble's time samples (N, unitary IFFT of the grid's preamble bins).
 std::vector<cfloat> preamble_time_signal(const ofdm_grid& grid);
 

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 
 using namespace mimo_gpu;
@@ -476,4 +477,64 @@ TEST(frame_search_walk, a_list_of_runs_cut_short_is_searched_again_from_the_last
     const detail::walk_result all = walk(runs, frame - 1000);
     EXPECT_FALSE(all.more);
     EXPECT_EQ(all.next_from, positions_end);
+}
+
+TEST(frame_search_metric, vector_terms_equal_the_scalar_terms_to_the_bit)
+{
+    // The search's per-sample terms four samples at a time (AVX2, where the
+    // processor has it) against the scalar loop, on random samples with
+    // non-finite, signed-zero, huge and subnormal parts among them, every
+    // antenna count the search unrolls and one it does not, ranges that start
+    // and end off a multiple of four and products that stop before the end.
+    // Where the processor lacks AVX2 both calls run the scalar loop.
+    std::mt19937_64 rng(fresh_seed());
+    std::normal_distribution<float> gauss(0.0f, 1.0f);
+    const float specials[] = { NAN,  INFINITY, -INFINITY, -0.0f,
+                               0.0f, 3e38f,    1e-42f,    -1e-39f };
+    const double untouched = -12345.0;
+    for (int trial = 0; trial < 200; ++trial) {
+        const int nr = 1 + int(rng() % 5), L = 1 + int(rng() % 64);
+        const size_t samples = 64 + rng() % 512;
+        std::vector<cfloat> x(samples * size_t(nr));
+        for (cfloat& v : x) {
+            v = cfloat(gauss(rng), gauss(rng));
+            if (rng() % 13 == 0)
+                v.real(specials[rng() % 8]);
+            if (rng() % 13 == 0)
+                v.imag(specials[rng() % 8]);
+        }
+        const size_t end = size_t(L) + 1 + rng() % (samples - size_t(L)),
+                     begin = rng() % end;
+        const size_t terms = std::min(end - size_t(L), begin + rng() % (end - begin + 4));
+        std::vector<double> cr[2], ci[2], e[2];
+        for (int v = 0; v < 2; ++v) {
+            cr[v].assign(samples, untouched);
+            ci[v].assign(samples, untouched);
+            e[v].assign(samples, untouched);
+            detail::metric_sample_terms(x.data(),
+                                        nr,
+                                        L,
+                                        begin,
+                                        end,
+                                        terms,
+                                        cr[v].data(),
+                                        ci[v].data(),
+                                        e[v].data(),
+                                        v == 0);
+        }
+        for (size_t m = 0; m < samples; ++m) {
+            const bool energy = m >= begin && m < end, product = energy && m < terms;
+            ASSERT_EQ(std::memcmp(&e[0][m], &e[1][m], sizeof(double)), 0)
+                << "trial " << trial << " nr " << nr << " energy at " << m;
+            ASSERT_EQ(std::memcmp(&cr[0][m], &cr[1][m], sizeof(double)), 0)
+                << "trial " << trial << " nr " << nr << " product at " << m;
+            ASSERT_EQ(std::memcmp(&ci[0][m], &ci[1][m], sizeof(double)), 0)
+                << "trial " << trial << " nr " << nr << " product at " << m;
+            EXPECT_EQ(e[1][m] != untouched, energy) << m;
+            EXPECT_EQ(cr[1][m] != untouched, product) << m;
+            if (energy) {
+                ASSERT_TRUE(std::isfinite(e[1][m])) << "non-finite samples count as zero";
+            }
+        }
+    }
 }
