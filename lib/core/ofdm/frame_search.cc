@@ -309,7 +309,8 @@ walk_result frame_search::find(const cfloat* rx,
                                size_t from,
                                size_t max_frames,
                                bool ended,
-                               uint64_t origin) const
+                               uint64_t origin,
+                               std::vector<run_decision>* remembered) const
 {
     const sync_rule& g = m_rule;
     std::vector<run_decision> runs;
@@ -384,15 +385,45 @@ walk_result frame_search::find(const cfloat* rx,
             run.last = search_begin + k;
             runs.push_back(run);
         }
-        // A run decided before the search went on keeps its decision: it depends
-        // on the run's start alone.
-        size_t j = 0;
-        for (run_decision& run : runs) {
-            while (j < before.size() && before[j].start < run.start)
-                ++j;
-            if (j < before.size() && before[j].start == run.start && before[j].decided)
-                run.sync = before[j].sync, run.decided = true;
-        }
+        // A run decided before the search went on, or by an earlier call, keeps
+        // its decision: it depends on the run's start alone.
+        const auto take_decisions = [&](const std::vector<run_decision>& decided,
+                                        uint64_t offset) {
+            size_t j = 0;
+            for (run_decision& run : runs) {
+                while (j < decided.size() && decided[j].start < run.start + offset)
+                    ++j;
+                if (j < decided.size() && decided[j].start == run.start + offset &&
+                    decided[j].decided && !run.decided &&
+                    decided[j].sync.frame_start >= offset) {
+                    run.sync = decided[j].sync;
+                    run.sync.frame_start -= size_t(offset);
+                    run.decided = true;
+                }
+            }
+        };
+        take_decisions(before, 0);
+        if (remembered)
+            take_decisions(*remembered, origin);
+    };
+    // What the next call may take from this one: the decided runs (stream
+    // positions) of the positions searched, and those remembered after them.
+    const auto remember = [&] {
+        if (!remembered)
+            return;
+        std::vector<run_decision> kept;
+        for (const run_decision& run : runs)
+            if (run.decided && run.start >= search_begin + size_t(g.CP)) {
+                run_decision r = run;
+                r.start += size_t(origin);
+                r.last += size_t(origin);
+                r.sync.frame_start += size_t(origin);
+                kept.push_back(r);
+            }
+        for (const run_decision& run : *remembered)
+            if (run.start > origin + last)
+                kept.push_back(run);
+        remembered->swap(kept);
     };
     find_runs();
     auto at = [&](size_t d) { return d - search_begin; };
@@ -446,8 +477,10 @@ walk_result frame_search::find(const cfloat* rx,
         // frames it has not found in the positions searched so far.
         const bool wants_frames =
             w.frames.size() < max_frames && !w.more && !w.needs && !w.cut.found;
-        if (last == last_position || !(short_of_positions || wants_frames))
+        if (last == last_position || !(short_of_positions || wants_frames)) {
+            remember();
             return w;
+        }
         extend(std::min(last_position, last + stretch));
         find_runs();
     }

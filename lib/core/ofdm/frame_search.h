@@ -166,13 +166,21 @@ public:
     /// decided on the samples there are). rx[0] is stream sample `origin`, and
     /// the samples from align_down(origin + search_begin, k_metric_alignment)
     /// must be in rx.
+    /// remembered (a stream's searches, stream positions): decisions of earlier
+    /// calls, taken as they are, and this call's left there for the next. A
+    /// run's decision depends on its start and the samples alone, so a run whose
+    /// frame the samples cut is not decided again when the rest arrives (the
+    /// matched filter is most of a decision's cost). Only runs that start at
+    /// least a cyclic prefix after search_begin are remembered: the matched
+    /// filter of one nearer may have been clipped by it.
     walk_result find(const cfloat* rx,
                      size_t samples,
                      size_t search_begin,
                      size_t from,
                      size_t max_frames,
                      bool ended,
-                     uint64_t origin = 0) const;
+                     uint64_t origin = 0,
+                     std::vector<run_decision>* remembered = nullptr) const;
 
     /// The metric of positions [first, first + count) (step 1), into M and P;
     /// `first` lies on a multiple of k_metric_alignment (counted from the stream's

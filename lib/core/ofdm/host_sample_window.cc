@@ -83,7 +83,8 @@ public:
                                       size_t(std::max(from, m_begin) - m_begin),
                                       max_frames,
                                       ended,
-                                      m_begin);
+                                      m_begin,
+                                      &m_decisions);
         for (sync_result& s : w.frames)
             s.frame_start += m_begin;
         if (w.cut.found)
@@ -132,6 +133,7 @@ private:
     frame_search m_search;
     const size_t m_nr, m_H_per_frame, m_y_per_frame, m_capacity;
     std::vector<cfloat> m_samples; // [m_begin, m_begin + size / nr), antenna-interleaved
+    std::vector<run_decision> m_decisions; // the searches' decisions between calls
     uint64_t m_begin = 0;
 };
 

@@ -538,3 +538,57 @@ TEST(frame_search_metric, vector_terms_equal_the_scalar_terms_to_the_bit)
         }
     }
 }
+
+TEST(frame_search_memory,
+     a_decision_made_before_the_rest_of_its_frame_arrives_is_taken_again)
+{
+    // A stream's searches keep their decisions: the search that found a frame
+    // the samples cut remembers its run's decision (equal to the one a search
+    // of the whole frame makes), and the next search takes it as it is (a
+    // marked CFO comes back) instead of running the matched filter again.
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const int nr = 2;
+    const recorded_stream s(g, nr, 2, fresh_seed());
+    std::vector<cfloat> rx(s.length() * size_t(nr));
+    for (size_t n = 0; n < s.length(); ++n)
+        for (int r = 0; r < nr; ++r)
+            rx[n * size_t(nr) + size_t(r)] = s.antennas[size_t(r)][n];
+    const ofdm_receiver_config c = stream_config(nr, backend::cpu);
+    const detail::frame_search search(g, c, g.cp_length / 8);
+    const size_t cut = s.bodies[0] + size_t(g.frame_samples()) / 2; // inside frame 0
+    std::vector<detail::run_decision> memory;
+    const detail::walk_result first =
+        search.find(rx.data(), cut, 0, 0, 4, false, 0, &memory);
+    ASSERT_TRUE(first.cut.found) << "the first frame is cut by the samples";
+    EXPECT_TRUE(first.frames.empty());
+    ASSERT_EQ(memory.size(), 1u);
+    const detail::walk_result whole = search.find(rx.data(), s.length(), 0, 0, 4, true);
+    ASSERT_EQ(whole.frames.size(), 2u);
+    EXPECT_EQ(memory[0].sync.frame_start, whole.frames[0].frame_start);
+    EXPECT_EQ(memory[0].sync.cfo, whole.frames[0].cfo);
+    EXPECT_EQ(memory[0].sync.metric, whole.frames[0].metric);
+
+    memory[0].sync.cfo = 0.4375f; // a mark: taken as it is, not decided again
+    const detail::walk_result next =
+        search.find(rx.data(), s.length(), 0, 0, 4, true, 0, &memory);
+    ASSERT_EQ(next.frames.size(), 2u);
+    EXPECT_EQ(next.frames[0].cfo, 0.4375f);
+    EXPECT_EQ(next.frames[0].frame_start, whole.frames[0].frame_start);
+    EXPECT_EQ(next.frames[1].cfo, whole.frames[1].cfo) << "the second frame decided here";
+    ASSERT_EQ(memory.size(), 2u) << "both decisions kept for a search after this one";
+
+    // Stream positions: the same samples at another origin find the same run.
+    std::vector<detail::run_decision> shifted = memory;
+    const size_t origin = 4096;
+    std::vector<cfloat> later(origin * size_t(nr), cfloat(0, 0));
+    later.insert(later.end(), rx.begin(), rx.end());
+    for (auto& run : shifted) {
+        run.start += origin;
+        run.sync.frame_start += origin;
+    }
+    const detail::walk_result moved = search.find(
+        later.data() + origin * size_t(nr), s.length(), 0, 0, 4, true, origin, &shifted);
+    ASSERT_EQ(moved.frames.size(), 2u);
+    EXPECT_EQ(moved.frames[0].cfo, 0.4375f);
+    EXPECT_EQ(moved.frames[0].frame_start, whole.frames[0].frame_start);
+}

@@ -41,7 +41,10 @@ inline __m256d finite_to_double(const float* p)
 }
 
 /// hadd/hsub leave the four complex values' results as [0, 2, 1, 3].
-inline __m256d in_order(__m256d h) { return _mm256_permute4x64_pd(h, _MM_SHUFFLE(3, 1, 2, 0)); }
+inline __m256d in_order(__m256d h)
+{
+    return _mm256_permute4x64_pd(h, _MM_SHUFFLE(3, 1, 2, 0));
+}
 
 /// re^2 + im^2 of the four complex values at p.
 inline __m256d norms(const float* p)
@@ -78,8 +81,10 @@ void sum_antennas(const double* t, int nr, size_t count, double* out)
         } else if (nr == 4) { // a 4x4 transpose: one register an antenna
             const __m256d t0 = _mm256_loadu_pd(q), t1 = _mm256_loadu_pd(q + 4),
                           t2 = _mm256_loadu_pd(q + 8), t3 = _mm256_loadu_pd(q + 12);
-            const __m256d u0 = _mm256_unpacklo_pd(t0, t1), u1 = _mm256_unpackhi_pd(t0, t1),
-                          u2 = _mm256_unpacklo_pd(t2, t3), u3 = _mm256_unpackhi_pd(t2, t3);
+            const __m256d u0 = _mm256_unpacklo_pd(t0, t1),
+                          u1 = _mm256_unpackhi_pd(t0, t1),
+                          u2 = _mm256_unpacklo_pd(t2, t3),
+                          u3 = _mm256_unpackhi_pd(t2, t3);
             sum = _mm256_add_pd(zero, _mm256_permute2f128_pd(u0, u2, 0x20));
             sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(u1, u3, 0x20));
             sum = _mm256_add_pd(sum, _mm256_permute2f128_pd(u0, u2, 0x31));

@@ -28,14 +28,14 @@ struct terms_done {
     size_t energy_end = 0, product_end = 0;
 };
 terms_done sample_terms_avx2(const cfloat* x,
-                         int nr,
-                         int L,
-                         size_t begin,
-                         size_t end,
-                         size_t terms,
-                         double* cr,
-                         double* ci,
-                         double* e);
+                             int nr,
+                             int L,
+                             size_t begin,
+                             size_t end,
+                             size_t terms,
+                             double* cr,
+                             double* ci,
+                             double* e);
 
 } // namespace detail
 } // namespace mimo_gpu
