@@ -191,11 +191,20 @@ public:
                                            const float* antenna_n0 = nullptr);
 
 private:
-    void demodulate(const cfloat* rx, const sync_result& sync);
-    /// Estimates the frame's channel; returns the LMMSE time filter's model
-    /// (lib/core/ofdm/time_filter.h) when it runs.
-    detail::jakes_model estimate(front_end_frame& f) const;
-    void emit(front_end_frame& f, const detail::jakes_model& model) const;
+    /// The frame's grid into Y: (k * U + i) * nr + r. Y is the caller's, so
+    /// frames can be demodulated on several threads at once.
+    void
+    demodulate(const cfloat* rx, const sync_result& sync, std::vector<cfloat>& Y) const;
+    /// Estimates the frame's channel from its grid Y; returns the LMMSE time
+    /// filter's model (lib/core/ofdm/time_filter.h) when it runs.
+    detail::jakes_model estimate(front_end_frame& f, const cfloat* Y) const;
+    void
+    emit(front_end_frame& f, const detail::jakes_model& model, const cfloat* Y) const;
+    /// One frame, demodulated into Y, estimated and emitted into f.
+    void receive_on_cpu(const cfloat* rx,
+                        const sync_result& sync,
+                        std::vector<cfloat>& Y,
+                        front_end_frame& f) const;
     /// The genies' common part: y demodulated, slot j's pilot symbols given
     /// the known channel at H + j * slot_stride (U nr nt values), H emitted
     /// from them.

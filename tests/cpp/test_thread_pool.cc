@@ -56,7 +56,7 @@ TEST(thread_pool, nested_and_concurrent_callers_do_not_deadlock)
 {
     // Tasks that themselves split work (a detector called from a pipeline
     // worker inside another parallel loop), from several threads at once:
-    // waiting callers run queued tasks, so nothing waits on a busy pool.
+    // waiting callers run their own queued tasks, so nothing waits on a busy pool.
     std::atomic<long> total{ 0 };
     std::vector<std::thread> callers;
     for (int c = 0; c < 4; ++c)
@@ -67,6 +67,38 @@ TEST(thread_pool, nested_and_concurrent_callers_do_not_deadlock)
     for (auto& t : callers)
         t.join();
     EXPECT_EQ(total.load(), 4L * 20 * 8 * 8);
+}
+
+TEST(thread_pool,
+     a_caller_waiting_on_a_nested_batch_leaves_the_outer_tasks_to_the_workers)
+{
+    // A batch of two frames: the first frame's task splits its own work (a
+    // nested batch) at once. Waiting on it, the caller runs the nested tasks
+    // and not the second frame, which a worker takes: the nested task holds
+    // until the second frame has started, and it must start on another thread
+    // (taken by the waiting caller, the two frames ran one after the other
+    // while the workers had nothing to do).
+    if (mimo_gpu::detail::worker_count() < 2)
+        GTEST_SKIP() << "one core: no worker to take the second frame";
+    std::atomic<bool> second_started{ false };
+    std::thread::id first_thread, second_thread;
+    run_tasks(2, [&](size_t frame) {
+        if (frame == 1) {
+            second_thread = std::this_thread::get_id();
+            second_started = true;
+            return;
+        }
+        first_thread = std::this_thread::get_id();
+        run_tasks(2, [&](size_t) {
+            const auto give_up =
+                std::chrono::steady_clock::now() + std::chrono::seconds(20);
+            while (!second_started && std::chrono::steady_clock::now() < give_up)
+                std::this_thread::yield();
+        });
+    });
+    ASSERT_TRUE(second_started.load());
+    EXPECT_NE(first_thread, second_thread)
+        << "the second frame ran on the thread waiting inside the first";
 }
 
 TEST(thread_pool, a_batch_splits_among_the_cores_others_leave)

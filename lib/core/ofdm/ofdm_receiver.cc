@@ -201,12 +201,14 @@ sync_result ofdm_receiver::synchronize_device(const cfloat* d_rx,
         "mimo_gpu: ofdm_receiver: synchronize_device needs the CUDA backend");
 }
 
-void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
+void ofdm_receiver::demodulate(const cfloat* rx,
+                               const sync_result& sync,
+                               std::vector<cfloat>& Y) const
 {
     const ofdm_grid& g = m_grid;
     const int N = g.fft_size, U = g.used_subcarriers, nr = m_config.nr;
     const int K = g.frame_symbols();
-    m_impl->Y.resize(size_t(K) * U * nr);
+    Y.resize(size_t(K) * U * nr);
     // CFO correction: rotate by -2 pi cfo n / N, n counted from the preamble window.
     const double w = -2 * M_PI * sync.cfo / N;
     const lv_32fc_t step = std::polar(1.0f, float(w));
@@ -227,7 +229,7 @@ void ofdm_receiver::demodulate(const cfloat* rx, const sync_result& sync)
                     lane.get(), lane.get(), step, &phase, unsigned(N));
                 fft.execute(lane.get());
                 for (int i = 0; i < U; ++i)
-                    m_impl->Y[(size_t(k) * U + i) * nr + r] =
+                    Y[(size_t(k) * U + i) * nr + r] =
                         lane[size_t(m_impl->bins[size_t(i)])] * scale;
             }
         });
@@ -535,7 +537,7 @@ void set_antenna_noise(front_end_frame& f, int nr, const float* antenna_n0)
 
 } // namespace
 
-detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
+detail::jakes_model ofdm_receiver::estimate(front_end_frame& f, const cfloat* Y) const
 {
     const ofdm_grid& g = m_grid;
     const detail::slot_layout& layout = m_impl->layout;
@@ -543,13 +545,8 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
     f.pilot_ls.resize(size_t(Q) * U * nr);
     f.pilot_channels.resize(size_t(Q) * U * nr * nt);
     const int* offsets = m_impl->offsets.data();
-    const pilot_statistics st = least_squares_at_pilots(g,
-                                                        layout,
-                                                        nr,
-                                                        m_impl->Y.data(),
-                                                        m_impl->pilots.data(),
-                                                        offsets,
-                                                        f.pilot_ls.data());
+    const pilot_statistics st = least_squares_at_pilots(
+        g, layout, nr, Y, m_impl->pilots.data(), offsets, f.pilot_ls.data());
     f.n0 = st.noise_terms ? float(st.noise / double(st.noise_terms) * nt / 6.0) : 0.0f;
     // The LMMSE weights need the LS noise relative to an antenna pair's channel power.
     float ls_noise = f.n0 / float(nt);
@@ -633,7 +630,9 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f) const
     return model;
 }
 
-void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) const
+void ofdm_receiver::emit(front_end_frame& f,
+                         const detail::jakes_model& model,
+                         const cfloat* Y) const
 {
     const ofdm_grid& g = m_grid;
     const detail::slot_layout& layout = m_impl->layout;
@@ -666,8 +665,8 @@ void ofdm_receiver::emit(front_end_frame& f, const detail::jakes_model& model) c
                 const size_t p = (size_t(j) * U + c) * D + size_t(s);
                 const int k = layout.data_symbol(j, s);
                 for (int r = 0; r < nr; ++r)
-                    f.y[p * nr + r] = m_impl->Y[(size_t(k) * U + c) * nr + r] *
-                                      f.antenna_scale[size_t(r)];
+                    f.y[p * nr + r] =
+                        Y[(size_t(k) * U + c) * nr + r] * f.antenna_scale[size_t(r)];
                 if (hold && s > 0)
                     continue;
                 const detail::time_combination& w = combination[size_t(j) * D + s];
@@ -706,12 +705,29 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
         return frames;
     }
 #endif
-    for (size_t k = 0; k < syncs.size(); ++k) {
-        frames[k].sync = syncs[k];
-        demodulate(rx, syncs[k]);
-        emit(frames[k], estimate(frames[k]));
+    if (syncs.size() == 1) {
+        receive_on_cpu(rx, syncs[0], m_impl->Y, frames[0]);
+        return frames;
     }
+    // Frames apart: one a task, each demodulated into a grid of its own
+    // (the work inside a frame splits too, where cores are left).
+    detail::parallel_for(syncs.size(), 1, [&](size_t begin, size_t end) {
+        thread_local std::vector<cfloat> Y;
+        for (size_t k = begin; k < end; ++k)
+            receive_on_cpu(rx, syncs[k], Y, frames[k]);
+    });
     return frames;
+}
+
+void ofdm_receiver::receive_on_cpu(const cfloat* rx,
+                                   const sync_result& sync,
+                                   std::vector<cfloat>& Y,
+                                   front_end_frame& f) const
+{
+    f.sync = sync;
+    demodulate(rx, sync, Y);
+    const detail::jakes_model model = estimate(f, Y.data());
+    emit(f, model, Y.data());
 }
 
 front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
@@ -725,7 +741,7 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
         fail("a known channel needs a complete frame");
     front_end_frame f;
     f.sync = sync;
-    demodulate(rx, sync);
+    demodulate(rx, sync, m_impl->Y);
     const detail::slot_layout& layout = m_impl->layout;
     const size_t per_pilot = size_t(m_grid.used_subcarriers) * m_config.nr * m_grid.nt;
     f.pilot_channels.resize(size_t(layout.pilots()) * per_pilot);
@@ -741,7 +757,9 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
             fail("a known channel's noise per antenna must be finite and > 0 (antenna " +
                  std::to_string(r) + ")");
     set_antenna_noise(f, m_config.nr, antenna_n0);
-    emit(f, detail::jakes_model{}); // the same channel at a slot's pilot symbols
+    emit(f,
+         detail::jakes_model{},
+         m_impl->Y.data()); // the same channel at a slot's pilot symbols
     return f;
 }
 

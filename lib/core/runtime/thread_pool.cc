@@ -60,13 +60,25 @@ public:
                 m_queue.push_back({ &group, k });
         }
         m_wake.notify_all();
+        // The caller runs its own group's tasks while it waits, and no one
+        // else's: a task of another group (the outer batch a nested call runs
+        // inside, another block's batch) can take far longer than this group,
+        // whose caller would then wait on it. Taking the outer batch's next
+        // task inside the first one's nested call ran a batch of frames on one
+        // thread while the workers idled.
         std::unique_lock<std::mutex> lock(m_mutex);
         while (group.remaining > 0) {
-            if (!m_queue.empty()) {
-                execute(lock, m_queue.front());
+            const auto own =
+                std::find_if(m_queue.begin(), m_queue.end(), [&](const queued_task& t) {
+                    return t.group == &group;
+                });
+            if (own != m_queue.end()) {
+                execute(lock, own);
                 continue;
             }
-            m_done.wait(lock, [&] { return group.remaining == 0 || !m_queue.empty(); });
+            // Its tasks were all taken (they are queued once, together): the
+            // last to finish notifies.
+            m_done.wait(lock, [&] { return group.remaining == 0; });
         }
         if (group.error)
             std::rethrow_exception(group.error);
@@ -80,13 +92,14 @@ private:
             m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
             if (m_queue.empty())
                 return;
-            execute(lock, m_queue.front());
+            execute(lock, m_queue.begin());
         }
     }
-    /// Pops `t` (the queue's front) and runs it unlocked.
-    void execute(std::unique_lock<std::mutex>& lock, queued_task t)
+    /// Takes the queued task `at` off the queue and runs it unlocked.
+    void execute(std::unique_lock<std::mutex>& lock, std::deque<queued_task>::iterator at)
     {
-        m_queue.pop_front();
+        const queued_task t = *at;
+        m_queue.erase(at);
         lock.unlock();
         std::exception_ptr error;
         try {

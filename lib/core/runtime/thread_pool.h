@@ -12,7 +12,8 @@ namespace detail {
 
 /// Runs task(k) for k in [0, tasks) on the pool and the calling thread, and
 /// returns when all have run; rethrows the first exception a task threw. The
-/// caller runs queued tasks while it waits, so a task may itself call run_tasks.
+/// caller runs its own queued tasks while it waits (never another call's: one
+/// could take far longer than its own), so a task may itself call run_tasks.
 void run_tasks(size_t tasks, const std::function<void(size_t)>& task);
 
 /// Threads that run tasks: the pool's workers plus the caller.
