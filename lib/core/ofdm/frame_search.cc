@@ -469,8 +469,29 @@ walk_result frame_search::find(const cfloat* rx,
         run.decided = true;
         return true;
     };
+    // Runs the walk will reach, decided side by side where there are several
+    // (a batch of frames' preambles; each decision is the run's own, so the
+    // walk then takes them in order as if it had decided them itself).
+    const auto decide_ahead = [&] {
+        std::vector<size_t> ahead;
+        for (size_t k = 0; k < runs.size() && ahead.size() <= max_frames; ++k) {
+            const run_decision& run = runs[k];
+            const bool samples_there = ended || g.samples_to_decide(run.start) <= samples;
+            const bool positions_there =
+                last == last_position ||
+                run.start + size_t(g.N + g.CP + g.CP / 2 + 2) <= last;
+            if (run.last >= from && !run.decided && samples_there && positions_there)
+                ahead.push_back(k);
+        }
+        if (ahead.size() > 1)
+            parallel_for(ahead.size(), 1, [&](size_t begin, size_t end) {
+                for (size_t i = begin; i < end; ++i)
+                    decide(ahead[i]);
+            });
+    };
     for (;;) {
         short_of_positions = false;
+        decide_ahead();
         walk_result w =
             walk_runs(runs, decide, g, samples, search_begin, last + 1, from, max_frames);
         // Searched on while a run needs more positions, or while the walk wants

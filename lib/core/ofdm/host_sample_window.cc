@@ -3,6 +3,8 @@
 // ofdm_receiver::receive_frames.
 #include "sample_window.h"
 
+#include "../runtime/thread_pool.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -24,6 +26,8 @@ size_t window_samples(const ofdm_grid& grid)
 
 namespace {
 
+constexpr size_t k_max_batch = 4;
+
 class host_sample_window : public sample_window
 {
 public:
@@ -43,27 +47,42 @@ public:
           m_y_per_frame(grid.data_elements() * size_t(config.nr)),
           m_capacity(window_samples(grid))
     {
-        m_samples.reserve(m_capacity * m_nr);
     }
 
     backend kind() const override { return backend::cpu; }
+    /// The cores this thread may use now, up to k_max_batch frames: a frame a
+    /// core, but no more latency than a few frames' for a few cores more.
+    size_t frames_per_batch() const override
+    {
+        return std::min(k_max_batch, parallel_width());
+    }
     size_t capacity() const override { return m_capacity; }
 
     void append(const cfloat* const* antennas, size_t count, uint64_t) override
     {
-        const size_t old = m_samples.size();
-        m_samples.resize(old + count * m_nr);
-        cfloat* out = m_samples.data() + old;
-        for (size_t n = 0; n < count; ++n)
-            for (size_t r = 0; r < m_nr; ++r)
-                out[n * m_nr + r] = antennas[r][n];
+        cfloat* out = m_samples.get() + m_held * m_nr;
+        if (m_nr == 2) { // the usual case, a loop the compiler vectorises
+            const cfloat* a = antennas[0];
+            const cfloat* b = antennas[1];
+            for (size_t n = 0; n < count; ++n) {
+                out[2 * n] = a[n];
+                out[2 * n + 1] = b[n];
+            }
+        } else {
+            for (size_t n = 0; n < count; ++n)
+                for (size_t r = 0; r < m_nr; ++r)
+                    out[n * m_nr + r] = antennas[r][n];
+        }
+        m_held += count;
     }
 
     void release(uint64_t begin) override
     {
-        const size_t drop =
-            size_t(std::min<uint64_t>(begin - m_begin, m_samples.size() / m_nr));
-        m_samples.erase(m_samples.begin(), m_samples.begin() + ptrdiff_t(drop * m_nr));
+        const size_t drop = size_t(std::min<uint64_t>(begin - m_begin, m_held));
+        std::memmove(m_samples.get(),
+                     m_samples.get() + drop * m_nr,
+                     (m_held - drop) * m_nr * sizeof(cfloat));
+        m_held -= drop;
         m_begin += drop;
     }
 
@@ -77,7 +96,7 @@ public:
         (void)begin;
         // Frames start at or after `from`; samples before the window are gone, so
         // a from before it is the window's start.
-        walk_result w = m_search.find(m_samples.data(),
+        walk_result w = m_search.find(m_samples.get(),
                                       size_t(end - m_begin),
                                       size_t(search_begin - m_begin),
                                       size_t(std::max(from, m_begin) - m_begin),
@@ -104,8 +123,7 @@ public:
         std::vector<sync_result> local = frames;
         for (sync_result& s : local)
             s.frame_start -= m_begin;
-        const auto received =
-            m_receiver.receive_frames(m_samples.data(), m_samples.size() / m_nr, local);
+        const auto received = m_receiver.receive_frames(m_samples.get(), m_held, local);
         std::vector<stream_frame> out(frames.size());
         for (size_t f = 0; f < frames.size(); ++f) {
             std::copy(received[f].H.begin(), received[f].H.end(), H + f * m_H_per_frame);
@@ -132,7 +150,10 @@ private:
     ofdm_receiver m_receiver;
     frame_search m_search;
     const size_t m_nr, m_H_per_frame, m_y_per_frame, m_capacity;
-    std::vector<cfloat> m_samples; // [m_begin, m_begin + size / nr), antenna-interleaved
+    /// Samples [m_begin, m_begin + m_held), antenna-interleaved, in a buffer
+    /// made once (a vector grown at each append zero-filled what it then copied).
+    std::unique_ptr<cfloat[]> m_samples{ new cfloat[m_capacity * m_nr] };
+    size_t m_held = 0;
     std::vector<run_decision> m_decisions; // the searches' decisions between calls
     uint64_t m_begin = 0;
 };

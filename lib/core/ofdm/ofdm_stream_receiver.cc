@@ -152,6 +152,27 @@ void take_landing_frame(Engine& e,
     w.more = false;
 }
 
+/// A window that demodulates a batch's frames side by side (the CPU's, where
+/// cores are free) searches again only when the samples hold a batch of frames
+/// after where the search goes on, rather than as each frame completes: a
+/// flowgraph hands the receiver about a frame at a time (GNU Radio's buffers
+/// hold two), and one frame's demodulation splits over a few cores at best.
+/// Costs up to a batch of frames' latency; never waits past what the window
+/// holds, nor where the last search stopped short of the caller's room.
+template <class Engine>
+void wait_for_a_batch(Engine& e, size_t max_frames)
+{
+    const size_t batch = std::min(max_frames, e.window->frames_per_batch());
+    if (batch <= 1 || e.ended || e.more)
+        return;
+    // A symbol more than the batch's frames: the last frame's timing offset
+    // and what deciding its run reads beyond its start.
+    const uint64_t batch_end =
+        e.from + uint64_t(batch) * e.rule.frame_samples + uint64_t(e.rule.N + e.rule.CP);
+    const uint64_t window_end = e.begin + e.window->capacity();
+    e.needs = std::max(e.needs, std::min(batch_end, window_end));
+}
+
 } // namespace
 
 std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
@@ -239,6 +260,7 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         e.window->release(keep);
         e.begin = keep;
     }
+    wait_for_a_batch(e, max_frames);
     land_appends();
     return frames;
 }

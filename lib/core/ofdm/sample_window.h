@@ -31,6 +31,10 @@ public:
     /// Whether appended samples land only at finish_appends() (asynchronous
     /// copies): searches before then must not reach them.
     virtual bool appends_lag() const { return false; }
+    /// Frames a batch should hold: the host window demodulates a batch's
+    /// frames side by side, so the stream waits for that many where cores are
+    /// free (ofdm_stream_receiver.cc's wait_for_a_batch); 1: as each completes.
+    virtual size_t frames_per_batch() const { return 1; }
     /// frame_search::find over the window's samples [begin, end).
     virtual walk_result search(uint64_t begin,
                                uint64_t end,

@@ -3,6 +3,7 @@
 // frames across calls, gaps of noise, a stream ending mid-frame, non-finite
 // samples; CUDA against the CPU on fresh streams, host and device outputs.
 #include "../../../lib/core/ofdm/frame_search.h"
+#include "../../../lib/core/runtime/thread_pool.h"
 #include "../test_support.h"
 #include "front_end_fixtures.h"
 
@@ -277,6 +278,45 @@ TEST(ofdm_stream_receiver, a_stream_ending_mid_frame_gives_its_whole_frames)
     // The cut frame's samples count as outside frames.
     EXPECT_GE(got.outside, cut - s.bodies[2]);
     EXPECT_THROW(rx.push(nullptr, 1), std::logic_error); // nothing after the end
+}
+
+TEST(ofdm_stream_receiver, the_cpu_receiver_waits_for_a_batch_where_cores_are_free)
+{
+    // The CPU window demodulates a batch's frames side by side: after taking
+    // the frames there are, it waits for a batch's samples (a frame a free
+    // core, up to four) before it searches again, rather than searching as
+    // each frame completes; the stream's end gives what is left at once.
+    const size_t batch = std::min<size_t>(4, detail::parallel_width());
+    if (batch < 2)
+        GTEST_SKIP() << "one core free: frames are taken as they complete";
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const recorded_stream s(g, 2, 3, fresh_seed());
+    ofdm_stream_receiver rx(g, stream_config(2, backend::cpu));
+    const size_t frame = size_t(g.frame_samples());
+    const size_t first = s.bodies[0] + frame + 100; // frame 0 whole
+    std::vector<const cfloat*> from(2);
+    auto push = [&](size_t begin, size_t end) {
+        for (int r = 0; r < 2; ++r)
+            from[size_t(r)] = s.antennas[size_t(r)].data() + begin;
+        rx.push(from.data(), end - begin);
+    };
+    const size_t hn = rx.H_items_per_frame() * 4, yn = rx.y_items_per_frame() * 2;
+    std::vector<cfloat> H(hn * 8), y(yn * 8);
+    push(0, first);
+    ASSERT_EQ(rx.receive(8, H.data(), y.data(), false).size(), 1u);
+    EXPECT_GE(rx.samples_wanted(), (batch - 1) * frame)
+        << "waits for a batch of frames after the one taken";
+    EXPECT_FALSE(rx.frames_waiting());
+    EXPECT_TRUE(rx.receive(8, H.data(), y.data(), false).empty());
+    // The rest of the stream, then its end: the two frames left come at once.
+    push(first, s.length());
+    rx.end_stream();
+    size_t more = 0;
+    do
+        more += rx.receive(8, H.data(), y.data(), false).size();
+    while (rx.frames_waiting());
+    EXPECT_EQ(more, 2u);
+    EXPECT_EQ(rx.frames_received(), 3u);
 }
 
 TEST(ofdm_stream_receiver,
