@@ -101,6 +101,44 @@ TEST(thread_pool,
         << "the second frame ran on the thread waiting inside the first";
 }
 
+TEST(thread_pool, the_workers_time_is_not_counted_as_another_callers)
+{
+    // Workers busy with a caller's tasks (splitting them further, so they ask
+    // parallel_width() themselves) while that caller sleeps: another caller
+    // still sees every core (the workers' time is the sleeping caller's work,
+    // which is not busy). Counted as callers, the workers left it one.
+    const size_t cores = mimo_gpu::detail::worker_count();
+    if (cores < 2)
+        GTEST_SKIP() << "one core: no workers";
+    const auto main_thread = std::this_thread::get_id();
+    std::atomic<bool> done{ false };
+    std::atomic<size_t> fewest{ 1000 };
+    std::thread observer([&] {
+        mimo_gpu::detail::parallel_width(); // a caller from here on
+        std::this_thread::sleep_for(std::chrono::milliseconds(120));
+        while (!done) {
+            size_t w = mimo_gpu::detail::parallel_width();
+            size_t seen = fewest.load();
+            while (w < seen && !fewest.compare_exchange_weak(seen, w)) {
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+    });
+    run_tasks(cores, [&](size_t) {
+        const auto end =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+        if (std::this_thread::get_id() == main_thread) {
+            std::this_thread::sleep_until(end); // the caller waits, idle
+            return;
+        }
+        while (std::chrono::steady_clock::now() < end)
+            mimo_gpu::detail::parallel_width(); // a worker splitting its task
+    });
+    done = true;
+    observer.join();
+    EXPECT_EQ(fewest.load(), cores);
+}
+
 TEST(thread_pool, a_batch_splits_among_the_cores_others_leave)
 {
     using mimo_gpu::detail::share_of_cores;

@@ -30,6 +30,10 @@ struct queued_task {
     size_t index;
 };
 
+/// Set on the pool's own threads: their time is the callers' work, not a
+/// caller's (parallel_width() below).
+thread_local bool t_pool_worker = false;
+
 class thread_pool
 {
 public:
@@ -87,6 +91,7 @@ public:
 private:
     void work()
     {
+        t_pool_worker = true;
         std::unique_lock<std::mutex> lock(m_mutex);
         for (;;) {
             m_wake.wait(lock, [&] { return m_stop || !m_queue.empty(); });
@@ -260,8 +265,18 @@ size_t parallel_width()
     static const size_t cores = std::max(1u, std::thread::hardware_concurrency());
     if (cores == 1)
         return 1;
-    const size_t slot = my_slot();
     const int64_t now = now_ns();
+    // A pool thread splitting a task further: the callers' threads are the
+    // others. It takes no slot of its own: the workers run the callers' tasks,
+    // so their time counted as another caller's would count the work twice
+    // (each block's batches saw the cores the workers spent on its own tasks
+    // as taken, and a receiver on 16 cores split a batch in two).
+    if (t_pool_worker) {
+        sample_busy_shares(now);
+        return share_of_cores(cores,
+                              g_busy_total_permille.load(std::memory_order_relaxed));
+    }
+    const size_t slot = my_slot();
     if (slot == k_caller_slots) { // left out: every caller measured is another
         sample_busy_shares(now);
         return share_of_cores(cores,

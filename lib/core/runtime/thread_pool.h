@@ -21,13 +21,13 @@ size_t worker_count();
 
 /// How many parts a batch of the calling thread may be split into: the cores
 /// less those the other calling threads kept busy lately (their CPU time over
-/// the last ~10 ms; at least 1). A flowgraph's blocks each run on a thread of
-/// their own; where they already keep every core busy (three CPU blocks on a
-/// 2-core laptop at real time), handing parts of a batch to the pool only adds
-/// wake-ups and context switches (lte5 2x2 MMSE on 2 cores: 0.94-1.12x real
-/// time split, 1.16-1.26x not), while a block the others wait for (a slow
-/// detector) still gets the cores they leave idle. A thread alone gets every
-/// core.
+/// the last ~10 ms; at least 1). The pool's own threads are not callers: their
+/// time is the callers' work (on one of them, every caller is another). A flowgraph's
+/// blocks each run on a thread of their own; where they already keep every core busy
+/// (three CPU blocks on a 2-core laptop at real time), handing parts of a batch to the
+/// pool only adds wake-ups and context switches (lte5 2x2 MMSE on 2 cores: 0.94-1.12x
+/// real time split, 1.16-1.26x not), while a block the others wait for (a slow detector)
+/// still gets the cores they leave idle. A thread alone gets every core.
 size_t parallel_width();
 
 /// Whether parallel_width() keeps this thread's CPU time (a slot of its own:
