@@ -23,6 +23,11 @@ namespace mimo_gpu {
 namespace {
 const pmt::pmt_t k_frame_key = pmt::mp("ofdm_frame");
 constexpr int k_buffered_frames = 6;
+/// The CPU receiver demodulates up to four frames side by side (its host
+/// window waits for a batch where cores are free): room for two batches, or a
+/// call would rarely be given room for one (LTE 20 MHz on 16 cores: three
+/// frames at most with six, a batch of two on average).
+constexpr int k_buffered_frames_cpu = 12;
 
 ::mimo_gpu::time_interpolation time_from(const std::string& name)
 {
@@ -115,8 +120,10 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
     // them, counted here in y items: H's buffer holds as many items as y's, or a
     // call could never be given more than one frame (H has up to 13x fewer items
     // a frame; LTE 20 MHz ran a frame a call, 0.2 ms each).
-    set_min_output_buffer(0, k_buffered_frames * d_y_per_frame);
-    set_min_output_buffer(1, k_buffered_frames * d_y_per_frame);
+    const int buffered = d_backend == ::mimo_gpu::backend::cpu ? k_buffered_frames_cpu
+                                                               : k_buffered_frames;
+    set_min_output_buffer(0, buffered * d_y_per_frame);
+    set_min_output_buffer(1, buffered * d_y_per_frame);
     set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
     set_tag_propagation_policy(TPP_DONT);
     d_logger->info("{}, {} receive antennas, S = {}, on {}{}",
