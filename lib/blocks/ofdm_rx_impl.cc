@@ -23,11 +23,14 @@ namespace mimo_gpu {
 namespace {
 const pmt::pmt_t k_frame_key = pmt::mp("ofdm_frame");
 constexpr int k_buffered_frames = 6;
-/// The CPU receiver demodulates up to four frames side by side (its host
-/// window waits for a batch where cores are free): room for two batches, or a
-/// call would rarely be given room for one (LTE 20 MHz on 16 cores: three
-/// frames at most with six, a batch of two on average).
-constexpr int k_buffered_frames_cpu = 12;
+/// The CPU receiver demodulates up to eight frames side by side (its host
+/// window waits for a batch where cores are free): room for two batches and a
+/// few frames, or a call would rarely be given room for one (LTE 20 MHz on 16
+/// cores, with six: three frames at most, batches of two on average); within
+/// k_cpu_buffer_bytes for both outputs (NR 100 MHz 4x4: 14 MB a frame, whose
+/// batches the receiver's window holds to four anyway).
+constexpr int k_buffered_frames_cpu = 20;
+constexpr size_t k_cpu_buffer_bytes = size_t(64) << 20;
 
 ::mimo_gpu::time_interpolation time_from(const std::string& name)
 {
@@ -120,8 +123,8 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
     // them, counted here in y items: H's buffer holds as many items as y's, or a
     // call could never be given more than one frame (H has up to 13x fewer items
     // a frame; LTE 20 MHz ran a frame a call, 0.2 ms each).
-    const int buffered = d_backend == ::mimo_gpu::backend::cpu ? k_buffered_frames_cpu
-                                                               : k_buffered_frames;
+    const int buffered =
+        d_backend == ::mimo_gpu::backend::cpu ? cpu_buffered_frames() : k_buffered_frames;
     set_min_output_buffer(0, buffered * d_y_per_frame);
     set_min_output_buffer(1, buffered * d_y_per_frame);
     set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
@@ -162,6 +165,16 @@ void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
             : in->done() ? std::min(ask, in->items_available())
                          : std::min(ask, in->max_possible_items_available());
     }
+}
+
+int ofdm_rx_impl::cpu_buffered_frames() const
+{
+    // Both outputs hold as many items as y (H's items are nr * nt values).
+    const size_t frame_bytes = size_t(d_y_per_frame) * sizeof(gr_complex) *
+                               size_t(d_config.nr) * size_t(1 + d_grid.nt);
+    return int(std::clamp<size_t>(k_cpu_buffer_bytes / frame_bytes,
+                                  size_t(k_buffered_frames),
+                                  size_t(k_buffered_frames_cpu)));
 }
 
 bool ofdm_rx_impl::an_input_ran_out(size_t taken)

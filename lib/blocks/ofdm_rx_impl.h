@@ -68,6 +68,8 @@ private:
     /// On CUDA, page-locks the input buffers where GNU Radio made them, so that
     /// the samples go to the GPU with no staging copy (once per run; logged).
     void lock_input_buffers();
+    /// Frames of room downstream on the CPU backend (its batches, within a size).
+    int cpu_buffered_frames() const;
 
     const ::mimo_gpu::ofdm_grid d_grid;
     const ::mimo_gpu::ofdm_receiver_config d_config;

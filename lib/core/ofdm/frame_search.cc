@@ -341,13 +341,11 @@ walk_result frame_search::find(const cfloat* rx,
     const size_t first = search_begin - tile; // tile_M[k] is position first + k
     thread_local std::vector<float> kept_M;   // kept between calls, as metric()'s
     thread_local std::vector<cfloat> kept_P;
-    std::vector<float>& tile_M = kept_M;
-    std::vector<cfloat>& tile_P = kept_P;
-    tile_M.clear();
-    tile_P.clear();
-    size_t last = search_begin - 1; // the last position searched so far (none yet)
-    auto extend = [&](size_t to) {  // positions up to `to`, from the tile where the last
-                                    // ones stopped
+    std::vector<float>& tile_M = kept_M;  // written by metric() before it is read:
+    std::vector<cfloat>& tile_P = kept_P; // sized, never cleared (a fill a call)
+    size_t last = search_begin - 1;       // the last position searched so far (none yet)
+    auto extend = [&](size_t to) { // positions up to `to`, from the tile where the last
+                                   // ones stopped
         const size_t restart = last + 1;
         const size_t from_tile =
             restart -

@@ -284,9 +284,9 @@ TEST(ofdm_stream_receiver, the_cpu_receiver_waits_for_a_batch_where_cores_are_fr
 {
     // The CPU window demodulates a batch's frames side by side: after taking
     // the frames there are, it waits for a batch's samples (a frame a free
-    // core, up to four) before it searches again, rather than searching as
+    // core, up to eight) before it searches again, rather than searching as
     // each frame completes; the stream's end gives what is left at once.
-    const size_t batch = std::min<size_t>(4, detail::parallel_width());
+    const size_t batch = std::min<size_t>(8, detail::parallel_width());
     if (batch < 2)
         GTEST_SKIP() << "one core free: frames are taken as they complete";
     const ofdm_grid g = stream_grid("lte1.4", 2);
