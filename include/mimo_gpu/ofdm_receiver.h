@@ -68,6 +68,12 @@ struct ofdm_receiver_config {
     bool noise_per_antenna = true;
     /// Where demodulation and estimation run (synchronisation runs on the CPU).
     backend requested = backend::automatic;
+    /// ofdm_stream_receiver on the CPU: how long it may wait for a batch of
+    /// frames (demodulated side by side where cores are free) before it takes
+    /// the frames there are, in milliseconds. Bounds the latency batches add
+    /// when samples come at the air rate; a stream that comes faster (a
+    /// recording, a receiver behind) fills its batches sooner.
+    double max_batch_wait_ms = 3.0;
 
     /// Whether each antenna's noise is measured (noise_per_antenna, several
     /// antennas and the delay profile measured); else every antenna has the

@@ -82,6 +82,9 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
              std::to_string(config.nr));
     if (!(config.sync_threshold > 0 && config.sync_threshold < 1))
         fail("sync_threshold must be in (0, 1)");
+    if (!(config.max_batch_wait_ms >= 0 && std::isfinite(config.max_batch_wait_ms)))
+        fail("max_batch_wait_ms must be finite and >= 0, got " +
+             std::to_string(config.max_batch_wait_ms));
     if (config.lmmse_window < 2 || config.lmmse_window > detail::k_lmmse_max_window)
         fail("lmmse_window must be in 2.." + std::to_string(detail::k_lmmse_max_window) +
              ", got " + std::to_string(config.lmmse_window));

@@ -30,6 +30,10 @@ struct ofdm_stream_receiver::engine {
     uint64_t begin = 0, end = 0; ///< the window's samples
     uint64_t from = 0;           ///< where the search goes on
     uint64_t needs = 0;          ///< the search waits until the samples reach this
+    /// ...and, for up to max_batch_wait_ms from batch_since, until they reach
+    /// this (a batch of frames: wait_for_a_batch); 0: no batch waited for.
+    uint64_t batch_until = 0;
+    std::chrono::steady_clock::time_point batch_since;
     /// Samples [.., ready) have landed in the window. Where appends finish later
     /// (the CUDA window copies on its own stream), a receive() searches the
     /// samples of earlier calls while the new ones cross PCIe, and waits for them
@@ -157,11 +161,13 @@ void take_landing_frame(Engine& e,
 /// after where the search goes on, rather than as each frame completes: a
 /// flowgraph hands the receiver about a frame at a time (GNU Radio's buffers
 /// hold two), and one frame's demodulation splits over a few cores at best.
-/// Costs up to a batch of frames' latency; never waits past what the window
-/// holds, nor where the last search stopped short of the caller's room.
+/// Costs latency: up to config.max_batch_wait_ms (then the frames there are
+/// are taken); never waits past what the window holds, nor where the last
+/// search stopped short of the caller's room.
 template <class Engine>
 void wait_for_a_batch(Engine& e, size_t max_frames)
 {
+    e.batch_until = 0;
     const size_t batch = std::min(max_frames, e.window->frames_per_batch());
     if (batch <= 1 || e.ended || e.more)
         return;
@@ -170,7 +176,23 @@ void wait_for_a_batch(Engine& e, size_t max_frames)
     const uint64_t batch_end =
         e.from + uint64_t(batch) * e.rule.frame_samples + uint64_t(e.rule.N + e.rule.CP);
     const uint64_t window_end = e.begin + e.window->capacity();
-    e.needs = std::max(e.needs, std::min(batch_end, window_end));
+    const uint64_t until = std::min(batch_end, window_end);
+    if (until <= e.needs)
+        return;
+    e.batch_until = until;
+    e.batch_since = std::chrono::steady_clock::now();
+}
+
+/// Where the samples must reach before the next search: what the last one
+/// stopped for, and a batch's end while the wait for it lasts.
+template <class Engine>
+uint64_t search_waits_for(const Engine& e)
+{
+    if (e.batch_until == 0 || std::chrono::duration<double, std::milli>(
+                                  std::chrono::steady_clock::now() - e.batch_since)
+                                      .count() >= e.config.max_batch_wait_ms)
+        return e.needs;
+    return std::max(e.needs, e.batch_until);
 }
 
 } // namespace
@@ -211,9 +233,10 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         e.more = e.end > e.begin;
         return {};
     }
-    if (!e.ended && e.ready < e.needs) { // the last search stopped for samples
+    const uint64_t waits_for = search_waits_for(e);
+    if (!e.ended && e.ready < waits_for) { // the last search stopped for samples
         land_appends(); // ...that are among this call's (searched now), or not yet here
-        if (e.end < e.needs) {
+        if (e.end < waits_for) {
             e.more = false;
             return {};
         }
@@ -270,13 +293,15 @@ bool ofdm_stream_receiver::frames_waiting() const
     const engine& e = *m_engine;
     // Or the last search saw fewer samples than have landed since, and those
     // reach what it waited for: another receive() goes on without new samples.
-    return e.more || (!e.ended && e.searched_to < e.ready && e.needs <= e.ready);
+    return e.more ||
+           (!e.ended && e.searched_to < e.ready && search_waits_for(e) <= e.ready);
 }
 
 size_t ofdm_stream_receiver::samples_wanted() const
 {
     const engine& e = *m_engine;
-    return !e.ended && e.needs > e.end ? size_t(e.needs - e.end) : 0;
+    const uint64_t waits_for = search_waits_for(e);
+    return !e.ended && waits_for > e.end ? size_t(waits_for - e.end) : 0;
 }
 
 uint64_t ofdm_stream_receiver::samples_pushed() const { return m_engine->end; }

@@ -13,9 +13,11 @@
 #include <mimo_gpu/ofdm_transmitter.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <thread>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -291,7 +293,9 @@ TEST(ofdm_stream_receiver, the_cpu_receiver_waits_for_a_batch_where_cores_are_fr
         GTEST_SKIP() << "one core free: frames are taken as they complete";
     const ofdm_grid g = stream_grid("lte1.4", 2);
     const recorded_stream s(g, 2, 3, fresh_seed());
-    ofdm_stream_receiver rx(g, stream_config(2, backend::cpu));
+    ofdm_receiver_config c = stream_config(2, backend::cpu);
+    c.max_batch_wait_ms = 1e9; // no timeout here (its own test below)
+    ofdm_stream_receiver rx(g, c);
     const size_t frame = size_t(g.frame_samples());
     const size_t first = s.bodies[0] + frame + 100; // frame 0 whole
     std::vector<const cfloat*> from(2);
@@ -317,6 +321,44 @@ TEST(ofdm_stream_receiver, the_cpu_receiver_waits_for_a_batch_where_cores_are_fr
     while (rx.frames_waiting());
     EXPECT_EQ(more, 2u);
     EXPECT_EQ(rx.frames_received(), 3u);
+}
+
+TEST(ofdm_stream_receiver, a_batch_is_waited_for_no_longer_than_max_batch_wait)
+{
+    // Samples at the air rate fill a batch slowly: once max_batch_wait_ms has
+    // passed, the receiver takes the frames there are (the latency a batch
+    // adds is bounded), and asks only for what its last search stopped for.
+    if (std::min<size_t>(8, detail::parallel_width()) < 2)
+        GTEST_SKIP() << "one core free: frames are taken as they complete";
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const recorded_stream s(g, 2, 3, fresh_seed());
+    ofdm_receiver_config c = stream_config(2, backend::cpu);
+    c.max_batch_wait_ms = 20;
+    ofdm_stream_receiver rx(g, c);
+    const size_t frame = size_t(g.frame_samples());
+    std::vector<const cfloat*> from(2);
+    auto push = [&](size_t begin, size_t end) {
+        for (int r = 0; r < 2; ++r)
+            from[size_t(r)] = s.antennas[size_t(r)].data() + begin;
+        rx.push(from.data(), end - begin);
+    };
+    const size_t hn = rx.H_items_per_frame() * 4, yn = rx.y_items_per_frame() * 2;
+    std::vector<cfloat> H(hn * 8), y(yn * 8);
+    const size_t first = s.bodies[0] + frame + 100, second = s.bodies[1] + frame + 100;
+    push(0, first);
+    ASSERT_EQ(rx.receive(8, H.data(), y.data(), false).size(), 1u);
+    push(first, second); // frame 1 whole, the batch not
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    EXPECT_TRUE(rx.frames_waiting()) << "the wait is over: the frame there is is due";
+    EXPECT_LT(rx.samples_wanted(), frame) << "no longer asks for a batch";
+    EXPECT_EQ(rx.receive(8, H.data(), y.data(), false).size(), 1u);
+    EXPECT_THROW(
+        {
+            ofdm_receiver_config bad = c;
+            bad.max_batch_wait_ms = -1;
+            ofdm_stream_receiver r(g, bad);
+        },
+        std::invalid_argument);
 }
 
 TEST(ofdm_stream_receiver,
