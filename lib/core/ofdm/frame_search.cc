@@ -469,16 +469,24 @@ walk_result frame_search::find(const cfloat* rx,
     };
     // Runs the walk will reach, decided side by side where there are several
     // (a batch of frames' preambles; each decision is the run's own, so the
-    // walk then takes them in order as if it had decided them itself).
+    // walk then takes them in order as if it had decided them itself). A run
+    // less than a frame after the last one counted lies inside that run's
+    // frame, where the walk skips it undecided (a spurious run in the data):
+    // it is left to the walk.
+    const size_t frame_apart = g.frame_samples - size_t(g.N + 2 * g.CP);
     const auto decide_ahead = [&] {
         std::vector<size_t> ahead;
+        size_t next_start = 0; // where the next frame's run can start
         for (size_t k = 0; k < runs.size() && ahead.size() <= max_frames; ++k) {
             const run_decision& run = runs[k];
+            if (run.last < from || run.start < next_start)
+                continue;
+            next_start = run.start + frame_apart;
             const bool samples_there = ended || g.samples_to_decide(run.start) <= samples;
             const bool positions_there =
                 last == last_position ||
                 run.start + size_t(g.N + g.CP + g.CP / 2 + 2) <= last;
-            if (run.last >= from && !run.decided && samples_there && positions_there)
+            if (!run.decided && samples_there && positions_there)
                 ahead.push_back(k);
         }
         if (ahead.size() > 1)
