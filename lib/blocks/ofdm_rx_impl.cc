@@ -14,6 +14,7 @@
 #include <mimo_gpu/device_memory.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -26,9 +27,10 @@ constexpr int k_buffered_frames = 6;
 /// The CPU receiver demodulates up to eight frames side by side (its host
 /// window waits for a batch where cores are free): room for two batches and a
 /// few frames, or a call would rarely be given room for one (LTE 20 MHz on 16
-/// cores, with six: three frames at most, batches of two on average); within
-/// k_cpu_buffer_bytes for both outputs (NR 100 MHz 4x4: 14 MB a frame, whose
-/// batches the receiver's window holds to four anyway).
+/// cores, with six: three frames at most, batches of two on average); as many
+/// as k_cpu_buffer_bytes hold for both outputs, but never fewer than the
+/// k_buffered_frames every backend gets (NR 100 MHz 4x4: 14 MB a frame, six
+/// frames; its window holds batches to four anyway).
 constexpr int k_buffered_frames_cpu = 20;
 constexpr size_t k_cpu_buffer_bytes = size_t(64) << 20;
 
@@ -128,6 +130,12 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
     set_min_output_buffer(0, buffered * d_y_per_frame);
     set_min_output_buffer(1, buffered * d_y_per_frame);
     set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
+    // The CPU receiver may wait for a batch of frames, up to max_batch_wait_ms:
+    // the scheduler looks at the block again after that long even when no
+    // samples come (a source that pauses), so the frames there are go then.
+    if (d_backend == ::mimo_gpu::backend::cpu)
+        set_blkd_input_timer_value(
+            unsigned(std::max(1.0, std::ceil(config.max_batch_wait_ms))));
     set_tag_propagation_policy(TPP_DONT);
     d_logger->info("{}, {} receive antennas, S = {}, on {}{}",
                    ::mimo_gpu::describe(grid),

@@ -72,33 +72,37 @@ TEST(thread_pool, nested_and_concurrent_callers_do_not_deadlock)
 TEST(thread_pool,
      a_caller_waiting_on_a_nested_batch_leaves_the_outer_tasks_to_the_workers)
 {
-    // A batch of two frames: the first frame's task splits its own work (a
-    // nested batch) at once. Waiting on it, the caller runs the nested tasks
-    // and not the second frame, which a worker takes: the nested task holds
-    // until the second frame has started, and it must start on another thread
-    // (taken by the waiting caller, the two frames ran one after the other
-    // while the workers had nothing to do).
+    // A batch of two frames, each splitting its own work (a nested batch)
+    // whose tasks hold until the other frame has started. The thread waiting
+    // on a frame's nested batch runs that batch's tasks and never the other
+    // frame (taken there, the two frames ran one inside the other while the
+    // workers had nothing to do). Repeated: which thread takes which frame varies.
     if (mimo_gpu::detail::worker_count() < 2)
-        GTEST_SKIP() << "one core: no worker to take the second frame";
-    std::atomic<bool> second_started{ false };
-    std::thread::id first_thread, second_thread;
-    run_tasks(2, [&](size_t frame) {
-        if (frame == 1) {
-            second_thread = std::this_thread::get_id();
-            second_started = true;
-            return;
-        }
-        first_thread = std::this_thread::get_id();
-        run_tasks(2, [&](size_t) {
-            const auto give_up =
-                std::chrono::steady_clock::now() + std::chrono::seconds(20);
-            while (!second_started && std::chrono::steady_clock::now() < give_up)
-                std::this_thread::yield();
+        GTEST_SKIP() << "one core: no worker to take the other frame";
+    for (int round = 0; round < 50; ++round) {
+        std::atomic<bool> started[2] = { false, false }, waiting[2] = { false, false };
+        std::atomic<std::thread::id> waiting_thread[2];
+        std::atomic<bool> ran_inside{ false };
+        run_tasks(2, [&](size_t frame) {
+            const size_t other = 1 - frame;
+            if (waiting[other] &&
+                waiting_thread[other].load() == std::this_thread::get_id())
+                ran_inside = true;
+            started[frame] = true;
+            waiting_thread[frame] = std::this_thread::get_id();
+            waiting[frame] = true;
+            run_tasks(2, [&](size_t) {
+                const auto give_up =
+                    std::chrono::steady_clock::now() + std::chrono::seconds(20);
+                while (!started[other] && std::chrono::steady_clock::now() < give_up)
+                    std::this_thread::yield();
+            });
+            waiting[frame] = false;
         });
-    });
-    ASSERT_TRUE(second_started.load());
-    EXPECT_NE(first_thread, second_thread)
-        << "the second frame ran on the thread waiting inside the first";
+        ASSERT_TRUE(started[0] && started[1]);
+        ASSERT_FALSE(ran_inside)
+            << "round " << round << ": a frame ran inside the other's nested wait";
+    }
 }
 
 TEST(thread_pool, the_workers_time_is_not_counted_as_another_callers)

@@ -411,7 +411,9 @@ walk_result frame_search::find(const cfloat* rx,
             return;
         std::vector<run_decision> kept;
         for (const run_decision& run : runs)
-            if (run.decided && run.start >= search_begin + size_t(g.CP)) {
+            // Decided on all its samples (not cut short by a stream's end).
+            if (run.decided && run.start >= search_begin + size_t(g.CP) &&
+                g.samples_to_decide(run.start) <= samples) {
                 run_decision r = run;
                 r.start += size_t(origin);
                 r.last += size_t(origin);

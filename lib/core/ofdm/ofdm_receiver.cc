@@ -712,13 +712,19 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
         receive_on_cpu(rx, syncs[0], m_impl->Y, frames[0]);
         return frames;
     }
-    // Frames apart: one a task, each demodulated into a grid of its own
-    // (the work inside a frame splits too, where cores are left).
-    detail::parallel_for(syncs.size(), 1, [&](size_t begin, size_t end) {
+    // Frames apart: one a task where cores are free, each demodulated into a
+    // grid of its own (the work inside a frame splits too, where cores are
+    // left). The thread's grid is safe to keep: a thread waiting inside a frame
+    // runs only that frame's own tasks (thread_pool.h), never another frame.
+    const auto receive_frame = [&](size_t k) {
         thread_local std::vector<cfloat> Y;
-        for (size_t k = begin; k < end; ++k)
-            receive_on_cpu(rx, syncs[k], Y, frames[k]);
-    });
+        receive_on_cpu(rx, syncs[k], Y, frames[k]);
+    };
+    if (detail::parallel_width() > 1)
+        detail::run_tasks(syncs.size(), receive_frame);
+    else
+        for (size_t k = 0; k < syncs.size(); ++k)
+            receive_frame(k);
     return frames;
 }
 

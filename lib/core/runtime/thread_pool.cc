@@ -8,6 +8,7 @@
 #include <ctime>
 #include <deque>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -72,12 +73,15 @@ public:
         // thread while the workers idled.
         std::unique_lock<std::mutex> lock(m_mutex);
         while (group.remaining > 0) {
+            // From the back: its own tasks were queued last, unless nested
+            // calls queued theirs since (a scan from the front passed every
+            // other caller's tasks first, under the one lock).
             const auto own =
-                std::find_if(m_queue.begin(), m_queue.end(), [&](const queued_task& t) {
+                std::find_if(m_queue.rbegin(), m_queue.rend(), [&](const queued_task& t) {
                     return t.group == &group;
                 });
-            if (own != m_queue.end()) {
-                execute(lock, own);
+            if (own != m_queue.rend()) {
+                execute(lock, std::next(own).base());
                 continue;
             }
             // Its tasks were all taken (they are queued once, together): the

@@ -576,7 +576,7 @@ TEST(frame_search_metric, vector_terms_equal_the_scalar_terms_to_the_bit)
     const double untouched = -12345.0;
     for (int trial = 0; trial < 200; ++trial) {
         const int nr = 1 + int(rng() % 5), L = 1 + int(rng() % 64);
-        const size_t samples = 64 + rng() % 512;
+        const size_t samples = 65 + rng() % 512; // more than L
         std::vector<cfloat> x(samples * size_t(nr));
         for (cfloat& v : x) {
             v = cfloat(gauss(rng), gauss(rng));
