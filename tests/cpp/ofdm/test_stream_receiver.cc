@@ -282,6 +282,20 @@ TEST(ofdm_stream_receiver, a_stream_ending_mid_frame_gives_its_whole_frames)
     EXPECT_THROW(rx.push(nullptr, 1), std::logic_error); // nothing after the end
 }
 
+namespace {
+/// Samples [begin, end) of every antenna of the stream into the receiver.
+void push_samples(ofdm_stream_receiver& rx,
+                  const recorded_stream& s,
+                  size_t begin,
+                  size_t end)
+{
+    std::vector<const cfloat*> from(s.antennas.size());
+    for (size_t r = 0; r < from.size(); ++r)
+        from[r] = s.antennas[r].data() + begin;
+    rx.push(from.data(), end - begin);
+}
+} // namespace
+
 TEST(ofdm_stream_receiver, the_cpu_receiver_waits_for_a_batch_where_cores_are_free)
 {
     // The CPU window demodulates a batch's frames side by side: after taking
@@ -298,12 +312,7 @@ TEST(ofdm_stream_receiver, the_cpu_receiver_waits_for_a_batch_where_cores_are_fr
     ofdm_stream_receiver rx(g, c);
     const size_t frame = size_t(g.frame_samples());
     const size_t first = s.bodies[0] + frame + 100; // frame 0 whole
-    std::vector<const cfloat*> from(2);
-    auto push = [&](size_t begin, size_t end) {
-        for (int r = 0; r < 2; ++r)
-            from[size_t(r)] = s.antennas[size_t(r)].data() + begin;
-        rx.push(from.data(), end - begin);
-    };
+    auto push = [&](size_t begin, size_t end) { push_samples(rx, s, begin, end); };
     const size_t hn = rx.H_items_per_frame() * 4, yn = rx.y_items_per_frame() * 2;
     std::vector<cfloat> H(hn * 8), y(yn * 8);
     push(0, first);
@@ -336,12 +345,7 @@ TEST(ofdm_stream_receiver, a_batch_is_waited_for_no_longer_than_max_batch_wait)
     c.max_batch_wait_ms = 20;
     ofdm_stream_receiver rx(g, c);
     const size_t frame = size_t(g.frame_samples());
-    std::vector<const cfloat*> from(2);
-    auto push = [&](size_t begin, size_t end) {
-        for (int r = 0; r < 2; ++r)
-            from[size_t(r)] = s.antennas[size_t(r)].data() + begin;
-        rx.push(from.data(), end - begin);
-    };
+    auto push = [&](size_t begin, size_t end) { push_samples(rx, s, begin, end); };
     const size_t hn = rx.H_items_per_frame() * 4, yn = rx.y_items_per_frame() * 2;
     std::vector<cfloat> H(hn * 8), y(yn * 8);
     const size_t first = s.bodies[0] + frame + 100, second = s.bodies[1] + frame + 100;
