@@ -24,15 +24,13 @@ namespace mimo_gpu {
 namespace {
 const pmt::pmt_t k_frame_key = pmt::mp("ofdm_frame");
 constexpr int k_buffered_frames = 6;
-/// The CPU receiver demodulates up to eight frames side by side (its host
-/// window waits for a batch where cores are free): room for two batches and a
-/// few frames, or a call would rarely be given room for one (LTE 20 MHz on 16
-/// cores, with six: three frames at most, batches of two on average); as many
-/// as k_cpu_buffer_bytes hold for both outputs, but never fewer than the
-/// k_buffered_frames every backend gets (NR 100 MHz 4x4: 14 MB a frame, six
-/// frames; its window holds batches to four anyway).
-constexpr int k_buffered_frames_cpu = 20;
-constexpr size_t k_cpu_buffer_bytes = size_t(64) << 20;
+/// Where the receiver hands back batches of several frames (the CPU's, up to
+/// eight side by side): room for two batches and a few frames, or a call would
+/// rarely be given room for one (LTE 20 MHz on 16 cores, with six: three frames
+/// at most, batches of two on average); as many as k_batch_buffer_bytes hold
+/// for both outputs, but never fewer than k_buffered_frames (NR 100 MHz 4x4:
+/// 14 MB a frame, six frames; its window holds batches to four anyway).
+constexpr size_t k_batch_buffer_bytes = size_t(64) << 20;
 
 ::mimo_gpu::time_interpolation time_from(const std::string& name)
 {
@@ -125,15 +123,14 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
     // them, counted here in y items: H's buffer holds as many items as y's, or a
     // call could never be given more than one frame (H has up to 13x fewer items
     // a frame; LTE 20 MHz ran a frame a call, 0.2 ms each).
-    const int buffered =
-        d_backend == ::mimo_gpu::backend::cpu ? cpu_buffered_frames() : k_buffered_frames;
+    const int buffered = buffered_frames();
     set_min_output_buffer(0, buffered * d_y_per_frame);
     set_min_output_buffer(1, buffered * d_y_per_frame);
     set_relative_rate(uint64_t(d_y_per_frame), uint64_t(grid.frame_samples()));
-    // The CPU receiver may wait for a batch of frames, up to max_batch_wait_ms:
-    // the scheduler looks at the block again after that long even when no
-    // samples come (a source that pauses), so the frames there are go then.
-    if (d_backend == ::mimo_gpu::backend::cpu)
+    // A receiver that waits for a batch of frames does so up to
+    // max_batch_wait_ms: the scheduler looks at the block again after that long
+    // even when no samples come (a source that pauses), so the frames there are go then.
+    if (d_receiver->max_batch_frames() > 1)
         set_blkd_input_timer_value(
             unsigned(std::max(1.0, std::ceil(config.max_batch_wait_ms))));
     set_tag_propagation_policy(TPP_DONT);
@@ -175,14 +172,16 @@ void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
     }
 }
 
-int ofdm_rx_impl::cpu_buffered_frames() const
+int ofdm_rx_impl::buffered_frames() const
 {
+    const size_t batch = d_receiver->max_batch_frames();
+    if (batch <= 1)
+        return k_buffered_frames;
     // Both outputs hold as many items as y (H's items are nr * nt values).
     const size_t frame_bytes = size_t(d_y_per_frame) * sizeof(gr_complex) *
                                size_t(d_config.nr) * size_t(1 + d_grid.nt);
-    return int(std::clamp<size_t>(k_cpu_buffer_bytes / frame_bytes,
-                                  size_t(k_buffered_frames),
-                                  size_t(k_buffered_frames_cpu)));
+    return int(std::clamp<size_t>(
+        k_batch_buffer_bytes / frame_bytes, size_t(k_buffered_frames), 2 * batch + 4));
 }
 
 bool ofdm_rx_impl::an_input_ran_out(size_t taken)

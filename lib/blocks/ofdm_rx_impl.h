@@ -68,8 +68,9 @@ private:
     /// On CUDA, page-locks the input buffers where GNU Radio made them, so that
     /// the samples go to the GPU with no staging copy (once per run; logged).
     void lock_input_buffers();
-    /// Frames of room downstream on the CPU backend (its batches, within a size).
-    int cpu_buffered_frames() const;
+    /// Frames of room downstream: two of the receiver's batches and a few
+    /// frames, within a size (k_buffered_frames where batches are one frame).
+    int buffered_frames() const;
 
     const ::mimo_gpu::ofdm_grid d_grid;
     const ::mimo_gpu::ofdm_receiver_config d_config;

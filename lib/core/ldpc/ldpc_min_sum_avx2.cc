@@ -13,17 +13,6 @@
 
 #include <immintrin.h>
 
-namespace mimo_gpu {
-namespace detail {
-
-bool cpu_has_avx2_f16c()
-{
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-}
-
-} // namespace detail
-} // namespace mimo_gpu
-
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c")
 

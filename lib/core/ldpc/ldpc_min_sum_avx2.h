@@ -5,13 +5,12 @@
 // bit. Used where the processor has AVX2 and F16C (decided at run time).
 #pragma once
 
+#include "../runtime/cpu_features.h"
+
 #include <mimo_gpu/nr_ldpc.h>
 
 namespace mimo_gpu {
 namespace detail {
-
-/// Whether this processor runs ldpc_min_sum_rows_avx2.
-bool cpu_has_avx2_f16c();
 
 /// One row of the layered schedule for the checks z in [0, Zc - Zc % 8):
 /// L (the block's a-posteriori LLRs, half values in floats) and R (the row's

@@ -101,8 +101,8 @@ void metric_sample_terms(const cfloat* x,
 {
     size_t energy_begin = begin, product_begin = begin;
 #ifdef MIMO_GPU_SEARCH_AVX2
-    static const bool avx2 = search_terms_have_avx2();
-    if (avx2 && !scalar_only) { // four samples at a time, the same terms to the bit
+    if (cpu_has_avx2() &&
+        !scalar_only) { // four samples at a time, the same terms to the bit
         const terms_done done = sample_terms_avx2(x, nr, L, begin, end, terms, cr, ci, e);
         energy_begin = done.energy_end;
         product_begin = done.product_end;

@@ -59,6 +59,7 @@ public:
     {
         return std::min(k_max_batch, parallel_width());
     }
+    size_t max_frames_per_batch() const override { return k_max_batch; }
     size_t capacity() const override { return m_capacity; }
 
     void append(const cfloat* const* antennas, size_t count, uint64_t) override

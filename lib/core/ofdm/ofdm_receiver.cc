@@ -708,10 +708,6 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
         return frames;
     }
 #endif
-    if (syncs.size() == 1) {
-        receive_on_cpu(rx, syncs[0], m_impl->Y, frames[0]);
-        return frames;
-    }
     // Frames apart: one a task where cores are free, each demodulated into a
     // grid of its own (the work inside a frame splits too, where cores are
     // left). The thread's grid is safe to keep: a thread waiting inside a frame
@@ -720,7 +716,7 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
         thread_local std::vector<cfloat> Y;
         receive_on_cpu(rx, syncs[k], Y, frames[k]);
     };
-    if (detail::parallel_width() > 1)
+    if (syncs.size() > 1 && detail::parallel_width() > 1)
         detail::run_tasks(syncs.size(), receive_frame);
     else
         for (size_t k = 0; k < syncs.size(); ++k)

@@ -103,6 +103,11 @@ size_t ofdm_stream_receiver::room() const
     return e.ended ? 0 : e.window->capacity() - size_t(e.end - e.begin);
 }
 
+size_t ofdm_stream_receiver::max_batch_frames() const
+{
+    return m_engine->window->max_frames_per_batch();
+}
+
 void ofdm_stream_receiver::push(const cfloat* const* antennas, size_t count)
 {
     engine& e = *m_engine;

@@ -35,6 +35,8 @@ public:
     /// frames side by side, so the stream waits for that many where cores are
     /// free (ofdm_stream_receiver.cc's wait_for_a_batch); 1: as each completes.
     virtual size_t frames_per_batch() const { return 1; }
+    /// The most frames_per_batch() gives.
+    virtual size_t max_frames_per_batch() const { return 1; }
     /// frame_search::find over the window's samples [begin, end).
     virtual walk_result search(uint64_t begin,
                                uint64_t end,

@@ -275,13 +275,9 @@ size_t parallel_width()
     // so their time counted as another caller's would count the work twice
     // (each block's batches saw the cores the workers spent on its own tasks
     // as taken, and a receiver on 16 cores split a batch in two).
-    if (t_pool_worker) {
-        sample_busy_shares(now);
-        return share_of_cores(cores,
-                              g_busy_total_permille.load(std::memory_order_relaxed));
-    }
-    const size_t slot = my_slot();
-    if (slot == k_caller_slots) { // left out: every caller measured is another
+    // So is a thread left out (more live callers than slots).
+    const size_t slot = t_pool_worker ? k_caller_slots : my_slot();
+    if (slot == k_caller_slots) { // every caller measured is another
         sample_busy_shares(now);
         return share_of_cores(cores,
                               g_busy_total_permille.load(std::memory_order_relaxed));

@@ -14,14 +14,6 @@
 
 #include <algorithm>
 
-namespace mimo_gpu {
-namespace detail {
-
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2"); }
-
-} // namespace detail
-} // namespace mimo_gpu
-
 #pragma GCC push_options
 #pragma GCC target("avx2")
 

@@ -6,13 +6,11 @@
 // log-MAP (whose max* is not associative: the scalar order is kept there).
 #pragma once
 
+#include "../runtime/cpu_features.h"
 #include "turbo_trellis.h"
 
 namespace mimo_gpu {
 namespace detail {
-
-/// Whether this processor runs map_window_avx2.
-bool cpu_has_avx2();
 
 /// Floats of map_window_avx2's scratch per stage of a window: alpha and the
 /// two branch metrics.

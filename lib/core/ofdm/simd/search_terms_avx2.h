@@ -5,18 +5,18 @@
 // and with it every metric value and frame the search finds, is identical to
 // the bit: the scalar loop does scalar double arithmetic one sample at a time
 // (about 14 ns a sample with two antennas, the search's largest cost on the
-// CPU); this one converts and masks four samples per instruction.
+// CPU); this one converts and masks four samples per instruction. Called only
+// where cpu_has_avx2() (runtime/cpu_features.h).
 #pragma once
 
 #include <mimo_gpu/types.h>
+
+#include "../../runtime/cpu_features.h"
 
 #include <cstddef>
 
 namespace mimo_gpu {
 namespace detail {
-
-/// Whether this processor runs sample_terms_avx2.
-bool search_terms_have_avx2();
 
 /// For m in [begin, begin + 4 * quads): e[m] = sum_r |x_r[m]|^2 and, for m <
 /// terms, c[m] = sum_r conj(x_r[m]) x_r[m + L] (real parts to cr, imaginary to
