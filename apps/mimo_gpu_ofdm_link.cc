@@ -15,6 +15,7 @@
 
 #include <mimo_gpu/detector_registry.h>
 #include <mimo_gpu/evm.h>
+#include <mimo_gpu/ici_canceller.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
 #include <mimo_gpu/mmse_detector.h>
 #include <mimo_gpu/multipath_channel.h>
@@ -220,6 +221,14 @@ int main(int argc, char** argv)
                  "--no-noise-per-antenna: one N0 for all)",
                  true);
     cli.add_option("detector", "SPEC", "detector (registry name and parameters)", "mmse");
+    cli.add_option("ici-passes",
+                   "N",
+                   "passes of inter-carrier interference cancellation for a block that "
+                   "fails its CRC: the last detection's hard decisions rebuild the "
+                   "interference of the channel's change within each symbol, which is "
+                   "taken from y before detecting and decoding again (0: none; needs "
+                   "--interpolation linear or lmmse)",
+                   "0");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
     cli.add_option("code",
                    "NAME",
@@ -274,6 +283,12 @@ int main(int argc, char** argv)
             return make_detector(spec.name, { { nr, g.nt }, g.mod, spec.parameters }, b);
         });
         det->set_bad_problem_policy(bad_problem_policy::erase);
+        const int ici_passes = int(cli.integer("ici-passes", 0, 8));
+        if (ici_passes > 0 && interp == "hold")
+            throw usage_error("--ici-passes needs a channel per data symbol: "
+                              "--interpolation linear or lmmse");
+        std::unique_ptr<ici_canceller> ici =
+            ici_passes > 0 ? std::make_unique<ici_canceller>(g) : nullptr;
         transport_block_format fmt; // A, G and Qm of either code
         fmt.G = int(g.frame_bits());
         fmt.Qm = constellation(g.mod).bits_per_symbol();
@@ -340,6 +355,10 @@ int main(int argc, char** argv)
                     fmt.A,
                     fmt.G,
                     b == backend::cuda ? "CUDA" : "CPU");
+        if (ici)
+            std::printf("a block that fails its CRC: up to %d passes of inter-carrier "
+                        "interference cancellation\n",
+                        ici_passes);
         std::printf(
             "%6s | %9s %9s | %10s %10s %6s | %10s %10s | %9s %9s | %4s | %8s %8s\n",
             "SNR",
@@ -381,6 +400,8 @@ int main(int argc, char** argv)
             decoded(size_t(fmt.A));
         std::vector<cfloat> samples(size_t(g.frame_samples()) * g.nt);
         std::vector<float> llr(size_t(fmt.G));
+        std::vector<uint8_t> hard(llr.size()); // a failed block's decisions
+        std::vector<cfloat> decisions(g.data_elements() * size_t(g.nt));
         std::vector<cfloat> H_true(size_t(g.used_subcarriers) * nr * g.nt);
         std::vector<cfloat> H_symbols; // the genie's under Doppler: every data symbol's
         // snapshot for the plots, from the last frame of the highest SNR
@@ -425,7 +446,24 @@ int main(int argc, char** argv)
                 ++p.frames;
                 auto decode = [&](const front_end_frame& fr) {
                     det->detect(detector_input_of(fr), llr.data());
-                    return decode_block(llr.data(), decoded.data()) && decoded == a;
+                    if (decode_block(llr.data(), decoded.data()) && decoded == a)
+                        return true;
+                    // A failed block: cancel the interference the last detection's
+                    // decisions rebuild, from the frame's own y each pass.
+                    if (!ici || fr.symbols_per_channel != 1)
+                        return false;
+                    front_end_frame cleaned = fr;
+                    for (int pass = 0; pass < ici_passes; ++pass) {
+                        for (size_t i = 0; i < llr.size(); ++i)
+                            hard[i] = llr[i] < 0.0f ? 1 : 0;
+                        tx.map(hard.data(), decisions.data());
+                        cleaned.y = fr.y;
+                        ici->cancel(cleaned, decisions.data());
+                        det->detect(detector_input_of(cleaned), llr.data());
+                        if (decode_block(llr.data(), decoded.data()) && decoded == a)
+                            return true;
+                    }
+                    return false;
                 };
                 // genie: true timing and CFO, true channel at that window
                 sync_result genie;
@@ -609,6 +647,7 @@ int main(int argc, char** argv)
                 .value("noise_per_antenna", rc.noise_per_antenna)
                 .values("antenna_noise_db", antenna_noise_db);
             j.value("detector", spec.label())
+                .value("ici_passes", ici_passes)
                 .value("code", code)
                 .value("A", fmt.A)
                 .value("G", fmt.G);
