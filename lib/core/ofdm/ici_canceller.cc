@@ -52,11 +52,10 @@ std::vector<cfloat> ici_canceller::interference(const front_end_frame& frame,
     const size_t nr = elements ? frame.y.size() / elements : 0;
     if (nr == 0 || frame.y.size() != elements * nr ||
         frame.H.size() != elements * nr * size_t(nt))
-        throw std::invalid_argument("ici_canceller: the frame's H (" +
-                                    std::to_string(frame.H.size()) + ") and y (" +
-                                    std::to_string(frame.y.size()) +
-                                    ") do not fit the grid's " +
-                                    std::to_string(elements) + " data elements");
+        throw std::invalid_argument(
+            "ici_canceller: the frame's H (" + std::to_string(frame.H.size()) +
+            ") and y (" + std::to_string(frame.y.size()) + ") do not fit the grid's " +
+            std::to_string(elements) + " data elements");
 
     // Data symbols in time order (q = j D + s) and their places in samples.
     const int symbols = g.slots * D;
@@ -76,7 +75,8 @@ std::vector<cfloat> ici_canceller::interference(const front_end_frame& frame,
     const size_t block = nr * size_t(nt);
     for (int q = 0; q < symbols; ++q) {
         const int before = q > 0 ? q - 1 : q, after = q + 1 < symbols ? q + 1 : q;
-        const float per_sample = float(1.0 / (when[size_t(after)] - when[size_t(before)]));
+        const float per_sample =
+            float(1.0 / (when[size_t(after)] - when[size_t(before)]));
         for (size_t r = 0; r < nr; ++r) {
             std::fill(buf.get(), buf.get() + N, cfloat(0, 0));
             for (int c = 0; c < U; ++c) {

@@ -56,17 +56,17 @@ struct doppler_frames {
                 for (int d = 0; d < D; ++d) {
                     cfloat* out = &H_symbols[(size_t(j) * D + d) * U * hn];
                     // the window's middle: its start plus (N - 1) / 2
-                    ch.frequency_response(g,
-                                          -rx.window_backoff(),
-                                          out,
-                                          double(g.data_symbol(j, d)) * g.symbol_samples() +
-                                              g.cp_length - rx.window_backoff() +
-                                              0.5 * (g.fft_size - 1));
+                    ch.frequency_response(
+                        g,
+                        -rx.window_backoff(),
+                        out,
+                        double(g.data_symbol(j, d)) * g.symbol_samples() + g.cp_length -
+                            rx.window_backoff() + 0.5 * (g.fft_size - 1));
                     for (size_t e = 0; e < size_t(U) * hn; ++e)
                         out[e] *= phase;
                 }
-            genie.push_back(
-                rx.receive_known_channels(lb.rx.data(), lb.rx_samples, s, H_symbols.data(), n0));
+            genie.push_back(rx.receive_known_channels(
+                lb.rx.data(), lb.rx_samples, s, H_symbols.data(), n0));
             estimated.push_back(rx.receive(lb.rx.data(), lb.rx_samples, s));
         }
     }
@@ -89,7 +89,8 @@ struct doppler_frames {
 
 } // namespace
 
-TEST(ici_canceller, the_sent_symbols_cancel_the_interference_of_a_channel_turning_within_a_symbol)
+TEST(ici_canceller,
+     the_sent_symbols_cancel_the_interference_of_a_channel_turning_within_a_symbol)
 {
     // 600 Hz at 15 kHz spacing (fd T = 0.04): the interference is some -20 dB
     // of the signal, far above the noise at 60 dB; with the true channel of
@@ -104,11 +105,12 @@ TEST(ici_canceller, the_sent_symbols_cancel_the_interference_of_a_channel_turnin
         ici.cancel(fe, fr.sent[f].data());
         after += fr.residual(fe, fr.sent[f]);
     }
-    std::printf("[ measured ] EPA 600 Hz, 60 dB, genie channels: |y - H x|^2 %.3g before, "
-                "%.3g after cancelling (N0 %.3g)\n",
-                before / fr.genie.size(),
-                after / fr.genie.size(),
-                double(fr.n0));
+    std::printf(
+        "[ measured ] EPA 600 Hz, 60 dB, genie channels: |y - H x|^2 %.3g before, "
+        "%.3g after cancelling (N0 %.3g)\n",
+        before / fr.genie.size(),
+        after / fr.genie.size(),
+        double(fr.n0));
     EXPECT_GT(before / fr.genie.size(), 100.0 * fr.n0) << "no interference to cancel";
     EXPECT_LT(after, before / 20); // 125-200x over 120 seeds
 }
@@ -128,11 +130,12 @@ TEST(ici_canceller, estimated_channels_cancel_most_of_it)
         ici.cancel(fe, fr.sent[f].data());
         after += fr.residual(fe, fr.sent[f]);
     }
-    std::printf("[ measured ] EPA 600 Hz, 40 dB, LMMSE estimates: |y - H x|^2 %.3g before, "
-                "%.3g after cancelling (N0 %.3g)\n",
-                before / fr.estimated.size(),
-                after / fr.estimated.size(),
-                double(fr.n0));
+    std::printf(
+        "[ measured ] EPA 600 Hz, 40 dB, LMMSE estimates: |y - H x|^2 %.3g before, "
+        "%.3g after cancelling (N0 %.3g)\n",
+        before / fr.estimated.size(),
+        after / fr.estimated.size(),
+        double(fr.n0));
     EXPECT_LT(after, before / 2); // 3.5-7x over 120 seeds
 }
 
