@@ -152,6 +152,45 @@ inline cfloat estimated_channel(const front_end_frame& f, size_t index, int nt)
     return nr ? f.H[index] / f.antenna_scale[index / size_t(nt) % nr] : f.H[index];
 }
 
+/// The genie's synchronisation: the frame's true timing (the receiver's
+/// window `backoff` samples into the cyclic prefix) and CFO.
+inline sync_result genie_sync(const ofdm_grid& g, const multipath_config& mc, int backoff)
+{
+    sync_result s;
+    s.found = s.complete = true;
+    s.frame_start = size_t(mc.timing_offset + g.cp_length - backoff);
+    s.cfo = float(mc.cfo / g.subcarrier_spacing());
+    return s;
+}
+
+/// Every data symbol's true channel in receive_known_channels' layout, taken
+/// `offset` samples after the symbol's start (its cyclic prefix's), with the
+/// phase the CFO has turned by the genie's frame start.
+inline std::vector<cfloat> true_data_symbol_channels(const ofdm_grid& g,
+                                                     const multipath_channel& ch,
+                                                     int backoff,
+                                                     const sync_result& genie,
+                                                     double offset)
+{
+    const int D = g.data_symbols;
+    const size_t per_symbol = size_t(g.used_subcarriers) * ch.config().nr * g.nt;
+    std::vector<cfloat> H(size_t(g.slots) * D * per_symbol);
+    const cfloat phase = std::polar(
+        1.0f, float(2 * M_PI * genie.cfo * double(genie.frame_start) / g.fft_size));
+    for (int j = 0; j < g.slots; ++j)
+        for (int d = 0; d < D; ++d) {
+            cfloat* out = &H[(size_t(j) * D + d) * per_symbol];
+            ch.frequency_response(g,
+                                  -backoff,
+                                  out,
+                                  double(g.data_symbol(j, d)) * g.symbol_samples() +
+                                      offset);
+            for (size_t e = 0; e < per_symbol; ++e)
+                out[e] *= phase;
+        }
+    return H;
+}
+
 /// The mean |error|^2 of a frame's H at every data resource element against
 /// the true response at each data symbol's time (the phase the receiver's CFO
 /// correction leaves taken in).

@@ -592,15 +592,14 @@ TEST(ofdm_front_end, a_genie_per_data_symbol_follows_doppler)
     // the frame's middle channel held, it is the fading's change.
     const uint64_t seed = fresh_seed();
     const ofdm_grid g = small_grid(2);
-    const int nr = 2, U = g.used_subcarriers, D = g.data_symbols;
+    const int nr = 2, U = g.used_subcarriers;
     ofdm_transmitter tx(g);
     ofdm_receiver rx(g, receiver_config(nr));
     multipath_config mc = epa_channel(g, nr, 20, seed);
     mc.doppler = 300;
     multipath_channel ch(mc);
     const size_t hn = size_t(nr) * g.nt;
-    std::vector<cfloat> H_held(size_t(U) * hn), H_symbols(size_t(g.slots) * D * U * hn),
-        sent(g.data_elements() * g.nt);
+    std::vector<cfloat> H_held(size_t(U) * hn), sent(g.data_elements() * g.nt);
     double e_symbols = 0, e_held = 0;
     const auto residual = [&](const front_end_frame& f) {
         double e = 0;
@@ -619,27 +618,15 @@ TEST(ofdm_front_end, a_genie_per_data_symbol_follows_doppler)
     for (int frame = 0; frame < frames; ++frame) {
         loopback lb(tx, ch, seed + uint64_t(frame));
         tx.map(lb.bits.data(), sent.data());
-        sync_result genie;
-        genie.found = genie.complete = true;
-        genie.frame_start = size_t(mc.timing_offset + g.cp_length - rx.window_backoff());
-        genie.cfo = float(mc.cfo / g.subcarrier_spacing());
+        const sync_result genie = genie_sync(g, mc, rx.window_backoff());
         const cfloat phase = std::polar(
             1.0f, float(2 * M_PI * genie.cfo * double(genie.frame_start) / g.fft_size));
         ch.frequency_response(
             g, -rx.window_backoff(), H_held.data(), g.frame_samples() / 2.0);
         for (auto& h : H_held)
             h *= phase;
-        for (int j = 0; j < g.slots; ++j)
-            for (int d = 0; d < D; ++d) {
-                cfloat* out = &H_symbols[(size_t(j) * D + d) * U * hn];
-                ch.frequency_response(g,
-                                      -rx.window_backoff(),
-                                      out,
-                                      double(g.data_symbol(j, d)) * g.symbol_samples() +
-                                          g.fft_size / 2.0 + g.cp_length);
-                for (size_t e = 0; e < size_t(U) * hn; ++e)
-                    out[e] *= phase;
-            }
+        const std::vector<cfloat> H_symbols = true_data_symbol_channels(
+            g, ch, rx.window_backoff(), genie, g.fft_size / 2.0 + g.cp_length);
         const front_end_frame fs = rx.receive_known_channels(
             lb.rx.data(), lb.rx_samples, genie, H_symbols.data(), ch.noise_variance());
         ASSERT_EQ(fs.symbols_per_channel, 1);

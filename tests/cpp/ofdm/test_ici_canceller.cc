@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -33,42 +34,44 @@ struct doppler_frames {
                    std::vector<int> pilots = { 0 })
     {
         g.pilot_positions = pilots;
-        const int U = g.used_subcarriers, D = g.data_symbols;
         ofdm_transmitter tx(g);
         ofdm_receiver rx(g, receiver_config(nr, time_interpolation::lmmse));
         multipath_config mc = epa_channel(g, nr, snr_db, seed);
         mc.doppler = doppler;
         multipath_channel ch(mc);
         n0 = ch.noise_variance();
-        const size_t hn = size_t(nr) * g.nt;
-        std::vector<cfloat> H_symbols(size_t(g.slots) * D * U * hn);
         for (int f = 0; f < frames; ++f) {
             loopback lb(tx, ch, seed + uint64_t(f));
             sent.emplace_back(g.data_elements() * g.nt);
             tx.map(lb.bits.data(), sent.back().data());
-            sync_result s;
-            s.found = s.complete = true;
-            s.frame_start = size_t(mc.timing_offset + g.cp_length - rx.window_backoff());
-            s.cfo = float(mc.cfo / g.subcarrier_spacing());
-            const cfloat phase = std::polar(
-                1.0f, float(2 * M_PI * s.cfo * double(s.frame_start) / g.fft_size));
-            for (int j = 0; j < g.slots; ++j)
-                for (int d = 0; d < D; ++d) {
-                    cfloat* out = &H_symbols[(size_t(j) * D + d) * U * hn];
-                    // the window's middle: its start plus (N - 1) / 2
-                    ch.frequency_response(
-                        g,
-                        -rx.window_backoff(),
-                        out,
-                        double(g.data_symbol(j, d)) * g.symbol_samples() + g.cp_length -
-                            rx.window_backoff() + 0.5 * (g.fft_size - 1));
-                    for (size_t e = 0; e < size_t(U) * hn; ++e)
-                        out[e] *= phase;
-                }
+            const sync_result s = genie_sync(g, mc, rx.window_backoff());
+            // each window's middle: its start plus (N - 1) / 2
+            const std::vector<cfloat> H_symbols = true_data_symbol_channels(
+                g,
+                ch,
+                rx.window_backoff(),
+                s,
+                g.cp_length - rx.window_backoff() + 0.5 * (g.fft_size - 1));
             genie.push_back(rx.receive_known_channels(
                 lb.rx.data(), lb.rx_samples, s, H_symbols.data(), n0));
             estimated.push_back(rx.receive(lb.rx.data(), lb.rx_samples, s));
         }
+    }
+
+    /// Mean |y - H x|^2 per received value over `frames`, before and after
+    /// cancelling with the sent symbols.
+    std::pair<double, double> cancelled(const std::vector<front_end_frame>& frames) const
+    {
+        const ici_canceller ici(g);
+        double before = 0, after = 0;
+        for (size_t f = 0; f < frames.size(); ++f) {
+            front_end_frame fe = frames[f];
+            EXPECT_EQ(fe.symbols_per_channel, 1);
+            before += residual(fe, sent[f]) / double(frames.size());
+            ici.cancel(fe, sent[f].data());
+            after += residual(fe, sent[f]) / double(frames.size());
+        }
+        return { before, after };
     }
 
     /// Mean |y - H x|^2 per received value, x the sent symbols.
@@ -97,21 +100,14 @@ TEST(ici_canceller,
     // each symbol and the sent symbols only the slope's curvature within a
     // window is left.
     const doppler_frames fr(600, 60, 4, fresh_seed());
-    const ici_canceller ici(fr.g);
-    double before = 0, after = 0;
-    for (size_t f = 0; f < fr.genie.size(); ++f) {
-        front_end_frame fe = fr.genie[f];
-        before += fr.residual(fe, fr.sent[f]);
-        ici.cancel(fe, fr.sent[f].data());
-        after += fr.residual(fe, fr.sent[f]);
-    }
+    const auto [before, after] = fr.cancelled(fr.genie);
     std::printf(
         "[ measured ] EPA 600 Hz, 60 dB, genie channels: |y - H x|^2 %.3g before, "
         "%.3g after cancelling (N0 %.3g)\n",
-        before / fr.genie.size(),
-        after / fr.genie.size(),
+        before,
+        after,
         double(fr.n0));
-    EXPECT_GT(before / fr.genie.size(), 100.0 * fr.n0) << "no interference to cancel";
+    EXPECT_GT(before, 100.0 * fr.n0) << "no interference to cancel";
     EXPECT_LT(after, before / 20); // 125-200x over 120 seeds
 }
 
@@ -121,20 +117,12 @@ TEST(ici_canceller, estimated_channels_cancel_most_of_it)
     // to follow 600 Hz) give the slope: at 40 dB the residual after cancelling
     // is the estimates' error, well below the interference.
     const doppler_frames fr(600, 40, 4, fresh_seed(), { 1, 4, 7 });
-    const ici_canceller ici(fr.g);
-    double before = 0, after = 0;
-    for (size_t f = 0; f < fr.estimated.size(); ++f) {
-        front_end_frame fe = fr.estimated[f];
-        ASSERT_EQ(fe.symbols_per_channel, 1);
-        before += fr.residual(fe, fr.sent[f]);
-        ici.cancel(fe, fr.sent[f].data());
-        after += fr.residual(fe, fr.sent[f]);
-    }
+    const auto [before, after] = fr.cancelled(fr.estimated);
     std::printf(
         "[ measured ] EPA 600 Hz, 40 dB, LMMSE estimates: |y - H x|^2 %.3g before, "
         "%.3g after cancelling (N0 %.3g)\n",
-        before / fr.estimated.size(),
-        after / fr.estimated.size(),
+        before,
+        after,
         double(fr.n0));
     EXPECT_LT(after, before / 2); // 3.5-7x over 120 seeds
 }
