@@ -43,6 +43,9 @@ struct point {
     /// per receive antenna: the true noise and the mean estimate; frames whitened
     std::vector<double> antenna_n0, antenna_n0_estimate;
     int whitened = 0;
+    /// blocks that failed first and passed after cancelling the inter-carrier
+    /// interference (--ici-passes)
+    int ici_rescued_estimated = 0, ici_rescued_perfect = 0;
     /// EVM per stream, estimated and perfect channels: the sum of the frames'
     /// squared EVM until finish_evm(), then the RMS over those frames (frames
     /// that lost sync have no estimated-channel EVM).
@@ -444,7 +447,7 @@ int main(int argc, char** argv)
                 tx.modulate(coded.data(), samples.data());
                 ch.run(samples.data(), size_t(g.frame_samples()), received.data());
                 ++p.frames;
-                auto decode = [&](const front_end_frame& fr) {
+                auto decode = [&](const front_end_frame& fr, int& rescued) {
                     det->detect(detector_input_of(fr), llr.data());
                     if (decode_block(llr.data(), decoded.data()) && decoded == a)
                         return true;
@@ -460,8 +463,10 @@ int main(int argc, char** argv)
                         cleaned.y = fr.y;
                         ici->cancel(cleaned, decisions.data());
                         det->detect(detector_input_of(cleaned), llr.data());
-                        if (decode_block(llr.data(), decoded.data()) && decoded == a)
+                        if (decode_block(llr.data(), decoded.data()) && decoded == a) {
+                            ++rescued;
                             return true;
+                        }
                     }
                     return false;
                 };
@@ -507,7 +512,7 @@ int main(int argc, char** argv)
                                                       H_true.data(),
                                                       float(p.n0),
                                                       antenna_n0.data());
-                if (!decode(genie_frame))
+                if (!decode(genie_frame, p.ici_rescued_perfect))
                     ++p.errors_perfect;
                 if (evm_equaliser)
                     add_evm(p.evm_perfect, p.evm_frames_perfect, frame_evm(genie_frame));
@@ -518,7 +523,7 @@ int main(int argc, char** argv)
                     continue;
                 }
                 const front_end_frame fr = rx.receive(received.data(), rn, s);
-                if (!decode(fr))
+                if (!decode(fr, p.ici_rescued_estimated))
                     ++p.errors_estimated;
                 if (evm_equaliser)
                     add_evm(p.evm_estimated, p.evm_frames_estimated, frame_evm(fr));
@@ -613,6 +618,13 @@ int main(int argc, char** argv)
                         p.lost_sync,
                         evm_percent(p.evm_estimated),
                         evm_percent(p.evm_perfect));
+            if (ici)
+                std::printf("       ICI cancellation rescued %d of %d failed blocks with "
+                            "estimated channels, %d of %d with the perfect channel\n",
+                            p.ici_rescued_estimated,
+                            p.errors_estimated + p.ici_rescued_estimated,
+                            p.ici_rescued_perfect,
+                            p.errors_perfect + p.ici_rescued_perfect);
             std::fflush(stdout);
             pts.push_back(p);
         }
@@ -667,6 +679,8 @@ int main(int argc, char** argv)
                 j.value("mse_interpolated", p.mse_interpolated)
                     .value("mse_interpolated_theory", p.mse_interpolated_theory);
                 j.value("n0_estimate", p.n0_estimate).value("n0", p.n0);
+                j.value("ici_rescued_estimated", p.ici_rescued_estimated)
+                    .value("ici_rescued_perfect", p.ici_rescued_perfect);
                 j.value("whitened_frames", p.whitened)
                     .values("antenna_n0", p.antenna_n0)
                     .values("antenna_n0_estimate", p.antenna_n0_estimate);

@@ -61,6 +61,73 @@ using mimo_gpu::cfloat;
 
 /// A fresh seed per run (printed so a failure can be reproduced) unless
 /// MIMO_GPU_TEST_SEED is set.
+/// The 2-norm condition number lambda_max / lambda_min of a Hermitian positive
+/// definite n x n matrix (row-major, double): how far any float solution of a
+/// system with it may stray, relative, in units of the float rounding. Power
+/// iteration on A and on its inverse (Gauss-Jordan with partial pivoting):
+/// accurate to a few per cent, which is all a tolerance needs. Infinity where A
+/// is singular.
+inline double hermitian_condition_number(std::vector<std::complex<double>> A, int n)
+{
+    using cd = std::complex<double>;
+    std::vector<cd> inv(size_t(n) * n, 0.0), M = A;
+    for (int i = 0; i < n; ++i)
+        inv[size_t(i) * n + i] = 1.0;
+    for (int k = 0; k < n; ++k) {
+        int piv = k;
+        for (int i = k + 1; i < n; ++i)
+            if (std::abs(M[size_t(i) * n + k]) > std::abs(M[size_t(piv) * n + k]))
+                piv = i;
+        if (std::abs(M[size_t(piv) * n + k]) == 0.0)
+            return std::numeric_limits<double>::infinity();
+        for (int j = 0; j < n; ++j) {
+            std::swap(M[size_t(k) * n + j], M[size_t(piv) * n + j]);
+            std::swap(inv[size_t(k) * n + j], inv[size_t(piv) * n + j]);
+        }
+        const cd d = M[size_t(k) * n + k];
+        for (int j = 0; j < n; ++j) {
+            M[size_t(k) * n + j] /= d;
+            inv[size_t(k) * n + j] /= d;
+        }
+        for (int i = 0; i < n; ++i)
+            if (i != k) {
+                const cd m = M[size_t(i) * n + k];
+                for (int j = 0; j < n; ++j) {
+                    M[size_t(i) * n + j] -= m * M[size_t(k) * n + j];
+                    inv[size_t(i) * n + j] -= m * inv[size_t(k) * n + j];
+                }
+            }
+    }
+    const auto largest_eigenvalue = [n](const std::vector<cd>& B) {
+        std::vector<cd> v(static_cast<size_t>(n)), w(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i)
+            v[size_t(i)] =
+                cd(1.0 + 0.1 * i, 0.05 * i); // a start with some of every eigenvector
+        double lambda = 0;
+        for (int it = 0; it < 200; ++it) {
+            double norm = 0;
+            for (int i = 0; i < n; ++i) {
+                cd s = 0;
+                for (int j = 0; j < n; ++j)
+                    s += B[size_t(i) * n + j] * v[size_t(j)];
+                w[size_t(i)] = s;
+                norm += std::norm(s);
+            }
+            norm = std::sqrt(norm);
+            if (!(norm > 0))
+                return 0.0;
+            double vn = 0;
+            for (const cd& x : v)
+                vn += std::norm(x);
+            lambda = norm / std::sqrt(vn);
+            for (int i = 0; i < n; ++i)
+                v[size_t(i)] = w[size_t(i)] / norm;
+        }
+        return lambda;
+    };
+    return largest_eigenvalue(A) * largest_eigenvalue(inv);
+}
+
 inline uint64_t fresh_seed()
 {
     if (const char* s = std::getenv("MIMO_GPU_TEST_SEED"))

@@ -5,6 +5,7 @@
 
 #include <mimo_gpu/ici_canceller.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -74,19 +75,44 @@ std::vector<cfloat> ici_canceller::interference(const front_end_frame& frame,
     const double centre = 0.5 * double(N - 1);
     const size_t block = nr * size_t(nt);
     for (int q = 0; q < symbols; ++q) {
-        const int before = q > 0 ? q - 1 : q, after = q + 1 < symbols ? q + 1 : q;
-        const float per_sample =
-            float(1.0 / (when[size_t(after)] - when[size_t(before)]));
+        // H' at symbol q: the derivative of the parabola through three
+        // neighbouring data symbols (q's own and its neighbours; the first or
+        // last three at the frame's ends), exact for uneven spacing (a pilot
+        // symbol between) and second order at the ends; a line through two
+        // where the frame has only two.
+        const int first = symbols == 2 ? 0 : std::clamp(q - 1, 0, symbols - 3);
+        const int points = symbols == 2 ? 2 : 3;
+        float weight[3] = { 0, 0, 0 };
+        const double x = when[size_t(q)];
+        for (int i = 0; i < points; ++i) {
+            const double xi = when[size_t(first + i)];
+            double w = 0;
+            if (points == 2)
+                w = (i == 0 ? -1.0 : 1.0) /
+                    (when[size_t(first + 1)] - when[size_t(first)]);
+            else {
+                double denominator = 1;
+                for (int j = 0; j < points; ++j)
+                    if (j != i) {
+                        denominator *= xi - when[size_t(first + j)];
+                        w += x - when[size_t(first + 3 - i - j)];
+                    }
+                w /= denominator;
+            }
+            weight[i] = float(w);
+        }
         for (size_t r = 0; r < nr; ++r) {
             std::fill(buf.get(), buf.get() + N, cfloat(0, 0));
             for (int c = 0; c < U; ++c) {
                 const size_t p = problem(q, c);
-                const cfloat* h0 = &frame.H[problem(before, c) * block + r * nt];
-                const cfloat* h1 = &frame.H[problem(after, c) * block + r * nt];
                 cfloat v(0, 0);
                 for (int t = 0; t < nt; ++t) {
-                    const cfloat term =
-                        (h1[t] - h0[t]) * per_sample * decisions[p * size_t(nt) + t];
+                    cfloat slope(0, 0);
+                    for (int i = 0; i < points; ++i)
+                        slope +=
+                            weight[i] *
+                            frame.H[problem(first + i, c) * block + r * nt + size_t(t)];
+                    const cfloat term = slope * decisions[p * size_t(nt) + t];
                     if (finite(term))
                         v += term;
                 }
