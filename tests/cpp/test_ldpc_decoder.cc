@@ -168,7 +168,11 @@ TEST(ldpc_decoder, every_rule_equals_a_plain_double_precision_layered_decoder)
                     reference_decode(code, cfg, blk.llr, iterations);
                 // Float's tanh rounds to 1 beyond |L| ~ 17, so the float sum-product
                 // saturates a check message there (phi(1e-7) = 16.8) where double goes
-                // on: its LLRs are compared below 12, their signs everywhere.
+                // on, and below that 1 - tanh(L / 2) ~ 2 e^-L keeps only
+                // FLT_EPSILON e^L / 2 of its relative accuracy: measured over 300
+                // seeds, the worst relative error after 3 iterations was 8e-4 below
+                // |L| = 8, 2.9e-3 at 8..10 and 2.6e-2 at 10..12 (a seed failed 1e-2
+                // there). Its LLRs are compared below 8, their signs everywhere.
                 const bool saturates = a == ldpc_algorithm::sum_product;
                 // Min-sum computes in half precision (its exact equality with the
                 // half-rounded reference is the next test): rounding moves an LLR
@@ -185,7 +189,7 @@ TEST(ldpc_decoder, every_rule_equals_a_plain_double_precision_layered_decoder)
                     if (std::fabs(want[v]) > (saturates ? 0.5 : 1.0)) {
                         ASSERT_EQ(app[v] < 0, want[v] < 0) << what;
                     }
-                    if (saturates && std::fabs(want[v]) < 12.0) {
+                    if (saturates && std::fabs(want[v]) < 8.0) {
                         ASSERT_NEAR(
                             app[v], want[v], 1e-2 * std::max(1.0, std::fabs(want[v])))
                             << what;
