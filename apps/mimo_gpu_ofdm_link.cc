@@ -455,14 +455,18 @@ int main(int argc, char** argv)
                     // decisions rebuild, from the frame's own y each pass.
                     if (!ici || fr.symbols_per_channel != 1)
                         return false;
-                    front_end_frame cleaned = fr;
+                    std::vector<cfloat> cleaned(fr.y.size());
+                    detector_input in = detector_input_of(fr);
+                    in.y = cleaned.data();
                     for (int pass = 0; pass < ici_passes; ++pass) {
                         for (size_t i = 0; i < llr.size(); ++i)
                             hard[i] = llr[i] < 0.0f ? 1 : 0;
                         tx.map(hard.data(), decisions.data());
-                        cleaned.y = fr.y;
-                        ici->cancel(cleaned, decisions.data());
-                        det->detect(detector_input_of(cleaned), llr.data());
+                        const std::vector<cfloat> leak =
+                            ici->interference(fr, decisions.data());
+                        for (size_t i = 0; i < cleaned.size(); ++i)
+                            cleaned[i] = fr.y[i] - leak[i];
+                        det->detect(in, llr.data());
                         if (decode_block(llr.data(), decoded.data()) && decoded == a) {
                             ++rescued;
                             return true;

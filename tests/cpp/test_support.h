@@ -61,43 +61,55 @@ using mimo_gpu::cfloat;
 
 /// A fresh seed per run (printed so a failure can be reproduced) unless
 /// MIMO_GPU_TEST_SEED is set.
-/// The 2-norm condition number lambda_max / lambda_min of a Hermitian positive
-/// definite n x n matrix (row-major, double): how far any float solution of a
-/// system with it may stray, relative, in units of the float rounding. Power
-/// iteration on A and on its inverse (Gauss-Jordan with partial pivoting):
-/// accurate to a few per cent, which is all a tolerance needs. Infinity where A
-/// is singular.
-inline double hermitian_condition_number(std::vector<std::complex<double>> A, int n)
+/// A^-1 of an n x n complex matrix (row-major, double) by Gauss-Jordan with
+/// partial pivoting; empty where A is singular.
+inline std::vector<std::complex<double>>
+inverse_by_gauss_jordan(std::vector<std::complex<double>> A, int n)
 {
     using cd = std::complex<double>;
-    std::vector<cd> inv(size_t(n) * n, 0.0), M = A;
+    std::vector<cd> inv(size_t(n) * n, 0.0);
     for (int i = 0; i < n; ++i)
         inv[size_t(i) * n + i] = 1.0;
     for (int k = 0; k < n; ++k) {
         int piv = k;
         for (int i = k + 1; i < n; ++i)
-            if (std::abs(M[size_t(i) * n + k]) > std::abs(M[size_t(piv) * n + k]))
+            if (std::abs(A[size_t(i) * n + k]) > std::abs(A[size_t(piv) * n + k]))
                 piv = i;
-        if (std::abs(M[size_t(piv) * n + k]) == 0.0)
-            return std::numeric_limits<double>::infinity();
+        if (std::abs(A[size_t(piv) * n + k]) == 0.0)
+            return {};
         for (int j = 0; j < n; ++j) {
-            std::swap(M[size_t(k) * n + j], M[size_t(piv) * n + j]);
+            std::swap(A[size_t(k) * n + j], A[size_t(piv) * n + j]);
             std::swap(inv[size_t(k) * n + j], inv[size_t(piv) * n + j]);
         }
-        const cd d = M[size_t(k) * n + k];
+        const cd d = A[size_t(k) * n + k];
         for (int j = 0; j < n; ++j) {
-            M[size_t(k) * n + j] /= d;
+            A[size_t(k) * n + j] /= d;
             inv[size_t(k) * n + j] /= d;
         }
         for (int i = 0; i < n; ++i)
             if (i != k) {
-                const cd m = M[size_t(i) * n + k];
+                const cd m = A[size_t(i) * n + k];
                 for (int j = 0; j < n; ++j) {
-                    M[size_t(i) * n + j] -= m * M[size_t(k) * n + j];
+                    A[size_t(i) * n + j] -= m * A[size_t(k) * n + j];
                     inv[size_t(i) * n + j] -= m * inv[size_t(k) * n + j];
                 }
             }
     }
+    return inv;
+}
+
+/// The 2-norm condition number lambda_max / lambda_min of a Hermitian positive
+/// definite n x n matrix (row-major, double): how far any float solution of a
+/// system with it may stray, relative, in units of the float rounding. Power
+/// iteration on A and on its inverse: accurate to a few per cent, which is all
+/// a tolerance needs. Infinity where A is singular.
+inline double hermitian_condition_number(const std::vector<std::complex<double>>& A,
+                                         int n)
+{
+    using cd = std::complex<double>;
+    const std::vector<cd> inv = inverse_by_gauss_jordan(A, n);
+    if (inv.empty())
+        return std::numeric_limits<double>::infinity();
     const auto largest_eigenvalue = [n](const std::vector<cd>& B) {
         std::vector<cd> v(static_cast<size_t>(n)), w(static_cast<size_t>(n));
         for (int i = 0; i < n; ++i)

@@ -125,9 +125,8 @@ soft_output reference(const frame& f)
     soft_output o;
     for (size_t c = 0; c < f.C; ++c) {
         const cfloat* H = f.H.data() + c * B * U;
-        std::vector<cd> A(U * U), inv(U * U, 0.0);
+        std::vector<cd> A(U * U);
         for (int i = 0; i < U; ++i) {
-            inv[i * U + i] = 1.0;
             for (int j = 0; j < U; ++j) {
                 cd s = 0;
                 for (int b = 0; b < B; ++b)
@@ -136,29 +135,7 @@ soft_output reference(const frame& f)
             }
         }
         const double condition = hermitian_condition_number(A, U);
-        for (int k = 0; k < U; ++k) { // Gauss-Jordan with partial pivoting
-            int piv = k;
-            for (int i = k + 1; i < U; ++i)
-                if (std::abs(A[i * U + k]) > std::abs(A[piv * U + k]))
-                    piv = i;
-            for (int j = 0; j < U; ++j) {
-                std::swap(A[k * U + j], A[piv * U + j]);
-                std::swap(inv[k * U + j], inv[piv * U + j]);
-            }
-            const cd d = A[k * U + k];
-            for (int j = 0; j < U; ++j) {
-                A[k * U + j] /= d;
-                inv[k * U + j] /= d;
-            }
-            for (int i = 0; i < U; ++i)
-                if (i != k) {
-                    const cd m = A[i * U + k];
-                    for (int j = 0; j < U; ++j) {
-                        A[i * U + j] -= m * A[k * U + j];
-                        inv[i * U + j] -= m * inv[k * U + j];
-                    }
-                }
-        }
+        const std::vector<cd> inv = inverse_by_gauss_jordan(A, U);
         for (int s = 0; s < f.S; ++s) {
             const cfloat* y = f.y.data() + (c * f.S + s) * B;
             std::vector<cd> ymf(U, 0.0);
