@@ -202,10 +202,16 @@ private:
     void
     demodulate(const cfloat* rx, const sync_result& sync, std::vector<cfloat>& Y) const;
     /// Estimates the frame's channel from its grid Y; returns the LMMSE time
-    /// filter's model (lib/core/ofdm/time_filter.h) when it runs.
-    detail::jakes_model estimate(front_end_frame& f, const cfloat* Y) const;
-    void
-    emit(front_end_frame& f, const detail::jakes_model& model, const cfloat* Y) const;
+    /// filter's model (lib/core/ofdm/time_filter.h) when it runs, and in
+    /// antenna_time_noise, where the frame is whitened, each receive antenna's
+    /// noise for that filter (empty: the model's for every antenna).
+    detail::jakes_model estimate(front_end_frame& f,
+                                 const cfloat* Y,
+                                 std::vector<float>& antenna_time_noise) const;
+    void emit(front_end_frame& f,
+              const detail::jakes_model& model,
+              const std::vector<float>& antenna_time_noise,
+              const cfloat* Y) const;
     /// One frame, demodulated into Y, estimated and emitted into f.
     void receive_on_cpu(const cfloat* rx,
                         const sync_result& sync,

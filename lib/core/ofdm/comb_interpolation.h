@@ -98,13 +98,22 @@ MIMO_HD int lmmse_comb_window(int c, int t, int nt, int U, int window, int* pilo
     return W;
 }
 
-/// s of lmmse_solve: the LS noise per pilot over an antenna pair's channel
-/// power (the pairs' mean LS power less the noise, at least 1e-3 of it).
-MIMO_HD float lmmse_relative_noise(float pair_power, float ls_noise)
+/// s of lmmse_solve for one receive antenna: its LS noise per pilot
+/// (antenna_ls_noise) over an antenna pair's mean channel power (the pairs'
+/// mean LS power less their mean LS noise, at least 1e-3 of it). The channel's
+/// power is the antennas' mean: one antenna's few paths say little of its own.
+MIMO_HD float
+lmmse_antenna_relative_noise(float pair_power, float ls_noise, float antenna_ls_noise)
 {
     const float floor = 1e-3f * pair_power + 1e-30f;
     const float channel = pair_power - ls_noise > floor ? pair_power - ls_noise : floor;
-    return ls_noise / channel;
+    return antenna_ls_noise / channel;
+}
+
+/// s of lmmse_solve where every antenna has the frame's LS noise.
+MIMO_HD float lmmse_relative_noise(float pair_power, float ls_noise)
+{
+    return lmmse_antenna_relative_noise(pair_power, ls_noise, ls_noise);
 }
 
 /// LMMSE weights r_cp^T (R_pp + s I)^-1 of W pilots at frequency offsets

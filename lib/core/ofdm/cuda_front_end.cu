@@ -326,7 +326,9 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 /// (antenna_profile_weights) the search again with each antenna's profiles
 /// weighted by its noise, and each antenna's noise beside that span; the
 /// whitening scale (antenna_noise.h; the frame's N0 at each antenna where too
-/// few bins).
+/// few bins), and where the frame is whitened each antenna's LMMSE relative
+/// noise for the comb filter (antenna_relative_noise, frames * nr; -1 first
+/// where not: one filter for all).
 __global__ void __launch_bounds__(k_threads)
     delay_support_kernel(const float2* X,
                          dims d,
@@ -338,7 +340,8 @@ __global__ void __launch_bounds__(k_threads)
                          float* spread,
                          float* centre_turn,
                          float* antenna_n0,
-                         float* antenna_scale)
+                         float* antenna_scale,
+                         float* antenna_relative_noise)
 {
     __shared__ float float_part[k_threads / 32];
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
@@ -539,14 +542,20 @@ __global__ void __launch_bounds__(k_threads)
             float* noise = antenna_n0 + size_t(f) * nr;
             for (int r = 0; r < nr; ++r)
                 noise[r] = measured ? antenna_ls[r] * float(d.nt) : n0[f];
-            antenna_whitening(noise, nr, n0[f], antenna_scale + size_t(f) * nr);
+            float* relative = antenna_relative_noise + size_t(f) * nr;
+            relative[0] = -1.0f;
+            if (antenna_whitening(noise, nr, n0[f], antenna_scale + size_t(f) * nr))
+                for (int r = 0; r < nr; ++r) // as the CPU receiver's estimate()
+                    relative[r] = lmmse_antenna_relative_noise(
+                        pair_power[f], ls_noise, noise[r] / float(d.nt));
         }
     }
 }
 
 /// Subcarrier c of antenna t's comb in slot fj: its weights (LMMSE with
 /// comb_interpolation.h's Fixed, or linear), applied to every receive antenna,
-/// the slope put back.
+/// the slope put back. antenna_relative_noise (nr values, or null): LMMSE
+/// weights of each receive antenna's own.
 template <int Fixed>
 __device__ void interpolate_one(const float2* ls_all,
                                 const float* slopes,
@@ -559,37 +568,44 @@ __device__ void interpolate_one(const float2* ls_all,
                                 int window,
                                 float spread_over_n,
                                 float relative_noise,
+                                const float* antenna_relative_noise,
                                 float centre_turn,
                                 float2* H_pilot)
 {
     constexpr int N = Fixed > 0 ? Fixed : k_lmmse_max_window;
     int pilot[N];
     float w[N];
-    const int n = lmmse ? lmmse_comb_weights<Fixed>(c,
-                                                    t,
-                                                    d.nt,
-                                                    d.U,
-                                                    offsets,
-                                                    window,
-                                                    spread_over_n,
-                                                    relative_noise,
-                                                    pilot,
-                                                    w)
-                        : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
-    const float2* ls = ls_all + fj * d.U * d.nr;
-    // The model's centre turned out of the pilots (each weight turned) and back in.
     float2 wt[N];
-#pragma unroll
-    for (int a = 0; a < N; ++a) {
-        if (a >= n)
-            break;
-        float s, co;
-        sincosf(centre_turn * float(offsets[pilot[a]]), &s, &co);
-        wt[a] = make_float2(w[a] * co, w[a] * s);
-    }
+    int n = 0;
+    const float2* ls = ls_all + fj * d.U * d.nr;
     float sn, cs;
     sincosf((slopes[fj] - centre_turn) * float(offsets[c]), &sn, &cs);
     for (int r = 0; r < d.nr; ++r) {
+        if (r == 0 || antenna_relative_noise) {
+            n = lmmse ? lmmse_comb_weights<Fixed>(c,
+                                                  t,
+                                                  d.nt,
+                                                  d.U,
+                                                  offsets,
+                                                  window,
+                                                  spread_over_n,
+                                                  antenna_relative_noise
+                                                      ? antenna_relative_noise[r]
+                                                      : relative_noise,
+                                                  pilot,
+                                                  w)
+                      : linear_comb_weights(c, t, d.nt, d.U, offsets, pilot, w);
+            // The model's centre turned out of the pilots (each weight turned)
+            // and back in.
+#pragma unroll
+            for (int a = 0; a < N; ++a) {
+                if (a >= n)
+                    break;
+                float s, co;
+                sincosf(centre_turn * float(offsets[pilot[a]]), &s, &co);
+                wt[a] = make_float2(w[a] * co, w[a] * s);
+            }
+        }
         float2 v = make_float2(0, 0);
 #pragma unroll
         for (int a = 0; a < N; ++a) {
@@ -606,6 +622,8 @@ __device__ void interpolate_one(const float2* ls_all,
 /// A thread per (frame, pilot symbol, subcarrier, antenna t). The default LMMSE window
 /// of 8 pilots takes loops of compile-time length (the solve's arrays in
 /// registers, not local memory); the same operations as any other window.
+/// antenna_relative_noise (delay_support_kernel's, or null): a whitened frame's
+/// receive antennas each with LMMSE weights of their own.
 __global__ void interpolate_kernel(const float2* ls_all,
                                    const float* slopes,
                                    const int* offsets,
@@ -614,6 +632,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                    bool lmmse,
                                    int window,
                                    const float* relative_noise,
+                                   const float* antenna_relative_noise,
                                    const float* spread_over_n,
                                    const float* centre_turn,
                                    float2* H_pilot)
@@ -626,6 +645,9 @@ __global__ void interpolate_kernel(const float2* ls_all,
     const int j = int(e / (size_t(d.U) * d.nt) % d.Q), c = int(e / d.nt % d.U),
               t = int(e % d.nt);
     const size_t fj = f * d.Q + j;
+    const float* own = antenna_relative_noise && antenna_relative_noise[f * d.nr] >= 0
+                           ? antenna_relative_noise + f * d.nr
+                           : nullptr;
     constexpr int k_fixed = 8;
     const bool fixed =
         lmmse && window == k_fixed && (d.U - t + d.nt - 1) / d.nt >= k_fixed;
@@ -641,6 +663,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                                  window,
                                  spread_over_n[f],
                                  relative_noise[f],
+                                 own,
                                  centre_turn[f],
                                  H_pilot);
     else
@@ -655,6 +678,7 @@ __global__ void interpolate_kernel(const float2* ls_all,
                            window,
                            spread_over_n[f],
                            relative_noise[f],
+                           own,
                            centre_turn[f],
                            H_pilot);
 }
@@ -1178,9 +1202,11 @@ __global__ void __launch_bounds__(k_threads)
     }
 }
 
-/// A thread per (frame, data symbol of a slot): the frame's Doppler from the
-/// pair sums (every thread adds them alike), then the data symbol's LMMSE
-/// time weights (time_filter.h), k_time_taps complex ones each.
+/// A thread per (frame, data symbol of a slot, receive antenna): the frame's
+/// Doppler from the pair sums (every thread adds them alike), then the data
+/// symbol's LMMSE time weights (time_filter.h), k_time_taps complex ones each;
+/// alike for every antenna unless the frame is whitened
+/// (antenna_relative_noise, as interpolate_kernel's).
 __global__ void time_weights_kernel(const float* parts,
                                     int chunks,
                                     dims d,
@@ -1189,17 +1215,19 @@ __global__ void time_weights_kernel(const float* parts,
                                     int window,
                                     const float* n0,
                                     const float* relative_noise,
+                                    const float* antenna_relative_noise,
                                     const float* spread_over_n,
                                     float symbols_per_second,
                                     float* weights,
                                     float* doppler)
 {
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t per_frame = size_t(d.slots) * d.D;
+    const size_t per_frame = size_t(d.slots) * d.D * d.nr;
     if (e >= frames * per_frame)
         return;
     const size_t f = e / per_frame;
-    const int j = int(e % per_frame / d.D), s = int(e % d.D);
+    const int j = int(e % per_frame / (size_t(d.D) * d.nr)), s = int(e / d.nr % d.D),
+              r = int(e % d.nr);
     float cx = 0, cy = 0, p = 0;
     const size_t n = size_t(d.Q - 1) * chunks;
     for (size_t k = 0; k < n; ++k) {
@@ -1208,18 +1236,24 @@ __global__ void time_weights_kernel(const float* parts,
         cy += q[1];
         p += q[2];
     }
-    const jakes_model model = jakes_model_of_frame(
-        cx,
-        cy,
-        p,
-        d.lay.doppler_pairs(),
-        float(d.U) * d.nr * d.nt,
-        n0[f] / float(d.nt),
-        relative_noise[f],
-        frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window),
-        d.lay.doppler_lag());
+    const float gain =
+        frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window);
+    jakes_model model = jakes_model_of_frame(cx,
+                                             cy,
+                                             p,
+                                             d.lay.doppler_pairs(),
+                                             float(d.U) * d.nr * d.nt,
+                                             n0[f] / float(d.nt),
+                                             relative_noise[f],
+                                             gain,
+                                             d.lay.doppler_lag());
+    // A whitened frame: each receive antenna's channel filtered by its own noise.
+    const float* own =
+        antenna_relative_noise ? antenna_relative_noise + f * d.nr : nullptr;
+    if (own && own[0] >= 0)
+        model.noise = own[r] * gain;
     data_symbol_time_weights(d.lay, j, s, model, weights + e * 2 * k_time_taps);
-    if (j == 0 && s == 0)
+    if (j == 0 && s == 0 && r == 0)
         doppler[f] = doppler_hz(model.doppler, symbols_per_second);
 }
 
@@ -1257,8 +1291,9 @@ __global__ void emit_kernel(const float2* Y,
         kind,
         j,
         s,
-        time_weights ? time_weights + ((f * d.slots + j) * d.D + s) * 2 * k_time_taps
-                     : nullptr);
+        time_weights
+            ? time_weights + (((f * d.slots + j) * d.D + s) * d.nr + r) * 2 * k_time_taps
+            : nullptr);
     const float2* from =
         H_pilot + (f * d.Q + size_t(w.first)) * per_pilot + size_t(c) * hn;
     const size_t out =
@@ -1304,7 +1339,7 @@ struct cuda_front_end::impl {
     device_array<float2> profiles;
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
         centre_turn, pair_parts, time_weights, doppler, pair_power, antenna_n0,
-        antenna_scale;
+        antenna_scale, antenna_relative_noise;
     device_array<size_t> start;
     device_array<float> cfo;
     device_array<float2> rx;
@@ -1537,6 +1572,10 @@ void cuda_front_end::run_view(const sample_view& v,
     MIMO_CUDA_CHECK(cudaGetLastError());
     if (lmmse && fixed < 0)
         estimate_delay_support(flat, frames, st);
+    // Each antenna's LMMSE relative noise, where its frame is whitened.
+    const float* own_noise = lmmse && fixed < 0 && m->antenna_noise
+                                 ? m->antenna_relative_noise.data()
+                                 : nullptr;
     interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
         flat,
         slopes,
@@ -1546,6 +1585,7 @@ void cuda_front_end::run_view(const sample_view& v,
         lmmse,
         m->config.lmmse_window,
         m->relative_noise.data(),
+        own_noise,
         m->spread_over_n.data(),
         m->centre_turn.data(),
         Hs);
@@ -1567,7 +1607,7 @@ void cuda_front_end::run_view(const sample_view& v,
                                      st>>>(Hs, d, parts);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
-        const size_t symbols = frames * size_t(d.slots) * d.D;
+        const size_t symbols = frames * size_t(d.slots) * d.D * d.nr;
         time_weights_kernel<<<blocks_for(symbols), k_threads, 0, st>>>(
             parts,
             chunks,
@@ -1577,6 +1617,7 @@ void cuda_front_end::run_view(const sample_view& v,
             m->config.lmmse_window,
             m->n0.data(),
             m->relative_noise.data(),
+            own_noise,
             m->spread_over_n.data(),
             m->symbols_per_second,
             m->time_weights.reserve(symbols * 2 * k_time_taps),
@@ -1608,6 +1649,8 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
     float* antenna_n0 = m->antenna_noise ? m->antenna_n0.reserve(frames * d.nr) : nullptr;
     float* antenna_scale =
         m->antenna_noise ? m->antenna_scale.reserve(frames * d.nr) : nullptr;
+    float* antenna_relative_noise =
+        m->antenna_noise ? m->antenna_relative_noise.reserve(frames * d.nr) : nullptr;
     float2* P = m->profiles.reserve(count * A);
     const cufftHandle plan = batched_plan(m->profile_plans, A, count, st);
     delay_profile_gather_kernel<<<blocks_for(count * A), k_threads, 0, st>>>(
@@ -1628,7 +1671,8 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
                                                                  m->spread.data(),
                                                                  m->centre_turn.data(),
                                                                  antenna_n0,
-                                                                 antenna_scale);
+                                                                 antenna_scale,
+                                                                 antenna_relative_noise);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -491,10 +491,11 @@ comb_weights make_comb_weights(const ofdm_grid& g,
 
 /// Each pilot symbol's channel at every subcarrier from its pilots (the turn
 /// put back), and the LS estimates turned back as measured, for diagnostics.
+/// weights: one for every receive antenna, or one each.
 void interpolate_pilot_symbols(const ofdm_grid& g,
                                int pilots,
                                int nr,
-                               const comb_weights& cw,
+                               const std::vector<comb_weights>& weights,
                                const std::vector<double>& slopes,
                                const int* offsets,
                                cfloat* pilot_ls,
@@ -510,11 +511,13 @@ void interpolate_pilot_symbols(const ofdm_grid& g,
             for (int t = 0; t < nt; ++t)
                 for (int c = int(c_begin); c < int(c_end); ++c) {
                     const size_t ct = size_t(t) * U + c;
-                    const int* pilot = &cw.pilots[ct * Wmax];
-                    const float* w = &cw.weights[ct * Wmax];
                     const cfloat back =
                         std::polar(1.0f, float(slope * offsets[size_t(c)]));
                     for (int r = 0; r < nr; ++r) {
+                        const comb_weights& cw =
+                            weights[weights.size() > 1 ? size_t(r) : 0];
+                        const int* pilot = &cw.pilots[ct * Wmax];
+                        const float* w = &cw.weights[ct * Wmax];
                         cfloat v(0, 0);
                         for (int k = 0; k < cw.counts[ct]; ++k)
                             v += ls[size_t(pilot[k]) * nr + r] * w[k];
@@ -540,8 +543,11 @@ void set_antenna_noise(front_end_frame& f, int nr, const float* antenna_n0)
 
 } // namespace
 
-detail::jakes_model ofdm_receiver::estimate(front_end_frame& f, const cfloat* Y) const
+detail::jakes_model ofdm_receiver::estimate(front_end_frame& f,
+                                            const cfloat* Y,
+                                            std::vector<float>& antenna_time_noise) const
 {
+    antenna_time_noise.clear();
     const ofdm_grid& g = m_grid;
     const detail::slot_layout& layout = m_impl->layout;
     const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, Q = layout.pilots();
@@ -597,10 +603,22 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f, const cfloat* Y)
     f.delay_spread = m_config.frequency == frequency_interpolation::lmmse
                          ? spread_over_n * float(g.fft_size)
                          : 0.0f;
-    const comb_weights cw =
-        make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise);
+    // A whitened frame's antennas differ in noise: each antenna's comb filter
+    // (and time filter) smooths as its own noise asks (one filter for all where
+    // they are alike).
+    std::vector<float> antenna_relative_noise;
+    if (f.whitened && m_config.frequency == frequency_interpolation::lmmse)
+        for (int r = 0; r < nr; ++r)
+            antenna_relative_noise.push_back(detail::lmmse_antenna_relative_noise(
+                pair_power, ls_noise, f.antenna_n0[size_t(r)] / float(nt)));
+    std::vector<comb_weights> weights;
+    for (float s : antenna_relative_noise)
+        weights.push_back(make_comb_weights(g, m_config, offsets, spread_over_n, s));
+    if (weights.empty())
+        weights.push_back(
+            make_comb_weights(g, m_config, offsets, spread_over_n, relative_noise));
     interpolate_pilot_symbols(
-        g, Q, nr, cw, slopes, offsets, f.pilot_ls.data(), f.pilot_channels.data());
+        g, Q, nr, weights, slopes, offsets, f.pilot_ls.data(), f.pilot_channels.data());
     if (m_config.interpolation != time_interpolation::lmmse)
         return {};
     // The time filter: the noise the frequency filter leaves, and the Doppler
@@ -615,19 +633,22 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f, const cfloat* Y)
             C += std::conj(std::complex<double>(a)) * std::complex<double>(b);
             P += 0.5 * (double(std::norm(a)) + double(std::norm(b)));
         }
-    const detail::jakes_model model = detail::jakes_model_of_frame(
-        float(C.real()),
-        float(C.imag()),
-        float(P),
-        layout.doppler_pairs(),
-        float(per_pilot),
-        ls_noise,
-        relative_noise,
+    const float gain =
         detail::frequency_noise_gain(m_config.frequency == frequency_interpolation::lmmse,
                                      spread_over_n,
                                      nt,
-                                     m_config.lmmse_window),
-        layout.doppler_lag());
+                                     m_config.lmmse_window);
+    const detail::jakes_model model = detail::jakes_model_of_frame(float(C.real()),
+                                                                   float(C.imag()),
+                                                                   float(P),
+                                                                   layout.doppler_pairs(),
+                                                                   float(per_pilot),
+                                                                   ls_noise,
+                                                                   relative_noise,
+                                                                   gain,
+                                                                   layout.doppler_lag());
+    for (float s : antenna_relative_noise)
+        antenna_time_noise.push_back(s * gain);
     f.doppler =
         detail::doppler_hz(model.doppler, float(g.sample_rate / g.symbol_samples()));
     return model;
@@ -635,6 +656,7 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f, const cfloat* Y)
 
 void ofdm_receiver::emit(front_end_frame& f,
                          const detail::jakes_model& model,
+                         const std::vector<float>& antenna_time_noise,
                          const cfloat* Y) const
 {
     const ofdm_grid& g = m_grid;
@@ -647,21 +669,29 @@ void ofdm_receiver::emit(front_end_frame& f,
     f.H.resize(f.channels * hn);
     f.y.resize(g.data_elements() * nr);
     // Each data symbol's combination of pilot symbols (the same at every
-    // subcarrier; hold: one a slot, made for its first data symbol).
+    // subcarrier; hold: one a slot, made for its first data symbol); per
+    // receive antenna where the antennas' noise is their own.
     const detail::time_filter_kind kind =
         hold ? detail::time_filter_kind::hold
         : m_config.interpolation == time_interpolation::linear
             ? detail::time_filter_kind::linear
             : detail::time_filter_kind::lmmse;
-    std::vector<detail::time_combination> combination(size_t(g.slots) * D);
+    const bool own =
+        kind == detail::time_filter_kind::lmmse && !antenna_time_noise.empty();
+    const size_t filters = own ? size_t(nr) : 1;
+    std::vector<detail::time_combination> combination(size_t(g.slots) * D * filters);
     for (int j = 0; j < g.slots; ++j)
-        for (int s = 0; s < D; ++s) {
-            float lmmse[2 * detail::k_time_taps] = {};
-            if (kind == detail::time_filter_kind::lmmse)
-                detail::data_symbol_time_weights(layout, j, s, model, lmmse);
-            combination[size_t(j) * D + s] =
-                detail::combine_in_time(layout, kind, j, s, lmmse);
-        }
+        for (int s = 0; s < D; ++s)
+            for (size_t r = 0; r < filters; ++r) {
+                detail::jakes_model antenna_model = model;
+                if (own)
+                    antenna_model.noise = antenna_time_noise[r];
+                float lmmse[2 * detail::k_time_taps] = {};
+                if (kind == detail::time_filter_kind::lmmse)
+                    detail::data_symbol_time_weights(layout, j, s, antenna_model, lmmse);
+                combination[(size_t(j) * D + s) * filters + r] =
+                    detail::combine_in_time(layout, kind, j, s, lmmse);
+            }
     for (int j = 0; j < g.slots; ++j)
         for (int c = 0; c < U; ++c)
             for (int s = 0; s < D; ++s) {
@@ -672,11 +702,13 @@ void ofdm_receiver::emit(front_end_frame& f,
                         Y[(size_t(k) * U + c) * nr + r] * f.antenna_scale[size_t(r)];
                 if (hold && s > 0)
                     continue;
-                const detail::time_combination& w = combination[size_t(j) * D + s];
-                const cfloat* from =
-                    &f.pilot_channels[size_t(w.first) * per_pilot + size_t(c) * hn];
                 cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
                 for (size_t e = 0; e < hn; ++e) {
+                    const detail::time_combination& w =
+                        combination[(size_t(j) * D + s) * filters +
+                                    (own ? e / size_t(nt) : 0)];
+                    const cfloat* from =
+                        &f.pilot_channels[size_t(w.first) * per_pilot + size_t(c) * hn];
                     cfloat v(0, 0);
                     for (int a = 0; a < w.taps; ++a)
                         v += from[size_t(a) * per_pilot + e] *
@@ -731,8 +763,9 @@ void ofdm_receiver::receive_on_cpu(const cfloat* rx,
 {
     f.sync = sync;
     demodulate(rx, sync, Y);
-    const detail::jakes_model model = estimate(f, Y.data());
-    emit(f, model, Y.data());
+    std::vector<float> antenna_time_noise;
+    const detail::jakes_model model = estimate(f, Y.data(), antenna_time_noise);
+    emit(f, model, antenna_time_noise, Y.data());
 }
 
 front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
@@ -764,6 +797,7 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
     set_antenna_noise(f, m_config.nr, antenna_n0);
     emit(f,
          detail::jakes_model{},
+         {},
          m_impl->Y.data()); // the same channel at a slot's pilot symbols
     return f;
 }

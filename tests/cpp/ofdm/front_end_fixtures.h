@@ -193,12 +193,13 @@ inline std::vector<cfloat> true_data_symbol_channels(const ofdm_grid& g,
 
 /// The mean |error|^2 of a frame's H at every data resource element against
 /// the true response at each data symbol's time (the phase the receiver's CFO
-/// correction leaves taken in).
+/// correction leaves taken in); antenna >= 0: of that receive antenna's row only.
 inline double data_channel_mse(const ofdm_grid& g,
                                const multipath_channel& ch,
                                const multipath_config& mc,
                                const sync_result& s,
-                               const front_end_frame& fr)
+                               const front_end_frame& fr,
+                               int antenna = -1)
 {
     const int nt = g.nt, U = g.used_subcarriers, D = g.data_symbols;
     const size_t hn = size_t(mc.nr) * nt;
@@ -221,11 +222,12 @@ inline double data_channel_mse(const ofdm_grid& g,
                                            ? (size_t(j) * U + size_t(c)) * D + size_t(d)
                                            : size_t(j) * U + size_t(c);
                 for (size_t k = 0; k < hn; ++k)
-                    e += std::norm(estimated_channel(fr, channel * hn + k, nt) -
-                                   truth[size_t(c) * hn + k] * phase);
+                    if (antenna < 0 || k / size_t(nt) == size_t(antenna))
+                        e += std::norm(estimated_channel(fr, channel * hn + k, nt) -
+                                       truth[size_t(c) * hn + k] * phase);
             }
         }
-    return e / (double(g.slots) * D * U * hn);
+    return e / (double(g.slots) * D * U * (antenna < 0 ? hn : size_t(nt)));
 }
 
 } // namespace mimo_gpu_test
