@@ -20,7 +20,8 @@ namespace mimo_gpu {
 
 namespace detail {
 struct jakes_model;
-}
+struct frame_before;
+} // namespace detail
 
 enum class time_interpolation {
     /// a channel a slot for its D data symbols, the mean of its pilot symbols'
@@ -74,6 +75,13 @@ struct ofdm_receiver_config {
     /// when samples come at the air rate; a stream that comes faster (a
     /// recording, a receiver behind) fills its batches sooner.
     double max_batch_wait_ms = 3.0;
+    /// Estimation across frames (LMMSE in time only; else std::invalid_argument):
+    /// a frame that starts at most two frames' length after the last frame
+    /// received adds that frame's pilot symbols to its time filter, weighed by
+    /// the Doppler model (a slow channel averages both frames', a fast one
+    /// hardly uses the older). Needs the frames' places in the stream:
+    /// ofdm_stream_receiver, or receive_frames with stream positions.
+    bool across_frames = false;
 
     /// Whether each antenna's noise is measured (noise_per_antenna, several
     /// antennas and the delay profile measured); else every antenna has the
@@ -108,7 +116,9 @@ struct front_end_frame {
     /// scale its y and row of H carry (1 unless `whitened`; the true channel
     /// scaled alike compares with H).
     std::vector<float> antenna_n0, antenna_scale;
-    bool whitened = false;       ///< the antennas' noise differed: y and H whitened
+    bool whitened = false; ///< the antennas' noise differed: y and H whitened
+    /// H estimated with the frame before's pilot symbols too (across_frames)
+    bool linked = false;
     size_t channels = 0;         ///< C
     int symbols_per_channel = 1; ///< S
     std::vector<cfloat> H;       ///< C * nr * nt (detector layout)
@@ -150,10 +160,16 @@ public:
     front_end_frame receive(const cfloat* rx, size_t samples, const sync_result& sync);
 
     /// Several frames of one buffer at once (each found and complete): on CUDA
-    /// one batch through the FFTs and kernels, on the CPU one after another.
+    /// one batch through the FFTs and kernels, on the CPU side by side.
+    /// positions (one a sync, or null): each frame's start in the stream, in
+    /// samples, for estimation across frames (ofdm_receiver_config::across_frames):
+    /// a frame is linked to the frame before it in the call, or to the last
+    /// frame of the call before. Without positions nothing is linked, and the
+    /// next call links nothing to these frames.
     std::vector<front_end_frame> receive_frames(const cfloat* rx,
                                                 size_t samples,
-                                                const std::vector<sync_result>& syncs);
+                                                const std::vector<sync_result>& syncs,
+                                                const uint64_t* positions = nullptr);
 
     /// The device path (CUDA backend only, else std::logic_error): rx in device
     /// memory (samples * nr), asynchronous on `stream`; the outputs stay on the
@@ -208,15 +224,21 @@ private:
     detail::jakes_model estimate(front_end_frame& f,
                                  const cfloat* Y,
                                  std::vector<float>& antenna_time_noise) const;
-    void emit(front_end_frame& f,
-              const detail::jakes_model& model,
-              const std::vector<float>& antenna_time_noise,
-              const cfloat* Y) const;
-    /// One frame, demodulated into Y, estimated and emitted into f.
-    void receive_on_cpu(const cfloat* rx,
-                        const sync_result& sync,
-                        std::vector<cfloat>& Y,
-                        front_end_frame& f) const;
+    /// The frame's y from its grid (whitened where f is).
+    void emit_y(front_end_frame& f, const cfloat* Y) const;
+    /// The frame's H from its pilot symbols' estimates (estimate()'s model and
+    /// antenna noise; before: the frame before's when linked, else null).
+    void emit_channels(front_end_frame& f,
+                       const detail::jakes_model& model,
+                       const std::vector<float>& antenna_time_noise,
+                       const detail::frame_before* before) const;
+    /// Estimation across frames: per frame, the gap in symbols from the frame
+    /// it is linked to (the one before it, or the last of the call before;
+    /// -1: none).
+    std::vector<float> link_gaps(const uint64_t* positions, size_t frames) const;
+    /// Keeps the last frame's pilot symbols and place for the next call.
+    void remember_last(const std::vector<front_end_frame>& frames,
+                       const uint64_t* positions);
     /// The genies' common part: y demodulated, slot j's pilot symbols given
     /// the known channel at H + j * slot_stride (U nr nt values), H emitted
     /// from them.

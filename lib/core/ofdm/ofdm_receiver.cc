@@ -51,6 +51,12 @@ struct ofdm_receiver::impl {
     std::vector<cfloat>
         pilots; ///< known pilot of (pilot symbol q, subcarrier i), boosted: [q * U + i]
     detail::slot_layout layout; ///< where the pilot and data symbols sit
+    /// Estimation across frames: the last frame received's pilot symbols'
+    /// estimates and its place in the stream (have_last: from a call with
+    /// positions).
+    std::vector<cfloat> last_pilots;
+    uint64_t last_position = 0;
+    bool have_last = false;
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end>
         cuda; ///< null: the CPU demodulates and estimates
@@ -95,6 +101,9 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
     if (m_backoff > grid.cp_length)
         fail("window_backoff must be at most the cyclic prefix (" +
              std::to_string(grid.cp_length) + ")");
+    if (config.across_frames && config.interpolation != time_interpolation::lmmse)
+        fail("across_frames needs LMMSE interpolation in time (the Doppler model "
+             "weighs the older frame's pilot symbols)");
     for (int i = 0; i < grid.used_subcarriers; ++i) {
         m_impl->offsets.push_back(grid.offset(i));
         m_impl->bins.push_back(grid.bin(i));
@@ -543,6 +552,78 @@ void set_antenna_noise(front_end_frame& f, int nr, const float* antenna_n0)
 
 } // namespace
 
+namespace detail {
+/// The frame before a linked frame (time_filter.h, estimation across frames).
+struct frame_before {
+    const cfloat* pilot_channels = nullptr; ///< its Q pilot symbols' estimates
+    float gap = 0;                          ///< symbols from its start to this frame's
+    std::vector<frame_link_turn> turns;     ///< per pilot symbol, onto this frame's phase
+};
+} // namespace detail
+
+namespace {
+
+/// The turns of the frame before's pilot symbols onto this frame's first
+/// (frame_link_of), and the sums linked_jakes_model takes: C (each older pilot
+/// symbol q, turned, against this frame's q) and P. False where a sum is not
+/// finite or zero (not linked).
+bool link_frames(const ofdm_grid& g,
+                 const int* offsets,
+                 int nr,
+                 const cfloat* before,
+                 const cfloat* pilots,
+                 detail::frame_before& link,
+                 float& C,
+                 float& P)
+{
+    const int U = g.used_subcarriers, Q = g.pilot_symbols();
+    const size_t hn = size_t(nr) * g.nt, per_pilot = size_t(U) * hn;
+    link.turns.assign(size_t(Q), {});
+    std::vector<std::complex<double>> d(static_cast<size_t>(U)),
+        same(static_cast<size_t>(U));
+    double cross = 0, power = 0;
+    for (int q = 0; q < Q; ++q) {
+        const cfloat* a = before + size_t(q) * per_pilot;
+        const cfloat* b = pilots + size_t(q) * per_pilot;
+        for (int c = 0; c < U; ++c) {
+            std::complex<double> sum(0, 0), pair(0, 0);
+            for (size_t e = 0; e < hn; ++e) {
+                const size_t x = size_t(c) * hn + e;
+                sum += std::complex<double>(std::conj(a[x]) * pilots[x]);
+                pair += std::complex<double>(std::conj(a[x]) * b[x]);
+                power += 0.5 * (double(std::norm(a[x])) + double(std::norm(b[x])));
+            }
+            d[size_t(c)] = sum;
+            same[size_t(c)] = pair;
+        }
+        std::complex<double> step(0, 0), centred(0, 0), pair(0, 0);
+        for (int c = 0; c + 1 < U; ++c)
+            if (offsets[c + 1] - offsets[c] == 1)
+                step += std::conj(d[size_t(c)]) * d[size_t(c) + 1];
+        const float slope =
+            detail::frame_link_slope(float(step.real()), float(step.imag()), g.fft_size);
+        for (int c = 0; c < U; ++c) {
+            const std::complex<double> back =
+                std::polar(1.0, -double(slope) * offsets[c]);
+            centred += d[size_t(c)] * back;
+            pair += same[size_t(c)] * back;
+        }
+        cross += std::abs(pair);
+        if (!detail::frame_link_of(float(step.real()),
+                                   float(step.imag()),
+                                   float(centred.real()),
+                                   float(centred.imag()),
+                                   slope,
+                                   link.turns[size_t(q)]))
+            return false;
+    }
+    C = float(cross);
+    P = float(power);
+    return std::isfinite(C) && std::isfinite(P);
+}
+
+} // namespace
+
 detail::jakes_model ofdm_receiver::estimate(front_end_frame& f,
                                             const cfloat* Y,
                                             std::vector<float>& antenna_time_noise) const
@@ -654,20 +735,38 @@ detail::jakes_model ofdm_receiver::estimate(front_end_frame& f,
     return model;
 }
 
-void ofdm_receiver::emit(front_end_frame& f,
-                         const detail::jakes_model& model,
-                         const std::vector<float>& antenna_time_noise,
-                         const cfloat* Y) const
+void ofdm_receiver::emit_y(front_end_frame& f, const cfloat* Y) const
 {
     const ofdm_grid& g = m_grid;
     const detail::slot_layout& layout = m_impl->layout;
-    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols;
+    const int U = g.used_subcarriers, nr = m_config.nr, D = g.data_symbols;
+    f.y.resize(g.data_elements() * nr);
+    for (int j = 0; j < g.slots; ++j)
+        for (int c = 0; c < U; ++c)
+            for (int s = 0; s < D; ++s) {
+                const size_t p = (size_t(j) * U + c) * D + size_t(s);
+                const int k = layout.data_symbol(j, s);
+                for (int r = 0; r < nr; ++r)
+                    f.y[p * nr + r] =
+                        Y[(size_t(k) * U + c) * nr + r] * f.antenna_scale[size_t(r)];
+            }
+}
+
+void ofdm_receiver::emit_channels(front_end_frame& f,
+                                  const detail::jakes_model& model,
+                                  const std::vector<float>& antenna_time_noise,
+                                  const detail::frame_before* before) const
+{
+    const ofdm_grid& g = m_grid;
+    const detail::slot_layout& layout = m_impl->layout;
+    const int U = g.used_subcarriers, nr = m_config.nr, nt = g.nt, D = g.data_symbols,
+              Q = layout.pilots();
     const size_t hn = size_t(nr) * nt, per_pilot = size_t(U) * hn;
     const bool hold = m_config.interpolation == time_interpolation::hold;
     f.symbols_per_channel = hold ? D : 1;
     f.channels = size_t(g.slots) * U * (hold ? 1 : D);
     f.H.resize(f.channels * hn);
-    f.y.resize(g.data_elements() * nr);
+    f.linked = before != nullptr;
     // Each data symbol's combination of pilot symbols (the same at every
     // subcarrier; hold: one a slot, made for its first data symbol); per
     // receive antenna where the antennas' noise is their own.
@@ -687,35 +786,55 @@ void ofdm_receiver::emit(front_end_frame& f,
                 if (own)
                     antenna_model.noise = antenna_time_noise[r];
                 float lmmse[2 * detail::k_time_taps] = {};
-                if (kind == detail::time_filter_kind::lmmse)
+                if (kind == detail::time_filter_kind::lmmse && before)
+                    detail::linked_data_symbol_time_weights(
+                        layout, j, s, before->gap, antenna_model, lmmse);
+                else if (kind == detail::time_filter_kind::lmmse)
                     detail::data_symbol_time_weights(layout, j, s, antenna_model, lmmse);
                 combination[(size_t(j) * D + s) * filters + r] =
-                    detail::combine_in_time(layout, kind, j, s, lmmse);
+                    detail::combine_in_time(layout, kind, j, s, lmmse, before != nullptr);
             }
-    for (int j = 0; j < g.slots; ++j)
-        for (int c = 0; c < U; ++c)
-            for (int s = 0; s < D; ++s) {
-                const size_t p = (size_t(j) * U + c) * D + size_t(s);
-                const int k = layout.data_symbol(j, s);
-                for (int r = 0; r < nr; ++r)
-                    f.y[p * nr + r] =
-                        Y[(size_t(k) * U + c) * nr + r] * f.antenna_scale[size_t(r)];
-                if (hold && s > 0)
-                    continue;
-                cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
-                for (size_t e = 0; e < hn; ++e) {
-                    const detail::time_combination& w =
-                        combination[(size_t(j) * D + s) * filters +
-                                    (own ? e / size_t(nt) : 0)];
-                    const cfloat* from =
-                        &f.pilot_channels[size_t(w.first) * per_pilot + size_t(c) * hn];
-                    cfloat v(0, 0);
-                    for (int a = 0; a < w.taps; ++a)
-                        v += from[size_t(a) * per_pilot + e] *
-                             cfloat(w.w[2 * a], w.w[2 * a + 1]);
-                    out[e] = v * f.antenna_scale[e / size_t(nt)];
+    // The frame before's pilot symbols turned onto this frame's phase (linked
+    // frames only): its pilot symbol q is pilot symbol q - Q here.
+    std::vector<cfloat> turned(before ? size_t(Q) * per_pilot : 0);
+    const float first_time = float(layout.pilot_time(0));
+    for (int q = 0; before && q < Q; ++q) {
+        const float dt =
+            detail::linked_pilot_time(layout, q - Q, before->gap) - first_time;
+        for (int c = 0; c < U; ++c) {
+            const cfloat turn =
+                std::polar(1.0f,
+                           detail::frame_link_angle(before->turns[size_t(q)],
+                                                    m_impl->offsets[size_t(c)],
+                                                    model.theta,
+                                                    dt));
+            const size_t at = size_t(q) * per_pilot + size_t(c) * hn;
+            for (size_t e = 0; e < hn; ++e)
+                turned[at + e] = before->pilot_channels[at + e] * turn;
+        }
+    }
+    const auto pilot_at = [&](int i, int c, size_t e) {
+        return i >= 0 ? f.pilot_channels[size_t(i) * per_pilot + size_t(c) * hn + e]
+                      : turned[size_t(Q + i) * per_pilot + size_t(c) * hn + e];
+    };
+    detail::parallel_for(size_t(U), 256, [&](size_t c_begin, size_t c_end) {
+        for (int j = 0; j < g.slots; ++j)
+            for (int c = int(c_begin); c < int(c_end); ++c)
+                for (int s = 0; s < (hold ? 1 : D); ++s) {
+                    const size_t p = (size_t(j) * U + c) * D + size_t(s);
+                    cfloat* out = &f.H[(hold ? (size_t(j) * U + c) : p) * hn];
+                    for (size_t e = 0; e < hn; ++e) {
+                        const detail::time_combination& w =
+                            combination[(size_t(j) * D + s) * filters +
+                                        (own ? e / size_t(nt) : 0)];
+                        cfloat v(0, 0);
+                        for (int a = 0; a < w.taps; ++a)
+                            v += pilot_at(w.first + a, c, e) *
+                                 cfloat(w.w[2 * a], w.w[2 * a + 1]);
+                        out[e] = v * f.antenna_scale[e / size_t(nt)];
+                    }
                 }
-            }
+    });
 }
 
 front_end_frame
@@ -724,8 +843,11 @@ ofdm_receiver::receive(const cfloat* rx, size_t samples, const sync_result& sync
     return std::move(receive_frames(rx, samples, { sync }).front());
 }
 
-std::vector<front_end_frame> ofdm_receiver::receive_frames(
-    const cfloat* rx, size_t samples, const std::vector<sync_result>& syncs)
+std::vector<front_end_frame>
+ofdm_receiver::receive_frames(const cfloat* rx,
+                              size_t samples,
+                              const std::vector<sync_result>& syncs,
+                              const uint64_t* positions)
 {
     for (const sync_result& sync : syncs)
         if (!sync.found || !sync.complete)
@@ -740,32 +862,93 @@ std::vector<front_end_frame> ofdm_receiver::receive_frames(
         return frames;
     }
 #endif
+    // Estimation across frames: the gap in symbols from the frame each one
+    // follows closely enough (-1: none), the one before in this call or the
+    // last of the call before.
+    const size_t n = syncs.size();
+    const std::vector<float> gaps = link_gaps(positions, n);
     // Frames apart: one a task where cores are free, each demodulated into a
     // grid of its own (the work inside a frame splits too, where cores are
     // left). The thread's grid is safe to keep: a thread waiting inside a frame
     // runs only that frame's own tasks (thread_pool.h), never another frame.
+    // A linked frame's H waits for the frame before's pilot symbols.
+    std::vector<detail::jakes_model> models(n);
+    std::vector<std::vector<float>> antenna_time_noise(n);
     const auto receive_frame = [&](size_t k) {
         thread_local std::vector<cfloat> Y;
-        receive_on_cpu(rx, syncs[k], Y, frames[k]);
+        front_end_frame& f = frames[k];
+        f.sync = syncs[k];
+        demodulate(rx, syncs[k], Y);
+        models[k] = estimate(f, Y.data(), antenna_time_noise[k]);
+        emit_y(f, Y.data());
+        if (gaps[k] < 0)
+            emit_channels(f, models[k], antenna_time_noise[k], nullptr);
     };
-    if (syncs.size() > 1 && detail::parallel_width() > 1)
-        detail::run_tasks(syncs.size(), receive_frame);
-    else
-        for (size_t k = 0; k < syncs.size(); ++k)
-            receive_frame(k);
+    const auto link_frame = [&](size_t k) {
+        if (gaps[k] < 0)
+            return;
+        detail::frame_before before;
+        before.pilot_channels =
+            k ? frames[k - 1].pilot_channels.data() : m_impl->last_pilots.data();
+        before.gap = gaps[k];
+        float C = 0, P = 0;
+        const bool linked = detail::slow_enough_to_link(models[k], before.gap) &&
+                            link_frames(m_grid,
+                                        m_impl->offsets.data(),
+                                        m_config.nr,
+                                        before.pilot_channels,
+                                        frames[k].pilot_channels.data(),
+                                        before,
+                                        C,
+                                        P);
+        const detail::jakes_model model =
+            linked ? detail::linked_jakes_model(models[k],
+                                                C,
+                                                P,
+                                                m_impl->layout.pilots(),
+                                                float(m_grid.used_subcarriers) *
+                                                    m_config.nr * m_grid.nt,
+                                                before.gap)
+                   : models[k];
+        emit_channels(
+            frames[k], model, antenna_time_noise[k], linked ? &before : nullptr);
+    };
+    const bool parallel = n > 1 && detail::parallel_width() > 1;
+    for (const auto& step : { std::function<void(size_t)>(receive_frame),
+                              std::function<void(size_t)>(link_frame) })
+        if (parallel)
+            detail::run_tasks(n, step);
+        else
+            for (size_t k = 0; k < n; ++k)
+                step(k);
+    remember_last(frames, positions);
     return frames;
 }
 
-void ofdm_receiver::receive_on_cpu(const cfloat* rx,
-                                   const sync_result& sync,
-                                   std::vector<cfloat>& Y,
-                                   front_end_frame& f) const
+std::vector<float> ofdm_receiver::link_gaps(const uint64_t* positions, size_t n) const
 {
-    f.sync = sync;
-    demodulate(rx, sync, Y);
-    std::vector<float> antenna_time_noise;
-    const detail::jakes_model model = estimate(f, Y.data(), antenna_time_noise);
-    emit(f, model, antenna_time_noise, Y.data());
+    std::vector<float> gaps(n, -1.0f);
+    if (!m_config.across_frames || !positions)
+        return gaps;
+    const uint64_t reach = 2 * uint64_t(m_grid.frame_samples());
+    for (size_t k = 0; k < n; ++k) {
+        if (k == 0 && !m_impl->have_last)
+            continue;
+        const uint64_t before = k ? positions[k - 1] : m_impl->last_position;
+        if (positions[k] > before && positions[k] - before <= reach)
+            gaps[k] = float(double(positions[k] - before) / m_grid.symbol_samples());
+    }
+    return gaps;
+}
+
+void ofdm_receiver::remember_last(const std::vector<front_end_frame>& frames,
+                                  const uint64_t* positions)
+{
+    m_impl->have_last = m_config.across_frames && positions && !frames.empty();
+    if (!m_impl->have_last)
+        return;
+    m_impl->last_pilots = frames.back().pilot_channels;
+    m_impl->last_position = positions[frames.size() - 1];
 }
 
 front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
@@ -795,10 +978,9 @@ front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
             fail("a known channel's noise per antenna must be finite and > 0 (antenna " +
                  std::to_string(r) + ")");
     set_antenna_noise(f, m_config.nr, antenna_n0);
-    emit(f,
-         detail::jakes_model{},
-         {},
-         m_impl->Y.data()); // the same channel at a slot's pilot symbols
+    emit_y(f, m_impl->Y.data());
+    emit_channels(
+        f, detail::jakes_model{}, {}, nullptr); // a slot's channel at its pilots
     return f;
 }
 

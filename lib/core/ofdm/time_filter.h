@@ -87,11 +87,11 @@ MIMO_HD float frequency_noise_gain(bool lmmse, float spread_over_n, int nt, int 
 /// omega (radians per symbol) from consecutive pilot symbols `lag` symbols
 /// apart: |C| = |sum conj(H_j) H_j+1| and P = the sum of their mean powers,
 /// over the same elements, `noise` of P being the estimates' noise.
-MIMO_HD float doppler_omega(float C, float P, float noise, int lag)
+MIMO_HD float doppler_omega(float C, float P, float noise, float lag)
 {
     const float signal = P - noise;
     const float rho = signal > 0.0f ? C / signal : 0.0f;
-    return doppler_phase_from_correlation(rho) / float(lag);
+    return doppler_phase_from_correlation(rho) / lag;
 }
 
 /// A frame's Jakes model for the time filter: the spectrum's half-width omega
@@ -100,7 +100,25 @@ MIMO_HD float doppler_omega(float C, float P, float noise, int lag)
 struct jakes_model {
     float omega = 0, theta = 0, noise = 1e-4f;
     float doppler = 0; ///< omega as measured (omega may be widened by the turn)
+    float turn = 0;    ///< the pilot symbols' mean turn a symbol, as measured
+    /// the interpolated estimates' noise per element (the LS noise times the
+    /// frequency filter's gain)
+    float estimate_noise = 0;
 };
+
+/// The spectrum's shift and width from the measured turn and Doppler. The
+/// turn is the residual CFO's plus the power-weighted mean Doppler of this
+/// channel's few paths, which the Doppler bounds. So the spectrum is shifted
+/// only by the turn the Doppler cannot explain (a residual CFO; all of it
+/// without fading) and widened by the rest, centred: shifting it by a mean
+/// Doppler its paths straddle filtered half of them away (at 300 Hz on some
+/// frames 10x linear's error).
+MIMO_HD void split_turn(jakes_model& m)
+{
+    const float excess = fmaxf(0.0f, fabsf(m.turn) - m.doppler);
+    m.theta = copysignf(excess, m.turn);
+    m.omega = m.doppler + fminf(fabsf(m.turn), m.doppler);
+}
 
 /// The model from the sums over a frame's `pairs` pairs of pilot symbols'
 /// estimates (slot_layout::doppler_pairs; `per_pilot` elements each): C = cx + j cy = sum
@@ -120,21 +138,45 @@ MIMO_HD jakes_model jakes_model_of_frame(float cx,
 {
     jakes_model m;
     m.noise = relative_noise * gain;
+    m.estimate_noise = ls_noise * gain;
     if (pairs > 0) {
-        const float turn = atan2f(cy, cx) / float(lag);
-        m.doppler = doppler_omega(
-            sqrtf(cx * cx + cy * cy), P, ls_noise * gain * per_pilot * float(pairs), lag);
-        // The angle of C is the residual CFO's turn plus the power-weighted mean
-        // Doppler of this channel's few paths, which the Doppler bounds. So the
-        // spectrum is shifted only by the turn the Doppler cannot explain (a
-        // residual CFO; all of it without fading) and widened by the rest,
-        // centred: shifting it by a mean Doppler its paths straddle filtered
-        // half of them away (at 300 Hz on some frames 10x linear's error).
-        const float excess = fmaxf(0.0f, fabsf(turn) - m.doppler);
-        m.theta = copysignf(excess, turn);
-        m.omega = m.doppler + fminf(fabsf(turn), m.doppler);
+        m.turn = atan2f(cy, cx) / float(lag);
+        m.doppler = doppler_omega(sqrtf(cx * cx + cy * cy),
+                                  P,
+                                  m.estimate_noise * per_pilot * float(pairs),
+                                  float(lag));
+        split_turn(m);
     }
     return m;
+}
+
+/// Whether a frame `gap` symbols after the one before is linked to it
+/// (estimation across frames, below): where its own model says the channel
+/// keeps a correlation of 0.9 over the gap (J0(omega gap) >= 0.9). Its own
+/// Doppler reads too high where the channel is slow (below), so a slow
+/// channel passes; a fast one is estimated alone.
+MIMO_HD bool slow_enough_to_link(const jakes_model& own, float gap)
+{
+    return own.doppler * gap < 0.65f;
+}
+
+/// A linked frame's model: the frame's own, its Doppler measured again over
+/// the frames' distance `gap`. A slow channel's correlation over a few
+/// symbols lies within the noise's error of 1 (the frame's own Doppler reads
+/// several times too high); over a frame it does not. The Doppler over the
+/// gap is taken where it lies within J0's falling range (omega gap < 2), else
+/// the larger of the two. C: the sum over the Q pairs (the older frame's
+/// pilot symbol q turned onto this frame, this frame's q) of |sum conj(A) B|,
+/// P their mean powers summed (per_pilot elements each); the turn then split
+/// again.
+MIMO_HD jakes_model linked_jakes_model(
+    jakes_model own, float C, float P, int pairs, float per_pilot, float gap)
+{
+    const float across =
+        doppler_omega(C, P, own.estimate_noise * per_pilot * float(pairs), gap);
+    own.doppler = across * gap < 2.0f ? across : fmaxf(across, own.doppler);
+    split_turn(own);
+    return own;
 }
 
 /// Hz from omega (radians per symbol).
@@ -153,21 +195,15 @@ MIMO_HD int time_window_of(const slot_layout& l, int j, int s)
         l.pilot_before(l.data_time(j, s)), l.pilots(), time_taps(l.pilots()));
 }
 
-/// The LMMSE weights of data symbol s of slot j: time_taps complex weights,
-/// w[2a] + j w[2a+1] (0 beyond them), of the pilot symbols from the returned
-/// one on (time_window_of's consecutive ones around it). theta: the shift of
+/// The complex LMMSE weights (w[2a] + j w[2a+1], 0 beyond `taps`) of pilot
+/// symbols at `pilot_time` for a data symbol at `time`. theta: the shift of
 /// the model's spectrum (jakes_model_of_frame: the part of the measured turn
 /// the Doppler cannot explain, a residual CFO): R = D R0 D^H, so each real
 /// weight turns by theta times its distance in time.
-MIMO_HD int data_symbol_time_weights(
-    const slot_layout& l, int j, int s, const jakes_model& model, float* w)
+MIMO_HD void turned_time_weights(
+    const float* pilot_time, int taps, int time, const jakes_model& model, float* w)
 {
-    const int taps = time_taps(l.pilots());
-    const int time = l.data_time(j, s);
-    const int first = time_window_of(l, j, s);
-    float pilot_time[k_time_taps], real[k_time_taps];
-    for (int a = 0; a < taps; ++a)
-        pilot_time[a] = float(l.pilot_time(first + a));
+    float real[k_time_taps];
     time_lmmse_weights(pilot_time, taps, float(time), model.omega, model.noise, real);
     for (int a = 0; a < k_time_taps; ++a) {
         float sn = 0, cs = 0;
@@ -176,7 +212,116 @@ MIMO_HD int data_symbol_time_weights(
         w[2 * a] = a < taps ? real[a] * cs : 0.0f;
         w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
     }
+}
+
+/// The LMMSE weights of data symbol s of slot j: time_taps complex weights
+/// (turned_time_weights) of the pilot symbols from the returned one on
+/// (time_window_of's consecutive ones around it).
+MIMO_HD int data_symbol_time_weights(
+    const slot_layout& l, int j, int s, const jakes_model& model, float* w)
+{
+    const int taps = time_taps(l.pilots());
+    const int time = l.data_time(j, s);
+    const int first = time_window_of(l, j, s);
+    float pilot_time[k_time_taps];
+    for (int a = 0; a < taps; ++a)
+        pilot_time[a] = float(l.pilot_time(first + a));
+    turned_time_weights(pilot_time, taps, time, model, w);
     return first;
+}
+
+// ---- Estimation across frames ------------------------------------------------
+// A frame that follows the one before closely (a stream's next frame) adds
+// that frame's pilot symbols to its time filter: they are pilot symbols -Q ..
+// -1 (Q a frame's), `gap` symbols earlier than their place in their own frame
+// (the distance between the two frames' starts, in symbols). The Jakes model's
+// J0 weighs them by how far the channel has moved since: a slow channel
+// averages both frames' pilot symbols, a fast one hardly uses the older ones.
+// Each older pilot symbol is first turned onto this frame's phase (its own
+// CFO correction and timing, frame_link_turn), and by the model's shift theta
+// as far as it lies before this frame's first pilot symbol.
+
+/// Pilot symbols the time filter combines across two linked frames, at most.
+MIMO_HD int linked_time_taps(int pilots)
+{
+    return 2 * pilots < k_time_taps ? 2 * pilots : k_time_taps;
+}
+
+/// Time (symbols from this frame's first slot) of pilot symbol i of a linked
+/// frame: i < 0 the frame before's pilot symbol Q + i.
+MIMO_HD float linked_pilot_time(const slot_layout& l, int i, float gap)
+{
+    return i < 0 ? float(l.pilot_time(l.pilots() + i)) - gap : float(l.pilot_time(i));
+}
+
+/// The first (of linked_time_taps, -Q..Q-1) pilot symbols nearest data symbol
+/// s of slot j in a linked frame.
+MIMO_HD int linked_time_window_of(const slot_layout& l, int j, int s)
+{
+    const int Q = l.pilots();
+    return time_window_first(
+               l.pilot_before(l.data_time(j, s)) + Q, 2 * Q, linked_time_taps(Q)) -
+           Q;
+}
+
+/// data_symbol_time_weights for a frame linked to the one before, `gap`
+/// symbols after it.
+MIMO_HD int linked_data_symbol_time_weights(
+    const slot_layout& l, int j, int s, float gap, const jakes_model& model, float* w)
+{
+    const int taps = linked_time_taps(l.pilots());
+    const int time = l.data_time(j, s);
+    const int first = linked_time_window_of(l, j, s);
+    float pilot_time[k_time_taps];
+    for (int a = 0; a < taps; ++a)
+        pilot_time[a] = linked_pilot_time(l, first + a, gap);
+    turned_time_weights(pilot_time, taps, time, model, w);
+    return first;
+}
+
+/// How pilot symbol q of the frame before turns onto this frame's: by
+/// `phase` plus `slope` times a subcarrier's frequency offset (a timing
+/// difference between the frames' FFT windows), plus theta times its time
+/// before this frame's first pilot symbol (where the model expects it).
+struct frame_link_turn {
+    float phase = 0, slope = 0;
+};
+
+/// The angle pilot symbol i (< 0) of the frame before turns by at a
+/// subcarrier `offset` when it lies dt symbols from this frame's first pilot
+/// symbol (negative: before it), for a model shifted by theta.
+MIMO_HD float
+frame_link_angle(const frame_link_turn& t, int offset, float theta, float dt)
+{
+    return t.phase + t.slope * float(offset) + theta * dt;
+}
+
+/// The slope of frame_link_turn from the sum over neighbouring subcarriers
+/// (offsets one apart) of conj(d_c) d_c+1, d_c = the sum over antenna pairs
+/// of conj(A) B at subcarrier c, A one older pilot symbol's estimates and B
+/// this frame's first's. The frames' FFT windows lie whole samples apart
+/// (one sample clock), so the slope is a multiple of 2 pi / N: the nearest
+/// to the sum's angle (a noisy angle's error would turn the band's edges).
+MIMO_HD float frame_link_slope(float step_re, float step_im, int fft_size)
+{
+    const float unit = 2.0f * 3.14159265358979f / float(fft_size);
+    return unit * rintf(atan2f(step_im, step_re) / unit);
+}
+
+/// The turn's phase from centred = sum over subcarriers of d_c e^(-j slope
+/// offset_c); false (not linked) where a sum is not finite or is zero.
+MIMO_HD bool frame_link_of(float step_re,
+                           float step_im,
+                           float centred_re,
+                           float centred_im,
+                           float slope,
+                           frame_link_turn& turn)
+{
+    const bool ok = isfinite(step_re) && isfinite(step_im) && isfinite(centred_re) &&
+                    isfinite(centred_im) && (centred_re != 0.0f || centred_im != 0.0f);
+    turn.slope = ok ? slope : 0.0f;
+    turn.phase = ok ? atan2f(centred_im, centred_re) : 0.0f;
+    return ok;
 }
 
 /// How a data symbol's channel is formed from the pilot symbols' estimates.
@@ -194,14 +339,19 @@ struct time_combination {
 };
 
 /// Data symbol s of slot j's combination, written once for the CPU receiver
-/// and the CUDA kernel. lmmse_weights: data_symbol_time_weights's (LMMSE only).
-MIMO_HD time_combination combine_in_time(
-    const slot_layout& l, time_filter_kind kind, int j, int s, const float* lmmse_weights)
+/// and the CUDA kernel. lmmse_weights: data_symbol_time_weights's (LMMSE only;
+/// linked: linked_data_symbol_time_weights's, first then from -Q on).
+MIMO_HD time_combination combine_in_time(const slot_layout& l,
+                                         time_filter_kind kind,
+                                         int j,
+                                         int s,
+                                         const float* lmmse_weights,
+                                         bool linked = false)
 {
     time_combination c;
     if (kind == time_filter_kind::lmmse) {
-        c.first = time_window_of(l, j, s);
-        c.taps = time_taps(l.pilots());
+        c.first = linked ? linked_time_window_of(l, j, s) : time_window_of(l, j, s);
+        c.taps = linked ? linked_time_taps(l.pilots()) : time_taps(l.pilots());
         for (int a = 0; a < 2 * c.taps; ++a)
             c.w[a] = lmmse_weights[a];
     } else if (kind == time_filter_kind::hold) {

@@ -194,24 +194,28 @@ inline std::vector<cfloat> true_data_symbol_channels(const ofdm_grid& g,
 /// The mean |error|^2 of a frame's H at every data resource element against
 /// the true response at each data symbol's time (the phase the receiver's CFO
 /// correction leaves taken in); antenna >= 0: of that receive antenna's row only.
+/// frame_offset: where the frame's first sample was in the channel's last
+/// run() (frames back to back through one run).
 inline double data_channel_mse(const ofdm_grid& g,
                                const multipath_channel& ch,
                                const multipath_config& mc,
                                const sync_result& s,
                                const front_end_frame& fr,
-                               int antenna = -1)
+                               int antenna = -1,
+                               double frame_offset = 0)
 {
     const int nt = g.nt, U = g.used_subcarriers, D = g.data_symbols;
     const size_t hn = size_t(mc.nr) * nt;
     std::vector<cfloat> truth(size_t(U) * hn);
     const double window_delay =
-        double(s.frame_start) - double(mc.timing_offset + g.cp_length);
+        double(s.frame_start) - double(mc.timing_offset + g.cp_length) - frame_offset;
     double e = 0;
     for (int j = 0; j < g.slots; ++j)
         for (int d = 0; d < D; ++d) {
             const double from_q =
                 double(g.data_symbol(j, d)) * g.symbol_samples() + g.fft_size / 2.0;
-            ch.frequency_response(g, window_delay, truth.data(), from_q + g.cp_length);
+            ch.frequency_response(
+                g, window_delay, truth.data(), frame_offset + from_q + g.cp_length);
             const cfloat phase =
                 std::polar(1.0f,
                            float(2 * M_PI * mc.cfo / mc.sample_rate *
