@@ -232,13 +232,6 @@ private:
                        const detail::jakes_model& model,
                        const std::vector<float>& antenna_time_noise,
                        const detail::frame_before* before) const;
-    /// Estimation across frames: per frame, the gap in symbols from the frame
-    /// it is linked to (the one before it, or the last of the call before;
-    /// -1: none).
-    std::vector<float> link_gaps(const uint64_t* positions, size_t frames) const;
-    /// Keeps the last frame's pilot symbols and place for the next call.
-    void remember_last(const std::vector<front_end_frame>& frames,
-                       const uint64_t* positions);
     /// The genies' common part: y demodulated, slot j's pilot symbols given
     /// the known channel at H + j * slot_stride (U nr nt values), H emitted
     /// from them.

@@ -31,6 +31,9 @@ struct stream_frame {
     /// and whether H and y were whitened (front_end_frame's fields).
     std::vector<float> antenna_n0;
     bool whitened = false;
+    /// estimated with the frame before's pilot symbols too
+    /// (ofdm_receiver_config::across_frames)
+    bool linked = false;
 };
 
 class ofdm_stream_receiver

@@ -80,11 +80,13 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
                             const std::string& backend,
                             bool device_buffers,
                             const std::vector<int>& pilot_positions,
-                            bool noise_per_antenna)
+                            bool noise_per_antenna,
+                            bool across_frames)
 {
     ::mimo_gpu::ofdm_receiver_config c;
     c.nr = nr;
     c.noise_per_antenna = noise_per_antenna;
+    c.across_frames = across_frames;
     c.interpolation = time_from(time_interpolation);
     c.frequency = frequency_from(frequency_interpolation);
     c.requested = ::mimo_gpu::backend_from_string(backend);
@@ -351,6 +353,7 @@ void ofdm_rx_impl::emit_tags(const ::mimo_gpu::stream_frame& f,
                                              std::vector<double>(f.antenna_n0.begin(),
                                                                  f.antenna_n0.end())));
     info = pmt::dict_add(info, pmt::mp("whitened"), pmt::from_bool(f.whitened));
+    info = pmt::dict_add(info, pmt::mp("linked"), pmt::from_bool(f.linked));
     add_item_tag(1, y_item, k_frame_key, info);
 }
 

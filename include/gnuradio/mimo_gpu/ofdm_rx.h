@@ -64,6 +64,10 @@ public:
      * frequency) and, where they differ by more than 1.5 dB, whiten: each
      * antenna's y and row of H scaled by sqrt(N0 / N0_r) (the ofdm_frame tag's
      * antenna_n0 and whitened say so); false: one N0 for all antennas
+     * \param across_frames estimation across frames (needs "lmmse" in time):
+     * a frame that follows the one before closely, on a channel its own
+     * Doppler says is slow, adds that frame's pilot symbols to its time
+     * filter (the ofdm_frame tag's linked says so)
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -76,7 +80,8 @@ public:
                      const std::string& backend = "auto",
                      bool device_buffers = true,
                      const std::vector<int>& pilot_positions = std::vector<int>{ 0 },
-                     bool noise_per_antenna = true);
+                     bool noise_per_antenna = true,
+                     bool across_frames = false);
 
     virtual int symbols_per_channel() const = 0;
     virtual uint64_t frames_received() const = 0;

@@ -7,6 +7,7 @@
 #include "antenna_noise.h"
 #include "comb_interpolation.h"
 #include "delay_profile.h"
+#include "frame_history.h"
 #include "time_filter.h"
 
 #include "../runtime/cuda_buffers.h"
@@ -1202,6 +1203,95 @@ __global__ void __launch_bounds__(k_threads)
     }
 }
 
+/// Estimation across frames on the device (time_filter.h): per frame its gap
+/// in symbols from the frame before (-1: not linked; gap null: nothing is),
+/// the frame before's pilot symbols for a batch's first frame (the call
+/// before's last; the others' lie before theirs in H_pilot), the link sums
+/// per (frame, older pilot symbol), and what time_weights_kernel decided.
+struct frame_links {
+    const float* gap = nullptr;
+    const float2* last_pilots = nullptr;
+    float* sums = nullptr;  ///< frames * Q * 4: phase, slope, |pair|, power
+    int* linked = nullptr;  ///< frames
+    float* theta = nullptr; ///< frames: the linked model's theta
+};
+
+/// The frame before's pilot symbol q for frame f of a batch.
+__device__ const float2* older_pilot(
+    const float2* H_pilot, const frame_links& links, const dims& d, size_t f, int q)
+{
+    const size_t per_pilot = size_t(d.U) * d.nr * d.nt;
+    return f ? H_pilot + ((f - 1) * d.Q + size_t(q)) * per_pilot
+             : links.last_pilots + size_t(q) * per_pilot;
+}
+
+/// A block per (frame, pilot symbol q of the frame before) of each linked
+/// frame (gap >= 0): ofdm_receiver.cc's link_frames on the device. d_c = the
+/// sum over antenna pairs of conj(A) B (A the older pilot symbol's estimates,
+/// B this frame's first's); the slope from the neighbours' sum of conj(d_c)
+/// d_c+1 (frame_link_slope); then d_c turned back by it summed (the phase),
+/// the same with this frame's pilot symbol q (|pair|) and the pairs' power.
+__global__ void __launch_bounds__(k_threads) frame_link_kernel(const float2* H_pilot,
+                                                               const int* offsets,
+                                                               dims d,
+                                                               frame_links links)
+{
+    __shared__ float2 partial[k_threads / 32];
+    const size_t f = blockIdx.x / d.Q;
+    const int q = int(blockIdx.x % d.Q);
+    if (!(links.gap[f] >= 0.0f))
+        return; // the whole block
+    const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
+    const float2* a = older_pilot(H_pilot, links, d, f, q);
+    const float2* first = H_pilot + f * d.Q * per_pilot;
+    const float2* b = first + size_t(q) * per_pilot;
+    const auto against = [&](const float2* x, int c) {
+        float2 v = make_float2(0, 0);
+        for (size_t e = 0; e < hn; ++e) {
+            const float2 u = a[size_t(c) * hn + e], w = x[size_t(c) * hn + e];
+            v.x += u.x * w.x + u.y * w.y;
+            v.y += u.x * w.y - u.y * w.x;
+        }
+        return v;
+    };
+    float2 step = make_float2(0, 0);
+    for (int c = int(threadIdx.x); c + 1 < d.U; c += blockDim.x)
+        if (offsets[c + 1] - offsets[c] == 1) {
+            const float2 lo = against(first, c), hi = against(first, c + 1);
+            step.x += lo.x * hi.x + lo.y * hi.y;
+            step.y += lo.x * hi.y - lo.y * hi.x;
+        }
+    step = block_sum<k_threads>(step, partial);
+    const float slope = frame_link_slope(step.x, step.y, d.N);
+    float2 centred = make_float2(0, 0), pair = make_float2(0, 0),
+           power = make_float2(0, 0);
+    for (int c = int(threadIdx.x); c < d.U; c += blockDim.x) {
+        float sn, cs;
+        sincosf(-slope * float(offsets[c]), &sn, &cs);
+        const float2 x = against(first, c), y = against(b, c);
+        centred.x += x.x * cs - x.y * sn;
+        centred.y += x.x * sn + x.y * cs;
+        pair.x += y.x * cs - y.y * sn;
+        pair.y += y.x * sn + y.y * cs;
+        for (size_t e = 0; e < hn; ++e) {
+            const float2 u = a[size_t(c) * hn + e], w = b[size_t(c) * hn + e];
+            power.x += 0.5f * (u.x * u.x + u.y * u.y + w.x * w.x + w.y * w.y);
+        }
+    }
+    centred = block_sum<k_threads>(centred, partial);
+    pair = block_sum<k_threads>(pair, partial);
+    power = block_sum<k_threads>(power, partial);
+    if (threadIdx.x == 0) {
+        frame_link_turn turn;
+        const bool ok = frame_link_of(step.x, step.y, centred.x, centred.y, slope, turn);
+        float* out = links.sums + (f * d.Q + size_t(q)) * 4;
+        out[0] = ok ? turn.phase : NAN;
+        out[1] = turn.slope;
+        out[2] = sqrtf(pair.x * pair.x + pair.y * pair.y);
+        out[3] = power.x;
+    }
+}
+
 /// A thread per (frame, data symbol of a slot, receive antenna): the frame's
 /// Doppler from the pair sums (every thread adds them alike), then the data
 /// symbol's LMMSE time weights (time_filter.h), k_time_taps complex ones each;
@@ -1218,6 +1308,7 @@ __global__ void time_weights_kernel(const float* parts,
                                     const float* antenna_relative_noise,
                                     const float* spread_over_n,
                                     float symbols_per_second,
+                                    frame_links links,
                                     float* weights,
                                     float* doppler)
 {
@@ -1238,29 +1329,55 @@ __global__ void time_weights_kernel(const float* parts,
     }
     const float gain =
         frequency_noise_gain(lmmse_frequency, spread_over_n[f], d.nt, window);
+    const float per_pilot = float(d.U) * d.nr * d.nt;
     jakes_model model = jakes_model_of_frame(cx,
                                              cy,
                                              p,
                                              d.lay.doppler_pairs(),
-                                             float(d.U) * d.nr * d.nt,
+                                             per_pilot,
                                              n0[f] / float(d.nt),
                                              relative_noise[f],
                                              gain,
                                              d.lay.doppler_lag());
+    // Linked to the frame before where it follows closely, the channel is slow
+    // and the link's sums are finite (as ofdm_receiver.cc's link_frame).
+    const float gap = links.gap ? links.gap[f] : -1.0f;
+    bool linked = gap >= 0.0f && slow_enough_to_link(model, gap);
+    float C = 0, P = 0;
+    for (int q = 0; linked && q < d.Q; ++q) {
+        const float* sums = links.sums + (f * d.Q + size_t(q)) * 4;
+        linked = isfinite(sums[0]);
+        C += sums[2];
+        P += sums[3];
+    }
+    linked = linked && isfinite(C) && isfinite(P);
+    if (linked)
+        model = linked_jakes_model(model, C, P, d.Q, per_pilot, gap);
     // A whitened frame: each receive antenna's channel filtered by its own noise.
     const float* own =
         antenna_relative_noise ? antenna_relative_noise + f * d.nr : nullptr;
     if (own && own[0] >= 0)
         model.noise = own[r] * gain;
-    data_symbol_time_weights(d.lay, j, s, model, weights + e * 2 * k_time_taps);
-    if (j == 0 && s == 0 && r == 0)
+    if (linked)
+        linked_data_symbol_time_weights(
+            d.lay, j, s, gap, model, weights + e * 2 * k_time_taps);
+    else
+        data_symbol_time_weights(d.lay, j, s, model, weights + e * 2 * k_time_taps);
+    if (j == 0 && s == 0 && r == 0) {
         doppler[f] = doppler_hz(model.doppler, symbols_per_second);
+        if (links.linked) {
+            links.linked[f] = linked;
+            links.theta[f] = model.theta;
+        }
+    }
 }
 
 /// A thread per (frame, problem, antenna): y, and, unless H is the pilot
 /// symbols' estimates already (hold with one a slot: `direct`), H by
 /// combine_in_time (hold: a channel a slot, written for its first data symbol);
 /// both scaled by the antenna's whitening scale (scale: frames * nr, or null).
+/// A linked frame's older pilot symbols (taps before its first) are turned
+/// onto its phase (frame_link_angle).
 __global__ void emit_kernel(const float2* Y,
                             const float2* H_pilot,
                             dims d,
@@ -1269,6 +1386,8 @@ __global__ void emit_kernel(const float2* Y,
                             time_filter_kind kind,
                             const float* time_weights,
                             const float* scale,
+                            const int* offsets,
+                            frame_links links,
                             float2* y,
                             float2* H)
 {
@@ -1286,6 +1405,7 @@ __global__ void emit_kernel(const float2* Y,
     if (direct || (hold && s > 0))
         return;
     const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
+    const bool linked = links.linked && links.linked[f];
     const time_combination w = combine_in_time(
         d.lay,
         kind,
@@ -1293,17 +1413,43 @@ __global__ void emit_kernel(const float2* Y,
         s,
         time_weights
             ? time_weights + (((f * d.slots + j) * d.D + s) * d.nr + r) * 2 * k_time_taps
-            : nullptr);
-    const float2* from =
-        H_pilot + (f * d.Q + size_t(w.first)) * per_pilot + size_t(c) * hn;
+            : nullptr,
+        linked);
+    // Each tap's pilot symbol at this subcarrier and its weight (an older
+    // pilot symbol's turned onto this frame).
+    const float2* from[k_time_taps];
+    float2 tap[k_time_taps];
+    for (int a = 0; a < w.taps; ++a) {
+        const int i = w.first + a;
+        float2 wa = make_float2(w.w[2 * a], w.w[2 * a + 1]);
+        if (i < 0) {
+            const int q = d.Q + i;
+            const float* sums = links.sums + (f * d.Q + size_t(q)) * 4;
+            frame_link_turn turn;
+            turn.phase = sums[0];
+            turn.slope = sums[1];
+            float sn, cs;
+            sincosf(frame_link_angle(turn,
+                                     offsets[c],
+                                     links.theta[f],
+                                     linked_pilot_time(d.lay, i, links.gap[f]) -
+                                         float(d.lay.pilot_time(0))),
+                    &sn,
+                    &cs);
+            wa = cmul(wa, make_float2(cs, sn));
+            from[a] = older_pilot(H_pilot, links, d, f, q) + size_t(c) * hn;
+        } else {
+            from[a] = H_pilot + (f * d.Q + size_t(i)) * per_pilot + size_t(c) * hn;
+        }
+        tap[a] = wa;
+    }
     const size_t out =
         hold ? (f * d.slots * d.U + size_t(j) * d.U + c) * hn : (f * problems + p) * hn;
     for (int t = 0; t < d.nt; ++t) {
         const size_t o = size_t(r) * d.nt + t;
         float2 v = make_float2(0, 0);
         for (int a = 0; a < w.taps; ++a) {
-            const float2 x = cmul(from[size_t(a) * per_pilot + o],
-                                  make_float2(w.w[2 * a], w.w[2 * a + 1]));
+            const float2 x = cmul(from[a][o], tap[a]);
             v.x += x.x;
             v.y += x.y;
         }
@@ -1345,7 +1491,15 @@ struct cuda_front_end::impl {
     device_array<float2> rx;
     pinned_buffer<size_t> h_start;
     pinned_buffer<float> h_cfo;
-    cuda_event starts_copied; // recorded after the copies from h_start and h_cfo
+    cuda_event starts_copied; // recorded after the copies from h_start, h_cfo, h_gap
+    // estimation across frames: where the last frame lay, its pilot symbols,
+    // each batch's gaps, link sums and decisions
+    std::unique_ptr<frame_history> history;
+    bool last_call_linked = false; ///< whether the last call's `linked` was written
+    device_array<float2> last_pilots;
+    device_array<float> gap, link_sums, link_theta;
+    device_array<int> linked;
+    pinned_buffer<float> h_gap;
     // the search
     device_array<float2> preamble, sync_P, q;
     device_array<float> sync_M, matched;
@@ -1356,7 +1510,9 @@ struct cuda_front_end::impl {
     pinned_buffer<run_slot> h_slots;
 
     impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff)
-        : config(c), rule(grid, c, backoff)
+        : config(c),
+          rule(grid, c, backoff),
+          history(std::make_unique<frame_history>(grid, c.across_frames))
     {
     }
 };
@@ -1412,6 +1568,7 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
     m->h_start.reserve(
         64); // page-locked allocations synchronise: made before the stream runs
     m->h_cfo.reserve(64);
+    m->h_gap.reserve(64);
     MIMO_CUDA_CHECK(cudaMemcpy(m->preamble.reserve(preamble.size()),
                                preamble.data(),
                                preamble.size() * sizeof(cfloat),
@@ -1460,6 +1617,10 @@ const float* cuda_front_end::device_antenna_n0() const
 {
     return m->antenna_noise ? m->antenna_n0.data() : nullptr;
 }
+const int* cuda_front_end::linked_frames() const
+{
+    return m->last_call_linked ? m->linked.data() : nullptr;
+}
 const float* cuda_front_end::device_doppler() const
 {
     return m->config.interpolation == time_interpolation::lmmse ? m->doppler.data()
@@ -1471,7 +1632,8 @@ void cuda_front_end::run_device(const cfloat* d_rx,
                                 const size_t* frame_start,
                                 const float* cfo,
                                 size_t frames,
-                                cudaStream_t st)
+                                cudaStream_t st,
+                                const uint64_t* positions)
 {
     const dims& d = m->d;
     const size_t reach = size_t(d.K - 1) * d.SS + size_t(d.N);
@@ -1486,7 +1648,8 @@ void cuda_front_end::run_device(const cfloat* d_rx,
              frames,
              nullptr,
              nullptr,
-             st);
+             st,
+             positions);
 }
 
 void cuda_front_end::run_view(const sample_view& v,
@@ -1495,7 +1658,8 @@ void cuda_front_end::run_view(const sample_view& v,
                               size_t frames,
                               cfloat* H_out,
                               cfloat* y_out,
-                              cudaStream_t st)
+                              cudaStream_t st,
+                              const uint64_t* positions)
 {
     const dims& d = m->d;
     if (frames == 0)
@@ -1508,6 +1672,24 @@ void cuda_front_end::run_view(const sample_view& v,
     float* hc = m->h_cfo.reserve(frames);
     std::copy(frame_start, frame_start + frames, hs);
     std::copy(cfo, cfo + frames, hc);
+    // Estimation across frames (LMMSE in time): each frame's gap from the one before.
+    frame_links links;
+    const std::vector<float> gaps = m->history->gaps(positions, frames);
+    const bool linking =
+        m->config.interpolation == time_interpolation::lmmse &&
+        std::any_of(gaps.begin(), gaps.end(), [](float g) { return g >= 0.0f; });
+    if (linking) {
+        float* hg = m->h_gap.reserve(frames);
+        std::copy(gaps.begin(), gaps.end(), hg);
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m->gap.reserve(frames),
+                                        hg,
+                                        frames * sizeof(float),
+                                        cudaMemcpyHostToDevice,
+                                        st));
+        links.gap = m->gap.data();
+        links.last_pilots = m->last_pilots.data();
+    }
+    m->last_call_linked = linking;
     MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames),
                                     hs,
                                     frames * sizeof(size_t),
@@ -1607,6 +1789,14 @@ void cuda_front_end::run_view(const sample_view& v,
                                      st>>>(Hs, d, parts);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
+        if (linking) {
+            links.sums = m->link_sums.reserve(frames * size_t(d.Q) * 4);
+            links.linked = m->linked.reserve(frames);
+            links.theta = m->link_theta.reserve(frames);
+            frame_link_kernel<<<unsigned(frames * d.Q), k_threads, 0, st>>>(
+                Hs, m->offsets.data(), d, links);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+        }
         const size_t symbols = frames * size_t(d.slots) * d.D * d.nr;
         time_weights_kernel<<<blocks_for(symbols), k_threads, 0, st>>>(
             parts,
@@ -1620,6 +1810,7 @@ void cuda_front_end::run_view(const sample_view& v,
             own_noise,
             m->spread_over_n.data(),
             m->symbols_per_second,
+            links,
             m->time_weights.reserve(symbols * 2 * k_time_taps),
             m->doppler.reserve(frames));
         MIMO_CUDA_CHECK(cudaGetLastError());
@@ -1634,9 +1825,21 @@ void cuda_front_end::run_view(const sample_view& v,
         m->kind,
         time_weights,
         m->antenna_noise ? m->antenna_scale.data() : nullptr,
+        m->offsets.data(),
+        links,
         y,
         H);
     MIMO_CUDA_CHECK(cudaGetLastError());
+    // The last frame's pilot symbols for the next call's first.
+    m->history->received(positions, frames);
+    if (m->history->has_last()) {
+        const size_t per_frame = size_t(d.Q) * d.U * d.nr * d.nt;
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(m->last_pilots.reserve(per_frame),
+                                        m->H_pilot.data() + (frames - 1) * per_frame,
+                                        per_frame * sizeof(float2),
+                                        cudaMemcpyDeviceToDevice,
+                                        st));
+    }
 }
 
 void cuda_front_end::estimate_delay_support(const float2* flat,
@@ -1820,7 +2023,8 @@ void cuda_front_end::run(const cfloat* rx,
                          size_t samples,
                          const sync_result* syncs,
                          size_t frames,
-                         front_end_frame* out)
+                         front_end_frame* out,
+                         const uint64_t* positions)
 {
     const dims& d = m->d;
     const cudaStream_t st = m->stream.get();
@@ -1838,11 +2042,19 @@ void cuda_front_end::run(const cfloat* rx,
                start.data(),
                cfo.data(),
                frames,
-               st);
+               st,
+               positions);
     const size_t hn = H_per_frame(), yn = y_per_frame(),
                  sn = size_t(d.Q) * d.U * d.nr * d.nt, ln = size_t(d.Q) * d.U * d.nr;
     std::vector<float> n0(frames), spread(frames), doppler(frames, 0.0f),
         antenna_n0(m->antenna_noise ? frames * d.nr : 0);
+    std::vector<int> linked(frames, 0);
+    if (linked_frames())
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(linked.data(),
+                                        linked_frames(),
+                                        frames * sizeof(int),
+                                        cudaMemcpyDeviceToHost,
+                                        st));
     for (size_t f = 0; f < frames; ++f) {
         front_end_frame& o = out[f];
         o.sync = syncs[f];
@@ -1897,6 +2109,7 @@ void cuda_front_end::run(const cfloat* rx,
         out[f].n0 = n0[f];
         out[f].delay_spread = spread[f];
         out[f].doppler = doppler[f];
+        out[f].linked = linked[f] != 0;
         // the kernel's rule again on the same numbers: its decision and scales
         out[f].whitened = report_antenna_noise(
             d.nr,

@@ -50,11 +50,14 @@ public:
     ~cuda_front_end();
 
     /// Host in, host out (front_end_frame vectors filled), synchronous.
+    /// positions: each frame's place in the stream, for estimation across
+    /// frames (ofdm_receiver::receive_frames), or null.
     void run(const cfloat* rx,
              size_t samples,
              const sync_result* syncs,
              size_t frames,
-             front_end_frame* out);
+             front_end_frame* out,
+             const uint64_t* positions = nullptr);
 
     /// Device in (d_rx: samples * nr, antenna-interleaved), device out
     /// (device_H/y/n0), asynchronous on `stream`. frame_start / cfo: host arrays
@@ -64,18 +67,23 @@ public:
                     const size_t* frame_start,
                     const float* cfo,
                     size_t frames,
-                    cudaStream_t stream);
+                    cudaStream_t stream,
+                    const uint64_t* positions = nullptr);
     /// As run_device, from any sample view, with H and y written to H_out and
     /// y_out (device memory: frame f's at f * H_per_frame() and f * y_per_frame())
     /// or, where they are null, to device_H() and device_y(). N0 and the delay
-    /// spread per frame go to device_n0() and device_spread().
+    /// spread per frame go to device_n0() and device_spread(). positions:
+    /// each frame's place in the stream for estimation across frames
+    /// (ofdm_receiver_config::across_frames; the stream window's frame
+    /// starts), or null: none linked, and nothing to the next call's.
     void run_view(const sample_view& v,
                   const size_t* frame_start,
                   const float* cfo,
                   size_t frames,
                   cfloat* H_out,
                   cfloat* y_out,
-                  cudaStream_t stream);
+                  cudaStream_t stream,
+                  const uint64_t* positions = nullptr);
 
     /// Frames in the samples of `v` before samples_end, from `from` on, the
     /// positions from search_begin searched (frame_search::find's contract).
@@ -100,6 +108,9 @@ public:
     const float* device_antenna_n0() const;
     /// Hz per frame, the LMMSE time filter's Doppler; null without it.
     const float* device_doppler() const;
+    /// Per frame of the last call, 1 where it was estimated across frames
+    /// (linked to the frame before); null where no frame of it could be.
+    const int* linked_frames() const;
     size_t H_per_frame() const; ///< channels * nr * nt
     size_t y_per_frame() const; ///< data elements * nr
 

@@ -68,6 +68,7 @@ public:
         m_n0.reserve(64);
         m_spread.reserve(64);
         m_doppler.reserve(64);
+        m_linked.reserve(64);
         m_antenna_n0.reserve(64 * m_nr);
         m_front_end.reserve_search(m_capacity);
     }
@@ -165,9 +166,12 @@ public:
             return out;
         const cudaStream_t st = m_stream.get();
         std::vector<size_t> start(count);
+        std::vector<uint64_t> position(
+            count); // the stream's: for estimation across frames
         std::vector<float> cfo(count);
         for (size_t f = 0; f < count; ++f) {
             start[f] = frames[f].frame_start;
+            position[f] = frames[f].frame_start;
             cfo[f] = frames[f].cfo;
         }
         m_front_end.run_view(view(),
@@ -176,7 +180,8 @@ public:
                              count,
                              on_device ? H : nullptr,
                              on_device ? y : nullptr,
-                             st);
+                             st,
+                             position.data());
         const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
         if (!on_device) { // host outputs: from the engine's own device buffers
             MIMO_CUDA_CHECK(cudaMemcpyAsync(H,
@@ -211,6 +216,15 @@ public:
                                             st));
         else
             std::fill(doppler, doppler + count, 0.0f);
+        int* linked = m_linked.reserve(count);
+        if (m_front_end.linked_frames())
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(linked,
+                                            m_front_end.linked_frames(),
+                                            count * sizeof(int),
+                                            cudaMemcpyDeviceToHost,
+                                            st));
+        else
+            std::fill(linked, linked + count, 0);
         const float* d_antenna_n0 = m_front_end.device_antenna_n0();
         float* antenna_n0 = m_antenna_n0.reserve(count * m_nr);
         if (d_antenna_n0)
@@ -229,6 +243,7 @@ public:
             out[f].n0 = n0[f];
             out[f].delay_spread = spread[f];
             out[f].doppler = doppler[f];
+            out[f].linked = linked[f] != 0;
             // the kernel's rule again on the same numbers (antenna_noise.h)
             out[f].whitened =
                 report_antenna_noise(int(m_nr),
@@ -268,6 +283,7 @@ private:
     cuda_event m_staged[2];
     int m_next_slot = 0;
     pinned_buffer<float> m_n0, m_spread, m_doppler, m_antenna_n0;
+    pinned_buffer<int> m_linked;
 };
 
 } // namespace

@@ -125,9 +125,13 @@ public:
                                          bool) override
     {
         std::vector<sync_result> local = frames;
-        for (sync_result& s : local)
-            s.frame_start -= m_begin;
-        const auto received = m_receiver.receive_frames(m_samples.get(), m_held, local);
+        std::vector<uint64_t> position(frames.size()); // for estimation across frames
+        for (size_t f = 0; f < frames.size(); ++f) {
+            position[f] = frames[f].frame_start;
+            local[f].frame_start -= m_begin;
+        }
+        const auto received =
+            m_receiver.receive_frames(m_samples.get(), m_held, local, position.data());
         std::vector<stream_frame> out(frames.size());
         for (size_t f = 0; f < frames.size(); ++f) {
             std::copy(received[f].H.begin(), received[f].H.end(), H + f * m_H_per_frame);
@@ -135,7 +139,8 @@ public:
             out[f] = { frames[f].frame_start,    frames[f].cfo,
                        frames[f].metric,         received[f].n0,
                        received[f].delay_spread, received[f].doppler,
-                       received[f].antenna_n0,   received[f].whitened };
+                       received[f].antenna_n0,   received[f].whitened,
+                       received[f].linked };
         }
         return out;
     }

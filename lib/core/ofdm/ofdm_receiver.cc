@@ -9,6 +9,7 @@
 #include "comb_interpolation.h"
 #include "delay_profile.h"
 #include "fftw_plan.h"
+#include "frame_history.h"
 #include "frame_search.h"
 #include "time_filter.h"
 #ifdef MIMO_GPU_HAVE_CUDA
@@ -51,12 +52,10 @@ struct ofdm_receiver::impl {
     std::vector<cfloat>
         pilots; ///< known pilot of (pilot symbol q, subcarrier i), boosted: [q * U + i]
     detail::slot_layout layout; ///< where the pilot and data symbols sit
-    /// Estimation across frames: the last frame received's pilot symbols'
-    /// estimates and its place in the stream (have_last: from a call with
-    /// positions).
+    /// Estimation across frames: where the last frame received lay, and its
+    /// pilot symbols' estimates.
+    detail::frame_history history;
     std::vector<cfloat> last_pilots;
-    uint64_t last_position = 0;
-    bool have_last = false;
 #ifdef MIMO_GPU_HAVE_CUDA
     std::unique_ptr<detail::cuda_front_end>
         cuda; ///< null: the CPU demodulates and estimates
@@ -71,7 +70,8 @@ struct ofdm_receiver::impl {
                                                       g.pilot_symbols())),
           profile_fft(profile.points, detail::fftw_plan_1d::direction::inverse),
           search(g, c, backoff),
-          layout(detail::layout_of(g))
+          layout(detail::layout_of(g)),
+          history(g, c.across_frames)
     {
     }
 };
@@ -858,7 +858,8 @@ ofdm_receiver::receive_frames(const cfloat* rx,
     std::vector<front_end_frame> frames(syncs.size());
 #ifdef MIMO_GPU_HAVE_CUDA
     if (m_impl->cuda) {
-        m_impl->cuda->run(rx, samples, syncs.data(), syncs.size(), frames.data());
+        m_impl->cuda->run(
+            rx, samples, syncs.data(), syncs.size(), frames.data(), positions);
         return frames;
     }
 #endif
@@ -866,7 +867,7 @@ ofdm_receiver::receive_frames(const cfloat* rx,
     // follows closely enough (-1: none), the one before in this call or the
     // last of the call before.
     const size_t n = syncs.size();
-    const std::vector<float> gaps = link_gaps(positions, n);
+    const std::vector<float> gaps = m_impl->history.gaps(positions, n);
     // Frames apart: one a task where cores are free, each demodulated into a
     // grid of its own (the work inside a frame splits too, where cores are
     // left). The thread's grid is safe to keep: a thread waiting inside a frame
@@ -910,6 +911,9 @@ ofdm_receiver::receive_frames(const cfloat* rx,
                                                     m_config.nr * m_grid.nt,
                                                 before.gap)
                    : models[k];
+        if (linked) // the Doppler the filter used, measured over the frames' distance
+            frames[k].doppler = detail::doppler_hz(
+                model.doppler, float(m_grid.sample_rate / m_grid.symbol_samples()));
         emit_channels(
             frames[k], model, antenna_time_noise[k], linked ? &before : nullptr);
     };
@@ -921,35 +925,12 @@ ofdm_receiver::receive_frames(const cfloat* rx,
         else
             for (size_t k = 0; k < n; ++k)
                 step(k);
-    remember_last(frames, positions);
+    m_impl->history.received(positions, n);
+    if (m_impl->history.has_last())
+        m_impl->last_pilots = frames.back().pilot_channels;
     return frames;
 }
 
-std::vector<float> ofdm_receiver::link_gaps(const uint64_t* positions, size_t n) const
-{
-    std::vector<float> gaps(n, -1.0f);
-    if (!m_config.across_frames || !positions)
-        return gaps;
-    const uint64_t reach = 2 * uint64_t(m_grid.frame_samples());
-    for (size_t k = 0; k < n; ++k) {
-        if (k == 0 && !m_impl->have_last)
-            continue;
-        const uint64_t before = k ? positions[k - 1] : m_impl->last_position;
-        if (positions[k] > before && positions[k] - before <= reach)
-            gaps[k] = float(double(positions[k] - before) / m_grid.symbol_samples());
-    }
-    return gaps;
-}
-
-void ofdm_receiver::remember_last(const std::vector<front_end_frame>& frames,
-                                  const uint64_t* positions)
-{
-    m_impl->have_last = m_config.across_frames && positions && !frames.empty();
-    if (!m_impl->have_last)
-        return;
-    m_impl->last_pilots = frames.back().pilot_channels;
-    m_impl->last_position = positions[frames.size() - 1];
-}
 
 front_end_frame ofdm_receiver::receive_known(const cfloat* rx,
                                              const sync_result& sync,

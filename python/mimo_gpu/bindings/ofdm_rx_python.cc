@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(8a1f25dd3dfa45bd8e6bea61a2861f3e)                       */
+/* BINDTOOL_HEADER_FILE_HASH(0b18c698247bfbe94ed69c7f289064f5)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -45,6 +45,7 @@ void bind_ofdm_rx(py::module& m)
              py::arg("device_buffers") = true,
              py::arg("pilot_positions") = std::vector<int>{ 0 },
              py::arg("noise_per_antenna") = true,
+             py::arg("across_frames") = false,
              D(ofdm_rx, make))
         .def("symbols_per_channel",
              &ofdm_rx::symbols_per_channel,

@@ -7,6 +7,10 @@
 #include "../test_support.h"
 #include "front_end_fixtures.h"
 
+#include <mimo_gpu/ofdm_stream_receiver.h>
+
+#include <algorithm>
+#include <random>
 #include <stdexcept>
 
 using namespace mimo_gpu;
@@ -35,7 +39,8 @@ struct frame_stream {
         const size_t F = size_t(g.frame_samples());
         std::vector<cfloat> sent(F * frames * size_t(g.nt));
         for (int f = 0; f < frames; ++f) {
-            const std::vector<uint8_t> bits = random_bits(g.frame_bits(), seed + 7 * uint64_t(f));
+            const std::vector<uint8_t> bits =
+                random_bits(g.frame_bits(), seed + 7 * uint64_t(f));
             tx.modulate(bits.data(), sent.data() + size_t(f) * F * size_t(g.nt));
         }
         samples = ch->output_samples(F * frames);
@@ -90,8 +95,10 @@ TEST_P(across_frames, a_slow_channel_is_estimated_better_from_two_frames)
         const frame_stream st(5, 16, 6, seed + 100 * k);
         ofdm_receiver a(st.g, linked_config(backend(), false));
         ofdm_receiver b(st.g, linked_config(backend()));
-        const auto fa = a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-        const auto fb = b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const auto fa =
+            a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const auto fb =
+            b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
         ASSERT_EQ(fa.size(), st.syncs.size());
         EXPECT_FALSE(fb[0].linked);
         for (size_t f = 1; f < fb.size(); ++f) {
@@ -125,8 +132,10 @@ TEST_P(across_frames, a_fast_channel_loses_little_to_the_older_frame)
         const frame_stream st(300, 20, 5, seed + 100 * k);
         ofdm_receiver a(st.g, linked_config(backend(), false));
         ofdm_receiver b(st.g, linked_config(backend()));
-        const auto fa = a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-        const auto fb = b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const auto fa =
+            a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const auto fb =
+            b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
         for (size_t f = 1; f < fb.size(); ++f) {
             alone += st.mse(f, fa[f]);
             linked += st.mse(f, fb[f]);
@@ -154,8 +163,8 @@ TEST_P(across_frames, frames_link_across_calls_and_only_when_close)
     // One call a frame: the same frames, linked to the last call's.
     ofdm_receiver one(st.g, linked_config(backend()));
     for (size_t f = 0; f < st.syncs.size(); ++f) {
-        const auto got =
-            one.receive_frames(st.rx.data(), st.samples, { st.syncs[f] }, &st.positions[f]);
+        const auto got = one.receive_frames(
+            st.rx.data(), st.samples, { st.syncs[f] }, &st.positions[f]);
         EXPECT_EQ(got[0].linked, f > 0);
         ASSERT_EQ(got[0].H.size(), together[f].H.size());
         for (size_t i = 0; i < got[0].H.size(); ++i)
@@ -164,7 +173,8 @@ TEST_P(across_frames, frames_link_across_calls_and_only_when_close)
     }
     // Without positions nothing is linked, and nothing to the frame after.
     ofdm_receiver blind(st.g, linked_config(backend()));
-    EXPECT_FALSE(blind.receive_frames(st.rx.data(), st.samples, { st.syncs[0] })[0].linked);
+    EXPECT_FALSE(
+        blind.receive_frames(st.rx.data(), st.samples, { st.syncs[0] })[0].linked);
     EXPECT_FALSE(blind
                      .receive_frames(
                          st.rx.data(), st.samples, { st.syncs[1] }, &st.positions[1])[0]
@@ -173,7 +183,8 @@ TEST_P(across_frames, frames_link_across_calls_and_only_when_close)
     ofdm_receiver far(st.g, linked_config(backend()));
     far.receive_frames(st.rx.data(), st.samples, { st.syncs[0] }, &st.positions[0]);
     const uint64_t later = st.positions[1] + 2 * uint64_t(st.g.frame_samples());
-    const auto apart = far.receive_frames(st.rx.data(), st.samples, { st.syncs[1] }, &later);
+    const auto apart =
+        far.receive_frames(st.rx.data(), st.samples, { st.syncs[1] }, &later);
     EXPECT_FALSE(apart[0].linked);
     ofdm_receiver alone(st.g, linked_config(backend(), false));
     EXPECT_EQ(apart[0].H,
@@ -225,9 +236,111 @@ INSTANTIATE_TEST_SUITE_P(backends, across_frames, ::testing::Values("cpu", "cuda
 TEST(across_frames_config, needs_lmmse_in_time)
 {
     const ofdm_grid g = small_grid(2);
-    for (time_interpolation t : { time_interpolation::hold, time_interpolation::linear }) {
+    for (time_interpolation t :
+         { time_interpolation::hold, time_interpolation::linear }) {
         ofdm_receiver_config c = receiver_config(2, t, backend::cpu);
         c.across_frames = true;
         EXPECT_THROW(ofdm_receiver(g, c), std::invalid_argument);
+    }
+}
+
+TEST_P(across_frames, a_stream_cut_anyhow_links_as_one_call)
+{
+    // The stream receiver (the ofdm_rx block's engine) hands each batch the
+    // frames' stream positions: pushed in random chunks and taken a few
+    // frames at a time, the frames are the one call's, linked alike.
+    const frame_stream st(5, 18, 6, fresh_seed());
+    ofdm_receiver whole(st.g, linked_config(backend()));
+    const auto expected =
+        whole.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+    ofdm_stream_receiver rx(st.g, linked_config(backend()));
+    const int nr = st.mc.nr;
+    std::vector<std::vector<cfloat>> antennas(size_t(nr),
+                                              std::vector<cfloat>(st.samples));
+    for (size_t n = 0; n < st.samples; ++n)
+        for (int r = 0; r < nr; ++r)
+            antennas[size_t(r)][n] = st.rx[n * size_t(nr) + size_t(r)];
+    const size_t hn = rx.H_items_per_frame() * size_t(nr) * size_t(st.g.nt);
+    std::vector<cfloat> H(hn * 3), y(rx.y_items_per_frame() * size_t(nr) * 3);
+    std::vector<stream_frame> got;
+    std::vector<cfloat> got_H;
+    std::mt19937_64 rng(fresh_seed());
+    std::vector<const cfloat*> at(static_cast<size_t>(nr));
+    for (size_t pos = 0;;) {
+        const size_t n =
+            std::min({ size_t(1 + rng() % 3000), st.samples - pos, rx.room() });
+        for (int r = 0; r < nr; ++r)
+            at[size_t(r)] = antennas[size_t(r)].data() + pos;
+        rx.push(at.data(), n);
+        pos += n;
+        if (pos == st.samples && !rx.ended())
+            rx.end_stream();
+        const size_t room = 1 + rng() % 3;
+        const auto frames = rx.receive(room, H.data(), y.data(), false);
+        for (size_t f = 0; f < frames.size(); ++f) {
+            got.push_back(frames[f]);
+            got_H.insert(got_H.end(),
+                         H.begin() + ptrdiff_t(f * hn),
+                         H.begin() + ptrdiff_t((f + 1) * hn));
+        }
+        if (rx.ended() && frames.empty() && !rx.frames_waiting())
+            break;
+    }
+    ASSERT_EQ(got.size(), expected.size());
+    for (size_t f = 0; f < got.size(); ++f) {
+        EXPECT_EQ(got[f].start, st.positions[f]);
+        EXPECT_EQ(got[f].linked, expected[f].linked) << "frame " << f;
+        EXPECT_EQ(got[f].linked, f > 0) << "frame " << f;
+        double worst = 0;
+        for (size_t i = 0; i < hn; ++i)
+            worst = std::max<double>(worst,
+                                     std::abs(got_H[f * hn + i] - expected[f].H[i]) /
+                                         std::max(1.0f, std::abs(expected[f].H[i])));
+        EXPECT_LT(worst, 1e-4) << "frame " << f;
+    }
+}
+
+TEST(across_frames_cuda, cuda_equals_cpu_across_frames)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (double doppler : { 5.0, 70.0 }) {
+        const frame_stream st(doppler, 16, 6, seed + uint64_t(doppler));
+        ofdm_receiver cpu(st.g, linked_config("cpu"));
+        ofdm_receiver cuda(st.g, linked_config("cuda"));
+        const auto a =
+            cpu.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        // the CUDA frames in two calls: the second's first links to the first's last
+        const size_t half = st.syncs.size() / 2;
+        std::vector<front_end_frame> b =
+            cuda.receive_frames(st.rx.data(),
+                                st.samples,
+                                std::vector<sync_result>(
+                                    st.syncs.begin(), st.syncs.begin() + ptrdiff_t(half)),
+                                st.positions.data());
+        const auto rest = cuda.receive_frames(
+            st.rx.data(),
+            st.samples,
+            std::vector<sync_result>(st.syncs.begin() + ptrdiff_t(half), st.syncs.end()),
+            st.positions.data() + half);
+        for (const auto& f : rest)
+            b.push_back(f);
+        ASSERT_EQ(a.size(), b.size());
+        int linked = 0;
+        for (size_t f = 0; f < a.size(); ++f) {
+            EXPECT_EQ(a[f].linked, b[f].linked) << doppler << " Hz, frame " << f;
+            linked += a[f].linked;
+            double worst = 0;
+            for (size_t i = 0; i < a[f].H.size(); ++i)
+                worst = std::max<double>(worst,
+                                         std::abs(a[f].H[i] - b[f].H[i]) /
+                                             std::max(1.0f, std::abs(a[f].H[i])));
+            EXPECT_LT(worst, 2e-3) << doppler << " Hz, frame " << f;
+            EXPECT_NEAR(a[f].doppler, b[f].doppler, 0.05f * a[f].doppler + 2.0f);
+        }
+        std::printf("[ measured ] EPA %.0f Hz: %d of %zu frames linked on both engines\n",
+                    doppler,
+                    linked,
+                    a.size());
     }
 }
