@@ -831,6 +831,7 @@ int run_ofdm(const command_line& cli,
         v.stage = cli.text("stage");
         v.time_interpolation = cli.text("time-interpolation");
         v.noise_per_antenna = cli.flag("noise-per-antenna").value_or(true);
+        v.across_frames = cli.flag("across-frames").value_or(false);
         v.block_buffer_frames = int(cli.integer("block-buffer-frames", 0, 64));
         v.decoder_max_wait_ms = cli.real("decoder-max-wait-ms");
         if (v.stage != "rx" && v.stage != "detector" && v.stage != "decoder" &&
@@ -1076,6 +1077,9 @@ int main(int argc, char** argv)
                    "LIST",
                    "--chain ofdm: positions of each slot's pilot symbols, e.g. 0 or 3,10",
                    "0");
+    cli.add_flag("across-frames",
+                 "--chain ofdm: ofdm_rx estimates across frames (needs "
+                 "--time-interpolation lmmse)");
     cli.add_flag("noise-per-antenna",
                  "--chain ofdm: ofdm_rx measures each antenna's noise and whitens where "
                  "they differ (default; --no-noise-per-antenna: one N0 for all)",

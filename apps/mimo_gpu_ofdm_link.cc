@@ -46,6 +46,8 @@ struct point {
     /// blocks that failed first and passed after cancelling the inter-carrier
     /// interference (--ici-passes)
     int ici_rescued_estimated = 0, ici_rescued_perfect = 0;
+    /// frames estimated with the frame before's pilot symbols too (--across-frames)
+    int linked = 0;
     /// EVM per stream, estimated and perfect channels: the sum of the frames'
     /// squared EVM until finish_evm(), then the RMS over those frames (frames
     /// that lost sync have no estimated-channel EVM).
@@ -232,6 +234,11 @@ int main(int argc, char** argv)
                    "taken from y before detecting and decoding again (0: none; needs "
                    "--interpolation linear or lmmse)",
                    "0");
+    cli.add_flag("across-frames",
+                 "estimation across frames: each frame (of one SNR point's stream: the "
+                 "fading runs on from frame to frame) that its own Doppler says is slow "
+                 "adds the frame before's pilot symbols to its time filter (needs "
+                 "--interpolation lmmse and --doppler > 0)");
     cli.add_option("code-rate", "R", "transport block code rate A/G", "0.5");
     cli.add_option("code",
                    "NAME",
@@ -276,6 +283,11 @@ int main(int argc, char** argv)
         rc.frequency = freq == "lmmse" ? frequency_interpolation::lmmse
                                        : frequency_interpolation::linear;
         rc.noise_per_antenna = cli.flag("noise-per-antenna").value_or(true);
+        rc.across_frames = cli.flag("across-frames").value_or(false);
+        if (rc.across_frames && (interp != "lmmse" || !(cli.real("doppler") > 0)))
+            throw usage_error(
+                "--across-frames needs --interpolation lmmse and --doppler > 0 "
+                "(without Doppler each frame draws a channel of its own)");
         const std::vector<double> antenna_noise_db = antenna_noise_of(
             cli.is_set("antenna-noise") ? cli.text("antenna-noise") : std::string(), nr);
         ofdm_transmitter tx = checked_setup([&] { return ofdm_transmitter(g); });
@@ -526,7 +538,13 @@ int main(int argc, char** argv)
                     ++p.errors_estimated;
                     continue;
                 }
-                const front_end_frame fr = rx.receive(received.data(), rn, s);
+                // The frame's place in the SNR point's stream: frames run back to
+                // back through the channel (a new point starts again: not linked).
+                const uint64_t position =
+                    uint64_t(f) * uint64_t(g.frame_samples()) + s.frame_start;
+                const front_end_frame fr = std::move(
+                    rx.receive_frames(received.data(), rn, { s }, &position).front());
+                p.linked += fr.linked;
                 if (!decode(fr, p.ici_rescued_estimated))
                     ++p.errors_estimated;
                 if (evm_equaliser)
@@ -622,6 +640,11 @@ int main(int argc, char** argv)
                         p.lost_sync,
                         evm_percent(p.evm_estimated),
                         evm_percent(p.evm_perfect));
+            if (rc.across_frames)
+                std::printf("       across frames: %d of %d frames linked to the frame "
+                            "before\n",
+                            p.linked,
+                            p.frames);
             if (ici)
                 std::printf("       ICI cancellation rescued %d of %d failed blocks with "
                             "estimated channels, %d of %d with the perfect channel\n",
@@ -661,6 +684,7 @@ int main(int argc, char** argv)
                 .value("lmmse_window", rc.lmmse_window)
                 .value("lmmse_delay_spread", rc.lmmse_delay_spread)
                 .value("noise_per_antenna", rc.noise_per_antenna)
+                .value("across_frames", rc.across_frames)
                 .values("antenna_noise_db", antenna_noise_db);
             j.value("detector", spec.label())
                 .value("ici_passes", ici_passes)
@@ -685,6 +709,7 @@ int main(int argc, char** argv)
                 j.value("n0_estimate", p.n0_estimate).value("n0", p.n0);
                 j.value("ici_rescued_estimated", p.ici_rescued_estimated)
                     .value("ici_rescued_perfect", p.ici_rescued_perfect);
+                j.value("linked_frames", p.linked);
                 j.value("whitened_frames", p.whitened)
                     .values("antenna_n0", p.antenna_n0)
                     .values("antenna_n0_estimate", p.antenna_n0_estimate);

@@ -302,7 +302,8 @@ chain_blocks make_chain(const ofdm_chain_settings& s,
                                        s.backend,
                                        true,
                                        s.pilot_positions,
-                                       s.noise_per_antenna);
+                                       s.noise_per_antenna,
+                                       s.across_frames);
     const std::string params = core::format_parameter_list(spec.parameters);
     const int S = c.rx->symbols_per_channel();
     const bool device_buffers =
@@ -706,6 +707,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)
                 .value("noise_per_antenna", s.noise_per_antenna)
+                .value("across_frames", s.across_frames)
                 .value("pilot_positions", core::pilot_positions_text(s.pilot_positions))
                 .value("grid", s.grid)
                 .value("shape", std::to_string(s.nr) + "x" + std::to_string(s.nt))
@@ -840,6 +842,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)
                 .value("noise_per_antenna", s.noise_per_antenna)
+                .value("across_frames", s.across_frames)
                 .value("pilot_positions", core::pilot_positions_text(s.pilot_positions))
                 .value("work_ms_per_frame_rx", c.work.rx)
                 .value("work_ms_per_frame_detector", c.work.detector)

@@ -46,6 +46,8 @@ struct ofdm_chain_settings {
     /// ofdm_rx's noise_per_antenna (each antenna's noise measured, whitened
     /// where apart; the block's default)
     bool noise_per_antenna = true;
+    /// ofdm_rx's across_frames (estimation across frames; LMMSE in time)
+    bool across_frames = false;
     /// Frames the buffers between ofdm_rx, the detector and the decoder hold at
     /// least (0: GNU Radio's sizes, about two).
     int block_buffer_frames = 0;

@@ -126,6 +126,44 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
                     self.assertEqual(len(set(n0)), 1)
             print("[ measured ] antenna noise %s, whitened %s" % (["%.2e" % v for v in n0], whitened))
 
+    def test_frames_of_a_slow_stream_are_estimated_across_frames(self):
+        # EPA 5 Hz, LMMSE in time, across_frames: every frame after the first
+        # adds the frame before's pilot symbols (the ofdm_frame tag's linked),
+        # and the bits come back; off, no frame is linked; hold refuses it.
+        nt = nr = 2
+        tx = mimo_gpu.ofdm_tx("lte1.4", nt, "16qam", 2, 6)
+        frames = 4
+        bits = np.random.default_rng(13).integers(0, 2, size=frames * tx.frame_bits(), dtype=np.uint8)
+        for across in (True, False):
+            tb = gr.top_block()
+            src = blocks.vector_source_b(bits.tolist(), False, tx.frame_bits())
+            channel = mimo_gpu.ofdm_channel_model("lte1.4", nt, nr, 2, 6, "epa", 25.0, 0.1, 100, 7,
+                                                  doppler=5.0)
+            rx = mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "lmmse", "lmmse", "auto",
+                                  across_frames=across)
+            det = mimo_gpu.mimo_detector("mmse", nr, nt, "16qam", "", 1.0, rx.symbols_per_channel())
+            sink = blocks.vector_sink_f(nt * 4)
+            tag_sink = blocks.tag_debug(gr.sizeof_gr_complex * nr, "frames", "ofdm_frame")
+            tag_sink.set_display(False)
+            tb.connect(src, tx)
+            for t in range(nt):
+                tb.connect((tx, t), (channel, t))
+            for r in range(nr):
+                tb.connect((channel, r), (rx, r))
+            tb.connect((rx, 0), (det, 0))
+            tb.connect((rx, 1), (det, 1))
+            tb.connect((rx, 1), tag_sink)
+            tb.connect(det, sink)
+            run_with_timeout(tb)
+            linked = [pmt.to_bool(pmt.dict_ref(t.value, pmt.intern("linked"), pmt.PMT_NIL))
+                      for t in tag_sink.current_tags()]
+            self.assertEqual(linked, [across and f > 0 for f in range(frames)])
+            llr = np.array(sink.data())
+            self.assertEqual(llr.size, bits.size)
+            self.assertLess(np.count_nonzero((llr < 0) != (bits != 0)), bits.size // 100)
+        with self.assertRaises(ValueError):
+            mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "hold", "lmmse", "auto", across_frames=True)
+
     def test_bad_parameters_raise(self):
         with self.assertRaises(ValueError):
             mimo_gpu.ofdm_tx("lte7")

@@ -1350,9 +1350,8 @@ __global__ void time_weights_kernel(const float* parts,
         C += sums[2];
         P += sums[3];
     }
-    linked = linked && isfinite(C) && isfinite(P);
-    if (linked)
-        model = linked_jakes_model(model, C, P, d.Q, per_pilot, gap);
+    linked = linked && isfinite(C) && isfinite(P) &&
+             link_model(model, C, P, d.Q, per_pilot, gap);
     // A whitened frame: each receive antenna's channel filtered by its own noise.
     const float* own =
         antenna_relative_noise ? antenna_relative_noise + f * d.nr : nullptr;

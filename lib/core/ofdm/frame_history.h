@@ -38,11 +38,14 @@ public:
         }
         return gap;
     }
-    /// After a call of `frames` frames: the last one is what the next call's
-    /// first may follow (not where the positions were unknown).
+        /// After a call of `frames` frames: the last one is what the next call's
+    /// first may follow (not where the positions were unknown); a call of none
+    /// changes nothing (a stream's calls that found no frame).
     void received(const uint64_t* positions, size_t frames)
     {
-        m_have_last = m_enabled && positions && frames > 0;
+        if (frames == 0)
+            return;
+        m_have_last = m_enabled && positions;
         if (m_have_last)
             m_last = positions[frames - 1];
     }

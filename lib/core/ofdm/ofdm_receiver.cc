@@ -564,7 +564,7 @@ struct frame_before {
 namespace {
 
 /// The turns of the frame before's pilot symbols onto this frame's first
-/// (frame_link_of), and the sums linked_jakes_model takes: C (each older pilot
+/// (frame_link_of), and the sums link_model takes: C (each older pilot
 /// symbol q, turned, against this frame's q) and P. False where a sum is not
 /// finite or zero (not linked).
 bool link_frames(const ofdm_grid& g,
@@ -893,7 +893,7 @@ ofdm_receiver::receive_frames(const cfloat* rx,
             k ? frames[k - 1].pilot_channels.data() : m_impl->last_pilots.data();
         before.gap = gaps[k];
         float C = 0, P = 0;
-        const bool linked = detail::slow_enough_to_link(models[k], before.gap) &&
+        const bool joined = detail::slow_enough_to_link(models[k], before.gap) &&
                             link_frames(m_grid,
                                         m_impl->offsets.data(),
                                         m_config.nr,
@@ -902,15 +902,14 @@ ofdm_receiver::receive_frames(const cfloat* rx,
                                         before,
                                         C,
                                         P);
-        const detail::jakes_model model =
-            linked ? detail::linked_jakes_model(models[k],
-                                                C,
-                                                P,
-                                                m_impl->layout.pilots(),
-                                                float(m_grid.used_subcarriers) *
-                                                    m_config.nr * m_grid.nt,
-                                                before.gap)
-                   : models[k];
+        detail::jakes_model model = models[k];
+        const bool linked = joined && detail::link_model(model,
+                                                         C,
+                                                         P,
+                                                         m_impl->layout.pilots(),
+                                                         float(m_grid.used_subcarriers) *
+                                                             m_config.nr * m_grid.nt,
+                                                         before.gap);
         if (linked) // the Doppler the filter used, measured over the frames' distance
             frames[k].doppler = detail::doppler_hz(
                 model.doppler, float(m_grid.sample_rate / m_grid.symbol_samples()));
@@ -919,14 +918,15 @@ ofdm_receiver::receive_frames(const cfloat* rx,
     };
     const bool parallel = n > 1 && detail::parallel_width() > 1;
     for (const auto& step : { std::function<void(size_t)>(receive_frame),
-                              std::function<void(size_t)>(link_frame) })
+                              std::function<void(size_t)>(link_frame) }) {
         if (parallel)
             detail::run_tasks(n, step);
         else
             for (size_t k = 0; k < n; ++k)
                 step(k);
+    }
     m_impl->history.received(positions, n);
-    if (m_impl->history.has_last())
+    if (n > 0 && m_impl->history.has_last())
         m_impl->last_pilots = frames.back().pilot_channels;
     return frames;
 }

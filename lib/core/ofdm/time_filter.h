@@ -163,20 +163,23 @@ MIMO_HD bool slow_enough_to_link(const jakes_model& own, float gap)
 /// A linked frame's model: the frame's own, its Doppler measured again over
 /// the frames' distance `gap`. A slow channel's correlation over a few
 /// symbols lies within the noise's error of 1 (the frame's own Doppler reads
-/// several times too high); over a frame it does not. The Doppler over the
-/// gap is taken where it lies within J0's falling range (omega gap < 2), else
-/// the larger of the two. C: the sum over the Q pairs (the older frame's
-/// pilot symbol q turned onto this frame, this frame's q) of |sum conj(A) B|,
-/// P their mean powers summed (per_pilot elements each); the turn then split
-/// again.
-MIMO_HD jakes_model linked_jakes_model(
-    jakes_model own, float C, float P, int pairs, float per_pilot, float gap)
+/// several times too high); over a frame it does not. Where the two frames'
+/// channels correlate by less than a half over the gap (J0(omega gap) < 0.5:
+/// faster than the frame's own model said, or a channel drawn anew), the
+/// frame is not linked (false, the model as it was). C: the sum over the Q
+/// pairs (the older frame's pilot symbol q turned onto this frame, this
+/// frame's q) of |sum conj(A) B|, P their mean powers summed (per_pilot
+/// elements each); the turn is then split again.
+MIMO_HD bool
+link_model(jakes_model& model, float C, float P, int pairs, float per_pilot, float gap)
 {
     const float across =
-        doppler_omega(C, P, own.estimate_noise * per_pilot * float(pairs), gap);
-    own.doppler = across * gap < 2.0f ? across : fmaxf(across, own.doppler);
-    split_turn(own);
-    return own;
+        doppler_omega(C, P, model.estimate_noise * per_pilot * float(pairs), gap);
+    if (!(across * gap < 1.52f))
+        return false;
+    model.doppler = across;
+    split_turn(model);
+    return true;
 }
 
 /// Hz from omega (radians per symbol).
