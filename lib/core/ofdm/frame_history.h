@@ -38,7 +38,7 @@ public:
         }
         return gap;
     }
-        /// After a call of `frames` frames: the last one is what the next call's
+    /// After a call of `frames` frames: the last one is what the next call's
     /// first may follow (not where the positions were unknown); a call of none
     /// changes nothing (a stream's calls that found no frame).
     void received(const uint64_t* positions, size_t frames)
