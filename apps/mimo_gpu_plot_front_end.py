@@ -151,11 +151,13 @@ def layout_of(r):
 
 
 def setting_of(r):
-    """The pilot layout, inter-carrier interference cancellation where it ran
-    (--ici-passes), and where the receive antennas' noise differs
+    """The pilot layout, estimation across frames (--across-frames) and
+    inter-carrier interference cancellation (--ici-passes) where they ran, and where the receive antennas' noise differs
     (--antenna-noise), the offsets and whether the receiver measured it per
     antenna ("pilots 0 + 6 data; antennas +0/+3/+6/+12 dB, per antenna")."""
     text = layout_of(r)
+    if r.get("across_frames", False):
+        text += "; across frames"
     if r.get("ici_passes", 0):
         text += f"; ICI cancelled ({r['ici_passes']} passes)"
     offsets = r.get("antenna_noise_db") or []

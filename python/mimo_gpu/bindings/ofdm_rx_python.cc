@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(0b18c698247bfbe94ed69c7f289064f5)                       */
+/* BINDTOOL_HEADER_FILE_HASH(07f7c5c97134a748dfbf8cd993c50d27)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
