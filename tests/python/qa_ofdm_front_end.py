@@ -12,6 +12,15 @@ from gnuradio import mimo_gpu
 from mimo_flowgraph import run_with_timeout
 
 
+def connect_front_end(tb, src, tx, channel, rx, nt, nr):
+    """src -> ofdm_tx -> ofdm_channel_model -> ofdm_rx, every antenna."""
+    tb.connect(src, tx)
+    for t in range(nt):
+        tb.connect((tx, t), (channel, t))
+    for r in range(nr):
+        tb.connect((channel, r), (rx, r))
+
+
 class qa_ofdm_front_end(gr_unittest.TestCase):
     def test_chain_returns_the_bits_at_30_db(self):
         self.run_chain(doppler=0.0)
@@ -31,11 +40,7 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
         rx = mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "hold", "lmmse", "auto")
         det = mimo_gpu.mimo_detector("mmse", nr, nt, "16qam", "", 1.0, rx.symbols_per_channel())
         sink = blocks.vector_sink_f(nt * 4)
-        tb.connect(src, tx)
-        for t in range(nt):
-            tb.connect((tx, t), (channel, t))
-        for r in range(nr):
-            tb.connect((channel, r), (rx, r))
+        connect_front_end(tb, src, tx, channel, rx, nt, nr)
         tb.connect((rx, 0), (det, 0))
         tb.connect((rx, 1), (det, 1))
         tb.connect(det, sink)
@@ -64,11 +69,7 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
                               pilot_positions=pilots)
         probe = mimo_gpu.constellation_probe(nr, nt, rx.symbols_per_channel(), 1, 1e-3, "16qam")
         messages = blocks.message_debug()
-        tb.connect(src, tx)
-        for t in range(nt):
-            tb.connect((tx, t), (channel, t))
-        for r in range(nr):
-            tb.connect((channel, r), (rx, r))
+        connect_front_end(tb, src, tx, channel, rx, nt, nr)
         tb.connect((rx, 0), (probe, 0))
         tb.connect((rx, 1), (probe, 1))
         tb.connect(probe, blocks.null_sink(gr.sizeof_gr_complex))
@@ -104,11 +105,7 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
             rx = mimo_gpu.ofdm_rx("lte1.4", nt, nr, "16qam", 2, 6, "hold", "lmmse", "auto",
                                   noise_per_antenna=per_antenna)
             y_sink = blocks.vector_sink_c(nr)
-            tb.connect(src, tx)
-            for t in range(nt):
-                tb.connect((tx, t), (channel, t))
-            for r in range(nr):
-                tb.connect((channel, r), (rx, r))
+            connect_front_end(tb, src, tx, channel, rx, nt, nr)
             tb.connect((rx, 0), blocks.null_sink(gr.sizeof_gr_complex * nr * nt))
             tb.connect((rx, 1), y_sink)
             run_with_timeout(tb)
@@ -144,11 +141,7 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
             det = mimo_gpu.mimo_detector("mmse", nr, nt, "16qam", "", 1.0, rx.symbols_per_channel())
             sink = blocks.vector_sink_f(nt * 4)
             y_sink = blocks.vector_sink_c(nr)
-            tb.connect(src, tx)
-            for t in range(nt):
-                tb.connect((tx, t), (channel, t))
-            for r in range(nr):
-                tb.connect((channel, r), (rx, r))
+            connect_front_end(tb, src, tx, channel, rx, nt, nr)
             tb.connect((rx, 0), (det, 0))
             tb.connect((rx, 1), (det, 1))
             tb.connect((rx, 1), y_sink)

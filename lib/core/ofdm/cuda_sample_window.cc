@@ -207,24 +207,18 @@ public:
                                         count * sizeof(float),
                                         cudaMemcpyDeviceToHost,
                                         st));
+        // Per-frame values the configuration may not make: zeros then.
+        const auto download = [&](auto* to, const auto* from) {
+            if (from)
+                MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                    to, from, count * sizeof(*to), cudaMemcpyDeviceToHost, st));
+            else
+                std::fill(to, to + count, 0);
+        };
         float* doppler = m_doppler.reserve(count);
-        if (m_front_end.device_doppler())
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(doppler,
-                                            m_front_end.device_doppler(),
-                                            count * sizeof(float),
-                                            cudaMemcpyDeviceToHost,
-                                            st));
-        else
-            std::fill(doppler, doppler + count, 0.0f);
+        download(doppler, m_front_end.device_doppler());
         int* linked = m_linked.reserve(count);
-        if (m_front_end.linked_frames())
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(linked,
-                                            m_front_end.linked_frames(),
-                                            count * sizeof(int),
-                                            cudaMemcpyDeviceToHost,
-                                            st));
-        else
-            std::fill(linked, linked + count, 0);
+        download(linked, m_front_end.linked_frames());
         const float* d_antenna_n0 = m_front_end.device_antenna_n0();
         float* antenna_n0 = m_antenna_n0.reserve(count * m_nr);
         if (d_antenna_n0)

@@ -76,6 +76,19 @@ ofdm_receiver_config linked_config(const std::string& backend_name, bool across 
     return c;
 }
 
+/// A stream's frames received in one call each frame alone and across frames.
+struct both_ways {
+    std::vector<front_end_frame> alone, across;
+    both_ways(const frame_stream& st, const std::string& backend_name)
+    {
+        ofdm_receiver a(st.g, linked_config(backend_name, false));
+        ofdm_receiver b(st.g, linked_config(backend_name));
+        alone = a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        across =
+            b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+    }
+};
+
 class across_frames : public backend_test
 {
 };
@@ -93,12 +106,9 @@ TEST_P(across_frames, a_slow_channel_is_estimated_better_from_two_frames)
     int frames = 0;
     for (uint64_t k = 0; k < 5; ++k) {
         const frame_stream st(5, 16, 6, seed + 100 * k);
-        ofdm_receiver a(st.g, linked_config(backend(), false));
-        ofdm_receiver b(st.g, linked_config(backend()));
-        const auto fa =
-            a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-        const auto fb =
-            b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const both_ways got(st, backend());
+        const auto& fa = got.alone;
+        const auto& fb = got.across;
         ASSERT_EQ(fa.size(), st.syncs.size());
         EXPECT_FALSE(fb[0].linked);
         for (size_t f = 1; f < fb.size(); ++f) {
@@ -130,12 +140,9 @@ TEST_P(across_frames, a_fast_channel_loses_little_to_the_older_frame)
     int frames = 0, joined = 0;
     for (uint64_t k = 0; k < 3; ++k) {
         const frame_stream st(300, 20, 5, seed + 100 * k);
-        ofdm_receiver a(st.g, linked_config(backend(), false));
-        ofdm_receiver b(st.g, linked_config(backend()));
-        const auto fa =
-            a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-        const auto fb =
-            b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const both_ways got(st, backend());
+        const auto& fa = got.alone;
+        const auto& fb = got.across;
         for (size_t f = 1; f < fb.size(); ++f) {
             alone += st.mse(f, fa[f]);
             linked += st.mse(f, fb[f]);
