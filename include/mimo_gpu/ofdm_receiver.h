@@ -172,10 +172,11 @@ public:
                                                 const uint64_t* positions = nullptr);
 
     /// The device path (CUDA backend only, else std::logic_error): rx in device
-    /// memory (samples * nr), asynchronous on `stream`; the outputs stay on the
-    /// device, owned by the receiver until its next call, frame f's at
-    /// f * channels * nr * nt (H), f * problems * nr (y) and f (n0), so a
-    /// detector can take them without a trip through the host.
+    /// memory (samples * nr), asynchronous on `stream` (without positions: no
+    /// frame is estimated across frames, nor the next call's first); the outputs stay on
+    /// the device, owned by the receiver until its next call, frame f's at f * channels *
+    /// nr * nt (H), f * problems * nr (y) and f (n0), so a detector can take them without
+    /// a trip through the host.
     struct device_frames {
         const cfloat* H = nullptr;
         const cfloat* y = nullptr;

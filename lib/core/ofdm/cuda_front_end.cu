@@ -1259,8 +1259,13 @@ __global__ void __launch_bounds__(k_threads) frame_link_step_kernel(
     const int c = int(blockIdx.y) * k_link_chunk + int(threadIdx.x);
     float2 step = make_float2(0, 0);
     if (c + 1 < d.U && offsets[c + 1] - offsets[c] == 1) {
-        const float2 lo = link_product(a, first, hn, c),
-                     hi = link_product(a, first, hn, c + 1);
+        // d_c's phases alone, as the CPU (a product of two d's grows with |H|^4)
+        const auto unit = [](float2 v) {
+            const float m = hypotf(v.x, v.y);
+            return m > 0.0f ? make_float2(v.x / m, v.y / m) : make_float2(0, 0);
+        };
+        const float2 lo = unit(link_product(a, first, hn, c)),
+                     hi = unit(link_product(a, first, hn, c + 1));
         step = make_float2(lo.x * hi.x + lo.y * hi.y, lo.x * hi.y - lo.y * hi.x);
     }
     step = block_sum<k_threads>(step, partial);
@@ -1356,7 +1361,7 @@ __global__ void frame_link_finish_kernel(dims d,
     float* out = links.sums + fq * 4;
     out[0] = ok ? turn.phase : NAN;
     out[1] = turn.slope;
-    out[2] = sqrtf(v[2] * v[2] + v[3] * v[3]);
+    out[2] = hypotf(v[2], v[3]);
     out[3] = v[4];
 }
 
@@ -1579,7 +1584,8 @@ struct cuda_front_end::impl {
     impl(const ofdm_grid& grid, const ofdm_receiver_config& c, int backoff)
         : config(c),
           rule(grid, c, backoff),
-          history(std::make_unique<frame_history>(grid, c.across_frames))
+          history(std::make_unique<frame_history>(
+              grid, c.across_frames && c.interpolation == time_interpolation::lmmse))
     {
     }
 };
@@ -1913,7 +1919,7 @@ void cuda_front_end::run_view(const sample_view& v,
     if (m->history->has_last()) {
         const size_t per_frame = size_t(d.Q) * d.U * d.nr * d.nt;
         MIMO_CUDA_CHECK(cudaMemcpyAsync(m->last_pilots.reserve(per_frame),
-                                        m->H_pilot.data() + (frames - 1) * per_frame,
+                                        Hs + (frames - 1) * per_frame,
                                         per_frame * sizeof(float2),
                                         cudaMemcpyDeviceToDevice,
                                         st));

@@ -596,10 +596,16 @@ bool link_frames(const ofdm_grid& g,
             d[size_t(c)] = sum;
             same[size_t(c)] = pair;
         }
+        // The ramp from d_c's phases alone (a product of two d's grows with
+        // |H|^4: a scaled input would overflow the CUDA engine's floats).
+        const auto unit = [](std::complex<double> v) {
+            const double m = std::abs(v);
+            return m > 0 ? v / m : std::complex<double>(0, 0);
+        };
         std::complex<double> step(0, 0), centred(0, 0), pair(0, 0);
         for (int c = 0; c + 1 < U; ++c)
             if (offsets[c + 1] - offsets[c] == 1)
-                step += std::conj(d[size_t(c)]) * d[size_t(c) + 1];
+                step += std::conj(unit(d[size_t(c)])) * unit(d[size_t(c) + 1]);
         const float slope =
             detail::frame_link_slope(float(step.real()), float(step.imag()), g.fft_size);
         for (int c = 0; c < U; ++c) {

@@ -300,11 +300,11 @@ frame_link_angle(const frame_link_turn& t, int offset, float theta, float dt)
 }
 
 /// The slope of frame_link_turn from the sum over neighbouring subcarriers
-/// (offsets one apart) of conj(d_c) d_c+1, d_c = the sum over antenna pairs
-/// of conj(A) B at subcarrier c, A one older pilot symbol's estimates and B
-/// this frame's first's. The frames' FFT windows lie whole samples apart
-/// (one sample clock), so the slope is a multiple of 2 pi / N: the nearest
-/// to the sum's angle (a noisy angle's error would turn the band's edges).
+/// (offsets one apart) of conj(u_c) u_c+1, u_c = d_c / |d_c|, d_c = the sum
+/// over antenna pairs of conj(A) B at subcarrier c, A one older pilot symbol's estimates
+/// and B this frame's first's. The frames' FFT windows lie whole samples apart (one
+/// sample clock), so the slope is a multiple of 2 pi / N: the nearest to the sum's angle
+/// (a noisy angle's error would turn the band's edges).
 MIMO_HD float frame_link_slope(float step_re, float step_im, int fft_size)
 {
     const float unit = 2.0f * 3.14159265358979f / float(fft_size);

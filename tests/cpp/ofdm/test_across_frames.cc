@@ -30,11 +30,17 @@ struct frame_stream {
     std::vector<sync_result> syncs;
     std::vector<uint64_t> positions;
 
-    frame_stream(double doppler, double snr_db, int frames, uint64_t seed)
+    /// antenna_db: each receive antenna's noise offset (empty: alike)
+    frame_stream(double doppler,
+                 double snr_db,
+                 int frames,
+                 uint64_t seed,
+                 std::vector<double> antenna_db = {})
     {
         ofdm_transmitter tx(g);
         mc = epa_channel(g, 2, snr_db, seed);
         mc.doppler = doppler;
+        mc.antenna_noise_db = std::move(antenna_db);
         ch = std::make_unique<multipath_channel>(mc);
         const size_t F = size_t(g.frame_samples());
         std::vector<cfloat> sent(F * frames * size_t(g.nt));
@@ -100,7 +106,7 @@ TEST_P(across_frames, a_slow_channel_is_estimated_better_from_two_frames)
     // EPA 5 Hz, 16 dB, 6 frames a stream: every frame after the first is
     // linked, and its channel error (the sum over frames 1..5 of 5 streams)
     // falls below that of the frame alone (x0.60-0.88 over 24 runs of 3
-    // streams; 1 where nothing is linked).
+    // streams, x0.70-0.83 over 14 of 5; 1 where nothing is linked).
     const uint64_t seed = fresh_seed();
     double alone = 0, linked = 0;
     int frames = 0;
@@ -126,7 +132,7 @@ TEST_P(across_frames, a_slow_channel_is_estimated_better_from_two_frames)
                 alone / frames,
                 linked / frames,
                 linked / alone);
-    EXPECT_LT(linked, 0.88 * alone);
+    EXPECT_LT(linked, 0.92 * alone);
 }
 
 TEST_P(across_frames, a_fast_channel_loses_little_to_the_older_frame)
@@ -134,7 +140,7 @@ TEST_P(across_frames, a_fast_channel_loses_little_to_the_older_frame)
     // EPA 300 Hz: over a frame's length the channel decorrelates, and frames
     // whose own Doppler says so are estimated alone; the error stays the
     // frame's own (linking at any Doppler the frame's model allowed gave
-    // x0.43-1.97 here).
+    // x0.43-1.97 here; 0 or 1 of 12 frames linked in some 30 runs).
     const uint64_t seed = fresh_seed();
     double alone = 0, linked = 0;
     int frames = 0, joined = 0;
@@ -220,21 +226,25 @@ TEST_P(across_frames, a_broken_frame_before_links_nothing)
 
 TEST_P(across_frames, a_scaled_stream_gives_the_scaled_channels)
 {
-    frame_stream st(5, 20, 3, fresh_seed());
+    const frame_stream st(5, 20, 3, fresh_seed());
     ofdm_receiver a(st.g, linked_config(backend()));
     const auto plain =
         a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-    for (cfloat& v : st.rx)
-        v *= 1e-6f;
-    ofdm_receiver b(st.g, linked_config(backend()));
-    const auto scaled =
-        b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-    for (size_t f = 0; f < plain.size(); ++f) {
-        EXPECT_EQ(scaled[f].linked, plain[f].linked);
-        for (size_t i = 0; i < plain[f].H.size(); i += 7)
-            ASSERT_NEAR(std::abs(scaled[f].H[i] * 1e6f - plain[f].H[i]),
-                        0.0f,
-                        1e-3f * std::max(1.0f, std::abs(plain[f].H[i])));
+    for (float factor : { 1e-6f, 1e8f }) {
+        std::vector<cfloat> rx = st.rx;
+        for (cfloat& v : rx)
+            v *= factor;
+        ofdm_receiver b(st.g, linked_config(backend()));
+        const auto scaled =
+            b.receive_frames(rx.data(), st.samples, st.syncs, st.positions.data());
+        for (size_t f = 0; f < plain.size(); ++f) {
+            EXPECT_EQ(scaled[f].linked, plain[f].linked) << factor << ", frame " << f;
+            for (size_t i = 0; i < plain[f].H.size(); i += 7)
+                ASSERT_NEAR(std::abs(scaled[f].H[i] / factor - plain[f].H[i]),
+                            0.0f,
+                            1e-3f * std::max(1.0f, std::abs(plain[f].H[i])))
+                    << factor << ", frame " << f;
+        }
     }
 }
 
@@ -310,9 +320,17 @@ TEST_P(across_frames, a_stream_cut_anyhow_links_as_one_call)
 TEST(across_frames_cuda, cuda_equals_cpu_across_frames)
 {
     MIMO_GPU_REQUIRE_CUDA();
+    // 5 and 70 Hz; at 5 Hz also a whitened stream (an antenna 20 dB noisier:
+    // each antenna's own filters in a linked frame).
     const uint64_t seed = fresh_seed();
-    for (double doppler : { 5.0, 70.0 }) {
-        const frame_stream st(doppler, 16, 6, seed + uint64_t(doppler));
+    for (int k = 0; k < 3; ++k) {
+        const double doppler = k == 1 ? 70.0 : 5.0;
+        const frame_stream st(doppler,
+                              16,
+                              6,
+                              seed + uint64_t(k),
+                              k == 2 ? std::vector<double>{ 0, 20 }
+                                     : std::vector<double>{});
         ofdm_receiver cpu(st.g, linked_config("cpu"));
         ofdm_receiver cuda(st.g, linked_config("cuda"));
         const auto a =
@@ -345,9 +363,14 @@ TEST(across_frames_cuda, cuda_equals_cpu_across_frames)
             EXPECT_LT(worst, 2e-3) << doppler << " Hz, frame " << f;
             EXPECT_NEAR(a[f].doppler, b[f].doppler, 0.05f * a[f].doppler + 2.0f);
         }
-        std::printf("[ measured ] EPA %.0f Hz: %d of %zu frames linked on both engines\n",
-                    doppler,
-                    linked,
-                    a.size());
+        std::printf(
+            "[ measured ] EPA %.0f Hz%s: %d of %zu frames linked on both engines\n",
+            doppler,
+            k == 2 ? ", antennas 0/20 dB" : "",
+            linked,
+            a.size());
+        if (k == 2) {
+            EXPECT_TRUE(a.back().whitened && b.back().whitened);
+        }
     }
 }
