@@ -1430,11 +1430,8 @@ __global__ void time_weights_kernel(const float* parts,
         antenna_relative_noise ? antenna_relative_noise + f * d.nr : nullptr;
     if (own && own[0] >= 0)
         model.noise = own[r] * gain;
-    if (linked)
-        linked_data_symbol_time_weights(
-            d.lay, j, s, gap, model, weights + e * 2 * k_time_taps);
-    else
-        data_symbol_time_weights(d.lay, j, s, model, weights + e * 2 * k_time_taps);
+    data_symbol_time_weights(
+        d.lay, j, s, model, weights + e * 2 * k_time_taps, linked ? gap : -1.0f);
     if (j == 0 && s == 0 && r == 0) {
         doppler[f] = doppler_hz(model.doppler, symbols_per_second);
         if (links.linked) {

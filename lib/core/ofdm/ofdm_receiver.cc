@@ -792,11 +792,9 @@ void ofdm_receiver::emit_channels(front_end_frame& f,
                 if (own)
                     antenna_model.noise = antenna_time_noise[r];
                 float lmmse[2 * detail::k_time_taps] = {};
-                if (kind == detail::time_filter_kind::lmmse && before)
-                    detail::linked_data_symbol_time_weights(
-                        layout, j, s, before->gap, antenna_model, lmmse);
-                else if (kind == detail::time_filter_kind::lmmse)
-                    detail::data_symbol_time_weights(layout, j, s, antenna_model, lmmse);
+                if (kind == detail::time_filter_kind::lmmse)
+                    detail::data_symbol_time_weights(
+                        layout, j, s, antenna_model, lmmse, before ? before->gap : -1.0f);
                 combination[(size_t(j) * D + s) * filters + r] =
                     detail::combine_in_time(layout, kind, j, s, lmmse, before != nullptr);
             }

@@ -188,66 +188,34 @@ MIMO_HD float doppler_hz(float omega, float symbols_per_second)
     return omega / (2.0f * 3.14159265358979f) * symbols_per_second;
 }
 
-/// Pilot symbols the LMMSE time filter combines in a frame of `pilots`.
-MIMO_HD int time_taps(int pilots) { return pilots < k_time_taps ? pilots : k_time_taps; }
+// Estimation across frames: a frame that follows the one before closely (a
+// stream's next frame) may add that frame's pilot symbols to its time filter
+// (`linked`): they are pilot symbols -Q .. -1 (Q a frame's), `gap` symbols
+// earlier than their place in their own frame (the distance between the two
+// frames' starts, in symbols). The Jakes model's J0 weighs them by how far the
+// channel has moved since: a slow channel averages both frames' pilot
+// symbols, a fast one hardly uses the older ones. Each older pilot symbol is
+// first turned onto this frame's phase (its own CFO correction and timing,
+// frame_link_turn), and by the model's shift theta as far as it lies before
+// this frame's first pilot symbol.
 
-/// The first pilot symbol of data symbol s of slot j's LMMSE window.
-MIMO_HD int time_window_of(const slot_layout& l, int j, int s)
+/// Pilot symbols the LMMSE time filter combines in a frame of `pilots`
+/// (linked: and the frame before's as many).
+MIMO_HD int time_taps(int pilots, bool linked = false)
 {
-    return time_window_first(
-        l.pilot_before(l.data_time(j, s)), l.pilots(), time_taps(l.pilots()));
+    const int available = linked ? 2 * pilots : pilots;
+    return available < k_time_taps ? available : k_time_taps;
 }
 
-/// The complex LMMSE weights (w[2a] + j w[2a+1], 0 beyond `taps`) of pilot
-/// symbols at `pilot_time` for a data symbol at `time`. theta: the shift of
-/// the model's spectrum (jakes_model_of_frame: the part of the measured turn
-/// the Doppler cannot explain, a residual CFO): R = D R0 D^H, so each real
-/// weight turns by theta times its distance in time.
-MIMO_HD void turned_time_weights(
-    const float* pilot_time, int taps, int time, const jakes_model& model, float* w)
+/// The first pilot symbol of data symbol s of slot j's LMMSE window (linked:
+/// among -Q..Q-1).
+MIMO_HD int time_window_of(const slot_layout& l, int j, int s, bool linked = false)
 {
-    float real[k_time_taps];
-    time_lmmse_weights(pilot_time, taps, float(time), model.omega, model.noise, real);
-    for (int a = 0; a < k_time_taps; ++a) {
-        float sn = 0, cs = 0;
-        if (a < taps)
-            sincosf(model.theta * (float(time) - pilot_time[a]), &sn, &cs);
-        w[2 * a] = a < taps ? real[a] * cs : 0.0f;
-        w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
-    }
-}
-
-/// The LMMSE weights of data symbol s of slot j: time_taps complex weights
-/// (turned_time_weights) of the pilot symbols from the returned one on
-/// (time_window_of's consecutive ones around it).
-MIMO_HD int data_symbol_time_weights(
-    const slot_layout& l, int j, int s, const jakes_model& model, float* w)
-{
-    const int taps = time_taps(l.pilots());
-    const int time = l.data_time(j, s);
-    const int first = time_window_of(l, j, s);
-    float pilot_time[k_time_taps];
-    for (int a = 0; a < taps; ++a)
-        pilot_time[a] = float(l.pilot_time(first + a));
-    turned_time_weights(pilot_time, taps, time, model, w);
-    return first;
-}
-
-// ---- Estimation across frames ------------------------------------------------
-// A frame that follows the one before closely (a stream's next frame) adds
-// that frame's pilot symbols to its time filter: they are pilot symbols -Q ..
-// -1 (Q a frame's), `gap` symbols earlier than their place in their own frame
-// (the distance between the two frames' starts, in symbols). The Jakes model's
-// J0 weighs them by how far the channel has moved since: a slow channel
-// averages both frames' pilot symbols, a fast one hardly uses the older ones.
-// Each older pilot symbol is first turned onto this frame's phase (its own
-// CFO correction and timing, frame_link_turn), and by the model's shift theta
-// as far as it lies before this frame's first pilot symbol.
-
-/// Pilot symbols the time filter combines across two linked frames, at most.
-MIMO_HD int linked_time_taps(int pilots)
-{
-    return 2 * pilots < k_time_taps ? 2 * pilots : k_time_taps;
+    const int Q = l.pilots(), older = linked ? Q : 0;
+    return time_window_first(l.pilot_before(l.data_time(j, s)) + older,
+                             Q + older,
+                             time_taps(Q, linked)) -
+           older;
 }
 
 /// Time (symbols from this frame's first slot) of pilot symbol i of a linked
@@ -257,28 +225,35 @@ MIMO_HD float linked_pilot_time(const slot_layout& l, int i, float gap)
     return i < 0 ? float(l.pilot_time(l.pilots() + i)) - gap : float(l.pilot_time(i));
 }
 
-/// The first (of linked_time_taps, -Q..Q-1) pilot symbols nearest data symbol
-/// s of slot j in a linked frame.
-MIMO_HD int linked_time_window_of(const slot_layout& l, int j, int s)
+/// The LMMSE weights of data symbol s of slot j: time_taps complex weights,
+/// w[2a] + j w[2a+1] (0 beyond them), of the pilot symbols from the returned
+/// one on (time_window_of's consecutive ones around it); gap >= 0: of a frame
+/// linked to the one before, `gap` symbols after it. theta: the shift of the
+/// model's spectrum (jakes_model_of_frame: the part of the measured turn the
+/// Doppler cannot explain, a residual CFO): R = D R0 D^H, so each real weight
+/// turns by theta times its distance in time.
+MIMO_HD int data_symbol_time_weights(const slot_layout& l,
+                                     int j,
+                                     int s,
+                                     const jakes_model& model,
+                                     float* w,
+                                     float gap = -1.0f)
 {
-    const int Q = l.pilots();
-    return time_window_first(
-               l.pilot_before(l.data_time(j, s)) + Q, 2 * Q, linked_time_taps(Q)) -
-           Q;
-}
-
-/// data_symbol_time_weights for a frame linked to the one before, `gap`
-/// symbols after it.
-MIMO_HD int linked_data_symbol_time_weights(
-    const slot_layout& l, int j, int s, float gap, const jakes_model& model, float* w)
-{
-    const int taps = linked_time_taps(l.pilots());
+    const bool linked = gap >= 0.0f;
+    const int taps = time_taps(l.pilots(), linked);
     const int time = l.data_time(j, s);
-    const int first = linked_time_window_of(l, j, s);
-    float pilot_time[k_time_taps];
+    const int first = time_window_of(l, j, s, linked);
+    float pilot_time[k_time_taps], real[k_time_taps];
     for (int a = 0; a < taps; ++a)
         pilot_time[a] = linked_pilot_time(l, first + a, gap);
-    turned_time_weights(pilot_time, taps, time, model, w);
+    time_lmmse_weights(pilot_time, taps, float(time), model.omega, model.noise, real);
+    for (int a = 0; a < k_time_taps; ++a) {
+        float sn = 0, cs = 0;
+        if (a < taps)
+            sincosf(model.theta * (float(time) - pilot_time[a]), &sn, &cs);
+        w[2 * a] = a < taps ? real[a] * cs : 0.0f;
+        w[2 * a + 1] = a < taps ? real[a] * sn : 0.0f;
+    }
     return first;
 }
 
@@ -343,7 +318,7 @@ struct time_combination {
 
 /// Data symbol s of slot j's combination, written once for the CPU receiver
 /// and the CUDA kernel. lmmse_weights: data_symbol_time_weights's (LMMSE only;
-/// linked: linked_data_symbol_time_weights's, first then from -Q on).
+/// linked: first then from -Q on).
 MIMO_HD time_combination combine_in_time(const slot_layout& l,
                                          time_filter_kind kind,
                                          int j,
@@ -353,8 +328,8 @@ MIMO_HD time_combination combine_in_time(const slot_layout& l,
 {
     time_combination c;
     if (kind == time_filter_kind::lmmse) {
-        c.first = linked ? linked_time_window_of(l, j, s) : time_window_of(l, j, s);
-        c.taps = linked ? linked_time_taps(l.pilots()) : time_taps(l.pilots());
+        c.first = time_window_of(l, j, s, linked);
+        c.taps = time_taps(l.pilots(), linked);
         for (int a = 0; a < 2 * c.taps; ++a)
             c.w[a] = lmmse_weights[a];
     } else if (kind == time_filter_kind::hold) {

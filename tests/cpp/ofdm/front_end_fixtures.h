@@ -152,6 +152,17 @@ inline cfloat estimated_channel(const front_end_frame& f, size_t index, int nt)
     return nr ? f.H[index] / f.antenna_scale[index / size_t(nt) % nr] : f.H[index];
 }
 
+/// The largest |a - b| / max(1, |a|) over n elements (one engine's H or y
+/// against another's).
+inline double worst_relative_difference(const cfloat* a, const cfloat* b, size_t n)
+{
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i)
+        worst = std::max<double>(worst,
+                                 std::abs(a[i] - b[i]) / std::max(1.0f, std::abs(a[i])));
+    return worst;
+}
+
 /// The genie's synchronisation: the frame's true timing (the receiver's
 /// window `backoff` samples into the cyclic prefix) and CFO.
 inline sync_result genie_sync(const ofdm_grid& g, const multipath_config& mc, int backoff)

@@ -64,6 +64,12 @@ struct frame_stream {
             from = s.frame_start + F - size_t(g.cp_length);
         }
     }
+    /// Every frame in one call, with their stream positions.
+    std::vector<front_end_frame> receive(const ofdm_receiver_config& c) const
+    {
+        ofdm_receiver rx(g, c);
+        return rx.receive_frames(this->rx.data(), samples, syncs, positions.data());
+    }
     /// Frame f's channel error per data element against the truth.
     double mse(size_t f, const front_end_frame& fr) const
     {
@@ -87,11 +93,8 @@ struct both_ways {
     std::vector<front_end_frame> alone, across;
     both_ways(const frame_stream& st, const std::string& backend_name)
     {
-        ofdm_receiver a(st.g, linked_config(backend_name, false));
-        ofdm_receiver b(st.g, linked_config(backend_name));
-        alone = a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
-        across =
-            b.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        alone = st.receive(linked_config(backend_name, false));
+        across = st.receive(linked_config(backend_name));
     }
 };
 
@@ -170,9 +173,7 @@ TEST_P(across_frames, a_fast_channel_loses_little_to_the_older_frame)
 TEST_P(across_frames, frames_link_across_calls_and_only_when_close)
 {
     const frame_stream st(5, 20, 4, fresh_seed());
-    ofdm_receiver all(st.g, linked_config(backend()));
-    const auto together =
-        all.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+    const auto together = st.receive(linked_config(backend()));
     // One call a frame: the same frames, linked to the last call's.
     ofdm_receiver one(st.g, linked_config(backend()));
     for (size_t f = 0; f < st.syncs.size(); ++f) {
@@ -227,9 +228,7 @@ TEST_P(across_frames, a_broken_frame_before_links_nothing)
 TEST_P(across_frames, a_scaled_stream_gives_the_scaled_channels)
 {
     const frame_stream st(5, 20, 3, fresh_seed());
-    ofdm_receiver a(st.g, linked_config(backend()));
-    const auto plain =
-        a.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+    const auto plain = st.receive(linked_config(backend()));
     for (float factor : { 1e-6f, 1e8f }) {
         std::vector<cfloat> rx = st.rx;
         for (cfloat& v : rx)
@@ -267,9 +266,7 @@ TEST_P(across_frames, a_stream_cut_anyhow_links_as_one_call)
     // frames' stream positions: pushed in random chunks and taken a few
     // frames at a time, the frames are the one call's, linked alike.
     const frame_stream st(5, 18, 6, fresh_seed());
-    ofdm_receiver whole(st.g, linked_config(backend()));
-    const auto expected =
-        whole.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+    const auto expected = st.receive(linked_config(backend()));
     ofdm_stream_receiver rx(st.g, linked_config(backend()));
     const int nr = st.mc.nr;
     std::vector<std::vector<cfloat>> antennas(size_t(nr),
@@ -308,12 +305,9 @@ TEST_P(across_frames, a_stream_cut_anyhow_links_as_one_call)
         EXPECT_EQ(got[f].start, st.positions[f]);
         EXPECT_EQ(got[f].linked, expected[f].linked) << "frame " << f;
         EXPECT_EQ(got[f].linked, f > 0) << "frame " << f;
-        double worst = 0;
-        for (size_t i = 0; i < hn; ++i)
-            worst = std::max<double>(worst,
-                                     std::abs(got_H[f * hn + i] - expected[f].H[i]) /
-                                         std::max(1.0f, std::abs(expected[f].H[i])));
-        EXPECT_LT(worst, 1e-4) << "frame " << f;
+        EXPECT_LT(worst_relative_difference(expected[f].H.data(), &got_H[f * hn], hn),
+                  1e-4)
+            << "frame " << f;
     }
 }
 
@@ -336,10 +330,8 @@ TEST(across_frames_cuda, cuda_equals_cpu_across_frames)
                               seed + uint64_t(k),
                               k == 2 ? std::vector<double>{ 0, 12 }
                                      : std::vector<double>{});
-        ofdm_receiver cpu(st.g, linked_config("cpu"));
         ofdm_receiver cuda(st.g, linked_config("cuda"));
-        const auto a =
-            cpu.receive_frames(st.rx.data(), st.samples, st.syncs, st.positions.data());
+        const auto a = st.receive(linked_config("cpu"));
         // the CUDA frames in two calls: the second's first links to the first's last
         const size_t half = st.syncs.size() / 2;
         std::vector<front_end_frame> b =
@@ -360,12 +352,11 @@ TEST(across_frames_cuda, cuda_equals_cpu_across_frames)
         for (size_t f = 0; f < a.size(); ++f) {
             EXPECT_EQ(a[f].linked, b[f].linked) << doppler << " Hz, frame " << f;
             linked += a[f].linked;
-            double worst = 0;
-            for (size_t i = 0; i < a[f].H.size(); ++i)
-                worst = std::max<double>(worst,
-                                         std::abs(a[f].H[i] - b[f].H[i]) /
-                                             std::max(1.0f, std::abs(a[f].H[i])));
-            EXPECT_LT(worst, 2e-3) << doppler << " Hz, frame " << f;
+            ASSERT_EQ(a[f].H.size(), b[f].H.size());
+            EXPECT_LT(
+                worst_relative_difference(a[f].H.data(), b[f].H.data(), a[f].H.size()),
+                2e-3)
+                << doppler << " Hz, frame " << f;
             EXPECT_NEAR(a[f].doppler, b[f].doppler, 0.05f * a[f].doppler + 2.0f);
         }
         std::printf(

@@ -304,13 +304,9 @@ TEST(antenna_noise_cuda, cuda_equals_cpu_with_noisy_antennas)
                         1e-3f * a.antenna_n0[size_t(r)]);
         ASSERT_EQ(a.H.size(), b.H.size());
         ASSERT_EQ(a.y.size(), b.y.size());
-        double worst = 0;
-        for (size_t i = 0; i < a.H.size(); ++i)
-            worst = std::max<double>(
-                worst, std::abs(a.H[i] - b.H[i]) / std::max(1.0f, std::abs(a.H[i])));
-        for (size_t i = 0; i < a.y.size(); ++i)
-            worst = std::max<double>(
-                worst, std::abs(a.y[i] - b.y[i]) / std::max(1.0f, std::abs(a.y[i])));
+        const double worst =
+            std::max(worst_relative_difference(a.H.data(), b.H.data(), a.H.size()),
+                     worst_relative_difference(a.y.data(), b.y.data(), a.y.size()));
         std::printf("[ measured ] antennas %s: CUDA against CPU, H and y to %.1e\n",
                     db.empty()                          ? "alike"
                     : db[1] > 0                         ? "0/4/8/16 dB"
