@@ -821,6 +821,7 @@ int run_ofdm(const command_line& cli,
         v.source_buffer = base.source_buffer;
         v.backend = base.backend;
         v.max_blocks = int(cli.integer("decoder-max-blocks", 0, 1 << 16));
+        v.decoder_window = int(cli.integer("decoder-window", 8, 1 << 30));
         v.device_buffers = cli.text("device-buffers");
         if (v.device_buffers != "default" && v.device_buffers != "on" &&
             v.device_buffers != "off")
@@ -1144,6 +1145,10 @@ int main(int argc, char** argv)
                    "N",
                    "--chain ofdm: tb_stream_decoder's max_blocks (0: its default)",
                    "0");
+    cli.add_option("decoder-window",
+                   "W",
+                   "--chain ofdm: tb_stream_decoder's turbo window (trellis stages)",
+                   "64");
     cli.add_option("nr", "NR", "receive antennas", "4");
     cli.add_option("nt", "NT", "streams", "4");
     cli.add_option(

@@ -337,7 +337,7 @@ chain_blocks make_chain(const ofdm_chain_settings& s,
                                                       "max-log-map",
                                                       6,
                                                       0.75,
-                                                      64,
+                                                      s.decoder_window,
                                                       s.backend,
                                                       s.max_blocks,
                                                       device_buffers);
@@ -838,6 +838,7 @@ int run_ofdm_chains(const ofdm_chain_settings& s,
                 .value("buffers_full_decoder_in", c.work.decoder_in)
                 .value("head_buffer_items", (long long)c.head_buffer)
                 .value("max_blocks", s.max_blocks)
+                .value("decoder_window", s.decoder_window)
                 .value("device_buffers", s.device_buffers)
                 .value("stage", s.stage)
                 .value("time_interpolation", s.time_interpolation)

@@ -33,7 +33,8 @@ struct ofdm_chain_settings {
     int distinct_frames = 8; // drawn once, repeated by the sources
     long source_buffer = 0;  // min output buffer of sources and heads (0: default)
     std::string backend = "auto";
-    int max_blocks = 0;                     // tb_stream_decoder's; 0: the block's default
+    int max_blocks = 0;      // tb_stream_decoder's; 0: the block's default
+    int decoder_window = 64; // tb_stream_decoder's turbo window (its default)
     std::string device_buffers = "default"; // detector and decoder: default, on or off
     uint64_t paced_frames = 0; // frames of the latency run at real-time pacing (0: none)
     double pace = 1.0;         // the paced source's rate over the sample rate

@@ -316,8 +316,32 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
     out[e] = v;
 }
 
-/// A block per frame: the delay-power profile (the transformed combs' powers
-/// summed over pilot symbols and antenna pairs) and delay_profile.h's
+/// A thread per (frame, receive antenna r, bin b): the power of the frame's
+/// transformed combs at bin b summed over pilot symbols and transmit antennas,
+/// in the CPU's order (measure_delay_profile's antenna_power).
+__global__ void antenna_bin_power_kernel(
+    const float2* X, int profiles, int nr, int A, size_t frames, float* out)
+{
+    const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (e >= frames * size_t(nr) * size_t(A))
+        return;
+    const int b = int(e % size_t(A)), r = int(e / size_t(A) % size_t(nr));
+    const size_t f = e / (size_t(A) * nr);
+    const float2* Xf = X + f * size_t(profiles) * A;
+    float p = 0;
+    for (int q0 = 0; q0 < profiles; q0 += nr) { // q = (pilot * nt + t) * nr + r
+        const float2 x = Xf[size_t(q0 + r) * A + b];
+        p += x.x * x.x + x.y * x.y;
+    }
+    out[e] = p;
+}
+
+/// Bins of a frame's weighted profile kept in shared memory (beyond: in
+/// global scratch, as large FFTs with few transmit antennas need).
+constexpr int k_shared_profile_points = 8192;
+
+/// A block per frame: the delay-power profile (antenna_bin_power_kernel's
+/// powers, each antenna's weighted, summed) and delay_profile.h's
 /// search_delay_profile by block reductions: the peak, the span above the
 /// floor, the noise of the bins away from it, the span and the noise again
 /// (N0 and the LMMSE's relative noise replaced where there are enough bins);
@@ -329,9 +353,13 @@ delay_profile_gather_kernel(const float2* flat, dims d, size_t frames, int A, fl
 /// whitening scale (antenna_noise.h; the frame's N0 at each antenna where too
 /// few bins), and where the frame is whitened each antenna's LMMSE relative
 /// noise for the comb filter (antenna_relative_noise, frames * nr; -1 first
-/// where not: one filter for all).
+/// where not: one filter for all). The weighted profile is made once per
+/// search into shared memory (or `scratch`, A floats a frame, where A is
+/// larger than k_shared_profile_points): the search reads each bin several
+/// times, and summing the pairs' transforms at every read took 46 us a frame
+/// at LTE 20 MHz 2x2 on the H100, a third of the receiver's kernels.
 __global__ void __launch_bounds__(k_threads)
-    delay_support_kernel(const float2* X,
+    delay_support_kernel(const float* antenna_power,
                          dims d,
                          delay_profile_geometry geo,
                          const float* pair_power,
@@ -342,8 +370,10 @@ __global__ void __launch_bounds__(k_threads)
                          float* centre_turn,
                          float* antenna_n0,
                          float* antenna_scale,
-                         float* antenna_relative_noise)
+                         float* antenna_relative_noise,
+                         float* scratch)
 {
+    extern __shared__ float shared_profile[];
     __shared__ float float_part[k_threads / 32];
     __shared__ int lo_part[k_threads / 32], hi_part[k_threads / 32];
     __shared__ float weight[k_max_receive_antennas]; // antenna r's profiles' weight
@@ -355,20 +385,23 @@ __global__ void __launch_bounds__(k_threads)
                   "the block holds every bin searched");
     const int f = blockIdx.x, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const int A = geo.points, reach = geo.reach, nr = d.nr;
-    const float2* Xf = X + size_t(f) * geo.profiles * A;
+    const float* power_of = antenna_power + size_t(f) * nr * A; // [r * A + b]
+    float* profile =
+        A <= k_shared_profile_points ? shared_profile : scratch + size_t(f) * A;
     for (int r = int(threadIdx.x); r < nr; r += k_threads)
         weight[r] = 1.0f;
     __syncthreads();
-    const auto at = [&](int k) { // the summed power at signed bin k
-        const int b = k < 0 ? k + A : k;
-        float p = 0;
-        for (int q0 = 0; q0 < geo.profiles; q0 += nr) // q = (pilot * nt + t) * nr + r
-            for (int r = 0; r < nr; ++r) {
-                const float2 x = Xf[size_t(q0 + r) * A + b];
-                p += (x.x * x.x + x.y * x.y) * weight[r];
-            }
-        return p;
+    // The weighted profile, summed as the CPU's search() sums it.
+    const auto make_profile = [&] {
+        for (int b = int(threadIdx.x); b < A; b += k_threads) {
+            float p = 0;
+            for (int r = 0; r < nr; ++r)
+                p += power_of[size_t(r) * A + b] * weight[r];
+            profile[b] = p;
+        }
+        __syncthreads();
     };
+    const auto at = [&](int k) { return profile[k < 0 ? k + A : k]; }; // signed bin k
     // A block-wide sum (op: +) or maximum, returned to every thread.
     const auto block_reduce = [&](float v, bool sum) {
         for (int o = 16; o > 0; o >>= 1) {
@@ -431,6 +464,7 @@ __global__ void __launch_bounds__(k_threads)
     float ls_noise;
     delay_support support;
     const auto search = [&](float noise) {
+        make_profile();
         peak = 0;
         for (int u = 0; u < k_per_thread; ++u) {
             const int k = -reach + int(threadIdx.x) + u * k_threads;
@@ -462,10 +496,7 @@ __global__ void __launch_bounds__(k_threads)
             float sum = 0;
             for (int k = -A / 2 + int(threadIdx.x); k < A / 2; k += k_threads)
                 if (delay_noise_bin(geo, k, sp.lo, sp.hi))
-                    for (int q = r; q < geo.profiles; q += nr) {
-                        const float2 x = Xf[size_t(q) * A + (k < 0 ? k + A : k)];
-                        sum += x.x * x.x + x.y * x.y;
-                    }
+                    sum += power_of[size_t(r) * A + size_t(k < 0 ? k + A : k)];
             const float ls =
                 antenna_ls_noise(geo, block_reduce(sum, true), int(bins), nr);
             measured = measured && ls >= 0; // alike in every thread
@@ -691,6 +722,9 @@ constexpr int k_tile =
 static_assert(k_metric_alignment % k_tile == 0,
               "a window's first sample starts a metric tile");
 constexpr int k_per_thread = k_tile / k_threads; // consecutive positions per thread
+/// SMs of the GPUs the tile choices aim at (an H100 has 132): a guess, not a
+/// query, so that the choice does not depend on the device.
+constexpr int k_sm_count_guess = 132;
 
 /// Block-wide sum of three doubles (k_threads threads), returned to every thread:
 /// within warps by shuffles, then across the warps.
@@ -784,9 +818,11 @@ struct min_op {
 /// of k_tile positions sums P and R exactly (double) at the tile's first
 /// position, then each position adds the increments up to it (a block-wide
 /// prefix sum, double), as the CPU slides its sums one position at a time.
+template <int PerThread>
 __global__ void metric_kernel(
     sample_view v, size_t first, size_t count, int L, int nr, float* M, float2* P)
 {
+    constexpr int k_per_thread = PerThread, k_tile = PerThread * k_threads;
     __shared__ double shared[3][k_threads];
     const size_t t0 = size_t(blockIdx.x) * k_tile, d0 = first + t0;
     double pr = 0, pi = 0, R = 0;
@@ -1555,6 +1591,8 @@ struct cuda_front_end::impl {
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
         centre_turn, pair_parts, time_weights, doppler, pair_power, antenna_n0,
         antenna_scale, antenna_relative_noise;
+    /// The delay search's per-antenna bin powers and (large FFTs) weighted profiles.
+    device_array<float> antenna_bin_power, profile_scratch;
     device_array<size_t> start;
     device_array<float> cfo;
     device_array<float2> rx;
@@ -1945,18 +1983,30 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
                              reinterpret_cast<cufftComplex*>(P),
                              CUFFT_INVERSE),
                 "cufftExecC2C");
-    delay_support_kernel<<<unsigned(frames), k_threads, 0, st>>>(P,
-                                                                 d,
-                                                                 m->profile,
-                                                                 m->pair_power.data(),
-                                                                 m->n0.data(),
-                                                                 m->relative_noise.data(),
-                                                                 m->spread_over_n.data(),
-                                                                 m->spread.data(),
-                                                                 m->centre_turn.data(),
-                                                                 antenna_n0,
-                                                                 antenna_scale,
-                                                                 antenna_relative_noise);
+    // Each antenna's power per bin, then the search (a block per frame).
+    const size_t bins = frames * size_t(d.nr) * size_t(A);
+    float* antenna_power = m->antenna_bin_power.reserve(bins);
+    antenna_bin_power_kernel<<<blocks_for(bins), k_threads, 0, st>>>(
+        P, m->profile.profiles, d.nr, A, frames, antenna_power);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    const bool in_shared = A <= k_shared_profile_points;
+    float* scratch = in_shared ? nullptr : m->profile_scratch.reserve(frames * size_t(A));
+    delay_support_kernel<<<unsigned(frames),
+                           k_threads,
+                           in_shared ? size_t(A) * sizeof(float) : 0,
+                           st>>>(antenna_power,
+                                 d,
+                                 m->profile,
+                                 m->pair_power.data(),
+                                 m->n0.data(),
+                                 m->relative_noise.data(),
+                                 m->spread_over_n.data(),
+                                 m->spread.data(),
+                                 m->centre_turn.data(),
+                                 antenna_n0,
+                                 antenna_scale,
+                                 antenna_relative_noise,
+                                 scratch);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 
@@ -2003,12 +2053,32 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
             max_frames);
     const size_t last = samples_end - size_t(rule.N), count = last + 1 - search_begin;
     // The metric from the tile the search begins in (its sums restart at stream
-    // positions that are multiples of k_tile), the runs from search_begin.
-    const size_t lead = search_begin % k_tile;
+    // positions that are multiples of the tile), the runs from search_begin.
+    // Tiles of 256 positions where tiles of 1024 would not give the GPU four
+    // blocks an SM (LTE 20 MHz: ~45 tiles a call, 25 us a frame in session 6;
+    // each tile sums its L lags afresh, which costs little against latency).
+    const int per_thread = count >= size_t(4) * k_sm_count_guess * k_tile ? 4 : 1;
+    const size_t tile = size_t(per_thread) * k_threads;
+    const size_t lead = search_begin % tile;
     float* M = m->sync_M.reserve(lead + count) + lead;
     float2* P = m->sync_P.reserve(lead + count) + lead;
-    metric_kernel<<<unsigned((lead + count + k_tile - 1) / k_tile), k_threads, 0, st>>>(
-        v, search_begin - lead, lead + count, rule.N / 2, rule.nr, M - lead, P - lead);
+    const unsigned metric_blocks = unsigned((lead + count + tile - 1) / tile);
+    if (per_thread == 4)
+        metric_kernel<4><<<metric_blocks, k_threads, 0, st>>>(v,
+                                                              search_begin - lead,
+                                                              lead + count,
+                                                              rule.N / 2,
+                                                              rule.nr,
+                                                              M - lead,
+                                                              P - lead);
+    else
+        metric_kernel<1><<<metric_blocks, k_threads, 0, st>>>(v,
+                                                              search_begin - lead,
+                                                              lead + count,
+                                                              rule.N / 2,
+                                                              rule.nr,
+                                                              M - lead,
+                                                              P - lead);
     MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t tiles =
         (count + k_tile - 1) / k_tile; // of the run search, from search_begin
