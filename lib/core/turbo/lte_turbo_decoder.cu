@@ -2,10 +2,13 @@
 // one launch per half iteration (8 lanes per window, or one thread per window
 // running the CPU's decode_window for very long windows); after each iteration
 // one thread block per code block checks its CRC for early termination.
+#include "../runtime/cuda_graph.h"
 #include "../runtime/cuda_staging.h"
 #include "turbo_engine.h"
 
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 namespace mimo_gpu {
@@ -491,8 +494,60 @@ public:
     }
 
 private:
-    /// Enqueues every kernel of the batch on `s`, after uploading the plan's
-    /// descriptors if they changed since the last batch.
+    /// A plan's descriptors on the device, and its kernels' launch sequence
+    /// recorded as a graph: a stream of batches of a few sizes (a flowgraph's
+    /// calls take the transport blocks there are) switches between kept plans
+    /// without uploading or waiting.
+    struct device_plan {
+        std::vector<int> K;
+        int window = 0, training = 0;
+        device_array<turbo_block_desc> blocks;
+        device_array<turbo_window_desc> windows;
+        device_array<int32_t> pi;
+        replayed_launches launches;
+        uint64_t last_used = 0;
+    };
+    static constexpr size_t k_kept_plans = 8;
+
+    /// The kept device plan of `plan`, uploaded if there is none.
+    device_plan& device_plan_of(const turbo_batch_plan& p)
+    {
+        for (auto& d : m_plans)
+            if (d->K == p.block_sizes() && d->window == p.window() &&
+                d->training == p.training()) {
+                d->last_used = ++m_uses;
+                return *d;
+            }
+        if (m_plans.size() >= k_kept_plans) {
+            // The least recently used goes; the previous batch may still read it.
+            MIMO_CUDA_CHECK(cudaEventSynchronize(m_previous_batch.get()));
+            m_plans.erase(std::min_element(
+                m_plans.begin(), m_plans.end(), [](const auto& a, const auto& b) {
+                    return a->last_used < b->last_used;
+                }));
+        }
+        auto d = std::make_unique<device_plan>();
+        d->K = p.block_sizes();
+        d->window = p.window();
+        d->training = p.training();
+        // Synchronous copies from the plan itself: a new plan is rare once running.
+        const auto upload = [](auto& dev, const auto& host) {
+            using T = typename std::decay_t<decltype(host)>::value_type;
+            MIMO_CUDA_CHECK(cudaMemcpy(dev.reserve(host.size()),
+                                       host.data(),
+                                       host.size() * sizeof(T),
+                                       cudaMemcpyHostToDevice));
+        };
+        upload(d->blocks, p.blocks);
+        upload(d->windows, p.windows);
+        upload(d->pi, p.permutations);
+        d->last_used = ++m_uses;
+        m_plans.push_back(std::move(d));
+        return *m_plans.back();
+    }
+
+    /// Enqueues every kernel of the batch on `s`: the plan's launch sequence,
+    /// replayed as one graph while the plan and the buffers stay.
     void enqueue(const float* d_llr,
                  uint8_t* d_bits,
                  float* d_app_out,
@@ -504,25 +559,12 @@ private:
         // A batch on another stream must not overlap the previous one: they share the
         // work buffers.
         MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous_batch.get(), 0));
-        if (plan.generation() != m_uploaded_generation) {
-            // The previous batch may still read the descriptors and their staging
-            // buffers.
-            MIMO_CUDA_CHECK(cudaEventSynchronize(m_previous_batch.get()));
-            to_device(m_blocks, m_blocks_in, plan.blocks.data(), nb, s);
-            to_device(m_windows, m_windows_in, plan.windows.data(), nw, s);
-            to_device(
-                m_pi, m_pi_in, plan.permutations.data(), plan.permutations.size(), s);
-            m_uploaded_generation = plan.generation();
-        }
-        const turbo_block_desc* blocks = m_blocks.data();
-        const turbo_window_desc* windows = m_windows.data();
-        const int32_t* pi = m_pi.data();
+        device_plan& dp = device_plan_of(plan);
+        const turbo_block_desc* blocks = dp.blocks.data();
+        const turbo_window_desc* windows = dp.windows.data();
+        const int32_t* pi = dp.pi.data();
 
         uint8_t* no_information = m_no_information.reserve(nb);
-        check_input_kernel<<<unsigned(nb), k_check_threads, 0, s>>>(
-            d_llr, blocks, m_status.word(), no_information);
-        MIMO_CUDA_CHECK_LAUNCH("check_input_kernel");
-
         float* e1 = m_extrinsic1.reserve(nbits);
         float* e2 = m_extrinsic2.reserve(nbits);
         float* app = m_app.reserve(nbits);
@@ -530,18 +572,8 @@ private:
         uint8_t* done = m_done.reserve(nb);
         uint8_t* crc_ok = m_crc_ok.reserve(nb);
         int* iterations = m_iterations.reserve(nb);
-        MIMO_CUDA_CHECK(cudaMemsetAsync(e2, 0, nbits * sizeof(float), s));
-        MIMO_CUDA_CHECK(
-            cudaMemsetAsync(boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(done, 0, nb, s));
-        MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
-
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
-        float* parity_app = nullptr;
-        if (d_coded_out) {
-            parity_app = m_parity_app.reserve(2 * nbits);
-            MIMO_CUDA_CHECK(cudaMemsetAsync(parity_app, 0, 2 * nbits * sizeof(float), s));
-        }
+        float* parity_app = d_coded_out ? m_parity_app.reserve(2 * nbits) : nullptr;
         float* scratch = use_state_parallel(log_map, plan, parity_app)
                              ? nullptr
                              : m_scratch.reserve(plan.scratch_floats());
@@ -561,33 +593,56 @@ private:
                                   m_config.iterations - 1,
                                   early,
                                   parity_app };
-        for (int it = 0; it < m_config.iterations; ++it) {
-            for (int decoder = 0; decoder < 2; ++decoder) {
-                if (log_map)
-                    launch_half_iteration<true>(v, plan, decoder, it, s);
-                else
-                    launch_half_iteration<false>(v, plan, decoder, it, s);
+        // Everything the launches read as arguments (the configuration is fixed).
+        const std::vector<uint64_t> key{ key_of(d_llr),        key_of(d_bits),
+                                         key_of(d_app_out),    key_of(d_coded_out),
+                                         key_of(no_information), key_of(e1),
+                                         key_of(e2),           key_of(app),
+                                         key_of(boundaries),   key_of(done),
+                                         key_of(crc_ok),       key_of(iterations),
+                                         key_of(parity_app),   key_of(scratch),
+                                         key_of(m_status.word()) };
+        dp.launches.run(s, key, [&] {
+            check_input_kernel<<<unsigned(nb), k_check_threads, 0, s>>>(
+                d_llr, blocks, m_status.word(), no_information);
+            MIMO_CUDA_CHECK_LAUNCH("check_input_kernel");
+            MIMO_CUDA_CHECK(cudaMemsetAsync(e2, 0, nbits * sizeof(float), s));
+            MIMO_CUDA_CHECK(
+                cudaMemsetAsync(boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
+            MIMO_CUDA_CHECK(cudaMemsetAsync(done, 0, nb, s));
+            MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
+            if (parity_app)
+                MIMO_CUDA_CHECK(
+                    cudaMemsetAsync(parity_app, 0, 2 * nbits * sizeof(float), s));
+            for (int it = 0; it < m_config.iterations; ++it) {
+                for (int decoder = 0; decoder < 2; ++decoder) {
+                    if (log_map)
+                        launch_half_iteration<true>(v, plan, decoder, it, s);
+                    else
+                        launch_half_iteration<false>(v, plan, decoder, it, s);
+                }
+                if (early) {
+                    crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
+                        blocks,
+                        app,
+                        m_crc_powers.data(),
+                        no_information,
+                        done,
+                        iterations,
+                        crc_ok,
+                        it);
+                    MIMO_CUDA_CHECK_LAUNCH("crc_kernel");
+                }
             }
-            if (early) {
-                crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(blocks,
-                                                                    app,
-                                                                    m_crc_powers.data(),
-                                                                    no_information,
-                                                                    done,
-                                                                    iterations,
-                                                                    crc_ok,
-                                                                    it);
-                MIMO_CUDA_CHECK_LAUNCH("crc_kernel");
+            hard_decision_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
+                blocks, app, d_bits, d_app_out, no_information);
+            MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
+            if (d_coded_out) {
+                coded_extrinsic_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
+                    blocks, d_llr, app, parity_app, no_information, d_coded_out);
+                MIMO_CUDA_CHECK_LAUNCH("coded_extrinsic_kernel");
             }
-        }
-        hard_decision_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
-            blocks, app, d_bits, d_app_out, no_information);
-        MIMO_CUDA_CHECK_LAUNCH("hard_decision_kernel");
-        if (d_coded_out) {
-            coded_extrinsic_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
-                blocks, d_llr, app, parity_app, no_information, d_coded_out);
-            MIMO_CUDA_CHECK_LAUNCH("coded_extrinsic_kernel");
-        }
+        });
         MIMO_CUDA_CHECK(cudaEventRecord(m_previous_batch.get(), s));
     }
 
@@ -595,15 +650,9 @@ private:
     cuda_stream m_stream;
     device_status m_status;
     cuda_event m_previous_batch;
-    uint64_t m_uploaded_generation =
-        0; ///< the plan generation now in m_blocks, m_windows, m_pi
-    host_input<turbo_block_desc> m_blocks_in;
-    host_input<turbo_window_desc> m_windows_in;
-    host_input<int32_t> m_pi_in;
+    std::vector<std::unique_ptr<device_plan>> m_plans; ///< at most k_kept_plans
+    uint64_t m_uses = 0;
     host_input<float> m_llr_in;
-    device_array<turbo_block_desc> m_blocks;
-    device_array<turbo_window_desc> m_windows;
-    device_array<int32_t> m_pi;
     device_array<float> m_llr, m_extrinsic1, m_extrinsic2, m_app, m_parity_app, m_scratch,
         m_boundaries;
     device_array<uint8_t> m_done, m_crc_ok, m_no_information;

@@ -24,8 +24,10 @@ public:
     /// Keeps the plan (and its generation) when K, window and training are those of
     /// the last build.
     void build(const std::vector<int>& K, int window, int training);
-    /// Changes whenever the plan does: engines re-upload descriptors only then.
-    uint64_t generation() const { return m_generation; }
+    /// What the plan was built for (the CUDA engine keeps device plans by it).
+    const std::vector<int>& block_sizes() const { return m_K; }
+    int window() const { return m_window; }
+    int training() const { return m_training; }
 
     std::vector<turbo_block_desc> blocks;
     std::vector<turbo_window_desc> windows;
