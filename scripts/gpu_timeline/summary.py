@@ -77,6 +77,7 @@ def main():
     p.add_argument('--to', dest='hi', type=float, default=1.0)
     p.add_argument('--per', default='')
     p.add_argument('--top', type=int, default=30)
+    p.add_argument('--threads', type=int, default=6)
     a = p.parse_args()
     csv.field_size_limit(sys.maxsize)
     rows = []
@@ -131,6 +132,22 @@ def main():
         for n, ds in sorted(by_api.items(), key=lambda x: -sum(x[1]))[:a.top]:
             print('  %10.1f us %8d calls, longest %8.1f us  %s' %
                   (sum(ds) / per / 1e3, len(ds), max(ds) / 1e3, n))
+    if api:
+        # Per host thread (a GNU Radio block each): where its API time goes.
+        print('\nruntime API calls per host thread %s (the busiest %d)' % (unit, a.threads))
+        by_thread = collections.defaultdict(list)
+        for r in api:
+            by_thread[r[1]].append(r)
+        for th, rs in sorted(by_thread.items(), key=lambda x: -sum(r[3] - r[2] for r in x[1]))[:a.threads]:
+            total = sum(r[3] - r[2] for r in rs)
+            calls = collections.defaultdict(list)
+            for r in rs:
+                calls[r[5]].append(r[3] - r[2])
+            top = sorted(calls.items(), key=lambda x: -sum(x[1]))[:6]
+            print('  thread %d: %.1f us in %d calls (%.1f%% of the window): %s' %
+                  (th, total / per / 1e3, len(rs), 100 * total / span,
+                   '; '.join('%s %.1f us / %.1f calls' % (n.split('_v')[0], sum(ds) / per / 1e3, len(ds) / per)
+                             for n, ds in top)))
     print('\nper stream (kernels): busy %s' % unit)
     by_stream = collections.defaultdict(list)
     for r in kernels:

@@ -11,6 +11,7 @@
 #include "time_filter.h"
 
 #include "../runtime/cuda_buffers.h"
+#include "../runtime/cuda_graph.h"
 
 #include <cufft.h>
 
@@ -1477,9 +1478,9 @@ __global__ void time_weights_kernel(const float* parts,
     }
 }
 
-/// A thread per (frame, problem, antenna): y, and, unless H is the pilot
-/// symbols' estimates already (hold with one a slot: `direct`), H by
-/// combine_in_time (hold: a channel a slot, written for its first data symbol);
+/// A thread per (frame, problem, antenna): y, and H by combine_in_time (hold:
+/// a channel a slot, written for its first data symbol; with one pilot symbol
+/// a slot that is its estimates, copied: one tap of weight 1 is exact);
 /// both scaled by the antenna's whitening scale (scale: frames * nr, or null).
 /// A linked frame's older pilot symbols (taps before its first) are turned
 /// onto its phase (frame_link_angle).
@@ -1487,15 +1488,17 @@ __global__ void emit_kernel(const float2* Y,
                             const float2* H_pilot,
                             dims d,
                             size_t frames,
-                            bool direct,
                             time_filter_kind kind,
                             const float* time_weights,
                             const float* scale,
                             const int* offsets,
                             frame_links links,
-                            float2* y,
-                            float2* H)
+                            const uint64_t* outputs)
 {
+    // Where y and H go: read from device memory (the call's upload), so that a
+    // recorded graph of this launch serves every call (replayed_launches).
+    float2* y = reinterpret_cast<float2*>(outputs[0]);
+    float2* H = reinterpret_cast<float2*>(outputs[1]);
     const size_t e = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     const size_t problems = size_t(d.slots) * d.U * d.D;
     if (e >= frames * problems * d.nr)
@@ -1507,7 +1510,7 @@ __global__ void emit_kernel(const float2* Y,
     const float2 x = Y[((f * d.K + d.lay.data_symbol(j, s)) * d.U + c) * d.nr + r];
     y[e] = make_float2(x.x * sc, x.y * sc);
     const bool hold = kind == time_filter_kind::hold;
-    if (direct || (hold && s > 0))
+    if (hold && s > 0)
         return;
     const size_t hn = size_t(d.nr) * d.nt, per_pilot = size_t(d.U) * hn;
     const bool linked = links.linked && links.linked[f];
@@ -1567,14 +1570,10 @@ __global__ void emit_kernel(const float2* Y,
 struct cuda_front_end::impl {
     dims d;
     time_filter_kind kind; ///< how H is formed from the pilot symbols' estimates
-    /// hold with one pilot symbol a slot, antennas never whitened: its estimates are H
-    bool direct = false;
     /// each antenna's noise measured (and the frames whitened where they differ)
     bool antenna_noise = false;
     /// a channel per data symbol (linear or LMMSE in time): S = 1
     bool per_symbol() const { return kind != time_filter_kind::hold; }
-    /// H is written by emit_kernel (not the pilot symbols' estimates themselves)
-    bool emitted_H() const { return !direct; }
     ofdm_receiver_config config;
     sync_rule rule;
     size_t noise_terms = 0;
@@ -1585,6 +1584,8 @@ struct cuda_front_end::impl {
     /// A batched FFT plan per number of windows seen (a stream's calls take 1, 2,
     /// ... frames: planning allocates and synchronises, so each is made once).
     std::map<size_t, cufftHandle> plans;
+    /// The demodulation's launches, a graph per shape (replayed_launches).
+    replayed_launches demodulation;
     device_array<int> bins, offsets;
     device_array<float2> pilots, X, Y, ls, flat, turn, H_pilot, y, H;
     device_array<float2> profiles;
@@ -1647,8 +1648,6 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
               : interpolation == time_interpolation::linear ? time_filter_kind::linear
                                                             : time_filter_kind::hold;
     m->antenna_noise = config.measures_antenna_noise();
-    m->direct = m->kind == time_filter_kind::hold && grid.pilot_symbols_per_slot() == 1 &&
-                !m->antenna_noise;
     m->symbols_per_second = float(grid.sample_rate / grid.symbol_samples());
     const int U = grid.used_subcarriers, nt = grid.nt;
     std::vector<int> bins(static_cast<size_t>(U)), offsets(static_cast<size_t>(U));
@@ -1712,8 +1711,7 @@ size_t cuda_front_end::y_per_frame() const
 }
 const cfloat* cuda_front_end::device_H() const
 {
-    return reinterpret_cast<const cfloat*>(m->emitted_H() ? m->H.data()
-                                                          : m->H_pilot.data());
+    return reinterpret_cast<const cfloat*>(m->H.data());
 }
 const cfloat* cuda_front_end::device_y() const
 {
@@ -1767,7 +1765,8 @@ void cuda_front_end::run_view(const sample_view& v,
                               cfloat* H_out,
                               cfloat* y_out,
                               cudaStream_t st,
-                              const uint64_t* positions)
+                              const uint64_t* positions,
+                              const std::function<void()>& also_enqueue)
 {
     const dims& d = m->d;
     if (frames == 0)
@@ -1776,10 +1775,17 @@ void cuda_front_end::run_view(const sample_view& v,
     // wait for them alone (not for the whole stream), and only then may the
     // arrays grow (growing frees the old ones).
     MIMO_CUDA_CHECK(cudaEventSynchronize(m->starts_copied.get()));
-    size_t* hs = m->h_start.reserve(frames);
+    // The frame starts, then where y and H go (emit_kernel reads them from the
+    // device: a recorded graph serves calls whose outputs lie elsewhere).
+    size_t* hs = m->h_start.reserve(frames + 2);
     float* hc = m->h_cfo.reserve(frames);
     std::copy(frame_start, frame_start + frames, hs);
     std::copy(cfo, cfo + frames, hc);
+    hs[frames] = size_t(y_out ? static_cast<void*>(y_out)
+                              : static_cast<void*>(m->y.reserve(frames * y_per_frame())));
+    hs[frames + 1] =
+        size_t(H_out ? static_cast<void*>(H_out)
+                     : static_cast<void*>(m->H.reserve(frames * H_per_frame())));
     // Estimation across frames (LMMSE in time): each frame's gap from the one before.
     frame_links links;
     const std::vector<float> gaps = m->history->gaps(positions, frames);
@@ -1798,167 +1804,178 @@ void cuda_front_end::run_view(const sample_view& v,
         links.last_pilots = m->last_pilots.data();
     }
     m->last_call_linked = linking;
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(m->start.reserve(frames),
-                                    hs,
-                                    frames * sizeof(size_t),
-                                    cudaMemcpyHostToDevice,
-                                    st));
+    const size_t* d_start = m->start.reserve(frames + 2);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+        m->start.data(), hs, (frames + 2) * sizeof(size_t), cudaMemcpyHostToDevice, st));
     MIMO_CUDA_CHECK(cudaMemcpyAsync(
         m->cfo.reserve(frames), hc, frames * sizeof(float), cudaMemcpyHostToDevice, st));
     MIMO_CUDA_CHECK(cudaEventRecord(m->starts_copied.get(), st));
-    const size_t windows = frames * size_t(d.K) * d.nr;
-    float2* X = m->X.reserve(windows * d.N);
-    const cufftHandle plan = batched_plan(m->plans, d.N, windows, st);
-    gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
-        v, m->start.data(), m->cfo.data(), d, frames, X);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    check_cufft(cufftExecC2C(plan,
-                             reinterpret_cast<cufftComplex*>(X),
-                             reinterpret_cast<cufftComplex*>(X),
-                             CUFFT_FORWARD),
-                "cufftExecC2C");
-    const size_t grid_elements = frames * size_t(d.K) * d.U * d.nr;
-    float2* Y = m->Y.reserve(grid_elements);
-    pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(
-        X, m->bins.data(), d, frames, float(1.0 / std::sqrt(double(d.N))), Y);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    const size_t fj = frames * d.Q;
-    float2* ls = m->ls.reserve(fj * d.U * d.nr);
-    // With hold and one pilot symbol a slot, its estimates are the detector's H:
-    // written where H goes.
-    float2* Hs = !m->emitted_H() && H_out ? reinterpret_cast<float2*>(H_out)
-                                          : m->H_pilot.reserve(fj * d.U * d.nr * d.nt);
-    float* slopes = m->slopes.reserve(fj);
-    const dim3 pilot_grid(unsigned(fj), unsigned(pilot_chunks(d)));
-    float2* turn = m->turn.reserve(fj * pilot_grid.y);
-    pilot_ls_kernel<<<pilot_grid, k_pilot_threads, 0, st>>>(
-        Y, m->pilots.data(), m->offsets.data(), d, ls, turn);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    // The estimates with the slope out go to flat; ls keeps them as measured.
-    float2* flat = m->flat.reserve(fj * d.U * d.nr);
-    pilot_sums_kernel<<<pilot_grid, k_pilot_threads, 0, st>>>(
-        ls,
-        turn,
-        m->offsets.data(),
-        d,
-        flat,
-        slopes,
-        m->sums.reserve(fj * pilot_grid.y * 2));
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    const double fixed = m->config.lmmse_delay_spread;
-    const bool lmmse = m->config.frequency == frequency_interpolation::lmmse;
-    frame_stats_kernel<<<blocks_for(frames), k_threads, 0, st>>>(
-        m->sums.data(),
-        d,
-        frames,
-        float(m->noise_terms * d.Q),
-        fixed < 0 || !lmmse ? 0.0f : float(fixed / d.N),
-        m->n0.reserve(frames),
-        m->pair_power.reserve(frames),
-        m->relative_noise.reserve(frames),
-        m->spread_over_n.reserve(frames),
-        m->spread.reserve(frames),
-        m->centre_turn.reserve(frames));
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    if (lmmse && fixed < 0)
-        estimate_delay_support(flat, frames, st);
-    // Each antenna's LMMSE relative noise, where its frame is whitened.
-    const float* own_noise = lmmse && fixed < 0 && m->antenna_noise
-                                 ? m->antenna_relative_noise.data()
-                                 : nullptr;
-    interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
-        flat,
-        slopes,
-        m->offsets.data(),
-        d,
-        frames,
-        lmmse,
-        m->config.lmmse_window,
-        m->relative_noise.data(),
-        own_noise,
-        m->spread_over_n.data(),
-        m->centre_turn.data(),
-        Hs);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    const size_t ye = frames * y_per_frame();
-    float2* y = y_out ? reinterpret_cast<float2*>(y_out) : m->y.reserve(ye);
-    float2* H = !m->emitted_H() ? nullptr
-                                : (H_out ? reinterpret_cast<float2*>(H_out)
-                                         : m->H.reserve(frames * H_per_frame()));
-    const float* time_weights = nullptr;
-    if (m->config.interpolation == time_interpolation::lmmse) {
-        const int chunks =
-            int((size_t(d.U) * d.nr * d.nt + k_pair_chunk - 1) / k_pair_chunk);
-        float* parts = m->pair_parts.reserve(frames * size_t(d.Q) * chunks * 3);
-        if (d.Q > 1) {
-            pilot_pair_sums_kernel<<<dim3(unsigned(frames * (d.Q - 1)), unsigned(chunks)),
-                                     k_threads,
-                                     0,
-                                     st>>>(Hs, d, parts);
-            MIMO_CUDA_CHECK(cudaGetLastError());
-        }
-        if (linking) {
-            links.sums = m->link_sums.reserve(frames * size_t(d.Q) * 4);
-            links.linked = m->linked.reserve(frames);
-            links.theta = m->link_theta.reserve(frames);
-            const int link_chunks = (d.U + k_link_chunk - 1) / k_link_chunk;
-            const dim3 link_grid(unsigned(frames * d.Q), unsigned(link_chunks));
-            float* step_parts =
-                m->link_step_parts.reserve(frames * d.Q * link_chunks * 2);
-            float* sum_parts = m->link_sum_parts.reserve(frames * d.Q * link_chunks * 5);
-            frame_link_step_kernel<<<link_grid, k_threads, 0, st>>>(
-                Hs, m->offsets.data(), d, links, step_parts);
-            MIMO_CUDA_CHECK(cudaGetLastError());
-            frame_link_sums_kernel<<<link_grid, k_threads, 0, st>>>(
-                Hs, m->offsets.data(), d, links, step_parts, sum_parts);
-            MIMO_CUDA_CHECK(cudaGetLastError());
-            frame_link_finish_kernel<<<blocks_for(frames * d.Q), k_threads, 0, st>>>(
-                d, frames, link_chunks, links, step_parts, sum_parts);
-            MIMO_CUDA_CHECK(cudaGetLastError());
-        }
-        const size_t symbols = frames * size_t(d.slots) * d.D * d.nr;
-        time_weights_kernel<<<blocks_for(symbols), k_threads, 0, st>>>(
-            parts,
-            chunks,
+    // The last frame's pilot symbols go to the next call's first (copied at the end).
+    m->history->received(positions, frames);
+    const bool keep_last = m->history->has_last();
+    // Everything from here on is launches on st whose arguments repeat from call
+    // to call of a shape: recorded once, then replayed as one graph
+    // (replayed_launches; at LTE 20 MHz ~15 launches and copies a call).
+    // Buffers reserved in it grow only on a shape's first call (the epoch then
+    // changes, and with it every key).
+    const auto shape = [&] {
+        return std::vector<uint64_t>{ uint64_t(frames),
+                                      uint64_t(linking),
+                                      uint64_t(keep_last),
+                                      key_of(v.base),
+                                      v.mask,
+                                      uint64_t(v.sample_stride),
+                                      uint64_t(v.antenna_stride),
+                                      allocation_epoch().load() };
+    };
+    m->demodulation.run(st, shape(), [&] {
+        const size_t windows = frames * size_t(d.K) * d.nr;
+        float2* X = m->X.reserve(windows * d.N);
+        const cufftHandle plan = batched_plan(m->plans, d.N, windows, st);
+        gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
+            v, m->start.data(), m->cfo.data(), d, frames, X);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        check_cufft(cufftExecC2C(plan,
+                                 reinterpret_cast<cufftComplex*>(X),
+                                 reinterpret_cast<cufftComplex*>(X),
+                                 CUFFT_FORWARD),
+                    "cufftExecC2C");
+        const size_t grid_elements = frames * size_t(d.K) * d.U * d.nr;
+        float2* Y = m->Y.reserve(grid_elements);
+        pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(
+            X, m->bins.data(), d, frames, float(1.0 / std::sqrt(double(d.N))), Y);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        const size_t fj = frames * d.Q;
+        float2* ls = m->ls.reserve(fj * d.U * d.nr);
+        float2* Hs = m->H_pilot.reserve(fj * d.U * d.nr * d.nt);
+        float* slopes = m->slopes.reserve(fj);
+        const dim3 pilot_grid(unsigned(fj), unsigned(pilot_chunks(d)));
+        float2* turn = m->turn.reserve(fj * pilot_grid.y);
+        pilot_ls_kernel<<<pilot_grid, k_pilot_threads, 0, st>>>(
+            Y, m->pilots.data(), m->offsets.data(), d, ls, turn);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        // The estimates with the slope out go to flat; ls keeps them as measured.
+        float2* flat = m->flat.reserve(fj * d.U * d.nr);
+        pilot_sums_kernel<<<pilot_grid, k_pilot_threads, 0, st>>>(
+            ls,
+            turn,
+            m->offsets.data(),
+            d,
+            flat,
+            slopes,
+            m->sums.reserve(fj * pilot_grid.y * 2));
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        const double fixed = m->config.lmmse_delay_spread;
+        const bool lmmse = m->config.frequency == frequency_interpolation::lmmse;
+        frame_stats_kernel<<<blocks_for(frames), k_threads, 0, st>>>(
+            m->sums.data(),
+            d,
+            frames,
+            float(m->noise_terms * d.Q),
+            fixed < 0 || !lmmse ? 0.0f : float(fixed / d.N),
+            m->n0.reserve(frames),
+            m->pair_power.reserve(frames),
+            m->relative_noise.reserve(frames),
+            m->spread_over_n.reserve(frames),
+            m->spread.reserve(frames),
+            m->centre_turn.reserve(frames));
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        if (lmmse && fixed < 0)
+            estimate_delay_support(flat, frames, st);
+        // Each antenna's LMMSE relative noise, where its frame is whitened.
+        const float* own_noise = lmmse && fixed < 0 && m->antenna_noise
+                                     ? m->antenna_relative_noise.data()
+                                     : nullptr;
+        interpolate_kernel<<<blocks_for(fj * d.U * d.nt), k_threads, 0, st>>>(
+            flat,
+            slopes,
+            m->offsets.data(),
             d,
             frames,
             lmmse,
             m->config.lmmse_window,
-            m->n0.data(),
             m->relative_noise.data(),
             own_noise,
             m->spread_over_n.data(),
-            m->symbols_per_second,
-            links,
-            m->time_weights.reserve(symbols * 2 * k_time_taps),
-            m->doppler.reserve(frames));
+            m->centre_turn.data(),
+            Hs);
         MIMO_CUDA_CHECK(cudaGetLastError());
-        time_weights = m->time_weights.data();
-    }
-    emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
-        Y,
-        Hs,
-        d,
-        frames,
-        m->direct,
-        m->kind,
-        time_weights,
-        m->antenna_noise ? m->antenna_scale.data() : nullptr,
-        m->offsets.data(),
-        links,
-        y,
-        H);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    // The last frame's pilot symbols for the next call's first.
-    m->history->received(positions, frames);
-    if (m->history->has_last()) {
-        const size_t per_frame = size_t(d.Q) * d.U * d.nr * d.nt;
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(m->last_pilots.reserve(per_frame),
-                                        Hs + (frames - 1) * per_frame,
-                                        per_frame * sizeof(float2),
-                                        cudaMemcpyDeviceToDevice,
-                                        st));
-    }
+        const size_t ye = frames * y_per_frame();
+        const float* time_weights = nullptr;
+        if (m->config.interpolation == time_interpolation::lmmse) {
+            const int chunks =
+                int((size_t(d.U) * d.nr * d.nt + k_pair_chunk - 1) / k_pair_chunk);
+            float* parts = m->pair_parts.reserve(frames * size_t(d.Q) * chunks * 3);
+            if (d.Q > 1) {
+                pilot_pair_sums_kernel<<<dim3(unsigned(frames * (d.Q - 1)),
+                                              unsigned(chunks)),
+                                         k_threads,
+                                         0,
+                                         st>>>(Hs, d, parts);
+                MIMO_CUDA_CHECK(cudaGetLastError());
+            }
+            if (linking) {
+                links.sums = m->link_sums.reserve(frames * size_t(d.Q) * 4);
+                links.linked = m->linked.reserve(frames);
+                links.theta = m->link_theta.reserve(frames);
+                const int link_chunks = (d.U + k_link_chunk - 1) / k_link_chunk;
+                const dim3 link_grid(unsigned(frames * d.Q), unsigned(link_chunks));
+                float* step_parts =
+                    m->link_step_parts.reserve(frames * d.Q * link_chunks * 2);
+                float* sum_parts =
+                    m->link_sum_parts.reserve(frames * d.Q * link_chunks * 5);
+                frame_link_step_kernel<<<link_grid, k_threads, 0, st>>>(
+                    Hs, m->offsets.data(), d, links, step_parts);
+                MIMO_CUDA_CHECK(cudaGetLastError());
+                frame_link_sums_kernel<<<link_grid, k_threads, 0, st>>>(
+                    Hs, m->offsets.data(), d, links, step_parts, sum_parts);
+                MIMO_CUDA_CHECK(cudaGetLastError());
+                frame_link_finish_kernel<<<blocks_for(frames * d.Q), k_threads, 0, st>>>(
+                    d, frames, link_chunks, links, step_parts, sum_parts);
+                MIMO_CUDA_CHECK(cudaGetLastError());
+            }
+            const size_t symbols = frames * size_t(d.slots) * d.D * d.nr;
+            time_weights_kernel<<<blocks_for(symbols), k_threads, 0, st>>>(
+                parts,
+                chunks,
+                d,
+                frames,
+                lmmse,
+                m->config.lmmse_window,
+                m->n0.data(),
+                m->relative_noise.data(),
+                own_noise,
+                m->spread_over_n.data(),
+                m->symbols_per_second,
+                links,
+                m->time_weights.reserve(symbols * 2 * k_time_taps),
+                m->doppler.reserve(frames));
+            MIMO_CUDA_CHECK(cudaGetLastError());
+            time_weights = m->time_weights.data();
+        }
+        emit_kernel<<<blocks_for(ye), k_threads, 0, st>>>(
+            Y,
+            Hs,
+            d,
+            frames,
+            m->kind,
+            time_weights,
+            m->antenna_noise ? m->antenna_scale.data() : nullptr,
+            m->offsets.data(),
+            links,
+            d_start + frames);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        if (keep_last) {
+            const size_t per_frame = size_t(d.Q) * d.U * d.nr * d.nt;
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(m->last_pilots.reserve(per_frame),
+                                            Hs + (frames - 1) * per_frame,
+                                            per_frame * sizeof(float2),
+                                            cudaMemcpyDeviceToDevice,
+                                            st));
+        }
+        if (also_enqueue)
+            also_enqueue();
+    });
 }
 
 void cuda_front_end::estimate_delay_support(const float2* flat,
@@ -2063,39 +2080,14 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
     float* M = m->sync_M.reserve(lead + count) + lead;
     float2* P = m->sync_P.reserve(lead + count) + lead;
     const unsigned metric_blocks = unsigned((lead + count + tile - 1) / tile);
-    if (per_thread == 4)
-        metric_kernel<4><<<metric_blocks, k_threads, 0, st>>>(v,
-                                                              search_begin - lead,
-                                                              lead + count,
-                                                              rule.N / 2,
-                                                              rule.nr,
-                                                              M - lead,
-                                                              P - lead);
-    else
-        metric_kernel<1><<<metric_blocks, k_threads, 0, st>>>(v,
-                                                              search_begin - lead,
-                                                              lead + count,
-                                                              rule.N / 2,
-                                                              rule.nr,
-                                                              M - lead,
-                                                              P - lead);
-    MIMO_CUDA_CHECK(cudaGetLastError());
     const size_t tiles =
         (count + k_tile - 1) / k_tile; // of the run search, from search_begin
     int* counts = m->tile_counts.reserve(2 * tiles);
     unsigned long long* totals = m->run_totals.reserve(2);
-    run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
-        M, count, rule.threshold, counts);
-    MIMO_CUDA_CHECK(cudaGetLastError());
-    run_scan_kernel<<<1, k_threads, 0, st>>>(counts, tiles, totals);
-    MIMO_CUDA_CHECK(cudaGetLastError());
     // Runs start and end alternately: at most one start per two positions, plus one.
     const size_t most_runs = count / 2 + 1;
     size_t* starts = m->run_starts.reserve(most_runs);
     size_t* lasts = m->run_lasts.reserve(most_runs);
-    run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
-        M, search_begin, count, rule.threshold, counts, starts, lasts);
-    MIMO_CUDA_CHECK(cudaGetLastError());
     // The runs the walk can reach, decided a batch at a time (a frame per run,
     // and a few runs it may skip), and one more: where the next run starts.
     const int decided = int(std::min<size_t>(max_frames + 4, k_most_decided)),
@@ -2109,7 +2101,9 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
         return runs[k].decided &&
                (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
     };
-    for (size_t skip = 0;; skip += size_t(decided)) {
+    // A batch of decisions: each run's plateau, the preamble matched around it,
+    // the first path; the slots to the host.
+    const auto enqueue_decisions = [&](size_t skip) {
         plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M,
                                                               P,
                                                               search_begin,
@@ -2142,6 +2136,36 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
         MIMO_CUDA_CHECK(cudaGetLastError());
         MIMO_CUDA_CHECK(cudaMemcpyAsync(
             h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
+    };
+    {
+        if (per_thread == 4)
+            metric_kernel<4><<<metric_blocks, k_threads, 0, st>>>(v,
+                                                                  search_begin - lead,
+                                                                  lead + count,
+                                                                  rule.N / 2,
+                                                                  rule.nr,
+                                                                  M - lead,
+                                                                  P - lead);
+        else
+            metric_kernel<1><<<metric_blocks, k_threads, 0, st>>>(v,
+                                                                  search_begin - lead,
+                                                                  lead + count,
+                                                                  rule.N / 2,
+                                                                  rule.nr,
+                                                                  M - lead,
+                                                                  P - lead);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
+            M, count, rule.threshold, counts);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        run_scan_kernel<<<1, k_threads, 0, st>>>(counts, tiles, totals);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
+            M, search_begin, count, rule.threshold, counts, starts, lasts);
+        MIMO_CUDA_CHECK(cudaGetLastError());
+    }
+    for (size_t skip = 0;; skip += size_t(decided)) {
+        enqueue_decisions(skip);
         MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
         if (!runs.empty() && runs.back().beyond)
             runs.pop_back(); // the earlier batch's mark: this batch starts there

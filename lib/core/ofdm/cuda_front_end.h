@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -76,6 +77,12 @@ public:
     /// each frame's place in the stream for estimation across frames
     /// (ofdm_receiver_config::across_frames; the stream window's frame
     /// starts), or null: none linked, and nothing to the next call's.
+    /// also_enqueue: the caller's copies on `stream` after the demodulation's
+    /// (its downloads of the per-frame results), recorded with them: from the
+    /// third call of a shape (frames, flags, view) on, the sequence is replayed
+    /// as one CUDA graph (replayed_launches), so also_enqueue must copy the same
+    /// memory every call (pinned buffers it made before the call) and make no
+    /// call that a stream capture forbids.
     void run_view(const sample_view& v,
                   const size_t* frame_start,
                   const float* cfo,
@@ -83,7 +90,8 @@ public:
                   cfloat* H_out,
                   cfloat* y_out,
                   cudaStream_t stream,
-                  const uint64_t* positions = nullptr);
+                  const uint64_t* positions = nullptr,
+                  const std::function<void()>& also_enqueue = {});
 
     /// Frames in the samples of `v` before samples_end, from `from` on, the
     /// positions from search_begin searched (frame_search::find's contract).

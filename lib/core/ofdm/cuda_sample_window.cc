@@ -174,6 +174,28 @@ public:
             position[f] = frames[f].frame_start;
             cfo[f] = frames[f].cfo;
         }
+        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+        // The results' host copies, made before the launches (a recorded graph
+        // may not allocate).
+        float* n0 = m_n0.reserve(count);
+        float* spread = m_spread.reserve(count);
+        float* doppler = m_doppler.reserve(count);
+        int* linked = m_linked.reserve(count);
+        float* antenna_n0 = m_antenna_n0.reserve(count * m_nr);
+        // Pinned, the same every call of a shape: recorded with the demodulation.
+        // Device pointers are read here: run_view grows them.
+        const auto downloads = [&] {
+            const auto download = [&](auto* to, const auto* from, size_t n) {
+                if (from)
+                    MIMO_CUDA_CHECK(cudaMemcpyAsync(
+                        to, from, n * sizeof(*to), cudaMemcpyDeviceToHost, st));
+            };
+            download(n0, m_front_end.device_n0(), count);
+            download(spread, m_front_end.device_spread(), count);
+            download(doppler, m_front_end.device_doppler(), count);
+            download(linked, m_front_end.linked_frames(), count);
+            download(antenna_n0, m_front_end.device_antenna_n0(), count * m_nr);
+        };
         m_front_end.run_view(view(),
                              start.data(),
                              cfo.data(),
@@ -181,8 +203,8 @@ public:
                              on_device ? H : nullptr,
                              on_device ? y : nullptr,
                              st,
-                             position.data());
-        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+                             position.data(),
+                             downloads);
         if (!on_device) { // host outputs: from the engine's own device buffers
             MIMO_CUDA_CHECK(cudaMemcpyAsync(H,
                                             m_front_end.device_H(),
@@ -195,38 +217,12 @@ public:
                                             cudaMemcpyDeviceToHost,
                                             st));
         }
-        float* n0 = m_n0.reserve(count);
-        float* spread = m_spread.reserve(count);
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(n0,
-                                        m_front_end.device_n0(),
-                                        count * sizeof(float),
-                                        cudaMemcpyDeviceToHost,
-                                        st));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(spread,
-                                        m_front_end.device_spread(),
-                                        count * sizeof(float),
-                                        cudaMemcpyDeviceToHost,
-                                        st));
-        // Per-frame values the configuration may not make: zeros then.
-        const auto download = [&](auto* to, const auto* from) {
-            if (from)
-                MIMO_CUDA_CHECK(cudaMemcpyAsync(
-                    to, from, count * sizeof(*to), cudaMemcpyDeviceToHost, st));
-            else
-                std::fill(to, to + count, 0);
-        };
-        float* doppler = m_doppler.reserve(count);
-        download(doppler, m_front_end.device_doppler());
-        int* linked = m_linked.reserve(count);
-        download(linked, m_front_end.linked_frames());
-        const float* d_antenna_n0 = m_front_end.device_antenna_n0();
-        float* antenna_n0 = m_antenna_n0.reserve(count * m_nr);
-        if (d_antenna_n0)
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(antenna_n0,
-                                            d_antenna_n0,
-                                            count * m_nr * sizeof(float),
-                                            cudaMemcpyDeviceToHost,
-                                            st));
+        // Per-frame values the configuration does not make: zeros.
+        if (!m_front_end.device_doppler())
+            std::fill(doppler, doppler + count, 0.0f);
+        if (!m_front_end.linked_frames())
+            std::fill(linked, linked + count, 0);
+        const bool antenna_noise = m_front_end.device_antenna_n0() != nullptr;
         MIMO_CUDA_CHECK(cudaStreamSynchronize(
             st)); // the outputs are complete when the caller hands them on
         std::vector<float> scale(m_nr);
@@ -242,7 +238,7 @@ public:
             out[f].whitened =
                 report_antenna_noise(int(m_nr),
                                      n0[f],
-                                     d_antenna_n0 ? antenna_n0 + f * m_nr : nullptr,
+                                     antenna_noise ? antenna_n0 + f * m_nr : nullptr,
                                      out[f].antenna_n0,
                                      scale);
         }

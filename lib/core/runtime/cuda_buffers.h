@@ -4,13 +4,24 @@
 
 #include "cuda_check.h"
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 namespace mimo_gpu {
 namespace detail {
 
 enum class memory_kind { device, pinned_host };
+
+/// Counts the growths of every cuda_buffer in the process: a recorded CUDA
+/// graph that names buffers stays valid while the count does
+/// (replayed_launches keys include it).
+inline std::atomic<uint64_t>& allocation_epoch()
+{
+    static std::atomic<uint64_t> epoch{ 0 };
+    return epoch;
+}
 
 template <typename T, memory_kind Kind>
 class cuda_buffer
@@ -32,6 +43,7 @@ public:
     T* reserve(size_t count)
     {
         if (count > m_capacity) {
+            ++allocation_epoch();
             release();
             void* p = nullptr;
             if (Kind == memory_kind::device)

@@ -11,87 +11,154 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
 namespace mimo_gpu {
 namespace detail {
 
-/// One recorded launch sequence: replayed while its key (everything its
-/// launches depend on: pointers, sizes, flags) stays the same; recorded again,
-/// and the executable graph updated in place, when the key changes. A stream
-/// that is already being captured (a caller recording a larger graph) gets the
-/// launches themselves.
+/// Whether launch sequences on s may run as graphs: not on the legacy default
+/// stream (which no capture may use), nor where MIMO_GPU_CUDA_GRAPHS=0 asks
+/// for plain launches (a comparison, or a driver whose graphs misbehave).
+inline bool graphs_on(cudaStream_t s)
+{
+    static const bool enabled = [] {
+        const char* v = std::getenv("MIMO_GPU_CUDA_GRAPHS");
+        return !(v && std::string(v) == "0");
+    }();
+    return enabled && s != nullptr && s != cudaStreamLegacy;
+}
+
+/// Starts capturing s; false (the error cleared) where the driver refuses.
+inline bool begin_capture(cudaStream_t s)
+{
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) == cudaSuccess)
+        return true;
+    cudaGetLastError();
+    return false;
+}
+
+/// What enqueue() launches on s, captured as a graph; null (nothing launched,
+/// the error cleared, s out of capture mode) where the driver refuses or
+/// enqueue() throws.
+template <class Enqueue>
+cudaGraph_t capture(cudaStream_t s, Enqueue& enqueue)
+{
+    // Thread-local: the other blocks' threads go on calling the driver.
+    if (!begin_capture(s))
+        return nullptr;
+    bool launched = true;
+    try {
+        enqueue();
+    } catch (...) {
+        launched = false;
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(s, &graph);
+    if (launched && ended == cudaSuccess && graph)
+        return graph;
+    if (graph)
+        cudaGraphDestroy(graph);
+    cudaGetLastError(); // the refused capture's error is not the next call's
+    return nullptr;
+}
+
+/// Launch sequences recorded as CUDA graphs and replayed, one graph per key:
+/// everything the sequence's launches take as arguments (pointers, sizes,
+/// flags), so that a replay is exactly the launches. The first call of a key
+/// runs the launches directly (any buffer they grow is allocated then: a
+/// capture may not allocate); the second records them, and later ones replay
+/// the graph. enqueue() must launch on s alone and change no host state but
+/// buffer capacities (it may run twice in one call: a capture the driver
+/// refuses, such as a copy to pageable memory, is run again directly, and its
+/// key then always is). A stream being captured by a caller, the legacy stream,
+/// and MIMO_GPU_CUDA_GRAPHS=0 get the launches themselves.
 class replayed_launches
 {
 public:
     replayed_launches() = default;
     ~replayed_launches()
     {
-        if (m_exec)
-            cudaGraphExecDestroy(m_exec); // an in-flight launch completes first
+        for (auto& e : m_entries)
+            if (e.exec)
+                cudaGraphExecDestroy(e.exec); // an in-flight launch completes first
     }
     replayed_launches(const replayed_launches&) = delete;
     replayed_launches& operator=(const replayed_launches&) = delete;
 
-    /// Enqueues on s what enqueue() launches on s (it must launch on s alone,
-    /// and make no call that a stream capture forbids: no allocation, no
-    /// synchronisation).
     template <class Enqueue>
     void run(cudaStream_t s, const std::vector<uint64_t>& key, Enqueue&& enqueue)
     {
         cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-        MIMO_CUDA_CHECK(cudaStreamIsCapturing(s, &capturing));
-        if (capturing != cudaStreamCaptureStatusNone) {
+        const bool can = graphs_on(s) &&
+                         cudaStreamIsCapturing(s, &capturing) == cudaSuccess &&
+                         capturing == cudaStreamCaptureStatusNone;
+        cudaGetLastError();
+        entry* e = can ? find(key) : nullptr;
+        if (!e || e->direct) {
             enqueue();
             return;
         }
-        if (!m_exec || key != m_key) {
-            m_key.clear(); // until the recording is complete
-            record(s, enqueue);
-            m_key = key;
+        if (!e->exec) {
+            const cudaGraph_t graph = capture(s, enqueue);
+            if (!graph) {
+                e->direct = true;
+                enqueue();
+                return;
+            }
+            struct graph_guard {
+                cudaGraph_t g;
+                ~graph_guard() { cudaGraphDestroy(g); }
+            } guard{ graph };
+            MIMO_CUDA_CHECK(cudaGraphInstantiate(&e->exec, graph, 0));
         }
-        MIMO_CUDA_CHECK(cudaGraphLaunch(m_exec, s));
+        ++m_replays;
+        MIMO_CUDA_CHECK(cudaGraphLaunch(e->exec, s));
     }
 
-    /// Graphs recorded (instantiated or updated): a test's count of replays.
-    uint64_t recordings() const { return m_recordings; }
+    /// Calls launched as a graph so far.
+    uint64_t replays() const { return m_replays; }
 
 private:
-    template <class Enqueue>
-    void record(cudaStream_t s, Enqueue& enqueue)
+    struct entry {
+        std::vector<uint64_t> key;
+        cudaGraphExec_t exec = nullptr; ///< null: seen once (ran directly)
+        bool direct = false;            ///< its capture was refused
+        uint64_t last_used = 0;
+    };
+    /// Keys kept (a stream's batches of 1..k frames, a few plans); the least
+    /// recently used goes beyond.
+    static constexpr size_t k_most_entries = 32;
+
+    /// The key's entry, or null after making one (its first call runs directly).
+    entry* find(const std::vector<uint64_t>& key)
     {
-        // Thread-local: the other blocks' threads go on calling the driver.
-        MIMO_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
-        cudaGraph_t graph = nullptr;
-        try {
-            enqueue();
-        } catch (...) {
-            cudaStreamEndCapture(s, &graph); // the stream must leave capture mode
-            if (graph)
-                cudaGraphDestroy(graph);
-            throw;
+        ++m_uses;
+        for (auto& e : m_entries)
+            if (e.key == key) {
+                e.last_used = m_uses;
+                return &e;
+            }
+        if (m_entries.size() >= k_most_entries) {
+            auto oldest = m_entries.begin();
+            for (auto it = m_entries.begin(); it != m_entries.end(); ++it)
+                if (it->last_used < oldest->last_used)
+                    oldest = it;
+            if (oldest->exec)
+                cudaGraphExecDestroy(oldest->exec);
+            m_entries.erase(oldest);
         }
-        MIMO_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
-        struct graph_guard {
-            cudaGraph_t g;
-            ~graph_guard() { cudaGraphDestroy(g); }
-        } guard{ graph };
-        ++m_recordings;
-        if (m_exec) {
-            cudaGraphExecUpdateResultInfo info{};
-            if (cudaGraphExecUpdate(m_exec, graph, &info) == cudaSuccess)
-                return;
-            cudaGetLastError(); // the failed update's error is not the next launch's
-            cudaGraphExecDestroy(m_exec);
-            m_exec = nullptr;
-        }
-        MIMO_CUDA_CHECK(cudaGraphInstantiate(&m_exec, graph, 0));
+        entry fresh;
+        fresh.key = key;
+        fresh.last_used = m_uses;
+        m_entries.push_back(std::move(fresh));
+        return nullptr;
     }
 
-    cudaGraphExec_t m_exec = nullptr;
-    std::vector<uint64_t> m_key;
-    uint64_t m_recordings = 0;
+    std::vector<entry> m_entries;
+    uint64_t m_uses = 0, m_replays = 0;
 };
 
 /// A key entry from a pointer.

@@ -6,9 +6,9 @@
 #include "../runtime/cuda_staging.h"
 #include "turbo_engine.h"
 
+#include <type_traits>
 #include <algorithm>
 #include <memory>
-#include <type_traits>
 #include <vector>
 
 namespace mimo_gpu {
@@ -594,21 +594,28 @@ private:
                                   early,
                                   parity_app };
         // Everything the launches read as arguments (the configuration is fixed).
-        const std::vector<uint64_t> key{ key_of(d_llr),        key_of(d_bits),
-                                         key_of(d_app_out),    key_of(d_coded_out),
-                                         key_of(no_information), key_of(e1),
-                                         key_of(e2),           key_of(app),
-                                         key_of(boundaries),   key_of(done),
-                                         key_of(crc_ok),       key_of(iterations),
-                                         key_of(parity_app),   key_of(scratch),
+        const std::vector<uint64_t> key{ key_of(d_llr),
+                                         key_of(d_bits),
+                                         key_of(d_app_out),
+                                         key_of(d_coded_out),
+                                         key_of(no_information),
+                                         key_of(e1),
+                                         key_of(e2),
+                                         key_of(app),
+                                         key_of(boundaries),
+                                         key_of(done),
+                                         key_of(crc_ok),
+                                         key_of(iterations),
+                                         key_of(parity_app),
+                                         key_of(scratch),
                                          key_of(m_status.word()) };
         dp.launches.run(s, key, [&] {
             check_input_kernel<<<unsigned(nb), k_check_threads, 0, s>>>(
                 d_llr, blocks, m_status.word(), no_information);
             MIMO_CUDA_CHECK_LAUNCH("check_input_kernel");
             MIMO_CUDA_CHECK(cudaMemsetAsync(e2, 0, nbits * sizeof(float), s));
-            MIMO_CUDA_CHECK(
-                cudaMemsetAsync(boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
+            MIMO_CUDA_CHECK(cudaMemsetAsync(
+                boundaries, 0, nw * k_boundary_floats * sizeof(float), s));
             MIMO_CUDA_CHECK(cudaMemsetAsync(done, 0, nb, s));
             MIMO_CUDA_CHECK(cudaMemsetAsync(crc_ok, 0, nb, s));
             if (parity_app)
