@@ -58,6 +58,14 @@ cufftHandle batched_plan(std::map<size_t, cufftHandle>& plans,
     return plan->second;
 }
 
+/// The batched transform `plan` of x, in place (direction CUFFT_FORWARD or
+/// CUFFT_INVERSE).
+void fft_in_place(cufftHandle plan, float2* x, int direction)
+{
+    cufftComplex* c = reinterpret_cast<cufftComplex*>(x);
+    check_cufft(cufftExecC2C(plan, c, c, direction), "cufftExecC2C");
+}
+
 struct dims {
     int N, SS, U, nr, nt, D, slots, K; // K: symbols per frame
     int Q;                             // pilot symbols per frame
@@ -1672,8 +1680,9 @@ cuda_front_end::cuda_front_end(const ofdm_grid& grid,
                                pilots.data(),
                                pilots.size() * sizeof(cfloat),
                                cudaMemcpyHostToDevice));
-    m->h_start.reserve(
-        64); // page-locked allocations synchronise: made before the stream runs
+    // Page-locked allocations synchronise: made before the stream runs (the
+    // frame starts' array also holds where y and H go).
+    m->h_start.reserve(64 + 2);
     m->h_cfo.reserve(64);
     m->h_gap.reserve(64);
     MIMO_CUDA_CHECK(cudaMemcpy(m->preamble.reserve(preamble.size()),
@@ -1835,11 +1844,7 @@ void cuda_front_end::run_view(const sample_view& v,
         gather_rotate_kernel<<<blocks_for(windows * d.N), k_threads, 0, st>>>(
             v, m->start.data(), m->cfo.data(), d, frames, X);
         MIMO_CUDA_CHECK(cudaGetLastError());
-        check_cufft(cufftExecC2C(plan,
-                                 reinterpret_cast<cufftComplex*>(X),
-                                 reinterpret_cast<cufftComplex*>(X),
-                                 CUFFT_FORWARD),
-                    "cufftExecC2C");
+        fft_in_place(plan, X, CUFFT_FORWARD);
         const size_t grid_elements = frames * size_t(d.K) * d.U * d.nr;
         float2* Y = m->Y.reserve(grid_elements);
         pick_bins_kernel<<<blocks_for(grid_elements), k_threads, 0, st>>>(
@@ -1995,11 +2000,7 @@ void cuda_front_end::estimate_delay_support(const float2* flat,
     delay_profile_gather_kernel<<<blocks_for(count * A), k_threads, 0, st>>>(
         flat, d, frames, A, P);
     MIMO_CUDA_CHECK(cudaGetLastError());
-    check_cufft(cufftExecC2C(plan,
-                             reinterpret_cast<cufftComplex*>(P),
-                             reinterpret_cast<cufftComplex*>(P),
-                             CUFFT_INVERSE),
-                "cufftExecC2C");
+    fft_in_place(plan, P, CUFFT_INVERSE);
     // Each antenna's power per bin, then the search (a block per frame).
     const size_t bins = frames * size_t(d.nr) * size_t(A);
     float* antenna_power = m->antenna_bin_power.reserve(bins);
@@ -2101,9 +2102,34 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
         return runs[k].decided &&
                (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
     };
-    // A batch of decisions: each run's plateau, the preamble matched around it,
-    // the first path; the slots to the host.
-    const auto enqueue_decisions = [&](size_t skip) {
+    if (per_thread == 4)
+        metric_kernel<4><<<metric_blocks, k_threads, 0, st>>>(v,
+                                                              search_begin - lead,
+                                                              lead + count,
+                                                              rule.N / 2,
+                                                              rule.nr,
+                                                              M - lead,
+                                                              P - lead);
+    else
+        metric_kernel<1><<<metric_blocks, k_threads, 0, st>>>(v,
+                                                              search_begin - lead,
+                                                              lead + count,
+                                                              rule.N / 2,
+                                                              rule.nr,
+                                                              M - lead,
+                                                              P - lead);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
+        M, count, rule.threshold, counts);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    run_scan_kernel<<<1, k_threads, 0, st>>>(counts, tiles, totals);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
+        M, search_begin, count, rule.threshold, counts, starts, lasts);
+    MIMO_CUDA_CHECK(cudaGetLastError());
+    for (size_t skip = 0;; skip += size_t(decided)) {
+        // A batch of decisions: each run's plateau, the preamble matched around
+        // it, the first path; the slots to the host.
         plateau_kernel<<<unsigned(slots), k_threads, 0, st>>>(M,
                                                               P,
                                                               search_begin,
@@ -2136,36 +2162,6 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
         MIMO_CUDA_CHECK(cudaGetLastError());
         MIMO_CUDA_CHECK(cudaMemcpyAsync(
             h, d_slots, size_t(slots) * sizeof(run_slot), cudaMemcpyDeviceToHost, st));
-    };
-    {
-        if (per_thread == 4)
-            metric_kernel<4><<<metric_blocks, k_threads, 0, st>>>(v,
-                                                                  search_begin - lead,
-                                                                  lead + count,
-                                                                  rule.N / 2,
-                                                                  rule.nr,
-                                                                  M - lead,
-                                                                  P - lead);
-        else
-            metric_kernel<1><<<metric_blocks, k_threads, 0, st>>>(v,
-                                                                  search_begin - lead,
-                                                                  lead + count,
-                                                                  rule.N / 2,
-                                                                  rule.nr,
-                                                                  M - lead,
-                                                                  P - lead);
-        MIMO_CUDA_CHECK(cudaGetLastError());
-        run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
-            M, count, rule.threshold, counts);
-        MIMO_CUDA_CHECK(cudaGetLastError());
-        run_scan_kernel<<<1, k_threads, 0, st>>>(counts, tiles, totals);
-        MIMO_CUDA_CHECK(cudaGetLastError());
-        run_write_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
-            M, search_begin, count, rule.threshold, counts, starts, lasts);
-        MIMO_CUDA_CHECK(cudaGetLastError());
-    }
-    for (size_t skip = 0;; skip += size_t(decided)) {
-        enqueue_decisions(skip);
         MIMO_CUDA_CHECK(cudaStreamSynchronize(st));
         if (!runs.empty() && runs.back().beyond)
             runs.pop_back(); // the earlier batch's mark: this batch starts there

@@ -78,11 +78,12 @@ public:
     /// (ofdm_receiver_config::across_frames; the stream window's frame
     /// starts), or null: none linked, and nothing to the next call's.
     /// also_enqueue: the caller's copies on `stream` after the demodulation's
-    /// (its downloads of the per-frame results), recorded with them: from the
-    /// third call of a shape (frames, flags, view) on, the sequence is replayed
-    /// as one CUDA graph (replayed_launches), so also_enqueue must copy the same
-    /// memory every call (pinned buffers it made before the call) and make no
-    /// call that a stream capture forbids.
+    /// (its downloads of the per-frame results), recorded with them: once a
+    /// call of a shape (frames, flags, view, no buffer grown since) repeats,
+    /// the sequence is replayed as one CUDA graph (replayed_launches), so
+    /// also_enqueue must be the same every call of a shape, copy the same
+    /// memory (pinned buffers made before the call) and make no call that a
+    /// stream capture forbids.
     void run_view(const sample_view& v,
                   const size_t* frame_start,
                   const float* cfo,

@@ -15,8 +15,8 @@ namespace detail {
 enum class memory_kind { device, pinned_host };
 
 /// Counts the growths of every cuda_buffer in the process: a recorded CUDA
-/// graph that names buffers stays valid while the count does
-/// (replayed_launches keys include it).
+/// graph that names a buffer its owner keeps (and so frees only to grow it)
+/// stays valid while the count does (replayed_launches keys include it).
 inline std::atomic<uint64_t>& allocation_epoch()
 {
     static std::atomic<uint64_t> epoch{ 0 };

@@ -20,16 +20,25 @@
 namespace mimo_gpu {
 namespace detail {
 
-/// Whether launch sequences on s may run as graphs: not on the legacy default
-/// stream (which no capture may use), nor where MIMO_GPU_CUDA_GRAPHS=0 asks
-/// for plain launches (a comparison, or a driver whose graphs misbehave).
+/// Whether launch sequences on s may run as graphs: only on non-blocking
+/// streams (no capture may use the legacy default stream, and while a
+/// blocking stream is captured every thread's use of the legacy stream fails),
+/// and not where MIMO_GPU_CUDA_GRAPHS=0 asks for plain launches (a
+/// comparison, or a driver whose graphs misbehave).
 inline bool graphs_on(cudaStream_t s)
 {
     static const bool enabled = [] {
         const char* v = std::getenv("MIMO_GPU_CUDA_GRAPHS");
         return !(v && std::string(v) == "0");
     }();
-    return enabled && s != nullptr && s != cudaStreamLegacy;
+    if (!enabled || s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread)
+        return false;
+    unsigned int flags = 0;
+    if (cudaStreamGetFlags(s, &flags) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return (flags & cudaStreamNonBlocking) != 0;
 }
 
 /// Starts capturing s; false (the error cleared) where the driver refuses.
@@ -66,16 +75,18 @@ cudaGraph_t capture(cudaStream_t s, Enqueue& enqueue)
     return nullptr;
 }
 
-/// Launch sequences recorded as CUDA graphs and replayed, one graph per key:
-/// everything the sequence's launches take as arguments (pointers, sizes,
-/// flags), so that a replay is exactly the launches. The first call of a key
-/// runs the launches directly (any buffer they grow is allocated then: a
-/// capture may not allocate); the second records them, and later ones replay
-/// the graph. enqueue() must launch on s alone and change no host state but
-/// buffer capacities (it may run twice in one call: a capture the driver
-/// refuses, such as one with a synchronisation, is run again directly, and
-/// its key then always is). A stream being captured by a caller, the legacy stream,
-/// and MIMO_GPU_CUDA_GRAPHS=0 get the launches themselves.
+/// Launch sequences recorded as CUDA graphs and replayed, one graph per key.
+/// The key must hold everything the sequence's launches take as arguments
+/// that can change between calls (pointers, sizes, flags), and must change
+/// whenever a buffer the sequence names is reallocated (allocation_epoch(), or
+/// the buffers' pointers), so that a replay is exactly the launches. The first
+/// call of a key runs the launches directly (buffers they grow are allocated
+/// then: a capture may not allocate); the second records them, and later ones
+/// replay the graph. enqueue() must launch on s alone and may run twice in one
+/// call (a capture the driver refuses, such as one with a synchronisation, is
+/// run again directly, and its key then always is): what it does on the host
+/// must be repeatable. A stream being captured by a caller, a blocking or
+/// default stream, and MIMO_GPU_CUDA_GRAPHS=0 get the launches themselves.
 class replayed_launches
 {
 public:
@@ -93,10 +104,12 @@ public:
     void run(cudaStream_t s, const std::vector<uint64_t>& key, Enqueue&& enqueue)
     {
         cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-        const bool can = graphs_on(s) &&
-                         cudaStreamIsCapturing(s, &capturing) == cudaSuccess &&
-                         capturing == cudaStreamCaptureStatusNone;
-        cudaGetLastError();
+        bool can = graphs_on(s);
+        if (can && cudaStreamIsCapturing(s, &capturing) != cudaSuccess) {
+            cudaGetLastError();
+            can = false;
+        }
+        can = can && capturing == cudaStreamCaptureStatusNone;
         entry* e = can ? find(key) : nullptr;
         if (!e || e->direct) {
             enqueue();
@@ -109,11 +122,15 @@ public:
                 enqueue();
                 return;
             }
-            struct graph_guard {
-                cudaGraph_t g;
-                ~graph_guard() { cudaGraphDestroy(g); }
-            } guard{ graph };
-            MIMO_CUDA_CHECK(cudaGraphInstantiate(&e->exec, graph, 0));
+            const cudaError_t made = cudaGraphInstantiate(&e->exec, graph, 0);
+            cudaGraphDestroy(graph);
+            if (made != cudaSuccess) {
+                cudaGetLastError();
+                e->exec = nullptr;
+                e->direct = true;
+                enqueue();
+                return;
+            }
         }
         ++m_replays;
         MIMO_CUDA_CHECK(cudaGraphLaunch(e->exec, s));

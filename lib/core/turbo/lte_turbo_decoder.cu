@@ -509,8 +509,9 @@ private:
     };
     static constexpr size_t k_kept_plans = 8;
 
-    /// The kept device plan of `plan`, uploaded if there is none.
-    device_plan& device_plan_of(const turbo_batch_plan& p)
+    /// The kept device plan of `plan`, uploaded (on s, before the batch's
+    /// kernels) if there is none.
+    device_plan& device_plan_of(const turbo_batch_plan& p, cudaStream_t s)
     {
         for (auto& d : m_plans)
             if (d->K == p.block_sizes() && d->window == p.window() &&
@@ -530,13 +531,16 @@ private:
         d->K = p.block_sizes();
         d->window = p.window();
         d->training = p.training();
-        // Synchronous copies from the plan itself: a new plan is rare once running.
-        const auto upload = [](auto& dev, const auto& host) {
+        // From the plan's own (pageable) vectors: staged before the call returns,
+        // and on s, so the batch's kernels read them complete. A new plan is
+        // rare once a stream runs.
+        const auto upload = [s](auto& dev, const auto& host) {
             using T = typename std::decay_t<decltype(host)>::value_type;
-            MIMO_CUDA_CHECK(cudaMemcpy(dev.reserve(host.size()),
-                                       host.data(),
-                                       host.size() * sizeof(T),
-                                       cudaMemcpyHostToDevice));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(dev.reserve(host.size()),
+                                            host.data(),
+                                            host.size() * sizeof(T),
+                                            cudaMemcpyHostToDevice,
+                                            s));
         };
         upload(d->blocks, p.blocks);
         upload(d->windows, p.windows);
@@ -559,7 +563,7 @@ private:
         // A batch on another stream must not overlap the previous one: they share the
         // work buffers.
         MIMO_CUDA_CHECK(cudaStreamWaitEvent(s, m_previous_batch.get(), 0));
-        device_plan& dp = device_plan_of(plan);
+        device_plan& dp = device_plan_of(plan, s);
         const turbo_block_desc* blocks = dp.blocks.data();
         const turbo_window_desc* windows = dp.windows.data();
         const int32_t* pi = dp.pi.data();
@@ -593,7 +597,9 @@ private:
                                   m_config.iterations - 1,
                                   early,
                                   parity_app };
-        // Everything the launches read as arguments (the configuration is fixed).
+        // Everything the launches read as arguments that can change between calls
+        // of this plan (its descriptors are its own: each plan has its graphs;
+        // the configuration and m_crc_powers are fixed).
         const std::vector<uint64_t> key{ key_of(d_llr),
                                          key_of(d_bits),
                                          key_of(d_app_out),
