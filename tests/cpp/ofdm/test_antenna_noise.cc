@@ -307,12 +307,20 @@ TEST(antenna_noise_cuda, cuda_equals_cpu_with_noisy_antennas)
         const double worst =
             std::max(worst_relative_difference(a.H.data(), b.H.data(), a.H.size()),
                      worst_relative_difference(a.y.data(), b.y.data(), a.y.size()));
-        std::printf("[ measured ] antennas %s: CUDA against CPU, H and y to %.1e\n",
+        std::printf("[ measured ] antennas %s: CUDA against CPU, H and y to %.1e "
+                    "(delay spread %.4g / %.4g samples, Doppler %.4g / %.4g Hz, N0 "
+                    "%.4g / %.4g)\n",
                     db.empty()                          ? "alike"
                     : db[1] > 0                         ? "0/4/8/16 dB"
                     : time == time_interpolation::lmmse ? "0/0/20/0 dB, LMMSE in time"
                                                         : "0/0/0/20 dB",
-                    worst);
+                    worst,
+                    a.delay_spread,
+                    b.delay_spread,
+                    a.doppler,
+                    b.doppler,
+                    a.n0,
+                    b.n0);
         EXPECT_LT(worst, 1e-3);
     }
 }
