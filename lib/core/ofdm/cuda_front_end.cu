@@ -135,9 +135,9 @@ __device__ float2 cdiv(float2 a, float2 b)
     return make_float2((a.x * b.x + a.y * b.y) / n, (a.y * b.x - a.x * b.y) / n);
 }
 
-/// Sums a float2 over the block (k_threads threads).
-template <int Threads = k_threads>
-__device__ float2 block_sum(float2 v, float2* shared)
+/// Sums a pair (float2 or double2) over the block (Threads threads).
+template <int Threads = k_threads, class Pair> // Pair: float2 or double2
+__device__ Pair block_sum(Pair v, Pair* shared)
 {
     for (int o = 16; o > 0; o >>= 1) {
         v.x += __shfl_xor_sync(0xffffffffu, v.x, o);
@@ -148,9 +148,11 @@ __device__ float2 block_sum(float2 v, float2* shared)
     if (lane == 0)
         shared[warp] = v;
     __syncthreads();
-    float2 t = make_float2(0, 0);
-    for (int w = 0; w < Threads / 32; ++w)
-        t = make_float2(t.x + shared[w].x, t.y + shared[w].y);
+    Pair t{};
+    for (int w = 0; w < Threads / 32; ++w) {
+        t.x += shared[w].x;
+        t.y += shared[w].y;
+    }
     return t;
 }
 
@@ -1221,9 +1223,9 @@ constexpr int k_pair_chunk = 2048;
 /// Doppler, the chunk's sum of conj(H_q) H_q+1 and of (|H_q|^2 + |H_q+1|^2) / 2
 /// where (q, q + 1) is a pair slot_layout::doppler_pair takes (zeros otherwise).
 __global__ void __launch_bounds__(k_threads)
-    pilot_pair_sums_kernel(const float2* H_pilot, dims d, float* parts)
+    pilot_pair_sums_kernel(const float2* H_pilot, dims d, double* parts)
 {
-    __shared__ float2 partial[k_threads / 32];
+    __shared__ double2 partial[k_threads / 32];
     const size_t per_pilot = size_t(d.U) * d.nr * d.nt;
     const int pair = blockIdx.x, candidates = d.Q - 1;
     const size_t f = size_t(pair / candidates), j = size_t(pair % candidates);
@@ -1231,17 +1233,20 @@ __global__ void __launch_bounds__(k_threads)
     const float2* b_all = a_all + per_pilot;
     const size_t lo = size_t(blockIdx.y) * k_pair_chunk;
     const size_t hi = d.lay.doppler_pair(int(j)) ? min(lo + k_pair_chunk, per_pilot) : lo;
-    float2 c = make_float2(0, 0), p = make_float2(0, 0);
+    // In double, as the CPU sums them: the Doppler of a slow channel lies in
+    // their 1e-5 (doppler_omega).
+    double2 c = make_double2(0, 0), p = make_double2(0, 0);
     for (size_t e = lo + threadIdx.x; e < hi; e += blockDim.x) {
         const float2 a = a_all[e], b = b_all[e];
-        c.x += a.x * b.x + a.y * b.y;
-        c.y += a.x * b.y - a.y * b.x;
-        p.x += 0.5f * (a.x * a.x + a.y * a.y + b.x * b.x + b.y * b.y);
+        c.x += double(a.x) * b.x + double(a.y) * b.y;
+        c.y += double(a.x) * b.y - double(a.y) * b.x;
+        p.x += 0.5 * (double(a.x) * a.x + double(a.y) * a.y + double(b.x) * b.x +
+                      double(b.y) * b.y);
     }
     c = block_sum<k_threads>(c, partial);
     p = block_sum<k_threads>(p, partial);
     if (threadIdx.x == 0) {
-        float* out = parts + (size_t(pair) * gridDim.y + blockIdx.y) * 3;
+        double* out = parts + (size_t(pair) * gridDim.y + blockIdx.y) * 3;
         out[0] = c.x;
         out[1] = c.y;
         out[2] = p.x;
@@ -1415,7 +1420,7 @@ __global__ void frame_link_finish_kernel(dims d,
 /// symbol's LMMSE time weights (time_filter.h), k_time_taps complex ones each;
 /// alike for every antenna unless the frame is whitened
 /// (antenna_relative_noise, as interpolate_kernel's).
-__global__ void time_weights_kernel(const float* parts,
+__global__ void time_weights_kernel(const double* parts,
                                     int chunks,
                                     dims d,
                                     size_t frames,
@@ -1437,10 +1442,10 @@ __global__ void time_weights_kernel(const float* parts,
     const size_t f = e / per_frame;
     const int j = int(e % per_frame / (size_t(d.D) * d.nr)), s = int(e / d.nr % d.D),
               r = int(e % d.nr);
-    float cx = 0, cy = 0, p = 0;
+    double cx = 0, cy = 0, p = 0;
     const size_t n = size_t(d.Q - 1) * chunks;
     for (size_t k = 0; k < n; ++k) {
-        const float* q = parts + (f * n + k) * 3;
+        const double* q = parts + (f * n + k) * 3;
         cx += q[0];
         cy += q[1];
         p += q[2];
@@ -1597,9 +1602,10 @@ struct cuda_front_end::impl {
     device_array<int> bins, offsets;
     device_array<float2> pilots, X, Y, ls, flat, turn, H_pilot, y, H;
     device_array<float2> profiles;
+    device_array<double> pair_parts; ///< the Doppler's pair sums (double: doppler_omega)
     device_array<float> sums, slopes, n0, relative_noise, spread_over_n, spread,
-        centre_turn, pair_parts, time_weights, doppler, pair_power, antenna_n0,
-        antenna_scale, antenna_relative_noise;
+        centre_turn, time_weights, doppler, pair_power, antenna_n0, antenna_scale,
+        antenna_relative_noise;
     /// The delay search's per-antenna bin powers and (large FFTs) weighted profiles.
     device_array<float> antenna_bin_power, profile_scratch;
     device_array<size_t> start;
@@ -1910,7 +1916,7 @@ void cuda_front_end::run_view(const sample_view& v,
         if (m->config.interpolation == time_interpolation::lmmse) {
             const int chunks =
                 int((size_t(d.U) * d.nr * d.nt + k_pair_chunk - 1) / k_pair_chunk);
-            float* parts = m->pair_parts.reserve(frames * size_t(d.Q) * chunks * 3);
+            double* parts = m->pair_parts.reserve(frames * size_t(d.Q) * chunks * 3);
             if (d.Q > 1) {
                 pilot_pair_sums_kernel<<<dim3(unsigned(frames * (d.Q - 1)),
                                               unsigned(chunks)),

@@ -23,19 +23,37 @@ constexpr int k_time_taps = 4;
 /// J0, the Bessel function of the first kind of order 0 (float, host and device).
 MIMO_HD float bessel_j0(float x) { return j0f(x); }
 
-/// omega k from the correlation rho of estimates k symbols apart: the x in
-/// [0, 2.405] (J0's first zero) with J0(x) = rho; rho >= 1: 0, rho <= 0: 2.405.
-MIMO_HD float doppler_phase_from_correlation(float rho)
+/// 1 - J0(x) for 0 <= x <= 2.405 by its series, sum over k >= 1 of
+/// -(-x^2/4)^k / (k!)^2 (the terms fall below 1e-8 of it by k = 9): no
+/// cancellation where x is small, and the same operations on the CPU and the
+/// GPU (whose j0f differ in their last bits: near J0 = 1 a bit is ~0.3 % of a
+/// slow channel's Doppler).
+MIMO_HD float one_minus_bessel_j0(float x)
+{
+    const float t = 0.25f * x * x;
+    float term = t, sum = t;
+    for (int k = 2; k <= 10; ++k) {
+        term *= -t / float(k * k);
+        sum += term;
+    }
+    return sum;
+}
+
+/// omega k from the decorrelation 1 - rho of estimates k symbols apart (rho
+/// their correlation): the x in [0, 2.405] (J0's first zero) with
+/// 1 - J0(x) = 1 - rho; 1 - rho <= 0: 0, >= 1: 2.405. Given as 1 - rho: a slow
+/// channel's rho lies within float's resolution of 1.
+MIMO_HD float doppler_phase_from_decorrelation(float one_minus_rho)
 {
     constexpr float first_zero = 2.404825f;
-    if (!(rho < 1.0f))
+    if (!(one_minus_rho > 0.0f))
         return 0.0f;
-    if (!(rho > 0.0f))
+    if (!(one_minus_rho < 1.0f))
         return first_zero;
-    float lo = 0.0f, hi = first_zero; // J0 falls from 1 to 0 on [0, first_zero]
+    float lo = 0.0f, hi = first_zero; // 1 - J0 rises from 0 to 1 on [0, first_zero]
     for (int k = 0; k < 30; ++k) {
         const float mid = 0.5f * (lo + hi);
-        if (bessel_j0(mid) > rho)
+        if (one_minus_bessel_j0(mid) < one_minus_rho)
             lo = mid;
         else
             hi = mid;
@@ -86,12 +104,14 @@ MIMO_HD float frequency_noise_gain(bool lmmse, float spread_over_n, int nt, int 
 
 /// omega (radians per symbol) from consecutive pilot symbols `lag` symbols
 /// apart: |C| = |sum conj(H_j) H_j+1| and P = the sum of their mean powers,
-/// over the same elements, `noise` of P being the estimates' noise.
-MIMO_HD float doppler_omega(float C, float P, float noise, float lag)
+/// over the same elements, `noise` of P being the estimates' noise. In double:
+/// 1 - |C| / (P - noise) is ~1e-5 for a slow channel, which float sums and a
+/// float ratio resolve to a few per cent only.
+MIMO_HD float doppler_omega(double C, double P, double noise, float lag)
 {
-    const float signal = P - noise;
-    const float rho = signal > 0.0f ? C / signal : 0.0f;
-    return doppler_phase_from_correlation(rho) / lag;
+    const double signal = P - noise;
+    const double one_minus_rho = signal > 0.0 ? (signal - C) / signal : 1.0;
+    return doppler_phase_from_decorrelation(float(one_minus_rho)) / lag;
 }
 
 /// A frame's Jakes model for the time filter: the spectrum's half-width omega
@@ -126,9 +146,9 @@ MIMO_HD void split_turn(jakes_model& m)
 /// pilot, relative_noise: it over the channel power, gain: the frequency filter's noise
 /// gain (frequency_noise_gain). Pilot symbols `lag` symbols apart; no pair (one slot): no
 /// Doppler, no turn.
-MIMO_HD jakes_model jakes_model_of_frame(float cx,
-                                         float cy,
-                                         float P,
+MIMO_HD jakes_model jakes_model_of_frame(double cx,
+                                         double cy,
+                                         double P,
                                          int pairs,
                                          float per_pilot,
                                          float ls_noise,
@@ -140,10 +160,10 @@ MIMO_HD jakes_model jakes_model_of_frame(float cx,
     m.noise = relative_noise * gain;
     m.estimate_noise = ls_noise * gain;
     if (pairs > 0) {
-        m.turn = atan2f(cy, cx) / float(lag);
-        m.doppler = doppler_omega(sqrtf(cx * cx + cy * cy),
+        m.turn = atan2f(float(cy), float(cx)) / float(lag);
+        m.doppler = doppler_omega(sqrt(cx * cx + cy * cy),
                                   P,
-                                  m.estimate_noise * per_pilot * float(pairs),
+                                  double(m.estimate_noise) * per_pilot * pairs,
                                   float(lag));
         split_turn(m);
     }
@@ -171,10 +191,10 @@ MIMO_HD bool slow_enough_to_link(const jakes_model& own, float gap)
 /// frame's q) of |sum conj(A) B|, P their mean powers summed (per_pilot
 /// elements each); the turn is then split again.
 MIMO_HD bool
-link_model(jakes_model& model, float C, float P, int pairs, float per_pilot, float gap)
+link_model(jakes_model& model, double C, double P, int pairs, float per_pilot, float gap)
 {
     const float across =
-        doppler_omega(C, P, model.estimate_noise * per_pilot * float(pairs), gap);
+        doppler_omega(C, P, double(model.estimate_noise) * per_pilot * pairs, gap);
     if (!(across * gap < 1.52f))
         return false;
     model.doppler = across;
