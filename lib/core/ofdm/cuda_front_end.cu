@@ -1833,17 +1833,15 @@ void cuda_front_end::run_view(const sample_view& v,
     // (replayed_launches; at LTE 20 MHz ~15 launches and copies a call).
     // Buffers reserved in it grow only on a shape's first call (the epoch then
     // changes, and with it every key).
-    const auto shape = [&] {
-        return std::vector<uint64_t>{ uint64_t(frames),
-                                      uint64_t(linking),
-                                      uint64_t(keep_last),
-                                      key_of(v.base),
-                                      v.mask,
-                                      uint64_t(v.sample_stride),
-                                      uint64_t(v.antenna_stride),
-                                      allocation_epoch().load() };
-    };
-    m->demodulation.run(st, shape(), [&] {
+    const std::vector<uint64_t> shape{ uint64_t(frames),
+                                       uint64_t(linking),
+                                       uint64_t(keep_last),
+                                       key_of(v.base),
+                                       v.mask,
+                                       uint64_t(v.sample_stride),
+                                       uint64_t(v.antenna_stride),
+                                       allocation_epoch().load() };
+    m->demodulation.run(st, shape, [&] {
         const size_t windows = frames * size_t(d.K) * d.nr;
         float2* X = m->X.reserve(windows * d.N);
         const cufftHandle plan = batched_plan(m->plans, d.N, windows, st);
@@ -2108,22 +2106,9 @@ walk_result cuda_front_end::find_frames(const sample_view& v,
         return runs[k].decided &&
                (ended || rule.samples_to_decide(runs[k].start) <= samples_end);
     };
-    if (per_thread == 4)
-        metric_kernel<4><<<metric_blocks, k_threads, 0, st>>>(v,
-                                                              search_begin - lead,
-                                                              lead + count,
-                                                              rule.N / 2,
-                                                              rule.nr,
-                                                              M - lead,
-                                                              P - lead);
-    else
-        metric_kernel<1><<<metric_blocks, k_threads, 0, st>>>(v,
-                                                              search_begin - lead,
-                                                              lead + count,
-                                                              rule.N / 2,
-                                                              rule.nr,
-                                                              M - lead,
-                                                              P - lead);
+    const auto metric = per_thread == 4 ? metric_kernel<4> : metric_kernel<1>;
+    metric<<<metric_blocks, k_threads, 0, st>>>(
+        v, search_begin - lead, lead + count, rule.N / 2, rule.nr, M - lead, P - lead);
     MIMO_CUDA_CHECK(cudaGetLastError());
     run_count_kernel<<<unsigned(tiles), k_threads, 0, st>>>(
         M, count, rule.threshold, counts);

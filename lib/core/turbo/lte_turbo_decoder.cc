@@ -45,7 +45,7 @@ namespace detail {
 
 void turbo_batch_plan::build(const std::vector<int>& K, int window, int training)
 {
-    if (m_generation != 0 && K == m_K && window == m_window && training == m_training)
+    if (!m_K.empty() && K == m_K && window == m_window && training == m_training)
         return;  // a stream of equal batches plans once
     m_K.clear(); // until the new plan is complete
     blocks.clear();
@@ -107,7 +107,6 @@ void turbo_batch_plan::build(const std::vector<int>& K, int window, int training
     m_K = K;
     m_window = window;
     m_training = training;
-    ++m_generation;
 }
 
 uint32_t crc_generator(crc_type t)

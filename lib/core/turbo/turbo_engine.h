@@ -21,8 +21,8 @@ class turbo_batch_plan
 {
 public:
     /// Throws std::invalid_argument naming the first K that is not a table size.
-    /// Keeps the plan (and its generation) when K, window and training are those of
-    /// the last build.
+    /// Keeps the plan when K, window and training are those of the last complete
+    /// build.
     void build(const std::vector<int>& K, int window, int training);
     /// What the plan was built for (the CUDA engine keeps device plans by it).
     const std::vector<int>& block_sizes() const { return m_K; }
@@ -45,7 +45,6 @@ private:
     std::map<int, qpp_interleaver> m_interleavers;
     std::vector<int> m_K; ///< what the current plan was built for (empty while building)
     int m_window = 0, m_training = 0;
-    uint64_t m_generation = 0;
 };
 
 /// CRC generator polynomial with its x^L term, and L.
