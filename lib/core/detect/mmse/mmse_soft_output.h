@@ -37,34 +37,40 @@ MIMO_HD mmse_gain mmse_gain_approximate(float gram_diagonal, float n0)
     return { gram_diagonal / (gram_diagonal + n0), rho };
 }
 
-/// Max-log LLRs (3GPP bit order, L = ln P(b=0)/P(b=1)) of the Q bits of one
-/// user from its equalised symbol (zr, zi) and SINR rho. Each bit depends on
-/// one PAM dimension, so the other dimension's distance cancels.
-/// Non-finite results saturate at +-k_llr_limit; clip > 0 clips to [-clip, clip].
+/// Max-log LLR (3GPP bit order, L = ln P(b=0)/P(b=1)) of bit k of one user from
+/// its equalised symbol (zr, zi) and SINR rho. Each bit depends on one PAM
+/// dimension, so the other dimension's distance cancels. A non-finite result
+/// saturates at +-k_llr_limit; clip > 0 clips to [-clip, clip].
+MIMO_HD float
+mmse_bit_llr(float zr, float zi, float rho, const pam_table& pam, float clip, int k)
+{
+    const int L = pam.levels;
+    const float z = (k % 2 == 0) ? zr : zi;
+    const int shift = pam.bits_per_dim - 1 - k / 2;
+    float min0 = k_infinity, min1 = k_infinity;
+    for (int l = 0; l < L; ++l) {
+        const float e = z - pam.amplitude(l);
+        const float d = e * e;
+        // Selects, not a branch on the label bit: the bits alternate level by
+        // level, and the mispredicted branch was the CPU MMSE's hottest spot.
+        const bool one = (pam.label[l] >> shift) & 1;
+        const float d1 = one ? d : k_infinity, d0 = one ? k_infinity : d;
+        min1 = d1 < min1 ? d1 : min1;
+        min0 = d0 < min0 ? d0 : min0;
+    }
+    float v = rho * (min1 - min0);
+    if (!(v == v)) // NaN (only from inputs the engines already erase): never passed on
+        v = 0.0f;
+    return saturate_llr(v, clip);
+}
+
+/// The Q max-log LLRs of one user (mmse_bit_llr for k = 0..Q-1).
 MIMO_HD void mmse_symbol_llrs(
     float zr, float zi, float rho, const pam_table& pam, float clip, float* llr)
 {
-    const int Q = pam.bits_per_symbol(), L = pam.levels;
-    for (int k = 0; k < Q; ++k) {
-        const float z = (k % 2 == 0) ? zr : zi;
-        const int shift = pam.bits_per_dim - 1 - k / 2;
-        float min0 = k_infinity, min1 = k_infinity;
-        for (int l = 0; l < L; ++l) {
-            const float e = z - pam.amplitude(l);
-            const float d = e * e;
-            // Selects, not a branch on the label bit: the bits alternate level by
-            // level, and the mispredicted branch was the CPU MMSE's hottest spot.
-            const bool one = (pam.label[l] >> shift) & 1;
-            const float d1 = one ? d : k_infinity, d0 = one ? k_infinity : d;
-            min1 = d1 < min1 ? d1 : min1;
-            min0 = d0 < min0 ? d0 : min0;
-        }
-        float v = rho * (min1 - min0);
-        if (!(v ==
-              v)) // NaN (only from inputs the engines already erase): never passed on
-            v = 0.0f;
-        llr[k] = saturate_llr(v, clip);
-    }
+    const int Q = pam.bits_per_symbol();
+    for (int k = 0; k < Q; ++k)
+        llr[k] = mmse_bit_llr(zr, zi, rho, pam, clip, k);
 }
 
 #ifndef __CUDACC__
