@@ -79,7 +79,7 @@ MIMO_HD void mmse_symbol_llrs(
 /// as mmse_symbol_llrs, so the same values to the bit, with four users side by
 /// side in vector lanes (64 queued) and each dimension's L distances computed once
 /// instead of once per bit (one user at a time, the loops cost a 2x2 16-QAM problem more
-/// than its equalisation). The GPU keeps mmse_symbol_llrs.
+/// than its equalisation). The GPU computes a bit a lane (mmse_bit_llr).
 class mmse_llr_batch
 {
 public:
