@@ -224,10 +224,10 @@ MIMO_HD void backward_step(const float (&beta)[k_states],
         prev_beta[s] = prev[s] - norm;
 }
 
-/// Stages per chunk: map_window issues a chunk's independent loads before the
-/// recursion uses them, so the GPU has up to this many in flight per thread
-/// instead of waiting for two dependent loads at every stage. Values stay in
-/// registers (arrays indexed by unrolled constants).
+/// Stages per chunk: map_window issues a chunk's independent loads a chunk
+/// before the recursion uses them, so the GPU has up to this many in flight per
+/// thread instead of waiting for two dependent loads at every stage. Values stay
+/// in registers (arrays indexed by unrolled constants).
 constexpr int k_chunk = 8;
 
 /// Natural indices n of the stages c + j < end of a chunk (the interleaver's, or

@@ -256,7 +256,7 @@ __device__ problem_fault warp_pic(const float2* G,
 
 /// A block per channel: H to shared memory, A = H^H H + N0 I, its inverse
 /// (Cholesky mode), then a warp per symbol: y_MF = H^H y, x_hat (A^-1 y_MF,
-/// or CG on A), and a lane per user for the soft output.
+/// or CG on A) and z, SINR a lane per user, the LLRs a lane per (user, bit).
 __global__ void __launch_bounds__(k_mmse_threads)
     mmse_kernel(const __grid_constant__ mmse_kernel_args a, fault_sink faults)
 {
