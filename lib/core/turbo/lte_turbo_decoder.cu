@@ -1,14 +1,17 @@
 // CUDA engine of lte_turbo_decoder: all windows of all code blocks of the batch in
-// one launch per half iteration (8 lanes per window, or one thread per window
-// running the CPU's decode_window for very long windows); after each iteration
-// one thread block per code block checks its CRC for early termination.
+// one launch per half iteration (a thread per window running the CPU's
+// decode_window, two warps per 32 windows whose recursions meet in the middle, or
+// 8 lanes per window: choose_window_kernel); after each iteration one thread
+// block per code block checks its CRC for early termination.
 #include "../runtime/cuda_graph.h"
 #include "../runtime/cuda_staging.h"
 #include "turbo_engine.h"
 
 #include <type_traits>
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace mimo_gpu {
@@ -50,8 +53,7 @@ __global__ void check_input_kernel(const float* __restrict__ llr,
         no_information[blockIdx.x] = non_zero < d.K;
 }
 
-/// A thread per window, its per-stage values in the batch's device scratch: for
-/// windows too long for the state-parallel kernel's shared memory (e.g. P = 1).
+/// A thread per window, its per-stage values in the batch's device scratch.
 template <bool LogMap, bool ParityApp>
 __global__ void __launch_bounds__(64)
     window_per_thread_kernel(const __grid_constant__ turbo_batch_view v,
@@ -285,51 +287,364 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
     state_parallel_backward<LogMap>(job, l);
 }
 
-/// Which kernel a half iteration runs. Measured on the H100 (docs/benchmarks.md,
-/// K = 6144, 6 iterations, W = 64): max-log-MAP 727 Mbit/s with a thread per
-/// window against 589 state-parallel (whose shuffles and shared-memory traffic
-/// saturate the MIO pipe); log-MAP 430 state-parallel against 280 (more
-/// arithmetic per shuffle). Both give bit-identical results.
-/// Up to this many windows, max-log-MAP runs state-parallel too: a thread per
-/// window would leave most of the GPU idle (a small batch's time is its windows'
-/// serial trellis), and eight lanes a window hide more of each stage's latency.
-/// One NR 100 MHz frame's transport block (111 code blocks of K = 6144, 96
-/// windows each) is 10 656 windows.
-constexpr size_t k_small_batch_windows = 16384;
+// ---- crossed kernel: a window's two recursions in two warps -------------------
+// The forward and the backward recursion of a window run at once in two warps of
+// a thread block (lane l of each: the block's window l), meeting in the middle:
+// the forward warp runs its training and the window's first half, storing the
+// alphas; the backward warp its training and the second half, storing the betas;
+// each stores the branch inputs it gathered. After a barrier each finishes the
+// other half with the stages' outputs (output_stage), from the other warp's
+// stored metrics and inputs. The same operations as map_window in the same
+// order, so the results are bit-identical; a window's chain of dependent steps
+// is about half as long, and twice the threads hide more latency: what a batch
+// of a few hundred code blocks (a thread per window: 8 % occupancy) waits on.
 
-/// The parity APPs (v.parity_app) come from map_window: the thread-per-window kernel.
-bool use_state_parallel(bool log_map, const turbo_batch_plan& plan, bool parity_app)
+constexpr int k_crossed_windows = 32; ///< a warp's lanes: a block's windows
+constexpr int k_crossed_threads = 2 * k_crossed_windows;
+/// Scratch rows a warp reads a chunk ahead in its second half.
+constexpr int k_row_chunk = 4;
+
+/// What one recursion leaves the other at stage i (stage_scratch layout): its
+/// metrics of states 1..7 (state 0's is 0: normalised), gs, gp and the natural index.
+struct crossed_row {
+    float m[k_states];
+    float gs, gp;
+    int n;
+};
+
+__device__ __forceinline__ void store_row(
+    const stage_scratch& sc, int i, const float (&m)[k_states], float gs, float gp, int n)
 {
-    return !parity_app && (log_map || plan.windows.size() <= k_small_batch_windows) &&
-           sizeof(float) *
-                   state_parallel_shared_floats(plan.max_window, plan.max_training) <=
-               k_state_parallel_max_shared;
+    for (int s = 1; s < k_states; ++s)
+        sc.at(i, s) = m[s];
+    sc.at(i, k_states) = gs;
+    sc.at(i, k_states + 1) = gp;
+    sc.at(i, k_states + 2) = int_bits_as_float(n);
 }
 
-template <bool LogMap>
-void launch_half_iteration(const turbo_batch_view& v,
-                           const turbo_batch_plan& plan,
-                           int decoder,
-                           int iteration,
-                           cudaStream_t s)
+/// Rows lo + j < hi.
+__device__ __forceinline__ void
+load_rows(const stage_scratch& sc, int lo, int hi, crossed_row (&r)[k_row_chunk])
 {
-    if (use_state_parallel(LogMap, plan, v.parity_app)) {
+    MIMO_UNROLL
+    for (int j = 0; j < k_row_chunk; ++j)
+        if (lo + j < hi) {
+            r[j].m[0] = 0.0f;
+            for (int s = 1; s < k_states; ++s)
+                r[j].m[s] = sc.at(lo + j, s);
+            r[j].gs = sc.at(lo + j, k_states);
+            r[j].gp = sc.at(lo + j, k_states + 1);
+            r[j].n = float_bits_as_int(sc.at(lo + j, k_states + 2));
+        }
+}
+
+/// The forward warp's first part: training, then stages [0, half), their alphas
+/// and inputs stored.
+template <bool LogMap>
+__device__ __forceinline__ void crossed_forward_first(const window_job& job,
+                                                      const stage_scratch& sc,
+                                                      int half,
+                                                      float (&alpha)[k_states])
+{
+    const half_iteration_io& io = job.io;
+    const window_span& span = job.span;
+    const int start = span.start, stop = start + half;
+    for (int s = 0; s < k_states; ++s)
+        alpha[s] = job.alpha_start[s];
+    // As map_window: the inputs a chunk ahead (the indices two), the first
+    // chunk's during the training.
+    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
+    raw_inputs raw_next = {};
+    load_indices(io, start, stop, n_next);
+    load_indices(io, start + k_chunk, stop, n_after);
+    load_raw(io, start, stop, n_next, raw_next);
+    forward_training<LogMap>(io, span.first, start, span.alpha_at, alpha, job.alpha_out);
+    for (int c = 0; c < half; c += k_chunk) {
+        int n[k_chunk];
+        float gs[k_chunk], gp[k_chunk];
+        branch_inputs(raw_next, gs, gp);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j) {
+            n[j] = n_next[j];
+            n_next[j] = n_after[j];
+        }
+        load_raw(io, start + c + k_chunk, stop, n_next, raw_next);
+        load_indices(io, start + c + 2 * k_chunk, stop, n_after);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < half) {
+                if (start + c + j == span.alpha_at)
+                    for (int s = 0; s < k_states; ++s)
+                        job.alpha_out[s] = alpha[s];
+                store_row(sc, c + j, alpha, gs[j], gp[j], n[j]);
+                forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
+            }
+    }
+}
+
+/// The forward warp's second part: stages [half, len) with their outputs, from
+/// the backward warp's rows.
+template <bool LogMap, bool ParityApp>
+__device__ __forceinline__ void crossed_forward_second(const window_job& job,
+                                                       const stage_scratch& sc,
+                                                       int half,
+                                                       float (&alpha)[k_states])
+{
+    const half_iteration_io& io = job.io;
+    const window_span& span = job.span;
+    const int start = span.start, len = span.len, end = start + len;
+    crossed_row next[k_row_chunk];
+    load_rows(sc, half, len, next);
+    for (int c = half; c < len; c += k_row_chunk) {
+        crossed_row rows[k_row_chunk];
+        MIMO_UNROLL
+        for (int j = 0; j < k_row_chunk; ++j)
+            rows[j] = next[j];
+        if (c + k_row_chunk < len)
+            load_rows(sc, c + k_row_chunk, len, next);
+        MIMO_UNROLL
+        for (int j = 0; j < k_row_chunk; ++j)
+            if (c + j < len) {
+                if (start + c + j == span.alpha_at)
+                    for (int s = 0; s < k_states; ++s)
+                        job.alpha_out[s] = alpha[s];
+                // the row's betas are those of stage c + j + 1; stepped in a copy
+                float beta[k_states];
+                for (int s = 0; s < k_states; ++s)
+                    beta[s] = rows[j].m[s];
+                output_stage<LogMap, ParityApp>(
+                    io, start + c + j, rows[j].n, alpha, rows[j].gs, rows[j].gp, beta);
+                forward_step<LogMap>(alpha, rows[j].gs, rows[j].gp, alpha);
+            }
+    }
+    if (end == span.alpha_at)
+        for (int s = 0; s < k_states; ++s)
+            job.alpha_out[s] = alpha[s];
+}
+
+/// The backward warp's first part: training, then stages len - 1 down to half,
+/// their betas (those of the stage after) and inputs stored.
+template <bool LogMap>
+__device__ __forceinline__ void crossed_backward_first(const window_job& job,
+                                                       const stage_scratch& sc,
+                                                       int half,
+                                                       float (&beta)[k_states])
+{
+    const half_iteration_io& io = job.io;
+    const window_span& span = job.span;
+    const int start = span.start, len = span.len, end = start + len;
+    for (int s = 0; s < k_states; ++s)
+        beta[s] = job.beta_end[s];
+    // Chunks [lo, hi) from the window's end down to half, each loaded a chunk
+    // ahead (its indices two), the first during the training.
+    const auto low = [half](int top) {
+        return top - k_chunk > half ? top - k_chunk : half;
+    };
+    int hi = len, lo = low(len);
+    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
+    raw_inputs raw_next = {};
+    load_indices(io, start + lo, start + hi, n_next);
+    load_indices(io, start + low(lo), start + lo, n_after);
+    load_raw(io, start + lo, start + hi, n_next, raw_next);
+    backward_training<LogMap>(io, end, span.last, span.beta_at, beta, job.beta_out);
+    while (hi > half) {
+        int n[k_chunk];
+        float gs[k_chunk], gp[k_chunk];
+        branch_inputs(raw_next, gs, gp);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j) {
+            n[j] = n_next[j];
+            n_next[j] = n_after[j];
+        }
+        const int lo1 = low(lo), lo2 = low(lo1);
+        load_raw(io, start + lo1, start + lo, n_next, raw_next);
+        load_indices(io, start + lo2, start + lo1, n_after);
+        MIMO_UNROLL
+        for (int j = k_chunk - 1; j >= 0; --j)
+            if (lo + j < hi) {
+                if (start + lo + j + 1 == span.beta_at)
+                    for (int s = 0; s < k_states; ++s)
+                        job.beta_out[s] = beta[s];
+                store_row(sc, lo + j, beta, gs[j], gp[j], n[j]);
+                backward_step<LogMap>(beta, gs[j], gp[j], beta);
+            }
+        hi = lo;
+        lo = lo1;
+    }
+}
+
+/// The backward warp's second part: stages half - 1 down to 0 with their
+/// outputs, from the forward warp's rows.
+template <bool LogMap, bool ParityApp>
+__device__ __forceinline__ void crossed_backward_second(const window_job& job,
+                                                        const stage_scratch& sc,
+                                                        int half,
+                                                        float (&beta)[k_states])
+{
+    const half_iteration_io& io = job.io;
+    const window_span& span = job.span;
+    const int start = span.start;
+    const auto low = [](int top) {
+        return top - k_row_chunk > 0 ? top - k_row_chunk : 0;
+    };
+    crossed_row next[k_row_chunk];
+    load_rows(sc, low(half), half, next);
+    for (int hi = half; hi > 0; hi = low(hi)) {
+        const int lo = low(hi);
+        crossed_row rows[k_row_chunk];
+        MIMO_UNROLL
+        for (int j = 0; j < k_row_chunk; ++j)
+            rows[j] = next[j];
+        if (lo > 0)
+            load_rows(sc, low(lo), lo, next);
+        MIMO_UNROLL
+        for (int j = k_row_chunk - 1; j >= 0; --j)
+            if (lo + j < hi) {
+                if (start + lo + j + 1 == span.beta_at)
+                    for (int s = 0; s < k_states; ++s)
+                        job.beta_out[s] = beta[s];
+                output_stage<LogMap, ParityApp>(io,
+                                                start + lo + j,
+                                                rows[j].n,
+                                                rows[j].m,
+                                                rows[j].gs,
+                                                rows[j].gp,
+                                                beta);
+            }
+    }
+    if (start == span.beta_at)
+        for (int s = 0; s < k_states; ++s)
+            job.beta_out[s] = beta[s];
+}
+
+template <bool LogMap, bool ParityApp>
+__global__ void __launch_bounds__(k_crossed_threads)
+    crossed_kernel(const __grid_constant__ turbo_batch_view v, int decoder, int iteration)
+{
+    const int lane = threadIdx.x % k_crossed_windows;
+    const size_t w = size_t(blockIdx.x) * k_crossed_windows + lane;
+    window_job job;
+    const bool active =
+        w < v.n_windows && prepare_window<LogMap>(v, w, decoder, iteration, job);
+    const bool forward = threadIdx.x < k_crossed_windows;
+    const stage_scratch sc = v.scratch_of(active ? w : 0);
+    const int half = active ? job.span.len / 2 : 0;
+    float metrics[k_states]; // the warp's recursion: alpha or beta
+    if (active) {
+        if (forward)
+            crossed_forward_first<LogMap>(job, sc, half, metrics);
+        else
+            crossed_backward_first<LogMap>(job, sc, half, metrics);
+    }
+    __syncthreads(); // each warp's rows are stored
+    if (active) {
+        if (forward)
+            crossed_forward_second<LogMap, ParityApp>(job, sc, half, metrics);
+        else
+            crossed_backward_second<LogMap, ParityApp>(job, sc, half, metrics);
+    }
+}
+
+/// Which kernel a half iteration runs; all give bit-identical results.
+/// H100, K = 6144, W = 64, T = 16, kernel ms of one iteration (max-log-MAP /
+/// log-MAP; docs/turbo.md, session 17):
+///
+///   code blocks   thread per window   crossed         state-parallel
+///   10            0.090 / 1.120       0.063 / 0.588   0.072 / 0.166
+///   60            0.098               0.090
+///   80            0.101               0.101
+///   111           0.132 / 1.128       0.138 / 0.713   0.200 / 0.355
+///   222           0.226 / 1.232       0.249 / 0.799   0.348 / 0.574
+///   1332          1.254 / 4.498       1.277 / 3.649   1.780 / 3.091
+///
+/// max-log-MAP: the crossed kernel while the batch is small (its windows' serial
+/// chain is the time), a thread per window beyond (the memory traffic is: the
+/// crossed kernel's scratch rows are larger); log-MAP: state-parallel (more
+/// arithmetic per shuffle) where its shared memory holds the windows, else crossed.
+constexpr size_t k_crossed_max_windows = 6144;
+
+enum class window_kernel : uint8_t { thread_per_window, state_parallel, crossed };
+
+bool state_parallel_fits(const turbo_batch_plan& plan, bool parity_app)
+{
+    // its lanes compute no parity APPs
+    return !parity_app && sizeof(float) * state_parallel_shared_floats(
+                                              plan.max_window, plan.max_training) <=
+                              k_state_parallel_max_shared;
+}
+
+/// MIMO_GPU_TURBO_KERNEL = thread, state_parallel or crossed forces that kernel
+/// where it can run (to compare them; the results are the same).
+window_kernel
+choose_window_kernel(bool log_map, const turbo_batch_plan& plan, bool parity_app)
+{
+    const bool state_parallel = state_parallel_fits(plan, parity_app);
+    if (const char* forced = std::getenv("MIMO_GPU_TURBO_KERNEL")) {
+        const std::string name(forced);
+        if (name == "thread")
+            return window_kernel::thread_per_window;
+        if (name == "crossed")
+            return window_kernel::crossed;
+        if (name == "state_parallel" && state_parallel)
+            return window_kernel::state_parallel;
+    }
+    if (log_map)
+        return state_parallel ? window_kernel::state_parallel : window_kernel::crossed;
+    return plan.windows.size() <= k_crossed_max_windows
+               ? window_kernel::crossed
+               : window_kernel::thread_per_window;
+}
+
+template <bool LogMap, bool ParityApp>
+void launch_window_kernel(window_kernel kernel,
+                          const turbo_batch_view& v,
+                          const turbo_batch_plan& plan,
+                          int decoder,
+                          int iteration,
+                          cudaStream_t s)
+{
+    switch (kernel) {
+    case window_kernel::state_parallel: {
         const size_t shared = sizeof(float) * state_parallel_shared_floats(
                                                   plan.max_window, plan.max_training);
         const unsigned blocks =
             unsigned((v.n_windows + k_windows_per_block - 1) / k_windows_per_block);
         state_parallel_kernel<LogMap><<<blocks, k_state_parallel_threads, shared, s>>>(
             v, decoder, iteration, plan.max_window, plan.max_training);
-    } else {
-        const unsigned blocks = unsigned((v.n_windows + 63) / 64);
-        if (v.parity_app)
-            window_per_thread_kernel<LogMap, true>
-                <<<blocks, 64, 0, s>>>(v, decoder, iteration);
-        else
-            window_per_thread_kernel<LogMap, false>
-                <<<blocks, 64, 0, s>>>(v, decoder, iteration);
+        break;
+    }
+    case window_kernel::crossed: {
+        const unsigned blocks =
+            unsigned((v.n_windows + k_crossed_windows - 1) / k_crossed_windows);
+        crossed_kernel<LogMap, ParityApp>
+            <<<blocks, k_crossed_threads, 0, s>>>(v, decoder, iteration);
+        break;
+    }
+    case window_kernel::thread_per_window:
+        window_per_thread_kernel<LogMap, ParityApp>
+            <<<unsigned((v.n_windows + 63) / 64), 64, 0, s>>>(v, decoder, iteration);
+        break;
     }
     MIMO_CUDA_CHECK_LAUNCH("half_iteration kernel");
+}
+
+void launch_half_iteration(window_kernel kernel,
+                           bool log_map,
+                           const turbo_batch_view& v,
+                           const turbo_batch_plan& plan,
+                           int decoder,
+                           int iteration,
+                           cudaStream_t s)
+{
+    const bool parity_app = v.parity_app != nullptr;
+    if (log_map && parity_app)
+        launch_window_kernel<true, true>(kernel, v, plan, decoder, iteration, s);
+    else if (log_map)
+        launch_window_kernel<true, false>(kernel, v, plan, decoder, iteration, s);
+    else if (parity_app)
+        launch_window_kernel<false, true>(kernel, v, plan, decoder, iteration, s);
+    else
+        launch_window_kernel<false, false>(kernel, v, plan, decoder, iteration, s);
 }
 
 /// Remainder of the block's hard decisions divided by the CRC generator, from
@@ -578,7 +893,8 @@ private:
         int* iterations = m_iterations.reserve(nb);
         const bool log_map = m_config.algorithm == map_algorithm::log_map;
         float* parity_app = d_coded_out ? m_parity_app.reserve(2 * nbits) : nullptr;
-        float* scratch = use_state_parallel(log_map, plan, parity_app)
+        const window_kernel kernel = choose_window_kernel(log_map, plan, parity_app);
+        float* scratch = kernel == window_kernel::state_parallel
                              ? nullptr
                              : m_scratch.reserve(plan.scratch_floats());
         const bool early = m_config.early_termination != crc_type::none;
@@ -614,7 +930,8 @@ private:
                                          key_of(iterations),
                                          key_of(parity_app),
                                          key_of(scratch),
-                                         key_of(m_status.word()) };
+                                         key_of(m_status.word()),
+                                         uint64_t(kernel) };
         dp.launches.run(s, key, [&] {
             check_input_kernel<<<unsigned(nb), k_check_threads, 0, s>>>(
                 d_llr, blocks, m_status.word(), no_information);
@@ -628,12 +945,8 @@ private:
                 MIMO_CUDA_CHECK(
                     cudaMemsetAsync(parity_app, 0, 2 * nbits * sizeof(float), s));
             for (int it = 0; it < m_config.iterations; ++it) {
-                for (int decoder = 0; decoder < 2; ++decoder) {
-                    if (log_map)
-                        launch_half_iteration<true>(v, plan, decoder, it, s);
-                    else
-                        launch_half_iteration<false>(v, plan, decoder, it, s);
-                }
+                for (int decoder = 0; decoder < 2; ++decoder)
+                    launch_half_iteration(kernel, log_map, v, plan, decoder, it, s);
                 if (early) {
                     crc_kernel<<<unsigned(nb), k_block_threads, 0, s>>>(
                         blocks,

@@ -310,6 +310,51 @@ load_scratch(const stage_scratch& scratch, int c, int len, scratch_chunk& out)
         }
 }
 
+/// Stage k (natural index n) of the backward pass with its outputs, as every
+/// max-log / log-MAP window computes it: from the forward metrics a of the stage
+/// and beta, the backward metrics of stage k + 1, the stage's APP LLR (the
+/// branches of input 0 against those of input 1, states in order), its
+/// extrinsic LLR (and APP, and with ParityApp the parity bit's APP) written out,
+/// and beta stepped back to stage k (backward_step's operations).
+template <bool LogMap, bool ParityApp>
+MIMO_HD void output_stage(const half_iteration_io& io,
+                          int k,
+                          int n,
+                          const float (&a)[k_states],
+                          float gs,
+                          float gp,
+                          float (&beta)[k_states])
+{
+    float metric[2] = { 0.0f, 0.0f }, prev[k_states];
+    float parity_metric[2] = { 0.0f, 0.0f };
+    bool parity_seen[2] = { false, false };
+    for (int s = 0; s < k_states; ++s) {
+        const float to0 = gs + (parity_bit(s, 0) ? -gp : gp) + beta[next_state(s, 0)];
+        const float to1 = -gs + (parity_bit(s, 1) ? -gp : gp) + beta[next_state(s, 1)];
+        prev[s] = max_star<LogMap>(to0, to1);
+        metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
+        metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
+        if (ParityApp)
+            for (int u = 0; u < 2; ++u) {
+                const int q = parity_bit(s, u);
+                const float m = a[s] + (u ? to1 : to0);
+                parity_metric[q] =
+                    parity_seen[q] ? max_star<LogMap>(parity_metric[q], m) : m;
+                parity_seen[q] = true;
+            }
+    }
+    if (ParityApp)
+        io.parity_app[k] = parity_metric[0] - parity_metric[1];
+    const float app = metric[0] - metric[1];
+    // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
+    io.extrinsic[n] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs);
+    if (io.app)
+        io.app[n] = app;
+    const float norm = prev[0];
+    for (int s = 0; s < k_states; ++s)
+        beta[s] = prev[s] - norm;
+}
+
 /// The stages one window's recursions run. The window [start, start + len)
 /// writes the outputs. Its forward recursion starts at stage first <= start and
 /// its backward recursion at last >= start + len: the stages in between are a
@@ -474,36 +519,8 @@ MIMO_HD void map_window(const half_iteration_io& io,
                     a[s] = even_alpha[j / 2][s];
             else
                 forward_step<LogMap>(even_alpha[j / 2], gs[j - 1], gp[j - 1], a);
-            float metric[2] = { 0.0f, 0.0f }, prev[k_states];
-            float parity_metric[2] = { 0.0f, 0.0f };
-            bool parity_seen[2] = { false, false };
-            for (int s = 0; s < k_states; ++s) {
-                const float to0 =
-                    gs[j] + (parity_bit(s, 0) ? -gp[j] : gp[j]) + beta[next_state(s, 0)];
-                const float to1 =
-                    -gs[j] + (parity_bit(s, 1) ? -gp[j] : gp[j]) + beta[next_state(s, 1)];
-                prev[s] = max_star<LogMap>(to0, to1);
-                metric[0] = s == 0 ? a[s] + to0 : max_star<LogMap>(metric[0], a[s] + to0);
-                metric[1] = s == 0 ? a[s] + to1 : max_star<LogMap>(metric[1], a[s] + to1);
-                if (ParityApp)
-                    for (int u = 0; u < 2; ++u) {
-                        const int q = parity_bit(s, u);
-                        const float m = a[s] + (u ? to1 : to0);
-                        parity_metric[q] =
-                            parity_seen[q] ? max_star<LogMap>(parity_metric[q], m) : m;
-                        parity_seen[q] = true;
-                    }
-            }
-            if (ParityApp)
-                io.parity_app[start + c + j] = parity_metric[0] - parity_metric[1];
-            const float app = metric[0] - metric[1];
-            // systematic + a-priori = 2 gs exactly (scaling by 2 is exact in float)
-            io.extrinsic[n[j]] = extrinsic_llr(io.extrinsic_scale, app, 2.0f * gs[j]);
-            if (io.app)
-                io.app[n[j]] = app;
-            const float norm = prev[0];
-            for (int s = 0; s < k_states; ++s)
-                beta[s] = prev[s] - norm;
+            output_stage<LogMap, ParityApp>(
+                io, start + c + j, n[j], a, gs[j], gp[j], beta);
         }
     }
     if (start == span.beta_at)
