@@ -62,29 +62,97 @@ MIMO_HD float saturate_llr(float llr, float clip)
     return llr > bound ? bound : (llr < -bound ? -bound : llr);
 }
 
-/// Max-log LLR of bit k of one stream from that stream's symbol minima
-/// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol.
-/// A side that no candidate reached gives +-clip, or +-unreached when clip == 0.
-MIMO_HD float llr_from_symbol_minima(
-    const float* dmin, const pam_table& pam, int k, float n0, float clip, float unreached)
+// A QAM bit is a bit of one axis's level (pam_table::symbol_bit: even bits the I
+// level's, odd bits the Q level's), so the minimum over the symbols whose bit k
+// is b is the minimum over the levels of that axis whose label bit is b of
+// the axis minima: each level's minimum over the other axis. Minima of the same
+// non-negative distances in another order: the same floats.
+
+/// The minimum of dmin[li * L + lq] over the other axis, at `level` of `axis`
+/// (0: I, the minimum over lq at li = level; 1: Q, over li at lq = level).
+MIMO_HD float axis_minimum(const float* dmin, const pam_table& pam, int axis, int level)
+{
+    const int L = pam.levels;
+    const float inf = k_infinity;
+    float m = inf;
+    for (int other = 0; other < L; ++other) {
+        const float d = axis == 0 ? dmin[level * L + other] : dmin[other * L + level];
+        m = d < m ? d : m;
+    }
+    return m;
+}
+
+/// The max-log LLR from the smallest distances with the bit 0 and with the bit
+/// 1: a side that no candidate reached gives +-clip, or +-unreached when clip == 0.
+MIMO_HD float
+llr_from_side_minima(float min0, float min1, float n0, float clip, float unreached)
 {
     const float inf = k_infinity;
-    float min0 = inf, min1 = inf;
-    const int L = pam.levels;
-    for (int li = 0; li < L; ++li)
-        for (int lq = 0; lq < L; ++lq) {
-            const float d = dmin[li * L + lq];
-            if (pam.symbol_bit(li, lq, k))
-                min1 = d < min1 ? d : min1;
-            else
-                min0 = d < min0 ? d : min0;
-        }
     const float limit = clip > 0.0f ? clip : unreached;
     if (!(min1 < inf))
         return limit;
     if (!(min0 < inf))
         return -limit;
     return saturate_llr((min1 - min0) / n0, clip);
+}
+
+/// Whether label bit k of a level is set (k: the symbol's bit, 3GPP order).
+MIMO_HD bool level_bit(const pam_table& pam, int level, int k)
+{
+    return (pam.label[level] >> (pam.bits_per_dim - 1 - k / 2)) & 1;
+}
+
+/// Max-log LLR of bit k of one stream from its axis minima: amin[level] of the
+/// bit's axis (k % 2) for each of the L levels.
+MIMO_HD float llr_from_axis_minima(
+    const float* amin, const pam_table& pam, int k, float n0, float clip, float unreached)
+{
+    const float inf = k_infinity;
+    float min0 = inf, min1 = inf;
+    for (int level = 0; level < pam.levels; ++level) {
+        const float d = amin[level];
+        if (level_bit(pam, level, k))
+            min1 = d < min1 ? d : min1;
+        else
+            min0 = d < min0 ? d : min0;
+    }
+    return llr_from_side_minima(min0, min1, n0, clip, unreached);
+}
+
+/// Max-log LLR of bit k of one stream from that stream's symbol minima
+/// dmin[li * L + lq] = min |y - Hs|^2 over the candidates with that symbol
+/// (the axis minima computed on the way).
+MIMO_HD float llr_from_symbol_minima(
+    const float* dmin, const pam_table& pam, int k, float n0, float clip, float unreached)
+{
+    const float inf = k_infinity;
+    float min0 = inf, min1 = inf;
+    for (int level = 0; level < pam.levels; ++level) {
+        const float d = axis_minimum(dmin, pam, k % 2, level);
+        if (level_bit(pam, level, k))
+            min1 = d < min1 ? d : min1;
+        else
+            min0 = d < min0 ? d : min0;
+    }
+    return llr_from_side_minima(min0, min1, n0, clip, unreached);
+}
+
+/// The Q LLRs of one stream from its symbol minima into llr[0..Q): the 2 L
+/// axis minima once, then each bit from its axis's (llr_from_symbol_minima's
+/// values, with L^2 + Q L steps instead of Q L^2).
+MIMO_HD void llrs_from_symbol_minima(const float* dmin,
+                                     const pam_table& pam,
+                                     float n0,
+                                     float clip,
+                                     float unreached,
+                                     float* llr)
+{
+    float amin[2][k_max_pam_levels];
+    for (int axis = 0; axis < 2; ++axis)
+        for (int level = 0; level < pam.levels; ++level)
+            amin[axis][level] = axis_minimum(dmin, pam, axis, level);
+    for (int k = 0; k < pam.bits_per_symbol(); ++k)
+        llr[k] = llr_from_axis_minima(amin[k % 2], pam, k, n0, clip, unreached);
 }
 
 /// The a-priori term of symbol v of a stream whose Q a-priori LLRs are

@@ -1,7 +1,13 @@
 #include "../test_support.h"
 
+#include "../../../lib/core/detect/pam_table.h"
+
+#include <mimo_gpu/constellation.h>
 #include <mimo_gpu/ml_detector.h>
 #include <mimo_gpu/nway_ssfe_detector.h>
+
+#include <cstring>
+#include <random>
 
 using namespace mimo_gpu;
 using namespace mimo_gpu_test;
@@ -25,6 +31,57 @@ std::vector<float> run_ml(const problem_batch& pb)
 }
 
 } // namespace
+
+// The LLRs from a stream's symbol minima (N-way, MTT) go through each axis's
+// level minima: they equal, to the bit, the max-log LLR taken over every symbol
+// with the bit's label (pam_table::symbol_bit), on tables with ties, unreached
+// symbols, whole unreached levels and bits no candidate reached, clipped and not.
+TEST(symbol_minima, llrs_through_axis_minima_equal_the_minima_over_every_symbol)
+{
+    std::mt19937_64 rng(fresh_seed());
+    const float inf = std::numeric_limits<float>::infinity();
+    for (modulation m : { modulation::qpsk,
+                          modulation::qam16,
+                          modulation::qam64,
+                          modulation::qam256,
+                          modulation::qam1024 }) {
+        const detail::pam_table pam = detail::make_pam_table(constellation(m));
+        const int L = pam.levels, M = pam.order(), Q = pam.bits_per_symbol();
+        for (int trial = 0; trial < 200; ++trial) {
+            std::vector<float> dmin(static_cast<size_t>(M));
+            const int reached = int(rng() % 4); // 0: few symbols reached .. 3: all
+            for (float& d : dmin)
+                d = (reached < 3 && rng() % 4 > unsigned(reached))
+                        ? inf
+                        : float(rng() % 16) * 0.25f; // ties and exact zeros
+            if (trial % 7 == 0)                      // a whole I level unreached
+                for (int lq = 0; lq < L; ++lq)
+                    dmin[size_t((trial / 7) % L * L + lq)] = inf;
+            for (float clip : { 0.0f, 3.0f }) {
+                std::vector<float> batch(static_cast<size_t>(Q));
+                detail::llrs_from_symbol_minima(
+                    dmin.data(), pam, 0.7f, clip, k_unreached_llr, batch.data());
+                for (int k = 0; k < Q; ++k) {
+                    float min0 = inf, min1 = inf;
+                    for (int li = 0; li < L; ++li)
+                        for (int lq = 0; lq < L; ++lq) {
+                            const float d = dmin[size_t(li * L + lq)];
+                            float& side = pam.symbol_bit(li, lq, k) ? min1 : min0;
+                            side = d < side ? d : side;
+                        }
+                    const float want = detail::llr_from_side_minima(
+                        min0, min1, 0.7f, clip, k_unreached_llr);
+                    const float one = detail::llr_from_symbol_minima(
+                        dmin.data(), pam, k, 0.7f, clip, k_unreached_llr);
+                    ASSERT_EQ(std::memcmp(&one, &want, sizeof want), 0)
+                        << to_string(m) << " bit " << k << ": " << one << " vs " << want;
+                    ASSERT_EQ(std::memcmp(&batch[size_t(k)], &want, sizeof want), 0)
+                        << to_string(m) << " bit " << k;
+                }
+            }
+        }
+    }
+}
 
 // With two streams, pass o fully expands one stream and slices the other, which
 // (MRVD decouples I and Q) is that stream's exact conditional best: N = nt = 2

@@ -55,14 +55,12 @@ private:
                             mtt_search_serial<NT, L>(
                                 E.data(), levels, m_config.multipass, dmin.data());
                             for (int t = 0; t < NT; ++t)
-                                for (int k = 0; k < Q; ++k)
-                                    llr[(p * NT + t) * Q + k] =
-                                        llr_from_symbol_minima(dmin.data() + t * M,
-                                                               m_pam,
-                                                               k,
-                                                               in.n0,
-                                                               clip,
-                                                               k_unreached_llr);
+                                llrs_from_symbol_minima(dmin.data() + t * M,
+                                                        m_pam,
+                                                        in.n0,
+                                                        clip,
+                                                        k_unreached_llr,
+                                                        llr + (p * NT + t) * Q);
                         }
                     });
                 });

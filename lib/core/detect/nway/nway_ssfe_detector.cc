@@ -70,9 +70,8 @@ bool nway_problem(const float* item,
         }
     }
     for (int t = 0; t < NT; ++t)
-        for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] =
-                llr_from_symbol_minima(dmin + t * M, pam, k, n0, clip, k_unreached_llr);
+        llrs_from_symbol_minima(
+            dmin + t * M, pam, n0, clip, k_unreached_llr, llr + t * Q);
     return finite;
 }
 

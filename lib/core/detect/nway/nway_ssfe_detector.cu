@@ -44,9 +44,16 @@ constexpr int floats_per_order()
     return 2 * NT * (2 * NT + 1);
 }
 
+/// Shared floats per problem for its symbol minima (NT tables of M) and their
+/// axis minima (NT x 2 axes x L levels).
+MIMO_HD int minima_floats(int nt, const pam_table& pam)
+{
+    return nt * (pam.order() + 2 * pam.levels);
+}
+
 /// The search and LLR phases for the block's problems [first, first + problems),
 /// whose QR items lie contiguously at `items` (global or shared memory).
-/// `dmin` is shared scratch of problems * NT * M floats.
+/// `dmin` is shared scratch of problems * minima_floats(NT) floats.
 template <int NT>
 __device__ void search_block(const float* items,
                              size_t first,
@@ -102,13 +109,28 @@ __device__ void search_block(const float* items,
     }
     __syncthreads();
 
+    // Each table's axis minima first (a thread each), then each LLR from its
+    // axis's L of them: L^2 + L steps a thread where a bit from its table took
+    // L^2 (256-QAM: 32 against 256); the same minima (pam_table.h).
+    const int L = pam.levels;
+    float* amin = dmin + sh.problems * NT * M; // [problem][stream][axis][level]
+    for (int i = threadIdx.x; i < sh.problems * NT * 2 * L; i += blockDim.x) {
+        const int table = i / (2 * L), axis = (i / L) % 2;
+        amin[i] = axis_minimum(dmin + table * M, pam, axis, i % L);
+    }
+    __syncthreads();
     const int Q = pam.bits_per_symbol(), per_problem = NT * Q;
     for (int i = threadIdx.x; i < sh.problems * per_problem; i += blockDim.x) {
-        const int lp = i / per_problem, b = i % per_problem;
+        const int lp = i / per_problem, b = i % per_problem, k = b % Q;
         if (first + lp >= batch)
             break;
-        llr[(first + lp) * per_problem + b] = llr_from_symbol_minima(
-            dmin + (lp * NT + b / Q) * M, pam, b % Q, n0, clip, k_unreached_llr);
+        llr[(first + lp) * per_problem + b] =
+            llr_from_axis_minima(amin + ((lp * NT + b / Q) * 2 + k % 2) * L,
+                                 pam,
+                                 k,
+                                 n0,
+                                 clip,
+                                 k_unreached_llr);
     }
 }
 
@@ -123,7 +145,8 @@ __global__ void __launch_bounds__(k_search_threads)
                        float* __restrict__ llr,
                        fault_sink faults)
 {
-    extern __shared__ float smem[]; // the block's QR items, then dmin [problems][NT][M]
+    // the block's QR items, then dmin [problems][NT][M] and its axis minima
+    extern __shared__ float smem[];
     const search_shape sh = search_shape::of(passes * pam.order());
     const size_t first = size_t(blockIdx.x) * sh.problems;
     const int n_problems =
@@ -171,7 +194,7 @@ __global__ void __launch_bounds__(k_search_threads)
         int(first + sh.problems <= batch ? sh.problems : batch - first);
     float* sE = smem;
     float* dmin = sE + sh.problems * passes * per_order;
-    float* sH = dmin + sh.problems * NT * pam.order();
+    float* sH = dmin + sh.problems * minima_floats(NT, pam);
     float* sy = sH + sh.problems * h_floats;
 
     for (int i = threadIdx.x; i < n_problems * h_floats; i += blockDim.x) // coalesced
@@ -195,15 +218,15 @@ size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
     const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
     return sizeof(float) * sh.problems *
-           (item_floats + cfg.shape.nt * pam.order() + 2 * cfg.shape.nr * cfg.shape.nt +
-            2 * cfg.shape.nr);
+           (item_floats + minima_floats(cfg.shape.nt, pam) +
+            2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
 }
 
 size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
     const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
-    return sizeof(float) * sh.problems * (cfg.shape.nt * pam.order() + item_floats);
+    return sizeof(float) * sh.problems * (minima_floats(cfg.shape.nt, pam) + item_floats);
 }
 
 unsigned search_blocks(const nway_config& cfg, const pam_table& pam, size_t batch)
