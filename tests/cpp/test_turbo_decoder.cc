@@ -890,7 +890,7 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
     for (int window : { 32, 64, 100 })
         for (int training : { 0, turbo_decoder_config{}.training, 40, 300 }) {
             // 40 > 32: prefixes reaching past the neighbour; 300: too much shared memory,
-            // the thread-per-window kernel
+            // the crossed kernel (log-MAP where the state-parallel one cannot run)
             auto cfg = config(map_algorithm::log_map, 3, window);
             cfg.training = training;
             cfg.early_termination = crc_type::crc24b;
