@@ -23,6 +23,15 @@
 
 namespace mimo_gpu_test {
 
+/// Every modulation the detectors take, QPSK to 1024-QAM.
+inline constexpr ::mimo_gpu::modulation k_every_modulation[] = {
+    ::mimo_gpu::modulation::qpsk,
+    ::mimo_gpu::modulation::qam16,
+    ::mimo_gpu::modulation::qam64,
+    ::mimo_gpu::modulation::qam256,
+    ::mimo_gpu::modulation::qam1024
+};
+
 /// Device memory for n values of T, filled from and read back into vectors
 /// (the CUDA tests' inputs and outputs of device paths).
 template <typename T>

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string>
 #include <tuple>
 
 using namespace mimo_gpu;
@@ -910,27 +912,43 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
 
 // Each of the CUDA engine's window kernels (a thread per window, two warps per
 // window group, eight lanes per window), forced by MIMO_GPU_TURBO_KERNEL, decodes
-// to the bit as the CPU: odd windows, prefixes longer than a window, one window
-// per block, parity APPs (coded extrinsic LLRs), early termination with blocks
-// stopping while their neighbours in a thread block go on. Small enough for
-// compute-sanitizer.
+// to the bit as the CPU: odd windows (36 and 37 stages) and short ones (8),
+// prefixes longer than a window and longer than half a window (64 / 40: the
+// neighbours' starting metrics then lie in the halves each warp stores), one window per
+// block, parity APPs (coded extrinsic LLRs), early termination with blocks
+// stopping while their neighbours in a thread block go on. The state-parallel
+// kernel computes no parity APPs and holds windows of up to ~120 stages: there
+// the request runs the default. Small enough for compute-sanitizer.
 TEST(turbo_cuda, every_window_kernel_decodes_to_the_bit_as_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    struct kernel_override {
+    struct kernel_override { // restores what the environment held
+        std::optional<std::string> saved;
         explicit kernel_override(const char* name)
         {
+            if (const char* v = std::getenv("MIMO_GPU_TURBO_KERNEL"))
+                saved = v;
             setenv("MIMO_GPU_TURBO_KERNEL", name, 1);
         }
-        ~kernel_override() { unsetenv("MIMO_GPU_TURBO_KERNEL"); }
+        ~kernel_override()
+        {
+            if (saved)
+                setenv("MIMO_GPU_TURBO_KERNEL", saved->c_str(), 1);
+            else
+                unsetenv("MIMO_GPU_TURBO_KERNEL");
+        }
     };
     const uint64_t seed = fresh_seed();
     const std::vector<int> K = { 40, 1056, 6144, 104, 2048 };
     coded_batch cb(K, 0.9, seed, true);
     const size_t n = lte_turbo_decoder::output_bits(K);
     for (map_algorithm a : { map_algorithm::max_log_map, map_algorithm::log_map })
-        for (auto [window, training] :
-             { std::pair{ 64, 16 }, { 37, 5 }, { 32, 80 }, { 1 << 20, 0 }, { 9, 3 } })
+        for (auto [window, training] : { std::pair{ 64, 16 },
+                                         { 37, 5 },
+                                         { 32, 80 },
+                                         { 64, 40 },
+                                         { 1 << 20, 0 },
+                                         { 8, 5 } })
             for (bool coded_extrinsic : { false, true }) {
                 auto cfg = config(a, 4, window);
                 cfg.training = training;
@@ -969,6 +987,30 @@ TEST(turbo_cuda, every_window_kernel_decodes_to_the_bit_as_the_cpu)
                     }
                 }
             }
+}
+
+TEST(turbo_cuda, an_unknown_forced_window_kernel_is_a_clear_error)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const char* saved = std::getenv("MIMO_GPU_TURBO_KERNEL");
+    const std::optional<std::string> restore =
+        saved ? std::optional<std::string>(saved) : std::nullopt;
+    setenv("MIMO_GPU_TURBO_KERNEL", "warp", 1);
+    coded_batch cb({ 1056 }, 3.0, fresh_seed());
+    std::vector<uint8_t> out(lte_turbo_decoder::output_bits(cb.K));
+    lte_turbo_decoder gpu(config(map_algorithm::max_log_map), backend::cuda);
+    try {
+        gpu.decode(cb.K, cb.llr.data(), out.data());
+        ADD_FAILURE() << "an unknown MIMO_GPU_TURBO_KERNEL was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("MIMO_GPU_TURBO_KERNEL"), std::string::npos)
+            << e.what();
+    }
+    if (restore)
+        setenv("MIMO_GPU_TURBO_KERNEL", restore->c_str(), 1);
+    else
+        unsetenv("MIMO_GPU_TURBO_KERNEL");
+    EXPECT_NO_THROW(gpu.decode(cb.K, cb.llr.data(), out.data())); // and goes on
 }
 
 namespace {

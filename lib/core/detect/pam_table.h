@@ -39,11 +39,16 @@ struct pam_table {
         return int(g + 0.5f);
     }
 
+    /// Bit k (0..Q-1, 3GPP order) of a symbol whose level on bit k's axis (k % 2:
+    /// even bits the I level's, odd bits the Q level's) is `level`.
+    MIMO_HD int level_bit(int level, int k) const
+    {
+        return (label[level] >> (bits_per_dim - 1 - k / 2)) & 1;
+    }
     /// Bit k (0..Q-1, 3GPP order) of the symbol whose I level is li and Q level is lq.
     MIMO_HD int symbol_bit(int li, int lq, int k) const
     {
-        const int level = (k % 2 == 0) ? li : lq;
-        return (label[level] >> (bits_per_dim - 1 - k / 2)) & 1;
+        return level_bit(k % 2 == 0 ? li : lq, k);
     }
 };
 
@@ -96,10 +101,26 @@ llr_from_side_minima(float min0, float min1, float n0, float clip, float unreach
     return saturate_llr((min1 - min0) / n0, clip);
 }
 
-/// Whether label bit k of a level is set (k: the symbol's bit, 3GPP order).
-MIMO_HD bool level_bit(const pam_table& pam, int level, int k)
+/// Max-log LLR of bit k from the minima of its axis's levels, level_minimum(level)
+/// for each of the L levels.
+template <typename LevelMinimum>
+MIMO_HD float llr_from_level_minima(const pam_table& pam,
+                                    int k,
+                                    float n0,
+                                    float clip,
+                                    float unreached,
+                                    LevelMinimum&& level_minimum)
 {
-    return (pam.label[level] >> (pam.bits_per_dim - 1 - k / 2)) & 1;
+    const float inf = k_infinity;
+    float min0 = inf, min1 = inf;
+    for (int level = 0; level < pam.levels; ++level) {
+        const float d = level_minimum(level);
+        if (pam.level_bit(level, k))
+            min1 = d < min1 ? d : min1;
+        else
+            min0 = d < min0 ? d : min0;
+    }
+    return llr_from_side_minima(min0, min1, n0, clip, unreached);
 }
 
 /// Max-log LLR of bit k of one stream from its axis minima: amin[level] of the
@@ -107,16 +128,8 @@ MIMO_HD bool level_bit(const pam_table& pam, int level, int k)
 MIMO_HD float llr_from_axis_minima(
     const float* amin, const pam_table& pam, int k, float n0, float clip, float unreached)
 {
-    const float inf = k_infinity;
-    float min0 = inf, min1 = inf;
-    for (int level = 0; level < pam.levels; ++level) {
-        const float d = amin[level];
-        if (level_bit(pam, level, k))
-            min1 = d < min1 ? d : min1;
-        else
-            min0 = d < min0 ? d : min0;
-    }
-    return llr_from_side_minima(min0, min1, n0, clip, unreached);
+    return llr_from_level_minima(
+        pam, k, n0, clip, unreached, [amin](int level) { return amin[level]; });
 }
 
 /// Max-log LLR of bit k of one stream from that stream's symbol minima
@@ -125,21 +138,14 @@ MIMO_HD float llr_from_axis_minima(
 MIMO_HD float llr_from_symbol_minima(
     const float* dmin, const pam_table& pam, int k, float n0, float clip, float unreached)
 {
-    const float inf = k_infinity;
-    float min0 = inf, min1 = inf;
-    for (int level = 0; level < pam.levels; ++level) {
-        const float d = axis_minimum(dmin, pam, k % 2, level);
-        if (level_bit(pam, level, k))
-            min1 = d < min1 ? d : min1;
-        else
-            min0 = d < min0 ? d : min0;
-    }
-    return llr_from_side_minima(min0, min1, n0, clip, unreached);
+    return llr_from_level_minima(pam, k, n0, clip, unreached, [&](int level) {
+        return axis_minimum(dmin, pam, k % 2, level);
+    });
 }
 
 /// The Q LLRs of one stream from its symbol minima into llr[0..Q): the 2 L
 /// axis minima once, then each bit from its axis's (llr_from_symbol_minima's
-/// values, with L^2 + Q L steps instead of Q L^2).
+/// values, with 2 L^2 + Q L steps instead of Q L^2).
 MIMO_HD void llrs_from_symbol_minima(const float* dmin,
                                      const pam_table& pam,
                                      float n0,

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -296,8 +297,15 @@ __global__ void __launch_bounds__(k_state_parallel_threads)
 // other half with the stages' outputs (output_stage), from the other warp's
 // stored metrics and inputs. The same operations as map_window in the same
 // order, so the results are bit-identical; a window's chain of dependent steps
-// is about half as long, and twice the threads hide more latency: what a batch
-// of a few hundred code blocks (a thread per window: 8 % occupancy) waits on.
+// is about half as long, and twice the threads hide more latency: what a small
+// batch (an LTE 20 MHz frame's ten code blocks) waits on. Beyond ~80 code blocks
+// the memory pipeline limits both and the thread per window wins
+// (choose_window_kernel).
+//
+// The rows keep the metrics of states 1..7 only: every metric vector the
+// recursions hold has state 0's at +0 (each step normalises by it, x - x = +0;
+// the encoder's start, the tail's metrics and the boundaries, zeroed before the
+// first iteration, too), as map_window's even-stage scratch assumes.
 
 constexpr int k_crossed_windows = 32; ///< a warp's lanes: a block's windows
 constexpr int k_crossed_threads = 2 * k_crossed_windows;
@@ -346,39 +354,59 @@ __device__ __forceinline__ void crossed_forward_first(const window_job& job,
                                                       int half,
                                                       float (&alpha)[k_states])
 {
-    const half_iteration_io& io = job.io;
-    const window_span& span = job.span;
-    const int start = span.start, stop = start + half;
     for (int s = 0; s < k_states; ++s)
         alpha[s] = job.alpha_start[s];
-    // As map_window: the inputs a chunk ahead (the indices two), the first
-    // chunk's during the training.
-    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
-    raw_inputs raw_next = {};
-    load_indices(io, start, stop, n_next);
-    load_indices(io, start + k_chunk, stop, n_after);
-    load_raw(io, start, stop, n_next, raw_next);
-    forward_training<LogMap>(io, span.first, start, span.alpha_at, alpha, job.alpha_out);
-    for (int c = 0; c < half; c += k_chunk) {
-        int n[k_chunk];
-        float gs[k_chunk], gp[k_chunk];
-        branch_inputs(raw_next, gs, gp);
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j) {
-            n[j] = n_next[j];
-            n_next[j] = n_after[j];
+    forward_pass<LogMap>(
+        job.io,
+        job.span,
+        half,
+        alpha,
+        job.alpha_out,
+        [&](int c, int j, const float(&a)[k_states], float gs, float gp, int n) {
+            store_row(sc, c + j, a, gs, gp, n);
+        });
+}
+
+/// Calls visit(i, row) for the scratch rows i of [lo, hi), ascending or
+/// descending, each chunk of rows loaded a chunk ahead of its use.
+template <bool Ascending, typename Visit>
+__device__ __forceinline__ void
+visit_rows(const stage_scratch& sc, int lo, int hi, Visit&& visit)
+{
+    // chunk k: [a, b), from lo upwards or from hi downwards
+    const auto bounds = [lo, hi](int k, int& a, int& b) {
+        if (Ascending) {
+            a = lo + k * k_row_chunk;
+            b = a + k_row_chunk < hi ? a + k_row_chunk : hi;
+        } else {
+            b = hi - k * k_row_chunk;
+            a = b - k_row_chunk > lo ? b - k_row_chunk : lo;
         }
-        load_raw(io, start + c + k_chunk, stop, n_next, raw_next);
-        load_indices(io, start + c + 2 * k_chunk, stop, n_after);
+    };
+    const int chunks = hi > lo ? (hi - lo + k_row_chunk - 1) / k_row_chunk : 0;
+    crossed_row next[k_row_chunk] = {};
+    int a = 0, b = 0;
+    if (chunks > 0) {
+        bounds(0, a, b);
+        load_rows(sc, a, b, next);
+    }
+    for (int k = 0; k < chunks; ++k) {
+        bounds(k, a, b);
+        crossed_row rows[k_row_chunk] = {};
         MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j)
-            if (c + j < half) {
-                if (start + c + j == span.alpha_at)
-                    for (int s = 0; s < k_states; ++s)
-                        job.alpha_out[s] = alpha[s];
-                store_row(sc, c + j, alpha, gs[j], gp[j], n[j]);
-                forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
-            }
+        for (int j = 0; j < k_row_chunk; ++j)
+            rows[j] = next[j];
+        if (k + 1 < chunks) {
+            int a1, b1;
+            bounds(k + 1, a1, b1);
+            load_rows(sc, a1, b1, next);
+        }
+        MIMO_UNROLL
+        for (int t = 0; t < k_row_chunk; ++t) {
+            const int j = Ascending ? t : k_row_chunk - 1 - t;
+            if (a + j < b)
+                visit(a + j, rows[j]);
+        }
     }
 }
 
@@ -392,31 +420,19 @@ __device__ __forceinline__ void crossed_forward_second(const window_job& job,
 {
     const half_iteration_io& io = job.io;
     const window_span& span = job.span;
-    const int start = span.start, len = span.len, end = start + len;
-    crossed_row next[k_row_chunk];
-    load_rows(sc, half, len, next);
-    for (int c = half; c < len; c += k_row_chunk) {
-        crossed_row rows[k_row_chunk];
-        MIMO_UNROLL
-        for (int j = 0; j < k_row_chunk; ++j)
-            rows[j] = next[j];
-        if (c + k_row_chunk < len)
-            load_rows(sc, c + k_row_chunk, len, next);
-        MIMO_UNROLL
-        for (int j = 0; j < k_row_chunk; ++j)
-            if (c + j < len) {
-                if (start + c + j == span.alpha_at)
-                    for (int s = 0; s < k_states; ++s)
-                        job.alpha_out[s] = alpha[s];
-                // the row's betas are those of stage c + j + 1; stepped in a copy
-                float beta[k_states];
-                for (int s = 0; s < k_states; ++s)
-                    beta[s] = rows[j].m[s];
-                output_stage<LogMap, ParityApp>(
-                    io, start + c + j, rows[j].n, alpha, rows[j].gs, rows[j].gp, beta);
-                forward_step<LogMap>(alpha, rows[j].gs, rows[j].gp, alpha);
-            }
-    }
+    const int start = span.start, end = start + span.len;
+    visit_rows<true>(sc, half, span.len, [&](int i, const crossed_row& row) {
+        if (start + i == span.alpha_at)
+            for (int s = 0; s < k_states; ++s)
+                job.alpha_out[s] = alpha[s];
+        // the row's betas are those of stage i + 1; stepped in a copy
+        float beta[k_states];
+        for (int s = 0; s < k_states; ++s)
+            beta[s] = row.m[s];
+        output_stage<LogMap, ParityApp>(
+            io, start + i, row.n, alpha, row.gs, row.gp, beta);
+        forward_step<LogMap>(alpha, row.gs, row.gp, alpha);
+    });
     if (end == span.alpha_at)
         for (int s = 0; s < k_states; ++s)
             job.alpha_out[s] = alpha[s];
@@ -484,34 +500,13 @@ __device__ __forceinline__ void crossed_backward_second(const window_job& job,
     const half_iteration_io& io = job.io;
     const window_span& span = job.span;
     const int start = span.start;
-    const auto low = [](int top) {
-        return top - k_row_chunk > 0 ? top - k_row_chunk : 0;
-    };
-    crossed_row next[k_row_chunk];
-    load_rows(sc, low(half), half, next);
-    for (int hi = half; hi > 0; hi = low(hi)) {
-        const int lo = low(hi);
-        crossed_row rows[k_row_chunk];
-        MIMO_UNROLL
-        for (int j = 0; j < k_row_chunk; ++j)
-            rows[j] = next[j];
-        if (lo > 0)
-            load_rows(sc, low(lo), lo, next);
-        MIMO_UNROLL
-        for (int j = k_row_chunk - 1; j >= 0; --j)
-            if (lo + j < hi) {
-                if (start + lo + j + 1 == span.beta_at)
-                    for (int s = 0; s < k_states; ++s)
-                        job.beta_out[s] = beta[s];
-                output_stage<LogMap, ParityApp>(io,
-                                                start + lo + j,
-                                                rows[j].n,
-                                                rows[j].m,
-                                                rows[j].gs,
-                                                rows[j].gp,
-                                                beta);
-            }
-    }
+    visit_rows<false>(sc, 0, half, [&](int i, const crossed_row& row) {
+        if (start + i + 1 == span.beta_at)
+            for (int s = 0; s < k_states; ++s)
+                job.beta_out[s] = beta[s];
+        output_stage<LogMap, ParityApp>(
+            io, start + i, row.n, row.m, row.gs, row.gp, beta);
+    });
     if (start == span.beta_at)
         for (int s = 0; s < k_states; ++s)
             job.beta_out[s] = beta[s];
@@ -574,7 +569,9 @@ bool state_parallel_fits(const turbo_batch_plan& plan, bool parity_app)
 }
 
 /// MIMO_GPU_TURBO_KERNEL = thread, state_parallel or crossed forces that kernel
-/// where it can run (to compare them; the results are the same).
+/// where it can run (to compare them; the results are the same): state_parallel
+/// runs neither parity APPs nor windows beyond its shared memory, which take the
+/// default. Another value is an error.
 window_kernel
 choose_window_kernel(bool log_map, const turbo_batch_plan& plan, bool parity_app)
 {
@@ -587,6 +584,11 @@ choose_window_kernel(bool log_map, const turbo_batch_plan& plan, bool parity_app
             return window_kernel::crossed;
         if (name == "state_parallel" && state_parallel)
             return window_kernel::state_parallel;
+        if (name != "state_parallel" && !name.empty())
+            throw std::invalid_argument(
+                "mimo_gpu::lte_turbo_decoder: MIMO_GPU_TURBO_KERNEL must be thread, "
+                "crossed or state_parallel, got '" +
+                name + "'");
     }
     if (log_map)
         return state_parallel ? window_kernel::state_parallel : window_kernel::crossed;

@@ -145,8 +145,8 @@ MIMO_HD bool prepare_window(
     return true;
 }
 
-/// Window w of a half iteration by one thread (the CPU engine; the CUDA engine
-/// for windows too long for its state-parallel kernel).
+/// Window w of a half iteration by one thread (the CPU engine; the CUDA engine's
+/// thread-per-window kernel).
 template <bool LogMap, bool ParityApp = false>
 MIMO_HD void decode_window(const turbo_batch_view& v,
                            size_t w,

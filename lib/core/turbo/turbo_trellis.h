@@ -421,6 +421,54 @@ MIMO_HD void backward_training(const half_iteration_io& io,
     }
 }
 
+/// The forward recursion of a window: its training from span.first (alpha
+/// holds the metrics there), then its stages [0, stages) (stages <= span.len).
+/// Before the step of stage c + j (c a multiple of k_chunk, j the unrolled
+/// position in the chunk), keep(c, j, alpha, gs, gp, n) stores what the window's
+/// backward recursion will need; the metrics at span.alpha_at go to alpha_out
+/// (but at the window's end: the caller's). The loads run a chunk ahead of the
+/// recursion (the interleaver's indices two), so that they land while the
+/// chunk before is computed: with a thread per window and few windows, a GPU
+/// thread otherwise waits for memory at every chunk (H100: 55-71 % of the
+/// cycles). The first chunk's land during the training.
+template <bool LogMap, typename Keep>
+MIMO_HD void forward_pass(const half_iteration_io& io,
+                          const window_span& span,
+                          int stages,
+                          float (&alpha)[k_states],
+                          float* alpha_out,
+                          Keep&& keep)
+{
+    const int start = span.start, stop = start + stages;
+    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
+    raw_inputs raw_next = {};
+    load_indices(io, start, stop, n_next);
+    load_indices(io, start + k_chunk, stop, n_after);
+    load_raw(io, start, stop, n_next, raw_next);
+    forward_training<LogMap>(io, span.first, start, span.alpha_at, alpha, alpha_out);
+    for (int c = 0; c < stages; c += k_chunk) {
+        int n[k_chunk];
+        float gs[k_chunk], gp[k_chunk];
+        branch_inputs(raw_next, gs, gp);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j) {
+            n[j] = n_next[j];
+            n_next[j] = n_after[j];
+        }
+        load_raw(io, start + c + k_chunk, stop, n_next, raw_next);
+        load_indices(io, start + c + 2 * k_chunk, stop, n_after);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j)
+            if (c + j < stages) {
+                if (start + c + j == span.alpha_at)
+                    for (int s = 0; s < k_states; ++s)
+                        alpha_out[s] = alpha[s];
+                keep(c, j, alpha, gs[j], gp[j], n[j]);
+                forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
+            }
+    }
+}
+
 /// One window of one half iteration: forward recursion from alpha_start at
 /// span.first (training up to span.start), backward recursion from beta_end at
 /// span.last (training down to the window's end), extrinsic (and APP) outputs
@@ -444,47 +492,25 @@ MIMO_HD void map_window(const half_iteration_io& io,
                         float* beta_out,
                         const stage_scratch& scratch)
 {
-    const int start = span.start, len = span.len, end = start + len;
+    const int start = span.start, len = span.len;
     float alpha[k_states];
     for (int s = 0; s < k_states; ++s)
         alpha[s] = alpha_start[s];
-    // The loads run a chunk ahead of the recursion (the interleaver's indices two),
-    // so that they land while the chunk before is computed: with a thread per
-    // window and few windows, a GPU thread otherwise waits for memory at every
-    // chunk (H100: 55-71 % of the cycles). The first chunk's land during the training.
-    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
-    raw_inputs raw_next = {};
-    load_indices(io, start, end, n_next);
-    load_indices(io, start + k_chunk, end, n_after);
-    load_raw(io, start, end, n_next, raw_next);
-    forward_training<LogMap>(io, span.first, start, span.alpha_at, alpha, alpha_out);
-    for (int c = 0; c < len; c += k_chunk) {
-        int n[k_chunk];
-        float gs[k_chunk], gp[k_chunk];
-        branch_inputs(raw_next, gs, gp);
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j) {
-            n[j] = n_next[j];
-            n_next[j] = n_after[j];
-        }
-        load_raw(io, start + c + k_chunk, end, n_next, raw_next);
-        load_indices(io, start + c + 2 * k_chunk, end, n_after);
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j)
-            if (c + j < len) {
-                const int i = c + j;
-                if (start + i == span.alpha_at)
-                    for (int s = 0; s < k_states; ++s)
-                        alpha_out[s] = alpha[s];
-                if (j % 2 == 0) // c is even, so i is even exactly when j is
-                    for (int s = 1; s < k_states; ++s)
-                        scratch.at(i, s) = alpha[s];
-                scratch.at(i, k_states) = gs[j];
-                scratch.at(i, k_states + 1) = gp[j];
-                scratch.at(i, k_states + 2) = int_bits_as_float(n[j]);
-                forward_step<LogMap>(alpha, gs[j], gp[j], alpha);
-            }
-    }
+    forward_pass<LogMap>(
+        io,
+        span,
+        len,
+        alpha,
+        alpha_out,
+        [&](int c, int j, const float(&a)[k_states], float gs, float gp, int n) {
+            const int i = c + j;
+            if (j % 2 == 0) // c is even, so i is even exactly when j is
+                for (int s = 1; s < k_states; ++s)
+                    scratch.at(i, s) = a[s];
+            scratch.at(i, k_states) = gs;
+            scratch.at(i, k_states + 1) = gp;
+            scratch.at(i, k_states + 2) = int_bits_as_float(n);
+        });
     if (start + len == span.alpha_at)
         for (int s = 0; s < k_states; ++s)
             alpha_out[s] = alpha[s];

@@ -315,11 +315,7 @@ TEST(mmse_detector, batched_llrs_equal_the_shared_llrs_to_the_bit)
     std::mt19937_64 rng(fresh_seed());
     std::normal_distribution<float> g(0.0f, 1.0f);
     std::uniform_int_distribution<int> pick(0, 5);
-    for (modulation m : { modulation::qpsk,
-                          modulation::qam16,
-                          modulation::qam64,
-                          modulation::qam256,
-                          modulation::qam1024 }) {
+    for (modulation m : k_every_modulation) {
         const detail::pam_table pam = detail::make_pam_table(constellation(m));
         const int Q = pam.bits_per_symbol();
         std::uniform_int_distribution<int> level(0, pam.levels - 1);

@@ -40,11 +40,7 @@ TEST(symbol_minima, llrs_through_axis_minima_equal_the_minima_over_every_symbol)
 {
     std::mt19937_64 rng(fresh_seed());
     const float inf = std::numeric_limits<float>::infinity();
-    for (modulation m : { modulation::qpsk,
-                          modulation::qam16,
-                          modulation::qam64,
-                          modulation::qam256,
-                          modulation::qam1024 }) {
+    for (modulation m : k_every_modulation) {
         const detail::pam_table pam = detail::make_pam_table(constellation(m));
         const int L = pam.levels, M = pam.order(), Q = pam.bits_per_symbol();
         for (int trial = 0; trial < 200; ++trial) {
@@ -144,11 +140,7 @@ TEST(nway_ssfe_detector, llr_sign_errors_shrink_with_passes_and_match_ml_at_nt)
 
 TEST(nway_ssfe_detector, hard_decisions_are_exact_at_high_snr)
 {
-    for (modulation m : { modulation::qpsk,
-                          modulation::qam16,
-                          modulation::qam64,
-                          modulation::qam256,
-                          modulation::qam1024 }) {
+    for (modulation m : k_every_modulation) {
         problem_batch pb({ 4, 4 }, m, 200, 60.0, fresh_seed());
         EXPECT_EQ(bit_error_rate(pb.bits, run_nway(pb, 4)), 0.0) << to_string(m);
     }

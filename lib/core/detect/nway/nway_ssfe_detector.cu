@@ -1,8 +1,8 @@
 // CUDA engine of nway_ssfe_detector. Each (problem, pass, candidate) gets a thread
 // running the same ssfe_candidate as the CPU engine; the candidates of a
 // problem meet in shared memory as per-symbol minima (an atomicMin on the
-// float's bits, valid for the non-negative distances), and a last phase turns
-// them into LLRs with one thread per bit.
+// float's bits, valid for the non-negative distances); then each table's axis
+// minima, a thread per (stream, axis, level), and the LLRs, a thread per bit.
 //
 // detect(H, y) runs, for light searches, one fused kernel with the QR items in
 // shared memory (with the input in host memory its blocks overlap PCIe reads,
@@ -109,9 +109,9 @@ __device__ void search_block(const float* items,
     }
     __syncthreads();
 
-    // Each table's axis minima first (a thread each), then each LLR from its
-    // axis's L of them: L^2 + L steps a thread where a bit from its table took
-    // L^2 (256-QAM: 32 against 256); the same minima (pam_table.h).
+    // Each table's axis minima first (a thread each, L steps), then each LLR
+    // from its axis's L of them: L + L steps a thread where a bit from its
+    // table took L^2 (256-QAM: 32 against 256); the same minima (pam_table.h).
     const int L = pam.levels;
     float* amin = dmin + sh.problems * NT * M; // [problem][stream][axis][level]
     for (int i = threadIdx.x; i < sh.problems * NT * 2 * L; i += blockDim.x) {
