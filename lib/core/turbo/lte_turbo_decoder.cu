@@ -457,24 +457,14 @@ __device__ __forceinline__ void crossed_backward_first(const window_job& job,
         return top - k_chunk > half ? top - k_chunk : half;
     };
     int hi = len, lo = low(len);
-    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
-    raw_inputs raw_next = {};
-    load_indices(io, start + lo, start + hi, n_next);
-    load_indices(io, start + low(lo), start + lo, n_after);
-    load_raw(io, start + lo, start + hi, n_next, raw_next);
+    input_pipeline inputs;
+    inputs.start(io, start + lo, start + hi, start + low(lo), start + lo);
     backward_training<LogMap>(io, end, span.last, span.beta_at, beta, job.beta_out);
     while (hi > half) {
         int n[k_chunk];
         float gs[k_chunk], gp[k_chunk];
-        branch_inputs(raw_next, gs, gp);
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j) {
-            n[j] = n_next[j];
-            n_next[j] = n_after[j];
-        }
         const int lo1 = low(lo), lo2 = low(lo1);
-        load_raw(io, start + lo1, start + lo, n_next, raw_next);
-        load_indices(io, start + lo2, start + lo1, n_after);
+        inputs.take(io, start + lo1, start + lo, start + lo2, start + lo1, n, gs, gp);
         MIMO_UNROLL
         for (int j = k_chunk - 1; j >= 0; --j)
             if (lo + j < hi) {

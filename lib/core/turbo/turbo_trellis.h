@@ -421,16 +421,50 @@ MIMO_HD void backward_training(const half_iteration_io& io,
     }
 }
 
+/// A recursion's inputs, loaded a chunk ahead of their use and the
+/// interleaver's indices two: a load lands while the chunk before is computed.
+struct input_pipeline {
+    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
+    raw_inputs raw_next = {};
+
+    /// Loads the first chunk, stages [c0, e0), and the second's [c1, e1) indices.
+    MIMO_HD void start(const half_iteration_io& io, int c0, int e0, int c1, int e1)
+    {
+        load_indices(io, c0, e0, n_next);
+        load_indices(io, c1, e1, n_after);
+        load_raw(io, c0, e0, n_next, raw_next);
+    }
+    /// The loaded chunk's branch inputs and natural indices; then loads the next
+    /// chunk's values ([c1, e1)) and the one after's indices ([c2, e2)).
+    MIMO_HD void take(const half_iteration_io& io,
+                      int c1,
+                      int e1,
+                      int c2,
+                      int e2,
+                      int (&n)[k_chunk],
+                      float (&gs)[k_chunk],
+                      float (&gp)[k_chunk])
+    {
+        branch_inputs(raw_next, gs, gp);
+        MIMO_UNROLL
+        for (int j = 0; j < k_chunk; ++j) {
+            n[j] = n_next[j];
+            n_next[j] = n_after[j];
+        }
+        load_raw(io, c1, e1, n_next, raw_next);
+        load_indices(io, c2, e2, n_after);
+    }
+};
+
 /// The forward recursion of a window: its training from span.first (alpha
 /// holds the metrics there), then its stages [0, stages) (stages <= span.len).
 /// Before the step of stage c + j (c a multiple of k_chunk, j the unrolled
 /// position in the chunk), keep(c, j, alpha, gs, gp, n) stores what the window's
 /// backward recursion will need; the metrics at span.alpha_at go to alpha_out
-/// (but at the window's end: the caller's). The loads run a chunk ahead of the
-/// recursion (the interleaver's indices two), so that they land while the
-/// chunk before is computed: with a thread per window and few windows, a GPU
-/// thread otherwise waits for memory at every chunk (H100: 55-71 % of the
-/// cycles). The first chunk's land during the training.
+/// (but at the window's end: the caller's). The inputs come through an
+/// input_pipeline: with a thread per window and few windows, a GPU thread
+/// otherwise waits for memory at every chunk (H100: 55-71 % of the cycles). The
+/// first chunk's land during the training.
 template <bool LogMap, typename Keep>
 MIMO_HD void forward_pass(const half_iteration_io& io,
                           const window_span& span,
@@ -440,23 +474,14 @@ MIMO_HD void forward_pass(const half_iteration_io& io,
                           Keep&& keep)
 {
     const int start = span.start, stop = start + stages;
-    int n_next[k_chunk] = {}, n_after[k_chunk] = {};
-    raw_inputs raw_next = {};
-    load_indices(io, start, stop, n_next);
-    load_indices(io, start + k_chunk, stop, n_after);
-    load_raw(io, start, stop, n_next, raw_next);
+    input_pipeline inputs;
+    inputs.start(io, start, stop, start + k_chunk, stop);
     forward_training<LogMap>(io, span.first, start, span.alpha_at, alpha, alpha_out);
     for (int c = 0; c < stages; c += k_chunk) {
         int n[k_chunk];
         float gs[k_chunk], gp[k_chunk];
-        branch_inputs(raw_next, gs, gp);
-        MIMO_UNROLL
-        for (int j = 0; j < k_chunk; ++j) {
-            n[j] = n_next[j];
-            n_next[j] = n_after[j];
-        }
-        load_raw(io, start + c + k_chunk, stop, n_next, raw_next);
-        load_indices(io, start + c + 2 * k_chunk, stop, n_after);
+        inputs.take(
+            io, start + c + k_chunk, stop, start + c + 2 * k_chunk, stop, n, gs, gp);
         MIMO_UNROLL
         for (int j = 0; j < k_chunk; ++j)
             if (c + j < stages) {
