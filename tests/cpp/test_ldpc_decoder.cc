@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 
 using namespace mimo_gpu;
@@ -269,15 +270,15 @@ TEST(ldpc_decoder, the_avx2_layers_equal_the_scalar_ones_to_the_bit)
             std::vector<float> app[2];
             std::vector<ldpc_block_result> r[2];
             for (int scalar = 0; scalar < 2; ++scalar) {
+                std::optional<mimo_gpu_test::scoped_environment_variable> forced;
                 if (scalar)
-                    setenv("MIMO_GPU_LDPC_AVX2", "0", 1);
+                    forced.emplace("MIMO_GPU_LDPC_AVX2", "0");
                 bits[scalar].resize(count * size_t(code.K()));
                 app[scalar].resize(llr.size());
                 r[scalar] =
                     ldpc_decoder(code, cfg, backend::cpu)
                         .decode(
                             llr.data(), count, bits[scalar].data(), app[scalar].data());
-                unsetenv("MIMO_GPU_LDPC_AVX2");
             }
             const std::string what = "BG" + std::to_string(code.base_graph) + " Zc " +
                                      std::to_string(code.Zc) + " rule " +

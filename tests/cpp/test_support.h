@@ -16,12 +16,40 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace mimo_gpu_test {
+
+/// Sets an environment variable for its lifetime (the engines' comparison
+/// knobs, e.g. MIMO_GPU_TURBO_KERNEL) and restores what the environment held.
+class scoped_environment_variable
+{
+public:
+    scoped_environment_variable(const char* name, const char* value) : m_name(name)
+    {
+        if (const char* v = std::getenv(name))
+            m_saved = v;
+        setenv(name, value, 1);
+    }
+    ~scoped_environment_variable()
+    {
+        if (m_saved)
+            setenv(m_name.c_str(), m_saved->c_str(), 1);
+        else
+            unsetenv(m_name.c_str());
+    }
+    scoped_environment_variable(const scoped_environment_variable&) = delete;
+    scoped_environment_variable& operator=(const scoped_environment_variable&) = delete;
+
+private:
+    std::string m_name;
+    std::optional<std::string> m_saved;
+};
 
 /// Every modulation the detectors take, QPSK to 1024-QAM.
 inline constexpr ::mimo_gpu::modulation k_every_modulation[] = {

@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <optional>
 #include <string>
 #include <tuple>
 
@@ -922,22 +921,6 @@ TEST(turbo_cuda, state_parallel_log_map_small_batch)
 TEST(turbo_cuda, every_window_kernel_decodes_to_the_bit_as_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    struct kernel_override { // restores what the environment held
-        std::optional<std::string> saved;
-        explicit kernel_override(const char* name)
-        {
-            if (const char* v = std::getenv("MIMO_GPU_TURBO_KERNEL"))
-                saved = v;
-            setenv("MIMO_GPU_TURBO_KERNEL", name, 1);
-        }
-        ~kernel_override()
-        {
-            if (saved)
-                setenv("MIMO_GPU_TURBO_KERNEL", saved->c_str(), 1);
-            else
-                unsetenv("MIMO_GPU_TURBO_KERNEL");
-        }
-    };
     const uint64_t seed = fresh_seed();
     const std::vector<int> K = { 40, 1056, 6144, 104, 2048 };
     coded_batch cb(K, 0.9, seed, true);
@@ -962,7 +945,8 @@ TEST(turbo_cuda, every_window_kernel_decodes_to_the_bit_as_the_cpu)
                                                l_cpu.data(),
                                                coded_extrinsic ? e_cpu.data() : nullptr);
                 for (const char* kernel : { "thread", "crossed", "state_parallel" }) {
-                    const kernel_override forced(kernel);
+                    const scoped_environment_variable forced("MIMO_GPU_TURBO_KERNEL",
+                                                             kernel);
                     std::vector<uint8_t> b_gpu(n, 7);
                     std::vector<float> l_gpu(n, NAN), e_gpu(cb.llr.size(), NAN);
                     const auto r_gpu =
@@ -992,24 +976,20 @@ TEST(turbo_cuda, every_window_kernel_decodes_to_the_bit_as_the_cpu)
 TEST(turbo_cuda, an_unknown_forced_window_kernel_is_a_clear_error)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    const char* saved = std::getenv("MIMO_GPU_TURBO_KERNEL");
-    const std::optional<std::string> restore =
-        saved ? std::optional<std::string>(saved) : std::nullopt;
-    setenv("MIMO_GPU_TURBO_KERNEL", "warp", 1);
     coded_batch cb({ 1056 }, 3.0, fresh_seed());
     std::vector<uint8_t> out(lte_turbo_decoder::output_bits(cb.K));
     lte_turbo_decoder gpu(config(map_algorithm::max_log_map), backend::cuda);
-    try {
-        gpu.decode(cb.K, cb.llr.data(), out.data());
-        ADD_FAILURE() << "an unknown MIMO_GPU_TURBO_KERNEL was accepted";
-    } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("MIMO_GPU_TURBO_KERNEL"), std::string::npos)
-            << e.what();
+    {
+        const scoped_environment_variable forced("MIMO_GPU_TURBO_KERNEL", "warp");
+        try {
+            gpu.decode(cb.K, cb.llr.data(), out.data());
+            ADD_FAILURE() << "an unknown MIMO_GPU_TURBO_KERNEL was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("MIMO_GPU_TURBO_KERNEL"),
+                      std::string::npos)
+                << e.what();
+        }
     }
-    if (restore)
-        setenv("MIMO_GPU_TURBO_KERNEL", restore->c_str(), 1);
-    else
-        unsetenv("MIMO_GPU_TURBO_KERNEL");
     EXPECT_NO_THROW(gpu.decode(cb.K, cb.llr.data(), out.data())); // and goes on
 }
 
