@@ -161,6 +161,38 @@ MIMO_HD void llrs_from_symbol_minima(const float* dmin,
         llr[k] = llr_from_axis_minima(amin[k % 2], pam, k, n0, clip, unreached);
 }
 
+#ifdef __CUDACC__
+/// A thread block's LLRs from its problems' symbol minima in shared memory,
+/// llrs_from_symbol_minima's values spread over the block: each table's 2 L
+/// axis minima once, a thread each, then each LLR from its axis's L of them.
+/// dmin: [problem][stream][M]; amin: shared scratch of problems * nt * 2 * L
+/// floats; llr: the first problem's nt * Q LLRs, the others after it. Every
+/// thread of the block calls it (one barrier inside).
+__device__ inline void block_llrs_from_symbol_minima(const float* dmin,
+                                                     float* amin,
+                                                     int problems,
+                                                     int nt,
+                                                     const pam_table& pam,
+                                                     float n0,
+                                                     float clip,
+                                                     float unreached,
+                                                     float* __restrict__ llr)
+{
+    const int L = pam.levels, M = pam.order();
+    for (int i = threadIdx.x; i < problems * nt * 2 * L; i += blockDim.x) {
+        const int table = i / (2 * L), axis = (i / L) % 2;
+        amin[i] = axis_minimum(dmin + table * M, pam, axis, i % L);
+    }
+    __syncthreads();
+    const int Q = pam.bits_per_symbol(), per_problem = nt * Q;
+    for (int i = threadIdx.x; i < problems * per_problem; i += blockDim.x) {
+        const int p = i / per_problem, b = i % per_problem, k = b % Q;
+        llr[i] = llr_from_axis_minima(
+            amin + ((p * nt + b / Q) * 2 + k % 2) * L, pam, k, n0, clip, unreached);
+    }
+}
+#endif
+
 /// The a-priori term of symbol v of a stream whose Q a-priori LLRs are
 /// `priors` (L = ln P(0)/P(1)), in distance units: n0 times -ln P(v) up to a
 /// constant, the constant chosen so that the term is never negative (each bit

@@ -83,6 +83,7 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
         s_lane[P * M]; // (distance, residual 0, residual 1, -) of each lane's path
     __shared__ int s_sym[P * M * NT];
     __shared__ int s_dmin[P * NT * M];
+    __shared__ float s_amin[P * NT * 2 * L]; // their axis minima
     // MTT only: each problem's M x M edge weights of the current stage (rows of
     // M + 1 floats, no bank conflicts), then its lanes' path distances.
     extern __shared__ float s_weights[];
@@ -202,17 +203,16 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
     }
     __syncthreads();
 
-    constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3)), per_problem = NT * Q;
-    for (int i = threadIdx.x; i < n_problems * per_problem; i += blockDim.x) {
-        const int lp = i / per_problem, b = i % per_problem;
-        llr[(first + lp) * per_problem + b] = llr_from_symbol_minima(
-            reinterpret_cast<const float*>(s_dmin) + (lp * NT + b / Q) * M,
-            pam,
-            b % Q,
-            n0,
-            clip,
-            k_unreached_llr);
-    }
+    constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3));
+    block_llrs_from_symbol_minima(reinterpret_cast<const float*>(s_dmin),
+                                  s_amin,
+                                  n_problems,
+                                  NT,
+                                  pam,
+                                  n0,
+                                  clip,
+                                  k_unreached_llr,
+                                  llr + first * NT * Q);
 }
 
 template <int NR, int NT, int L>

@@ -109,29 +109,18 @@ __device__ void search_block(const float* items,
     }
     __syncthreads();
 
-    // Each table's axis minima first (a thread each, L steps), then each LLR
-    // from its axis's L of them: L + L steps a thread where a bit from its
-    // table took L^2 (256-QAM: 32 against 256); the same minima (pam_table.h).
-    const int L = pam.levels;
-    float* amin = dmin + sh.problems * NT * M; // [problem][stream][axis][level]
-    for (int i = threadIdx.x; i < sh.problems * NT * 2 * L; i += blockDim.x) {
-        const int table = i / (2 * L), axis = (i / L) % 2;
-        amin[i] = axis_minimum(dmin + table * M, pam, axis, i % L);
-    }
-    __syncthreads();
-    const int Q = pam.bits_per_symbol(), per_problem = NT * Q;
-    for (int i = threadIdx.x; i < sh.problems * per_problem; i += blockDim.x) {
-        const int lp = i / per_problem, b = i % per_problem, k = b % Q;
-        if (first + lp >= batch)
-            break;
-        llr[(first + lp) * per_problem + b] =
-            llr_from_axis_minima(amin + ((lp * NT + b / Q) * 2 + k % 2) * L,
-                                 pam,
-                                 k,
-                                 n0,
-                                 clip,
-                                 k_unreached_llr);
-    }
+    // Each table's axis minima, then each LLR from its axis's L of them: L + L
+    // steps a thread where a bit from its table took L^2 (256-QAM: 32 against 256).
+    const int problems = int(first + sh.problems <= batch ? sh.problems : batch - first);
+    block_llrs_from_symbol_minima(dmin,
+                                  dmin + sh.problems * NT * M,
+                                  problems,
+                                  NT,
+                                  pam,
+                                  n0,
+                                  clip,
+                                  k_unreached_llr,
+                                  llr + first * NT * pam.bits_per_symbol());
 }
 
 template <int NT>
