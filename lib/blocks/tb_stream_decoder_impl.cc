@@ -27,6 +27,8 @@ const pmt::pmt_t k_crc_ok_key = pmt::mp("crc_ok");
 /// stream's blocks come out without waiting for others.
 constexpr std::chrono::milliseconds k_default_max_wait{ 0 };
 constexpr int k_buffered_batches = 2;
+/// Batches in flight with device buffers: one decoding while the next is queued.
+constexpr int k_pipeline_slots = 2;
 } // namespace
 
 tb_stream_decoder::sptr tb_stream_decoder::make(int A,
@@ -61,27 +63,31 @@ tb_stream_decoder::sptr tb_stream_decoder::make(int A,
         throw std::invalid_argument(
             "tb_stream_decoder: max_blocks * G must be at most 2^27 LLRs, got " +
             std::to_string(max_blocks) + " * " + std::to_string(G));
-    auto decoder =
-        make_transport_block_code_decoder(chosen,
-                                          A,
-                                          G,
-                                          Qm,
-                                          NL,
-                                          rv,
-                                          algorithm,
-                                          iterations,
-                                          extrinsic_scale,
-                                          window,
-                                          ::mimo_gpu::backend_from_string(backend));
+    const auto backend_wanted = ::mimo_gpu::backend_from_string(backend);
+    const ::mimo_gpu::transport_block_decoder_factory make_decoder = [=] {
+        return make_transport_block_code_decoder(chosen,
+                                                 A,
+                                                 G,
+                                                 Qm,
+                                                 NL,
+                                                 rv,
+                                                 algorithm,
+                                                 iterations,
+                                                 extrinsic_scale,
+                                                 window,
+                                                 backend_wanted);
+    };
+    auto decoder = make_decoder();
     // Device buffers where the decoder runs on CUDA; host buffers on the CPU.
     const bool device =
         device_buffers && decoder->active_backend() == ::mimo_gpu::backend::cuda;
     return gnuradio::make_block_sptr<tb_stream_decoder_impl>(
-        std::move(decoder), llrs_per_item, max_blocks, device);
+        std::move(decoder), make_decoder, llrs_per_item, max_blocks, device);
 }
 
 tb_stream_decoder_impl::tb_stream_decoder_impl(
     std::unique_ptr<::mimo_gpu::transport_block_code_decoder> decoder,
+    const ::mimo_gpu::transport_block_decoder_factory& make_decoder,
     int llrs_per_item,
     int max_blocks,
     bool device_buffers)
@@ -101,7 +107,8 @@ tb_stream_decoder_impl::tb_stream_decoder_impl(
       d_gate(max_blocks, k_buffered_batches, k_default_max_wait)
 {
     if (device_buffers)
-        d_stream = std::make_unique<::mimo_gpu::device_stream>();
+        d_pipeline = std::make_unique<::mimo_gpu::transport_block_pipeline>(
+            make_decoder, k_pipeline_slots, size_t(max_blocks));
     // GNU Radio sizes the LLR buffer for whole batches from this rate and the
     // output multiple (whole batches of blocks, see batch_gate).
     set_relative_rate(1, uint64_t(d_items_per_block));
@@ -168,6 +175,11 @@ uint64_t tb_stream_decoder_impl::unread_items() const
 void tb_stream_decoder_impl::forecast(int noutput_items,
                                       gr_vector_int& ninput_items_required)
 {
+    if (!d_in_flight.empty()) {
+        // Batches in flight are handed on (the tail too) without new input.
+        ninput_items_required[0] = 0;
+        return;
+    }
     int wanted = std::min(noutput_items, d_gate.batch_items());
     if (const auto d = detail()) {
         const auto in = d->input(0);
@@ -190,51 +202,31 @@ void tb_stream_decoder_impl::forecast(int noutput_items,
     ninput_items_required[0] = wanted * d_items_per_block;
 }
 
-std::vector<::mimo_gpu::transport_block_result>
-tb_stream_decoder_impl::decode(const float* llr, size_t count, uint8_t* bits)
+void tb_stream_decoder_impl::record(const ::mimo_gpu::transport_block_batch& batch,
+                                    uint64_t first)
 {
-    const size_t G = size_t(d_decoder->G());
-    if (!d_stream)
-        return d_decoder->decode(llr, count, bits);
-    const float* d_llr = d_llr_staging.device_view(llr, count * G);
-    d_decoder->decode_device(d_llr, count, bits, d_stream->get());
-    return d_decoder->device_results(d_stream->get()); // waits: the items are complete
+    for (const auto& refusal : batch.refused)
+        d_logger->error(
+            "transport block {}: {}; failed", first + refusal.block, refusal.reason);
+    for (size_t t = 0; t < batch.results.size(); ++t)
+        if (!batch.results[t].crc_ok) {
+            ++d_crc_failures;
+            add_item_tag(0, first + t, k_crc_ok_key, pmt::PMT_F);
+        }
+    d_blocks += batch.results.size();
 }
 
-std::vector<::mimo_gpu::transport_block_result>
-tb_stream_decoder_impl::decode_one_by_one(const float* llr, size_t count, uint8_t* bits)
+int tb_stream_decoder_impl::drop_tail(int ninput_items)
 {
-    const size_t G = size_t(d_decoder->G()), A = size_t(d_decoder->A());
-    const bool device = d_stream != nullptr;
-    std::vector<float> host_llr(G);
-    std::vector<uint8_t> host_bits(A);
-    std::vector<::mimo_gpu::transport_block_result> results(count);
-    for (size_t t = 0; t < count; ++t) {
-        const auto kind = ::mimo_gpu::memory_kind_of(llr + t * G);
-        if (kind == ::mimo_gpu::memory_kind::device)
-            ::mimo_gpu::copy_memory(host_llr.data(),
-                                    llr + t * G,
-                                    G * sizeof(float),
-                                    ::mimo_gpu::copy_direction::device_to_host);
-        else
-            std::copy_n(llr + t * G, G, host_llr.data());
-        try {
-            results[t] = d_decoder->decode(host_llr.data(), 1, host_bits.data()).at(0);
-        } catch (const std::invalid_argument& e) {
-            d_logger->error(
-                "transport block {}: {}; failed", nitems_written(0) + t, e.what());
-            std::fill(host_bits.begin(), host_bits.end(), 0);
-            results[t] = ::mimo_gpu::transport_block_result{};
-        }
-        if (device)
-            ::mimo_gpu::copy_memory(bits + t * A,
-                                    host_bits.data(),
-                                    A,
-                                    ::mimo_gpu::copy_direction::host_to_device);
-        else
-            std::copy(host_bits.begin(), host_bits.end(), bits + t * A);
-    }
-    return results;
+    const uint64_t tail =
+        unread_items() * (input_signature()->sizeof_stream_item(0) / sizeof(float));
+    d_dropped_llrs += tail;
+    if (tail > 0)
+        d_logger->warn(
+            "{} LLRs at the end of the stream make no whole transport block; dropped",
+            tail);
+    consume(0, ninput_items);
+    return WORK_DONE;
 }
 
 int tb_stream_decoder_impl::general_work(int noutput_items,
@@ -246,24 +238,25 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
         return WORK_DONE;
     const bool ended = input_ended(); // first, as in forecast()
     const int whole = ninput_items[0] / d_items_per_block;
-    if (whole == 0) {
-        if (ended &&
-            unread_items() < uint64_t(d_items_per_block)) { // the tail: no whole block
-            const uint64_t tail =
-                unread_items() *
-                (input_signature()->sizeof_stream_item(0) / sizeof(float));
-            d_dropped_llrs += tail;
-            if (tail > 0)
-                d_logger->warn("{} LLRs at the end of the stream make no whole transport "
-                               "block; dropped",
-                               tail);
-            consume(0, ninput_items[0]);
-            return WORK_DONE;
-        }
+    const auto llr = static_cast<const float*>(input_items[0]);
+    const auto bits = static_cast<uint8_t*>(output_items[0]);
+    if (whole == 0 && d_in_flight.empty()) {
+        if (ended && unread_items() < uint64_t(d_items_per_block))
+            return drop_tail(ninput_items[0]); // the tail: no whole block
         return 0;
     }
-    // forecast() gated the call: whole batches, or what waited max_wait_ms, or the end.
-    const size_t count = size_t(std::min({ whole, noutput_items, d_gate.batch_items() }));
+    // forecast() gated the call: whole batches, what waited max_wait_ms, the end,
+    // or batches in flight.
+    return d_pipeline ? pipelined_work(noutput_items, whole, llr, bits)
+                      : host_work(noutput_items, whole, llr, bits);
+}
+
+int tb_stream_decoder_impl::host_work(int noutput_items,
+                                      int whole,
+                                      const float* llr,
+                                      uint8_t* bits)
+{
+    const int count = std::min({ whole, noutput_items, d_gate.batch_items() });
     {
         gr::thread::scoped_lock lock(d_mutex);
         d_gate.taken();
@@ -271,29 +264,75 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
     if (const int rv = d_rv; rv != d_decoder->rv())
         d_decoder->set_redundancy_version(rv);
     d_trace.begin();
-    const auto llr = static_cast<const float*>(input_items[0]);
-    const auto bits = static_cast<uint8_t*>(output_items[0]);
-    std::vector<::mimo_gpu::transport_block_result> results;
+    ::mimo_gpu::transport_block_batch batch;
     try {
         try {
-            results = decode(llr, count, bits);
-        } catch (const std::invalid_argument&) {
-            results = decode_one_by_one(llr, count, bits); // non-finite LLRs somewhere
+            batch.results = d_decoder->decode(llr, size_t(count), bits);
+        } catch (const std::invalid_argument&) { // non-finite LLRs somewhere
+            batch =
+                ::mimo_gpu::decode_block_by_block(*d_decoder, llr, size_t(count), bits);
         }
     } catch (const std::exception& e) {
         d_logger->error(
             "transport blocks {}..: {}; ending the stream", nitems_written(0), e.what());
         return WORK_DONE; // an exception escaping work() would hang the flowgraph
     }
-    for (size_t t = 0; t < count; ++t)
-        if (!results[t].crc_ok) {
-            ++d_crc_failures;
-            add_item_tag(0, nitems_written(0) + t, k_crc_ok_key, pmt::PMT_F);
-        }
-    d_blocks += count;
-    consume(0, int(count) * d_items_per_block);
-    produce(0, int(count));
+    record(batch, nitems_written(0));
+    consume(0, count * d_items_per_block);
+    produce(0, count);
     d_trace.end(long(count));
+    return WORK_CALLED_PRODUCE;
+}
+
+int tb_stream_decoder_impl::pipelined_work(int noutput_items,
+                                           int whole,
+                                           const float* llr,
+                                           uint8_t* bits)
+{
+    ++d_calls;
+    d_trace.begin();
+    int in_flight = 0;
+    for (const batch_in_flight& b : d_in_flight)
+        in_flight += b.blocks;
+    // Every batch in flight fits the output: GNU Radio calls with at least the
+    // output multiple, two full batches, and at most two are in flight.
+    const int count =
+        std::min({ whole, noutput_items - in_flight, d_gate.batch_items() });
+    const bool submit = count > 0 && d_pipeline->pending() < d_pipeline->slots();
+    if (submit) {
+        {
+            gr::thread::scoped_lock lock(d_mutex);
+            d_gate.taken();
+        }
+        try {
+            d_pipeline->submit(llr, size_t(count), d_rv);
+        } catch (const std::exception& e) {
+            d_logger->error("transport blocks {}..: {}; ending the stream",
+                            nitems_written(0) + uint64_t(in_flight),
+                            e.what());
+            return WORK_DONE;
+        }
+        d_in_flight.push_back({ count, d_calls });
+        consume(0, count * d_items_per_block); // the pipeline has its own copy
+    }
+    int produced = 0;
+    while (!d_in_flight.empty() && (!submit || d_in_flight.front().call < d_calls)) {
+        const int blocks = d_in_flight.front().blocks;
+        d_in_flight.pop_front(); // collect() takes the batch, whether it succeeds or not
+        const uint64_t first = nitems_written(0) + uint64_t(produced);
+        try {
+            record(d_pipeline->collect(bits + size_t(produced) * size_t(d_decoder->A())),
+                   first);
+        } catch (const std::exception& e) {
+            d_logger->error(
+                "transport blocks {}..: {}; ending the stream", first, e.what());
+            produce(0, produced);
+            return WORK_DONE;
+        }
+        produced += blocks;
+    }
+    produce(0, produced);
+    d_trace.end(long(produced));
     return WORK_CALLED_PRODUCE;
 }
 

@@ -6,8 +6,6 @@
 #define INCLUDED_MIMO_GPU_TB_STREAM_DECODER_IMPL_H
 
 #include "plumbing/batch_gate.h"
-#include "plumbing/device_staging.h"
-
 #include "plumbing/device_output_guard.h"
 #include "plumbing/transport_block_codes.h"
 #include "plumbing/work_trace.h"
@@ -15,9 +13,10 @@
 #include <gnuradio/mimo_gpu/device_buffer.h>
 #include <gnuradio/mimo_gpu/tb_stream_decoder.h>
 #include <gnuradio/thread/thread.h>
-#include <mimo_gpu/device_memory.h>
+#include <mimo_gpu/transport_block_pipeline.h>
 
 #include <atomic>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -27,8 +26,11 @@ namespace mimo_gpu {
 class tb_stream_decoder_impl : public tb_stream_decoder, public device_stream_reader
 {
 public:
+    /// make_decoder: another decoder like `decoder`, one per batch in flight
+    /// (device buffers only).
     tb_stream_decoder_impl(
         std::unique_ptr<::mimo_gpu::transport_block_code_decoder> decoder,
+        const ::mimo_gpu::transport_block_decoder_factory& make_decoder,
         int llrs_per_item,
         int max_blocks,
         bool device_buffers);
@@ -36,7 +38,7 @@ public:
     void set_rv(int rv) override;
     int rv() const override;
     std::string active_backend() const override;
-    bool device_buffers() const override { return d_stream != nullptr; }
+    bool device_buffers() const override { return d_pipeline != nullptr; }
     std::string code() const override { return d_decoder->code(); }
     int max_blocks() const override { return d_max_blocks; }
     uint64_t blocks() const override;
@@ -57,18 +59,27 @@ private:
     /// Items of the input not yet consumed, also those past the end of a
     /// single-mapped buffer that items_available() does not count.
     uint64_t unread_items() const;
-    /// Decodes `count` blocks; the per-block results, as decode() gives them.
-    std::vector<::mimo_gpu::transport_block_result>
-    decode(const float* llr, size_t count, uint8_t* bits);
-    /// A batch the decoder refused (non-finite LLRs): block by block on the host,
-    /// each refused block failed with zero bits, the others decoded.
-    std::vector<::mimo_gpu::transport_block_result>
-    decode_one_by_one(const float* llr, size_t count, uint8_t* bits);
+    /// Host buffers: decodes the waiting blocks in this call.
+    int host_work(int noutput_items, int whole, const float* llr, uint8_t* bits);
+    /// Device buffers: queues the waiting blocks and hands on the batches of
+    /// earlier calls (all of them when nothing new came), so the host does not
+    /// wait for a batch while the next one waits to be queued.
+    int pipelined_work(int noutput_items, int whole, const float* llr, uint8_t* bits);
+    /// A batch's CRC failures as tags (its first block is output item `first`),
+    /// its refused blocks logged, the counters.
+    void record(const ::mimo_gpu::transport_block_batch& batch, uint64_t first);
+    /// The end of the stream: less than a block left, counted and dropped.
+    int drop_tail(int ninput_items);
 
     std::unique_ptr<::mimo_gpu::transport_block_code_decoder> d_decoder;
     const int d_items_per_block; // input items per transport block, G / llrs_per_item
-    std::unique_ptr<::mimo_gpu::device_stream> d_stream; // device buffers
-    device_staging<float> d_llr_staging;                 // pageable input, device mode
+    std::unique_ptr<::mimo_gpu::transport_block_pipeline> d_pipeline; // device buffers
+    struct batch_in_flight {
+        int blocks;
+        uint64_t call; ///< the work() call that queued it
+    };
+    std::deque<batch_in_flight> d_in_flight;
+    uint64_t d_calls = 0;
     // The setters and counters never wait for a batch being decoded: the rv is
     // applied by work(), the counters are atomic, the mutex guards the gate only.
     std::atomic<int> d_rv;

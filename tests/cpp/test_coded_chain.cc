@@ -432,7 +432,9 @@ private:
     int m_vlen;
 };
 
-TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_block)
+/// 57 blocks and 3 items through a single-mapped buffer that wraps; on CUDA with
+/// device buffers, batches in flight across work() calls while it does.
+void expect_wrapping_input_keeps_every_block(const std::string& backend)
 {
     gr::mimo_gpu::device_buffer::simulate_device_memory(true);
     const coded_blocks blocks(57, fresh_seed());
@@ -451,9 +453,9 @@ TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_
                                            6,
                                            0.75,
                                            64,
-                                           "cpu",
+                                           backend,
                                            2,
-                                           false);
+                                           backend == "cuda");
     auto sink = gr::blocks::vector_sink_b::make(k_A);
     tb->connect(source, 0, copy, 0);
     tb->connect(copy, 0, decoder, 0);
@@ -464,6 +466,17 @@ TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_
     EXPECT_EQ(decoder->blocks(), 57u);
     EXPECT_EQ(decoder->crc_failures(), 0u);
     EXPECT_EQ(decoder->dropped_llrs(), uint64_t(3 * k_bits_per_vector));
+}
+
+TEST(coded_chain, stream_decoder_on_a_wrapping_single_mapped_buffer_keeps_every_block)
+{
+    expect_wrapping_input_keeps_every_block("cpu");
+}
+
+TEST(coded_chain_cuda, stream_decoder_with_batches_in_flight_on_a_wrapping_buffer)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    expect_wrapping_input_keeps_every_block("cuda");
 }
 
 TEST(coded_chain, channel_source_without_bits_in_needs_its_bits_output)

@@ -1,4 +1,5 @@
-// transport_block_decoder::decode_device: the de-rate-matching gather against
+// transport_block_decoder::decode_device (and transport_block_pipeline, batches
+// of it in flight): the de-rate-matching gather against
 // rate_matcher::dematch on the CPU (every format, rv, float and int8), and on
 // CUDA (skips without a GPU) decode_device from device LLRs against decode()
 // on the CPU backend: bits and every result field, float and int8 input; bad input.
@@ -9,10 +10,14 @@
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/lte_turbo_code.h>
 #include <mimo_gpu/lte_turbo_decoder.h>
+#include <mimo_gpu/transport_block_code.h>
+#include <mimo_gpu/transport_block_pipeline.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -824,4 +829,187 @@ TEST(transport_block_device, garbage_never_passes_the_crc)
                 expect_no_false_pass(b, f, r_got, got, where + " (CUDA)");
             }
         }
+}
+
+// ---- transport_block_pipeline ------------------------------------------------
+
+namespace {
+
+std::unique_ptr<transport_block_code_decoder>
+code_decoder(const transport_block_format& f, backend b)
+{
+    turbo_decoder_config cfg;
+    cfg.iterations = 4;
+    return make_transport_block_code_decoder(f, cfg, b);
+}
+
+/// What decode() on the CPU gives for a batch at rv.
+struct expected_batch {
+    std::vector<uint8_t> bits;
+    std::vector<transport_block_result> results;
+};
+
+} // namespace
+
+// A block with a NaN fails alone, with zero bits, named in `refused`; the others
+// decode as decode() does (on the CPU: what tb_stream_decoder's host path uses).
+TEST(transport_block_pipeline, block_by_block_fails_only_the_refused_block)
+{
+    const transport_block_format f{ 7000, 18000, 4 };
+    auto cpu = code_decoder(f, backend::cpu);
+    noisy_blocks in(f, { 2.0, 2.0, 2.0 }, fresh_seed());
+    std::vector<uint8_t> want(3 * size_t(f.A));
+    const auto r_want = cpu->decode(in.llr.data(), 3, want.data());
+    in.llr[size_t(f.G) + 11] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<uint8_t> got(3 * size_t(f.A), 7);
+    const transport_block_batch batch =
+        decode_block_by_block(*cpu, in.llr.data(), 3, got.data());
+    ASSERT_EQ(batch.refused.size(), 1u);
+    EXPECT_EQ(batch.refused[0].block, 1u);
+    EXPECT_NE(batch.refused[0].reason.find("code block"), std::string::npos)
+        << batch.refused[0].reason;
+    ASSERT_EQ(batch.results.size(), 3u);
+    EXPECT_FALSE(batch.results[1].crc_ok);
+    for (size_t t : { size_t(0), size_t(2) }) {
+        EXPECT_EQ(batch.results[t].crc_ok, r_want[t].crc_ok) << t;
+        EXPECT_TRUE(std::equal(got.begin() + long(t * f.A),
+                               got.begin() + long((t + 1) * f.A),
+                               want.begin() + long(t * f.A)))
+            << t;
+    }
+    EXPECT_TRUE(std::all_of(got.begin() + f.A,
+                            got.begin() + 2 * long(f.A),
+                            [](uint8_t b) { return b == 0; }));
+}
+
+TEST(transport_block_pipeline, bad_parameters_are_clear_errors)
+{
+    const transport_block_format f{ 100, 600, 2 };
+    // Its decoders must run on CUDA: a CPU decoder is refused (no GPU needed).
+    EXPECT_THROW(
+        transport_block_pipeline([&] { return code_decoder(f, backend::cpu); }, 2, 4),
+        std::invalid_argument);
+    EXPECT_THROW(transport_block_pipeline([] { return nullptr; }, 2, 4),
+                 std::invalid_argument);
+    EXPECT_THROW(
+        transport_block_pipeline([&] { return code_decoder(f, backend::cpu); }, 0, 4),
+        std::invalid_argument);
+    if (!cuda_available())
+        return;
+    transport_block_pipeline p([&] { return code_decoder(f, backend::cuda); }, 2, 3);
+    std::vector<uint8_t> a(4 * size_t(f.A));
+    EXPECT_THROW(p.collect(a.data()), std::logic_error); // nothing in flight
+    std::vector<float> llr(4 * size_t(f.G), 1.0f);
+    EXPECT_THROW(p.submit(llr.data(), 0, 0), std::invalid_argument);
+    EXPECT_THROW(p.submit(llr.data(), 4, 0), std::invalid_argument); // > max_blocks
+    p.submit(llr.data(), 3, 0);
+    p.submit(llr.data(), 1, 1);
+    EXPECT_THROW(p.submit(llr.data(), 1, 0), std::logic_error); // both slots in flight
+    EXPECT_EQ(p.pending(), 2u);
+    EXPECT_EQ(p.oldest_count(), 3u);
+    EXPECT_EQ(p.collect(a.data()).results.size(), 3u);
+    EXPECT_EQ(p.collect(a.data()).results.size(), 1u);
+    EXPECT_EQ(p.pending(), 0u);
+}
+
+// Batches of changing sizes and redundancy versions with up to `slots` in
+// flight: every batch's bits and results equal decode() on the CPU, whether its
+// LLRs come from pageable host or device memory (overwritten right after
+// submit(): the pipeline keeps its own copy) and its bits go to host or device
+// memory; a NaN block fails alone and the batches after it decode.
+TEST(transport_block_pipeline, batches_in_flight_decode_as_the_cpu)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    const size_t max_blocks = 4;
+    int passed = 0, failed = 0;
+    for (const transport_block_format& f : { transport_block_format{ 20000, 30000, 6 },
+                                             transport_block_format{ 100, 600, 2 } })
+        for (int slots : { 2, 3 }) {
+            auto cpu = code_decoder(f, backend::cpu);
+            transport_block_pipeline pipeline(
+                [&] { return code_decoder(f, backend::cuda); }, slots, max_blocks);
+            const double limit =
+                10.0 * std::log10(std::pow(2.0, 2.0 * double(f.A) / f.G) - 1.0);
+            device_array d_llr(max_blocks * f.G * sizeof(float)),
+                d_a(max_blocks * size_t(f.A));
+            std::deque<expected_batch> expected;
+            std::deque<size_t> counts;
+            const std::vector<size_t> sizes{ 3, 1, 4, 2, 4, 1, 3, 2 };
+            auto collect_one = [&](size_t b) {
+                const size_t n = counts.front();
+                const bool to_device = b % 2 == 1;
+                std::vector<uint8_t> got(n * size_t(f.A), 9);
+                const transport_block_batch batch =
+                    pipeline.collect(to_device ? d_a.as<uint8_t>() : got.data());
+                if (to_device)
+                    got = download(d_a, n * size_t(f.A));
+                const std::string what = "A " + std::to_string(f.A) + ", " +
+                                         std::to_string(slots) + " slots, batch " +
+                                         std::to_string(b);
+                expect_same_results(batch.results, expected.front().results, what);
+                EXPECT_EQ(got, expected.front().bits) << what;
+                EXPECT_TRUE(batch.refused.empty()) << what;
+                for (const auto& r : batch.results)
+                    (r.crc_ok ? passed : failed) += 1;
+                expected.pop_front();
+                counts.pop_front();
+            };
+            size_t collected = 0;
+            for (size_t b = 0; b < sizes.size(); ++b) {
+                const size_t n = sizes[b];
+                const int rv = b % 3 == 2 ? 2 : 0;
+                std::vector<double> snr;
+                for (size_t t = 0; t < n; ++t)
+                    snr.push_back(limit + (rv ? 1.5 : 0.0) +
+                                  std::array<double, 4>{ -0.5, 0.7, 1.5, 3.0 }[t]);
+                noisy_blocks in(f, snr, seed + b + 100 * uint64_t(slots));
+                expected_batch want;
+                want.bits.resize(n * size_t(f.A));
+                cpu->set_redundancy_version(rv);
+                want.results = cpu->decode(in.llr.data(), n, want.bits.data());
+                if (pipeline.pending() == pipeline.slots())
+                    collect_one(collected++);
+                if (b % 2 == 0) {
+                    upload(d_llr, in.llr);
+                    pipeline.submit(d_llr.as<float>(), n, rv);
+                    upload(d_llr, std::vector<float>(n * f.G, NAN));
+                } else {
+                    pipeline.submit(in.llr.data(), n, rv);
+                    std::fill(in.llr.begin(), in.llr.end(), NAN);
+                }
+                expected.push_back(std::move(want));
+                counts.push_back(n);
+            }
+            while (pipeline.pending() > 0)
+                collect_one(collected++);
+
+            // A NaN in block 1 of 3 (code block 0 of it): that block fails with zero
+            // bits; the batch in flight behind it decodes.
+            noisy_blocks bad(f, { limit + 3, limit + 3, limit + 3 }, seed + 7);
+            noisy_blocks good(f, { limit + 3, limit + 3 }, seed + 8);
+            std::vector<uint8_t> want_bad(3 * size_t(f.A)), want_good(2 * size_t(f.A));
+            cpu->set_redundancy_version(0);
+            const auto r_bad = cpu->decode(bad.llr.data(), 3, want_bad.data());
+            const auto r_good = cpu->decode(good.llr.data(), 2, want_good.data());
+            bad.llr[size_t(f.G) + 3] = NAN;
+            pipeline.submit(bad.llr.data(), 3, 0);
+            pipeline.submit(good.llr.data(), 2, 0);
+            std::vector<uint8_t> got(3 * size_t(f.A), 9);
+            const transport_block_batch batch = pipeline.collect(got.data());
+            ASSERT_EQ(batch.refused.size(), 1u);
+            EXPECT_EQ(batch.refused[0].block, 1u);
+            EXPECT_FALSE(batch.results.at(1).crc_ok);
+            for (size_t t : { size_t(0), size_t(2) })
+                EXPECT_EQ(batch.results[t].crc_ok, r_bad[t].crc_ok) << t;
+            std::fill(want_bad.begin() + f.A, want_bad.begin() + 2 * long(f.A), 0);
+            EXPECT_EQ(got, want_bad);
+            got.assign(2 * size_t(f.A), 9);
+            expect_same_results(
+                pipeline.collect(got.data()).results, r_good, "after NaN");
+            EXPECT_EQ(got, want_good);
+        }
+    std::printf("[ compared ] %d transport blocks passed, %d failed\n", passed, failed);
+    EXPECT_GT(passed, 0); // the SNRs must leave both outcomes
+    EXPECT_GT(failed, 0);
 }
