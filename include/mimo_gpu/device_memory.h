@@ -56,6 +56,10 @@ public:
     device_stream& operator=(const device_stream&) = delete;
     cuda_stream_t get() const { return m_stream; }
     void synchronize() const;
+    /// Copies between any two of device, page-locked and pageable memory on
+    /// this stream (after its queued work) and waits for it: unlike
+    /// copy_memory, it does not wait for the legacy stream, nor make it wait.
+    void copy(void* dst, const void* src, size_t bytes) const;
 
 private:
     cuda_stream_t m_stream = nullptr;

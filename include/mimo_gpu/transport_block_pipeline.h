@@ -31,7 +31,7 @@ struct transport_block_refusal {
 };
 
 struct transport_block_batch {
-    std::vector<transport_block_result> results; ///< one per block
+    std::vector<transport_block_result> results;  ///< one per block
     std::vector<transport_block_refusal> refused; ///< failed, with zero bits
 };
 

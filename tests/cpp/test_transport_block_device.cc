@@ -962,7 +962,7 @@ TEST(transport_block_pipeline, batches_in_flight_decode_as_the_cpu)
                 std::vector<double> snr;
                 for (size_t t = 0; t < n; ++t)
                     snr.push_back(limit + (rv ? 1.5 : 0.0) +
-                                  std::array<double, 4>{ -0.5, 0.7, 1.5, 3.0 }[t]);
+                                  std::array<double, 4>{ -0.5, 1.5, 3.0, 5.0 }[t]);
                 noisy_blocks in(f, snr, seed + b + 100 * uint64_t(slots));
                 expected_batch want;
                 want.bits.resize(n * size_t(f.A));

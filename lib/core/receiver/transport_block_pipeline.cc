@@ -47,14 +47,11 @@ struct transport_block_pipeline::slot {
     {
         const size_t G = size_t(decoder->G()), A = size_t(decoder->A());
         std::vector<float> host_llr(count * G);
-        copy_memory(host_llr.data(),
-                    llr.as<float>(),
-                    host_llr.size() * sizeof(float),
-                    copy_direction::device_to_host);
+        stream.copy(host_llr.data(), llr.as<float>(), host_llr.size() * sizeof(float));
         std::vector<uint8_t> host_bits(count * A);
         transport_block_batch batch =
             decode_block_by_block(*decoder, host_llr.data(), count, host_bits.data());
-        copy_memory(out, host_bits.data(), host_bits.size(), copy_direction::any);
+        stream.copy(out, host_bits.data(), host_bits.size());
         return batch;
     }
 };
@@ -84,9 +81,10 @@ transport_block_pipeline::transport_block_pipeline(
     : m_max_blocks(max_blocks)
 {
     if (slots < 1 || max_blocks == 0)
-        throw std::invalid_argument(
-            "mimo_gpu::transport_block_pipeline: slots and max_blocks must be >= 1, got " +
-            std::to_string(slots) + " and " + std::to_string(max_blocks));
+        throw std::invalid_argument("mimo_gpu::transport_block_pipeline: slots and "
+                                    "max_blocks must be >= 1, got " +
+                                    std::to_string(slots) + " and " +
+                                    std::to_string(max_blocks));
     for (int s = 0; s < slots; ++s) {
         auto decoder = make();
         if (!decoder || decoder->active_backend() != backend::cuda)
@@ -125,11 +123,9 @@ void transport_block_pipeline::submit(const float* llr, size_t count, int rv)
         s.decoder->set_redundancy_version(rv);
     // The slot's stream is idle (its last batch was collected): the copy waits
     // for nothing but itself, and the caller's LLRs are free when it returns.
-    copy_memory(s.llr.as<float>(),
-                llr,
-                count * size_t(s.decoder->G()) * sizeof(float),
-                copy_direction::any);
-    s.decoder->decode_device(s.llr.as<float>(), count, s.bits.as<uint8_t>(), s.stream.get());
+    s.stream.copy(s.llr.as<float>(), llr, count * size_t(s.decoder->G()) * sizeof(float));
+    s.decoder->decode_device(
+        s.llr.as<float>(), count, s.bits.as<uint8_t>(), s.stream.get());
     m_in_flight.push_back({ m_next, count });
     m_next = (m_next + 1) % m_slots.size();
 }
@@ -149,8 +145,7 @@ transport_block_batch transport_block_pipeline::collect(uint8_t* bits)
         s.stream.synchronize(); // its kernels are done with the slot's buffers
         return s.decode_on_host(f.count, bits);
     }
-    copy_memory(bits, s.bits.as<uint8_t>(), f.count * size_t(s.decoder->A()),
-                copy_direction::any);
+    s.stream.copy(bits, s.bits.as<uint8_t>(), f.count * size_t(s.decoder->A()));
     return batch;
 }
 

@@ -150,6 +150,15 @@ void device_stream::synchronize() const
     MIMO_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(m_stream)));
 }
 
+void device_stream::copy(void* dst, const void* src, size_t bytes) const
+{
+    if (bytes == 0)
+        return;
+    const auto s = reinterpret_cast<cudaStream_t>(m_stream);
+    MIMO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+    MIMO_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
 #else
 
 void* allocate_pinned(size_t) { no_cuda("page-locked memory"); }
@@ -165,6 +174,7 @@ void unlock_host_memory(void*) noexcept {}
 device_stream::device_stream() { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
 void device_stream::synchronize() const {}
+void device_stream::copy(void*, const void*, size_t) const { no_cuda("a device copy"); }
 
 #endif
 
