@@ -69,6 +69,8 @@ public:
     size_t slots() const { return m_slots.size(); }
     /// Blocks of the oldest batch in flight, 0 if none.
     size_t oldest_count() const;
+    /// Blocks of every batch in flight.
+    size_t blocks_in_flight() const;
     size_t max_blocks() const { return m_max_blocks; }
 
 private:

@@ -247,7 +247,7 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
     }
     // forecast() gated the call: whole batches, what waited max_wait_ms, the end,
     // or batches in flight.
-    return d_pipeline ? pipelined_work(noutput_items, whole, llr, bits)
+    return d_pipeline ? pipelined_work(noutput_items, whole, ended, llr, bits)
                       : host_work(noutput_items, whole, llr, bits);
 }
 
@@ -284,40 +284,57 @@ int tb_stream_decoder_impl::host_work(int noutput_items,
     return WORK_CALLED_PRODUCE;
 }
 
-int tb_stream_decoder_impl::pipelined_work(int noutput_items,
-                                           int whole,
-                                           const float* llr,
-                                           uint8_t* bits)
+int tb_stream_decoder_impl::pipelined_work(
+    int noutput_items, int whole, bool ended, const float* llr, uint8_t* bits)
 {
     ++d_calls;
     d_trace.begin();
-    int in_flight = 0;
-    for (const batch_in_flight& b : d_in_flight)
-        in_flight += b.blocks;
-    // Every batch in flight fits the output: GNU Radio calls with at least the
-    // output multiple, two full batches, and at most two are in flight.
-    const int count =
-        std::min({ whole, noutput_items - in_flight, d_gate.batch_items() });
-    const bool submit = count > 0 && d_pipeline->pending() < d_pipeline->slots();
-    if (submit) {
-        {
-            gr::thread::scoped_lock lock(d_mutex);
+    // GNU Radio calls with at least the output multiple, two full batches, and
+    // at most one batch is in flight when a call begins (a call that submits
+    // collects the earlier ones): room for one more.
+    const int count = std::min({ whole,
+                                 noutput_items - int(d_pipeline->blocks_in_flight()),
+                                 d_gate.batch_items() });
+    bool submitted = false;
+    if (count > 0 && d_pipeline->pending() < d_pipeline->slots()) {
+        gr::thread::scoped_lock lock(d_mutex);
+        const auto in = detail()->input(0);
+        submitted = d_gate.due(
+            whole, ended, in->max_possible_items_available() / d_items_per_block);
+        if (submitted)
             d_gate.taken();
-        }
+    }
+    if (submitted) {
         try {
             d_pipeline->submit(llr, size_t(count), d_rv);
         } catch (const std::exception& e) {
             d_logger->error("transport blocks {}..: {}; ending the stream",
-                            nitems_written(0) + uint64_t(in_flight),
+                            nitems_written(0) + d_pipeline->blocks_in_flight(),
                             e.what());
+            collect(true, noutput_items, bits); // the batches before it
             return WORK_DONE;
         }
-        d_in_flight.push_back({ count, d_calls });
+        d_in_flight.push_back(d_calls);
         consume(0, count * d_items_per_block); // the pipeline has its own copy
     }
+    // Batches of earlier calls; every batch when nothing new went in (a pause,
+    // the end), so a frame is handed on as soon as it is decoded.
+    const int produced = collect(!submitted, noutput_items, bits);
+    if (produced < 0) // a batch failed: the stream ends after the ones before it
+        return WORK_DONE;
+    d_trace.end(long(produced));
+    return WORK_CALLED_PRODUCE;
+}
+
+/// Produces what it hands on; -1 (after producing the batches before it) when a
+/// batch failed.
+int tb_stream_decoder_impl::collect(bool all, int room, uint8_t* bits)
+{
     int produced = 0;
-    while (!d_in_flight.empty() && (!submit || d_in_flight.front().call < d_calls)) {
-        const int blocks = d_in_flight.front().blocks;
+    while (!d_in_flight.empty() && (all || d_in_flight.front() < d_calls)) {
+        const int blocks = int(d_pipeline->oldest_count());
+        if (produced + blocks > room)
+            break; // unreachable with GNU Radio's output multiple; the next call
         d_in_flight.pop_front(); // collect() takes the batch, whether it succeeds or not
         const uint64_t first = nitems_written(0) + uint64_t(produced);
         try {
@@ -327,13 +344,34 @@ int tb_stream_decoder_impl::pipelined_work(int noutput_items,
             d_logger->error(
                 "transport blocks {}..: {}; ending the stream", first, e.what());
             produce(0, produced);
-            return WORK_DONE;
+            return -1;
         }
         produced += blocks;
     }
     produce(0, produced);
-    d_trace.end(long(produced));
-    return WORK_CALLED_PRODUCE;
+    return produced;
+}
+
+bool tb_stream_decoder_impl::stop()
+{
+    // A flowgraph stopped with batches in flight: they are decoded but no longer
+    // handed on; said so, and a restart begins with an empty pipeline.
+    if (d_pipeline && !d_in_flight.empty()) {
+        const size_t blocks = d_pipeline->blocks_in_flight();
+        std::vector<uint8_t> scratch(blocks * size_t(d_decoder->A()));
+        while (d_pipeline->pending() > 0) {
+            try {
+                d_pipeline->collect(scratch.data()); // leaves even when it throws
+            } catch (const std::exception& e) {
+                d_logger->error("transport blocks in flight at stop: {}", e.what());
+            }
+        }
+        d_in_flight.clear();
+        d_logger->warn(
+            "{} transport block(s) in flight when the flowgraph stopped: not handed on",
+            blocks);
+    }
+    return true;
 }
 
 } // namespace mimo_gpu

@@ -49,6 +49,7 @@ public:
     bool reads_device_memory() const override { return device_buffers(); }
 
     void forecast(int noutput_items, gr_vector_int& ninput_items_required) override;
+    bool stop() override;
     int general_work(int noutput_items,
                      gr_vector_int& ninput_items,
                      gr_vector_const_void_star& input_items,
@@ -64,7 +65,12 @@ private:
     /// Device buffers: queues the waiting blocks and hands on the batches of
     /// earlier calls (all of them when nothing new came), so the host does not
     /// wait for a batch while the next one waits to be queued.
-    int pipelined_work(int noutput_items, int whole, const float* llr, uint8_t* bits);
+    int pipelined_work(
+        int noutput_items, int whole, bool ended, const float* llr, uint8_t* bits);
+    /// Hands on the oldest batches in flight (all of them, or those of earlier
+    /// calls) that fit `room` output items from `bits`, and produces them: their
+    /// count, or -1 when one failed (the stream ends).
+    int collect(bool all, int room, uint8_t* bits);
     /// A batch's CRC failures as tags (its first block is output item `first`),
     /// its refused blocks logged, the counters.
     void record(const ::mimo_gpu::transport_block_batch& batch, uint64_t first);
@@ -74,11 +80,7 @@ private:
     std::unique_ptr<::mimo_gpu::transport_block_code_decoder> d_decoder;
     const int d_items_per_block; // input items per transport block, G / llrs_per_item
     std::unique_ptr<::mimo_gpu::transport_block_pipeline> d_pipeline; // device buffers
-    struct batch_in_flight {
-        int blocks;
-        uint64_t call; ///< the work() call that queued it
-    };
-    std::deque<batch_in_flight> d_in_flight;
+    std::deque<uint64_t> d_in_flight; ///< the work() call that queued each batch
     uint64_t d_calls = 0;
     // The setters and counters never wait for a batch being decoded: the rv is
     // applied by work(), the counters are atomic, the mutex guards the gate only.

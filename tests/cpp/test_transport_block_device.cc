@@ -14,11 +14,12 @@
 #include <mimo_gpu/transport_block_pipeline.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -912,102 +913,176 @@ TEST(transport_block_pipeline, bad_parameters_are_clear_errors)
     EXPECT_EQ(p.pending(), 0u);
 }
 
+namespace {
+
+// A code as the pipeline tests see it: decoders on either backend, and
+// transport blocks of random bits encoded and sent as BPSK over AWGN at a given
+// SNR per coded bit (LLR = 2 y / sigma^2).
+struct code_under_test {
+    std::string name;
+    int A, G;
+    std::function<std::unique_ptr<transport_block_code_decoder>(backend)> decoder;
+    std::function<void(const uint8_t*, uint8_t*)> encode;
+
+    std::vector<float> noisy(const std::vector<double>& snr_db, uint64_t seed) const
+    {
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::vector<uint8_t> a(static_cast<size_t>(A)), coded(static_cast<size_t>(G));
+        std::vector<float> llr;
+        for (double snr : snr_db) {
+            const float sigma2 = float(std::pow(10.0, -snr / 10.0));
+            for (uint8_t& bit : a)
+                bit = uint8_t(rng() >> 63);
+            encode(a.data(), coded.data());
+            for (uint8_t c : coded)
+                llr.push_back(2.0f *
+                              ((c ? -1.0f : 1.0f) + std::sqrt(sigma2) * normal(rng)) /
+                              sigma2);
+        }
+        return llr;
+    }
+    /// The Shannon limit of this rate on a real Gaussian channel, in dB.
+    double limit() const
+    {
+        return 10.0 * std::log10(std::pow(2.0, 2.0 * double(A) / G) - 1.0);
+    }
+};
+
+std::vector<code_under_test> pipeline_codes()
+{
+    std::vector<code_under_test> codes;
+    for (const transport_block_format& f : { transport_block_format{ 20000, 30000, 6 },
+                                             transport_block_format{ 100, 600, 2 } }) {
+        auto encoder = std::make_shared<transport_block_encoder>(f);
+        codes.push_back(
+            { "turbo A " + std::to_string(f.A),
+              f.A,
+              f.G,
+              [f](backend b) { return code_decoder(f, b); },
+              [encoder](const uint8_t* a, uint8_t* g) { encoder->encode(a, g); } });
+    }
+    nr_transport_block_format nr;
+    nr.A = 8424;
+    nr.G = 16896;
+    nr.Qm = 2;
+    auto encoder = std::make_shared<nr_transport_block_encoder>(nr);
+    codes.push_back(
+        { "ldpc A 8424",
+          nr.A,
+          nr.G,
+          [nr](backend b) {
+              return make_transport_block_code_decoder(nr, ldpc_decoder_config{}, b);
+          },
+          [encoder](const uint8_t* a, uint8_t* g) { encoder->encode(a, g); } });
+    return codes;
+}
+
+} // namespace
+
 // Batches of changing sizes and redundancy versions with up to `slots` in
-// flight: every batch's bits and results equal decode() on the CPU, whether its
-// LLRs come from pageable host or device memory (overwritten right after
-// submit(): the pipeline keeps its own copy) and its bits go to host or device
-// memory; a NaN block fails alone and the batches after it decode.
+// flight, turbo and LDPC: every batch's bits and results equal decode() on the
+// CPU, whether its LLRs come from pageable host or device memory (overwritten
+// right after submit(): the pipeline keeps its own copy) and its bits go to host
+// or device memory; a NaN block fails alone, the batch behind it decodes, and
+// the refused batch's slot decodes the next ones; a pipeline destroyed with
+// batches in flight waits for them (memcheck sees no use after free).
 TEST(transport_block_pipeline, batches_in_flight_decode_as_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     const size_t max_blocks = 4;
     int passed = 0, failed = 0;
-    for (const transport_block_format& f : { transport_block_format{ 20000, 30000, 6 },
-                                             transport_block_format{ 100, 600, 2 } })
+    for (const code_under_test& code : pipeline_codes())
         for (int slots : { 2, 3 }) {
-            auto cpu = code_decoder(f, backend::cpu);
-            transport_block_pipeline pipeline(
-                [&] { return code_decoder(f, backend::cuda); }, slots, max_blocks);
-            const double limit =
-                10.0 * std::log10(std::pow(2.0, 2.0 * double(f.A) / f.G) - 1.0);
-            device_array d_llr(max_blocks * f.G * sizeof(float)),
-                d_a(max_blocks * size_t(f.A));
+            auto cpu = code.decoder(backend::cpu);
+            const size_t A = size_t(code.A), G = size_t(code.G);
+            std::unique_ptr<transport_block_pipeline> pipeline =
+                std::make_unique<transport_block_pipeline>(
+                    [&] { return code.decoder(backend::cuda); }, slots, max_blocks);
+            device_array d_llr(max_blocks * G * sizeof(float)), d_a(max_blocks * A);
             std::deque<expected_batch> expected;
-            std::deque<size_t> counts;
-            const std::vector<size_t> sizes{ 3, 1, 4, 2, 4, 1, 3, 2 };
-            auto collect_one = [&](size_t b) {
-                const size_t n = counts.front();
-                const bool to_device = b % 2 == 1;
-                std::vector<uint8_t> got(n * size_t(f.A), 9);
+            size_t collected = 0;
+            const std::string where = code.name + ", " + std::to_string(slots) + " slots";
+            auto collect_one = [&] {
+                const size_t n = expected.front().results.size();
+                const bool to_device = collected % 2 == 1;
+                std::vector<uint8_t> got(n * A, 9);
                 const transport_block_batch batch =
-                    pipeline.collect(to_device ? d_a.as<uint8_t>() : got.data());
+                    pipeline->collect(to_device ? d_a.as<uint8_t>() : got.data());
                 if (to_device)
-                    got = download(d_a, n * size_t(f.A));
-                const std::string what = "A " + std::to_string(f.A) + ", " +
-                                         std::to_string(slots) + " slots, batch " +
-                                         std::to_string(b);
+                    got = download(d_a, n * A);
+                const std::string what = where + ", batch " + std::to_string(collected++);
                 expect_same_results(batch.results, expected.front().results, what);
                 EXPECT_EQ(got, expected.front().bits) << what;
                 EXPECT_TRUE(batch.refused.empty()) << what;
                 for (const auto& r : batch.results)
                     (r.crc_ok ? passed : failed) += 1;
                 expected.pop_front();
-                counts.pop_front();
             };
-            size_t collected = 0;
-            for (size_t b = 0; b < sizes.size(); ++b) {
-                const size_t n = sizes[b];
-                const int rv = b % 3 == 2 ? 2 : 0;
+            // Submits a batch of blocks at these SNRs above the limit, with rv.
+            auto submit = [&](const std::vector<double>& above, int rv, uint64_t s) {
                 std::vector<double> snr;
-                for (size_t t = 0; t < n; ++t)
-                    snr.push_back(limit + (rv ? 1.5 : 0.0) +
-                                  std::array<double, 4>{ -0.5, 1.5, 3.0, 5.0 }[t]);
-                noisy_blocks in(f, snr, seed + b + 100 * uint64_t(slots));
+                for (double d : above)
+                    snr.push_back(code.limit() + d);
+                std::vector<float> llr = code.noisy(snr, s);
                 expected_batch want;
-                want.bits.resize(n * size_t(f.A));
+                want.bits.resize(above.size() * A);
                 cpu->set_redundancy_version(rv);
-                want.results = cpu->decode(in.llr.data(), n, want.bits.data());
-                if (pipeline.pending() == pipeline.slots())
-                    collect_one(collected++);
-                if (b % 2 == 0) {
-                    upload(d_llr, in.llr);
-                    pipeline.submit(d_llr.as<float>(), n, rv);
-                    upload(d_llr, std::vector<float>(n * f.G, NAN));
+                want.results = cpu->decode(llr.data(), above.size(), want.bits.data());
+                if (pipeline->pending() == pipeline->slots())
+                    collect_one();
+                if (s % 2 == 0) {
+                    upload(d_llr, llr);
+                    pipeline->submit(d_llr.as<float>(), above.size(), rv);
+                    upload(d_llr, std::vector<float>(llr.size(), NAN));
                 } else {
-                    pipeline.submit(in.llr.data(), n, rv);
-                    std::fill(in.llr.begin(), in.llr.end(), NAN);
+                    pipeline->submit(llr.data(), above.size(), rv);
+                    std::fill(llr.begin(), llr.end(), NAN);
                 }
                 expected.push_back(std::move(want));
-                counts.push_back(n);
+            };
+            const std::vector<double> spread{ -0.5, 1.5, 3.0, 5.0 };
+            const std::vector<size_t> sizes{ 3, 1, 4, 2, 4, 1, 3, 2 };
+            for (size_t b = 0; b < sizes.size(); ++b) {
+                const int rv = b % 3 == 2 ? 2 : 0;
+                std::vector<double> above(spread.begin(),
+                                          spread.begin() + long(sizes[b]));
+                for (double& d : above)
+                    d += rv ? 1.5 : 0.0;
+                submit(above, rv, seed + b + 100 * uint64_t(slots));
             }
-            while (pipeline.pending() > 0)
-                collect_one(collected++);
+            while (pipeline->pending() > 0)
+                collect_one();
 
-            // A NaN in block 1 of 3 (code block 0 of it): that block fails with zero
-            // bits; the batch in flight behind it decodes.
-            noisy_blocks bad(f, { limit + 3, limit + 3, limit + 3 }, seed + 7);
-            noisy_blocks good(f, { limit + 3, limit + 3 }, seed + 8);
-            std::vector<uint8_t> want_bad(3 * size_t(f.A)), want_good(2 * size_t(f.A));
+            // A NaN in block 1 of 3: that block fails with zero bits; the batch in
+            // flight behind it decodes.
+            std::vector<float> bad = code.noisy(
+                { code.limit() + 5, code.limit() + 5, code.limit() + 5 }, seed + 7);
+            std::vector<uint8_t> want_bad(3 * A);
             cpu->set_redundancy_version(0);
-            const auto r_bad = cpu->decode(bad.llr.data(), 3, want_bad.data());
-            const auto r_good = cpu->decode(good.llr.data(), 2, want_good.data());
-            bad.llr[size_t(f.G) + 3] = NAN;
-            pipeline.submit(bad.llr.data(), 3, 0);
-            pipeline.submit(good.llr.data(), 2, 0);
-            std::vector<uint8_t> got(3 * size_t(f.A), 9);
-            const transport_block_batch batch = pipeline.collect(got.data());
-            ASSERT_EQ(batch.refused.size(), 1u);
-            EXPECT_EQ(batch.refused[0].block, 1u);
-            EXPECT_FALSE(batch.results.at(1).crc_ok);
+            const auto r_bad = cpu->decode(bad.data(), 3, want_bad.data());
+            bad[G + 3] = NAN;
+            pipeline->submit(bad.data(), 3, 0);
+            submit({ 5.0, 5.0 }, 0, seed + 8);
+            std::vector<uint8_t> got(3 * A, 9);
+            const transport_block_batch batch = pipeline->collect(got.data());
+            ASSERT_EQ(batch.refused.size(), 1u) << where;
+            EXPECT_EQ(batch.refused[0].block, 1u) << where;
+            EXPECT_FALSE(batch.results.at(1).crc_ok) << where;
             for (size_t t : { size_t(0), size_t(2) })
-                EXPECT_EQ(batch.results[t].crc_ok, r_bad[t].crc_ok) << t;
-            std::fill(want_bad.begin() + f.A, want_bad.begin() + 2 * long(f.A), 0);
-            EXPECT_EQ(got, want_bad);
-            got.assign(2 * size_t(f.A), 9);
-            expect_same_results(
-                pipeline.collect(got.data()).results, r_good, "after NaN");
-            EXPECT_EQ(got, want_good);
+                EXPECT_EQ(batch.results[t].crc_ok, r_bad[t].crc_ok) << where << " " << t;
+            std::fill(want_bad.begin() + long(A), want_bad.begin() + 2 * long(A), 0);
+            EXPECT_EQ(got, want_bad) << where;
+            // The refused batch's slot, and every other, decodes on.
+            for (size_t b = 0; b < size_t(slots) + 1; ++b)
+                submit({ 1.5, 5.0 }, 0, seed + 20 + b);
+            while (pipeline->pending() > 0)
+                collect_one();
+            // Destroyed with batches in flight.
+            submit({ 3.0 }, 0, seed + 30);
+            submit({ 3.0, 3.0 }, 0, seed + 31);
+            pipeline.reset();
         }
     std::printf("[ compared ] %d transport blocks passed, %d failed\n", passed, failed);
     EXPECT_GT(passed, 0); // the SNRs must leave both outcomes

@@ -167,7 +167,8 @@ MIMO_HD void llrs_from_symbol_minima(const float* dmin,
 /// axis minima once, a thread each, then each LLR from its axis's L of them.
 /// dmin: [problem][stream][M]; amin: shared scratch of problems * nt * 2 * L
 /// floats; llr: the first problem's nt * Q LLRs, the others after it. Every
-/// thread of the block calls it (one barrier inside).
+/// thread of the block calls it (one barrier inside), after a barrier that
+/// follows the last write to dmin; amin may be reused only after another.
 __device__ inline void block_llrs_from_symbol_minima(const float* dmin,
                                                      float* amin,
                                                      int problems,

@@ -96,9 +96,11 @@ transport_block_pipeline::transport_block_pipeline(
 
 transport_block_pipeline::~transport_block_pipeline()
 {
-    for (const auto& f : m_in_flight) {
+    // Every slot, not only those in flight: a decode_device that threw may have
+    // queued kernels before it did, and the buffers go before the stream.
+    for (const auto& s : m_slots) {
         try {
-            m_slots[f.slot]->stream.synchronize();
+            s->stream.synchronize();
         } catch (...) { // a failed GPU: nothing left to wait for
         }
     }
@@ -107,6 +109,14 @@ transport_block_pipeline::~transport_block_pipeline()
 size_t transport_block_pipeline::oldest_count() const
 {
     return m_in_flight.empty() ? 0 : m_in_flight.front().count;
+}
+
+size_t transport_block_pipeline::blocks_in_flight() const
+{
+    size_t blocks = 0;
+    for (const in_flight& f : m_in_flight)
+        blocks += f.count;
+    return blocks;
 }
 
 void transport_block_pipeline::submit(const float* llr, size_t count, int rv)

@@ -83,7 +83,6 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
         s_lane[P * M]; // (distance, residual 0, residual 1, -) of each lane's path
     __shared__ int s_sym[P * M * NT];
     __shared__ int s_dmin[P * NT * M];
-    __shared__ float s_amin[P * NT * 2 * L]; // their axis minima
     // MTT only: each problem's M x M edge weights of the current stage (rows of
     // M + 1 floats, no bank conflicts), then its lanes' path distances.
     extern __shared__ float s_weights[];
@@ -205,7 +204,9 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
 
     constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3));
     block_llrs_from_symbol_minima(reinterpret_cast<const float*>(s_dmin),
-                                  s_amin,
+                                  // The axis minima where the paths' symbols were
+                                  // (unread after the last barrier; M >= 2 L).
+                                  reinterpret_cast<float*>(s_sym),
                                   n_problems,
                                   NT,
                                   pam,
