@@ -60,6 +60,9 @@ public:
     /// this stream (after its queued work) and waits for it: unlike
     /// copy_memory, it does not wait for the legacy stream, nor make it wait.
     void copy(void* dst, const void* src, size_t bytes) const;
+    /// The same copy, queued on this stream without waiting (pageable host
+    /// memory makes it synchronous, as CUDA does).
+    void copy_async(void* dst, const void* src, size_t bytes) const;
 
 private:
     cuda_stream_t m_stream = nullptr;

@@ -1,3 +1,5 @@
+#include "../runtime/device_allocation.h"
+
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/iterative_receiver.h>
 
@@ -89,28 +91,8 @@ void iterative_receiver::set_outer_iterations(int outer_iterations)
 /// Device memory of the loop (device_memory.h): the inputs, the LLRs, the
 /// priors and the bits, grown as needed, and the loop's stream.
 struct iterative_receiver::device_state {
-    class buffer
-    {
-    public:
-        ~buffer() { free_device(m_p); }
-        void* reserve(size_t bytes)
-        {
-            if (bytes > m_bytes) {
-                free_device(m_p);
-                m_p = nullptr;
-                m_bytes = 0;
-                m_p = allocate_device(bytes);
-                m_bytes = bytes;
-            }
-            return m_p;
-        }
-
-    private:
-        void* m_p = nullptr;
-        size_t m_bytes = 0;
-    };
     device_stream stream;
-    buffer H, y, llr, priors, bits;
+    detail::device_allocation H, y, llr, priors, bits;
 };
 
 iterative_receiver::~iterative_receiver() = default;

@@ -1,3 +1,5 @@
+#include "../runtime/device_allocation.h"
+
 #include <mimo_gpu/device_memory.h>
 #include <mimo_gpu/transport_block_pipeline.h>
 
@@ -7,34 +9,12 @@
 
 namespace mimo_gpu {
 
-namespace {
-
-/// Device memory of a fixed size, freed with its owner.
-class device_bytes
-{
-public:
-    explicit device_bytes(size_t bytes) : m_p(allocate_device(bytes)) {}
-    ~device_bytes() { free_device(m_p); }
-    device_bytes(const device_bytes&) = delete;
-    device_bytes& operator=(const device_bytes&) = delete;
-    template <typename T>
-    T* as() const
-    {
-        return static_cast<T*>(m_p);
-    }
-
-private:
-    void* m_p;
-};
-
-} // namespace
-
 /// A batch's own decoder (its device buffers and plans), stream, and copies of
 /// its LLRs and bits: nothing a batch in flight uses is shared with another slot.
 struct transport_block_pipeline::slot {
     std::unique_ptr<transport_block_code_decoder> decoder;
     device_stream stream;
-    device_bytes llr, bits;
+    detail::device_allocation llr, bits;
     slot(std::unique_ptr<transport_block_code_decoder> d, size_t max_blocks)
         : decoder(std::move(d)),
           llr(max_blocks * size_t(decoder->G()) * sizeof(float)),
@@ -148,6 +128,9 @@ transport_block_batch transport_block_pipeline::collect(uint8_t* bits)
     const in_flight f = m_in_flight.front();
     m_in_flight.pop_front();
     slot& s = *m_slots[f.slot];
+    // The bits' copy queued behind the decode, so that device_results' one wait
+    // covers both; a refused batch's bits are then overwritten.
+    s.stream.copy_async(bits, s.bits.as<uint8_t>(), f.count * size_t(s.decoder->A()));
     transport_block_batch batch;
     try {
         batch.results = s.decoder->device_results(s.stream.get()); // waits
@@ -155,7 +138,6 @@ transport_block_batch transport_block_pipeline::collect(uint8_t* bits)
         s.stream.synchronize(); // its kernels are done with the slot's buffers
         return s.decode_on_host(f.count, bits);
     }
-    s.stream.copy(bits, s.bits.as<uint8_t>(), f.count * size_t(s.decoder->A()));
     return batch;
 }
 

@@ -150,13 +150,20 @@ void device_stream::synchronize() const
     MIMO_CUDA_CHECK(cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(m_stream)));
 }
 
+void device_stream::copy_async(void* dst, const void* src, size_t bytes) const
+{
+    if (bytes > 0)
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(dst,
+                                        src,
+                                        bytes,
+                                        cudaMemcpyDefault,
+                                        reinterpret_cast<cudaStream_t>(m_stream)));
+}
+
 void device_stream::copy(void* dst, const void* src, size_t bytes) const
 {
-    if (bytes == 0)
-        return;
-    const auto s = reinterpret_cast<cudaStream_t>(m_stream);
-    MIMO_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
-    MIMO_CUDA_CHECK(cudaStreamSynchronize(s));
+    copy_async(dst, src, bytes);
+    synchronize();
 }
 
 #else
@@ -175,6 +182,10 @@ device_stream::device_stream() { no_cuda("a device stream"); }
 device_stream::~device_stream() = default;
 void device_stream::synchronize() const {}
 void device_stream::copy(void*, const void*, size_t) const { no_cuda("a device copy"); }
+void device_stream::copy_async(void*, const void*, size_t) const
+{
+    no_cuda("a device copy");
+}
 
 #endif
 

@@ -89,9 +89,8 @@ problem_fault fsd_problem(const float* H,
     if (!finite)
         return problem_fault::non_finite;
     for (int t = 0; t < NT; ++t)
-        for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] =
-                llr_from_symbol_minima(dmin + t * M, pam, k, n0, clip, k_unreached_llr);
+        llrs_from_symbol_minima(
+            dmin + t * M, pam, n0, clip, k_unreached_llr, llr + t * Q);
     return problem_fault::none;
 }
 

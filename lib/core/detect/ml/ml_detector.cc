@@ -82,13 +82,13 @@ private:
                 }
                 // Exact max-log LLRs: no clip, every hypothesis reached;
                 // extrinsic (a-posteriori minus a-priori) with priors.
+                float* out = llr + p * nt * Q;
                 for (int t = 0; t < nt; ++t)
-                    for (int k = 0; k < Q; ++k) {
-                        const int i = t * Q + k;
-                        const float app = llr_from_symbol_minima(
-                            dmin.data() + t * M, m_pam, k, n0, 0.0f, 0.0f);
-                        llr[p * nt * Q + i] = prior ? app - prior[i] : app;
-                    }
+                    llrs_from_symbol_minima(
+                        dmin.data() + t * M, m_pam, n0, 0.0f, 0.0f, out + t * Q);
+                if (prior)
+                    for (int i = 0; i < nt * Q; ++i)
+                        out[i] -= prior[i];
             }
         });
     }
