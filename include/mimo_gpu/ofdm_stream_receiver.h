@@ -74,9 +74,23 @@ public:
     std::vector<stream_frame>
     receive(size_t max_frames, cfloat* H, cfloat* y, bool outputs_on_device);
     /// Whether another receive() would go on without new samples: frames may
-    /// wait that the last one had no room for, or samples that landed after its
-    /// search began (the CUDA window copies them while it searches) let it go on.
+    /// wait that the last one had no room for or left in flight, or samples that
+    /// landed after its search began (the CUDA window copies them while it
+    /// searches) let it go on.
     bool frames_waiting() const;
+
+    /// On CUDA, receive() may leave the frames it finds in flight: it queues
+    /// their demodulation into the receiver's own GPU memory and returns, and
+    /// the next receive() hands them on (before any frame it finds itself),
+    /// after its own search, which runs on the GPU beside them. The host then
+    /// waits for a demodulation only once it has searched the next samples.
+    /// Frames in flight take the caller's room first; frames_waiting() is true
+    /// while any are in flight. Off by default; a CPU receiver ignores it.
+    /// Throws std::logic_error while frames are in flight.
+    void set_frames_in_flight(bool on);
+    /// Frames found whose H and y no receive() has handed on yet (in flight,
+    /// or demodulated where the last call had no room for them).
+    size_t frames_in_flight() const;
     /// Samples per antenna the receiver waits for before it searches again (the
     /// rest of a frame it has found, or what deciding a preamble needs); 0: it
     /// would search any new samples.
@@ -100,6 +114,19 @@ public:
     time_spent timing() const;
 
 private:
+    /// The found frames demodulated within the call, those dropped left out.
+    std::vector<stream_frame> demodulate_now(const std::vector<sync_result>& found,
+                                             cfloat* H,
+                                             cfloat* y,
+                                             bool outputs_on_device);
+    /// Frames in flight: collects the last call's, hands on what fits, queues
+    /// the found ones.
+    std::vector<stream_frame> hand_on_and_queue(const std::vector<sync_result>& found,
+                                                size_t max_frames,
+                                                cfloat* H,
+                                                cfloat* y,
+                                                bool outputs_on_device);
+
     struct engine;
     std::unique_ptr<engine> m_engine;
 };

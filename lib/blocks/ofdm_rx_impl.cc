@@ -136,6 +136,7 @@ ofdm_rx_impl::ofdm_rx_impl(const ::mimo_gpu::ofdm_grid& grid,
         set_blkd_input_timer_value(
             unsigned(std::max(1.0, std::ceil(config.max_batch_wait_ms))));
     set_tag_propagation_policy(TPP_DONT);
+    d_receiver->set_frames_in_flight(true);
     d_logger->info("{}, {} receive antennas, S = {}, on {}{}",
                    ::mimo_gpu::describe(grid),
                    config.nr,
@@ -226,6 +227,7 @@ bool ofdm_rx_impl::start()
         ::mimo_gpu::ofdm_receiver_config config = d_config;
         config.requested = d_backend; // the buffers were made for it
         d_receiver = std::make_unique<::mimo_gpu::ofdm_stream_receiver>(d_grid, config);
+        d_receiver->set_frames_in_flight(true);
         d_failed = false;
         d_frame_mismatch = false;
         d_unread_at_end = 0;
@@ -383,6 +385,9 @@ std::string ofdm_rx_impl::timing_summary() const
 bool ofdm_rx_impl::stop()
 {
     d_locks.unlock(); // before GNU Radio frees them
+    if (d_receiver->frames_in_flight() > 0)
+        d_logger->warn("stopped with {} frame(s) demodulated but not handed on",
+                       d_receiver->frames_in_flight());
     d_logger->info(
         "{} frames received, {} dropped (non-finite pilots), {} samples outside frames",
         uint64_t(d_frames),

@@ -5,6 +5,9 @@
 // cuda_front_end, H and y written where the caller wants them. Appends run on
 // their own stream and land at finish_appends(): meanwhile the front end works
 // on the samples landed before (appends_lag), in ring slots no copy writes.
+// The search and the demodulation have a stream each, so that a demodulation
+// left in flight by one call (demodulates_in_flight) overlaps the next call's
+// search on the GPU.
 #ifdef MIMO_GPU_HAVE_CUDA
 
 #include "antenna_noise.h"
@@ -56,6 +59,7 @@ public:
         : m_nr(size_t(config.nr)),
           m_capacity(next_power_of_two(window_samples(grid))),
           m_stream(receiver_priority()),
+          m_search_stream(receiver_priority()),
           m_front_end(grid,
                       config,
                       config.window_backoff < 0 ? grid.cp_length / 8
@@ -73,6 +77,12 @@ public:
         m_front_end.reserve_search(m_capacity);
     }
 
+    ~cuda_sample_window() override
+    {
+        // A demodulation or copies in flight write memory freed below.
+        cudaStreamSynchronize(m_stream.get());
+    }
+
     backend kind() const override { return backend::cuda; }
     size_t capacity() const override { return m_capacity; }
 
@@ -81,6 +91,9 @@ public:
     void append(const cfloat* const* antennas, size_t count, uint64_t end) override
     {
         const cudaStream_t st = m_copy_stream.get();
+        // Ring slots a demodulation in flight still reads are written after it.
+        if (m_reads_ring && end + count > m_reads_from + m_capacity)
+            MIMO_CUDA_CHECK(cudaStreamWaitEvent(st, m_demodulated.get(), 0));
         // Page-locked (the caller locked its buffers) or device memory: copied from
         // where it is; ordinary memory goes through the staging chunks.
         std::vector<bool> direct(m_nr);
@@ -152,7 +165,7 @@ public:
                                        size_t(from),
                                        max_frames,
                                        ended,
-                                       m_stream.get());
+                                       m_search_stream.get());
     }
 
     std::vector<stream_frame> demodulate(const std::vector<sync_result>& frames,
@@ -160,10 +173,124 @@ public:
                                          cfloat* y,
                                          bool on_device) override
     {
-        const size_t count = frames.size();
+        if (frames.empty())
+            return {};
+        queue(frames, on_device ? H : nullptr, on_device ? y : nullptr);
+        if (!on_device) { // host outputs: from the engine's own device buffers
+            const size_t count = frames.size();
+            const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(H,
+                                            m_front_end.device_H(),
+                                            count * hn * sizeof(cfloat),
+                                            cudaMemcpyDeviceToHost,
+                                            m_stream.get()));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(y,
+                                            m_front_end.device_y(),
+                                            count * yn * sizeof(cfloat),
+                                            cudaMemcpyDeviceToHost,
+                                            m_stream.get()));
+        }
+        m_stream.synchronize(); // the outputs are complete when the caller hands them on
+        return demodulation_results();
+    }
+
+    bool demodulates_in_flight() const override { return true; }
+
+    void queue_demodulation(const std::vector<sync_result>& frames) override
+    {
+        if (!frames.empty())
+            queue(frames, nullptr, nullptr);
+    }
+
+    std::vector<stream_frame> demodulation_results() override
+    {
+        const size_t count = m_queued.size();
         std::vector<stream_frame> out(count);
         if (count == 0)
             return out;
+        MIMO_CUDA_CHECK(cudaEventSynchronize(m_demodulated.get()));
+        m_reads_ring = false;
+        const bool antenna_noise = m_front_end.device_antenna_n0() != nullptr;
+        std::vector<float> scale(m_nr);
+        for (size_t f = 0; f < count; ++f) {
+            out[f].start = m_queued[f].frame_start;
+            out[f].cfo = m_queued[f].cfo;
+            out[f].metric = m_queued[f].metric;
+            out[f].n0 = m_n0.data()[f];
+            out[f].delay_spread = m_spread.data()[f];
+            out[f].doppler = m_doppler.data()[f];
+            out[f].linked = m_linked.data()[f] != 0;
+            // the kernel's rule again on the same numbers (antenna_noise.h)
+            out[f].whitened = report_antenna_noise(
+                int(m_nr),
+                out[f].n0,
+                antenna_noise ? m_antenna_n0.data() + f * m_nr : nullptr,
+                out[f].antenna_n0,
+                scale);
+        }
+        m_queued.clear();
+        return out;
+    }
+
+    void hand_on(const std::vector<size_t>& which,
+                 cfloat* H,
+                 cfloat* y,
+                 bool on_device) override
+    {
+        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+        const cudaMemcpyKind kind =
+            on_device ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
+        const cudaStream_t st = m_stream.get();
+        // Runs of consecutive frames (all of them, unless one was dropped) a copy each.
+        for (size_t j = 0; j < which.size();) {
+            size_t n = 1;
+            while (j + n < which.size() && which[j + n] == which[j] + n)
+                ++n;
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(H + j * hn,
+                                            m_front_end.device_H() + which[j] * hn,
+                                            n * hn * sizeof(cfloat),
+                                            kind,
+                                            st));
+            MIMO_CUDA_CHECK(cudaMemcpyAsync(y + j * yn,
+                                            m_front_end.device_y() + which[j] * yn,
+                                            n * yn * sizeof(cfloat),
+                                            kind,
+                                            st));
+            j += n;
+        }
+        MIMO_CUDA_CHECK(cudaEventRecord(m_handed_on.get(), st));
+    }
+
+    void finish_hand_on() override
+    {
+        MIMO_CUDA_CHECK(cudaEventSynchronize(m_handed_on.get()));
+    }
+
+    void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) override
+    {
+        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
+        if (!on_device) { // receive() has synchronised: the frames are complete
+            std::memmove(H + to * hn, H + from * hn, hn * sizeof(cfloat));
+            std::memmove(y + to * yn, y + from * yn, yn * sizeof(cfloat));
+            return;
+        }
+        const cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            H + to * hn, H + from * hn, hn * sizeof(cfloat), kind, m_stream.get()));
+        MIMO_CUDA_CHECK(cudaMemcpyAsync(
+            y + to * yn, y + from * yn, yn * sizeof(cfloat), kind, m_stream.get()));
+        m_stream.synchronize();
+    }
+
+private:
+    sample_view view() const { return sample_view::ring(m_ring.data(), m_capacity); }
+
+    /// Queues the frames' demodulation on m_stream, H and y into the given device
+    /// memory or (nullptr) the front end's own; their per-frame results into the
+    /// pinned arrays (demodulation_results reads them after m_demodulated).
+    void queue(const std::vector<sync_result>& frames, cfloat* H, cfloat* y)
+    {
+        const size_t count = frames.size();
         const cudaStream_t st = m_stream.get();
         std::vector<size_t> start(count);
         std::vector<uint64_t> position(
@@ -174,7 +301,6 @@ public:
             position[f] = frames[f].frame_start;
             cfo[f] = frames[f].cfo;
         }
-        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
         // The results' host copies, made before the launches (a recorded graph
         // may not allocate).
         float* n0 = m_n0.reserve(count);
@@ -200,72 +326,26 @@ public:
                              start.data(),
                              cfo.data(),
                              count,
-                             on_device ? H : nullptr,
-                             on_device ? y : nullptr,
+                             H,
+                             y,
                              st,
                              position.data(),
                              downloads);
-        if (!on_device) { // host outputs: from the engine's own device buffers
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(H,
-                                            m_front_end.device_H(),
-                                            count * hn * sizeof(cfloat),
-                                            cudaMemcpyDeviceToHost,
-                                            st));
-            MIMO_CUDA_CHECK(cudaMemcpyAsync(y,
-                                            m_front_end.device_y(),
-                                            count * yn * sizeof(cfloat),
-                                            cudaMemcpyDeviceToHost,
-                                            st));
-        }
         // Per-frame values the configuration does not make: zeros.
         if (!m_front_end.device_doppler())
             std::fill(doppler, doppler + count, 0.0f);
         if (!m_front_end.linked_frames())
             std::fill(linked, linked + count, 0);
-        const bool antenna_noise = m_front_end.device_antenna_n0() != nullptr;
-        MIMO_CUDA_CHECK(cudaStreamSynchronize(
-            st)); // the outputs are complete when the caller hands them on
-        std::vector<float> scale(m_nr);
-        for (size_t f = 0; f < count; ++f) {
-            out[f].start = frames[f].frame_start;
-            out[f].cfo = frames[f].cfo;
-            out[f].metric = frames[f].metric;
-            out[f].n0 = n0[f];
-            out[f].delay_spread = spread[f];
-            out[f].doppler = doppler[f];
-            out[f].linked = linked[f] != 0;
-            // the kernel's rule again on the same numbers (antenna_noise.h)
-            out[f].whitened =
-                report_antenna_noise(int(m_nr),
-                                     n0[f],
-                                     antenna_noise ? antenna_n0 + f * m_nr : nullptr,
-                                     out[f].antenna_n0,
-                                     scale);
-        }
-        return out;
+        MIMO_CUDA_CHECK(cudaEventRecord(m_demodulated.get(), st));
+        m_queued = frames;
+        m_reads_ring = true;
+        m_reads_from = *std::min_element(start.begin(), start.end());
     }
-
-    void move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) override
-    {
-        const size_t hn = m_front_end.H_per_frame(), yn = m_front_end.y_per_frame();
-        if (!on_device) { // receive() has synchronised: the frames are complete
-            std::memmove(H + to * hn, H + from * hn, hn * sizeof(cfloat));
-            std::memmove(y + to * yn, y + from * yn, yn * sizeof(cfloat));
-            return;
-        }
-        const cudaMemcpyKind kind = cudaMemcpyDeviceToDevice;
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(
-            H + to * hn, H + from * hn, hn * sizeof(cfloat), kind, m_stream.get()));
-        MIMO_CUDA_CHECK(cudaMemcpyAsync(
-            y + to * yn, y + from * yn, yn * sizeof(cfloat), kind, m_stream.get()));
-        m_stream.synchronize();
-    }
-
-private:
-    sample_view view() const { return sample_view::ring(m_ring.data(), m_capacity); }
 
     const size_t m_nr, m_capacity;
-    cuda_stream m_stream;      ///< the search and demodulation, first (receiver_priority)
+    cuda_stream m_stream; ///< the demodulation, first (receiver_priority)
+    /// The search, as first: it overlaps a demodulation in flight.
+    cuda_stream m_search_stream;
     cuda_stream m_copy_stream; ///< appends: they overlap the front end's work
     cuda_front_end m_front_end;
     device_array<cfloat> m_ring;
@@ -274,6 +354,11 @@ private:
     int m_next_slot = 0;
     pinned_buffer<float> m_n0, m_spread, m_doppler, m_antenna_n0;
     pinned_buffer<int> m_linked;
+    std::vector<sync_result> m_queued; ///< the frames of the last queue(), until read
+    cuda_event m_demodulated, m_handed_on;
+    /// Whether a queued demodulation may still read the ring, from this sample on.
+    bool m_reads_ring = false;
+    uint64_t m_reads_from = 0;
 };
 
 } // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace mimo_gpu {
 namespace detail {
@@ -22,6 +23,29 @@ size_t window_samples(const ofdm_grid& grid)
                                 4 * size_t(grid.fft_size + grid.cp_length) +
                                 k_metric_alignment,
                             size_t(1) << 19);
+}
+
+namespace {
+[[noreturn]] void no_demodulation_in_flight()
+{
+    throw std::logic_error(
+        "mimo_gpu: this sample window demodulates frames within the call only");
+}
+} // namespace
+
+void sample_window::queue_demodulation(const std::vector<sync_result>&)
+{
+    no_demodulation_in_flight();
+}
+
+std::vector<stream_frame> sample_window::demodulation_results()
+{
+    no_demodulation_in_flight();
+}
+
+void sample_window::hand_on(const std::vector<size_t>&, cfloat*, cfloat*, bool)
+{
+    no_demodulation_in_flight();
 }
 
 namespace {

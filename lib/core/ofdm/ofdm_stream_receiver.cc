@@ -44,6 +44,13 @@ struct ofdm_stream_receiver::engine {
     uint64_t searched_to = 0; ///< the samples the last search saw end here
     bool ended = false, more = false;
     uint64_t received = 0, dropped = 0, covered = 0;
+    /// Frames in flight (set_frames_in_flight): how many of the window's last
+    /// queued batch wait to be collected, and those collected (kept) that wait
+    /// for room, with their place in that batch.
+    bool in_flight_mode = false;
+    size_t queued = 0;
+    std::vector<stream_frame> collected;
+    std::vector<size_t> collected_at;
     ofdm_stream_receiver::time_spent spent;
 
     engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
@@ -238,30 +245,71 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         e.more = e.end > e.begin;
         return {};
     }
-    const uint64_t waits_for = search_waits_for(e);
-    if (!e.ended && e.ready < waits_for) { // the last search stopped for samples
-        land_appends(); // ...that are among this call's (searched now), or not yet here
-        if (e.end < waits_for) {
-            e.more = false;
-            return {};
+    // Frames in flight take the room first; the search looks for new frames
+    // only where they all fit, in the room they leave.
+    const size_t owed = e.queued + e.collected.size();
+    const size_t room_for_new = owed < max_frames ? max_frames - owed : 0;
+    detail::walk_result w;
+    bool searched = false;
+    if (room_for_new > 0) {
+        const uint64_t waits_for = search_waits_for(e);
+        bool enough = true;
+        if (!e.ended && e.ready < waits_for) { // the last search stopped for samples
+            land_appends(); // ...that are among this call's (searched now), or not
+                            // yet here
+            if (e.end < waits_for) {
+                e.more = false;
+                enough = false;
+            }
+        }
+        if (enough) {
+            const uint64_t search_begin = std::max(
+                e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
+            const auto t = std::chrono::steady_clock::now();
+            w = e.window->search(
+                e.begin, e.ready, search_begin, e.from, room_for_new, e.ended);
+            e.searched_to = e.ready;
+            take_landing_frame(e, w, search_begin, room_for_new, land_appends);
+            e.spent.search += seconds_since(t);
+            ++e.spent.searches;
+            searched = true;
         }
     }
-    const uint64_t search_begin =
-        std::max(e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
-    auto t = std::chrono::steady_clock::now();
-    detail::walk_result w =
-        e.window->search(e.begin, e.ready, search_begin, e.from, max_frames, e.ended);
-    e.searched_to = e.ready;
-    take_landing_frame(e, w, search_begin, max_frames, land_appends);
-    e.spent.search += seconds_since(t);
-    ++e.spent.searches;
-    t = std::chrono::steady_clock::now();
+    const auto t = std::chrono::steady_clock::now();
     std::vector<stream_frame> frames =
-        e.window->demodulate(w.frames, H, y, outputs_on_device);
-    if (!w.frames.empty()) {
+        e.in_flight_mode
+            ? hand_on_and_queue(w.frames, max_frames, H, y, outputs_on_device)
+            : demodulate_now(w.frames, H, y, outputs_on_device);
+    if (!w.frames.empty() || !frames.empty()) {
         e.spent.demodulate += seconds_since(t);
-        ++e.spent.batches;
+        e.spent.batches += !w.frames.empty();
     }
+    if (searched) {
+        e.covered += w.frames.size() * (e.rule.frame_samples - size_t(e.rule.CP));
+        e.from = w.next_from;
+        e.more = w.more;
+        e.needs = w.needs;
+        // The window starts where the metric's sums restart (frame_search.h).
+        const uint64_t keep = std::max<uint64_t>(
+            e.begin,
+            detail::align_down(std::min<uint64_t>(w.keep_from, e.ready),
+                               detail::k_metric_alignment));
+        if (keep > e.begin) {
+            e.window->release(keep);
+            e.begin = keep;
+        }
+        wait_for_a_batch(e, max_frames);
+    }
+    land_appends();
+    return frames;
+}
+
+std::vector<stream_frame> ofdm_stream_receiver::demodulate_now(
+    const std::vector<sync_result>& found, cfloat* H, cfloat* y, bool outputs_on_device)
+{
+    engine& e = *m_engine;
+    std::vector<stream_frame> frames =
+        e.window->demodulate(found, H, y, outputs_on_device);
     // No pilots, no estimate: a frame whose N0 came out non-finite is dropped.
     size_t kept = 0;
     for (size_t f = 0; f < frames.size(); ++f) {
@@ -275,22 +323,66 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
     }
     frames.resize(kept);
     e.received += kept;
-    e.covered += w.frames.size() * (e.rule.frame_samples - size_t(e.rule.CP));
-    e.from = w.next_from;
-    e.more = w.more;
-    e.needs = w.needs;
-    // The window starts where the metric's sums restart (frame_search.h).
-    const uint64_t keep =
-        std::max<uint64_t>(e.begin,
-                           detail::align_down(std::min<uint64_t>(w.keep_from, e.ready),
-                                              detail::k_metric_alignment));
-    if (keep > e.begin) {
-        e.window->release(keep);
-        e.begin = keep;
-    }
-    wait_for_a_batch(e, max_frames);
-    land_appends();
     return frames;
+}
+
+std::vector<stream_frame>
+ofdm_stream_receiver::hand_on_and_queue(const std::vector<sync_result>& found,
+                                        size_t max_frames,
+                                        cfloat* H,
+                                        cfloat* y,
+                                        bool outputs_on_device)
+{
+    engine& e = *m_engine;
+    if (e.queued > 0) { // the last batch: dropped frames (non-finite N0) left out
+        const std::vector<stream_frame> done = e.window->demodulation_results();
+        for (size_t f = 0; f < done.size(); ++f) {
+            if (!std::isfinite(done[f].n0)) {
+                ++e.dropped;
+                continue;
+            }
+            e.collected.push_back(done[f]);
+            e.collected_at.push_back(f);
+        }
+        e.queued = 0;
+    }
+    const size_t n = std::min(max_frames, e.collected.size());
+    std::vector<stream_frame> out(e.collected.begin(),
+                                  e.collected.begin() + ptrdiff_t(n));
+    if (n > 0)
+        e.window->hand_on(std::vector<size_t>(e.collected_at.begin(),
+                                              e.collected_at.begin() + ptrdiff_t(n)),
+                          H,
+                          y,
+                          outputs_on_device);
+    e.collected.erase(e.collected.begin(), e.collected.begin() + ptrdiff_t(n));
+    e.collected_at.erase(e.collected_at.begin(), e.collected_at.begin() + ptrdiff_t(n));
+    if (!found.empty()) { // searched only where every frame owed fits: all out now
+        if (!e.collected.empty())
+            throw std::logic_error("mimo_gpu: ofdm_stream_receiver: frames found "
+                                   "while earlier ones wait for room");
+        // Queued behind the copies: they read the memory it writes.
+        e.window->queue_demodulation(found);
+        e.queued = found.size();
+    }
+    if (n > 0)
+        e.window->finish_hand_on();
+    e.received += n;
+    return out;
+}
+
+void ofdm_stream_receiver::set_frames_in_flight(bool on)
+{
+    engine& e = *m_engine;
+    if (frames_in_flight() > 0)
+        throw std::logic_error(
+            "mimo_gpu: ofdm_stream_receiver: set_frames_in_flight with frames in flight");
+    e.in_flight_mode = on && e.window->demodulates_in_flight();
+}
+
+size_t ofdm_stream_receiver::frames_in_flight() const
+{
+    return m_engine->queued + m_engine->collected.size();
 }
 
 bool ofdm_stream_receiver::frames_waiting() const
@@ -298,7 +390,7 @@ bool ofdm_stream_receiver::frames_waiting() const
     const engine& e = *m_engine;
     // Or the last search saw fewer samples than have landed since, and those
     // reach what it waited for: another receive() goes on without new samples.
-    return e.more ||
+    return e.more || frames_in_flight() > 0 ||
            (!e.ended && e.searched_to < e.ready && search_waits_for(e) <= e.ready);
 }
 

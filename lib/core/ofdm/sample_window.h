@@ -54,6 +54,21 @@ public:
     /// Moves frame `from`'s H and y to frame slot `to` (< from) of the outputs.
     virtual void
     move_frame(cfloat* H, cfloat* y, size_t from, size_t to, bool on_device) = 0;
+
+    /// Whether frames can be demodulated while the caller goes on (the CUDA
+    /// window's): queue_demodulation, then demodulation_results in a later
+    /// call, then hand_on and finish_hand_on; the next queue_demodulation only
+    /// once every frame of the last one is handed on or given up.
+    virtual bool demodulates_in_flight() const { return false; }
+    /// Queues the frames' demodulation into the window's own memory.
+    virtual void queue_demodulation(const std::vector<sync_result>&);
+    /// Waits for the queued frames; their results (non-finite N0: dropped).
+    virtual std::vector<stream_frame> demodulation_results();
+    /// Queues copies of frames `which` (indices into the last queued batch)
+    /// into frame slots 0, 1, ... of H and y; finish_hand_on() waits for them.
+    virtual void
+    hand_on(const std::vector<size_t>& which, cfloat* H, cfloat* y, bool on_device);
+    virtual void finish_hand_on() {}
 };
 
 /// Samples per antenna a window keeps at most: room for a frame found late in

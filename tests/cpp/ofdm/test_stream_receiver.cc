@@ -504,6 +504,118 @@ TEST(ofdm_stream_receiver_cuda, a_window_filled_by_several_pushes_gives_every_fr
     }
 }
 
+TEST(ofdm_stream_receiver_cuda, frames_in_flight_are_the_frames_received_within_the_call)
+{
+    // The same stream, cut at random, through a receiver that hands frames on
+    // in the call they are found and one that leaves them in flight to the
+    // next call: the same frames (a frame with a NaN pilot dropped by both),
+    // the same H and y, host and device outputs, rooms of 0 to 3 frames (a
+    // call with less room than frames in flight hands on what fits).
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    for (int nt : { 2, 4 })
+        for (bool device_outputs : { false, true }) {
+            const ofdm_grid g =
+                nt == 2 ? stream_grid("lte1.4", 2) : stream_grid("nr20", 4);
+            recorded_stream s(g, nt, 6, seed + uint64_t(nt));
+            s.antennas[0][s.bodies[2] + size_t(g.symbol_samples()) + 20] =
+                cfloat(NAN, 0.0f); // frame 2's first pilot symbol
+            ofdm_stream_receiver within(g, stream_config(nt, backend::cuda));
+            const received_stream now =
+                receive_cut(within, s, s.length(), seed, 5000, 3, device_outputs);
+            ofdm_stream_receiver ahead(g, stream_config(nt, backend::cuda));
+            ahead.set_frames_in_flight(true);
+            const received_stream later =
+                receive_cut(ahead, s, s.length(), seed + 7, 5000, 3, device_outputs);
+            ASSERT_EQ(now.frames.size(), 5u);
+            EXPECT_EQ(now.dropped, 1u);
+            ASSERT_EQ(later.frames.size(), now.frames.size());
+            EXPECT_EQ(later.dropped, 1u);
+            EXPECT_EQ(later.outside, now.outside);
+            EXPECT_EQ(ahead.frames_in_flight(), 0u);
+            EXPECT_FALSE(ahead.frames_waiting());
+            for (size_t f = 0; f < now.frames.size(); ++f) {
+                EXPECT_EQ(later.frames[f].start, now.frames[f].start) << "frame " << f;
+                EXPECT_EQ(later.frames[f].cfo, now.frames[f].cfo) << "frame " << f;
+                EXPECT_NEAR(later.frames[f].n0 / now.frames[f].n0, 1.0, 1e-5)
+                    << "frame " << f;
+            }
+            double worst = 0;
+            for (const auto& [a, b] :
+                 { std::make_pair(&now.H, &later.H), std::make_pair(&now.y, &later.y) }) {
+                ASSERT_EQ(a->size(), b->size());
+                for (size_t i = 0; i < a->size(); ++i)
+                    worst = std::max(worst,
+                                     double(std::abs((*a)[i] - (*b)[i]) /
+                                            std::max(1.0f, std::abs((*a)[i]))));
+            }
+            EXPECT_LT(worst, 1e-5);
+            std::printf("[ compared ] %dx%d %s, %s outputs: 5 frames in flight and "
+                        "within the call, worst relative difference %.2e\n",
+                        nt,
+                        nt,
+                        describe(g).c_str(),
+                        device_outputs ? "device" : "host",
+                        worst);
+        }
+}
+
+TEST(ofdm_stream_receiver_cuda, frames_in_flight_wait_for_the_next_call_and_for_room)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const recorded_stream s(g, 2, 3, fresh_seed());
+    ofdm_stream_receiver rx(g, stream_config(2, backend::cuda));
+    rx.set_frames_in_flight(true);
+    const size_t hn = rx.H_items_per_frame() * 4, yn = rx.y_items_per_frame() * 2;
+    std::vector<cfloat> H(hn * 8), y(yn * 8);
+    push_samples(rx, s, 0, s.length());
+    rx.end_stream();
+    EXPECT_TRUE(rx.receive(8, H.data(), y.data(), false).empty())
+        << "the frames found are in flight";
+    EXPECT_EQ(rx.frames_in_flight(), 3u);
+    EXPECT_TRUE(rx.frames_waiting());
+    EXPECT_THROW(rx.set_frames_in_flight(false), std::logic_error);
+    EXPECT_TRUE(rx.receive(0, H.data(), y.data(), false).empty()) << "no room";
+    for (size_t left = 3; left > 0; --left) { // a frame of room a call
+        const auto got = rx.receive(1, H.data(), y.data(), false);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(rx.frames_in_flight(), left - 1);
+        EXPECT_EQ(rx.frames_received(), 4 - left);
+    }
+    // The call without room left the search to go on: it finds nothing more.
+    EXPECT_TRUE(rx.receive(8, H.data(), y.data(), false).empty());
+    EXPECT_FALSE(rx.frames_waiting());
+    EXPECT_EQ(rx.frames_received(), 3u);
+    // A receiver destroyed with frames in flight waits for them.
+    {
+        ofdm_stream_receiver gone(g, stream_config(2, backend::cuda));
+        gone.set_frames_in_flight(true);
+        push_samples(gone, s, 0, s.length());
+        gone.end_stream();
+        EXPECT_TRUE(gone.receive(8, H.data(), y.data(), false).empty());
+        EXPECT_EQ(gone.frames_in_flight(), 3u);
+    }
+}
+
+TEST(ofdm_stream_receiver, a_cpu_receiver_hands_frames_on_within_the_call)
+{
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const recorded_stream s(g, 2, 2, fresh_seed());
+    ofdm_stream_receiver rx(g, stream_config(2, backend::cpu));
+    rx.set_frames_in_flight(true); // nothing to overlap on the CPU: ignored
+    const size_t hn = rx.H_items_per_frame() * 4, yn = rx.y_items_per_frame() * 2;
+    std::vector<cfloat> H(hn * 8), y(yn * 8);
+    push_samples(rx, s, 0, s.length());
+    rx.end_stream();
+    size_t got = 0;
+    do
+        got += rx.receive(8, H.data(), y.data(), false).size();
+    while (rx.frames_waiting());
+    EXPECT_EQ(got, 2u);
+    EXPECT_EQ(rx.frames_in_flight(), 0u);
+}
+
 TEST(frame_search_walk, a_list_of_runs_cut_short_is_searched_again_from_the_last_frame)
 {
     // The GPU search decides a batch of runs and marks where the next starts.
