@@ -91,6 +91,13 @@ public:
     /// Frames found whose H and y no receive() has handed on yet (in flight,
     /// or demodulated where the last call had no room for them).
     size_t frames_in_flight() const;
+    /// Hands on up to max_frames of the frames in flight as receive() would,
+    /// without searching: for a caller with nothing to overlap them with (no
+    /// new samples came), so that they need not wait for its next call.
+    std::vector<stream_frame> hand_on_frames_in_flight(size_t max_frames,
+                                                       cfloat* H,
+                                                       cfloat* y,
+                                                       bool outputs_on_device);
     /// Samples per antenna the receiver waits for before it searches again (the
     /// rest of a frame it has found, or what deciding a preamble needs); 0: it
     /// would search any new samples.

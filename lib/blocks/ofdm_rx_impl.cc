@@ -187,6 +187,15 @@ int ofdm_rx_impl::buffered_frames() const
         k_batch_buffer_bytes / frame_bytes, size_t(k_buffered_frames), 2 * batch + 4));
 }
 
+bool ofdm_rx_impl::samples_came_since(const gr_vector_int& ninput_items) const
+{
+    const auto d = detail();
+    for (int r = 0; d && r < d->ninputs(); ++r)
+        if (d->input(r)->items_available() > ninput_items[size_t(r)])
+            return true;
+    return false;
+}
+
 bool ofdm_rx_impl::an_input_ran_out(size_t taken)
 {
     const auto d = detail();
@@ -273,6 +282,20 @@ int ofdm_rx_impl::general_work(int noutput_items,
                                      static_cast<gr_complex*>(output_items[0]),
                                      static_cast<gr_complex*>(output_items[1]),
                                      d_device_outputs);
+        // Frames left in flight go in the next call, whose search overlaps
+        // their demodulation; where no samples came meanwhile (a source at the
+        // air rate), nothing would: they go now.
+        if (d_receiver->frames_in_flight() > 0 && !samples_came_since(ninput_items)) {
+            const size_t n = frames.size();
+            const auto more = d_receiver->hand_on_frames_in_flight(
+                size_t(noutput_items / d_y_per_frame) - n,
+                static_cast<gr_complex*>(output_items[0]) +
+                    n * size_t(d_H_per_frame) * size_t(d_config.nr) * size_t(d_grid.nt),
+                static_cast<gr_complex*>(output_items[1]) +
+                    n * size_t(d_y_per_frame) * size_t(d_config.nr),
+                d_device_outputs);
+            frames.insert(frames.end(), more.begin(), more.end());
+        }
         // Only now: consuming frees the samples for the upstream writer at once,
         // and page-locked samples are copied to the GPU until receive() returns.
         consume_each(int(taken));

@@ -60,6 +60,8 @@ private:
     /// Whether an input has ended with nothing left beyond the `taken` samples
     /// (the receiver can take no more: it needs every antenna's samples).
     bool an_input_ran_out(size_t taken);
+    /// Whether an input holds more samples than the call was given.
+    bool samples_came_since(const gr_vector_int& ninput_items) const;
     void emit_tags(const ::mimo_gpu::stream_frame& f, uint64_t H_item, uint64_t y_item);
     void update_counters();
     /// Whether the samples about to be taken carry this block's frame, as far as

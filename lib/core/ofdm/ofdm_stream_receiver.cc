@@ -385,6 +385,22 @@ size_t ofdm_stream_receiver::frames_in_flight() const
     return m_engine->queued + m_engine->collected.size();
 }
 
+std::vector<stream_frame> ofdm_stream_receiver::hand_on_frames_in_flight(
+    size_t max_frames, cfloat* H, cfloat* y, bool outputs_on_device)
+{
+    engine& e = *m_engine;
+    if (outputs_on_device && e.window->kind() != backend::cuda)
+        throw std::invalid_argument(
+            "mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
+    if (frames_in_flight() == 0 || max_frames == 0)
+        return {};
+    const auto t = std::chrono::steady_clock::now();
+    std::vector<stream_frame> frames =
+        hand_on_and_queue({}, max_frames, H, y, outputs_on_device);
+    e.spent.demodulate += seconds_since(t);
+    return frames;
+}
+
 bool ofdm_stream_receiver::frames_waiting() const
 {
     const engine& e = *m_engine;

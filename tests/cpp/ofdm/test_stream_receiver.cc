@@ -577,12 +577,16 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_wait_for_the_next_call_and_for_
     EXPECT_TRUE(rx.frames_waiting());
     EXPECT_THROW(rx.set_frames_in_flight(false), std::logic_error);
     EXPECT_TRUE(rx.receive(0, H.data(), y.data(), false).empty()) << "no room";
-    for (size_t left = 3; left > 0; --left) { // a frame of room a call
+    // Handed on without a search (a caller with nothing to overlap them with).
+    ASSERT_EQ(rx.hand_on_frames_in_flight(1, H.data(), y.data(), false).size(), 1u);
+    EXPECT_EQ(rx.frames_in_flight(), 2u);
+    for (size_t left = 2; left > 0; --left) { // a frame of room a call
         const auto got = rx.receive(1, H.data(), y.data(), false);
         ASSERT_EQ(got.size(), 1u);
         EXPECT_EQ(rx.frames_in_flight(), left - 1);
         EXPECT_EQ(rx.frames_received(), 4 - left);
     }
+    EXPECT_TRUE(rx.hand_on_frames_in_flight(8, H.data(), y.data(), false).empty());
     // The call without room left the search to go on: it finds nothing more.
     EXPECT_TRUE(rx.receive(8, H.data(), y.data(), false).empty());
     EXPECT_FALSE(rx.frames_waiting());
