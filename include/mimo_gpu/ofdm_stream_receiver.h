@@ -6,7 +6,8 @@
 // staging (copies of one chunk overlapping the transfer of the next), searched
 // there (frame_search.h's rule, one host round trip per search) and demodulated
 // there in batches, H and y written straight into device memory when the next
-// block reads it; on the CPU in an antenna-interleaved host window. A frame is
+// block reads it (or, with frames in flight, copied there from the receiver's
+// own in the next call); on the CPU in an antenna-interleaved host window. A frame is
 // never lost to how the stream is cut: frames across calls, a stream ending
 // mid-frame, gaps and noise between frames.
 #pragma once
@@ -89,7 +90,8 @@ public:
     /// Throws std::logic_error while frames are in flight.
     void set_frames_in_flight(bool on);
     /// Frames found whose H and y no receive() has handed on yet (in flight,
-    /// or demodulated where the last call had no room for them).
+    /// or demodulated where the last call had no room for them). Until they
+    /// are collected, samples_outside_frames() counts them as received.
     size_t frames_in_flight() const;
     /// Hands on up to max_frames of the frames in flight as receive() would,
     /// without searching: for a caller with nothing to overlap them with (no
@@ -113,7 +115,8 @@ public:
 
     /// Where the time went (wall clock, seconds): taking samples in (host copies;
     /// on CUDA the transfers run meanwhile and their waits fall in the search),
-    /// searching them for frames, demodulating frames.
+    /// searching them for frames, demodulating frames (with frames in flight:
+    /// queuing them, waiting for the earlier ones and handing those on).
     struct time_spent {
         double push = 0, search = 0, demodulate = 0;
         uint64_t pushes = 0, searches = 0, batches = 0;

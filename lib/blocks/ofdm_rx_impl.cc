@@ -190,9 +190,12 @@ int ofdm_rx_impl::buffered_frames() const
 bool ofdm_rx_impl::samples_came_since(const gr_vector_int& ninput_items) const
 {
     const auto d = detail();
-    for (int r = 0; d && r < d->ninputs(); ++r)
-        if (d->input(r)->items_available() > ninput_items[size_t(r)])
+    for (int r = 0; d && r < d->ninputs(); ++r) {
+        const auto in = d->input(r);
+        gr::thread::scoped_lock guard(*in->mutex()); // the writer's thread moves it
+        if (in->items_available() > ninput_items[size_t(r)])
             return true;
+    }
     return false;
 }
 
@@ -409,7 +412,7 @@ bool ofdm_rx_impl::stop()
 {
     d_locks.unlock(); // before GNU Radio frees them
     if (d_receiver->frames_in_flight() > 0)
-        d_logger->warn("stopped with {} frame(s) demodulated but not handed on",
+        d_logger->warn("stopped with {} frame(s) found but not handed on",
                        d_receiver->frames_in_flight());
     d_logger->info(
         "{} frames received, {} dropped (non-finite pilots), {} samples outside frames",

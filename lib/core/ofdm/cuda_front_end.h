@@ -96,7 +96,9 @@ public:
 
     /// Frames in the samples of `v` before samples_end, from `from` on, the
     /// positions from search_begin searched (frame_search::find's contract).
-    /// Waits for `stream`.
+    /// Waits for `stream`. May run while a run_view on another stream is in
+    /// flight (the stream window's frames in flight): the two share no device
+    /// memory but the samples, which both only read.
     walk_result find_frames(const sample_view& v,
                             size_t samples_end,
                             size_t search_begin,

@@ -4,7 +4,9 @@
 // previous one crosses PCIe), searched and demodulated in place by
 // cuda_front_end, H and y written where the caller wants them. Appends run on
 // their own stream and land at finish_appends(): meanwhile the front end works
-// on the samples landed before (appends_lag), in ring slots no copy writes.
+// on the samples landed before (appends_lag), in ring slots no copy writes
+// (where a copy would reach the slots of a demodulation in flight, it waits
+// for that demodulation).
 // The search and the demodulation have a stream each, so that a demodulation
 // left in flight by one call (demodulates_in_flight) overlaps the next call's
 // search on the GPU.
@@ -79,8 +81,9 @@ public:
 
     ~cuda_sample_window() override
     {
-        // A demodulation or copies in flight write memory freed below.
+        // A demodulation, copies or appends in flight use memory freed below.
         cudaStreamSynchronize(m_stream.get());
+        cudaStreamSynchronize(m_copy_stream.get());
     }
 
     backend kind() const override { return backend::cuda; }
@@ -292,6 +295,10 @@ private:
     {
         const size_t count = frames.size();
         const cudaStream_t st = m_stream.get();
+        // More frames than before may grow the front end's H and y, which
+        // copies handed on may still read: they finish first.
+        if (count > m_most_queued)
+            MIMO_CUDA_CHECK(cudaEventSynchronize(m_handed_on.get()));
         std::vector<size_t> start(count);
         std::vector<uint64_t> position(
             count); // the stream's: for estimation across frames
@@ -337,13 +344,15 @@ private:
         if (!m_front_end.linked_frames())
             std::fill(linked, linked + count, 0);
         MIMO_CUDA_CHECK(cudaEventRecord(m_demodulated.get(), st));
+        m_most_queued = std::max(m_most_queued, count);
         m_queued = frames;
         m_reads_ring = true;
         m_reads_from = *std::min_element(start.begin(), start.end());
     }
 
     const size_t m_nr, m_capacity;
-    cuda_stream m_stream; ///< the demodulation, first (receiver_priority)
+    /// The demodulation and the copies of its outputs, first (receiver_priority).
+    cuda_stream m_stream;
     /// The search, as first: it overlaps a demodulation in flight.
     cuda_stream m_search_stream;
     cuda_stream m_copy_stream; ///< appends: they overlap the front end's work
@@ -359,6 +368,7 @@ private:
     /// Whether a queued demodulation may still read the ring, from this sample on.
     bool m_reads_ring = false;
     uint64_t m_reads_from = 0;
+    size_t m_most_queued = 0; ///< frames a queue() took at most
 };
 
 } // namespace

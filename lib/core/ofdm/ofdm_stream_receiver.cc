@@ -362,7 +362,16 @@ ofdm_stream_receiver::hand_on_and_queue(const std::vector<sync_result>& found,
             throw std::logic_error("mimo_gpu: ofdm_stream_receiver: frames found "
                                    "while earlier ones wait for room");
         // Queued behind the copies: they read the memory it writes.
-        e.window->queue_demodulation(found);
+        try {
+            e.window->queue_demodulation(found);
+        } catch (...) { // the copies into the caller's memory end before it hears
+            try {
+                if (n > 0)
+                    e.window->finish_hand_on();
+            } catch (...) { // already failing: the first error is the one reported
+            }
+            throw;
+        }
         e.queued = found.size();
     }
     if (n > 0)

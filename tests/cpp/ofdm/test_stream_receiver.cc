@@ -560,6 +560,43 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_are_the_frames_received_within_
         }
 }
 
+TEST(ofdm_stream_receiver_cuda, frames_in_flight_across_the_ring_s_wrap)
+{
+    // LTE 20 MHz: 40 frames through a ring of ~17 frames, pushed in chunks of
+    // up to two frames, up to six before each receive(), a frame or two of room
+    // a call: pushes land on ring slots near frames still in flight.
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    const ofdm_grid g = stream_grid("lte20", 2);
+    const recorded_stream s(g, 2, 40, seed);
+    ofdm_stream_receiver within(g, stream_config(2, backend::cuda));
+    ASSERT_LT(within.room(), s.length() / 2) << "the stream wraps the ring twice";
+    const size_t chunk = 2 * size_t(g.frame_samples());
+    const received_stream now = receive_gathered(within, s, seed + 1, chunk, 6, 2, false);
+    ofdm_stream_receiver ahead(g, stream_config(2, backend::cuda));
+    ahead.set_frames_in_flight(true);
+    const received_stream later =
+        receive_gathered(ahead, s, seed + 1, chunk, 6, 2, false);
+    ASSERT_EQ(now.frames.size(), 40u);
+    ASSERT_EQ(later.frames.size(), now.frames.size());
+    for (size_t f = 0; f < now.frames.size(); ++f)
+        EXPECT_EQ(later.frames[f].start, now.frames[f].start) << "frame " << f;
+    double worst = 0;
+    for (const auto& [a, b] :
+         { std::make_pair(&now.H, &later.H), std::make_pair(&now.y, &later.y) }) {
+        ASSERT_EQ(a->size(), b->size());
+        for (size_t i = 0; i < a->size(); ++i)
+            worst = std::max(
+                worst,
+                double(std::abs((*a)[i] - (*b)[i]) / std::max(1.0f, std::abs((*a)[i]))));
+    }
+    EXPECT_LT(worst, 1e-5);
+    EXPECT_EQ(later.outside, now.outside);
+    std::printf("[ compared ] lte20 2x2, 40 frames across the ring's wrap, in flight "
+                "and within the call: worst relative difference %.2e\n",
+                worst);
+}
+
 TEST(ofdm_stream_receiver_cuda, frames_in_flight_wait_for_the_next_call_and_for_room)
 {
     MIMO_GPU_REQUIRE_CUDA();
