@@ -220,6 +220,23 @@ received_stream receive_gathered(ofdm_stream_receiver& rx,
     return out;
 }
 
+/// The largest difference between two receptions' H and y, relative to the
+/// first's magnitude where it exceeds 1; infinity where their sizes differ.
+double worst_relative_difference(const received_stream& a, const received_stream& b)
+{
+    double worst = 0;
+    for (const auto& [x, y] :
+         { std::make_pair(&a.H, &b.H), std::make_pair(&a.y, &b.y) }) {
+        if (x->size() != y->size())
+            return INFINITY;
+        for (size_t i = 0; i < x->size(); ++i)
+            worst = std::max(
+                worst,
+                double(std::abs((*x)[i] - (*y)[i]) / std::max(1.0f, std::abs((*x)[i]))));
+    }
+    return worst;
+}
+
 received_stream
 receive_whole(const ofdm_grid& g, int nr, backend b, const recorded_stream& s)
 {
@@ -540,15 +557,7 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_are_the_frames_received_within_
                 EXPECT_NEAR(later.frames[f].n0 / now.frames[f].n0, 1.0, 1e-5)
                     << "frame " << f;
             }
-            double worst = 0;
-            for (const auto& [a, b] :
-                 { std::make_pair(&now.H, &later.H), std::make_pair(&now.y, &later.y) }) {
-                ASSERT_EQ(a->size(), b->size());
-                for (size_t i = 0; i < a->size(); ++i)
-                    worst = std::max(worst,
-                                     double(std::abs((*a)[i] - (*b)[i]) /
-                                            std::max(1.0f, std::abs((*a)[i]))));
-            }
+            const double worst = worst_relative_difference(now, later);
             EXPECT_LT(worst, 1e-5);
             std::printf("[ compared ] %dx%d %s, %s outputs: 5 frames in flight and "
                         "within the call, worst relative difference %.2e\n",
@@ -581,15 +590,7 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_across_the_ring_s_wrap)
     ASSERT_EQ(later.frames.size(), now.frames.size());
     for (size_t f = 0; f < now.frames.size(); ++f)
         EXPECT_EQ(later.frames[f].start, now.frames[f].start) << "frame " << f;
-    double worst = 0;
-    for (const auto& [a, b] :
-         { std::make_pair(&now.H, &later.H), std::make_pair(&now.y, &later.y) }) {
-        ASSERT_EQ(a->size(), b->size());
-        for (size_t i = 0; i < a->size(); ++i)
-            worst = std::max(
-                worst,
-                double(std::abs((*a)[i] - (*b)[i]) / std::max(1.0f, std::abs((*a)[i]))));
-    }
+    const double worst = worst_relative_difference(now, later);
     EXPECT_LT(worst, 1e-5);
     EXPECT_EQ(later.outside, now.outside);
     std::printf("[ compared ] lte20 2x2, 40 frames across the ring's wrap, in flight "
