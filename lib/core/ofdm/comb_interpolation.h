@@ -35,7 +35,6 @@ linear_comb_weights(int c, int t, int nt, int U, const int* offsets, int* pilot,
     return 2;
 }
 
-/// sin(pi x) / (pi x)
 // One copy of sinc_pi in the GPU's code, called: inlined at each of a
 // solve's 44 terms it made interpolate_kernel's code too long for the
 // instruction cache (Nsight Compute: half its stalls waited for instructions).
@@ -45,6 +44,7 @@ linear_comb_weights(int c, int t, int nt, int U, const int* offsets, int* pilot,
 #define MIMO_SINC_CALL inline
 #endif
 
+/// sin(pi x) / (pi x)
 MIMO_SINC_CALL float sinc_pi(float x)
 {
     return fabsf(x) < 1e-6f ? 1.0f
