@@ -175,7 +175,7 @@ uint64_t tb_stream_decoder_impl::unread_items() const
 void tb_stream_decoder_impl::forecast(int noutput_items,
                                       gr_vector_int& ninput_items_required)
 {
-    if (!d_in_flight.empty()) {
+    if (batches_in_flight()) {
         // Batches in flight are handed on (the tail too) without new input.
         ninput_items_required[0] = 0;
         return;
@@ -240,7 +240,7 @@ int tb_stream_decoder_impl::general_work(int noutput_items,
     const int whole = ninput_items[0] / d_items_per_block;
     const auto llr = static_cast<const float*>(input_items[0]);
     const auto bits = static_cast<uint8_t*>(output_items[0]);
-    if (whole == 0 && d_in_flight.empty()) {
+    if (whole == 0 && !batches_in_flight()) {
         if (ended && unread_items() < uint64_t(d_items_per_block))
             return drop_tail(ninput_items[0]); // the tail: no whole block
         return 0;
@@ -287,7 +287,6 @@ int tb_stream_decoder_impl::host_work(int noutput_items,
 int tb_stream_decoder_impl::pipelined_work(
     int noutput_items, int whole, bool ended, const float* llr, uint8_t* bits)
 {
-    ++d_calls;
     d_trace.begin();
     // GNU Radio calls with at least the output multiple, two full batches, and
     // at most one batch is in flight when a call begins (a call that submits
@@ -311,15 +310,15 @@ int tb_stream_decoder_impl::pipelined_work(
             d_logger->error("transport blocks {}..: {}; ending the stream",
                             nitems_written(0) + d_pipeline->blocks_in_flight(),
                             e.what());
-            collect(true, noutput_items, bits); // the batches before it
+            collect(0, noutput_items, bits); // the batches before it
             return WORK_DONE;
         }
-        d_in_flight.push_back(d_calls);
         consume(0, count * d_items_per_block); // the pipeline has its own copy
     }
-    // Batches of earlier calls; every batch when nothing new went in (a pause,
-    // the end), so a frame is handed on as soon as it is decoded.
-    const int produced = collect(!submitted, noutput_items, bits);
+    // Batches of earlier calls (all but the one just submitted); every batch
+    // when nothing new went in (a pause, the end), so a frame is handed on as
+    // soon as it is decoded.
+    const int produced = collect(submitted ? 1 : 0, noutput_items, bits);
     if (produced < 0) // a batch failed: the stream ends after the ones before it
         return WORK_DONE;
     d_trace.end(long(produced));
@@ -328,14 +327,14 @@ int tb_stream_decoder_impl::pipelined_work(
 
 /// Produces what it hands on; -1 (after producing the batches before it) when a
 /// batch failed.
-int tb_stream_decoder_impl::collect(bool all, int room, uint8_t* bits)
+int tb_stream_decoder_impl::collect(size_t keep, int room, uint8_t* bits)
 {
     int produced = 0;
-    while (!d_in_flight.empty() && (all || d_in_flight.front() < d_calls)) {
+    while (d_pipeline->pending() > keep) {
         const int blocks = int(d_pipeline->oldest_count());
         if (produced + blocks > room)
             break; // unreachable with GNU Radio's output multiple; the next call
-        d_in_flight.pop_front(); // collect() takes the batch, whether it succeeds or not
+        // collect() takes the batch, whether it succeeds or not.
         const uint64_t first = nitems_written(0) + uint64_t(produced);
         try {
             record(d_pipeline->collect(bits + size_t(produced) * size_t(d_decoder->A())),
@@ -356,7 +355,7 @@ bool tb_stream_decoder_impl::stop()
 {
     // A flowgraph stopped with batches in flight: they are decoded but no longer
     // handed on; said so, and a restart begins with an empty pipeline.
-    if (d_pipeline && !d_in_flight.empty()) {
+    if (batches_in_flight()) {
         const size_t blocks = d_pipeline->blocks_in_flight();
         std::vector<uint8_t> scratch(blocks * size_t(d_decoder->A()));
         while (d_pipeline->pending() > 0) {
@@ -366,7 +365,6 @@ bool tb_stream_decoder_impl::stop()
                 d_logger->error("transport blocks in flight at stop: {}", e.what());
             }
         }
-        d_in_flight.clear();
         d_logger->warn(
             "{} transport block(s) in flight when the flowgraph stopped: not handed on",
             blocks);

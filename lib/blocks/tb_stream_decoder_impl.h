@@ -16,7 +16,6 @@
 #include <mimo_gpu/transport_block_pipeline.h>
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <vector>
 
@@ -67,10 +66,12 @@ private:
     /// wait for a batch while the next one waits to be queued.
     int pipelined_work(
         int noutput_items, int whole, bool ended, const float* llr, uint8_t* bits);
-    /// Hands on the oldest batches in flight (all of them, or those of earlier
-    /// calls) that fit `room` output items from `bits`, and produces them: their
-    /// count, or -1 when one failed (the stream ends).
-    int collect(bool all, int room, uint8_t* bits);
+    /// Hands on the oldest batches in flight, all but the newest `keep`, that
+    /// fit `room` output items from `bits`, and produces them: their count, or
+    /// -1 when one failed (the stream ends).
+    int collect(size_t keep, int room, uint8_t* bits);
+    /// Device buffers: batches queued and not yet handed on.
+    bool batches_in_flight() const { return d_pipeline && d_pipeline->pending() > 0; }
     /// A batch's CRC failures as tags (its first block is output item `first`),
     /// its refused blocks logged, the counters.
     void record(const ::mimo_gpu::transport_block_batch& batch, uint64_t first);
@@ -80,8 +81,6 @@ private:
     std::unique_ptr<::mimo_gpu::transport_block_code_decoder> d_decoder;
     const int d_items_per_block; // input items per transport block, G / llrs_per_item
     std::unique_ptr<::mimo_gpu::transport_block_pipeline> d_pipeline; // device buffers
-    std::deque<uint64_t> d_in_flight; ///< the work() call that queued each batch
-    uint64_t d_calls = 0;
     // The setters and counters never wait for a batch being decoded: the rv is
     // applied by work(), the counters are atomic, the mutex guards the gate only.
     std::atomic<int> d_rv;

@@ -47,10 +47,13 @@ struct ofdm_stream_receiver::engine {
     /// Frames in flight (set_frames_in_flight): how many of the window's last
     /// queued batch wait to be collected, and those collected (kept) that wait
     /// for room, with their place in that batch.
+    struct collected_frame {
+        stream_frame frame;
+        size_t place; ///< in the window's last queued batch
+    };
     bool in_flight_mode = false;
     size_t queued = 0;
-    std::vector<stream_frame> collected;
-    std::vector<size_t> collected_at;
+    std::vector<collected_frame> collected;
     ofdm_stream_receiver::time_spent spent;
 
     engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
@@ -341,22 +344,20 @@ ofdm_stream_receiver::hand_on_and_queue(const std::vector<sync_result>& found,
                 ++e.dropped;
                 continue;
             }
-            e.collected.push_back(done[f]);
-            e.collected_at.push_back(f);
+            e.collected.push_back({ done[f], f });
         }
         e.queued = 0;
     }
     const size_t n = std::min(max_frames, e.collected.size());
-    std::vector<stream_frame> out(e.collected.begin(),
-                                  e.collected.begin() + ptrdiff_t(n));
+    std::vector<stream_frame> out;
+    std::vector<size_t> places;
+    for (size_t f = 0; f < n; ++f) {
+        out.push_back(e.collected[f].frame);
+        places.push_back(e.collected[f].place);
+    }
     if (n > 0)
-        e.window->hand_on(std::vector<size_t>(e.collected_at.begin(),
-                                              e.collected_at.begin() + ptrdiff_t(n)),
-                          H,
-                          y,
-                          outputs_on_device);
+        e.window->hand_on(places, H, y, outputs_on_device);
     e.collected.erase(e.collected.begin(), e.collected.begin() + ptrdiff_t(n));
-    e.collected_at.erase(e.collected_at.begin(), e.collected_at.begin() + ptrdiff_t(n));
     if (!found.empty()) { // searched only where every frame owed fits: all out now
         if (!e.collected.empty())
             throw std::logic_error("mimo_gpu: ofdm_stream_receiver: frames found "

@@ -1,7 +1,8 @@
 // CUDA engine of the soft MMSE families: the host and device paths every
 // implementation shares, and the hand kernels (a thread block per channel,
 // its H, Gram matrix and inverse in shared memory, a warp per symbol; with
-// a-priori LLRs a warp per symbol runs MMSE-PIC on its own M).
+// a-priori LLRs a warp per symbol runs MMSE-PIC on its own M; a thread per
+// problem where each channel has one symbol and at most four users).
 #include <mimo_gpu/constellation.h>
 
 #include "../../runtime/scale_normaliser.h"
@@ -477,6 +478,254 @@ __global__ void __launch_bounds__(k_mmse_threads)
     }
 }
 
+/// Users a thread-per-problem kernel takes (its matrices in registers).
+constexpr int k_thread_mmse_users = 4, k_thread_mmse_threads = 64;
+
+/// A thread per problem for channels of one symbol each (S = 1: a front end
+/// that interpolates in time) of at most k_thread_mmse_users users, without
+/// priors. The block kernel gave each such channel a block of one warp, whose
+/// barriers and shared-memory steps left the SMs waiting: NR 100 MHz 4x4, 85 176
+/// problems, took 146 us a frame, ~20x its floor of bytes over bandwidth. Here
+/// the CPU engine's steps in its order (mmse_detector.cc: the scaling, G by
+/// rank-1 updates, y_MF, a left-looking Cholesky, L^-1 column by column, A^-1 =
+/// X^H X, or CG), with U known at compile time so every matrix sits in registers.
+template <int U>
+__global__ void __launch_bounds__(k_thread_mmse_threads)
+    mmse_thread_kernel(const __grid_constant__ mmse_kernel_args a, fault_sink faults)
+{
+    const size_t p = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (p >= a.l.channels)
+        return;
+    const int B = a.B;
+    const float2* H = a.l.H + p * size_t(B) * U;
+    const float2* y = a.l.y + p * size_t(B);
+    bool finite = true;
+    float max_abs = 0.0f;
+    for (int i = 0; i < B * U; ++i) {
+        const float2 h = H[i];
+        finite &= finite2(h);
+        max_abs = fmaxf(max_abs, fmaxf(fabsf(h.x), fabsf(h.y)));
+    }
+    problem_fault fault = finite ? problem_fault::none : problem_fault::non_finite;
+    const float scale = normalising_scale(max_abs);
+    const float n0 = a.l.n0 * (scale * scale);
+    // A = G + N0 I (the lower triangle and the diagonal) and y_MF, over b.
+    float ar[U][U], ai[U][U], mr[U], mi[U];
+#pragma unroll
+    for (int i = 0; i < U; ++i) {
+        mr[i] = mi[i] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < U; ++j)
+            ar[i][j] = ai[i][j] = 0.0f;
+    }
+    for (int b = 0; b < B; ++b) {
+        float hr[U], hi[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const float2 h = H[b * U + u];
+            hr[u] = scale * h.x;
+            hi[u] = scale * h.y;
+        }
+        const float2 v = y[b];
+        const float yr = scale * v.x, yi = scale * v.y;
+#pragma unroll
+        for (int i = 0; i < U; ++i) {
+#pragma unroll
+            for (int j = 0; j <= i; ++j) {
+                ar[i][j] += hr[i] * hr[j] + hi[i] * hi[j];
+                ai[i][j] += hr[i] * hi[j] - hi[i] * hr[j];
+            }
+            mr[i] += hr[i] * yr + hi[i] * yi;
+            mi[i] += hr[i] * yi - hi[i] * yr;
+        }
+    }
+    float gain_lambda[U], gain_rho[U], xr[U], xi[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        ai[u][u] = 0.0f;
+        const float gdiag = ar[u][u];
+        ar[u][u] += n0;
+        if (a.cg) {
+            const mmse_gain g = mmse_gain_approximate(gdiag, n0);
+            gain_lambda[u] = g.lambda;
+            gain_rho[u] = g.rho;
+        }
+    }
+    if (!a.cg && fault == problem_fault::none) {
+        // A = L L^H, left-looking (the CPU's cholesky()).
+        float lr[U][U], li[U][U];
+        bool factored = true;
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+            float d = ar[j][j];
+#pragma unroll
+            for (int k = 0; k < j; ++k)
+                d -= lr[j][k] * lr[j][k] + li[j][k] * li[j][k];
+            factored &= d > k_mmse_pivot_floor * ar[j][j] && isfinite(d);
+            const float ljj = sqrtf(d);
+            lr[j][j] = ljj;
+            li[j][j] = 0.0f;
+#pragma unroll
+            for (int i = j + 1; i < U; ++i) {
+                float vr = ar[i][j], vi = ai[i][j];
+#pragma unroll
+                for (int k = 0; k < j; ++k) { // L_ik conj(L_jk)
+                    vr -= lr[i][k] * lr[j][k] + li[i][k] * li[j][k];
+                    vi -= li[i][k] * lr[j][k] - lr[i][k] * li[j][k];
+                }
+                lr[i][j] = vr / ljj;
+                li[i][j] = vi / ljj;
+            }
+        }
+        if (!factored) {
+            fault = problem_fault::singular;
+        } else {
+            // X = L^-1 (lower), column by column; A^-1 = X^H X into ar/ai.
+            float wr[U][U], wi[U][U];
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                wr[u][u] = 1.0f / lr[u][u];
+                wi[u][u] = 0.0f;
+#pragma unroll
+                for (int i = u + 1; i < U; ++i) {
+                    float vr = 0.0f, vi = 0.0f;
+#pragma unroll
+                    for (int k = u; k < i; ++k) { // L_ik X_ku
+                        vr += lr[i][k] * wr[k][u] - li[i][k] * wi[k][u];
+                        vi += lr[i][k] * wi[k][u] + li[i][k] * wr[k][u];
+                    }
+                    const float inv = 1.0f / lr[i][i];
+                    wr[i][u] = -vr * inv;
+                    wi[i][u] = -vi * inv;
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < U; ++i)
+#pragma unroll
+                for (int j = 0; j < U; ++j) {
+                    float vr = 0.0f, vi = 0.0f;
+#pragma unroll
+                    for (int k = i > j ? i : j; k < U; ++k) { // conj(X_ki) X_kj
+                        vr += wr[k][i] * wr[k][j] + wi[k][i] * wi[k][j];
+                        vi += wr[k][i] * wi[k][j] - wi[k][i] * wr[k][j];
+                    }
+                    ar[i][j] = vr;
+                    ai[i][j] = vi;
+                }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                const mmse_gain g = mmse_gain_exact(ar[u][u], n0);
+                gain_lambda[u] = g.lambda;
+                gain_rho[u] = g.rho;
+            }
+        }
+    }
+    if (fault == problem_fault::none) {
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            finite &= isfinite(mr[u]) && isfinite(mi[u]);
+        if (!finite)
+            fault = problem_fault::non_finite;
+    }
+    if (fault == problem_fault::none && !a.cg) { // x = A^-1 y_MF
+#pragma unroll
+        for (int i = 0; i < U; ++i) {
+            float re = 0.0f, im = 0.0f;
+#pragma unroll
+            for (int j = 0; j < U; ++j) {
+                re += ar[i][j] * mr[j] - ai[i][j] * mi[j];
+                im += ar[i][j] * mi[j] + ai[i][j] * mr[j];
+            }
+            xr[i] = re;
+            xi[i] = im;
+        }
+    } else if (fault == problem_fault::none) { // paper Algorithm 1, lines 7-15
+        // A's upper triangle from the lower (Hermitian), for the products.
+#pragma unroll
+        for (int i = 0; i < U; ++i)
+#pragma unroll
+            for (int j = i + 1; j < U; ++j) {
+                ar[i][j] = ar[j][i];
+                ai[i][j] = -ai[j][i];
+            }
+        float rr_[U], ri_[U], tr[U], ti[U];
+        float rr = 0.0f;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            xr[u] = xi[u] = 0.0f;
+            rr_[u] = tr[u] = mr[u];
+            ri_[u] = ti[u] = mi[u];
+            rr += mr[u] * mr[u];
+            rr += mi[u] * mi[u];
+        }
+        for (int it = 0; it < a.iterations; ++it) {
+            float sr[U], si[U], ts = 0.0f;
+#pragma unroll
+            for (int i = 0; i < U; ++i) {
+                float re = 0.0f, im = 0.0f;
+#pragma unroll
+                for (int j = 0; j < U; ++j) {
+                    re += ar[i][j] * tr[j] - ai[i][j] * ti[j];
+                    im += ar[i][j] * ti[j] + ai[i][j] * tr[j];
+                }
+                sr[i] = re;
+                si[i] = im;
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                ts += tr[u] * sr[u];
+                ts += ti[u] * si[u];
+            }
+            if (!(rr > 0.0f) || !(ts > 0.0f))
+                break;
+            const float alpha = rr / ts;
+            float next = 0.0f;
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                xr[u] += alpha * tr[u];
+                xi[u] += alpha * ti[u];
+                rr_[u] -= alpha * sr[u];
+                ri_[u] -= alpha * si[u];
+            }
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                next += rr_[u] * rr_[u];
+                next += ri_[u] * ri_[u];
+            }
+            const float beta = next / rr;
+#pragma unroll
+            for (int u = 0; u < U; ++u) {
+                tr[u] = rr_[u] + beta * tr[u];
+                ti[u] = ri_[u] + beta * ti[u];
+            }
+            rr = next;
+        }
+    }
+    if (fault != problem_fault::none)
+        faults.report(p, fault);
+    const int Q = a.pam.bits_per_symbol();
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        float zr = 0.0f, zi = 0.0f, rho = 0.0f;
+        if (fault == problem_fault::none && gain_lambda[u] > 0.0f && gain_rho[u] > 0.0f) {
+            zr = xr[u] / gain_lambda[u];
+            zi = xi[u] / gain_lambda[u];
+            rho = gain_rho[u];
+        }
+        if (a.l.llr) {
+            float* out = a.l.llr + (p * U + u) * Q;
+            for (int k = 0; k < Q; ++k)
+                out[k] = fault == problem_fault::none
+                             ? mmse_bit_llr(zr, zi, rho, a.pam, a.l.clip, k)
+                             : 0.0f;
+        }
+        if (a.l.z)
+            a.l.z[p * U + u] = make_float2(zr, zi);
+        if (a.l.sinr)
+            a.l.sinr[p * U + u] = rho;
+    }
+}
+
 } // namespace
 
 cuda_mmse_engine::cuda_mmse_engine(const mmse_config& config, size_t scratch_per_channel)
@@ -560,6 +809,38 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
 {
     if (l.channels == 0)
         return;
+    const int U = m_config.shape.nt;
+    if (!l.priors && l.S == 1 && U <= k_thread_mmse_users) {
+        const mmse_kernel_args args{ l,
+                                     m_config.shape.nr,
+                                     U,
+                                     m_config.iterations,
+                                     m_config.conjugate_gradient,
+                                     m_plain,
+                                     m_pam };
+        const unsigned blocks =
+            unsigned((l.channels + k_thread_mmse_threads - 1) / k_thread_mmse_threads);
+        switch (U) {
+        case 1:
+            mmse_thread_kernel<1>
+                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
+            break;
+        case 2:
+            mmse_thread_kernel<2>
+                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
+            break;
+        case 3:
+            mmse_thread_kernel<3>
+                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
+            break;
+        default:
+            mmse_thread_kernel<4>
+                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
+            break;
+        }
+        MIMO_CUDA_CHECK(cudaGetLastError());
+        return;
+    }
     // A warp per symbol of a channel: a channel of fewer symbols than the
     // layout's warps gets as many warps as it has symbols (at least one: a lane
     // per user), not idle ones, so that more blocks share an SM. With a channel
