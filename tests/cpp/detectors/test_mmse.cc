@@ -554,32 +554,37 @@ TEST(mmse_detector, cuda_equals_cpu_on_fresh_inputs)
     }
 }
 
-TEST(mmse_detector, cuda_channel_per_symbol_equals_cpu_to_the_bit)
+TEST(mmse_detector, cuda_few_users_equal_cpu_to_the_bit)
 {
-    // Channels of one symbol each with at most four users run the thread-per-
-    // problem kernel: the CPU engine's float operations in its order (no fused
-    // multiply-adds on either side), so the same bits, bad problems included.
+    // At most four users run the thread-per-problem kernel: the CPU engine's
+    // float operations in its order (no fused multiply-adds on either side), so
+    // the same bits, bad problems included; a channel of S symbols is factored
+    // by each of its S threads.
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     struct cfg {
         mimo_shape shape;
         modulation mod;
+        int S;
     };
-    const size_t C = 1000; // 16 blocks of 64 threads, the last one partial
-    for (const cfg& k : { cfg{ { 1, 1 }, modulation::qpsk },
-                          cfg{ { 2, 2 }, modulation::qam16 },
-                          cfg{ { 4, 2 }, modulation::qam64 },
-                          cfg{ { 3, 3 }, modulation::qam64 },
-                          cfg{ { 4, 4 }, modulation::qam256 },
-                          cfg{ { 8, 4 }, modulation::qam1024 } }) {
+    const size_t P = 1002; // 16 blocks of 64 threads, the last one partial
+    for (const cfg& k : { cfg{ { 1, 1 }, modulation::qpsk, 1 },
+                          cfg{ { 2, 2 }, modulation::qam16, 1 },
+                          cfg{ { 2, 2 }, modulation::qam16, 6 },
+                          cfg{ { 4, 2 }, modulation::qam64, 1 },
+                          cfg{ { 3, 3 }, modulation::qam64, 3 },
+                          cfg{ { 4, 4 }, modulation::qam256, 1 },
+                          cfg{ { 4, 4 }, modulation::qam16, 13 },
+                          cfg{ { 8, 4 }, modulation::qam1024, 2 } }) {
         const int B = k.shape.nr, U = k.shape.nt;
-        frame f(k.shape, k.mod, C, 1, 12, seed + size_t(B) * 8 + size_t(U));
+        const size_t C = P / size_t(k.S);
+        frame f(k.shape, k.mod, C, k.S, 12, seed + size_t(B) * 8 + size_t(U) + 64 * k.S);
         // Bad problems: a NaN received value, an infinite channel entry, and
         // (U >= 2) channels with two equal columns, singular at a tiny N0.
         f.y[7 * B + B - 1] = cfloat(NAN, 0);
-        f.H[11 * size_t(B) * U + size_t(U) - 1] = cfloat(0, INFINITY);
+        f.H[(C / 2) * size_t(B) * U] = cfloat(0, INFINITY); // column 0: copied below
         if (U >= 2)
-            for (size_t c = 20; c < C; c += 97)
+            for (size_t c = 20 % C; c < C; c += 37)
                 for (int r = 0; r < B; ++r)
                     f.H[(c * B + r) * U + 1] = f.H[(c * B + r) * U];
         for (const std::string& name : { std::string("mmse"), std::string("mmse_cg") }) {
@@ -593,11 +598,14 @@ TEST(mmse_detector, cuda_channel_per_symbol_equals_cpu_to_the_bit)
                 g.n0 = n0;
                 const std::string what = name + " " + std::to_string(B) + "x" +
                                          std::to_string(U) + " " + to_string(k.mod) +
-                                         " N0 " + std::to_string(n0);
-                std::vector<float> want(C * cpu->llrs_per_problem()), got(want.size());
+                                         " S=" + std::to_string(k.S) + " N0 " +
+                                         std::to_string(n0);
+                const size_t problems = g.problems();
+                std::vector<float> want(problems * cpu->llrs_per_problem()),
+                    got(want.size());
                 const detection_report rc = cpu->detect(g.input(), want.data());
                 const detection_report rg = gpu->detect(g.input(), got.data());
-                EXPECT_GE(rc.erased, 2u) << what;
+                EXPECT_GE(rc.erased, 1u + size_t(k.S)) << what;
                 ASSERT_EQ(rg.erased, rc.erased) << what;
                 ASSERT_EQ(rg.first_erased.size(), rc.first_erased.size()) << what;
                 for (size_t e = 0; e < rc.first_erased.size(); ++e) {
@@ -608,8 +616,8 @@ TEST(mmse_detector, cuda_channel_per_symbol_equals_cpu_to_the_bit)
                 for (size_t i = 0; i < want.size(); ++i)
                     differ += std::memcmp(&got[i], &want[i], sizeof(float)) != 0;
                 EXPECT_EQ(differ, 0u) << what << ": LLRs not the same to the bit";
-                std::vector<cfloat> zc(C * U), zg(C * U);
-                std::vector<float> sc(C * U), sg(C * U);
+                std::vector<cfloat> zc(problems * U), zg(zc.size());
+                std::vector<float> sc(problems * U), sg(sc.size());
                 cpu->equalize(g.input(), zc.data(), sc.data());
                 gpu->equalize(g.input(), zg.data(), sg.data());
                 EXPECT_EQ(std::memcmp(zg.data(), zc.data(), zc.size() * sizeof(cfloat)),

@@ -46,9 +46,8 @@ protected:
     /// Enqueues one call on `stream`; bad problems are reported into `sink` and
     /// their outputs written as 0.
     virtual void enqueue(const mmse_launch& l, fault_sink sink, cudaStream_t stream) = 0;
-    /// The hand kernels: a thread per problem for channels of one symbol and
-    /// at most four users without priors, else a block per channel (the only
-    /// kernel with priors).
+    /// The hand kernels: a thread per problem for at most four users without
+    /// priors, else a block per channel (the only kernel with priors).
     void enqueue_hand(const mmse_launch& l, fault_sink sink, cudaStream_t stream);
     const mmse_config m_config;
     /// Without priors 8 warps a block; with priors as many as fit (>= 1, or

@@ -2,7 +2,7 @@
 // implementation shares, and the hand kernels (a thread block per channel,
 // its H, Gram matrix and inverse in shared memory, a warp per symbol; with
 // a-priori LLRs a warp per symbol runs MMSE-PIC on its own M; a thread per
-// problem where each channel has one symbol and at most four users).
+// problem where there are at most four users and no priors).
 #include <mimo_gpu/constellation.h>
 
 #include "../../runtime/scale_normaliser.h"
@@ -481,23 +481,27 @@ __global__ void __launch_bounds__(k_mmse_threads)
 /// Users a thread-per-problem kernel takes (its matrices in registers).
 constexpr int k_thread_mmse_users = 4, k_thread_mmse_threads = 64;
 
-/// A thread per problem for channels of one symbol each (S = 1: a front end
-/// that interpolates in time) of at most k_thread_mmse_users users, without
-/// priors. The block kernel gave each such channel a block of one warp, whose
-/// barriers and shared-memory steps left the SMs waiting: NR 100 MHz 4x4, 85 176
-/// problems, took 146 us a frame, ~20x its floor of bytes over bandwidth. Here
-/// the CPU engine's steps in its order (mmse_detector.cc: the scaling, G by
-/// rank-1 updates, y_MF, a left-looking Cholesky, L^-1 column by column, A^-1 =
-/// X^H X, or CG), with U known at compile time so every matrix sits in registers.
+/// A thread per problem (received vector) where there are at most
+/// k_thread_mmse_users users and no priors. The block kernel above gives each
+/// channel a block and each of its S symbols a warp; with few users its
+/// barriers and shared-memory steps left the SMs waiting (NR 100 MHz 4x4
+/// 16-QAM, 85 176 vectors a frame: ~146 us a frame with a channel per slot and
+/// subcarrier, S = 13, and 207 us with a channel per vector, against a floor of
+/// ~6 us for its bytes over bandwidth). Here each thread runs the CPU engine's steps in
+/// its order (mmse_detector.cc: the scaling, G by rank-1 updates, y_MF, a
+/// left-looking Cholesky, L^-1 column by column, A^-1 = X^H X, or CG) with U
+/// known at compile time, so every matrix sits in registers; the S threads of
+/// a channel each factor it again (at most ~1 kflop, cheaper than the
+/// barriers that sharing it cost).
 template <int U>
 __global__ void __launch_bounds__(k_thread_mmse_threads)
     mmse_thread_kernel(const __grid_constant__ mmse_kernel_args a, fault_sink faults)
 {
     const size_t p = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-    if (p >= a.l.channels)
+    if (p >= a.l.channels * size_t(a.l.S))
         return;
     const int B = a.B;
-    const float2* H = a.l.H + p * size_t(B) * U;
+    const float2* H = a.l.H + p / size_t(a.l.S) * size_t(B) * U;
     const float2* y = a.l.y + p * size_t(B);
     bool finite = true;
     float max_abs = 0.0f;
@@ -810,7 +814,7 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
     if (l.channels == 0)
         return;
     const int U = m_config.shape.nt;
-    if (!l.priors && l.S == 1 && U <= k_thread_mmse_users) {
+    if (!l.priors && U <= k_thread_mmse_users) {
         const mmse_kernel_args args{ l,
                                      m_config.shape.nr,
                                      U,
@@ -818,8 +822,9 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
                                      m_config.conjugate_gradient,
                                      m_plain,
                                      m_pam };
+        const size_t problems = l.channels * size_t(l.S);
         const unsigned blocks =
-            unsigned((l.channels + k_thread_mmse_threads - 1) / k_thread_mmse_threads);
+            unsigned((problems + k_thread_mmse_threads - 1) / k_thread_mmse_threads);
         switch (U) {
         case 1:
             mmse_thread_kernel<1>
