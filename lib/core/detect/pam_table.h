@@ -29,14 +29,16 @@ struct pam_table {
     }
 
     /// Nearest level to x; NaN goes to level 0 (the caller flags non-finite problems).
+    /// Clamped before rounding, without branches (the N-way search slices every
+    /// level of every candidate): g in [0, L-1] rounds as int(g + 0.5), g above
+    /// L-1 gives L-1, and g below 0 or NaN gives 0 (selects, not fmaxf/fminf:
+    /// those are library calls on the CPU).
     MIMO_HD int slice(float x) const
     {
         const float g = 0.5f * (x * inv_scale + float(levels - 1));
-        if (!(g >= 0.0f))
-            return 0;
-        if (g >= float(levels) - 0.5f)
-            return levels - 1;
-        return int(g + 0.5f);
+        const float top = float(levels - 1);
+        const float low = g > 0.0f ? g : 0.0f; // NaN: 0
+        return int((low < top ? low : top) + 0.5f);
     }
 
     /// Bit k (0..Q-1, 3GPP order) of a symbol whose level on bit k's axis (k % 2:
@@ -179,10 +181,10 @@ __device__ inline void block_llrs_from_symbol_minima(const float* dmin,
                                                      float unreached,
                                                      float* __restrict__ llr)
 {
-    const int L = pam.levels, M = pam.order();
+    const int L = pam.levels, M = pam.order(), shift = pam.bits_per_dim; // L = 2^shift
     for (int i = threadIdx.x; i < problems * nt * 2 * L; i += blockDim.x) {
-        const int table = i / (2 * L), axis = (i / L) % 2;
-        amin[i] = axis_minimum(dmin + table * M, pam, axis, i % L);
+        const int table = i >> (shift + 1), axis = (i >> shift) & 1;
+        amin[i] = axis_minimum(dmin + table * M, pam, axis, i & (L - 1));
     }
     __syncthreads();
     const int Q = pam.bits_per_symbol(), per_problem = nt * Q;

@@ -58,9 +58,11 @@ bool nway_problem(const float* item,
     bool finite = true;
     for (int o = 0; o < passes; ++o) {
         const float* E = item + o * layout.floats_per_order();
+        float inverse[2 * NT];
+        ssfe_inverse_diagonal<NT>(E, inverse);
         for (int c = 0; c < M; ++c) {
             int level[2 * NT];
-            const float d = ssfe_candidate<NT>(E, c, pam, level);
+            const float d = ssfe_candidate<NT>(E, inverse, c, pam, level);
             finite &= d < k_infinity;
             for (int j = 0; j < NT; ++j) {
                 float& slot = dmin[qr_layout::stream_at(j, o, NT) * M +

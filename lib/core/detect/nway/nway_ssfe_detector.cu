@@ -74,17 +74,30 @@ __device__ void search_block(const float* items,
 
     for (int i = threadIdx.x; i < sh.problems * NT * M; i += blockDim.x)
         dmin[i] = inf;
-    __syncthreads();
+    __syncthreads(); // also orders the caller's stores of the items
 
     // As on the CPU: an item that is no full-rank QR (R's diagonal not > 0) is
     // erased, unless its QR already reported the problem (the cause stays the QR's).
-    // Every lane reads the flags before any lane reports.
+    // A problem's first lane checks for all of them; every flag is read before
+    // any lane reports.
+    __shared__ bool s_singular[k_search_threads]; // a problem a lane at most
     const bool valid = local < sh.problems && first + local < batch;
-    const bool singular =
-        valid &&
-        qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
-        !faults.flagged(first + local);
+    if (valid && lane == 0)
+        s_singular[local] =
+            qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
+            !faults.flagged(first + local);
+    // Each order's diagonal reciprocals, a thread each (ssfe_inverse_diagonal's).
+    // At most 64 orders a block: passes * M <= 256 gives 256 / M problems of
+    // `passes` orders (M >= 4), more gives one problem of passes <= NT orders.
+    constexpr int k_most_orders = k_search_threads / 4;
+    __shared__ float s_inverse[k_most_orders * 2 * NT];
+    const int orders = sh.problems * passes;
+    for (int i = threadIdx.x; i < orders * 2 * NT; i += blockDim.x) {
+        const int order = i / (2 * NT), row = i % (2 * NT);
+        s_inverse[i] = 1.0f / items[size_t(order) * per_order + row * (2 * NT + 1) + row];
+    }
     __syncthreads();
+    const bool singular = valid && s_singular[local];
     if (valid) {
         const float* item = items + size_t(local) * passes * per_order;
         int* mine = reinterpret_cast<int*>(dmin + local * NT * M);
@@ -93,9 +106,13 @@ __device__ void search_block(const float* items,
                           isnan(item[0]) ? problem_fault::non_finite
                                          : problem_fault::singular);
         for (int s = singular ? slots : lane; s < slots; s += sh.lanes) {
-            const int o = s / M, c = s % M;
+            const int o = s >> (2 * pam.bits_per_dim), c = s & (M - 1); // M = 2^Q
             int level[2 * NT];
-            const float d = ssfe_candidate<NT>(item + o * per_order, c, pam, level);
+            const float d = ssfe_candidate<NT>(item + o * per_order,
+                                               s_inverse + (local * passes + o) * 2 * NT,
+                                               c,
+                                               pam,
+                                               level);
             if (!(d < inf)) {
                 faults.report(first + local, problem_fault::non_finite);
                 continue;

@@ -11,13 +11,12 @@
 namespace mimo_gpu {
 namespace detail {
 
-/// E: one order's block [R | y^] (2NT rows of 2NT+1 floats).
-/// Writes the chosen PAM level of every real level into `level` and returns the
-/// squared Euclidean distance |y^ - R s|^2 of the completed path.
-/// Whether a QR item (its `orders` blocks [R | Q^T y]) is not one of a full-rank
-/// channel: a diagonal element of R that is not > 0 (an all-zero item, or one a
-/// caller wrote by hand). Such an item would give confident LLRs from nothing;
-/// it is erased as singular.
+/// E: one order's block [R | y^] (2NT rows of 2NT+1 floats), `inverse` its
+/// ssfe_inverse_diagonal. Writes the chosen PAM level of every real level into `level`
+/// and returns the squared Euclidean distance |y^ - R s|^2 of the completed path. Whether
+/// a QR item (its `orders` blocks [R | Q^T y]) is not one of a full-rank channel: a
+/// diagonal element of R that is not > 0 (an all-zero item, or one a caller wrote by
+/// hand). Such an item would give confident LLRs from nothing; it is erased as singular.
 template <int NT>
 MIMO_HD bool qr_item_singular(const float* item, int orders)
 {
@@ -29,14 +28,30 @@ MIMO_HD bool qr_item_singular(const float* item, int orders)
     return singular;
 }
 
+/// The reciprocals of an order's diagonal of R (2NT floats, the last two
+/// unused), which ssfe_candidate slices with: computed once per order instead of
+/// a division per level and candidate.
 template <int NT>
-MIMO_HD float
-ssfe_candidate(const float* E, int candidate, const pam_table& pam, int (&level)[2 * NT])
+MIMO_HD void ssfe_inverse_diagonal(const float* E, float* inverse)
+{
+    constexpr int W = 2 * NT + 1;
+    for (int i = 0; i < 2 * NT; ++i)
+        inverse[i] = 1.0f / E[i * W + i];
+}
+
+template <int NT>
+MIMO_HD float ssfe_candidate(const float* E,
+                             const float* inverse,
+                             int candidate,
+                             const pam_table& pam,
+                             int (&level)[2 * NT])
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
     float p[COLS];
-    level[COLS - 2] = candidate / pam.levels; // I level of the last symbol
-    level[COLS - 1] = candidate % pam.levels; // Q level of the last symbol
+    // The I and Q levels of the last symbol (L is a power of two: shifts, not
+    // the integer divisions that cost the CUDA search ~60 instructions a candidate).
+    level[COLS - 2] = candidate >> pam.bits_per_dim;
+    level[COLS - 1] = candidate & (pam.levels - 1);
     p[COLS - 2] = pam.amplitude(level[COLS - 2]);
     p[COLS - 1] = pam.amplitude(level[COLS - 1]);
 
@@ -55,7 +70,7 @@ ssfe_candidate(const float* E, int candidate, const pam_table& pam, int (&level)
         for (int j = COLS - 1; j > i; --j)
             b -= E[i * W + j] * p[j];
         const float rii = E[i * W + i];
-        level[i] = pam.slice(b / rii);
+        level[i] = pam.slice(b * inverse[i]);
         p[i] = pam.amplitude(level[i]);
         e = b - rii * p[i];
         d += e * e;
