@@ -12,6 +12,7 @@
 #include <cmath>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 namespace mimo_gpu {
 
@@ -351,8 +352,10 @@ ofdm_stream_receiver::hand_on_and_queue(const std::vector<sync_result>& found,
     const size_t n = std::min(max_frames, e.collected.size());
     std::vector<stream_frame> out;
     std::vector<size_t> places;
-    for (size_t f = 0; f < n; ++f) {
-        out.push_back(e.collected[f].frame);
+    out.reserve(n);
+    places.reserve(n);
+    for (size_t f = 0; f < n; ++f) { // erased from `collected` below
+        out.push_back(std::move(e.collected[f].frame));
         places.push_back(e.collected[f].place);
     }
     if (n > 0)

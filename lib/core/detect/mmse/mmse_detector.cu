@@ -479,7 +479,8 @@ __global__ void __launch_bounds__(k_mmse_threads)
 }
 
 /// Users a thread-per-problem kernel takes (its matrices in registers).
-constexpr int k_thread_mmse_users = 4, k_thread_mmse_threads = 64;
+constexpr int k_thread_mmse_users = 4, k_thread_mmse_antennas = 8,
+              k_thread_mmse_threads = 64;
 
 /// A thread per problem (received vector) where there are at most
 /// k_thread_mmse_users users and no priors. The block kernel above gives each
@@ -489,10 +490,12 @@ constexpr int k_thread_mmse_users = 4, k_thread_mmse_threads = 64;
 /// subcarrier, S = 13, and 207 us with a channel per vector, against a floor of
 /// ~6 us for its bytes over bandwidth). Here each thread runs the CPU engine's steps in
 /// its order (mmse_detector.cc: the scaling, G by rank-1 updates, y_MF, a
-/// left-looking Cholesky, L^-1 column by column, A^-1 = X^H X, or CG) with U
-/// known at compile time, so every matrix sits in registers; the S threads of
-/// a channel each factor it again (at most ~1 kflop, cheaper than the
-/// barriers that sharing it cost).
+/// left-looking Cholesky, L^-1 column by column, A^-1 = X^H X, or CG; the full
+/// G for CG as the CPU forms it) with U known at compile time, so every matrix
+/// sits in registers. The S threads of a channel each factor it again: with at
+/// most k_thread_mmse_antennas receive antennas ~1 kflop, cheaper than the
+/// barriers that sharing it cost; with more, only a channel of one symbol
+/// comes here.
 template <int U>
 __global__ void __launch_bounds__(k_thread_mmse_threads)
     mmse_thread_kernel(const __grid_constant__ mmse_kernel_args a, fault_sink faults)
@@ -513,7 +516,7 @@ __global__ void __launch_bounds__(k_thread_mmse_threads)
     problem_fault fault = finite ? problem_fault::none : problem_fault::non_finite;
     const float scale = normalising_scale(max_abs);
     const float n0 = a.l.n0 * (scale * scale);
-    // A = G + N0 I (the lower triangle and the diagonal) and y_MF, over b.
+    // A = G + N0 I (the lower triangle and the diagonal; all of it for CG) and y_MF.
     float ar[U][U], ai[U][U], mr[U], mi[U];
 #pragma unroll
     for (int i = 0; i < U; ++i) {
@@ -535,7 +538,9 @@ __global__ void __launch_bounds__(k_thread_mmse_threads)
 #pragma unroll
         for (int i = 0; i < U; ++i) {
 #pragma unroll
-            for (int j = 0; j <= i; ++j) {
+            for (int j = 0; j < U; ++j) {
+                if (j > i && !a.cg)
+                    continue; // the Cholesky reads the lower triangle only
                 ar[i][j] += hr[i] * hr[j] + hi[i] * hi[j];
                 ai[i][j] += hr[i] * hi[j] - hi[i] * hr[j];
             }
@@ -644,14 +649,6 @@ __global__ void __launch_bounds__(k_thread_mmse_threads)
             xi[i] = im;
         }
     } else if (fault == problem_fault::none) { // paper Algorithm 1, lines 7-15
-        // A's upper triangle from the lower (Hermitian), for the products.
-#pragma unroll
-        for (int i = 0; i < U; ++i)
-#pragma unroll
-            for (int j = i + 1; j < U; ++j) {
-                ar[i][j] = ar[j][i];
-                ai[i][j] = -ai[j][i];
-            }
         float rr_[U], ri_[U], tr[U], ti[U];
         float rr = 0.0f;
 #pragma unroll
@@ -814,7 +811,8 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
     if (l.channels == 0)
         return;
     const int U = m_config.shape.nt;
-    if (!l.priors && U <= k_thread_mmse_users) {
+    if (!l.priors && U <= k_thread_mmse_users &&
+        (l.S == 1 || m_config.shape.nr <= k_thread_mmse_antennas)) {
         const mmse_kernel_args args{ l,
                                      m_config.shape.nr,
                                      U,

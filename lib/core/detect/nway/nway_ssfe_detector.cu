@@ -51,9 +51,17 @@ MIMO_HD int minima_floats(int nt, const pam_table& pam)
     return nt * (pam.order() + 2 * pam.levels);
 }
 
+/// Shared floats per problem of search_block's scratch: the minima, each
+/// order's diagonal reciprocals, and its singular flag.
+MIMO_HD int search_scratch_floats(int nt, int passes, const pam_table& pam)
+{
+    return minima_floats(nt, pam) + passes * 2 * nt + 1;
+}
+
 /// The search and LLR phases for the block's problems [first, first + problems),
 /// whose QR items lie contiguously at `items` (global or shared memory).
-/// `dmin` is shared scratch of problems * minima_floats(NT) floats.
+/// `dmin` is shared scratch of problems * search_scratch_floats floats: the
+/// minima tables, their axis minima, the reciprocals, the singular flags.
 template <int NT>
 __device__ void search_block(const float* items,
                              size_t first,
@@ -80,24 +88,21 @@ __device__ void search_block(const float* items,
     // erased, unless its QR already reported the problem (the cause stays the QR's).
     // A problem's first lane checks for all of them; every flag is read before
     // any lane reports.
-    __shared__ bool s_singular[k_search_threads]; // a problem a lane at most
+    float* s_inverse = dmin + sh.problems * minima_floats(NT, pam);
+    int* s_singular = reinterpret_cast<int*>(s_inverse + sh.problems * passes * 2 * NT);
     const bool valid = local < sh.problems && first + local < batch;
     if (valid && lane == 0)
         s_singular[local] =
             qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
             !faults.flagged(first + local);
     // Each order's diagonal reciprocals, a thread each (ssfe_inverse_diagonal's).
-    // At most 64 orders a block: passes * M <= 256 gives 256 / M problems of
-    // `passes` orders (M >= 4), more gives one problem of passes <= NT orders.
-    constexpr int k_most_orders = k_search_threads / 4;
-    __shared__ float s_inverse[k_most_orders * 2 * NT];
-    const int orders = sh.problems * passes;
-    for (int i = threadIdx.x; i < orders * 2 * NT; i += blockDim.x) {
+    const int present = int(first + sh.problems <= batch ? sh.problems : batch - first);
+    for (int i = threadIdx.x; i < present * passes * 2 * NT; i += blockDim.x) {
         const int order = i / (2 * NT), row = i % (2 * NT);
         s_inverse[i] = 1.0f / items[size_t(order) * per_order + row * (2 * NT + 1) + row];
     }
     __syncthreads();
-    const bool singular = valid && s_singular[local];
+    const bool singular = valid && s_singular[local] != 0;
     if (valid) {
         const float* item = items + size_t(local) * passes * per_order;
         int* mine = reinterpret_cast<int*>(dmin + local * NT * M);
@@ -200,7 +205,7 @@ __global__ void __launch_bounds__(k_search_threads)
         int(first + sh.problems <= batch ? sh.problems : batch - first);
     float* sE = smem;
     float* dmin = sE + sh.problems * passes * per_order;
-    float* sH = dmin + sh.problems * minima_floats(NT, pam);
+    float* sH = dmin + sh.problems * search_scratch_floats(NT, passes, pam);
     float* sy = sH + sh.problems * h_floats;
 
     for (int i = threadIdx.x; i < n_problems * h_floats; i += blockDim.x) // coalesced
@@ -224,7 +229,7 @@ size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
     const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
     return sizeof(float) * sh.problems *
-           (item_floats + minima_floats(cfg.shape.nt, pam) +
+           (item_floats + search_scratch_floats(cfg.shape.nt, cfg.passes, pam) +
             2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
 }
 
@@ -232,7 +237,8 @@ size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
     const search_shape sh = search_shape::of(cfg.passes * pam.order());
     const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
-    return sizeof(float) * sh.problems * (minima_floats(cfg.shape.nt, pam) + item_floats);
+    return sizeof(float) * sh.problems *
+           (search_scratch_floats(cfg.shape.nt, cfg.passes, pam) + item_floats);
 }
 
 unsigned search_blocks(const nway_config& cfg, const pam_table& pam, size_t batch)

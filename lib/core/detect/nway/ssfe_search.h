@@ -11,12 +11,10 @@
 namespace mimo_gpu {
 namespace detail {
 
-/// E: one order's block [R | y^] (2NT rows of 2NT+1 floats), `inverse` its
-/// ssfe_inverse_diagonal. Writes the chosen PAM level of every real level into `level`
-/// and returns the squared Euclidean distance |y^ - R s|^2 of the completed path. Whether
-/// a QR item (its `orders` blocks [R | Q^T y]) is not one of a full-rank channel: a
-/// diagonal element of R that is not > 0 (an all-zero item, or one a caller wrote by
-/// hand). Such an item would give confident LLRs from nothing; it is erased as singular.
+/// Whether a QR item (its `orders` blocks [R | Q^T y]) is not one of a
+/// full-rank channel: a diagonal element of R that is not > 0 (an all-zero item,
+/// or one a caller wrote by hand). Such an item would give confident LLRs from
+/// nothing; it is erased as singular.
 template <int NT>
 MIMO_HD bool qr_item_singular(const float* item, int orders)
 {
@@ -39,6 +37,12 @@ MIMO_HD void ssfe_inverse_diagonal(const float* E, float* inverse)
         inverse[i] = 1.0f / E[i * W + i];
 }
 
+/// E: one order's block [R | y^] (2NT rows of 2NT+1 floats), `inverse` its
+/// ssfe_inverse_diagonal. Writes the chosen PAM level of every real level into
+/// `level` and returns the squared Euclidean distance |y^ - R s|^2 of the
+/// completed path. Slicing by the reciprocal rounds b / r_ii once more than a
+/// division would (it may move a level at an exact boundary); the CPU and the
+/// GPU slice alike.
 template <int NT>
 MIMO_HD float ssfe_candidate(const float* E,
                              const float* inverse,
