@@ -23,6 +23,15 @@ struct pam_table {
 
     MIMO_HD int order() const { return levels * levels; }
     MIMO_HD int bits_per_symbol() const { return 2 * bits_per_dim; }
+    /// Symbol s = I * L + Q split into its levels, and a child index c = a * M +
+    /// s into its parent a and symbol s (non-negative indices; L and M are
+    /// powers of two): shifts and masks, not the runtime integer divisions
+    /// (~20 instructions each) that the GPU searches spent most of a
+    /// candidate's integer work on.
+    MIMO_HD int i_level(int s) const { return s >> bits_per_dim; }
+    MIMO_HD int q_level(int s) const { return s & (levels - 1); }
+    MIMO_HD int parent_of(int c) const { return c >> (2 * bits_per_dim); }
+    MIMO_HD int symbol_of(int c) const { return c & (order() - 1); }
     MIMO_HD float amplitude(int level) const
     {
         return scale * float(2 * level - (levels - 1));

@@ -44,7 +44,6 @@ MIMO_HD float
 fsd_path(const float* E, int full, int path, const pam_table& pam, int (&level)[2 * NT])
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
-    const int M = pam.order(), L = pam.levels;
     float p[COLS];
     float d = 0.0f;
     int digits = path;
@@ -56,10 +55,10 @@ fsd_path(const float* E, int full, int path, const pam_table& pam, int (&level)[
             b -= E[i * W + j] * p[j];
         const float rii = E[i * W + i];
         if (i / 2 >= NT - full) {
-            const int symbol = digits % M;
-            level[i] = (i % 2 == 0) ? symbol / L : symbol % L;
+            const int symbol = pam.symbol_of(digits);
+            level[i] = (i % 2 == 0) ? pam.i_level(symbol) : pam.q_level(symbol);
             if (i % 2 == 0)
-                digits /= M; // both rows of this position done
+                digits = pam.parent_of(digits); // both rows of this position done
         } else {
             level[i] = pam.slice(b / rii);
         }

@@ -151,10 +151,11 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             float d = k_infinity;
             if (c < n) {
                 float bq, bi;
-                kbest_residuals<NT>(E, lev + (c / M) * COLS, 1, pos, pam, &bq, &bi);
-                d = kbest_child<NT>(E, ped[c / M], bq, bi, pos, c % M, pam);
+                const int a = pam.parent_of(c), sym = pam.symbol_of(c);
+                kbest_residuals<NT>(E, lev + a * COLS, 1, pos, pam, &bq, &bi);
+                d = kbest_child<NT>(E, ped[a], bq, bi, pos, sym, pam);
                 if (Priors)
-                    d += cost[perm[pos] * M + c % M];
+                    d += cost[perm[pos] * M + sym];
                 finite &= d < k_infinity;
             }
             key[c] = d;
@@ -188,20 +189,20 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             }
         const int keep = n < K ? n : K;
         for (int r = keep + lane; r < n; r += 32) { // pruned children
-            const int c = idx[r], a = c / M;
+            const int c = idx[r], a = pam.parent_of(c);
             const int d = __float_as_int(key[r]);
-            atomicMin(pmin + perm[pos] * M + c % M, d);
+            atomicMin(pmin + perm[pos] * M + pam.symbol_of(c), d);
             for (int j = pos + 1; j < NT; ++j)
                 atomicMin(pmin + perm[j] * M + lev[a * COLS + 2 * j] * L +
                               lev[a * COLS + 2 * j + 1],
                           d);
         }
         for (int r = lane; r < keep; r += 32) { // kept children: the next paths
-            const int c = idx[r], a = c / M, sym = c % M;
+            const int c = idx[r], a = pam.parent_of(c), sym = pam.symbol_of(c);
             for (int j = 2 * pos + 2; j < COLS; ++j)
                 nlev[r * COLS + j] = lev[a * COLS + j];
-            nlev[r * COLS + ri] = sym / L;
-            nlev[r * COLS + rq] = sym % L;
+            nlev[r * COLS + ri] = pam.i_level(sym);
+            nlev[r * COLS + rq] = pam.q_level(sym);
             nped[r] = key[r];
         }
         __syncwarp();

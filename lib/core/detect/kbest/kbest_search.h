@@ -85,8 +85,8 @@ template <int NT>
 MIMO_HD float kbest_child(
     const float* E, float ped, float bq, float bi, int pos, int sym, const pam_table& pam)
 {
-    const int L = pam.levels;
-    return kbest_child_levels<NT>(E, ped, bq, bi, pos, sym / L, sym % L, pam);
+    return kbest_child_levels<NT>(
+        E, ped, bq, bi, pos, pam.i_level(sym), pam.q_level(sym), pam);
 }
 
 namespace kbest_impl {
@@ -184,7 +184,7 @@ MIMO_HD bool kbest_search(const float* E,
                 const float d = s.child[size_t(c) * st];
                 if (kbest_impl::before(d, c, worst_d, worst) || c == worst)
                     continue; // kept
-                const int a = c / M, sym = c % M;
+                const int a = pam.parent_of(c), sym = pam.symbol_of(c);
                 float& here = pmin[perm[pos] * M + sym];
                 here = d < here ? d : here;
                 for (int j = pos + 1; j < NT; ++j) {
@@ -195,12 +195,12 @@ MIMO_HD bool kbest_search(const float* E,
                 }
             }
         for (int n = 0; n < keep; ++n) {
-            const int c = s.heap[n * st], a = c / M, sym = c % M;
+            const int c = s.heap[n * st], a = pam.parent_of(c), sym = pam.symbol_of(c);
             for (int j = 2 * pos + 2; j < COLS; ++j)
                 s.next_levels[(size_t(n) * COLS + j) * st] =
                     s.levels[(size_t(a) * COLS + j) * st];
-            s.next_levels[(size_t(n) * COLS + ri) * st] = sym / L;
-            s.next_levels[(size_t(n) * COLS + rq) * st] = sym % L;
+            s.next_levels[(size_t(n) * COLS + ri) * st] = pam.i_level(sym);
+            s.next_levels[(size_t(n) * COLS + rq) * st] = pam.q_level(sym);
             s.next_ped[n * st] = s.child[size_t(c) * st];
         }
         for (int n = 0; n < keep; ++n) {

@@ -111,7 +111,7 @@ __device__ void search_block(const float* items,
                           isnan(item[0]) ? problem_fault::non_finite
                                          : problem_fault::singular);
         for (int s = singular ? slots : lane; s < slots; s += sh.lanes) {
-            const int o = s >> (2 * pam.bits_per_dim), c = s & (M - 1); // M = 2^Q
+            const int o = pam.parent_of(s), c = pam.symbol_of(s); // s = o * M + c
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(item + o * per_order,
                                                s_inverse + (local * passes + o) * 2 * NT,

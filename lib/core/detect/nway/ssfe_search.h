@@ -52,10 +52,8 @@ MIMO_HD float ssfe_candidate(const float* E,
 {
     constexpr int COLS = 2 * NT, W = COLS + 1;
     float p[COLS];
-    // The I and Q levels of the last symbol (L is a power of two: shifts, not
-    // the integer divisions that cost the CUDA search ~60 instructions a candidate).
-    level[COLS - 2] = candidate >> pam.bits_per_dim;
-    level[COLS - 1] = candidate & (pam.levels - 1);
+    level[COLS - 2] = pam.i_level(candidate); // the last symbol's I and Q levels
+    level[COLS - 1] = pam.q_level(candidate);
     p[COLS - 2] = pam.amplitude(level[COLS - 2]);
     p[COLS - 1] = pam.amplitude(level[COLS - 1]);
 
