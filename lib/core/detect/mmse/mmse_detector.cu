@@ -482,6 +482,29 @@ __global__ void __launch_bounds__(k_mmse_threads)
 constexpr int k_thread_mmse_users = 4, k_thread_mmse_antennas = 8,
               k_thread_mmse_threads = 64;
 
+/// out = M v for a U x U complex matrix (re, im) in registers: the CPU
+/// engine's multiply(), the same sums in the same order.
+template <int U>
+__device__ inline void thread_multiply(const float (&re)[U][U],
+                                       const float (&im)[U][U],
+                                       const float (&vr)[U],
+                                       const float (&vi)[U],
+                                       float (&out_r)[U],
+                                       float (&out_i)[U])
+{
+#pragma unroll
+    for (int i = 0; i < U; ++i) {
+        float r = 0.0f, m = 0.0f;
+#pragma unroll
+        for (int j = 0; j < U; ++j) {
+            r += re[i][j] * vr[j] - im[i][j] * vi[j];
+            m += re[i][j] * vi[j] + im[i][j] * vr[j];
+        }
+        out_r[i] = r;
+        out_i[i] = m;
+    }
+}
+
 /// A thread per problem (received vector) where there are at most
 /// k_thread_mmse_users users and no priors. The block kernel above gives each
 /// channel a block and each of its S symbols a warp; with few users its
@@ -637,41 +660,21 @@ __global__ void __launch_bounds__(k_thread_mmse_threads)
             fault = problem_fault::non_finite;
     }
     if (fault == problem_fault::none && !a.cg) { // x = A^-1 y_MF
-#pragma unroll
-        for (int i = 0; i < U; ++i) {
-            float re = 0.0f, im = 0.0f;
-#pragma unroll
-            for (int j = 0; j < U; ++j) {
-                re += ar[i][j] * mr[j] - ai[i][j] * mi[j];
-                im += ar[i][j] * mi[j] + ai[i][j] * mr[j];
-            }
-            xr[i] = re;
-            xi[i] = im;
-        }
-    } else if (fault == problem_fault::none) { // paper Algorithm 1, lines 7-15
-        float rr_[U], ri_[U], tr[U], ti[U];
+        thread_multiply<U>(ar, ai, mr, mi, xr, xi);
+    } else if (fault == problem_fault::none) {  // paper Algorithm 1, lines 7-15
+        float res_r[U], res_i[U], tr[U], ti[U]; // the residual r and direction t
         float rr = 0.0f;
 #pragma unroll
         for (int u = 0; u < U; ++u) {
             xr[u] = xi[u] = 0.0f;
-            rr_[u] = tr[u] = mr[u];
-            ri_[u] = ti[u] = mi[u];
+            res_r[u] = tr[u] = mr[u];
+            res_i[u] = ti[u] = mi[u];
             rr += mr[u] * mr[u];
             rr += mi[u] * mi[u];
         }
         for (int it = 0; it < a.iterations; ++it) {
             float sr[U], si[U], ts = 0.0f;
-#pragma unroll
-            for (int i = 0; i < U; ++i) {
-                float re = 0.0f, im = 0.0f;
-#pragma unroll
-                for (int j = 0; j < U; ++j) {
-                    re += ar[i][j] * tr[j] - ai[i][j] * ti[j];
-                    im += ar[i][j] * ti[j] + ai[i][j] * tr[j];
-                }
-                sr[i] = re;
-                si[i] = im;
-            }
+            thread_multiply<U>(ar, ai, tr, ti, sr, si);
 #pragma unroll
             for (int u = 0; u < U; ++u) {
                 ts += tr[u] * sr[u];
@@ -685,19 +688,19 @@ __global__ void __launch_bounds__(k_thread_mmse_threads)
             for (int u = 0; u < U; ++u) {
                 xr[u] += alpha * tr[u];
                 xi[u] += alpha * ti[u];
-                rr_[u] -= alpha * sr[u];
-                ri_[u] -= alpha * si[u];
+                res_r[u] -= alpha * sr[u];
+                res_i[u] -= alpha * si[u];
             }
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                next += rr_[u] * rr_[u];
-                next += ri_[u] * ri_[u];
+                next += res_r[u] * res_r[u];
+                next += res_i[u] * res_i[u];
             }
             const float beta = next / rr;
 #pragma unroll
             for (int u = 0; u < U; ++u) {
-                tr[u] = rr_[u] + beta * tr[u];
-                ti[u] = ri_[u] + beta * ti[u];
+                tr[u] = res_r[u] + beta * tr[u];
+                ti[u] = res_i[u] + beta * ti[u];
             }
             rr = next;
         }
