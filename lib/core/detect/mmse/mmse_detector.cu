@@ -6,6 +6,7 @@
 #include <mimo_gpu/constellation.h>
 
 #include "../../runtime/scale_normaliser.h"
+#include "../../runtime/shape_dispatch.h"
 #include "cuda_mmse_engine.h"
 #include "mmse_pic.h"
 #include "mmse_soft_output.h"
@@ -814,36 +815,26 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
     if (l.channels == 0)
         return;
     const int U = m_config.shape.nt;
+    const auto args_with = [&](const mmse_smem_layout& layout) {
+        return mmse_kernel_args{ l,
+                                 m_config.shape.nr,
+                                 U,
+                                 m_config.iterations,
+                                 m_config.conjugate_gradient,
+                                 layout,
+                                 m_pam };
+    };
     if (!l.priors && U <= k_thread_mmse_users &&
         (l.S == 1 || m_config.shape.nr <= k_thread_mmse_antennas)) {
-        const mmse_kernel_args args{ l,
-                                     m_config.shape.nr,
-                                     U,
-                                     m_config.iterations,
-                                     m_config.conjugate_gradient,
-                                     m_plain,
-                                     m_pam };
         const size_t problems = l.channels * size_t(l.S);
         const unsigned blocks =
             unsigned((problems + k_thread_mmse_threads - 1) / k_thread_mmse_threads);
-        switch (U) {
-        case 1:
-            mmse_thread_kernel<1>
-                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
-            break;
-        case 2:
-            mmse_thread_kernel<2>
-                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
-            break;
-        case 3:
-            mmse_thread_kernel<3>
-                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
-            break;
-        default:
-            mmse_thread_kernel<4>
-                <<<blocks, k_thread_mmse_threads, 0, stream>>>(args, sink);
-            break;
-        }
+        dispatch_nt(U, [&](auto users) {
+            constexpr int UC = decltype(users)::value;
+            if constexpr (UC <= k_thread_mmse_users)
+                mmse_thread_kernel<UC><<<blocks, k_thread_mmse_threads, 0, stream>>>(
+                    args_with(m_plain), sink);
+        });
         MIMO_CUDA_CHECK(cudaGetLastError());
         return;
     }
@@ -863,15 +854,8 @@ void cuda_mmse_engine::enqueue_hand(const mmse_launch& l,
             (l.priors ? " with a-priori LLRs" : "") + " needs " +
             std::to_string(layout.bytes) + " bytes of shared memory, this GPU has " +
             std::to_string(m_shared_limit));
-    const mmse_kernel_args args{ l,
-                                 m_config.shape.nr,
-                                 m_config.shape.nt,
-                                 m_config.iterations,
-                                 m_config.conjugate_gradient,
-                                 layout,
-                                 m_pam };
-    mmse_kernel<<<unsigned(l.channels), 32 * layout.warps, layout.bytes, stream>>>(args,
-                                                                                   sink);
+    mmse_kernel<<<unsigned(l.channels), 32 * layout.warps, layout.bytes, stream>>>(
+        args_with(layout), sink);
     MIMO_CUDA_CHECK(cudaGetLastError());
 }
 

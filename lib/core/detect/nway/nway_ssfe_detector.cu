@@ -95,12 +95,10 @@ __device__ void search_block(const float* items,
         s_singular[local] =
             qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
             !faults.flagged(first + local);
-    // Each order's diagonal reciprocals, a thread each (ssfe_inverse_diagonal's).
+    // Each order's diagonal reciprocals, a thread an order.
     const int present = int(first + sh.problems <= batch ? sh.problems : batch - first);
-    for (int i = threadIdx.x; i < present * passes * 2 * NT; i += blockDim.x) {
-        const int order = i / (2 * NT), row = i % (2 * NT);
-        s_inverse[i] = 1.0f / items[size_t(order) * per_order + row * (2 * NT + 1) + row];
-    }
+    for (int o = threadIdx.x; o < present * passes; o += blockDim.x)
+        ssfe_inverse_diagonal<NT>(items + size_t(o) * per_order, s_inverse + o * 2 * NT);
     __syncthreads();
     const bool singular = valid && s_singular[local] != 0;
     if (valid) {
