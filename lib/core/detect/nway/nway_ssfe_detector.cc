@@ -59,7 +59,8 @@ bool nway_problem(const float* item,
     for (int o = 0; o < passes; ++o) {
         const float* E = item + o * layout.floats_per_order();
         float inverse[2 * NT];
-        ssfe_inverse_diagonal<NT>(E, inverse);
+        for (int i = 0; i < 2 * NT; ++i)
+            inverse[i] = ssfe_inverse_diagonal<NT>(E, i);
         for (int c = 0; c < M; ++c) {
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(E, inverse, c, pam, level);

@@ -95,10 +95,12 @@ __device__ void search_block(const float* items,
         s_singular[local] =
             qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
             !faults.flagged(first + local);
-    // Each order's diagonal reciprocals, a thread an order.
+    // Each order's diagonal reciprocals, a thread each (one thread an order
+    // doing 2NT divisions in a row cost N-way 10 % at 256-QAM).
     const int present = int(first + sh.problems <= batch ? sh.problems : batch - first);
-    for (int o = threadIdx.x; o < present * passes; o += blockDim.x)
-        ssfe_inverse_diagonal<NT>(items + size_t(o) * per_order, s_inverse + o * 2 * NT);
+    for (int i = threadIdx.x; i < present * passes * 2 * NT; i += blockDim.x)
+        s_inverse[i] = ssfe_inverse_diagonal<NT>(items + size_t(i / (2 * NT)) * per_order,
+                                                 i % (2 * NT));
     __syncthreads();
     const bool singular = valid && s_singular[local] != 0;
     if (valid) {

@@ -26,19 +26,18 @@ MIMO_HD bool qr_item_singular(const float* item, int orders)
     return singular;
 }
 
-/// The reciprocals of an order's diagonal of R (2NT floats, the last two
-/// unused), which ssfe_candidate slices with: computed once per order instead of
-/// a division per level and candidate.
+/// The reciprocal of R's diagonal entry in row i of an order's block E, which
+/// ssfe_candidate slices with: computed once per order instead of a division
+/// per level and candidate.
 template <int NT>
-MIMO_HD void ssfe_inverse_diagonal(const float* E, float* inverse)
+MIMO_HD float ssfe_inverse_diagonal(const float* E, int i)
 {
     constexpr int W = 2 * NT + 1;
-    for (int i = 0; i < 2 * NT; ++i)
-        inverse[i] = 1.0f / E[i * W + i];
+    return 1.0f / E[i * W + i];
 }
 
 /// E: one order's block [R | y^] (2NT rows of 2NT+1 floats), `inverse` its
-/// ssfe_inverse_diagonal. Writes the chosen PAM level of every real level into
+/// rows' ssfe_inverse_diagonal. Writes the chosen PAM level of every real level into
 /// `level` and returns the squared Euclidean distance |y^ - R s|^2 of the
 /// completed path. Slicing by the reciprocal rounds b / r_ii once more than a
 /// division would (it may move a level at an exact boundary); the CPU and the
