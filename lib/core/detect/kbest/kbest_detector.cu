@@ -10,9 +10,21 @@ namespace detail {
 
 namespace {
 
+/// The PAM levels of an M-point QAM (M a power of four).
+inline int levels_of(int M)
+{
+    int L = 1;
+    while (L * L < M)
+        L *= 2;
+    return L;
+}
+
+/// The axis minima of a problem's two symbol tables (kbest_warp_llrs): words.
+inline int kbest_axis_minima_words(int nt, int M) { return 4 * nt * levels_of(M); }
+
 /// A warp per problem (kbest_warp_kernel): its words of shared memory.
 struct kbest_warp_layout {
-    int item, sorted, paths_words, table, costs, words;
+    int item, sorted, paths_words, table, costs, amin, words;
     /// priors: room for the a-priori costs of every stream's symbols.
     static kbest_warp_layout
     of(int nt, int K, int M, size_t item_bytes, bool priors = false)
@@ -25,7 +37,9 @@ struct kbest_warp_layout {
         l.paths_words = K * (2 * nt + 1);
         l.table = nt * M;
         l.costs = priors ? nt * M : 0;
-        l.words = l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table + l.costs;
+        l.amin = kbest_axis_minima_words(nt, M);
+        l.words =
+            l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table + l.costs + l.amin;
         return l;
     }
 };
@@ -70,8 +84,12 @@ __device__ bool kbest_warp_begin(const sphere_item<NT>* items,
     return true;
 }
 
-/// The problem's LLRs (out: its NT * Q), a lane per bit, from the symbol minima
-/// (kbest_llr); extrinsic where prior is given.
+/// The problem's LLRs (out: its NT * Q), kbest_llr's values without its
+/// branches: the axis minima of both symbol tables first, a lane each (the
+/// minimum over the symbols whose bit k is b is the minimum over the levels of
+/// k's axis with label bit b of that axis's minima, pam_table.h), into amin
+/// (kbest_axis_minima_words), then a lane per bit from its axis's L levels;
+/// extrinsic where prior is given. dmin, pmin: NT * M float bits each.
 template <int NT>
 __device__ void kbest_warp_llrs(const int* dmin,
                                 const int* pmin,
@@ -81,16 +99,42 @@ __device__ void kbest_warp_llrs(const int* dmin,
                                 float clip,
                                 float missing,
                                 const float* prior,
+                                float* amin,
                                 float* out,
                                 int lane)
 {
-    const int M = pam.order(), Q = pam.bits_per_symbol();
+    const int L = pam.levels, M = pam.order(), Q = pam.bits_per_symbol();
+    const int lbits = pam.bits_per_dim;
+    // amin[((table * NT + t) * 2 + axis) * L + level]; table 0: the list's, 1: the pruned
+    // paths'
+    for (int i = lane; i < 4 * NT * L; i += 32) {
+        const int table_stream = i >> (lbits + 1), table = table_stream / NT;
+        const int t = table_stream - table * NT;
+        const float* symbols =
+            reinterpret_cast<const float*>(table ? pmin : dmin) + t * M;
+        amin[i] = axis_minimum(symbols, pam, (i >> lbits) & 1, i & (L - 1));
+    }
+    __syncwarp();
+    const float inf = k_infinity;
     for (int b = lane; b < NT * Q; b += 32) {
         const int t = b / Q, k = b - t * Q;
-        const float* d = reinterpret_cast<const float*>(dmin) + t * M;
-        const float* q = reinterpret_cast<const float*>(pmin) + t * M;
-        out[b] = prior ? kbest_llr<true>(d, q, best, pam, k, n0, clip, missing, prior[b])
-                       : kbest_llr<false>(d, q, best, pam, k, n0, clip, missing, 0.0f);
+        const float* list = amin + (2 * t + (k & 1)) * L;
+        const float* pruned = amin + (2 * (NT + t) + (k & 1)) * L;
+        float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
+        for (int level = 0; level < L; ++level) {
+            const bool one = pam.level_bit(level, k);
+            const float d = list[level], q = pruned[level];
+            const float m = one ? min1 : min0, pm = one ? p1 : p0;
+            const float m_new = d < m ? d : m, pm_new = q < pm ? q : pm;
+            min1 = one ? m_new : min1;
+            min0 = one ? min0 : m_new;
+            p1 = one ? pm_new : p1;
+            p0 = one ? p0 : pm_new;
+        }
+        out[b] = prior ? kbest_llr_from_sides<true>(
+                             min0, min1, p0, p1, best, n0, clip, missing, prior[b])
+                       : kbest_llr_from_sides<false>(
+                             min0, min1, p0, p1, best, n0, clip, missing, 0.0f);
     }
 }
 
@@ -116,7 +160,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                       fault_sink faults)
 {
     constexpr int COLS = 2 * NT;
-    extern __shared__ unsigned int smem_words[];
+    extern __shared__ __align__(16) unsigned int smem_words[]; // 64-bit words inside
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
     if (p >= batch ||
@@ -134,6 +178,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     int* dmin = reinterpret_cast<int*>(nped + K);
     int* pmin = dmin + l.table;
     float* cost = reinterpret_cast<float*>(pmin + l.table); // l.costs words (priors)
+    float* amin = cost + l.costs;
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
     if (!kbest_warp_begin<NT>(
             items, p, prior, pam, n0, l.item, w, dmin, pmin, cost, faults, lane))
@@ -222,25 +267,31 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     }
     __syncwarp();
     kbest_warp_llrs<NT>(
-        dmin, pmin, ped[0], pam, n0, clip, missing, prior, llr + p * NT * Q, lane);
+        dmin, pmin, ped[0], pam, n0, clip, missing, prior, amin, llr + p * NT * Q, lane);
 }
 
-/// The selection kernel's words of shared memory per warp: the item, two path
-/// lists (this level's and the next's), the symbol minima, the a-priori costs
-/// and the lanes' sorted children after their heads (a distance and an index
-/// each; the heads stay in registers).
+/// The selection kernel's words of shared memory per warp: first the 64-bit
+/// words (child_word), the lanes' sorted children after their heads (which
+/// stay in registers) and an end marker, then the level's new list in order;
+/// then the item, two path lists (this level's and the next's), the symbol
+/// minima, the a-priori costs and the axis minima of the LLRs. An even count,
+/// so that every warp's 64-bit words are aligned.
 struct kbest_select_layout {
-    int item, paths_words, table, costs, words;
+    int parked, chosen, item, paths_words, table, costs, amin, words;
     static kbest_select_layout
     of(int nt, int K, int M, int per_lane, size_t item_bytes, bool priors = false)
     {
         kbest_select_layout l;
+        l.parked = 2 * 32 * per_lane;
+        l.chosen = 2 * K;
         l.item = int(item_bytes / 4);
         l.paths_words = K * 2 * nt;
         l.table = nt * M;
         l.costs = priors ? nt * M : 0;
-        l.words =
-            l.item + 2 * l.paths_words + 2 * l.table + l.costs + 2 * 32 * (per_lane - 1);
+        l.amin = kbest_axis_minima_words(nt, M);
+        l.words = l.parked + l.chosen + l.item + 2 * l.paths_words + 2 * l.table +
+                  l.costs + l.amin;
+        l.words += l.words & 1;
         return l;
     }
 };
@@ -251,6 +302,10 @@ constexpr int k_kbest_select_warps = 8;
 constexpr int k_kbest_select_max_k = 32;
 constexpr int k_kbest_select_max_per_lane = 16; // kernels compiled for P = 2, 4, 8, 16
 constexpr int k_kbest_select_max_children = 32 * k_kbest_select_max_per_lane;
+/// Blocks an SM should hold: 5 (40 warps) caps 4x4 16-QAM K = 16 (P = 8) at 48
+/// registers (it took 63 and ran 3 % slower on the H100 at 32 warps); 16
+/// children a lane need their registers (3 blocks: 85).
+constexpr int kbest_select_min_blocks(int per_lane) { return per_lane <= 8 ? 5 : 3; }
 
 /// The children per lane the selection kernel needs: P, a power of two from 2,
 /// 32 P covering K * M. P divides M (M >= 4 is a power of two, and
@@ -284,19 +339,77 @@ __device__ __forceinline__ unsigned int warp_min(unsigned int v)
 #endif
 }
 
+/// A child as one 64-bit word: its distance's bits above its index, so that
+/// (distance, index) order is the words' order (distances are non-negative).
+__device__ __forceinline__ unsigned long long child_word(unsigned int key, int id)
+{
+    return (static_cast<unsigned long long>(key) << 32) | static_cast<unsigned int>(id);
+}
+
+/// Puts the smaller of words i and j at i, without branches.
+template <int P>
+__device__ __forceinline__ void order_pair(unsigned long long (&v)[P], int i, int j)
+{
+    const unsigned long long a = v[i], b = v[j];
+    v[i] = a < b ? a : b;
+    v[j] = a < b ? b : a;
+}
+
+/// A lane's P children (child_word) in order, in registers: the smallest known
+/// networks for 2, 4 and 8 inputs (1, 5 and 19 comparators; bitonic takes 1,
+/// 6 and 24), bitonic for 16 (80).
+template <int P>
+__device__ __forceinline__ void sort_lane_children(unsigned long long (&v)[P])
+{
+    if constexpr (P == 2) {
+        order_pair(v, 0, 1);
+    } else if constexpr (P == 4) {
+        order_pair(v, 0, 1);
+        order_pair(v, 2, 3);
+        order_pair(v, 0, 2);
+        order_pair(v, 1, 3);
+        order_pair(v, 1, 2);
+    } else if constexpr (P == 8) {
+        constexpr int pairs[19][2] = { { 0, 2 }, { 1, 3 }, { 4, 6 }, { 5, 7 }, { 0, 4 },
+                                       { 1, 5 }, { 2, 6 }, { 3, 7 }, { 0, 1 }, { 2, 3 },
+                                       { 4, 5 }, { 6, 7 }, { 2, 4 }, { 3, 5 }, { 1, 4 },
+                                       { 3, 6 }, { 1, 2 }, { 3, 4 }, { 5, 6 } };
+#pragma unroll
+        for (int c = 0; c < 19; ++c)
+            order_pair(v, pairs[c][0], pairs[c][1]);
+    } else {
+#pragma unroll
+        for (int k = 2; k <= P; k <<= 1)
+#pragma unroll
+            for (int j = k >> 1; j > 0; j >>= 1)
+#pragma unroll
+                for (int i = 0; i < P; ++i) {
+                    const int o = i ^ j;
+                    if (o > i) {
+                        if ((i & k) == 0)
+                            order_pair(v, i, o);
+                        else
+                            order_pair(v, o, i);
+                    }
+                }
+    }
+}
+
 /// K-best for small lists (K <= 32, K * M <= 512), the same steps and results
 /// as kbest_warp_kernel without sorting every child in shared memory: lane l
 /// computes children l*P .. l*P+P-1 (one parent's, so the parent's residuals
 /// come from the lane that keeps it, by shuffle), sorts them in registers and
 /// parks them in shared memory; the warp then takes the K best one at a time,
-/// the smallest (distance, index) of the lanes' heads (two warp minima), and
-/// the winning lane reads its next child. Distances are non-negative, so their
-/// bits order as unsigned integers. The pruned children's minima are reduced
-/// across the lanes that share a symbol (or a parent) before one atomicMin
-/// each. M and L are powers of two: indices split by shifts and masks, not by
-/// the integer divisions that dominated this kernel's first version.
+/// the smallest head (a warp minimum; ties go to the lowest lane, whose
+/// children have the lower indices), and the winning lane reads its next
+/// child. A level with one path and M <= 32 children (the top one) ranks a
+/// child per lane instead. Distances are non-negative, so their bits order as
+/// unsigned integers. The pruned children's minima are reduced across the
+/// lanes that share a symbol (or a parent) before one atomicMin each. M and L
+/// are powers of two: indices split by shifts and masks, not by the integer
+/// divisions that dominated this kernel's first version.
 template <int NT, bool Priors, int P>
-__global__ void __launch_bounds__(32 * k_kbest_select_warps)
+__global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_blocks(P))
     kbest_select_kernel(const sphere_item<NT>* __restrict__ items,
                         size_t batch,
                         const __grid_constant__ pam_table pam,
@@ -312,7 +425,7 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
     constexpr int COLS = 2 * NT;
     constexpr unsigned int all = 0xffffffffu;  // the warp's lanes, in *_sync masks
     constexpr unsigned int none = 0xffffffffu; // no child: after every distance's bits
-    extern __shared__ unsigned int smem_words[];
+    extern __shared__ __align__(16) unsigned int smem_words[]; // 64-bit words inside
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
     if (p >= batch || faults.flagged(p)) // the whole warp leaves
@@ -321,18 +434,35 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
     const int lbits = 31 - __clz(L), mbits = 2 * lbits, M = 1 << mbits;
     const int lanes_per_parent = M / P; // a power of two, at most 32
     unsigned int* w = smem_words + size_t(warp) * l.words;
-    const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(w);
-    int* lists = reinterpret_cast<int*>(w + l.item); // two lists of K paths' levels
-    int* dmin = lists + 2 * l.paths_words;
-    int* pmin = dmin + l.table;
+    // A lane's children 1..P-1 in order, child s at [(s - 1) * 32 + lane], then
+    // an end marker (no child) at [(P - 1) * 32 + lane]; the new list after them.
+    unsigned long long* parked = reinterpret_cast<unsigned long long*>(w);
+    unsigned long long* chosen = parked + 32 * P;
+    unsigned int* item_words = w + l.parked + l.chosen;
+    const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(item_words);
+    int* lists =
+        reinterpret_cast<int*>(item_words + l.item); // two lists of K paths' levels
+    // The symbol minima as unsigned float bits: no child (all ones) is after
+    // every distance, so an atomicMin of it changes nothing.
+    unsigned int* dmin = reinterpret_cast<unsigned int*>(lists + 2 * l.paths_words);
+    unsigned int* pmin = dmin + l.table;
     float* cost = reinterpret_cast<float*>(pmin + l.table);
-    // A lane's children 1..P-1 in order, child s at [(s - 1) * 32 + lane].
-    unsigned int* parked_key = reinterpret_cast<unsigned int*>(cost) + l.costs;
-    int* parked_id = reinterpret_cast<int*>(parked_key + 32 * (P - 1));
+    float* amin = cost + l.costs;
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
-    if (!kbest_warp_begin<NT>(
-            items, p, prior, pam, n0, l.item, w, dmin, pmin, cost, faults, lane))
+    if (!kbest_warp_begin<NT>(items,
+                              p,
+                              prior,
+                              pam,
+                              n0,
+                              l.item,
+                              item_words,
+                              reinterpret_cast<int*>(dmin),
+                              reinterpret_cast<int*>(pmin),
+                              cost,
+                              faults,
+                              lane))
         return; // the whole warp leaves: erased
+    parked[(P - 1) * 32 + lane] = ~0ull;
     __syncwarp();
     const float* E = item->E;
     const int* perm = item->perm;
@@ -343,129 +473,143 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
     int paths = 1;
     for (int pos = NT - 1; pos >= 0; --pos) {
         const int n = paths << mbits;
+        const int keep = n < K ? n : K;
         float bq = 0.0f, bi = 0.0f;
         if (lane < paths)
             kbest_residuals<NT>(E, lev + lane * COLS, 1, pos, pam, &bq, &bi);
-        const int parent = (lane * P) >> mbits;
-        const float pbq = __shfl_sync(all, bq, parent & 31);
-        const float pbi = __shfl_sync(all, bi, parent & 31);
-        const float pped = __shfl_sync(all, path_ped, parent & 31);
         const float* stream_cost = Priors ? cost + (perm[pos] << mbits) : nullptr;
-        unsigned int key[P], orig[P];
-        int id[P];
-        bool finite = true;
+        if (paths == 1 && M <= 32) {
+            // One parent (path 0), a child per lane, each ranked by the
+            // children before it; the new list by rank.
+            const float pbq = __shfl_sync(all, bq, 0), pbi = __shfl_sync(all, bi, 0);
+            const float pped = __shfl_sync(all, path_ped, 0);
+            const int sym = lane & (M - 1); // lanes from M on: no child
+            float d = kbest_child_levels<NT>(
+                E, pped, pbq, pbi, pos, sym >> lbits, sym & (L - 1), pam);
+            if (Priors)
+                d += stream_cost[sym];
+            const bool finite = lane >= M || d < k_infinity;
+            const unsigned int k = lane < M ? __float_as_uint(d) : none;
+            if (__any_sync(all, !finite)) {
+                if (lane == 0)
+                    faults.report(p, problem_fault::non_finite);
+                return;
+            }
+            int rank = 0;
+            for (int o = 0; o < M; ++o) {
+                const unsigned int ko = __shfl_sync(all, k, o);
+                rank += ko < k || (ko == k && o < lane);
+            }
+            const bool kept = lane < M && rank < keep;
+            if (kept)
+                chosen[rank] = child_word(k, lane);
+            const unsigned int pruned = lane < M && !kept ? k : none;
+            if (lane < M)
+                atomicMin(pmin + (perm[pos] << mbits) + lane, pruned);
+            const unsigned int lowest = warp_min(pruned);
+            if (lane == 0) // the parent's symbols above
+                for (int j = pos + 1; j < NT; ++j)
+                    atomicMin(pmin + (perm[j] << mbits) + (lev[2 * j] << lbits) +
+                                  lev[2 * j + 1],
+                              lowest);
+            __syncwarp();
+        } else {
+            const int parent = (lane * P) >> mbits;
+            const float pbq = __shfl_sync(all, bq, parent & 31);
+            const float pbi = __shfl_sync(all, bi, parent & 31);
+            const float pped = __shfl_sync(all, path_ped, parent & 31);
+            // Every slot computed, without branches; children from n on
+            // (their parent's values stale) are then no child.
+            unsigned long long v[P]; // child_word of each, sorted below
+            unsigned int orig[P];    // the distance bits of child lane * P + s
+            bool finite = true;
 #pragma unroll
-        for (int s = 0; s < P; ++s) {
-            const int c = lane * P + s, sym = c & (M - 1);
-            unsigned int k = none;
-            if (c < n) {
+            for (int s = 0; s < P; ++s) {
+                const int c = lane * P + s, sym = c & (M - 1);
                 float d = kbest_child_levels<NT>(
                     E, pped, pbq, pbi, pos, sym >> lbits, sym & (L - 1), pam);
                 if (Priors)
                     d += stream_cost[sym];
-                finite &= d < k_infinity;
-                k = __float_as_uint(d);
+                finite &= c >= n || d < k_infinity;
+                orig[s] = c < n ? __float_as_uint(d) : none;
+                v[s] = child_word(orig[s], c);
             }
-            key[s] = k;
-            orig[s] = k;
-            id[s] = c;
-        }
-        if (__any_sync(all, !finite)) {
-            if (lane == 0)
-                faults.report(p, problem_fault::non_finite);
-            return;
-        }
-        // The lane's children in (distance, index) order: a bitonic network in
-        // registers, then parked in shared memory, the head kept in registers.
+            if (__any_sync(all, !finite)) {
+                if (lane == 0)
+                    faults.report(p, problem_fault::non_finite);
+                return;
+            }
+            // The lane's children in (distance, index) order, parked in shared
+            // memory after the head, which stays in registers.
+            sort_lane_children<P>(v);
 #pragma unroll
-        for (int k = 2; k <= P; k <<= 1)
+            for (int s = 1; s < P; ++s)
+                parked[(s - 1) * 32 + lane] = v[s];
+            unsigned long long head = v[0];
+            const unsigned long long* following = parked + lane; // its own column only
+            const unsigned int lanes_before = (1u << lane) - 1u;
+            // The K best, one at a time: the smallest head, ties to the lowest
+            // lane (lane l holds children l*P .. l*P+P-1), which moves on.
+            for (int r = 0; r < keep; ++r) {
+                const unsigned int head_key = unsigned(head >> 32);
+                const unsigned int m = warp_min(head_key);
+                const unsigned int tied = __ballot_sync(all, head_key == m);
+                if (head_key == m && (tied & lanes_before) == 0) {
+                    chosen[r] = head;
+                    head = *following;
+                    following += 32;
+                }
+            }
+            __syncwarp();
+            if (n >
+                keep) { // the pruned children's hypotheses, for bits that leave the list
+                const unsigned long long last = chosen[keep - 1];
+                unsigned int lane_min = none;
 #pragma unroll
-            for (int j = k >> 1; j > 0; j >>= 1)
+                for (int s = 0; s < P; ++s) { // kept: not after the list's last
+                    const bool kept = child_word(orig[s], lane * P + s) <= last;
+                    orig[s] = kept ? none : orig[s];
+                    lane_min = orig[s] < lane_min ? orig[s] : lane_min;
+                }
+                // This position's symbols: lanes l and l + lanes_per_parent
+                // hold the same ones.
+                for (int o = lanes_per_parent; o < 32; o <<= 1)
 #pragma unroll
-                for (int i = 0; i < P; ++i) {
-                    const int o = i ^ j;
-                    if (o > i) {
-                        const bool out_of_order =
-                            key[o] < key[i] || (key[o] == key[i] && id[o] < id[i]);
-                        if (out_of_order == ((i & k) == 0)) {
-                            const unsigned int tk = key[i];
-                            key[i] = key[o];
-                            key[o] = tk;
-                            const int ti = id[i];
-                            id[i] = id[o];
-                            id[o] = ti;
-                        }
+                    for (int s = 0; s < P; ++s) {
+                        const unsigned int u = __shfl_xor_sync(all, orig[s], o);
+                        orig[s] = u < orig[s] ? u : orig[s];
                     }
+                if (lane < lanes_per_parent) {
+                    unsigned int* slots = pmin + (perm[pos] << mbits) + lane * P;
+#pragma unroll
+                    for (int s = 0; s < P; ++s)
+                        atomicMin(slots + s, orig[s]); // none: no change
                 }
-#pragma unroll
-        for (int s = 1; s < P; ++s) {
-            parked_key[(s - 1) * 32 + lane] = key[s];
-            parked_id[(s - 1) * 32 + lane] = id[s];
-        }
-        unsigned int head_key = key[0];
-        int head_id = id[0], taken = 0;
-        // The K best, one at a time: the smallest head (ties by index); its
-        // lane moves on.
-        const int keep = n < K ? n : K;
-        unsigned int worst_key = 0u;
-        int worst = 0, kept_child = 0;
-        for (int r = 0; r < keep; ++r) {
-            const unsigned int m = warp_min(head_key);
-            const int c = int(warp_min(head_key == m ? unsigned(head_id) : none));
-            if (lane == r) {
-                kept_key = m;
-                kept_child = c;
-            }
-            if (head_id == c) {
-                ++taken;
-                head_key = taken < P ? parked_key[(taken - 1) * 32 + lane] : none;
-                head_id = taken < P ? parked_id[(taken - 1) * 32 + lane] : -1;
-            }
-            worst_key = m;
-            worst = c;
-        }
-        if (n > keep) { // the pruned children's hypotheses, for bits that leave the list
-            unsigned int lane_min = none;
-#pragma unroll
-            for (int s = 0; s < P; ++s) {
-                const int c = lane * P + s;
-                const bool kept =
-                    orig[s] < worst_key || (orig[s] == worst_key && c <= worst);
-                orig[s] = c < n && !kept ? orig[s] : none;
-                lane_min = orig[s] < lane_min ? orig[s] : lane_min;
-            }
-            // This position's symbols: lanes l and l + lanes_per_parent hold
-            // the same ones.
-            for (int o = lanes_per_parent; o < 32; o <<= 1)
-#pragma unroll
-                for (int s = 0; s < P; ++s) {
-                    const unsigned int u = __shfl_xor_sync(all, orig[s], o);
-                    orig[s] = u < orig[s] ? u : orig[s];
+                // The parent's symbols above: one value per parent.
+                for (int o = 1; o < lanes_per_parent; o <<= 1) {
+                    const unsigned int u = __shfl_xor_sync(all, lane_min, o);
+                    lane_min = u < lane_min ? u : lane_min;
                 }
-            if (lane < lanes_per_parent)
+                if ((lane & (lanes_per_parent - 1)) == 0 && parent < paths) {
+                    const int* up = lev + parent * COLS;
 #pragma unroll
-                for (int s = 0; s < P; ++s)
-                    if (orig[s] != none)
-                        atomicMin(pmin + (perm[pos] << mbits) + lane * P + s,
-                                  int(orig[s]));
-            // The parent's symbols above: one value per parent.
-            for (int o = 1; o < lanes_per_parent; o <<= 1) {
-                const unsigned int u = __shfl_xor_sync(all, lane_min, o);
-                lane_min = u < lane_min ? u : lane_min;
+                    for (int j = 1; j < NT; ++j)
+                        if (j > pos)
+                            atomicMin(pmin + (perm[j] << mbits) + (up[2 * j] << lbits) +
+                                          up[2 * j + 1],
+                                      lane_min);
+                }
             }
-            if ((lane & (lanes_per_parent - 1)) == 0 && lane_min != none)
-                for (int j = pos + 1; j < NT; ++j)
-                    atomicMin(pmin + (perm[j] << mbits) +
-                                  (lev[parent * COLS + 2 * j] << lbits) +
-                                  lev[parent * COLS + 2 * j + 1],
-                              int(lane_min));
         }
-        if (lane < keep) { // kept child `lane`: the next level's path `lane`
-            const int a = kept_child >> mbits, sym = kept_child & (M - 1);
+        if (lane < keep) { // child `lane` of the new list: the next level's path `lane`
+            const unsigned long long mine = chosen[lane];
+            const int child = int(unsigned(mine));
+            const int a = child >> mbits, sym = child & (M - 1);
             for (int j = 2 * pos + 2; j < COLS; ++j)
                 next[lane * COLS + j] = lev[a * COLS + j];
             next[lane * COLS + 2 * pos] = sym >> lbits;
             next[lane * COLS + 2 * pos + 1] = sym & (L - 1);
+            kept_key = unsigned(mine >> 32);
             path_ped = __uint_as_float(kept_key);
         }
         __syncwarp();
@@ -475,14 +619,24 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps)
         paths = keep;
     }
     if (lane < paths)
+#pragma unroll
         for (int j = 0; j < NT; ++j)
             atomicMin(dmin + (perm[j] << mbits) + (lev[lane * COLS + 2 * j] << lbits) +
                           lev[lane * COLS + 2 * j + 1],
-                      int(kept_key));
+                      kept_key);
     __syncwarp();
     const float best = __shfl_sync(all, path_ped, 0);
-    kbest_warp_llrs<NT>(
-        dmin, pmin, best, pam, n0, clip, missing, prior, llr + p * NT * Q, lane);
+    kbest_warp_llrs<NT>(reinterpret_cast<const int*>(dmin),
+                        reinterpret_cast<const int*>(pmin),
+                        best,
+                        pam,
+                        n0,
+                        clip,
+                        missing,
+                        prior,
+                        amin,
+                        llr + p * NT * Q,
+                        lane);
 }
 
 class cuda_kbest_engine final : public cuda_detector_engine

@@ -223,21 +223,55 @@ MIMO_HD bool kbest_search(const float* E,
     return true;
 }
 
-/// The two sides' best metrics of bit k of one stream: the list's symbol
-/// minima, a side the list lacks taken from the pruned minima where they
-/// exceed `best` (else it stays infinite).
-MIMO_HD void kbest_sides(const float* dmin,
-                         const float* pmin,
-                         float best,
-                         const pam_table& pam,
-                         int k,
-                         float& min0,
-                         float& min1)
+/// Max-log LLR of a bit from the best metrics of its two sides over the final
+/// list (min0: bit 0, min1: bit 1) and over the pruned partial paths (p0, p1):
+/// a side the list lacks is taken from the pruned minimum where that exceeds
+/// `best`, else the LLR is +-missing (at most the clip) toward the list's
+/// decision. Extrinsic: the bit's a-priori LLR `prior` is in the metrics, and
+/// the result is the unclipped a-posteriori LLR less it, clipped; a bit with a
+/// side missing keeps +-missing toward the list's decision (a fixed magnitude
+/// less a prior in the same direction would point the wrong way).
+template <bool Extrinsic>
+MIMO_HD float kbest_llr_from_sides(float min0,
+                                   float min1,
+                                   float p0,
+                                   float p1,
+                                   float best,
+                                   float n0,
+                                   float clip,
+                                   float missing,
+                                   float prior)
 {
     const float inf = k_infinity;
-    float p0 = inf, p1 = inf;
-    min0 = inf;
-    min1 = inf;
+    if (!(min0 < inf) && p0 > best && p0 < inf)
+        min0 = p0;
+    if (!(min1 < inf) && p1 > best && p1 < inf)
+        min1 = p1;
+    const float limit = clip > 0.0f && clip < missing ? clip : missing;
+    if (!(min1 < inf))
+        return limit;
+    if (!(min0 < inf))
+        return -limit;
+    const float app = (min1 - min0) / n0;
+    return saturate_llr(Extrinsic ? app - prior : app, clip);
+}
+
+/// kbest_llr_from_sides of bit k of one stream, its sides' minima taken over
+/// the stream's symbols: the list's (dmin) and the pruned paths' (pmin) symbol
+/// minima, [li * L + lq]. (The GPU takes the same minima from axis minima.)
+template <bool Extrinsic>
+MIMO_HD float kbest_llr(const float* dmin,
+                        const float* pmin,
+                        float best,
+                        const pam_table& pam,
+                        int k,
+                        float n0,
+                        float clip,
+                        float missing,
+                        float prior)
+{
+    const float inf = k_infinity;
+    float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
     const int L = pam.levels;
     for (int li = 0; li < L; ++li)
         for (int lq = 0; lq < L; ++lq) {
@@ -250,40 +284,8 @@ MIMO_HD void kbest_sides(const float* dmin,
                 p0 = pmin[s] < p0 ? pmin[s] : p0;
             }
         }
-    if (!(min0 < inf) && p0 > best && p0 < inf)
-        min0 = p0;
-    if (!(min1 < inf) && p1 > best && p1 < inf)
-        min1 = p1;
-}
-
-/// Max-log LLR of bit k of one stream from the list's symbol minima; a side
-/// the list lacks is taken from the pruned minima where they exceed `best`,
-/// else the LLR is +-missing (at most the clip) toward the list's decision.
-/// Extrinsic: the bit's a-priori LLR `prior` is in the metrics, and the result
-/// is the unclipped a-posteriori LLR less it, clipped; a bit with a side
-/// missing keeps +-missing toward the list's decision (a fixed magnitude less
-/// a prior in the same direction would point the wrong way).
-template <bool Extrinsic>
-MIMO_HD float kbest_llr(const float* dmin,
-                        const float* pmin,
-                        float best,
-                        const pam_table& pam,
-                        int k,
-                        float n0,
-                        float clip,
-                        float missing,
-                        float prior)
-{
-    float min0, min1;
-    kbest_sides(dmin, pmin, best, pam, k, min0, min1);
-    const float inf = k_infinity;
-    const float limit = clip > 0.0f && clip < missing ? clip : missing;
-    if (!(min1 < inf))
-        return limit;
-    if (!(min0 < inf))
-        return -limit;
-    const float app = (min1 - min0) / n0;
-    return saturate_llr(Extrinsic ? app - prior : app, clip);
+    return kbest_llr_from_sides<Extrinsic>(
+        min0, min1, p0, p1, best, n0, clip, missing, prior);
 }
 
 } // namespace detail
