@@ -407,8 +407,9 @@ __device__ __forceinline__ void sort_lane_children(unsigned long long (&v)[P])
 /// unsigned integers. The pruned children's minima are reduced across the
 /// lanes that share a symbol (or a parent) before one atomicMin each. M and L
 /// are powers of two: indices split by shifts and masks, not by the integer
-/// divisions that dominated this kernel's first version.
-template <int NT, bool Priors, int P>
+/// divisions that dominated this kernel's first version. LBITS: log2 L, so
+/// that the terms of each level are computed once for a lane's children.
+template <int NT, bool Priors, int P, int LBITS>
 __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_blocks(P))
     kbest_select_kernel(const sphere_item<NT>* __restrict__ items,
                         size_t batch,
@@ -430,9 +431,9 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
     if (p >= batch || faults.flagged(p)) // the whole warp leaves
         return;
-    const int L = pam.levels, Q = pam.bits_per_symbol();
-    const int lbits = 31 - __clz(L), mbits = 2 * lbits, M = 1 << mbits;
-    const int lanes_per_parent = M / P; // a power of two, at most 32
+    constexpr int lbits = LBITS, mbits = 2 * LBITS, L = 1 << lbits, M = 1 << mbits;
+    constexpr int lanes_per_parent = M / P; // a power of two, at most 32
+    const int Q = pam.bits_per_symbol();
     unsigned int* w = smem_words + size_t(warp) * l.words;
     // A lane's children 1..P-1 in order, child s at [(s - 1) * 32 + lane], then
     // an end marker (no child) at [(P - 1) * 32 + lane]; the new list after them.
@@ -523,11 +524,16 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
             unsigned long long v[P]; // child_word of each, sorted below
             unsigned int orig[P];    // the distance bits of child lane * P + s
             bool finite = true;
+            // The lane's symbols are base .. base + P - 1 (P divides M): with
+            // P >= L each Q level's terms repeat every L children, else all
+            // share one I level; written so, the compiler computes each once.
+            const int base = (lane * P) & (M - 1);
 #pragma unroll
             for (int s = 0; s < P; ++s) {
-                const int c = lane * P + s, sym = c & (M - 1);
-                float d = kbest_child_levels<NT>(
-                    E, pped, pbq, pbi, pos, sym >> lbits, sym & (L - 1), pam);
+                const int c = lane * P + s, sym = base + s;
+                const int li = P >= L ? (base >> lbits) + (s >> lbits) : base >> lbits;
+                const int lq = P >= L ? s & (L - 1) : (base & (L - 1)) + s;
+                float d = kbest_child_levels<NT>(E, pped, pbq, pbi, pos, li, lq, pam);
                 if (Priors)
                     d += stream_cost[sym];
                 finite &= c >= n || d < k_infinity;
@@ -711,28 +717,48 @@ protected:
                         k_kbest_max_warps);
                     return;
                 }
-                const auto with = [&](auto per_lane_c) {
+                // A kernel for each (children a lane, bits a level) that
+                // kbest_selects admits: M / 32 <= P <= M.
+                const auto with = [&](auto per_lane_c, auto lbits_c) {
                     constexpr int P = decltype(per_lane_c)::value;
-                    run(priors ? kbest_select_kernel<NT, true, P>
-                               : kbest_select_kernel<NT, false, P>,
-                        ls,
-                        ls.words,
-                        k_kbest_select_warps);
+                    constexpr int LB = decltype(lbits_c)::value, M_c = 1 << (2 * LB);
+                    if constexpr (P <= M_c && 32 * P >= M_c)
+                        run(priors ? kbest_select_kernel<NT, true, P, LB>
+                                   : kbest_select_kernel<NT, false, P, LB>,
+                            ls,
+                            ls.words,
+                            k_kbest_select_warps);
                 };
-                switch (per_lane) {
+                const auto with_levels = [&](auto lbits_c) {
+                    switch (per_lane) {
+                    case 2:
+                        with(std::integral_constant<int, 2>{}, lbits_c);
+                        break;
+                    case 4:
+                        with(std::integral_constant<int, 4>{}, lbits_c);
+                        break;
+                    case 8:
+                        with(std::integral_constant<int, 8>{}, lbits_c);
+                        break;
+                    default: // kbest_selects: per_lane <= k_kbest_select_max_per_lane
+                        static_assert(k_kbest_select_max_per_lane == 16,
+                                      "a kernel for each children-per-lane count");
+                        with(std::integral_constant<int, 16>{}, lbits_c);
+                        break;
+                    }
+                };
+                switch (m_pam.bits_per_dim) { // K * M <= 512: M <= 256
+                case 1:
+                    with_levels(std::integral_constant<int, 1>{});
+                    break;
                 case 2:
-                    with(std::integral_constant<int, 2>{});
+                    with_levels(std::integral_constant<int, 2>{});
                     break;
-                case 4:
-                    with(std::integral_constant<int, 4>{});
+                case 3:
+                    with_levels(std::integral_constant<int, 3>{});
                     break;
-                case 8:
-                    with(std::integral_constant<int, 8>{});
-                    break;
-                default: // kbest_selects: per_lane <= k_kbest_select_max_per_lane
-                    static_assert(k_kbest_select_max_per_lane == 16,
-                                  "a kernel for each children-per-lane count");
-                    with(std::integral_constant<int, 16>{});
+                default:
+                    with_levels(std::integral_constant<int, 4>{});
                     break;
                 }
             }
