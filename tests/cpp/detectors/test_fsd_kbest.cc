@@ -234,7 +234,7 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "sfsd", {}, { 4, 4 }, modulation::qam64, 1001 },
            cfg{ "sfsd", { { "niter", 16 } }, { 2, 2 }, modulation::qam16, 1001 },
            cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
-           // K-best: K <= 32 and K * M <= 512 take the selection kernel (2..16
+           // K-best: K <= 32 and K * M <= 1024 take the selection kernel (2..32
            // children per lane), the others the kernel that sorts every child.
            cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
            cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam16, 1001 },
@@ -245,6 +245,8 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "kbest", { { "k", 1 } }, { 4, 4 }, modulation::qam64, 501 }, // M / P = 32
            cfg{ "kbest", { { "k", 20 } }, { 4, 4 }, modulation::qpsk, 1001 }, // P = 4
            cfg{ "kbest", { { "k", 2 } }, { 1, 1 }, modulation::qam256, 501 },
+           cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam64, 301 }, // P = 32
+           cfg{ "kbest", { { "k", 4 } }, { 2, 2 }, modulation::qam256, 301 }, // P = 32
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
            cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
         for (double snr : { 4.0, 16.0 }) {
@@ -362,6 +364,7 @@ TEST(sphere_cuda, kbest_with_priors_equals_the_cpu)
     const uint64_t seed = fresh_seed();
     for (const auto& [mod, K] : { std::pair{ modulation::qam16, 8 },
                                   std::pair{ modulation::qam16, 16 },
+                                  std::pair{ modulation::qam64, 16 },
                                   std::pair{ modulation::qam64, 32 } }) {
         problem_batch pb({ 4, 4 }, mod, 1001, 8.0, seed);
         auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });

@@ -1,6 +1,6 @@
 // CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
 // (V-BLAST order), then a warp per problem: kbest_select_kernel for lists of
-// up to 32 paths and 512 children (children in registers, the K best taken by
+// up to 32 paths and 1024 children (children in registers, the K best taken by
 // warp minima), else kbest_warp_kernel (every child sorted in shared memory).
 #include "../engine/cuda_detector_engine.h"
 #include "kbest_engine.h"
@@ -297,15 +297,19 @@ struct kbest_select_layout {
 };
 
 constexpr int k_kbest_select_warps = 8;
-/// The selection kernel takes K <= 32 (a kept path per lane) and K * M <= 512
-/// (at most 16 children per lane); larger lists take kbest_warp_kernel.
+/// The selection kernel takes K <= 32 (a kept path per lane) and K * M <= 1024
+/// (at most 32 children per lane: 64-QAM with the default K = 16); larger
+/// lists take kbest_warp_kernel.
 constexpr int k_kbest_select_max_k = 32;
-constexpr int k_kbest_select_max_per_lane = 16; // kernels compiled for P = 2, 4, 8, 16
+constexpr int k_kbest_select_max_per_lane = 32; // kernels compiled for P = 2 .. 32
 constexpr int k_kbest_select_max_children = 32 * k_kbest_select_max_per_lane;
 /// Blocks an SM should hold: 5 (40 warps) caps 4x4 16-QAM K = 16 (P = 8) at 48
-/// registers (it took 63 and ran 3 % slower on the H100 at 32 warps); 16
-/// children a lane need their registers (3 blocks: 85).
-constexpr int kbest_select_min_blocks(int per_lane) { return per_lane <= 8 ? 5 : 3; }
+/// registers (it took 63 and ran 3 % slower on the H100 at 32 warps); 16 and
+/// 32 children a lane need their registers (3 blocks: 85; 2 blocks: 128).
+constexpr int kbest_select_min_blocks(int per_lane)
+{
+    return per_lane <= 8 ? 5 : (per_lane <= 16 ? 3 : 2);
+}
 
 /// The children per lane the selection kernel needs: P, a power of two from 2,
 /// 32 P covering K * M. P divides M (M >= 4 is a power of two, and
@@ -357,7 +361,7 @@ __device__ __forceinline__ void order_pair(unsigned long long (&v)[P], int i, in
 
 /// A lane's P children (child_word) in order, in registers: the smallest known
 /// networks for 2, 4 and 8 inputs (1, 5 and 19 comparators; bitonic takes 1,
-/// 6 and 24), bitonic for 16 (80).
+/// 6 and 24), bitonic for 16 and 32 (80 and 240).
 template <int P>
 __device__ __forceinline__ void sort_lane_children(unsigned long long (&v)[P])
 {
@@ -395,7 +399,7 @@ __device__ __forceinline__ void sort_lane_children(unsigned long long (&v)[P])
     }
 }
 
-/// K-best for small lists (K <= 32, K * M <= 512), the same steps and results
+/// K-best for small lists (K <= 32, K * M <= 1024), the same steps and results
 /// as kbest_warp_kernel without sorting every child in shared memory: lane l
 /// computes children l*P .. l*P+P-1 (one parent's, so the parent's residuals
 /// come from the lane that keeps it, by shuffle), sorts them in registers and
@@ -740,14 +744,17 @@ protected:
                     case 8:
                         with(std::integral_constant<int, 8>{}, lbits_c);
                         break;
-                    default: // kbest_selects: per_lane <= k_kbest_select_max_per_lane
-                        static_assert(k_kbest_select_max_per_lane == 16,
-                                      "a kernel for each children-per-lane count");
+                    case 16:
                         with(std::integral_constant<int, 16>{}, lbits_c);
+                        break;
+                    default: // kbest_selects: per_lane <= k_kbest_select_max_per_lane
+                        static_assert(k_kbest_select_max_per_lane == 32,
+                                      "a kernel for each children-per-lane count");
+                        with(std::integral_constant<int, 32>{}, lbits_c);
                         break;
                     }
                 };
-                switch (m_pam.bits_per_dim) { // K * M <= 512: M <= 256
+                switch (m_pam.bits_per_dim) { // K * M <= 1024: M <= 256 (M <= 32 P)
                 case 1:
                     with_levels(std::integral_constant<int, 1>{});
                     break;
