@@ -246,6 +246,8 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "kbest", { { "k", 20 } }, { 4, 4 }, modulation::qpsk, 1001 }, // P = 4
            cfg{ "kbest", { { "k", 2 } }, { 1, 1 }, modulation::qam256, 501 },
            cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam64, 301 }, // P = 32
+           cfg{ "kbest", { { "k", 2 } }, { 4, 4 }, modulation::qam16, 501 },  // P = 2 < L
+           cfg{ "kbest", { { "k", 1 } }, { 2, 2 }, modulation::qam256, 301 }, // P = 8 < L
            cfg{ "kbest", { { "k", 4 } }, { 2, 2 }, modulation::qam256, 301 }, // P = 32
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
            cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
@@ -272,9 +274,16 @@ TEST(sphere_cuda, kbest_breaks_ties_by_index_like_the_cpu)
            std::pair{ modulation::qam16, 16 },   // P = 8
            std::pair{ modulation::qam16, 32 },   // P = 16
            std::pair{ modulation::qam16, 40 },   // the sorting kernel
+           std::pair{ modulation::qam64, 8 },    // P = 16
+           std::pair{ modulation::qam64, 16 },   // P = 32
+           std::pair{ modulation::qam256, 4 },   // P = 32
            std::pair{ modulation::qpsk, 8 } }) { // P = 2
         problem_batch pb({ 4, 4 }, mod, 257, 10.0, fresh_seed());
-        const float a = 1.0f / std::sqrt(mod == modulation::qpsk ? 2.0f : 10.0f);
+        const float energy = mod == modulation::qpsk    ? 2.0f
+                             : mod == modulation::qam16 ? 10.0f
+                             : mod == modulation::qam64 ? 42.0f
+                                                        : 170.0f;
+        const float a = 1.0f / std::sqrt(energy);
         for (size_t p = 0; p < pb.batch; ++p) {
             for (int r = 0; r < 4; ++r)
                 for (int c = 0; c < 4; ++c)
@@ -362,10 +371,12 @@ TEST(sphere_cuda, kbest_with_priors_equals_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
-    for (const auto& [mod, K] : { std::pair{ modulation::qam16, 8 },
-                                  std::pair{ modulation::qam16, 16 },
-                                  std::pair{ modulation::qam64, 16 },
-                                  std::pair{ modulation::qam64, 32 } }) {
+    for (const auto& [mod, K] :
+         { std::pair{ modulation::qam16, 8 },
+           std::pair{ modulation::qam16, 16 },
+           std::pair{ modulation::qam16, 1 }, // ranked at every level
+           std::pair{ modulation::qam64, 16 },
+           std::pair{ modulation::qam64, 32 } }) {
         problem_batch pb({ 4, 4 }, mod, 1001, 8.0, seed);
         auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
         auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });

@@ -142,7 +142,8 @@ __device__ void kbest_warp_llrs(const int* dmin,
 /// the lanes share out the children (kbest_child), a bitonic sort by
 /// (distance, index) gives the K best in the order the CPU's heap gives them,
 /// the lanes feed the pruned ones into the pruned minima and extend the kept
-/// ones, and the final list's symbol minima give the LLRs (kbest_llr).
+/// ones, and the final list's symbol minima give the LLRs (kbest_warp_llrs:
+/// kbest_llr's values).
 /// Priors: the a-priori costs in the path metric (priors is not null); the
 /// kernel without them is compiled apart, so the plain search pays nothing.
 template <int NT, bool Priors>
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                       fault_sink faults)
 {
     constexpr int COLS = 2 * NT;
-    extern __shared__ __align__(16) unsigned int smem_words[]; // 64-bit words inside
+    extern __shared__ __align__(16) unsigned int smem_words[];
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
     if (p >= batch ||
@@ -406,9 +407,9 @@ __device__ __forceinline__ void sort_lane_children(unsigned long long (&v)[P])
 /// parks them in shared memory; the warp then takes the K best one at a time,
 /// the smallest head (a warp minimum; ties go to the lowest lane, whose
 /// children have the lower indices), and the winning lane reads its next
-/// child. A level with one path and M <= 32 children (the top one) ranks a
-/// child per lane instead. Distances are non-negative, so their bits order as
-/// unsigned integers. The pruned children's minima are reduced across the
+/// child. A level with one path and M <= 32 children (the top one, and every
+/// one with K = 1) ranks a child per lane instead. Distances are non-negative, so their
+/// bits order as unsigned integers. The pruned children's minima are reduced across the
 /// lanes that share a symbol (or a parent) before one atomicMin each. M and L
 /// are powers of two: indices split by shifts and masks, not by the integer
 /// divisions that dominated this kernel's first version. LBITS: log2 L, so
@@ -439,7 +440,8 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
     constexpr int lanes_per_parent = M / P; // a power of two, at most 32
     const int Q = pam.bits_per_symbol();
     unsigned int* w = smem_words + size_t(warp) * l.words;
-    // A lane's children 1..P-1 in order, child s at [(s - 1) * 32 + lane], then
+    // A lane's sorted children 1..P-1 (its head, sorted child 0, stays in
+    // registers), sorted child s at [(s - 1) * 32 + lane], then
     // an end marker (no child) at [(P - 1) * 32 + lane]; the new list after them.
     unsigned long long* parked = reinterpret_cast<unsigned long long*>(w);
     unsigned long long* chosen = parked + 32 * P;
@@ -732,6 +734,9 @@ protected:
                             ls,
                             ls.words,
                             k_kbest_select_warps);
+                    else // kbest_children_per_lane gives M / 32 <= P <= M
+                        throw std::logic_error(
+                            "mimo_gpu: kbest: no selection kernel for these lists");
                 };
                 const auto with_levels = [&](auto lbits_c) {
                     switch (per_lane) {
@@ -754,7 +759,8 @@ protected:
                         break;
                     }
                 };
-                switch (m_pam.bits_per_dim) { // K * M <= 1024: M <= 256 (M <= 32 P)
+                switch (
+                    m_pam.bits_per_dim) { // QPSK .. 256-QAM (the family's modulations)
                 case 1:
                     with_levels(std::integral_constant<int, 1>{});
                     break;
@@ -764,9 +770,12 @@ protected:
                 case 3:
                     with_levels(std::integral_constant<int, 3>{});
                     break;
-                default:
+                case 4:
                     with_levels(std::integral_constant<int, 4>{});
                     break;
+                default:
+                    throw std::logic_error(
+                        "mimo_gpu: kbest: no selection kernel beyond 256-QAM");
                 }
             }
         });
