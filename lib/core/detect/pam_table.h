@@ -47,7 +47,12 @@ struct pam_table {
         const float g = 0.5f * (x * inv_scale + float(levels - 1));
         const float top = float(levels - 1);
         const float low = g > 0.0f ? g : 0.0f; // NaN: 0
+#ifdef __CUDA_ARCH__
+        // low is never NaN, so fminf is the select below in one instruction.
+        return int(fminf(low, top) + 0.5f);
+#else
         return int((low < top ? low : top) + 0.5f);
+#endif
     }
 
     /// Bit k (0..Q-1, 3GPP order) of a symbol whose level on bit k's axis (k % 2:
@@ -84,15 +89,29 @@ MIMO_HD float saturate_llr(float llr, float clip)
 // the axis minima: each level's minimum over the other axis. Minima of the same
 // non-negative distances in another order: the same floats.
 
+/// log2 L where the caller knows it at compile time (the GPU kernels templated
+/// on the modulation: the loops unroll and the labels become constants), else 0
+/// (read from the pam_table). The values are the same either way.
+template <int LBITS>
+MIMO_HD int pam_levels(const pam_table& pam)
+{
+    return LBITS > 0 ? 1 << LBITS : pam.levels;
+}
+
 /// The minimum of dmin[li * L + lq] over the other axis, at `level` of `axis`
 /// (0: I, the minimum over lq at li = level; 1: Q, over li at lq = level).
+template <int LBITS = 0>
 MIMO_HD float axis_minimum(const float* dmin, const pam_table& pam, int axis, int level)
 {
-    const int L = pam.levels;
+    const int L = pam_levels<LBITS>(pam);
     const float inf = k_infinity;
+    // Row `level` (I) or column `level` (Q): a start and a stride, chosen once.
+    const float* from = dmin + (axis == 0 ? level * L : level);
+    const int stride = axis == 0 ? 1 : L;
     float m = inf;
+    MIMO_UNROLL
     for (int other = 0; other < L; ++other) {
-        const float d = axis == 0 ? dmin[level * L + other] : dmin[other * L + level];
+        const float d = from[other * stride];
         m = d < m ? d : m;
     }
     return m;
@@ -113,8 +132,8 @@ llr_from_side_minima(float min0, float min1, float n0, float clip, float unreach
 }
 
 /// Max-log LLR of bit k from the minima of its axis's levels, level_minimum(level)
-/// for each of the L levels.
-template <typename LevelMinimum>
+/// for each of the L levels (LBITS: as pam_levels).
+template <int LBITS = 0, typename LevelMinimum>
 MIMO_HD float llr_from_level_minima(const pam_table& pam,
                                     int k,
                                     float n0,
@@ -123,8 +142,10 @@ MIMO_HD float llr_from_level_minima(const pam_table& pam,
                                     LevelMinimum&& level_minimum)
 {
     const float inf = k_infinity;
+    const int L = pam_levels<LBITS>(pam);
     float min0 = inf, min1 = inf;
-    for (int level = 0; level < pam.levels; ++level) {
+    MIMO_UNROLL
+    for (int level = 0; level < L; ++level) {
         const float d = level_minimum(level);
         if (pam.level_bit(level, k))
             min1 = d < min1 ? d : min1;
@@ -135,11 +156,12 @@ MIMO_HD float llr_from_level_minima(const pam_table& pam,
 }
 
 /// Max-log LLR of bit k of one stream from its axis minima: amin[level] of the
-/// bit's axis (k % 2) for each of the L levels.
+/// bit's axis (k % 2) for each of the L levels (LBITS: as pam_levels).
+template <int LBITS = 0>
 MIMO_HD float llr_from_axis_minima(
     const float* amin, const pam_table& pam, int k, float n0, float clip, float unreached)
 {
-    return llr_from_level_minima(
+    return llr_from_level_minima<LBITS>(
         pam, k, n0, clip, unreached, [amin](int level) { return amin[level]; });
 }
 
@@ -180,26 +202,32 @@ MIMO_HD void llrs_from_symbol_minima(const float* dmin,
 /// floats; llr: the first problem's nt * Q LLRs, the others after it. Every
 /// thread of the block calls it (one barrier inside), after a barrier that
 /// follows the last write to dmin; amin may be reused only after another.
+/// NT and LBITS: the streams and log2 L where the caller's kernel knows them at
+/// compile time (its indices then split by shifts and constant divisions, its
+/// loops unroll), else 0 (nt and the pam_table's).
+template <int NT = 0, int LBITS = 0>
 __device__ inline void block_llrs_from_symbol_minima(const float* dmin,
                                                      float* amin,
                                                      int problems,
-                                                     int nt,
+                                                     int nt_runtime,
                                                      const pam_table& pam,
                                                      float n0,
                                                      float clip,
                                                      float unreached,
                                                      float* __restrict__ llr)
 {
-    const int L = pam.levels, M = pam.order(), shift = pam.bits_per_dim; // L = 2^shift
+    const int nt = NT > 0 ? NT : nt_runtime;
+    const int shift = LBITS > 0 ? LBITS : pam.bits_per_dim; // L = 2^shift
+    const int L = 1 << shift, M = L * L;
     for (int i = threadIdx.x; i < problems * nt * 2 * L; i += blockDim.x) {
         const int table = i >> (shift + 1), axis = (i >> shift) & 1;
-        amin[i] = axis_minimum(dmin + table * M, pam, axis, i & (L - 1));
+        amin[i] = axis_minimum<LBITS>(dmin + table * M, pam, axis, i & (L - 1));
     }
     __syncthreads();
-    const int Q = pam.bits_per_symbol(), per_problem = nt * Q;
+    const int Q = 2 * shift, per_problem = nt * Q;
     for (int i = threadIdx.x; i < problems * per_problem; i += blockDim.x) {
         const int p = i / per_problem, b = i % per_problem, k = b % Q;
-        llr[i] = llr_from_axis_minima(
+        llr[i] = llr_from_axis_minima<LBITS>(
             amin + ((p * nt + b / Q) * 2 + k % 2) * L, pam, k, n0, clip, unreached);
     }
 }

@@ -202,18 +202,19 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
     }
     __syncthreads();
 
-    constexpr int Q = 2 * (L == 2 ? 1 : (L == 4 ? 2 : 3));
-    block_llrs_from_symbol_minima(reinterpret_cast<const float*>(s_dmin),
-                                  // The axis minima where the paths' symbols were
-                                  // (unread after the last barrier; M >= 2 L).
-                                  reinterpret_cast<float*>(s_sym),
-                                  n_problems,
-                                  NT,
-                                  pam,
-                                  n0,
-                                  clip,
-                                  k_unreached_llr,
-                                  llr + first * NT * Q);
+    constexpr int LBITS = L == 2 ? 1 : (L == 4 ? 2 : 3), Q = 2 * LBITS;
+    block_llrs_from_symbol_minima<NT, LBITS>(
+        reinterpret_cast<const float*>(s_dmin),
+        // The axis minima where the paths' symbols were
+        // (unread after the last barrier; M >= 2 L).
+        reinterpret_cast<float*>(s_sym),
+        n_problems,
+        NT,
+        pam,
+        n0,
+        clip,
+        k_unreached_llr,
+        llr + first * NT * Q);
 }
 
 template <int NR, int NT, int L>

@@ -26,17 +26,59 @@ namespace detail {
 namespace {
 
 constexpr int k_search_threads = 256;
+/// The largest modulation (bits per dimension) that fused_pays can choose the
+/// fused kernel for: 8 problems of 256 threads need M <= 32.
+constexpr int k_fused_max_bits_per_dim = 2;
 
-/// How a block's threads are shared out: `lanes` threads per problem, `problems` per
-/// block.
+/// How a block's threads are shared out: 2^lane_bits lanes per problem (its
+/// passes * M candidates rounded up to a power of two, at most 256; lane l runs
+/// candidates l, l + lanes, ...) and 256 >> lane_bits problems. Powers of two,
+/// so that a thread's problem and lane are a shift and a mask (the divisions by
+/// a lane count cost 256-QAM a fifth of its instructions).
 struct search_shape {
-    int lanes, problems;
-    __host__ __device__ static search_shape of(int slots)
+    int lane_bits;
+    MIMO_HD int lanes() const { return 1 << lane_bits; }
+    MIMO_HD int problems() const { return k_search_threads >> lane_bits; }
+    static search_shape of(int passes, const pam_table& pam)
     {
-        const int lanes = slots < k_search_threads ? slots : k_search_threads;
-        return { lanes, k_search_threads / lanes };
+        const int slots = passes << (2 * pam.bits_per_dim);
+        int bits = 0;
+        while ((1 << bits) < slots && (1 << bits) < k_search_threads)
+            ++bits;
+        return { bits };
     }
 };
+
+/// Calls f(int_c<LBITS>{}) for the modulation's bits per dimension (QPSK to 1024-QAM).
+template <typename F>
+decltype(auto) dispatch_bits_per_dim(int bits_per_dim, F&& f)
+{
+    switch (bits_per_dim) {
+    case 1:
+        return f(int_c<1>{});
+    case 2:
+        return f(int_c<2>{});
+    case 3:
+        return f(int_c<3>{});
+    case 4:
+        return f(int_c<4>{});
+    case 5:
+        return f(int_c<5>{});
+    }
+    throw std::logic_error("mimo_gpu: nway: no search kernel for this modulation");
+}
+
+/// The block's problems: the shape's, or fewer in the batch's last block.
+__device__ int problems_in_block(search_shape shape, size_t first, size_t batch)
+{
+    const int P = shape.problems();
+    return int(first + P <= batch ? P : batch - first);
+}
+
+/// Floats rounded up to a multiple of 4: the scratch after the QR items starts
+/// 16-byte aligned (dmin's float4 stores), and the items themselves stay at the
+/// block's aligned start (their rows load as 64- and 128-bit words).
+MIMO_HD int aligned_floats(int floats) { return (floats + 3) & ~3; }
 
 template <int NT>
 constexpr int floats_per_order()
@@ -60,13 +102,15 @@ MIMO_HD int search_scratch_floats(int nt, int passes, const pam_table& pam)
 
 /// The search and LLR phases for the block's problems [first, first + problems),
 /// whose QR items lie contiguously at `items` (global or shared memory).
-/// `dmin` is shared scratch of problems * search_scratch_floats floats: the
-/// minima tables, their axis minima, the reciprocals, the singular flags.
-template <int NT>
+/// `dmin` is shared scratch of problems * search_scratch_floats floats, 16-byte
+/// aligned: the minima tables, their axis minima, the reciprocals, the singular
+/// flags.
+template <int NT, int LBITS>
 __device__ void search_block(const float* items,
                              size_t first,
                              size_t batch,
                              int passes,
+                             search_shape shape,
                              const pam_table& pam,
                              float n0,
                              float clip,
@@ -74,30 +118,31 @@ __device__ void search_block(const float* items,
                              fault_sink faults,
                              float* dmin)
 {
-    constexpr int per_order = floats_per_order<NT>();
-    const int M = pam.order(), slots = passes * M;
-    const search_shape sh = search_shape::of(slots);
-    const int local = threadIdx.x / sh.lanes, lane = threadIdx.x % sh.lanes;
+    constexpr int per_order = floats_per_order<NT>(), L = 1 << LBITS, M = L * L;
+    const int local = int(threadIdx.x) >> shape.lane_bits,
+              lane = int(threadIdx.x) & (shape.lanes() - 1);
     const float inf = k_infinity;
 
-    for (int i = threadIdx.x; i < sh.problems * NT * M; i += blockDim.x)
-        dmin[i] = inf;
+    // NT * M floats a problem: a multiple of 4.
+    for (int i = threadIdx.x; i < shape.problems() * NT * M / 4; i += blockDim.x)
+        reinterpret_cast<float4*>(dmin)[i] = make_float4(inf, inf, inf, inf);
     __syncthreads(); // also orders the caller's stores of the items
 
     // As on the CPU: an item that is no full-rank QR (R's diagonal not > 0) is
     // erased, unless its QR already reported the problem (the cause stays the QR's).
     // A problem's first lane checks for all of them; every flag is read before
     // any lane reports.
-    float* s_inverse = dmin + sh.problems * minima_floats(NT, pam);
-    int* s_singular = reinterpret_cast<int*>(s_inverse + sh.problems * passes * 2 * NT);
-    const bool valid = local < sh.problems && first + local < batch;
+    float* s_inverse = dmin + shape.problems() * minima_floats(NT, pam);
+    int* s_singular =
+        reinterpret_cast<int*>(s_inverse + shape.problems() * passes * 2 * NT);
+    const int present = problems_in_block(shape, first, batch);
+    const bool valid = local < present;
     if (valid && lane == 0)
         s_singular[local] =
             qr_item_singular<NT>(items + size_t(local) * passes * per_order, passes) &&
             !faults.flagged(first + local);
     // Each order's diagonal reciprocals, a thread each (one thread an order
     // doing 2NT divisions in a row cost N-way 10 % at 256-QAM).
-    const int present = int(first + sh.problems <= batch ? sh.problems : batch - first);
     for (int i = threadIdx.x; i < present * passes * 2 * NT; i += blockDim.x)
         s_inverse[i] = ssfe_inverse_diagonal<NT>(items + size_t(i / (2 * NT)) * per_order,
                                                  i % (2 * NT));
@@ -110,8 +155,9 @@ __device__ void search_block(const float* items,
             faults.report(first + local,
                           isnan(item[0]) ? problem_fault::non_finite
                                          : problem_fault::singular);
-        for (int s = singular ? slots : lane; s < slots; s += sh.lanes) {
-            const int o = pam.parent_of(s), c = pam.symbol_of(s); // s = o * M + c
+        const int slots = passes * M;
+        for (int s = singular ? slots : lane; s < slots; s += shape.lanes()) {
+            const int o = s >> (2 * LBITS), c = s & (M - 1); // s = o * M + c
             int level[2 * NT];
             const float d = ssfe_candidate<NT>(item + o * per_order,
                                                s_inverse + (local * passes + o) * 2 * NT,
@@ -123,73 +169,68 @@ __device__ void search_block(const float* items,
                 continue;
             }
             MIMO_UNROLL
-            for (int j = 0; j < NT; ++j)
-                atomicMin(mine + qr_layout::stream_at(j, o, NT) * M +
-                              symbol_index<NT>(level, j, pam),
+            for (int j = 0; j < NT; ++j) {
+                // qr_layout::stream_at(j, o, NT) without the modulo (o < passes <= NT)
+                const int stream = j + o < NT ? j + o : j + o - NT;
+                atomicMin(mine + stream * M + (level[2 * j] << LBITS) + level[2 * j + 1],
                           __float_as_int(d));
+            }
         }
     }
     __syncthreads();
 
     // Each table's axis minima, then each LLR from its axis's L of them: L + L
     // steps a thread where a bit from its table took L^2 (256-QAM: 32 against 256).
-    const int problems = int(first + sh.problems <= batch ? sh.problems : batch - first);
-    block_llrs_from_symbol_minima(dmin,
-                                  dmin + sh.problems * NT * M,
-                                  problems,
-                                  NT,
-                                  pam,
-                                  n0,
-                                  clip,
-                                  k_unreached_llr,
-                                  llr + first * NT * pam.bits_per_symbol());
+    block_llrs_from_symbol_minima<NT, LBITS>(dmin,
+                                             dmin + shape.problems() * NT * M,
+                                             present,
+                                             NT,
+                                             pam,
+                                             n0,
+                                             clip,
+                                             k_unreached_llr,
+                                             llr + first * NT * pam.bits_per_symbol());
 }
 
-template <int NT>
+template <int NT, int LBITS>
 __global__ void __launch_bounds__(k_search_threads)
     ssfe_search_kernel(const float* __restrict__ items,
                        size_t batch,
                        int passes,
+                       search_shape shape,
                        const __grid_constant__ pam_table pam,
                        float n0,
                        float clip,
                        float* __restrict__ llr,
                        fault_sink faults)
 {
-    // the block's QR items, then dmin [problems][NT][M] and its axis minima
-    extern __shared__ float smem[];
-    const search_shape sh = search_shape::of(passes * pam.order());
-    const size_t first = size_t(blockIdx.x) * sh.problems;
-    const int n_problems =
-        int(first + sh.problems <= batch ? sh.problems : batch - first);
+    // the block's QR items, then dmin [problems][NT][M], its axis minima and the
+    // rest of search_block's scratch
+    extern __shared__ float4 smem4[];
+    float* s_items = reinterpret_cast<float*>(smem4);
+    const size_t first = size_t(blockIdx.x) * shape.problems();
+    const int n_problems = problems_in_block(shape, first, batch);
     const int item_floats = passes * floats_per_order<NT>();
+    float* dmin = s_items + aligned_floats(shape.problems() * item_floats);
     // Every candidate thread reads its problem's whole item: load it once, coalesced
     // (the items may be host memory read over PCIe).
-    float* s_items = smem;
     for (int i = threadIdx.x; i < n_problems * item_floats; i += blockDim.x)
         s_items[i] = items[first * item_floats + i];
     // search_block's first barrier orders these stores before the search reads them.
-    search_block<NT>(s_items,
-                     first,
-                     batch,
-                     passes,
-                     pam,
-                     n0,
-                     clip,
-                     llr,
-                     faults,
-                     s_items + sh.problems * item_floats);
+    search_block<NT, LBITS>(
+        s_items, first, batch, passes, shape, pam, n0, clip, llr, faults, dmin);
 }
 
 /// QR and search of a block's problems in one kernel, the QR items in shared
 /// memory. Used where (H, y) may be host memory read over PCIe: the blocks
 /// then overlap their reads, arithmetic and LLR writes.
-template <int NR, int NT>
+template <int NR, int NT, int LBITS>
 __global__ void __launch_bounds__(k_search_threads)
     fused_nway_kernel(const float* __restrict__ H,
                       const float* __restrict__ y,
                       size_t batch,
                       int passes,
+                      search_shape shape,
                       const __grid_constant__ pam_table pam,
                       float n0,
                       float clip,
@@ -198,15 +239,15 @@ __global__ void __launch_bounds__(k_search_threads)
 {
     constexpr int h_floats = 2 * NR * NT, y_floats = 2 * NR,
                   per_order = floats_per_order<NT>();
-    extern __shared__ float smem[];
-    const search_shape sh = search_shape::of(passes * pam.order());
-    const size_t first = size_t(blockIdx.x) * sh.problems;
-    const int n_problems =
-        int(first + sh.problems <= batch ? sh.problems : batch - first);
-    float* sE = smem;
-    float* dmin = sE + sh.problems * passes * per_order;
-    float* sH = dmin + sh.problems * search_scratch_floats(NT, passes, pam);
-    float* sy = sH + sh.problems * h_floats;
+    extern __shared__ float4 smem4[];
+    const int problems = shape.problems();
+    const size_t first = size_t(blockIdx.x) * problems;
+    const int n_problems = problems_in_block(shape, first, batch);
+    // the QR items, dmin and the rest of search_block's scratch, H and y
+    float* sE = reinterpret_cast<float*>(smem4);
+    float* dmin = sE + aligned_floats(problems * passes * per_order);
+    float* sH = dmin + problems * search_scratch_floats(NT, passes, pam);
+    float* sy = sH + problems * h_floats;
 
     for (int i = threadIdx.x; i < n_problems * h_floats; i += blockDim.x) // coalesced
         sH[i] = H[first * h_floats + i];
@@ -221,30 +262,30 @@ __global__ void __launch_bounds__(k_search_threads)
             faults.report(first + lp, fault);
     }
     // search_block's first barrier orders the QR items before the search reads them.
-    search_block<NT>(sE, first, batch, passes, pam, n0, clip, llr, faults, dmin);
-}
-
-size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
-{
-    const search_shape sh = search_shape::of(cfg.passes * pam.order());
-    const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
-    return sizeof(float) * sh.problems *
-           (item_floats + search_scratch_floats(cfg.shape.nt, cfg.passes, pam) +
-            2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
+    search_block<NT, LBITS>(
+        sE, first, batch, passes, shape, pam, n0, clip, llr, faults, dmin);
 }
 
 size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
-    const search_shape sh = search_shape::of(cfg.passes * pam.order());
-    const size_t item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
-    return sizeof(float) * sh.problems *
-           (search_scratch_floats(cfg.shape.nt, cfg.passes, pam) + item_floats);
+    const int problems = search_shape::of(cfg.passes, pam).problems();
+    const int item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
+    return sizeof(float) *
+           size_t(aligned_floats(problems * item_floats) +
+                  problems * search_scratch_floats(cfg.shape.nt, cfg.passes, pam));
 }
 
-unsigned search_blocks(const nway_config& cfg, const pam_table& pam, size_t batch)
+size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
-    const search_shape sh = search_shape::of(cfg.passes * pam.order());
-    return unsigned((batch + sh.problems - 1) / sh.problems);
+    const int problems = search_shape::of(cfg.passes, pam).problems();
+    return search_shared_bytes(cfg, pam) +
+           sizeof(float) * size_t(problems) *
+               (2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
+}
+
+unsigned search_blocks(search_shape shape, size_t batch)
+{
+    return unsigned((batch + shape.problems() - 1) / shape.problems());
 }
 
 /// Raises a kernel's dynamic shared memory limit when it needs more than 48 KB.
@@ -329,21 +370,33 @@ private:
             return;
         }
         const size_t shared = fused_shared_bytes(m_config, m_pam);
-        dispatch_shape(m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
-            constexpr int NR = decltype(nr_c)::value, NT = decltype(nt_c)::value;
-            allow_shared(fused_nway_kernel<NR, NT>, shared);
-            fused_nway_kernel<NR, NT><<<search_blocks(m_config, m_pam, batch),
-                                        k_search_threads,
-                                        shared,
-                                        stream>>>(reinterpret_cast<const float*>(d_H),
-                                                  reinterpret_cast<const float*>(d_y),
-                                                  batch,
-                                                  m_config.passes,
-                                                  m_pam,
-                                                  n0,
-                                                  clip,
-                                                  d_llr,
-                                                  faults);
+        const search_shape shape = search_shape::of(m_config.passes, m_pam);
+        dispatch_bits_per_dim(m_pam.bits_per_dim, [&](auto bits_c) {
+            constexpr int LBITS = decltype(bits_c)::value;
+            // Instantiated only for the modulations fused_pays can choose it for.
+            if constexpr (LBITS <= k_fused_max_bits_per_dim)
+                dispatch_shape(
+                    m_config.shape.nr, m_config.shape.nt, [&](auto nr_c, auto nt_c) {
+                        constexpr int NR = decltype(nr_c)::value,
+                                      NT = decltype(nt_c)::value;
+                        const auto kernel = fused_nway_kernel<NR, NT, LBITS>;
+                        allow_shared(kernel, shared);
+                        kernel<<<search_blocks(shape, batch),
+                                 k_search_threads,
+                                 shared,
+                                 stream>>>(reinterpret_cast<const float*>(d_H),
+                                           reinterpret_cast<const float*>(d_y),
+                                           batch,
+                                           m_config.passes,
+                                           shape,
+                                           m_pam,
+                                           n0,
+                                           clip,
+                                           d_llr,
+                                           faults);
+                    });
+            else // fused_pays: 8 problems a block need passes * M <= 32
+                throw std::logic_error("mimo_gpu: nway: no fused kernel beyond 16-QAM");
         });
         MIMO_CUDA_CHECK_LAUNCH("fused_nway_kernel");
     }
@@ -353,7 +406,7 @@ private:
     /// busy and the two kernels win (H100 measurements, docs/benchmarks.md).
     bool fused_pays() const
     {
-        return search_shape::of(m_config.passes * m_pam.order()).problems >= 8;
+        return search_shape::of(m_config.passes, m_pam).problems() >= 8;
     }
 
     size_t item_floats() const
@@ -372,12 +425,23 @@ private:
         if (batch == 0)
             return;
         const size_t shared = search_shared_bytes(m_config, m_pam);
-        dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
-            constexpr int NT = decltype(nt_c)::value;
-            allow_shared(ssfe_search_kernel<NT>, shared);
-            ssfe_search_kernel<NT>
-                <<<search_blocks(m_config, m_pam, batch), k_search_threads, shared, s>>>(
-                    d_items, batch, m_config.passes, m_pam, n0, clip, d_llr, faults);
+        dispatch_bits_per_dim(m_pam.bits_per_dim, [&](auto bits_c) {
+            dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
+                constexpr int NT = decltype(nt_c)::value, LBITS = decltype(bits_c)::value;
+                const auto kernel = ssfe_search_kernel<NT, LBITS>;
+                allow_shared(kernel, shared);
+                const search_shape shape = search_shape::of(m_config.passes, m_pam);
+                kernel<<<search_blocks(shape, batch), k_search_threads, shared, s>>>(
+                    d_items,
+                    batch,
+                    m_config.passes,
+                    shape,
+                    m_pam,
+                    n0,
+                    clip,
+                    d_llr,
+                    faults);
+            });
         });
         MIMO_CUDA_CHECK_LAUNCH("ssfe_search_kernel");
     }
