@@ -131,6 +131,28 @@ llr_from_side_minima(float min0, float min1, float n0, float clip, float unreach
     return saturate_llr((min1 - min0) / n0, clip);
 }
 
+/// The smallest level_minimum(level) over the levels of bit k's axis whose label
+/// bit is 0 (min0) and 1 (min1), by selects (LBITS: as pam_levels). The one
+/// place the detectors split a bit's levels into its two sides.
+template <int LBITS = 0, typename LevelMinimum>
+MIMO_HD void bit_side_minima(
+    const pam_table& pam, int k, LevelMinimum&& level_minimum, float& min0, float& min1)
+{
+    const float inf = k_infinity;
+    const int L = pam_levels<LBITS>(pam);
+    min0 = inf;
+    min1 = inf;
+    MIMO_UNROLL
+    for (int level = 0; level < L; ++level) {
+        const float d = level_minimum(level);
+        const bool one = pam.level_bit(level, k);
+        const float m = one ? min1 : min0;
+        const float smaller = d < m ? d : m;
+        min1 = one ? smaller : min1;
+        min0 = one ? min0 : smaller;
+    }
+}
+
 /// Max-log LLR of bit k from the minima of its axis's levels, level_minimum(level)
 /// for each of the L levels (LBITS: as pam_levels).
 template <int LBITS = 0, typename LevelMinimum>
@@ -141,17 +163,8 @@ MIMO_HD float llr_from_level_minima(const pam_table& pam,
                                     float unreached,
                                     LevelMinimum&& level_minimum)
 {
-    const float inf = k_infinity;
-    const int L = pam_levels<LBITS>(pam);
-    float min0 = inf, min1 = inf;
-    MIMO_UNROLL
-    for (int level = 0; level < L; ++level) {
-        const float d = level_minimum(level);
-        if (pam.level_bit(level, k))
-            min1 = d < min1 ? d : min1;
-        else
-            min0 = d < min0 ? d : min0;
-    }
+    float min0, min1;
+    bit_side_minima<LBITS>(pam, k, level_minimum, min0, min1);
     return llr_from_side_minima(min0, min1, n0, clip, unreached);
 }
 

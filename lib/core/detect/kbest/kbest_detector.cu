@@ -10,25 +10,20 @@ namespace detail {
 
 namespace {
 
-/// The PAM levels of an M-point QAM (M a power of four).
-inline int levels_of(int M)
-{
-    int L = 1;
-    while (L * L < M)
-        L *= 2;
-    return L;
-}
-
 /// The axis minima of a problem's two symbol tables (kbest_warp_llrs): words.
-inline int kbest_axis_minima_words(int nt, int M) { return 4 * nt * levels_of(M); }
+inline int kbest_axis_minima_words(int nt, const pam_table& pam)
+{
+    return 4 * nt * pam.levels;
+}
 
 /// A warp per problem (kbest_warp_kernel): its words of shared memory.
 struct kbest_warp_layout {
     int item, sorted, paths_words, table, costs, amin, words;
     /// priors: room for the a-priori costs of every stream's symbols.
     static kbest_warp_layout
-    of(int nt, int K, int M, size_t item_bytes, bool priors = false)
+    of(int nt, int K, const pam_table& pam, size_t item_bytes, bool priors = false)
     {
+        const int M = pam.order();
         kbest_warp_layout l;
         l.item = int(item_bytes / 4);
         l.sorted = 1;
@@ -37,7 +32,7 @@ struct kbest_warp_layout {
         l.paths_words = K * (2 * nt + 1);
         l.table = nt * M;
         l.costs = priors ? nt * M : 0;
-        l.amin = kbest_axis_minima_words(nt, M);
+        l.amin = kbest_axis_minima_words(nt, pam);
         l.words =
             l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table + l.costs + l.amin;
         return l;
@@ -115,22 +110,15 @@ __device__ void kbest_warp_llrs(const int* dmin,
         amin[i] = axis_minimum(symbols, pam, (i >> lbits) & 1, i & (L - 1));
     }
     __syncwarp();
-    const float inf = k_infinity;
     for (int b = lane; b < NT * Q; b += 32) {
         const int t = b / Q, k = b - t * Q;
         const float* list = amin + (2 * t + (k & 1)) * L;
         const float* pruned = amin + (2 * (NT + t) + (k & 1)) * L;
-        float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
-        for (int level = 0; level < L; ++level) {
-            const bool one = pam.level_bit(level, k);
-            const float d = list[level], q = pruned[level];
-            const float m = one ? min1 : min0, pm = one ? p1 : p0;
-            const float m_new = d < m ? d : m, pm_new = q < pm ? q : pm;
-            min1 = one ? m_new : min1;
-            min0 = one ? min0 : m_new;
-            p1 = one ? pm_new : p1;
-            p0 = one ? p0 : pm_new;
-        }
+        float min0, min1, p0, p1;
+        bit_side_minima(
+            pam, k, [list](int level) { return list[level]; }, min0, min1);
+        bit_side_minima(
+            pam, k, [pruned](int level) { return pruned[level]; }, p0, p1);
         out[b] = prior ? kbest_llr_from_sides<true>(
                              min0, min1, p0, p1, best, n0, clip, missing, prior[b])
                        : kbest_llr_from_sides<false>(
@@ -279,9 +267,14 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
 /// so that every warp's 64-bit words are aligned.
 struct kbest_select_layout {
     int parked, chosen, item, paths_words, table, costs, amin, words;
-    static kbest_select_layout
-    of(int nt, int K, int M, int per_lane, size_t item_bytes, bool priors = false)
+    static kbest_select_layout of(int nt,
+                                  int K,
+                                  const pam_table& pam,
+                                  int per_lane,
+                                  size_t item_bytes,
+                                  bool priors = false)
     {
+        const int M = pam.order();
         kbest_select_layout l;
         l.parked = 2 * 32 * per_lane;
         l.chosen = 2 * K;
@@ -289,7 +282,7 @@ struct kbest_select_layout {
         l.paths_words = K * 2 * nt;
         l.table = nt * M;
         l.costs = priors ? nt * M : 0;
-        l.amin = kbest_axis_minima_words(nt, M);
+        l.amin = kbest_axis_minima_words(nt, pam);
         l.words = l.parked + l.chosen + l.item + 2 * l.paths_words + 2 * l.table +
                   l.costs + l.amin;
         l.words += l.words & 1;
@@ -475,8 +468,7 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
     const int* perm = item->perm;
     int* lev = lists;                  // this level's paths
     int* next = lists + l.paths_words; // the next level's
-    float path_ped = 0.0f;             // lane r: path r's distance
-    unsigned int kept_key = 0u;        // lane r: path r's distance bits
+    unsigned int kept_key = 0u;        // lane r: path r's distance's bits
     int paths = 1;
     for (int pos = NT - 1; pos >= 0; --pos) {
         const int n = paths << mbits;
@@ -489,7 +481,7 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
             // One parent (path 0), a child per lane, each ranked by the
             // children before it; the new list by rank.
             const float pbq = __shfl_sync(all, bq, 0), pbi = __shfl_sync(all, bi, 0);
-            const float pped = __shfl_sync(all, path_ped, 0);
+            const float pped = __uint_as_float(__shfl_sync(all, kept_key, 0));
             const int sym = lane & (M - 1); // lanes from M on: no child
             float d = kbest_child_levels<NT>(
                 E, pped, pbq, pbi, pos, sym >> lbits, sym & (L - 1), pam);
@@ -524,7 +516,7 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
             const int parent = (lane * P) >> mbits;
             const float pbq = __shfl_sync(all, bq, parent & 31);
             const float pbi = __shfl_sync(all, bi, parent & 31);
-            const float pped = __shfl_sync(all, path_ped, parent & 31);
+            const float pped = __uint_as_float(__shfl_sync(all, kept_key, parent & 31));
             // Every slot computed, without branches; children from n on
             // (their parent's values stale) are then no child.
             unsigned long long v[P]; // child_word of each, sorted below
@@ -622,7 +614,6 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
             next[lane * COLS + 2 * pos] = sym >> lbits;
             next[lane * COLS + 2 * pos + 1] = sym & (L - 1);
             kept_key = unsigned(mine >> 32);
-            path_ped = __uint_as_float(kept_key);
         }
         __syncwarp();
         int* t = lev;
@@ -637,7 +628,7 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
                           lev[lane * COLS + 2 * j + 1],
                       kept_key);
     __syncwarp();
-    const float best = __shfl_sync(all, path_ped, 0);
+    const float best = __uint_as_float(__shfl_sync(all, kept_key, 0));
     kbest_warp_llrs<NT>(reinterpret_cast<const int*>(dmin),
                         reinterpret_cast<const int*>(pmin),
                         best,
@@ -663,7 +654,7 @@ public:
           m_config(config)
     {
         const kbest_warp_layout l = kbest_warp_layout::of(
-            config.shape.nt, config.K, m_pam.order(), sphere_item_bytes(config.shape.nt));
+            config.shape.nt, config.K, m_pam, sphere_item_bytes(config.shape.nt));
         int device = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
         MIMO_CUDA_CHECK(cudaDeviceGetAttribute(
@@ -684,9 +675,9 @@ protected:
         const bool selects = kbest_selects(m_config.K, M);
         const int per_lane = selects ? kbest_children_per_lane(m_config.K, M) : 0;
         const kbest_select_layout ls = kbest_select_layout::of(
-            nt, m_config.K, M, per_lane, sphere_item_bytes(nt), priors);
+            nt, m_config.K, m_pam, per_lane, sphere_item_bytes(nt), priors);
         const kbest_warp_layout lw =
-            kbest_warp_layout::of(nt, m_config.K, M, sphere_item_bytes(nt), priors);
+            kbest_warp_layout::of(nt, m_config.K, m_pam, sphere_item_bytes(nt), priors);
         if (!selects) // before any launch: nothing to undo
             check_fits(lw, " and the a-priori costs");
         void* d_items = m_items.reserve(batch * sphere_item_bytes(nt));

@@ -258,7 +258,8 @@ MIMO_HD float kbest_llr_from_sides(float min0,
 
 /// kbest_llr_from_sides of bit k of one stream, its sides' minima taken over
 /// the stream's symbols: the list's (dmin) and the pruned paths' (pmin) symbol
-/// minima, [li * L + lq]. (The GPU takes the same minima from axis minima.)
+/// minima, [li * L + lq], through the axis minima of bit k's axis (the GPU
+/// keeps those axis minima in shared memory, kbest_warp_llrs).
 template <bool Extrinsic>
 MIMO_HD float kbest_llr(const float* dmin,
                         const float* pmin,
@@ -270,20 +271,15 @@ MIMO_HD float kbest_llr(const float* dmin,
                         float missing,
                         float prior)
 {
-    const float inf = k_infinity;
-    float min0 = inf, min1 = inf, p0 = inf, p1 = inf;
-    const int L = pam.levels;
-    for (int li = 0; li < L; ++li)
-        for (int lq = 0; lq < L; ++lq) {
-            const int s = li * L + lq;
-            if (pam.symbol_bit(li, lq, k)) {
-                min1 = dmin[s] < min1 ? dmin[s] : min1;
-                p1 = pmin[s] < p1 ? pmin[s] : p1;
-            } else {
-                min0 = dmin[s] < min0 ? dmin[s] : min0;
-                p0 = pmin[s] < p0 ? pmin[s] : p0;
-            }
-        }
+    float min0, min1, p0, p1;
+    bit_side_minima(
+        pam,
+        k,
+        [&](int level) { return axis_minimum(dmin, pam, k % 2, level); },
+        min0,
+        min1);
+    bit_side_minima(
+        pam, k, [&](int level) { return axis_minimum(pmin, pam, k % 2, level); }, p0, p1);
     return kbest_llr_from_sides<Extrinsic>(
         min0, min1, p0, p1, best, n0, clip, missing, prior);
 }
