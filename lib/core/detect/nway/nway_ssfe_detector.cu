@@ -26,15 +26,23 @@ namespace detail {
 namespace {
 
 constexpr int k_search_threads = 256;
+/// Lanes a problem at most: from 256-QAM on (and 64-QAM with two passes or
+/// more) a lane runs several candidates, which shares each warp's fixed work
+/// (the shape, the item's loads, the barriers' waits) among more of them:
+/// H100, 4x4 256-QAM N = 1, 0.461 ms with 256 lanes, 0.456 with 128, 0.424
+/// with 64; 64-QAM N = 4 0.440 / 0.374 / 0.348 ms.
+constexpr int k_max_lanes = 64;
 /// The largest modulation (bits per dimension) that fused_pays can choose the
 /// fused kernel for: 8 problems of 256 threads need M <= 32.
 constexpr int k_fused_max_bits_per_dim = 2;
+static_assert(k_max_lanes >= 64,
+              "fewer lanes would give 64-QAM 8 problems a block: the fused kernel");
 
 /// How a block's threads are shared out: 2^lane_bits lanes per problem (its
-/// passes * M candidates rounded up to a power of two, at most 256; lane l runs
-/// candidates l, l + lanes, ...) and 256 >> lane_bits problems. Powers of two,
-/// so that a thread's problem and lane are a shift and a mask (the divisions by
-/// a lane count cost 256-QAM a fifth of its instructions).
+/// passes * M candidates rounded up to a power of two, at most k_max_lanes;
+/// lane l runs candidates l, l + lanes, ...) and 256 >> lane_bits problems. Powers of
+/// two, so that a thread's problem and lane are a shift and a mask (the divisions by a
+/// lane count cost 256-QAM a fifth of its instructions).
 struct search_shape {
     int lane_bits;
     MIMO_HD int lanes() const { return 1 << lane_bits; }
@@ -43,7 +51,7 @@ struct search_shape {
     {
         const int slots = passes << (2 * pam.bits_per_dim);
         int bits = 0;
-        while ((1 << bits) < slots && (1 << bits) < k_search_threads)
+        while ((1 << bits) < slots && (1 << bits) < k_max_lanes)
             ++bits;
         return { bits };
     }
