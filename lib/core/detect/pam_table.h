@@ -40,8 +40,8 @@ struct pam_table {
     /// Nearest level to x; NaN goes to level 0 (the caller flags non-finite problems).
     /// Clamped before rounding, without branches (the N-way search slices every
     /// level of every candidate): g in [0, L-1] rounds as int(g + 0.5), g above
-    /// L-1 gives L-1, and g below 0 or NaN gives 0 (selects, not fmaxf/fminf:
-    /// those are library calls on the CPU).
+    /// L-1 gives L-1, and g below 0 or NaN gives 0 (selects on the CPU, where
+    /// fmaxf/fminf are library calls; the GPU's fminf gives the same level).
     MIMO_HD int slice(float x) const
     {
         const float g = 0.5f * (x * inv_scale + float(levels - 1));

@@ -79,12 +79,11 @@ __device__ bool kbest_warp_begin(const sphere_item<NT>* items,
     return true;
 }
 
-/// The problem's LLRs (out: its NT * Q), kbest_llr's values without its
-/// branches: the axis minima of both symbol tables first, a lane each (the
-/// minimum over the symbols whose bit k is b is the minimum over the levels of
-/// k's axis with label bit b of that axis's minima, pam_table.h), into amin
-/// (kbest_axis_minima_words), then a lane per bit from its axis's L levels;
-/// extrinsic where prior is given. dmin, pmin: NT * M float bits each.
+/// The problem's LLRs (out: its NT * Q), kbest_llr's values: the axis minima of both
+/// symbol tables first, a lane each (the minimum over the symbols whose bit k is b is the
+/// minimum over the levels of k's axis with label bit b of that axis's minima,
+/// pam_table.h), into amin (kbest_axis_minima_words), then a lane per bit from its axis's
+/// L levels; extrinsic where prior is given. dmin, pmin: NT * M float bits each.
 template <int NT>
 __device__ void kbest_warp_llrs(const int* dmin,
                                 const int* pmin,

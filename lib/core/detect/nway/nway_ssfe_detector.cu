@@ -1,5 +1,6 @@
-// CUDA engine of nway_ssfe_detector. Each (problem, pass, candidate) gets a thread
-// running the same ssfe_candidate as the CPU engine; the candidates of a
+// CUDA engine of nway_ssfe_detector. A problem's (pass, candidate) pairs are
+// shared out over its lanes (search_shape), each running the same
+// ssfe_candidate as the CPU engine; the candidates of a
 // problem meet in shared memory as per-symbol minima (an atomicMin on the
 // float's bits, valid for the non-negative distances); then each table's axis
 // minima, a thread per (stream, axis, level), and the LLRs, a thread per bit.
@@ -26,14 +27,14 @@ namespace detail {
 namespace {
 
 constexpr int k_search_threads = 256;
-/// Lanes a problem at most: from 256-QAM on (and 64-QAM with two passes or
-/// more) a lane runs several candidates, which shares each warp's fixed work
-/// (the shape, the item's loads, the barriers' waits) among more of them:
+/// Lanes a problem at most: beyond 64 candidates a problem (256-QAM and up,
+/// 64-QAM or 16-QAM with several passes) a lane runs several, which shares each warp's
+/// fixed work (the shape, the item's loads, the barriers' waits) among more of them:
 /// H100, 4x4 256-QAM N = 1, 0.461 ms with 256 lanes, 0.456 with 128, 0.424
 /// with 64; 64-QAM N = 4 0.440 / 0.374 / 0.348 ms.
 constexpr int k_max_lanes = 64;
 /// The largest modulation (bits per dimension) that fused_pays can choose the
-/// fused kernel for: 8 problems of 256 threads need M <= 32.
+/// fused kernel for: 8 problems of 256 threads need passes * M <= 32.
 constexpr int k_fused_max_bits_per_dim = 2;
 static_assert(k_max_lanes >= 64,
               "fewer lanes would give 64-QAM 8 problems a block: the fused kernel");
@@ -106,6 +107,28 @@ MIMO_HD int minima_floats(int nt, const pam_table& pam)
 MIMO_HD int search_scratch_floats(int nt, int passes, const pam_table& pam)
 {
     return minima_floats(nt, pam) + passes * 2 * nt + 1;
+}
+
+/// Shared memory a block of the search kernel aims to stay within, where fewer
+/// problems a block allow it (search_shape_for).
+constexpr size_t k_search_shared_target = 48 * 1024;
+
+/// The search's shape for a configuration: search_shape::of's, with more lanes
+/// (fewer problems a block, up to as many lanes as candidates) while a block's
+/// items and scratch would pass 48 KB. The cap of 64 lanes then asks no block
+/// for more shared memory than a lane per candidate did (8x8 1024-QAM, 8
+/// passes: 44 KB, not 176 KB); GPUs before Hopper allow 64-164 KB a block.
+search_shape search_shape_for(const nway_config& cfg, const pam_table& pam)
+{
+    search_shape sh = search_shape::of(cfg.passes, pam);
+    const int slots = cfg.passes * pam.order();
+    const size_t per_problem =
+        sizeof(float) * size_t(qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item() +
+                               search_scratch_floats(cfg.shape.nt, cfg.passes, pam));
+    while (sh.lanes() < slots && sh.problems() > 1 &&
+           size_t(sh.problems()) * per_problem > k_search_shared_target)
+        ++sh.lane_bits;
+    return sh;
 }
 
 /// The search and LLR phases for the block's problems [first, first + problems),
@@ -276,7 +299,7 @@ __global__ void __launch_bounds__(k_search_threads)
 
 size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
-    const int problems = search_shape::of(cfg.passes, pam).problems();
+    const int problems = search_shape_for(cfg, pam).problems();
     const int item_floats = qr_layout{ cfg.shape.nt, cfg.passes }.floats_per_item();
     return sizeof(float) *
            size_t(aligned_floats(problems * item_floats) +
@@ -285,7 +308,7 @@ size_t search_shared_bytes(const nway_config& cfg, const pam_table& pam)
 
 size_t fused_shared_bytes(const nway_config& cfg, const pam_table& pam)
 {
-    const int problems = search_shape::of(cfg.passes, pam).problems();
+    const int problems = search_shape_for(cfg, pam).problems();
     return search_shared_bytes(cfg, pam) +
            sizeof(float) * size_t(problems) *
                (2 * cfg.shape.nr * cfg.shape.nt + 2 * cfg.shape.nr);
@@ -378,7 +401,7 @@ private:
             return;
         }
         const size_t shared = fused_shared_bytes(m_config, m_pam);
-        const search_shape shape = search_shape::of(m_config.passes, m_pam);
+        const search_shape shape = search_shape_for(m_config, m_pam);
         dispatch_bits_per_dim(m_pam.bits_per_dim, [&](auto bits_c) {
             constexpr int LBITS = decltype(bits_c)::value;
             // Instantiated only for the modulations fused_pays can choose it for.
@@ -412,10 +435,7 @@ private:
     /// The fused kernel wins while a block holds at least 8 problems (passes * M <= 32),
     /// e.g. 16-QAM with N <= 2; beyond that its QR phase keeps too few threads
     /// busy and the two kernels win (H100 measurements, docs/benchmarks.md).
-    bool fused_pays() const
-    {
-        return search_shape::of(m_config.passes, m_pam).problems() >= 8;
-    }
+    bool fused_pays() const { return search_shape_for(m_config, m_pam).problems() >= 8; }
 
     size_t item_floats() const
     {
@@ -438,7 +458,7 @@ private:
                 constexpr int NT = decltype(nt_c)::value, LBITS = decltype(bits_c)::value;
                 const auto kernel = ssfe_search_kernel<NT, LBITS>;
                 allow_shared(kernel, shared);
-                const search_shape shape = search_shape::of(m_config.passes, m_pam);
+                const search_shape shape = search_shape_for(m_config, m_pam);
                 kernel<<<search_blocks(shape, batch), k_search_threads, shared, s>>>(
                     d_items,
                     batch,
