@@ -13,6 +13,33 @@ namespace detail {
 template <int N>
 using int_c = std::integral_constant<int, N>;
 
+/// Calls f(int_c<LBITS>{}) for a square QAM's bits per dimension, 1 (QPSK) to
+/// MaxBits (5: 1024-QAM), for kernels templated on the modulation.
+template <int MaxBits, typename F>
+decltype(auto) dispatch_bits_per_dim(int bits_per_dim, F&& f)
+{
+    static_assert(MaxBits >= 1 && MaxBits <= 5, "QPSK to 1024-QAM");
+    switch (bits_per_dim) {
+    case 1:
+        return f(int_c<1>{});
+    case 2:
+        return f(int_c<2>{});
+    case 3:
+        if constexpr (MaxBits >= 3)
+            return f(int_c<3>{});
+        break;
+    case 4:
+        if constexpr (MaxBits >= 4)
+            return f(int_c<4>{});
+        break;
+    case 5:
+        if constexpr (MaxBits >= 5)
+            return f(int_c<5>{});
+        break;
+    }
+    throw std::logic_error("mimo_gpu: no kernel for this modulation");
+}
+
 /// Calls f(int_c<NT>{}) for 1 <= nt <= k_max_antennas.
 template <typename F>
 decltype(auto) dispatch_nt(int nt, F&& f)

@@ -113,6 +113,7 @@ __device__ void kbest_warp_llrs(const int* dmin,
         const int t = b / Q, k = b - t * Q;
         const float* list = amin + (2 * t + (k & 1)) * L;
         const float* pruned = amin + (2 * (NT + t) + (k & 1)) * L;
+        // kbest_llr's steps, the side minima taken once for both branches.
         float min0, min1, p0, p1;
         bit_side_minima(
             pam, k, [list](int level) { return list[level]; }, min0, min1);
@@ -749,24 +750,8 @@ protected:
                         break;
                     }
                 };
-                switch (
-                    m_pam.bits_per_dim) { // QPSK .. 256-QAM (the family's modulations)
-                case 1:
-                    with_levels(std::integral_constant<int, 1>{});
-                    break;
-                case 2:
-                    with_levels(std::integral_constant<int, 2>{});
-                    break;
-                case 3:
-                    with_levels(std::integral_constant<int, 3>{});
-                    break;
-                case 4:
-                    with_levels(std::integral_constant<int, 4>{});
-                    break;
-                default:
-                    throw std::logic_error(
-                        "mimo_gpu: kbest: no selection kernel beyond 256-QAM");
-                }
+                // QPSK .. 256-QAM, the family's modulations
+                dispatch_bits_per_dim<4>(m_pam.bits_per_dim, with_levels);
             }
         });
         MIMO_CUDA_CHECK_LAUNCH("kbest search kernel");

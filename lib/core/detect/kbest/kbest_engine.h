@@ -60,26 +60,25 @@ MIMO_HD problem_fault kbest_problem(const sphere_item<NT>& item,
     if (!kbest_search<NT>(
             item.E, item.perm, K, pam, s, prior ? cost : nullptr, dmin, pmin, &best))
         return problem_fault::non_finite;
-    for (int t = 0; t < NT; ++t)
-        for (int k = 0; k < Q; ++k)
-            llr[t * Q + k] = prior ? kbest_llr<true>(dmin + t * M,
-                                                     pmin + t * M,
-                                                     best,
-                                                     pam,
-                                                     k,
-                                                     n0,
-                                                     clip,
-                                                     missing,
-                                                     prior[t * Q + k])
-                                   : kbest_llr<false>(dmin + t * M,
-                                                      pmin + t * M,
-                                                      best,
-                                                      pam,
-                                                      k,
-                                                      n0,
-                                                      clip,
-                                                      missing,
-                                                      0.0f);
+    // Each stream's axis minima of both tables once: [table][axis][level].
+    const int L = pam.levels;
+    float amin[2][2][k_max_pam_levels];
+    for (int t = 0; t < NT; ++t) {
+        for (int axis = 0; axis < 2; ++axis)
+            for (int level = 0; level < L; ++level) {
+                amin[0][axis][level] = axis_minimum(dmin + t * M, pam, axis, level);
+                amin[1][axis][level] = axis_minimum(pmin + t * M, pam, axis, level);
+            }
+        for (int k = 0; k < Q; ++k) {
+            const float *list = amin[0][k % 2], *pruned = amin[1][k % 2];
+            llr[t * Q + k] =
+                prior
+                    ? kbest_llr<true>(
+                          list, pruned, best, pam, k, n0, clip, missing, prior[t * Q + k])
+                    : kbest_llr<false>(
+                          list, pruned, best, pam, k, n0, clip, missing, 0.0f);
+        }
+    }
     return problem_fault::none;
 }
 

@@ -256,13 +256,14 @@ MIMO_HD float kbest_llr_from_sides(float min0,
     return saturate_llr(Extrinsic ? app - prior : app, clip);
 }
 
-/// kbest_llr_from_sides of bit k of one stream, its sides' minima taken over
-/// the stream's symbols: the list's (dmin) and the pruned paths' (pmin) symbol
-/// minima, [li * L + lq], through the axis minima of bit k's axis (the GPU
-/// keeps those axis minima in shared memory, kbest_warp_llrs).
+/// kbest_llr_from_sides of bit k of one stream from the axis minima of bit k's
+/// axis (axis_minimum, L levels each) of the stream's list symbol minima
+/// (`list`) and pruned paths' symbol minima (`pruned`): the minimum over the
+/// symbols whose bit k is b is the minimum over that axis's levels with label
+/// bit b (pam_table.h). The CPU and the GPU (kbest_warp_llrs) alike.
 template <bool Extrinsic>
-MIMO_HD float kbest_llr(const float* dmin,
-                        const float* pmin,
+MIMO_HD float kbest_llr(const float* list,
+                        const float* pruned,
                         float best,
                         const pam_table& pam,
                         int k,
@@ -273,13 +274,9 @@ MIMO_HD float kbest_llr(const float* dmin,
 {
     float min0, min1, p0, p1;
     bit_side_minima(
-        pam,
-        k,
-        [&](int level) { return axis_minimum(dmin, pam, k % 2, level); },
-        min0,
-        min1);
+        pam, k, [list](int level) { return list[level]; }, min0, min1);
     bit_side_minima(
-        pam, k, [&](int level) { return axis_minimum(pmin, pam, k % 2, level); }, p0, p1);
+        pam, k, [pruned](int level) { return pruned[level]; }, p0, p1);
     return kbest_llr_from_sides<Extrinsic>(
         min0, min1, p0, p1, best, n0, clip, missing, prior);
 }

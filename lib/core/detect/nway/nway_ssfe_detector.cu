@@ -58,25 +58,6 @@ struct search_shape {
     }
 };
 
-/// Calls f(int_c<LBITS>{}) for the modulation's bits per dimension (QPSK to 1024-QAM).
-template <typename F>
-decltype(auto) dispatch_bits_per_dim(int bits_per_dim, F&& f)
-{
-    switch (bits_per_dim) {
-    case 1:
-        return f(int_c<1>{});
-    case 2:
-        return f(int_c<2>{});
-    case 3:
-        return f(int_c<3>{});
-    case 4:
-        return f(int_c<4>{});
-    case 5:
-        return f(int_c<5>{});
-    }
-    throw std::logic_error("mimo_gpu: nway: no search kernel for this modulation");
-}
-
 /// The block's problems: the shape's, or fewer in the batch's last block.
 __device__ int problems_in_block(search_shape shape, size_t first, size_t batch)
 {
@@ -402,7 +383,7 @@ private:
         }
         const size_t shared = fused_shared_bytes(m_config, m_pam);
         const search_shape shape = search_shape_for(m_config, m_pam);
-        dispatch_bits_per_dim(m_pam.bits_per_dim, [&](auto bits_c) {
+        dispatch_bits_per_dim<5>(m_pam.bits_per_dim, [&](auto bits_c) {
             constexpr int LBITS = decltype(bits_c)::value;
             // Instantiated only for the modulations fused_pays can choose it for.
             if constexpr (LBITS <= k_fused_max_bits_per_dim)
@@ -453,7 +434,7 @@ private:
         if (batch == 0)
             return;
         const size_t shared = search_shared_bytes(m_config, m_pam);
-        dispatch_bits_per_dim(m_pam.bits_per_dim, [&](auto bits_c) {
+        dispatch_bits_per_dim<5>(m_pam.bits_per_dim, [&](auto bits_c) {
             dispatch_nt(m_config.shape.nt, [&](auto nt_c) {
                 constexpr int NT = decltype(nt_c)::value, LBITS = decltype(bits_c)::value;
                 const auto kernel = ssfe_search_kernel<NT, LBITS>;
