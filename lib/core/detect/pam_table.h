@@ -215,29 +215,26 @@ MIMO_HD void llrs_from_symbol_minima(const float* dmin,
 /// floats; llr: the first problem's nt * Q LLRs, the others after it. Every
 /// thread of the block calls it (one barrier inside), after a barrier that
 /// follows the last write to dmin; amin may be reused only after another.
-/// NT and LBITS: the streams and log2 L where the caller's kernel knows them at
-/// compile time (its indices then split by shifts and constant divisions, its
-/// loops unroll), else 0 (nt and the pam_table's).
-template <int NT = 0, int LBITS = 0>
+/// NT and LBITS: the streams and log2 L, known to the callers' kernels at
+/// compile time (the indices split by shifts and constant divisions, the loops
+/// unroll).
+template <int NT, int LBITS>
 __device__ inline void block_llrs_from_symbol_minima(const float* dmin,
                                                      float* amin,
                                                      int problems,
-                                                     int nt_runtime,
                                                      const pam_table& pam,
                                                      float n0,
                                                      float clip,
                                                      float unreached,
                                                      float* __restrict__ llr)
 {
-    const int nt = NT > 0 ? NT : nt_runtime;
-    const int shift = LBITS > 0 ? LBITS : pam.bits_per_dim; // L = 2^shift
-    const int L = 1 << shift, M = L * L;
+    constexpr int nt = NT, shift = LBITS, L = 1 << shift, M = L * L; // L = 2^shift
     for (int i = threadIdx.x; i < problems * nt * 2 * L; i += blockDim.x) {
         const int table = i >> (shift + 1), axis = (i >> shift) & 1;
         amin[i] = axis_minimum<LBITS>(dmin + table * M, pam, axis, i & (L - 1));
     }
     __syncthreads();
-    const int Q = 2 * shift, per_problem = nt * Q;
+    constexpr int Q = 2 * shift, per_problem = nt * Q;
     for (int i = threadIdx.x; i < problems * per_problem; i += blockDim.x) {
         const int p = i / per_problem, b = i % per_problem, k = b % Q;
         llr[i] = llr_from_axis_minima<LBITS>(

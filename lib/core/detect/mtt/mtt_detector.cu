@@ -209,7 +209,6 @@ __global__ void __launch_bounds__(k_lanes_threads, NT <= 2 ? k_lanes_min_blocks 
         // (unread after the last barrier; M >= 2 L).
         reinterpret_cast<float*>(s_sym),
         n_problems,
-        NT,
         pam,
         n0,
         clip,
