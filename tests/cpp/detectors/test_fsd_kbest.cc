@@ -235,7 +235,8 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "sfsd", { { "niter", 16 } }, { 2, 2 }, modulation::qam16, 1001 },
            cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
            // K-best: K <= 32 and K * M <= 1024 take the selection kernel (2..32
-           // children per lane), the others the kernel that sorts every child.
+           // children per lane), the others the threshold kernel (the children
+           // under a bound sorted; all of them where a level has at most 128).
            cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
            cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam16, 1001 },
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam16, 501 },
@@ -250,7 +251,13 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "kbest", { { "k", 1 } }, { 2, 2 }, modulation::qam256, 301 }, // P = 8 < L
            cfg{ "kbest", { { "k", 4 } }, { 2, 2 }, modulation::qam256, 301 }, // P = 32
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam64, 301 },
-           cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 } }) {
+           cfg{ "kbest", { { "k", 64 } }, { 3, 2 }, modulation::qpsk, 301 },
+           cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam256, 201 }, // 4096
+           cfg{ "kbest", { { "k", 64 } }, { 4, 4 }, modulation::qam64, 201 },
+           cfg{ "kbest", { { "k", 40 } }, { 4, 4 }, modulation::qam16, 301 },
+           // beyond the pool's 128: the keep-th child by bisection
+           cfg{ "kbest", { { "k", 256 } }, { 4, 4 }, modulation::qam16, 101 },
+           cfg{ "kbest", { { "k", 130 } }, { 4, 4 }, modulation::qam16, 101 } }) {
         for (double snr : { 4.0, 16.0 }) {
             problem_batch pb(c.shape, c.mod, c.batch, snr, seed + uint64_t(snr));
             auto cpu = make(c.name, c.shape, c.mod, backend::cpu, c.params);
@@ -273,7 +280,10 @@ TEST(sphere_cuda, kbest_breaks_ties_by_index_like_the_cpu)
            std::pair{ modulation::qam16, 8 },    // P = 4
            std::pair{ modulation::qam16, 16 },   // P = 8
            std::pair{ modulation::qam16, 32 },   // P = 16
-           std::pair{ modulation::qam16, 40 },   // the sorting kernel
+           std::pair{ modulation::qam16, 40 },   // the threshold kernel
+           std::pair{ modulation::qam16, 256 },  // bisection
+           std::pair{ modulation::qam64, 64 },   // threshold
+           std::pair{ modulation::qam256, 16 },  // threshold
            std::pair{ modulation::qam64, 8 },    // P = 16
            std::pair{ modulation::qam64, 16 },   // P = 32
            std::pair{ modulation::qam256, 4 },   // P = 32
@@ -376,8 +386,10 @@ TEST(sphere_cuda, kbest_with_priors_equals_the_cpu)
            std::pair{ modulation::qam16, 16 },
            std::pair{ modulation::qam16, 1 }, // ranked at every level
            std::pair{ modulation::qam64, 16 },
-           std::pair{ modulation::qam64, 32 } }) {
-        problem_batch pb({ 4, 4 }, mod, 1001, 8.0, seed);
+           std::pair{ modulation::qam64, 32 },
+           std::pair{ modulation::qam16, 64 },    // the threshold kernel
+           std::pair{ modulation::qam256, 16 } }) {
+        problem_batch pb({ 4, 4 }, mod, mod == modulation::qam256 ? 301 : 1001, 8.0, seed);
         auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
         auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });
         cpu->set_bad_problem_policy(bad_problem_policy::erase);

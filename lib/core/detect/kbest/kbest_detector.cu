@@ -1,7 +1,8 @@
 // CUDA engine of the K-best detector: the FSD engine's ordering and QR kernel
 // (V-BLAST order), then a warp per problem: kbest_select_kernel for lists of
 // up to 32 paths and 1024 children (children in registers, the K best taken by
-// warp minima), else kbest_warp_kernel (every child sorted in shared memory).
+// warp minima), else kbest_threshold_kernel (the children under a bound
+// sorted in shared memory).
 #include "../engine/cuda_detector_engine.h"
 #include "kbest_engine.h"
 
@@ -16,25 +17,41 @@ inline int kbest_axis_minima_words(int nt, const pam_table& pam)
     return 4 * nt * pam.levels;
 }
 
-/// A warp per problem (kbest_warp_kernel): its words of shared memory.
-struct kbest_warp_layout {
-    int item, sorted, paths_words, table, costs, amin, words;
+/// The threshold kernel's candidate buffer: at least this many children, and
+/// four times the list rounded up to a power of two, so that the bound
+/// (kbest_threshold_kernel) rarely lets more through.
+constexpr int k_kbest_min_candidates = 128;
+
+/// kbest_threshold_kernel's words of shared memory per warp: first the
+/// candidates (64-bit child words, `cap` of them, a power of two), then the
+/// item, two path lists (levels, distances) and the parents' residuals, the
+/// symbol minima, the a-priori costs and the axis minima of the LLRs. An even
+/// count, so that every warp's 64-bit words stay aligned. The children's
+/// distances are computed again where needed, not kept: 16 KB a warp at 4096
+/// children held an SM to 7 warps.
+struct kbest_threshold_layout {
+    int cap, item, paths_words, table, costs, amin, words;
     /// priors: room for the a-priori costs of every stream's symbols.
-    static kbest_warp_layout
+    static kbest_threshold_layout
     of(int nt, int K, const pam_table& pam, size_t item_bytes, bool priors = false)
     {
         const int M = pam.order();
-        kbest_warp_layout l;
+        kbest_threshold_layout l;
+        int list = 1, children = 1;
+        while (list < K)
+            list *= 2;
+        while (children < K * M)
+            children *= 2;
+        l.cap = 4 * list < k_kbest_min_candidates ? k_kbest_min_candidates : 4 * list;
+        l.cap = l.cap < children ? l.cap : children; // then every level is sorted whole
         l.item = int(item_bytes / 4);
-        l.sorted = 1;
-        while (l.sorted < K * M)
-            l.sorted *= 2;
-        l.paths_words = K * (2 * nt + 1);
+        l.paths_words = 2 * K * (2 * nt + 1) + 2 * K;
         l.table = nt * M;
         l.costs = priors ? nt * M : 0;
         l.amin = kbest_axis_minima_words(nt, pam);
         l.words =
-            l.item + 2 * l.sorted + 2 * l.paths_words + 2 * l.table + l.costs + l.amin;
+            2 * l.cap + l.item + l.paths_words + 2 * l.table + l.costs + l.amin;
+        l.words += l.words & 1;
         return l;
     }
 };
@@ -126,137 +143,328 @@ __device__ void kbest_warp_llrs(const int* dmin,
     }
 }
 
-/// K-best with a warp per problem, the same steps as kbest_search (the CPU's):
-/// the lanes share out the children (kbest_child), a bitonic sort by
-/// (distance, index) gives the K best in the order the CPU's heap gives them,
-/// the lanes feed the pruned ones into the pruned minima and extend the kept
-/// ones, and the final list's symbol minima give the LLRs (kbest_warp_llrs:
-/// kbest_llr's values).
+/// The warp's sum (redux.sync where the GPU has it).
+__device__ __forceinline__ unsigned int warp_sum(unsigned int v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_add_sync(0xffffffffu, v);
+#else
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+#endif
+}
+
+/// The warp's minimum (redux.sync where the GPU has it).
+__device__ __forceinline__ unsigned int warp_min(unsigned int v)
+{
+#if __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xffffffffu, v);
+#else
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned int u = __shfl_xor_sync(0xffffffffu, v, o);
+        v = u < v ? u : v;
+    }
+    return v;
+#endif
+}
+
+/// A child as one 64-bit word: its distance's bits above its index, so that
+/// (distance, index) order is the words' order (distances are non-negative).
+__device__ __forceinline__ unsigned long long child_word(unsigned int key, int id)
+{
+    return (static_cast<unsigned long long>(key) << 32) | static_cast<unsigned int>(id);
+}
+
+/// Each lane's best children kept for kbest_threshold_kernel's bound.
+constexpr int k_kbest_pool = 4;
+
+/// K-best for any list (those kbest_selects refuses: K > 32 or K * M > 1024),
+/// the same steps and results as kbest_search (the CPU's), a warp per problem.
+/// A level's K best children are found without sorting all K * M of them:
+/// 1. every child's distance; each lane keeps its four smallest (its children
+///    rotate through the offsets of each run of 32, so that a lane's children
+///    are spread over the parent's levels);
+/// 2. the bound: the keep-th smallest of those 128 pooled distances. They are
+///    distinct children's, so at least keep children lie at or under it, and
+///    unless one lane held more than four of the K best it is the keep-th
+///    distance itself;
+/// 3. the children at or under it (typically a little more than K) as
+///    (distance, index) words into the candidate buffer; the others are
+///    pruned, into the pruned minima (the parent's symbols above through a
+///    minimum over the lanes that share it). Where more than the buffer holds
+///    pass (exact ties, K beyond the pool), the keep-th distance is found by
+///    bisection over all children, then, were that tied too, the keep-th
+///    index among its children, and the children are passed again;
+/// 4. the candidates sorted by a bitonic network: the first keep are the new
+///    list, in the CPU's heap order; the rest are pruned.
+/// The final list's symbol minima give the LLRs (kbest_warp_llrs). A level
+/// with at most `cap` children (the top one, small lists) passes whole.
 /// Priors: the a-priori costs in the path metric (priors is not null); the
 /// kernel without them is compiled apart, so the plain search pays nothing.
 template <int NT, bool Priors>
 __global__ void __launch_bounds__(32 * k_kbest_max_warps)
-    kbest_warp_kernel(const sphere_item<NT>* __restrict__ items,
-                      size_t batch,
-                      const __grid_constant__ pam_table pam,
-                      int K,
-                      kbest_warp_layout l,
-                      float n0,
-                      float clip,
-                      float missing,
-                      const float* __restrict__ priors,
-                      float* __restrict__ llr,
-                      fault_sink faults)
+    kbest_threshold_kernel(const sphere_item<NT>* __restrict__ items,
+                           size_t batch,
+                           const __grid_constant__ pam_table pam,
+                           int K,
+                           kbest_threshold_layout l,
+                           float n0,
+                           float clip,
+                           float missing,
+                           const float* __restrict__ priors,
+                           float* __restrict__ llr,
+                           fault_sink faults)
 {
     constexpr int COLS = 2 * NT;
-    extern __shared__ __align__(16) unsigned int smem_words[];
+    constexpr unsigned int all = 0xffffffffu;  // the warp's lanes, in *_sync masks
+    constexpr unsigned int none = 0xffffffffu; // no child: after every distance's bits
+    extern __shared__ __align__(16) unsigned int smem_words[]; // 64-bit words inside
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
-    if (p >= batch ||
-        faults.flagged(p)) // past the end, or flagged by the QR: the whole warp leaves
+    if (p >= batch || faults.flagged(p)) // the whole warp leaves
         return;
-    const int M = pam.order(), L = pam.levels, Q = pam.bits_per_symbol();
+    const int M = pam.order(), Q = pam.bits_per_symbol();
+    const int lbits = pam.bits_per_dim, mbits = 2 * lbits;
     unsigned int* w = smem_words + size_t(warp) * l.words;
-    const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(w);
-    float* key = reinterpret_cast<float*>(w + l.item);
-    int* idx = reinterpret_cast<int*>(key + l.sorted);
-    int* lev = idx + l.sorted;
-    float* ped = reinterpret_cast<float*>(lev + K * COLS);
-    int* nlev = reinterpret_cast<int*>(ped + K);
-    float* nped = reinterpret_cast<float*>(nlev + K * COLS);
-    int* dmin = reinterpret_cast<int*>(nped + K);
-    int* pmin = dmin + l.table;
+    unsigned long long* cand = reinterpret_cast<unsigned long long*>(w);
+    unsigned int* item_words = w + 2 * l.cap;
+    const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(item_words);
+    int* lev = reinterpret_cast<int*>(item_words + l.item);
+    int* next = lev + K * COLS;
+    float* ped = reinterpret_cast<float*>(next + K * COLS);
+    float* nped = ped + K;
+    float* res_q = nped + K; // the parents' residuals (kbest_residuals)
+    float* res_i = res_q + K;
+    unsigned int* dmin = reinterpret_cast<unsigned int*>(res_i + K);
+    unsigned int* pmin = dmin + l.table;
     float* cost = reinterpret_cast<float*>(pmin + l.table); // l.costs words (priors)
     float* amin = cost + l.costs;
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
-    if (!kbest_warp_begin<NT>(
-            items, p, prior, pam, n0, l.item, w, dmin, pmin, cost, faults, lane))
+    if (!kbest_warp_begin<NT>(items,
+                              p,
+                              prior,
+                              pam,
+                              n0,
+                              l.item,
+                              item_words,
+                              reinterpret_cast<int*>(dmin),
+                              reinterpret_cast<int*>(pmin),
+                              cost,
+                              faults,
+                              lane))
         return; // the whole warp leaves: erased
     if (lane == 0)
         ped[0] = 0.0f;
     __syncwarp();
     const float* E = item->E;
     const int* perm = item->perm;
+    const unsigned int lanes_before = (1u << lane) - 1u;
     int paths = 1;
     for (int pos = NT - 1; pos >= 0; --pos) {
-        const int n = paths * M, ri = 2 * pos, rq = 2 * pos + 1;
+        const int n = paths << mbits, keep = n < K ? n : K;
+        unsigned int* pos_min = pmin + (perm[pos] << mbits);
+        for (int a = lane; a < paths; a += 32)
+            kbest_residuals<NT>(E, lev + a * COLS, 1, pos, pam, res_q + a, res_i + a);
+        __syncwarp();
+        const kbest_rows rows = kbest_rows::at<NT>(E, pos);
+        // Child c's distance bits (kbest_child's, the CPU's arithmetic).
+        const auto distance = [&](int c) {
+            const int a = c >> mbits, sym = c & (M - 1);
+            float d = rows.child(
+                ped[a], res_q[a], res_i[a], pam.i_level(sym), pam.q_level(sym), pam);
+            if (Priors)
+                d += cost[(perm[pos] << mbits) + sym];
+            return d;
+        };
+        // A pruned child's parent's symbols above: the minimum over its
+        // children `v` (none: no change).
+        const auto prune_above = [&](int a, unsigned int v) {
+            const int* up = lev + a * COLS;
+            for (int j = pos + 1; j < NT; ++j)
+                atomicMin(pmin + (perm[j] << mbits) + (up[2 * j] << lbits) + up[2 * j + 1],
+                          v);
+        };
+        // 1. Every child's distance, and each lane's smallest ones.
+        unsigned int pool[k_kbest_pool];
+#pragma unroll
+        for (int s = 0; s < k_kbest_pool; ++s)
+            pool[s] = none;
         bool finite = true;
-        for (int c = lane; c < l.sorted; c += 32) {
-            float d = k_infinity;
+        for (int base = 0; base < n; base += 32) {
+            const int c =
+                base + (base + 32 <= n ? (lane + 7 * (base >> 5)) & 31 : lane);
             if (c < n) {
-                float bq, bi;
-                const int a = pam.parent_of(c), sym = pam.symbol_of(c);
-                kbest_residuals<NT>(E, lev + a * COLS, 1, pos, pam, &bq, &bi);
-                d = kbest_child<NT>(E, ped[a], bq, bi, pos, sym, pam);
-                if (Priors)
-                    d += cost[perm[pos] * M + sym];
+                const float d = distance(c);
                 finite &= d < k_infinity;
+                unsigned int k = __float_as_uint(d);
+#pragma unroll
+                for (int s = 0; s < k_kbest_pool; ++s) { // insertion, without branches
+                    const unsigned int low = k < pool[s] ? k : pool[s];
+                    k = k < pool[s] ? pool[s] : k;
+                    pool[s] = low;
+                }
             }
-            key[c] = d;
-            idx[c] = c;
         }
-        if (__any_sync(0xffffffffu, !finite)) {
+        if (__any_sync(all, !finite)) {
             if (lane == 0)
                 faults.report(p, problem_fault::non_finite);
             return;
         }
+        // 2. The bound: the smallest x with at least keep pooled distances at or
+        // under it (none where the level passes whole or the pool is short).
+        unsigned int bound = none;
+        if (n > l.cap && keep <= 32 * k_kbest_pool) {
+            unsigned int lo = 0, hi = none;
+            while (lo < hi) {
+                const unsigned int mid = lo + (hi - lo) / 2;
+                unsigned int under = 0;
+#pragma unroll
+                for (int s = 0; s < k_kbest_pool; ++s)
+                    under += pool[s] <= mid;
+                if (int(warp_sum(under)) >= keep)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            bound = lo;
+        }
+        // The children whose words are at or under x.
+        const auto under = [&](unsigned long long x) {
+            unsigned int count = 0;
+            for (int c = lane; c < n; c += 32)
+                count += child_word(__float_as_uint(distance(c)), c) <= x;
+            return int(warp_sum(count));
+        };
+        // 3. The candidates: the children's words at or under last_word.
+        unsigned long long last_word = child_word(bound, -1); // every index of it
+        int count = 0;
+        for (int round = 0;; ++round) {
+            __syncwarp(); // a round's candidates overwrite the last round's
+            count = 0;
+            unsigned int run = none; // the pruned of this lane's parent, M >= 32
+            for (int base = 0; base < n; base += 32) {
+                const int c = base + lane;
+                const unsigned int k = c < n ? __float_as_uint(distance(c)) : none;
+                const bool in = c < n && child_word(k, c) <= last_word;
+                const unsigned int vote = __ballot_sync(all, in);
+                const int at = count + __popc(vote & lanes_before);
+                if (in && at < l.cap)
+                    cand[at] = child_word(k, c);
+                count += __popc(vote);
+                const unsigned int v = in ? none : k; // pruned (none past n)
+                if (v != none)
+                    atomicMin(pos_min + (c & (M - 1)), v);
+                if (pos == NT - 1) // no symbols above
+                    continue;
+                if (M >= 32) { // a parent's children fill M / 32 whole runs
+                    run = v < run ? v : run;
+                    if (((base + 32) & (M - 1)) == 0) {
+                        run = warp_min(run);
+                        if (lane == 0 && run != none)
+                            prune_above(base >> mbits, run);
+                        run = none;
+                    }
+                } else { // M lanes a parent
+                    unsigned int m = v;
+                    for (int o = 1; o < M; o <<= 1) {
+                        const unsigned int u = __shfl_xor_sync(all, m, o);
+                        m = u < m ? u : m;
+                    }
+                    if ((lane & (M - 1)) == 0 && m != none)
+                        prune_above(c >> mbits, m);
+                }
+            }
+            if (count <= l.cap)
+                break;
+            if (round == 0) { // the keep-th distance
+                unsigned int lo = 0, hi = unsigned(last_word >> 32);
+                while (lo < hi) {
+                    const unsigned int mid = lo + (hi - lo) / 2;
+                    if (under(child_word(mid, -1)) >= keep)
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                last_word = child_word(lo, -1);
+            } else { // ties at it: the keep-th index among them
+                const unsigned int t = unsigned(last_word >> 32);
+                int lo = 0, hi = n - 1;
+                while (lo < hi) {
+                    const int mid = lo + (hi - lo) / 2;
+                    if (under(child_word(t, mid)) >= keep)
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                last_word = child_word(t, lo); // exactly keep pass
+            }
+        }
+        // 4. The candidates in order: the new list, then pruned ones.
+        int size = 1;
+        while (size < count)
+            size <<= 1;
+        for (int i = count + lane; i < size; i += 32)
+            cand[i] = ~0ull;
         __syncwarp();
-        for (int k = 2; k <= l.sorted; k <<= 1)
+        for (int k = 2; k <= size; k <<= 1)
             for (int j = k >> 1; j > 0; j >>= 1) {
-                for (int i = lane; i < l.sorted; i += 32) {
+                for (int i = lane; i < size; i += 32) {
                     const int o = i ^ j;
                     if (o > i) {
-                        const bool ascending = (i & k) == 0;
-                        const bool out_of_order =
-                            kbest_impl::before(key[o], idx[o], key[i], idx[i]);
-                        if (out_of_order == ascending) {
-                            const float tk = key[i];
-                            key[i] = key[o];
-                            key[o] = tk;
-                            const int ti = idx[i];
-                            idx[i] = idx[o];
-                            idx[o] = ti;
+                        const unsigned long long a = cand[i], b = cand[o];
+                        if ((b < a) == ((i & k) == 0)) {
+                            cand[i] = b;
+                            cand[o] = a;
                         }
                     }
                 }
                 __syncwarp();
             }
-        const int keep = n < K ? n : K;
-        for (int r = keep + lane; r < n; r += 32) { // pruned children
-            const int c = idx[r], a = pam.parent_of(c);
-            const int d = __float_as_int(key[r]);
-            atomicMin(pmin + perm[pos] * M + pam.symbol_of(c), d);
-            for (int j = pos + 1; j < NT; ++j)
-                atomicMin(pmin + perm[j] * M + lev[a * COLS + 2 * j] * L +
-                              lev[a * COLS + 2 * j + 1],
-                          d);
+        for (int r = keep + lane; r < count; r += 32) {
+            const unsigned long long word = cand[r];
+            const int c = int(unsigned(word));
+            const unsigned int k = unsigned(word >> 32);
+            atomicMin(pos_min + (c & (M - 1)), k);
+            prune_above(c >> mbits, k);
         }
-        for (int r = lane; r < keep; r += 32) { // kept children: the next paths
-            const int c = idx[r], a = pam.parent_of(c), sym = pam.symbol_of(c);
+        for (int r = lane; r < keep; r += 32) { // the next level's paths
+            const unsigned long long mine = cand[r];
+            const int c = int(unsigned(mine)), a = c >> mbits, sym = c & (M - 1);
             for (int j = 2 * pos + 2; j < COLS; ++j)
-                nlev[r * COLS + j] = lev[a * COLS + j];
-            nlev[r * COLS + ri] = pam.i_level(sym);
-            nlev[r * COLS + rq] = pam.q_level(sym);
-            nped[r] = key[r];
+                next[r * COLS + j] = lev[a * COLS + j];
+            next[r * COLS + 2 * pos] = pam.i_level(sym);
+            next[r * COLS + 2 * pos + 1] = pam.q_level(sym);
+            nped[r] = __uint_as_float(unsigned(mine >> 32));
         }
         __syncwarp();
-        for (int i = lane; i < keep * COLS; i += 32)
-            lev[i] = nlev[i];
-        for (int r = lane; r < keep; r += 32)
-            ped[r] = nped[r];
-        __syncwarp();
+        int* t = lev;
+        lev = next;
+        next = t;
+        float* u = ped;
+        ped = nped;
+        nped = u;
         paths = keep;
     }
     for (int r = lane; r < paths; r += 32) {
-        const int d = __float_as_int(ped[r]);
+        const unsigned int d = __float_as_uint(ped[r]);
         for (int j = 0; j < NT; ++j)
-            atomicMin(dmin + perm[j] * M + lev[r * COLS + 2 * j] * L +
+            atomicMin(dmin + (perm[j] << mbits) + (lev[r * COLS + 2 * j] << lbits) +
                           lev[r * COLS + 2 * j + 1],
                       d);
     }
     __syncwarp();
-    kbest_warp_llrs<NT>(
-        dmin, pmin, ped[0], pam, n0, clip, missing, prior, amin, llr + p * NT * Q, lane);
+    kbest_warp_llrs<NT>(reinterpret_cast<const int*>(dmin),
+                        reinterpret_cast<const int*>(pmin),
+                        ped[0],
+                        pam,
+                        n0,
+                        clip,
+                        missing,
+                        prior,
+                        amin,
+                        llr + p * NT * Q,
+                        lane);
 }
 
 /// The selection kernel's words of shared memory per warp: first the 64-bit
@@ -293,7 +501,7 @@ struct kbest_select_layout {
 constexpr int k_kbest_select_warps = 8;
 /// The selection kernel takes K <= 32 (a kept path per lane) and K * M <= 1024
 /// (at most 32 children per lane: 64-QAM with the default K = 16); larger
-/// lists take kbest_warp_kernel.
+/// lists take kbest_threshold_kernel.
 constexpr int k_kbest_select_max_k = 32;
 constexpr int k_kbest_select_max_per_lane = 32; // kernels compiled for P = 2 .. 32
 constexpr int k_kbest_select_max_children = 32 * k_kbest_select_max_per_lane;
@@ -321,27 +529,6 @@ inline int kbest_children_per_lane(int K, int M)
 inline bool kbest_selects(int K, int M)
 {
     return K <= k_kbest_select_max_k && K * M <= k_kbest_select_max_children;
-}
-
-/// The warp's minimum (redux.sync where the GPU has it).
-__device__ __forceinline__ unsigned int warp_min(unsigned int v)
-{
-#if __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(0xffffffffu, v);
-#else
-    for (int o = 16; o > 0; o >>= 1) {
-        const unsigned int u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = u < v ? u : v;
-    }
-    return v;
-#endif
-}
-
-/// A child as one 64-bit word: its distance's bits above its index, so that
-/// (distance, index) order is the words' order (distances are non-negative).
-__device__ __forceinline__ unsigned long long child_word(unsigned int key, int id)
-{
-    return (static_cast<unsigned long long>(key) << 32) | static_cast<unsigned int>(id);
 }
 
 /// Puts the smaller of words i and j at i, without branches.
@@ -394,7 +581,7 @@ __device__ __forceinline__ void sort_lane_children(unsigned long long (&v)[P])
 }
 
 /// K-best for small lists (K <= 32, K * M <= 1024), the same steps and results
-/// as kbest_warp_kernel without sorting every child in shared memory: lane l
+/// as kbest_threshold_kernel without a candidate buffer in shared memory: lane l
 /// computes children l*P .. l*P+P-1 (one parent's, so the parent's residuals
 /// come from the lane that keeps it, by shuffle), sorts them in registers and
 /// parks them in shared memory; the warp then takes the K best one at a time,
@@ -653,7 +840,7 @@ public:
               sphere_item_bytes(config.shape.nt)),
           m_config(config)
     {
-        const kbest_warp_layout l = kbest_warp_layout::of(
+        const kbest_threshold_layout l = kbest_threshold_layout::of(
             config.shape.nt, config.K, m_pam, sphere_item_bytes(config.shape.nt));
         int device = 0;
         MIMO_CUDA_CHECK(cudaGetDevice(&device));
@@ -676,8 +863,8 @@ protected:
         const int per_lane = selects ? kbest_children_per_lane(m_config.K, M) : 0;
         const kbest_select_layout ls = kbest_select_layout::of(
             nt, m_config.K, m_pam, per_lane, sphere_item_bytes(nt), priors);
-        const kbest_warp_layout lw =
-            kbest_warp_layout::of(nt, m_config.K, m_pam, sphere_item_bytes(nt), priors);
+        const kbest_threshold_layout lw = kbest_threshold_layout::of(
+            nt, m_config.K, m_pam, sphere_item_bytes(nt), priors);
         if (!selects) // before any launch: nothing to undo
             check_fits(lw, " and the a-priori costs");
         void* d_items = m_items.reserve(batch * sphere_item_bytes(nt));
@@ -707,8 +894,8 @@ protected:
                                  sink);
                 };
                 if (!selects) {
-                    run(priors ? kbest_warp_kernel<NT, true>
-                               : kbest_warp_kernel<NT, false>,
+                    run(priors ? kbest_threshold_kernel<NT, true>
+                               : kbest_threshold_kernel<NT, false>,
                         lw,
                         lw.words,
                         k_kbest_max_warps);
@@ -781,7 +968,7 @@ private:
     }
 
     /// A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
-    void check_fits(const kbest_warp_layout& l, const std::string& with) const
+    void check_fits(const kbest_threshold_layout& l, const std::string& with) const
     {
         if (size_t(l.words) * 4 > size_t(m_shared_limit))
             throw std::invalid_argument(

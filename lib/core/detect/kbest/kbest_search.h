@@ -59,9 +59,31 @@ MIMO_HD void kbest_residuals(const float* E,
     *bi = i;
 }
 
-/// A child's partial distance: the parent's plus the two rows at pos of the
-/// symbol with I level li and Q level lq. With priors the caller adds the
-/// symbol's a-priori cost to it.
+/// Position pos's entries of R that a child's distance takes (the two rows'
+/// diagonal block), read once for all of a level's children.
+struct kbest_rows {
+    float qq, iq, ii; ///< R[rq][rq], R[ri][rq], R[ri][ri]
+    template <int NT>
+    MIMO_HD static kbest_rows at(const float* E, int pos)
+    {
+        constexpr int W = 2 * NT + 1;
+        const int rq = 2 * pos + 1, ri = 2 * pos;
+        return { E[rq * W + rq], E[ri * W + rq], E[ri * W + ri] };
+    }
+    /// A child's partial distance: the parent's plus the two rows of the symbol
+    /// with I level li and Q level lq. With priors the caller adds the symbol's
+    /// a-priori cost to it.
+    MIMO_HD float
+    child(float ped, float bq, float bi, int li, int lq, const pam_table& pam) const
+    {
+        const float pq = pam.amplitude(lq), pi = pam.amplitude(li);
+        const float eq = bq - qq * pq;
+        const float ei = bi - iq * pq - ii * pi;
+        return ped + eq * eq + ei * ei;
+    }
+};
+
+/// kbest_rows::child at position pos of E.
 template <int NT>
 MIMO_HD float kbest_child_levels(const float* E,
                                  float ped,
@@ -72,12 +94,7 @@ MIMO_HD float kbest_child_levels(const float* E,
                                  int lq,
                                  const pam_table& pam)
 {
-    constexpr int W = 2 * NT + 1;
-    const int rq = 2 * pos + 1, ri = 2 * pos;
-    const float pq = pam.amplitude(lq), pi = pam.amplitude(li);
-    const float eq = bq - E[rq * W + rq] * pq;
-    const float ei = bi - E[ri * W + rq] * pq - E[ri * W + ri] * pi;
-    return ped + eq * eq + ei * ei;
+    return kbest_rows::at<NT>(E, pos).child(ped, bq, bi, li, lq, pam);
 }
 
 /// kbest_child_levels of symbol `sym` (I level sym / L, Q level sym % L).
