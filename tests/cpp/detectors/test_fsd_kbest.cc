@@ -387,9 +387,10 @@ TEST(sphere_cuda, kbest_with_priors_equals_the_cpu)
            std::pair{ modulation::qam16, 1 }, // ranked at every level
            std::pair{ modulation::qam64, 16 },
            std::pair{ modulation::qam64, 32 },
-           std::pair{ modulation::qam16, 64 },    // the threshold kernel
+           std::pair{ modulation::qam16, 64 }, // the threshold kernel
            std::pair{ modulation::qam256, 16 } }) {
-        problem_batch pb({ 4, 4 }, mod, mod == modulation::qam256 ? 301 : 1001, 8.0, seed);
+        problem_batch pb(
+            { 4, 4 }, mod, mod == modulation::qam256 ? 301 : 1001, 8.0, seed);
         auto cpu = make("kbest", pb.shape, mod, backend::cpu, { { "k", K } });
         auto gpu = make("kbest", pb.shape, mod, backend::cuda, { { "k", K } });
         cpu->set_bad_problem_policy(bad_problem_policy::erase);

@@ -23,14 +23,16 @@ inline int kbest_axis_minima_words(int nt, const pam_table& pam)
 constexpr int k_kbest_min_candidates = 128;
 
 /// kbest_threshold_kernel's words of shared memory per warp: first the
-/// candidates (64-bit child words, `cap` of them, a power of two), then the
-/// item, two path lists (levels, distances) and the parents' residuals, the
-/// symbol minima, the a-priori costs and the axis minima of the LLRs. An even
-/// count, so that every warp's 64-bit words stay aligned. The children's
-/// distances are computed again where needed, not kept: 16 KB a warp at 4096
-/// children held an SM to 7 warps.
+/// candidates (64-bit child words, `cap` of them, a power of two from 128),
+/// the parents' records (float4), then the item, two path lists, the new
+/// list's distances, the level's products of R with the amplitudes, the
+/// a-priori costs and the axis minima of the list's and the pruned paths'
+/// symbols. A multiple of
+/// four words, so that every warp's 64- and 128-bit words stay aligned. The
+/// children's distances are computed again where needed, not kept: 16 KB a
+/// warp at 4096 children held an SM to 7 warps.
 struct kbest_threshold_layout {
-    int cap, item, paths_words, table, costs, amin, words;
+    int cap, item, paths_words, costs, amin, words;
     /// priors: room for the a-priori costs of every stream's symbols.
     static kbest_threshold_layout
     of(int nt, int K, const pam_table& pam, size_t item_bytes, bool priors = false)
@@ -43,15 +45,13 @@ struct kbest_threshold_layout {
         while (children < K * M)
             children *= 2;
         l.cap = 4 * list < k_kbest_min_candidates ? k_kbest_min_candidates : 4 * list;
-        l.cap = l.cap < children ? l.cap : children; // then every level is sorted whole
+        l.cap = l.cap < children ? l.cap : children; // then every level passes whole
         l.item = int(item_bytes / 4);
-        l.paths_words = 2 * K * (2 * nt + 1) + 2 * K;
-        l.table = nt * M;
+        l.paths_words = 4 * K + 2 * K * 2 * nt + K + 3 * pam.levels;
         l.costs = priors ? nt * M : 0;
         l.amin = kbest_axis_minima_words(nt, pam);
-        l.words =
-            2 * l.cap + l.item + l.paths_words + 2 * l.table + l.costs + l.amin;
-        l.words += l.words & 1;
+        l.words = 2 * l.cap + l.item + l.paths_words + l.costs + l.amin;
+        l.words = (l.words + 3) & ~3;
         return l;
     }
 };
@@ -60,9 +60,9 @@ constexpr int k_kbest_max_warps = 4;
 
 /// A warp's start on problem p, in both K-best kernels: false (the fault
 /// reported, the problem erased) where its a-priori LLRs are not finite; else
-/// its item is in shared memory at w, the list's and the pruned paths' symbol
-/// minima (dmin, pmin: NT * M float bits each) are +inf, and with priors each
-/// stream's symbols' a-priori costs are at cost. The caller syncs the warp.
+/// its item is in shared memory at w, the minima (the list's and the pruned
+/// paths', `minima_words` float bits) are +inf, and with priors each stream's
+/// symbols' a-priori costs are at cost. The caller syncs the warp.
 template <int NT>
 __device__ bool kbest_warp_begin(const sphere_item<NT>* items,
                                  size_t p,
@@ -71,8 +71,8 @@ __device__ bool kbest_warp_begin(const sphere_item<NT>* items,
                                  float n0,
                                  int item_words,
                                  unsigned int* w,
-                                 int* dmin,
-                                 int* pmin,
+                                 int* minima,
+                                 int minima_words,
                                  float* cost,
                                  fault_sink faults,
                                  int lane)
@@ -86,46 +86,32 @@ __device__ bool kbest_warp_begin(const sphere_item<NT>* items,
     const unsigned int* src = reinterpret_cast<const unsigned int*>(items + p);
     for (int i = lane; i < item_words; i += 32)
         w[i] = src[i];
-    for (int i = lane; i < NT * M; i += 32) {
-        dmin[i] = __float_as_int(k_infinity);
-        pmin[i] = __float_as_int(k_infinity);
-    }
+    for (int i = lane; i < minima_words; i += 32)
+        minima[i] = __float_as_int(k_infinity);
     if (prior)
         for (int i = lane; i < NT * M; i += 32)
             cost[i] = symbol_prior_cost(prior + (i / M) * Q, pam, i % M, n0);
     return true;
 }
 
-/// The problem's LLRs (out: its NT * Q), kbest_llr's values: the axis minima of both
-/// symbol tables first, a lane each (the minimum over the symbols whose bit k is b is the
-/// minimum over the levels of k's axis with label bit b of that axis's minima,
-/// pam_table.h), into amin (kbest_axis_minima_words), then a lane per bit from its axis's
-/// L levels; extrinsic where prior is given. dmin, pmin: NT * M float bits each.
+/// The problem's LLRs (out: its NT * Q), kbest_llr's values, a lane per bit
+/// from its axis's L levels of the axis minima `amin` (kbest_axis_minima_words:
+/// amin[((table * NT + t) * 2 + axis) * L + level], table 0 the list's, 1 the
+/// pruned paths'; the minimum over the symbols whose bit k is b is the minimum
+/// over the levels of k's axis with label bit b, pam_table.h); extrinsic where
+/// prior is given.
 template <int NT>
-__device__ void kbest_warp_llrs(const int* dmin,
-                                const int* pmin,
-                                float best,
-                                const pam_table& pam,
-                                float n0,
-                                float clip,
-                                float missing,
-                                const float* prior,
-                                float* amin,
-                                float* out,
-                                int lane)
+__device__ void kbest_warp_llrs_from_axis_minima(const float* amin,
+                                                 float best,
+                                                 const pam_table& pam,
+                                                 float n0,
+                                                 float clip,
+                                                 float missing,
+                                                 const float* prior,
+                                                 float* out,
+                                                 int lane)
 {
-    const int L = pam.levels, M = pam.order(), Q = pam.bits_per_symbol();
-    const int lbits = pam.bits_per_dim;
-    // amin[((table * NT + t) * 2 + axis) * L + level]; table 0: the list's, 1: the pruned
-    // paths'
-    for (int i = lane; i < 4 * NT * L; i += 32) {
-        const int table_stream = i >> (lbits + 1), table = table_stream / NT;
-        const int t = table_stream - table * NT;
-        const float* symbols =
-            reinterpret_cast<const float*>(table ? pmin : dmin) + t * M;
-        amin[i] = axis_minimum(symbols, pam, (i >> lbits) & 1, i & (L - 1));
-    }
-    __syncwarp();
+    const int L = pam.levels, Q = pam.bits_per_symbol();
     for (int b = lane; b < NT * Q; b += 32) {
         const int t = b / Q, k = b - t * Q;
         const float* list = amin + (2 * t + (k & 1)) * L;
@@ -141,6 +127,36 @@ __device__ void kbest_warp_llrs(const int* dmin,
                        : kbest_llr_from_sides<false>(
                              min0, min1, p0, p1, best, n0, clip, missing, 0.0f);
     }
+}
+
+/// The problem's LLRs from its symbol tables (dmin, pmin: NT * M float bits
+/// each): their axis minima first, a lane each, into amin, then
+/// kbest_warp_llrs_from_axis_minima.
+template <int NT>
+__device__ void kbest_warp_llrs(const int* dmin,
+                                const int* pmin,
+                                float best,
+                                const pam_table& pam,
+                                float n0,
+                                float clip,
+                                float missing,
+                                const float* prior,
+                                float* amin,
+                                float* out,
+                                int lane)
+{
+    const int L = pam.levels, M = pam.order();
+    const int lbits = pam.bits_per_dim;
+    for (int i = lane; i < 4 * NT * L; i += 32) {
+        const int table_stream = i >> (lbits + 1), table = table_stream / NT;
+        const int t = table_stream - table * NT;
+        const float* symbols =
+            reinterpret_cast<const float*>(table ? pmin : dmin) + t * M;
+        amin[i] = axis_minimum(symbols, pam, (i >> lbits) & 1, i & (L - 1));
+    }
+    __syncwarp();
+    kbest_warp_llrs_from_axis_minima<NT>(
+        amin, best, pam, n0, clip, missing, prior, out, lane);
 }
 
 /// The warp's sum (redux.sync where the GPU has it).
@@ -182,23 +198,25 @@ constexpr int k_kbest_pool = 4;
 /// K-best for any list (those kbest_selects refuses: K > 32 or K * M > 1024),
 /// the same steps and results as kbest_search (the CPU's), a warp per problem.
 /// A level's K best children are found without sorting all K * M of them:
-/// 1. every child's distance; each lane keeps its four smallest (its children
-///    rotate through the offsets of each run of 32, so that a lane's children
-///    are spread over the parent's levels);
+/// 1. every child's distance; each lane keeps its four smallest (its
+///    children's symbols vary, so that the K best spread over the lanes);
 /// 2. the bound: the keep-th smallest of those 128 pooled distances. They are
-///    distinct children's, so at least keep children lie at or under it, and
-///    unless one lane held more than four of the K best it is the keep-th
-///    distance itself;
+///    distinct children's, so at least keep children lie at or under it; it
+///    is the keep-th distance itself unless a lane held more than four of the
+///    K best, and then only a little above it;
 /// 3. the children at or under it (typically a little more than K) as
 ///    (distance, index) words into the candidate buffer; the others are
 ///    pruned, into the pruned minima (the parent's symbols above through a
-///    minimum over the lanes that share it). Where more than the buffer holds
-///    pass (exact ties, K beyond the pool), the keep-th distance is found by
+///    minimum over its children). Where more than the buffer holds pass
+///    (exact ties, K beyond the pool), the keep-th distance is found by
 ///    bisection over all children, then, were that tied too, the keep-th
 ///    index among its children, and the children are passed again;
 /// 4. the candidates sorted by a bitonic network: the first keep are the new
 ///    list, in the CPU's heap order; the rest are pruned.
-/// The final list's symbol minima give the LLRs (kbest_warp_llrs). A level
+/// In step 3 (and its bisection) a lane takes the same symbol of every parent
+/// (for_each_child), so that the symbol's terms stay in registers and the
+/// parent's come in one 128-bit load.
+/// The axis minima give the LLRs (kbest_warp_llrs_from_axis_minima). A level
 /// with at most `cap` children (the top one, small lists) passes whole.
 /// Priors: the a-priori costs in the path metric (priors is not null); the
 /// kernel without them is compiled apart, so the plain search pays nothing.
@@ -224,22 +242,34 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     const size_t p = size_t(blockIdx.x) * (blockDim.x / 32) + warp;
     if (p >= batch || faults.flagged(p)) // the whole warp leaves
         return;
-    const int M = pam.order(), Q = pam.bits_per_symbol();
+    const int M = pam.order(), L = pam.levels, Q = pam.bits_per_symbol();
     const int lbits = pam.bits_per_dim, mbits = 2 * lbits;
     unsigned int* w = smem_words + size_t(warp) * l.words;
     unsigned long long* cand = reinterpret_cast<unsigned long long*>(w);
-    unsigned int* item_words = w + 2 * l.cap;
+    // Parent a's distance, residuals (kbest_residuals) and pruned children's
+    // minimum (float bits), 16-byte aligned: 2 * cap is a multiple of 4.
+    float4* parent = reinterpret_cast<float4*>(w + 2 * l.cap);
+    unsigned int* item_words = reinterpret_cast<unsigned int*>(parent + K);
     const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(item_words);
     int* lev = reinterpret_cast<int*>(item_words + l.item);
     int* next = lev + K * COLS;
-    float* ped = reinterpret_cast<float*>(next + K * COLS);
-    float* nped = ped + K;
-    float* res_q = nped + K; // the parents' residuals (kbest_residuals)
-    float* res_i = res_q + K;
-    unsigned int* dmin = reinterpret_cast<unsigned int*>(res_i + K);
-    unsigned int* pmin = dmin + l.table;
-    float* cost = reinterpret_cast<float*>(pmin + l.table); // l.costs words (priors)
+    float* list_d = reinterpret_cast<float*>(next + K * COLS); // the new list's
+    float* qq_p = list_d + K; // R's entries x the levels' amplitudes
+    float* iq_p = qq_p + L;
+    float* ii_p = iq_p + L;
+    float* cost = ii_p + L; // l.costs words (priors)
+    // The axis minima of the list's and the pruned paths' symbols (the
+    // minimum over a symbol's paths counts on both its levels' axes), not
+    // their symbol tables: NT * M words each would hold an SM to half the warps.
     float* amin = cost + l.costs;
+    unsigned int* axis_min = reinterpret_cast<unsigned int*>(amin);
+    // d into table 0 (the list's) or 1 (the pruned paths') at stream t's
+    // symbol with levels li, lq.
+    const auto note = [&](int table, int t, int li, int lq, unsigned int d) {
+        unsigned int* m = axis_min + (table * NT + t) * 2 * L;
+        atomicMin(m + li, d);
+        atomicMin(m + L + lq, d);
+    };
     const float* prior = Priors ? priors + p * NT * Q : nullptr;
     if (!kbest_warp_begin<NT>(items,
                               p,
@@ -248,14 +278,14 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                               n0,
                               l.item,
                               item_words,
-                              reinterpret_cast<int*>(dmin),
-                              reinterpret_cast<int*>(pmin),
+                              reinterpret_cast<int*>(amin),
+                              l.amin,
                               cost,
                               faults,
                               lane))
         return; // the whole warp leaves: erased
     if (lane == 0)
-        ped[0] = 0.0f;
+        list_d[0] = 0.0f;
     __syncwarp();
     const float* E = item->E;
     const int* perm = item->perm;
@@ -263,27 +293,43 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     int paths = 1;
     for (int pos = NT - 1; pos >= 0; --pos) {
         const int n = paths << mbits, keep = n < K ? n : K;
-        unsigned int* pos_min = pmin + (perm[pos] << mbits);
-        for (int a = lane; a < paths; a += 32)
-            kbest_residuals<NT>(E, lev + a * COLS, 1, pos, pam, res_q + a, res_i + a);
-        __syncwarp();
+        for (int a = lane; a < paths; a += 32) {
+            float bq, bi;
+            kbest_residuals<NT>(E, lev + a * COLS, 1, pos, pam, &bq, &bi);
+            parent[a] = make_float4(list_d[a], bq, bi, __uint_as_float(none));
+        }
         const kbest_rows rows = kbest_rows::at<NT>(E, pos);
-        // Child c's distance bits (kbest_child's, the CPU's arithmetic).
-        const auto distance = [&](int c) {
-            const int a = c >> mbits, sym = c & (M - 1);
-            float d = rows.child(
-                ped[a], res_q[a], res_i[a], pam.i_level(sym), pam.q_level(sym), pam);
-            if (Priors)
-                d += cost[(perm[pos] << mbits) + sym];
-            return d;
-        };
-        // A pruned child's parent's symbols above: the minimum over its
-        // children `v` (none: no change).
-        const auto prune_above = [&](int a, unsigned int v) {
-            const int* up = lev + a * COLS;
-            for (int j = pos + 1; j < NT; ++j)
-                atomicMin(pmin + (perm[j] << mbits) + (up[2 * j] << lbits) + up[2 * j + 1],
-                          v);
+        for (int v = lane; v < L; v += 32) {
+            const float amplitude = pam.amplitude(v);
+            qq_p[v] = rows.qq * amplitude;
+            iq_p[v] = rows.iq * amplitude;
+            ii_p[v] = rows.ii * amplitude;
+        }
+        __syncwarp();
+        // Calls child(c, a, bits) for every child c (parent a, distance bits;
+        // valid: c < n) and then run_end() once the lane's symbol changes: with
+        // M >= 32 a run of 32 symbols over every parent at a time, a symbol a
+        // lane; else M lanes a parent, 32 / M parents a step, the lane's
+        // symbol lane % M throughout. Distances: kbest_child's arithmetic.
+        const auto for_each_child = [&](auto child, auto run_end) {
+            const int runs = M >= 32 ? M >> 5 : 1;
+            for (int r = 0; r < runs; ++r) {
+                const int sym = M >= 32 ? (r << 5) + lane : lane & (M - 1);
+                const int li = pam.i_level(sym), lq = pam.q_level(sym);
+                const float qq = qq_p[lq], iq = iq_p[lq], ii = ii_p[li];
+                const float prior_cost = Priors ? cost[(perm[pos] << mbits) + sym] : 0.0f;
+                const int step = M >= 32 ? 1 : 32 >> mbits;
+                for (int a0 = 0; a0 < paths; a0 += step) {
+                    const int a = M >= 32 ? a0 : a0 + (lane >> mbits);
+                    const bool valid = a < paths;
+                    const float4 pa = parent[valid ? a : 0];
+                    float d = kbest_rows::from_products(pa.x, pa.y, pa.z, qq, iq, ii);
+                    if (Priors)
+                        d += prior_cost;
+                    child((a << mbits) + sym, a, valid, __float_as_uint(d));
+                }
+                run_end(sym);
+            }
         };
         // 1. Every child's distance, and each lane's smallest ones.
         unsigned int pool[k_kbest_pool];
@@ -292,10 +338,18 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             pool[s] = none;
         bool finite = true;
         for (int base = 0; base < n; base += 32) {
-            const int c =
-                base + (base + 32 <= n ? (lane + 7 * (base >> 5)) & 31 : lane);
+            // Not for_each_child's order: each lane's children rotate through
+            // the offsets of each run of 32, so that its symbols vary and the
+            // K best spread over the lanes (a symbol a lane held many of the
+            // K best at once in a few lanes, and the bound far above them).
+            const int c = base + (base + 32 <= n ? (lane + 7 * (base >> 5)) & 31 : lane);
             if (c < n) {
-                const float d = distance(c);
+                const int sym = c & (M - 1), li = pam.i_level(sym), lq = pam.q_level(sym);
+                const float4 pa = parent[c >> mbits];
+                float d = kbest_rows::from_products(
+                    pa.x, pa.y, pa.z, qq_p[lq], iq_p[lq], ii_p[li]);
+                if (Priors)
+                    d += cost[(perm[pos] << mbits) + sym];
                 finite &= d < k_infinity;
                 unsigned int k = __float_as_uint(d);
 #pragma unroll
@@ -332,8 +386,11 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
         // The children whose words are at or under x.
         const auto under = [&](unsigned long long x) {
             unsigned int count = 0;
-            for (int c = lane; c < n; c += 32)
-                count += child_word(__float_as_uint(distance(c)), c) <= x;
+            for_each_child(
+                [&](int c, int, bool valid, unsigned int k) {
+                    count += valid && child_word(k, c) <= x;
+                },
+                [](int) {});
             return int(warp_sum(count));
         };
         // 3. The candidates: the children's words at or under last_word.
@@ -342,39 +399,43 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
         for (int round = 0;; ++round) {
             __syncwarp(); // a round's candidates overwrite the last round's
             count = 0;
-            unsigned int run = none; // the pruned of this lane's parent, M >= 32
-            for (int base = 0; base < n; base += 32) {
-                const int c = base + lane;
-                const unsigned int k = c < n ? __float_as_uint(distance(c)) : none;
-                const bool in = c < n && child_word(k, c) <= last_word;
-                const unsigned int vote = __ballot_sync(all, in);
-                const int at = count + __popc(vote & lanes_before);
-                if (in && at < l.cap)
-                    cand[at] = child_word(k, c);
-                count += __popc(vote);
-                const unsigned int v = in ? none : k; // pruned (none past n)
-                if (v != none)
-                    atomicMin(pos_min + (c & (M - 1)), v);
-                if (pos == NT - 1) // no symbols above
-                    continue;
-                if (M >= 32) { // a parent's children fill M / 32 whole runs
-                    run = v < run ? v : run;
-                    if (((base + 32) & (M - 1)) == 0) {
-                        run = warp_min(run);
-                        if (lane == 0 && run != none)
-                            prune_above(base >> mbits, run);
-                        run = none;
-                    }
-                } else { // M lanes a parent
+            unsigned int sym_min = none; // the pruned of the lane's symbol
+            for_each_child(
+                [&](int c, int a, bool valid, unsigned int k) {
+                    const bool in = valid && child_word(k, c) <= last_word;
+                    const unsigned int vote = __ballot_sync(all, in);
+                    const int at = count + __popc(vote & lanes_before);
+                    if (in && at < l.cap)
+                        cand[at] = child_word(k, c);
+                    count += __popc(vote);
+                    const unsigned int v = in || !valid ? none : k; // pruned
+                    sym_min = v < sym_min ? v : sym_min;
+                    if (pos == NT - 1) // no symbols above
+                        return;
+                    // The parent's minimum: over the warp (M >= 32), else
+                    // over its M lanes, into parent[a].w by one lane.
                     unsigned int m = v;
-                    for (int o = 1; o < M; o <<= 1) {
-                        const unsigned int u = __shfl_xor_sync(all, m, o);
-                        m = u < m ? u : m;
-                    }
-                    if ((lane & (M - 1)) == 0 && m != none)
-                        prune_above(c >> mbits, m);
-                }
-            }
+                    if (M >= 32)
+                        m = warp_min(m);
+                    else
+                        for (int o = 1; o < M; o <<= 1) {
+                            const unsigned int u = __shfl_xor_sync(all, m, o);
+                            m = u < m ? u : m;
+                        }
+                    unsigned int* slot = reinterpret_cast<unsigned int*>(&parent[a].w);
+                    if (valid && (lane & ((M >= 32 ? 32 : M) - 1)) == 0 && m < *slot)
+                        *slot = m; // this lane's alone
+                },
+                [&](int sym) {
+                    if (M < 32) // the lanes that hold the symbol
+                        for (int o = M; o < 32; o <<= 1) {
+                            const unsigned int u = __shfl_xor_sync(all, sym_min, o);
+                            sym_min = u < sym_min ? u : sym_min;
+                        }
+                    if ((M >= 32 || lane < M) && sym_min != none)
+                        note(1, perm[pos], pam.i_level(sym), pam.q_level(sym), sym_min);
+                    sym_min = none;
+                });
             if (count <= l.cap)
                 break;
             if (round == 0) { // the keep-th distance
@@ -400,6 +461,17 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                 last_word = child_word(t, lo); // exactly keep pass
             }
         }
+        // A pruned child's parent's symbols above: the minimum over its
+        // children `v` (none: no change).
+        const auto prune_above = [&](int a, unsigned int v) {
+            const int* up = lev + a * COLS;
+            for (int j = pos + 1; j < NT; ++j)
+                note(1, perm[j], up[2 * j], up[2 * j + 1], v);
+        };
+        __syncwarp();
+        for (int a = lane; a < paths && pos < NT - 1; a += 32)
+            if (__float_as_uint(parent[a].w) != none)
+                prune_above(a, __float_as_uint(parent[a].w));
         // 4. The candidates in order: the new list, then pruned ones.
         int size = 1;
         while (size < count)
@@ -425,7 +497,8 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
             const unsigned long long word = cand[r];
             const int c = int(unsigned(word));
             const unsigned int k = unsigned(word >> 32);
-            atomicMin(pos_min + (c & (M - 1)), k);
+            const int sym = c & (M - 1);
+            note(1, perm[pos], pam.i_level(sym), pam.q_level(sym), k);
             prune_above(c >> mbits, k);
         }
         for (int r = lane; r < keep; r += 32) { // the next level's paths
@@ -435,36 +508,22 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                 next[r * COLS + j] = lev[a * COLS + j];
             next[r * COLS + 2 * pos] = pam.i_level(sym);
             next[r * COLS + 2 * pos + 1] = pam.q_level(sym);
-            nped[r] = __uint_as_float(unsigned(mine >> 32));
+            list_d[r] = __uint_as_float(unsigned(mine >> 32));
         }
         __syncwarp();
         int* t = lev;
         lev = next;
         next = t;
-        float* u = ped;
-        ped = nped;
-        nped = u;
         paths = keep;
     }
     for (int r = lane; r < paths; r += 32) {
-        const unsigned int d = __float_as_uint(ped[r]);
+        const unsigned int d = __float_as_uint(list_d[r]);
         for (int j = 0; j < NT; ++j)
-            atomicMin(dmin + (perm[j] << mbits) + (lev[r * COLS + 2 * j] << lbits) +
-                          lev[r * COLS + 2 * j + 1],
-                      d);
+            note(0, perm[j], lev[r * COLS + 2 * j], lev[r * COLS + 2 * j + 1], d);
     }
     __syncwarp();
-    kbest_warp_llrs<NT>(reinterpret_cast<const int*>(dmin),
-                        reinterpret_cast<const int*>(pmin),
-                        ped[0],
-                        pam,
-                        n0,
-                        clip,
-                        missing,
-                        prior,
-                        amin,
-                        llr + p * NT * Q,
-                        lane);
+    kbest_warp_llrs_from_axis_minima<NT>(
+        amin, list_d[0], pam, n0, clip, missing, prior, llr + p * NT * Q, lane);
 }
 
 /// The selection kernel's words of shared memory per warp: first the 64-bit
@@ -644,7 +703,7 @@ __global__ void __launch_bounds__(32 * k_kbest_select_warps, kbest_select_min_bl
                               l.item,
                               item_words,
                               reinterpret_cast<int*>(dmin),
-                              reinterpret_cast<int*>(pmin),
+                              2 * l.table, // dmin, then pmin
                               cost,
                               faults,
                               lane))

@@ -77,8 +77,15 @@ struct kbest_rows {
     child(float ped, float bq, float bi, int li, int lq, const pam_table& pam) const
     {
         const float pq = pam.amplitude(lq), pi = pam.amplitude(li);
-        const float eq = bq - qq * pq;
-        const float ei = bi - iq * pq - ii * pi;
+        return from_products(ped, bq, bi, qq * pq, iq * pq, ii * pi);
+    }
+    /// child() from the products of the entries with the levels' amplitudes
+    /// (a level's products are the same for every child that has the level).
+    MIMO_HD static float
+    from_products(float ped, float bq, float bi, float qq_pq, float iq_pq, float ii_pi)
+    {
+        const float eq = bq - qq_pq;
+        const float ei = bi - iq_pq - ii_pi;
         return ped + eq * eq + ei * ei;
     }
 };
