@@ -236,7 +236,8 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "sfsd", {}, { 4, 4 }, modulation::qam256, 101 },
            // K-best: K <= 32 and K * M <= 1024 take the selection kernel (2..32
            // children per lane), the others the threshold kernel (the children
-           // under a bound sorted; all of them where a level has at most 128).
+           // under a bound sorted; all of them where a level has at most
+           // max(128, 4 K) children, as with QPSK).
            cfg{ "kbest", { { "k", 8 } }, { 4, 4 }, modulation::qam16, 1001 },
            cfg{ "kbest", { { "k", 16 } }, { 4, 4 }, modulation::qam16, 1001 },
            cfg{ "kbest", { { "k", 32 } }, { 4, 4 }, modulation::qam16, 501 },
@@ -257,7 +258,10 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
            cfg{ "kbest", { { "k", 40 } }, { 4, 4 }, modulation::qam16, 301 },
            // beyond the pool's 128: the keep-th child by bisection
            cfg{ "kbest", { { "k", 256 } }, { 4, 4 }, modulation::qam16, 101 },
-           cfg{ "kbest", { { "k", 130 } }, { 4, 4 }, modulation::qam16, 101 } }) {
+           cfg{ "kbest", { { "k", 130 } }, { 4, 4 }, modulation::qam16, 101 },
+           cfg{ "kbest", { { "k", 64 } }, { 3, 3 }, modulation::qam64, 201 },
+           cfg{ "kbest", { { "k", 16 } }, { 1, 1 }, modulation::qam256, 501 },
+           cfg{ "kbest", { { "k", 64 } }, { 4, 4 }, modulation::qpsk, 501 } }) {
         for (double snr : { 4.0, 16.0 }) {
             problem_batch pb(c.shape, c.mod, c.batch, snr, seed + uint64_t(snr));
             auto cpu = make(c.name, c.shape, c.mod, backend::cpu, c.params);

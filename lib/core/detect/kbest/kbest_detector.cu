@@ -47,7 +47,9 @@ struct kbest_threshold_layout {
         l.cap = 4 * list < k_kbest_min_candidates ? k_kbest_min_candidates : 4 * list;
         l.cap = l.cap < children ? l.cap : children; // then every level passes whole
         l.item = int(item_bytes / 4);
-        l.paths_words = 4 * K + 2 * K * 2 * nt + K + 3 * pam.levels;
+        // parents (float4) and their pruned minima, two path lists, the new
+        // list's distances, the products of R with the amplitudes
+        l.paths_words = 4 * K + K + 2 * K * 2 * nt + K + 3 * pam.levels;
         l.costs = priors ? nt * M : 0;
         l.amin = kbest_axis_minima_words(nt, pam);
         l.words = 2 * l.cap + l.item + l.paths_words + l.costs + l.amin;
@@ -214,8 +216,8 @@ constexpr int k_kbest_pool = 4;
 /// 4. the candidates sorted by a bitonic network: the first keep are the new
 ///    list, in the CPU's heap order; the rest are pruned.
 /// In step 3 (and its bisection) a lane takes the same symbol of every parent
-/// (for_each_child), so that the symbol's terms stay in registers and the
-/// parent's come in one 128-bit load.
+/// (M >= 32) or of every (32 / M)-th parent (for_each_child), so that the
+/// symbol's terms stay in registers and the parent's come in one 128-bit load.
 /// The axis minima give the LLRs (kbest_warp_llrs_from_axis_minima). A level
 /// with at most `cap` children (the top one, small lists) passes whole.
 /// Priors: the a-priori costs in the path metric (priors is not null); the
@@ -246,18 +248,22 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
     const int lbits = pam.bits_per_dim, mbits = 2 * lbits;
     unsigned int* w = smem_words + size_t(warp) * l.words;
     unsigned long long* cand = reinterpret_cast<unsigned long long*>(w);
-    // Parent a's distance, residuals (kbest_residuals) and pruned children's
-    // minimum (float bits), 16-byte aligned: 2 * cap is a multiple of 4.
+    // Parent a's distance and residuals (kbest_residuals; w unused), 16-byte
+    // aligned: 2 * cap is a multiple of 4.
     float4* parent = reinterpret_cast<float4*>(w + 2 * l.cap);
-    unsigned int* item_words = reinterpret_cast<unsigned int*>(parent + K);
+    // R's entries x the levels' amplitudes: a Q level's two (8-byte aligned
+    // after the parents), an I level's one.
+    float2* q_terms = reinterpret_cast<float2*>(parent + K);
+    float* ii_p = reinterpret_cast<float*>(q_terms + L);
+    // Parent a's pruned children's minimum (float bits), apart from parent[a],
+    // which every lane loads while one lane writes this.
+    unsigned int* parent_min = reinterpret_cast<unsigned int*>(ii_p + L);
+    unsigned int* item_words = parent_min + K;
     const sphere_item<NT>* item = reinterpret_cast<const sphere_item<NT>*>(item_words);
     int* lev = reinterpret_cast<int*>(item_words + l.item);
     int* next = lev + K * COLS;
     float* list_d = reinterpret_cast<float*>(next + K * COLS); // the new list's
-    float* qq_p = list_d + K; // R's entries x the levels' amplitudes
-    float* iq_p = qq_p + L;
-    float* ii_p = iq_p + L;
-    float* cost = ii_p + L; // l.costs words (priors)
+    float* cost = list_d + K;                                  // l.costs words (priors)
     // The axis minima of the list's and the pruned paths' symbols (the
     // minimum over a symbol's paths counts on both its levels' axes), not
     // their symbol tables: NT * M words each would hold an SM to half the warps.
@@ -296,27 +302,29 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
         for (int a = lane; a < paths; a += 32) {
             float bq, bi;
             kbest_residuals<NT>(E, lev + a * COLS, 1, pos, pam, &bq, &bi);
-            parent[a] = make_float4(list_d[a], bq, bi, __uint_as_float(none));
+            parent[a] = make_float4(list_d[a], bq, bi, 0.0f);
+            parent_min[a] = none;
         }
         const kbest_rows rows = kbest_rows::at<NT>(E, pos);
         for (int v = lane; v < L; v += 32) {
             const float amplitude = pam.amplitude(v);
-            qq_p[v] = rows.qq * amplitude;
-            iq_p[v] = rows.iq * amplitude;
+            q_terms[v] = make_float2(rows.qq * amplitude, rows.iq * amplitude);
             ii_p[v] = rows.ii * amplitude;
         }
         __syncwarp();
-        // Calls child(c, a, bits) for every child c (parent a, distance bits;
-        // valid: c < n) and then run_end() once the lane's symbol changes: with
-        // M >= 32 a run of 32 symbols over every parent at a time, a symbol a
-        // lane; else M lanes a parent, 32 / M parents a step, the lane's
-        // symbol lane % M throughout. Distances: kbest_child's arithmetic.
+        // Calls child(c, a, valid, bits) for every child c (parent a, distance
+        // bits; valid false for the lanes past the last parent) and then
+        // run_end(sym) once the lane's symbol sym changes: with M >= 32 a run
+        // of 32 symbols over every parent at a time, a symbol a lane; else M
+        // lanes a parent, 32 / M parents a step, the lane's symbol lane % M
+        // throughout. Distances: kbest_child's arithmetic.
         const auto for_each_child = [&](auto child, auto run_end) {
             const int runs = M >= 32 ? M >> 5 : 1;
             for (int r = 0; r < runs; ++r) {
                 const int sym = M >= 32 ? (r << 5) + lane : lane & (M - 1);
                 const int li = pam.i_level(sym), lq = pam.q_level(sym);
-                const float qq = qq_p[lq], iq = iq_p[lq], ii = ii_p[li];
+                const float2 q = q_terms[lq];
+                const float qq = q.x, iq = q.y, ii = ii_p[li];
                 const float prior_cost = Priors ? cost[(perm[pos] << mbits) + sym] : 0.0f;
                 const int step = M >= 32 ? 1 : 32 >> mbits;
                 for (int a0 = 0; a0 < paths; a0 += step) {
@@ -336,22 +344,24 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
 #pragma unroll
         for (int s = 0; s < k_kbest_pool; ++s)
             pool[s] = none;
-        bool finite = true;
+        unsigned int largest = 0; // bits from +inf's on: not finite
+        int rotation = lane;
         for (int base = 0; base < n; base += 32) {
             // Not for_each_child's order: each lane's children rotate through
             // the offsets of each run of 32, so that its symbols vary and the
             // K best spread over the lanes (a symbol a lane held many of the
             // K best at once in a few lanes, and the bound far above them).
-            const int c = base + (base + 32 <= n ? (lane + 7 * (base >> 5)) & 31 : lane);
+            const int c = base + (base + 32 <= n ? rotation : lane);
+            rotation = (rotation + 7) & 31;
             if (c < n) {
                 const int sym = c & (M - 1), li = pam.i_level(sym), lq = pam.q_level(sym);
                 const float4 pa = parent[c >> mbits];
-                float d = kbest_rows::from_products(
-                    pa.x, pa.y, pa.z, qq_p[lq], iq_p[lq], ii_p[li]);
+                const float2 q = q_terms[lq];
+                float d = kbest_rows::from_products(pa.x, pa.y, pa.z, q.x, q.y, ii_p[li]);
                 if (Priors)
                     d += cost[(perm[pos] << mbits) + sym];
-                finite &= d < k_infinity;
                 unsigned int k = __float_as_uint(d);
+                largest = k > largest ? k : largest;
 #pragma unroll
                 for (int s = 0; s < k_kbest_pool; ++s) { // insertion, without branches
                     const unsigned int low = k < pool[s] ? k : pool[s];
@@ -360,7 +370,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                 }
             }
         }
-        if (__any_sync(all, !finite)) {
+        if (__any_sync(all, largest >= __float_as_uint(k_infinity))) { // or NaN
             if (lane == 0)
                 faults.report(p, problem_fault::non_finite);
             return;
@@ -413,7 +423,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                     if (pos == NT - 1) // no symbols above
                         return;
                     // The parent's minimum: over the warp (M >= 32), else
-                    // over its M lanes, into parent[a].w by one lane.
+                    // over its M lanes, into parent_min[a] by one lane.
                     unsigned int m = v;
                     if (M >= 32)
                         m = warp_min(m);
@@ -422,7 +432,7 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
                             const unsigned int u = __shfl_xor_sync(all, m, o);
                             m = u < m ? u : m;
                         }
-                    unsigned int* slot = reinterpret_cast<unsigned int*>(&parent[a].w);
+                    unsigned int* slot = parent_min + a;
                     if (valid && (lane & ((M >= 32 ? 32 : M) - 1)) == 0 && m < *slot)
                         *slot = m; // this lane's alone
                 },
@@ -470,8 +480,8 @@ __global__ void __launch_bounds__(32 * k_kbest_max_warps)
         };
         __syncwarp();
         for (int a = lane; a < paths && pos < NT - 1; a += 32)
-            if (__float_as_uint(parent[a].w) != none)
-                prune_above(a, __float_as_uint(parent[a].w));
+            if (parent_min[a] != none)
+                prune_above(a, parent_min[a]);
         // 4. The candidates in order: the new list, then pruned ones.
         int size = 1;
         while (size < count)
@@ -1026,7 +1036,8 @@ private:
             args...);
     }
 
-    /// A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK: 107 KB).
+    /// A warp's lists must fit the GPU's shared memory (K = 1024 with QPSK, nt = 4: 120
+    /// KB).
     void check_fits(const kbest_threshold_layout& l, const std::string& with) const
     {
         if (size_t(l.words) * 4 > size_t(m_shared_limit))

@@ -284,7 +284,7 @@ MIMO_HD float kbest_llr_from_sides(float min0,
 /// axis (axis_minimum, L levels each) of the stream's list symbol minima
 /// (`list`) and pruned paths' symbol minima (`pruned`): the minimum over the
 /// symbols whose bit k is b is the minimum over that axis's levels with label
-/// bit b (pam_table.h). kbest_warp_llrs takes the same steps on the GPU.
+/// bit b (pam_table.h). kbest_warp_llrs_from_axis_minima takes the same steps on the GPU.
 template <bool Extrinsic>
 MIMO_HD float kbest_llr(const float* list,
                         const float* pruned,
