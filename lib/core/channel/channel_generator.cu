@@ -5,6 +5,7 @@
 // pointers). Both kernels run channel_draws.h, as the CPU engine does.
 #include "../runtime/cuda_buffers.h"
 #include "../runtime/cuda_staging.h"
+#include "../runtime/warp_reduce.h"
 #include "channel_generator_engine.h"
 
 namespace mimo_gpu {
@@ -202,13 +203,6 @@ private:
 constexpr int k_count_threads = 256;
 constexpr unsigned k_count_max_blocks =
     1024; // fills any current GPU; more only adds atomics
-
-__device__ unsigned long long warp_sum(unsigned long long v)
-{
-    for (int offset = 16; offset > 0; offset /= 2)
-        v += __shfl_down_sync(0xffffffffu, v, offset);
-    return v;
-}
 
 __global__ void __launch_bounds__(k_count_threads)
     count_bit_errors_kernel(const float* __restrict__ llr,

@@ -3,6 +3,7 @@
 // up to 32 paths and 1024 children (children in registers, the K best taken by
 // warp minima), else kbest_threshold_kernel (the children under a bound
 // sorted in shared memory).
+#include "../../runtime/warp_reduce.h"
 #include "../engine/cuda_detector_engine.h"
 #include "kbest_engine.h"
 
@@ -27,10 +28,9 @@ constexpr int k_kbest_min_candidates = 128;
 /// the parents' records (float4), then the item, two path lists, the new
 /// list's distances, the level's products of R with the amplitudes, the
 /// a-priori costs and the axis minima of the list's and the pruned paths'
-/// symbols. A multiple of
-/// four words, so that every warp's 64- and 128-bit words stay aligned. The
-/// children's distances are computed again where needed, not kept: 16 KB a
-/// warp at 4096 children held an SM to 7 warps.
+/// symbols. A multiple of four words, so that every warp's 64- and 128-bit
+/// words stay aligned. The children's distances are computed again where
+/// needed, not kept: 16 KB a warp at 4096 children held an SM to 7 warps.
 struct kbest_threshold_layout {
     int cap, item, paths_words, costs, amin, words;
     /// priors: room for the a-priori costs of every stream's symbols.
@@ -159,32 +159,6 @@ __device__ void kbest_warp_llrs(const int* dmin,
     __syncwarp();
     kbest_warp_llrs_from_axis_minima<NT>(
         amin, best, pam, n0, clip, missing, prior, out, lane);
-}
-
-/// The warp's sum (redux.sync where the GPU has it).
-__device__ __forceinline__ unsigned int warp_sum(unsigned int v)
-{
-#if __CUDA_ARCH__ >= 800
-    return __reduce_add_sync(0xffffffffu, v);
-#else
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-#endif
-}
-
-/// The warp's minimum (redux.sync where the GPU has it).
-__device__ __forceinline__ unsigned int warp_min(unsigned int v)
-{
-#if __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(0xffffffffu, v);
-#else
-    for (int o = 16; o > 0; o >>= 1) {
-        const unsigned int u = __shfl_xor_sync(0xffffffffu, v, o);
-        v = u < v ? u : v;
-    }
-    return v;
-#endif
 }
 
 /// A child as one 64-bit word: its distance's bits above its index, so that

@@ -7,6 +7,7 @@
 
 #include "../../runtime/scale_normaliser.h"
 #include "../../runtime/shape_dispatch.h"
+#include "../../runtime/warp_reduce.h"
 #include "cuda_mmse_engine.h"
 #include "mmse_pic.h"
 #include "mmse_soft_output.h"
@@ -31,12 +32,6 @@ __device__ inline float2 cmulc(float2 a, float2 b)
     return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
 }
 __device__ inline bool finite2(float2 v) { return isfinite(v.x) && isfinite(v.y); }
-__device__ inline float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
 
 } // namespace
 
