@@ -272,6 +272,26 @@ TEST(sphere_cuda, cuda_equals_the_cpu_on_fresh_inputs)
     }
 }
 
+TEST(sphere_cuda, kbest_full_lists_equal_exhaustive_max_log_ml)
+{
+    MIMO_GPU_REQUIRE_CUDA();
+    // Lists that keep every path (K = M^(nt-1)) on the threshold kernel (K > 32):
+    // its LLRs against exhaustive max-log ML directly, not only through the CPU.
+    const uint64_t seed = fresh_seed();
+    for (const auto& [mod, shape, K] :
+         { std::tuple{ modulation::qam16, mimo_shape{ 3, 3 }, 256 },
+           std::tuple{ modulation::qam64, mimo_shape{ 2, 2 }, 64 } })
+        for (double snr : { 0.0, 10.0, 20.0 }) {
+            problem_batch pb(shape, mod, 60, snr, seed + uint64_t(snr) + K);
+            auto kbest = make(
+                "kbest", shape, mod, backend::cuda, { { "k", K }, { "llr_clip", 0 } });
+            expect_max_log_ml(run(*kbest, pb),
+                              pb,
+                              "cuda kbest:" + std::to_string(K) + " " + to_string(mod) +
+                                  " SNR " + std::to_string(snr));
+        }
+}
+
 TEST(sphere_cuda, kbest_breaks_ties_by_index_like_the_cpu)
 {
     MIMO_GPU_REQUIRE_CUDA();
