@@ -54,12 +54,38 @@ size_t next_power_of_two(size_t n)
     return p;
 }
 
+/// Short frames come searched and demodulated in batches of up to this many
+/// samples over all antennas (sample_window::frames_per_batch): at LTE 20 MHz
+/// a frame's search and demodulation each cost a launch sequence and a wait,
+/// 0.07-0.08 ms of host time a call (session 20), more than their kernels. NR
+/// 100 MHz 4x4 frames exceed it (a frame a batch, as before).
+constexpr size_t k_batch_samples = size_t(1) << 19;
+constexpr size_t k_most_batch_frames = 8;
+
+size_t frames_a_batch(const ofdm_grid& grid, const ofdm_receiver_config& config)
+{
+    const size_t nr = size_t(config.nr);
+    if (std::isinf(config.gpu_batch_speed)) // never batches: the ring as before
+        return 1;
+    return std::clamp<size_t>(
+        k_batch_samples / (size_t(grid.frame_samples()) * nr), 1, k_most_batch_frames);
+}
+
+/// The ring: the search's window, and room for a batch being gathered while
+/// the one before is demodulated from it.
+size_t ring_samples(const ofdm_grid& grid, size_t batch)
+{
+    const size_t gathering = batch > 1 ? 2 * batch * size_t(grid.frame_samples()) : 0;
+    return next_power_of_two(window_samples(grid) + gathering);
+}
+
 class cuda_sample_window : public sample_window
 {
 public:
     cuda_sample_window(const ofdm_grid& grid, const ofdm_receiver_config& config)
         : m_nr(size_t(config.nr)),
-          m_capacity(next_power_of_two(window_samples(grid))),
+          m_batch(frames_a_batch(grid, config)),
+          m_capacity(ring_samples(grid, m_batch)),
           m_stream(receiver_priority()),
           m_search_stream(receiver_priority()),
           m_front_end(grid,
@@ -88,6 +114,9 @@ public:
 
     backend kind() const override { return backend::cuda; }
     size_t capacity() const override { return m_capacity; }
+    size_t frames_per_batch() const override { return m_batch; }
+    size_t max_frames_per_batch() const override { return m_batch; }
+    bool batches_need_a_fast_stream() const override { return true; }
 
     bool appends_lag() const override { return true; }
 
@@ -350,7 +379,7 @@ private:
         m_reads_from = *std::min_element(start.begin(), start.end());
     }
 
-    const size_t m_nr, m_capacity;
+    const size_t m_nr, m_batch, m_capacity;
     /// The demodulation and the copies of its outputs, first (receiver_priority).
     cuda_stream m_stream;
     /// The search, as first: it overlaps a demodulation in flight.

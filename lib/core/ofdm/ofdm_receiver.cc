@@ -91,6 +91,9 @@ ofdm_receiver::ofdm_receiver(const ofdm_grid& grid, const ofdm_receiver_config& 
     if (!(config.max_batch_wait_ms >= 0 && std::isfinite(config.max_batch_wait_ms)))
         fail("max_batch_wait_ms must be finite and >= 0, got " +
              std::to_string(config.max_batch_wait_ms));
+    if (!(config.gpu_batch_speed >= 0)) // infinity allowed: never batches
+        fail("gpu_batch_speed must be >= 0, got " +
+             std::to_string(config.gpu_batch_speed));
     if (config.lmmse_window < 2 || config.lmmse_window > detail::k_lmmse_max_window)
         fail("lmmse_window must be in 2.." + std::to_string(detail::k_lmmse_max_window) +
              ", got " + std::to_string(config.lmmse_window));

@@ -3,6 +3,7 @@
 // over a sample_window that holds the samples and does the work.
 #include <mimo_gpu/ofdm_stream_receiver.h>
 
+#include "arrival_pace.h"
 #include "sample_window.h"
 
 #include "../runtime/engine_choice.h"
@@ -55,10 +56,12 @@ struct ofdm_stream_receiver::engine {
     bool in_flight_mode = false;
     size_t queued = 0;
     std::vector<collected_frame> collected;
+    /// How fast the pushes come (windows whose batches need a fast stream).
+    detail::arrival_pace pace;
     ofdm_stream_receiver::time_spent spent;
 
     engine(const ofdm_grid& g, const ofdm_receiver_config& c, int backoff)
-        : grid(g), config(c), rule(g, c, backoff)
+        : grid(g), config(c), rule(g, c, backoff), pace(g.sample_rate)
     {
     }
 };
@@ -133,6 +136,7 @@ void ofdm_stream_receiver::push(const cfloat* const* antennas, size_t count)
     const auto t = std::chrono::steady_clock::now();
     e.window->append(antennas, count, e.end);
     e.end += count;
+    e.pace.note(count, t);
     if (!e.window->appends_lag())
         e.ready = e.end;
     e.spent.push += seconds_since(t);
@@ -179,13 +183,19 @@ void take_landing_frame(Engine& e,
 /// hold two), and one frame's demodulation splits over a few cores at best.
 /// Costs latency: up to config.max_batch_wait_ms (then the frames there are
 /// are taken); never waits past what the window holds, nor where the last
-/// search stopped short of the caller's room.
+/// search stopped short of the caller's room. The GPU's window batches only
+/// while the samples come faster than config.gpu_batch_speed times the air
+/// rate: a batch there saves host calls, not cores, and a stream at the air
+/// rate would only wait for it.
 template <class Engine>
 void wait_for_a_batch(Engine& e, size_t max_frames)
 {
     e.batch_until = 0;
     const size_t batch = std::min(max_frames, e.window->frames_per_batch());
     if (batch <= 1 || e.ended || e.more)
+        return;
+    if (e.window->batches_need_a_fast_stream() && e.config.gpu_batch_speed > 0 &&
+        !(e.pace.speed() >= e.config.gpu_batch_speed))
         return;
     // A symbol more than the batch's frames: the last frame's timing offset
     // and what deciding its run reads beyond its start.

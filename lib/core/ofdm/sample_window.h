@@ -37,6 +37,9 @@ public:
     virtual size_t frames_per_batch() const { return 1; }
     /// The most frames_per_batch() gives.
     virtual size_t max_frames_per_batch() const { return 1; }
+    /// Whether batches are waited for only while the samples come faster than
+    /// the air rate (ofdm_receiver_config::gpu_batch_speed), else always.
+    virtual bool batches_need_a_fast_stream() const { return false; }
     /// frame_search::find over the window's samples [begin, end).
     virtual walk_result search(uint64_t begin,
                                uint64_t end,

@@ -2,6 +2,7 @@
 // GNU Radio cuts it. The same frames (to the bit) however the stream is cut;
 // frames across calls, gaps of noise, a stream ending mid-frame, non-finite
 // samples; CUDA against the CPU on fresh streams, host and device outputs.
+#include "../../../lib/core/ofdm/arrival_pace.h"
 #include "../../../lib/core/ofdm/frame_search.h"
 #include "../../../lib/core/runtime/thread_pool.h"
 #include "../test_support.h"
@@ -382,6 +383,31 @@ TEST(ofdm_stream_receiver, a_batch_is_waited_for_no_longer_than_max_batch_wait)
         std::invalid_argument);
 }
 
+TEST(arrival_pace, judges_the_samples_rate_over_whole_spans)
+{
+    // A radio at LTE 20 MHz: 4096-sample packets at 30.72 Msps, a packet every
+    // 133 us; then a recording at 8x in bursts of two frames' samples.
+    using clock = detail::arrival_pace::clock;
+    const double rate = 30.72e6;
+    detail::arrival_pace pace(rate);
+    clock::time_point t{};
+    const auto packet = std::chrono::nanoseconds(int64_t(4096 / rate * 1e9));
+    for (int k = 0; k < 10; ++k, t += packet)
+        pace.note(4096, t);
+    EXPECT_EQ(pace.speed(), 0.0) << "less than a span since the first samples";
+    for (int k = 0; k < 200; ++k, t += packet)
+        pace.note(4096, t);
+    EXPECT_NEAR(pace.speed(), 1.0, 0.1) << "at the air rate";
+    const auto burst = std::chrono::nanoseconds(int64_t(2 * 30720 / rate * 1e9 / 8));
+    for (int k = 0; k < 100; ++k, t += burst)
+        pace.note(2 * 30720, t);
+    EXPECT_NEAR(pace.speed(), 8.0, 0.5) << "a recording replayed";
+    // A pause: the next span counts it.
+    t += std::chrono::milliseconds(50);
+    pace.note(4096, t);
+    EXPECT_LT(pace.speed(), 1.0) << "below the air rate";
+}
+
 TEST(ofdm_stream_receiver,
      non_finite_samples_drop_or_erase_their_frame_and_the_stream_goes_on)
 {
@@ -434,6 +460,11 @@ TEST(ofdm_stream_receiver, bad_configurations_and_calls_are_clear_errors)
     std::vector<cfloat> H(rx.H_items_per_frame() * 4), y(rx.y_items_per_frame() * 2);
     EXPECT_THROW(rx.receive(1, H.data(), y.data(), true),
                  std::invalid_argument); // device outputs on the CPU
+    for (double speed : { -1.0, double(NAN) }) {
+        ofdm_receiver_config bad = stream_config(2, backend::cpu);
+        bad.gpu_batch_speed = speed;
+        EXPECT_THROW(ofdm_stream_receiver(g, bad), std::invalid_argument) << speed;
+    }
     if (!cuda_available()) {
         try {
             ofdm_stream_receiver cuda(g, stream_config(2, backend::cuda));
@@ -571,14 +602,16 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_are_the_frames_received_within_
 
 TEST(ofdm_stream_receiver_cuda, frames_in_flight_across_the_ring_s_wrap)
 {
-    // LTE 20 MHz: 40 frames through a ring of ~17 frames, pushed in chunks of
-    // up to two frames, up to six before each receive(), a frame or two of room
-    // a call: pushes land on ring slots near frames still in flight.
+    // LTE 20 MHz: frames enough to wrap the ring (~33 frames with room for
+    // batches) twice, pushed in chunks of up to two frames, up to six before
+    // each receive(), a frame or two of room a call: pushes land on ring slots
+    // near frames still in flight.
     MIMO_GPU_REQUIRE_CUDA();
     const uint64_t seed = fresh_seed();
     const ofdm_grid g = stream_grid("lte20", 2);
-    const recorded_stream s(g, 2, 40, seed);
     ofdm_stream_receiver within(g, stream_config(2, backend::cuda));
+    const int frames = int(2 * within.room() / size_t(g.frame_samples())) + 4;
+    const recorded_stream s(g, 2, frames, seed);
     ASSERT_LT(within.room(), s.length() / 2) << "the stream wraps the ring twice";
     const size_t chunk = 2 * size_t(g.frame_samples());
     const received_stream now = receive_gathered(within, s, seed + 1, chunk, 6, 2, false);
@@ -586,16 +619,67 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_across_the_ring_s_wrap)
     ahead.set_frames_in_flight(true);
     const received_stream later =
         receive_gathered(ahead, s, seed + 1, chunk, 6, 2, false);
-    ASSERT_EQ(now.frames.size(), 40u);
+    ASSERT_EQ(now.frames.size(), size_t(frames));
     ASSERT_EQ(later.frames.size(), now.frames.size());
     for (size_t f = 0; f < now.frames.size(); ++f)
         EXPECT_EQ(later.frames[f].start, now.frames[f].start) << "frame " << f;
     const double worst = worst_relative_difference(now, later);
     EXPECT_LT(worst, 1e-5);
     EXPECT_EQ(later.outside, now.outside);
-    std::printf("[ compared ] lte20 2x2, 40 frames across the ring's wrap, in flight "
+    std::printf("[ compared ] lte20 2x2, %d frames across the ring's wrap, in flight "
                 "and within the call: worst relative difference %.2e\n",
+                frames,
                 worst);
+}
+
+TEST(ofdm_stream_receiver_cuda, a_fast_stream_is_searched_and_demodulated_in_batches)
+{
+    // The GPU's receiver waits for a batch of short frames (up to 8) while the
+    // samples come ahead of the air rate (gpu_batch_speed; 0 here: whatever
+    // the pace, so that the test does not depend on the machine's speed), and
+    // takes each frame as it completes otherwise (infinity). The same frames,
+    // H and y either way, in flight as the block runs it, host and device
+    // outputs; far fewer searches batched.
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const recorded_stream s(g, 2, 24, seed);
+    for (bool device_outputs : { false, true }) {
+        ofdm_receiver_config one_c = stream_config(2, backend::cuda);
+        one_c.gpu_batch_speed = INFINITY;
+        ofdm_stream_receiver one(g, one_c);
+        one.set_frames_in_flight(true);
+        const size_t chunk = size_t(g.frame_samples()) / 2;
+        const received_stream single =
+            receive_cut(one, s, s.length(), seed, chunk, 12, device_outputs);
+        ofdm_receiver_config batched_c = one_c;
+        batched_c.gpu_batch_speed = 0;
+        batched_c.max_batch_wait_ms = 1e9; // no timeout here
+        ofdm_stream_receiver batched(g, batched_c);
+        batched.set_frames_in_flight(true);
+        const received_stream many =
+            receive_cut(batched, s, s.length(), seed, chunk, 12, device_outputs);
+        ASSERT_EQ(single.frames.size(), 24u);
+        ASSERT_EQ(many.frames.size(), single.frames.size());
+        for (size_t f = 0; f < single.frames.size(); ++f) {
+            EXPECT_EQ(many.frames[f].start, single.frames[f].start) << "frame " << f;
+            EXPECT_EQ(many.frames[f].cfo, single.frames[f].cfo) << "frame " << f;
+        }
+        const double worst = worst_relative_difference(single, many);
+        EXPECT_LT(worst, 1e-5);
+        EXPECT_EQ(many.outside, single.outside);
+        const uint64_t searched_one = one.timing().searches,
+                       searched_batched = batched.timing().searches;
+        EXPECT_GE(searched_one, 12u) << "a search as each frame completes";
+        EXPECT_LE(searched_batched, searched_one / 2) << "batches of up to 8 frames";
+        std::printf("[ compared ] lte1.4 2x2, %s outputs, 24 frames: %llu searches "
+                    "batched against %llu a frame at a time, worst relative "
+                    "difference %.2e\n",
+                    device_outputs ? "device" : "host",
+                    (unsigned long long)searched_batched,
+                    (unsigned long long)searched_one,
+                    worst);
+    }
 }
 
 TEST(ofdm_stream_receiver_cuda, frames_in_flight_wait_for_the_next_call_and_for_room)
