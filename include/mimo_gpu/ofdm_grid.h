@@ -47,12 +47,13 @@ constexpr int k_max_pilot_symbols_per_slot = 4;
 struct ofdm_grid {
     int fft_size = 128; ///< N, power of two or any size FFTW / cuFFT take (16..65536)
     int cp_length = 9;  ///< cyclic prefix samples (0..N/4)
-    int used_subcarriers = 72;   ///< U, even, <= N - 1 - dc_null
-    bool dc_null = true;         ///< LTE: DC unused; NR: DC carries data
-    double sample_rate = 1.92e6; ///< Hz (delay profiles and recordings)
-    int nt = 2;                  ///< transmit antennas = spatial streams (1..8)
-    int data_symbols = 6;        ///< D, data symbols per slot
-    int slots = 2;               ///< slots per frame
+    int used_subcarriers = 72; ///< U, even, <= N - 1 - dc_null
+    bool dc_null = true;       ///< LTE: DC unused; NR: DC carries data
+    double sample_rate =
+        1.92e6;           ///< Hz (delay profiles, recordings, the GPU receiver's batches)
+    int nt = 2;           ///< transmit antennas = spatial streams (1..8)
+    int data_symbols = 6; ///< D, data symbols per slot
+    int slots = 2;        ///< slots per frame
     /// Positions of the slot's pilot symbols among its P + D symbols: 1 to
     /// k_max_pilot_symbols_per_slot of them, ascending, in 0 .. P + D - 1.
     std::vector<int> pilot_positions{ 0 };

@@ -69,20 +69,22 @@ struct ofdm_receiver_config {
     bool noise_per_antenna = true;
     /// Where demodulation and estimation run (synchronisation runs on the CPU).
     backend requested = backend::automatic;
-    /// ofdm_stream_receiver on the CPU: how long it may wait for a batch of
-    /// frames (demodulated side by side where cores are free) before it takes
-    /// the frames there are, in milliseconds. Bounds the latency batches add
+    /// ofdm_stream_receiver: how long it may wait for a batch of frames
+    /// before it takes the frames there are, in milliseconds: on the CPU
+    /// (batches demodulated side by side where cores are free) always, on the
+    /// GPU while it batches (gpu_batch_speed). Bounds the latency batches add
     /// when samples come at the air rate; a stream that comes faster (a
     /// recording, a receiver behind) fills its batches sooner.
     double max_batch_wait_ms = 3.0;
     /// ofdm_stream_receiver on the GPU: searches and demodulates batches of
     /// short frames (up to 8 frames or 2^19 samples over all antennas; LTE 20
-    /// MHz 2x2: 8, NR 100 MHz 4x4: 1), waiting up to max_batch_wait_ms for
-    /// one, only while the samples come at least this many times faster than
-    /// the air rate (judged over 2 ms spans): a recording or a receiver
-    /// catching up fills batches at once, a radio's stream pays no latency.
-    /// Each call then costs its launches and waits once a batch, not once a
-    /// frame. 0: batches whatever the pace; infinity: a frame at a time.
+    /// MHz 2x2: 7, NR 100 MHz 4x4: 1), waiting up to max_batch_wait_ms for
+    /// one, only while the samples come at least this many times the air rate
+    /// (grid.sample_rate; the slower of the last two 2 ms spans): a recording
+    /// replayed fills batches at once, a radio's stream at the air rate pays
+    /// no latency. A chain slower than this never batches. Each call then
+    /// costs its launches and waits once a batch, not once a frame. 0:
+    /// batches whatever the pace; infinity: a frame at a time.
     double gpu_batch_speed = 2.0;
     /// Estimation across frames (LMMSE in time only; else std::invalid_argument):
     /// a frame that starts at most two frames' length after the last frame

@@ -54,8 +54,9 @@ public:
     /// Samples per antenna that push() takes now.
     size_t room() const;
     /// Frames a receive() may hand back together at most when it waits for a
-    /// batch (the CPU's, demodulated side by side: 8; 1 on CUDA, where a batch
-    /// is what has arrived): a caller's output room for two batches keeps it busy.
+    /// batch (the CPU's, demodulated side by side: 8; on CUDA up to 8 short
+    /// frames, see ofdm_receiver_config::gpu_batch_speed, else 1): a caller's
+    /// output room for two batches keeps it busy.
     size_t max_batch_frames() const;
     /// Appends `count` (<= room()) samples of each antenna: antennas[r] points to
     /// antenna r's, in host memory (or device memory, on CUDA). Page-locked and

@@ -25,7 +25,9 @@ namespace {
 const pmt::pmt_t k_frame_key = pmt::mp("ofdm_frame");
 constexpr int k_buffered_frames = 6;
 /// Where the receiver hands back batches of several frames (the CPU's, up to
-/// eight side by side): room for two batches and a few frames, or a call would
+/// eight side by side; the GPU's short frames, up to eight a launch sequence,
+/// even where a stream at the air rate never fills one): room for two batches
+/// and a few frames, or a call would
 /// rarely be given room for one (LTE 20 MHz on 16 cores, with six: three frames
 /// at most, batches of two on average); as many as k_batch_buffer_bytes hold
 /// for both outputs, but never fewer than k_buffered_frames (NR 100 MHz 4x4:

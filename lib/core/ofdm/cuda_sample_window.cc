@@ -60,15 +60,15 @@ size_t next_power_of_two(size_t n)
 /// 0.07-0.08 ms of host time a call (session 20), more than their kernels. NR
 /// 100 MHz 4x4 frames exceed it (a frame a batch, as before).
 constexpr size_t k_batch_samples = size_t(1) << 19;
-constexpr size_t k_most_batch_frames = 8;
 
 size_t frames_a_batch(const ofdm_grid& grid, const ofdm_receiver_config& config)
 {
     const size_t nr = size_t(config.nr);
     if (std::isinf(config.gpu_batch_speed)) // never batches: the ring as before
         return 1;
-    return std::clamp<size_t>(
-        k_batch_samples / (size_t(grid.frame_samples()) * nr), 1, k_most_batch_frames);
+    return std::clamp<size_t>(k_batch_samples / (size_t(grid.frame_samples()) * nr),
+                              1,
+                              k_most_frames_per_batch);
 }
 
 /// The ring: the search's window, and room for a batch being gathered while

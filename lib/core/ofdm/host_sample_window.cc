@@ -53,7 +53,7 @@ namespace {
 /// Frames a batch holds at most: LTE 20 MHz 2x2 on 16 cores (H100 host, the
 /// same lease, two runs each): 2: 0.37/0.74x real time, 4: 0.72/0.72x, 6:
 /// 0.87/1.09x, 8: 1.03/0.62x (that host's speed varies run to run).
-constexpr size_t k_max_batch = 8;
+constexpr size_t k_max_batch = k_most_frames_per_batch;
 
 class host_sample_window : public sample_window
 {

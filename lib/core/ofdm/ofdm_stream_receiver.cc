@@ -184,14 +184,17 @@ void take_landing_frame(Engine& e,
 /// Costs latency: up to config.max_batch_wait_ms (then the frames there are
 /// are taken); never waits past what the window holds, nor where the last
 /// search stopped short of the caller's room. The GPU's window batches only
-/// while the samples come faster than config.gpu_batch_speed times the air
-/// rate: a batch there saves host calls, not cores, and a stream at the air
-/// rate would only wait for it.
+/// while the samples come at least config.gpu_batch_speed times the air rate:
+/// a batch there saves host calls, not cores, and a stream at the air rate
+/// would only wait for it. The batch fits the room the frames in flight leave
+/// (the next search's room).
 template <class Engine>
 void wait_for_a_batch(Engine& e, size_t max_frames)
 {
     e.batch_until = 0;
-    const size_t batch = std::min(max_frames, e.window->frames_per_batch());
+    const size_t owed = e.queued + e.collected.size();
+    const size_t room = max_frames > owed ? max_frames - owed : 0;
+    const size_t batch = std::min(room, e.window->frames_per_batch());
     if (batch <= 1 || e.ended || e.more)
         return;
     if (e.window->batches_need_a_fast_stream() && e.config.gpu_batch_speed > 0 &&

@@ -31,14 +31,16 @@ public:
     /// Whether appended samples land only at finish_appends() (asynchronous
     /// copies): searches before then must not reach them.
     virtual bool appends_lag() const { return false; }
-    /// Frames a batch should hold: the host window demodulates a batch's
-    /// frames side by side, so the stream waits for that many where cores are
-    /// free (ofdm_stream_receiver.cc's wait_for_a_batch); 1: as each completes.
+    /// Frames a batch should hold, up to k_most_frames_per_batch: the host
+    /// window demodulates a batch's frames side by side (a frame a free
+    /// core); the GPU's searches and demodulates a batch with one launch
+    /// sequence and wait (short frames). The stream waits for that many
+    /// (ofdm_stream_receiver.cc's wait_for_a_batch); 1: as each completes.
     virtual size_t frames_per_batch() const { return 1; }
     /// The most frames_per_batch() gives.
     virtual size_t max_frames_per_batch() const { return 1; }
-    /// Whether batches are waited for only while the samples come faster than
-    /// the air rate (ofdm_receiver_config::gpu_batch_speed), else always.
+    /// Whether batches are waited for only while the samples come at least
+    /// ofdm_receiver_config::gpu_batch_speed times the air rate, else always.
     virtual bool batches_need_a_fast_stream() const { return false; }
     /// frame_search::find over the window's samples [begin, end).
     virtual walk_result search(uint64_t begin,
@@ -73,6 +75,9 @@ public:
     hand_on(const std::vector<size_t>& which, cfloat* H, cfloat* y, bool on_device);
     virtual void finish_hand_on() {}
 };
+
+/// Frames a batch holds at most, on either backend.
+constexpr size_t k_most_frames_per_batch = 8;
 
 /// Samples per antenna a window keeps at most: room for a frame found late in
 /// the window to complete, with the search's look-back and a few frames more.
