@@ -630,6 +630,12 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_across_the_ring_s_wrap)
     const ofdm_grid g = stream_grid("lte20", 2);
     ofdm_stream_receiver within(g, stream_config(2, backend::cuda));
     const int frames = int(2 * within.room() / size_t(g.frame_samples())) + 4;
+    ofdm_receiver_config batched_c = stream_config(2, backend::cuda);
+    batched_c.gpu_batch_speed = 0;
+    batched_c.max_batch_wait_ms = 1e9;
+    ofdm_stream_receiver batched(g, batched_c);
+    batched.set_frames_in_flight(true);
+    ASSERT_EQ(batched.room(), within.room()) << "the same ring";
     const recorded_stream s(g, 2, frames, seed);
     ASSERT_LT(within.room(), s.length() / 2) << "the stream wraps the ring twice";
     const size_t chunk = 2 * size_t(g.frame_samples());
@@ -645,12 +651,6 @@ TEST(ofdm_stream_receiver_cuda, frames_in_flight_across_the_ring_s_wrap)
     const double worst = worst_relative_difference(now, later);
     EXPECT_LT(worst, 1e-5);
     EXPECT_EQ(later.outside, now.outside);
-    ofdm_receiver_config batched_c = stream_config(2, backend::cuda);
-    batched_c.gpu_batch_speed = 0;
-    batched_c.max_batch_wait_ms = 1e9;
-    ofdm_stream_receiver batched(g, batched_c);
-    batched.set_frames_in_flight(true);
-    ASSERT_EQ(batched.room(), within.room()) << "the same ring";
     const received_stream many =
         receive_gathered(batched, s, seed + 1, chunk, 6, 18, false);
     ASSERT_EQ(many.frames.size(), now.frames.size());
