@@ -52,7 +52,7 @@ class ofdm_loopback(gr.top_block):
         self.tx = mimo_gpu.ofdm_tx('lte1.4', antennas, '16qam', 2, 6, 'auto', True, pilot_positions=[0])
         self.source = mimo_gpu.tb_source(tb_bits, coded_bits, 4, 1, 0, 0, 64, frames, 'auto', True, 'turbo')
         self.sent = blocks.null_sink(gr.sizeof_char*tb_bits)
-        self.rx = mimo_gpu.ofdm_rx('lte1.4', antennas, antennas, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0], noise_per_antenna=True, across_frames=False)
+        self.rx = mimo_gpu.ofdm_rx('lte1.4', antennas, antennas, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0], noise_per_antenna=True, across_frames=False, gpu_batch_speed=2.0)
         self.monitor = mimo_gpu.link_monitor(tb_bits, 100, 'loopback')
         self.detector = mimo_gpu.mimo_detector('mmse', antennas, antennas, '16qam', 'llr_clip={mmse_llr_clip},cublas={mmse_cublas}'.format(mmse_llr_clip=0, mmse_cublas=0), 0.01, 6, 'auto', 8400, 'erase', True)
         self.decoder = mimo_gpu.tb_stream_decoder(tb_bits, coded_bits, 4, 1, 0, (antennas * 4), 'max-log-map', 6, 0.75, 64, 'auto', 0, True, 'turbo')
@@ -74,8 +74,8 @@ class ofdm_loopback(gr.top_block):
         self.connect((self.rx, 1), (self.detector, 1))
         self.connect((self.source, 1), (self.sent, 0))
         self.connect((self.source, 0), (self.tx, 0))
-        self.connect((self.tx, 0), (self.channel, 0))
         self.connect((self.tx, 1), (self.channel, 1))
+        self.connect((self.tx, 0), (self.channel, 0))
 
 
     def get_grid(self):

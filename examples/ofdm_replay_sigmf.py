@@ -107,7 +107,7 @@ class ofdm_replay_sigmf(gr.top_block, Qt.QWidget):
         self.throttle_1 = blocks.throttle(gr.sizeof_gr_complex*1, samp_rate,True)
         self.throttle_0 = blocks.throttle(gr.sizeof_gr_complex*1, samp_rate,True)
         self.source = mimo_gpu.sigmf_file_source(recording, 2, bool(repeat))
-        self.rx = mimo_gpu.ofdm_rx('lte1.4', 2, 2, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0], noise_per_antenna=True, across_frames=False)
+        self.rx = mimo_gpu.ofdm_rx('lte1.4', 2, 2, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0], noise_per_antenna=True, across_frames=False, gpu_batch_speed=2.0)
         self.probe = mimo_gpu.constellation_probe(2, 2, 6, 8, 0.01, '')
         self.monitor = mimo_gpu.link_monitor(tb_bits, 100, 'replay')
         self.link_numbers = qtgui.number_sink(
@@ -197,8 +197,8 @@ class ofdm_replay_sigmf(gr.top_block, Qt.QWidget):
         self.connect((self.monitor, 1), (self.link_numbers, 1))
         self.connect((self.monitor, 0), (self.link_numbers, 0))
         self.connect((self.probe, 0), (self.constellation, 0))
-        self.connect((self.rx, 0), (self.detector, 0))
         self.connect((self.rx, 1), (self.detector, 1))
+        self.connect((self.rx, 0), (self.detector, 0))
         self.connect((self.rx, 0), (self.probe, 0))
         self.connect((self.rx, 1), (self.probe, 1))
         self.connect((self.source, 0), (self.throttle_0, 0))

@@ -111,7 +111,7 @@ class ofdm_usrp_rx_2x2(gr.top_block, Qt.QWidget):
         self.uhd_source.set_center_freq(freq, 1)
         self.uhd_source.set_antenna("RX2", 1)
         self.uhd_source.set_gain(gain, 1)
-        self.rx = mimo_gpu.ofdm_rx('lte1.4', 2, 2, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0], noise_per_antenna=True, across_frames=False)
+        self.rx = mimo_gpu.ofdm_rx('lte1.4', 2, 2, '16qam', 2, 6, 'hold', 'lmmse', 'auto', True, pilot_positions=[0], noise_per_antenna=True, across_frames=False, gpu_batch_speed=2.0)
         self.probe = mimo_gpu.constellation_probe(2, 2, 6, 8, 0.01, '')
         self.monitor = mimo_gpu.link_monitor(tb_bits, 100, 'usrp')
         self.link_numbers = qtgui.number_sink(
@@ -201,12 +201,12 @@ class ofdm_usrp_rx_2x2(gr.top_block, Qt.QWidget):
         self.connect((self.monitor, 0), (self.link_numbers, 0))
         self.connect((self.monitor, 1), (self.link_numbers, 1))
         self.connect((self.probe, 0), (self.constellation, 0))
-        self.connect((self.rx, 0), (self.detector, 0))
         self.connect((self.rx, 1), (self.detector, 1))
+        self.connect((self.rx, 0), (self.detector, 0))
         self.connect((self.rx, 1), (self.probe, 1))
         self.connect((self.rx, 0), (self.probe, 0))
-        self.connect((self.uhd_source, 1), (self.rx, 1))
         self.connect((self.uhd_source, 0), (self.rx, 0))
+        self.connect((self.uhd_source, 1), (self.rx, 1))
 
 
     def closeEvent(self, event):

@@ -83,10 +83,12 @@ ofdm_rx::sptr ofdm_rx::make(const std::string& grid,
                             bool device_buffers,
                             const std::vector<int>& pilot_positions,
                             bool noise_per_antenna,
-                            bool across_frames)
+                            bool across_frames,
+                            double gpu_batch_speed)
 {
     ::mimo_gpu::ofdm_receiver_config c;
     c.nr = nr;
+    c.gpu_batch_speed = gpu_batch_speed;
     c.noise_per_antenna = noise_per_antenna;
     c.across_frames = across_frames;
     c.interpolation = time_from(time_interpolation);

@@ -112,11 +112,24 @@ struct received_outputs {
 };
 received_outputs receive_recorded(const recorded_frames& r,
                                   const std::string& preset,
-                                  const std::string& backend)
+                                  const std::string& backend,
+                                  double gpu_batch_speed = 2.0)
 {
     const int nr = int(r.antennas.size());
-    auto rx = gr::mimo_gpu::ofdm_rx::make(
-        preset, r.grid.nt, nr, "16qam", 2, 6, "hold", "lmmse", backend);
+    auto rx = gr::mimo_gpu::ofdm_rx::make(preset,
+                                          r.grid.nt,
+                                          nr,
+                                          "16qam",
+                                          2,
+                                          6,
+                                          "hold",
+                                          "lmmse",
+                                          backend,
+                                          true,
+                                          std::vector<int>{ 0 },
+                                          true,
+                                          false,
+                                          gpu_batch_speed);
     auto H_sink = gr::blocks::vector_sink_c::make(nr * r.grid.nt);
     auto y_sink = gr::blocks::vector_sink_c::make(nr);
     auto tb = gr::make_top_block("ofdm_recorded");
@@ -135,30 +148,35 @@ TEST(ofdm_flowgraph_cuda, fast_sources_give_the_cpu_receivers_frames)
     // The CUDA receiver copies page-locked samples straight from GNU Radio's
     // buffers: it must not free them for the sources before the copy is done
     // (consuming first made frames fail under load). Sources as fast as they
-    // go, buffers wrapping every frame or two, compared with the CPU receiver.
+    // go, buffers wrapping every frame or two, compared with the CPU receiver;
+    // by default, in batches whatever the pace (gpu_batch_speed 0) and a frame
+    // at a time (infinity).
     MIMO_GPU_REQUIRE_CUDA();
     for (const std::string preset : { "lte1.4", "nr20" }) {
         const recorded_frames r(preset, 4, 4, 24, mimo_gpu_test::fresh_seed());
         const received_outputs cpu = receive_recorded(r, preset, "cpu");
-        const received_outputs gpu = receive_recorded(r, preset, "cuda");
         ASSERT_EQ(cpu.frames, 24u) << preset;
-        ASSERT_EQ(gpu.frames, cpu.frames) << preset;
-        ASSERT_EQ(gpu.y.size(), cpu.y.size());
-        ASSERT_EQ(gpu.H.size(), cpu.H.size());
-        double worst = 0;
-        for (size_t k = 0; k < cpu.y.size(); ++k)
-            worst = std::max(worst,
-                             double(std::abs(gpu.y[k] - cpu.y[k]) /
-                                    std::max(1.0f, std::abs(cpu.y[k]))));
-        for (size_t k = 0; k < cpu.H.size(); ++k)
-            worst = std::max(worst,
-                             double(std::abs(gpu.H[k] - cpu.H[k]) /
-                                    std::max(1.0f, std::abs(cpu.H[k]))));
-        EXPECT_LT(worst, 1e-3) << preset;
-        std::printf("[ compared ] %s 4x4, 24 frames from fast sources: CUDA against CPU "
-                    "receiver, worst %.2e\n",
-                    preset.c_str(),
-                    worst);
+        for (const double speed : { 2.0, 0.0, double(INFINITY) }) {
+            const received_outputs gpu = receive_recorded(r, preset, "cuda", speed);
+            ASSERT_EQ(gpu.frames, cpu.frames) << preset << " " << speed;
+            ASSERT_EQ(gpu.y.size(), cpu.y.size());
+            ASSERT_EQ(gpu.H.size(), cpu.H.size());
+            double worst = 0;
+            for (size_t k = 0; k < cpu.y.size(); ++k)
+                worst = std::max(worst,
+                                 double(std::abs(gpu.y[k] - cpu.y[k]) /
+                                        std::max(1.0f, std::abs(cpu.y[k]))));
+            for (size_t k = 0; k < cpu.H.size(); ++k)
+                worst = std::max(worst,
+                                 double(std::abs(gpu.H[k] - cpu.H[k]) /
+                                        std::max(1.0f, std::abs(cpu.H[k]))));
+            EXPECT_LT(worst, 1e-3) << preset << " " << speed;
+            std::printf("[ compared ] %s 4x4, 24 frames from fast sources, "
+                        "gpu_batch_speed %g: CUDA against CPU receiver, worst %.2e\n",
+                        preset.c_str(),
+                        speed,
+                        worst);
+        }
     }
 }
 
@@ -681,6 +699,22 @@ TEST(ofdm_blocks, bad_parameters_are_invalid_argument)
         std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4", 2, 2, "16qam", 0, 6),
                  std::invalid_argument);
+    for (const double speed : { -1.0, double(NAN) })
+        EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4",
+                                                 2,
+                                                 2,
+                                                 "16qam",
+                                                 2,
+                                                 6,
+                                                 "hold",
+                                                 "lmmse",
+                                                 "auto",
+                                                 true,
+                                                 std::vector<int>{ 0 },
+                                                 true,
+                                                 false,
+                                                 speed),
+                     std::invalid_argument);
     // pilot layouts the slot cannot hold
     EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make(
                      "lte1.4", 2, "16qam", 2, 6, "auto", true, std::vector<int>{ 7 }),

@@ -161,6 +161,9 @@ class qa_ofdm_front_end(gr_unittest.TestCase):
             mimo_gpu.ofdm_tx("lte7")
         with self.assertRaises(ValueError):
             mimo_gpu.ofdm_rx("lte1.4", 4, 2)
+        for speed in (-1.0, float("nan")):
+            with self.assertRaises(ValueError):
+                mimo_gpu.ofdm_rx("lte1.4", 2, 2, gpu_batch_speed=speed)
         for doppler in (-1.0, float("nan"), 1e6):
             with self.assertRaises(ValueError):
                 mimo_gpu.ofdm_channel_model("lte1.4", 2, 2, 2, 6, "epa", 20.0, doppler=doppler)

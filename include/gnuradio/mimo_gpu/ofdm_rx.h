@@ -68,6 +68,10 @@ public:
      * a frame that follows the one before closely, on a channel its own
      * Doppler says is slow, adds that frame's pilot symbols to its time
      * filter (the ofdm_frame tag's linked says so)
+     * \param gpu_batch_speed on CUDA, short frames (up to 8, 2^19 samples over
+     * the antennas) are searched and demodulated in batches while the samples
+     * come at least this many times the air rate (a recording replayed): 2 by
+     * default; 0: whatever the pace; infinity: a frame at a time
      */
     static sptr make(const std::string& grid = "lte1.4",
                      int nt = 2,
@@ -81,7 +85,8 @@ public:
                      bool device_buffers = true,
                      const std::vector<int>& pilot_positions = std::vector<int>{ 0 },
                      bool noise_per_antenna = true,
-                     bool across_frames = false);
+                     bool across_frames = false,
+                     double gpu_batch_speed = 2.0);
 
     virtual int symbols_per_channel() const = 0;
     virtual uint64_t frames_received() const = 0;

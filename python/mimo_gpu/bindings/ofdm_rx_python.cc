@@ -14,7 +14,7 @@
 /* BINDTOOL_GEN_AUTOMATIC(0)                                                       */
 /* BINDTOOL_USE_PYGCCXML(0)                                                        */
 /* BINDTOOL_HEADER_FILE(ofdm_rx.h)                           */
-/* BINDTOOL_HEADER_FILE_HASH(07f7c5c97134a748dfbf8cd993c50d27)                       */
+/* BINDTOOL_HEADER_FILE_HASH(9336b59ce7ac42d1042b104daf33e6d8)                       */
 /***********************************************************************************/
 
 #include <pybind11/complex.h>
@@ -46,6 +46,7 @@ void bind_ofdm_rx(py::module& m)
              py::arg("pilot_positions") = std::vector<int>{ 0 },
              py::arg("noise_per_antenna") = true,
              py::arg("across_frames") = false,
+             py::arg("gpu_batch_speed") = 2.0,
              D(ofdm_rx, make))
         .def("symbols_per_channel",
              &ofdm_rx::symbols_per_channel,

@@ -542,7 +542,7 @@ TEST(ofdm_stream_receiver_cuda, cuda_equals_cpu_on_fresh_cut_streams)
 TEST(ofdm_stream_receiver_cuda, a_window_filled_by_several_pushes_gives_every_frame)
 {
     MIMO_GPU_REQUIRE_CUDA();
-    // LTE 20 MHz: the window holds about 16 frames; 24 frames come in chunks of
+    // LTE 20 MHz: the window holds about 32 frames; 24 frames come in chunks of
     // up to two frames, up to six chunks before each receive().
     const uint64_t seed = fresh_seed();
     const ofdm_grid g = stream_grid("lte20", 2);
