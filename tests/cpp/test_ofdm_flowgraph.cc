@@ -699,38 +699,30 @@ TEST(ofdm_blocks, bad_parameters_are_invalid_argument)
         std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4", 2, 2, "16qam", 0, 6),
                  std::invalid_argument);
+    // ofdm_rx with everything at its default but the pilots and the batch pace
+    const auto rx_with = [](std::vector<int> pilots, double gpu_batch_speed) {
+        return gr::mimo_gpu::ofdm_rx::make("lte1.4",
+                                           2,
+                                           2,
+                                           "16qam",
+                                           2,
+                                           6,
+                                           "hold",
+                                           "lmmse",
+                                           "auto",
+                                           true,
+                                           pilots,
+                                           true,
+                                           false,
+                                           gpu_batch_speed);
+    };
     for (const double speed : { -1.0, double(NAN) })
-        EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4",
-                                                 2,
-                                                 2,
-                                                 "16qam",
-                                                 2,
-                                                 6,
-                                                 "hold",
-                                                 "lmmse",
-                                                 "auto",
-                                                 true,
-                                                 std::vector<int>{ 0 },
-                                                 true,
-                                                 false,
-                                                 speed),
-                     std::invalid_argument);
+        EXPECT_THROW(rx_with({ 0 }, speed), std::invalid_argument);
     // pilot layouts the slot cannot hold
     EXPECT_THROW(gr::mimo_gpu::ofdm_tx::make(
                      "lte1.4", 2, "16qam", 2, 6, "auto", true, std::vector<int>{ 7 }),
                  std::invalid_argument);
-    EXPECT_THROW(gr::mimo_gpu::ofdm_rx::make("lte1.4",
-                                             2,
-                                             2,
-                                             "16qam",
-                                             2,
-                                             6,
-                                             "hold",
-                                             "lmmse",
-                                             "auto",
-                                             true,
-                                             std::vector<int>{ 3, 1 }),
-                 std::invalid_argument);
+    EXPECT_THROW(rx_with({ 3, 1 }, 2.0), std::invalid_argument);
     EXPECT_THROW(gr::mimo_gpu::ofdm_channel_model::make("lte1.4",
                                                         2,
                                                         2,

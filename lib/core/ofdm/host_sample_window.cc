@@ -50,11 +50,6 @@ void sample_window::hand_on(const std::vector<size_t>&, cfloat*, cfloat*, bool)
 
 namespace {
 
-/// Frames a batch holds at most: LTE 20 MHz 2x2 on 16 cores (H100 host, the
-/// same lease, two runs each): 2: 0.37/0.74x real time, 4: 0.72/0.72x, 6:
-/// 0.87/1.09x, 8: 1.03/0.62x (that host's speed varies run to run).
-constexpr size_t k_max_batch = k_most_frames_per_batch;
-
 class host_sample_window : public sample_window
 {
 public:
@@ -77,13 +72,14 @@ public:
     }
 
     backend kind() const override { return backend::cpu; }
-    /// The cores this thread may use now, up to k_max_batch frames: a frame a
-    /// core (the latency of a batch: up to k_max_batch frames' air time).
+    /// The cores this thread may use now, up to k_most_frames_per_batch
+    /// frames: a frame a core (the latency of a batch: up to that many frames'
+    /// air time).
     size_t frames_per_batch() const override
     {
-        return std::min(k_max_batch, parallel_width());
+        return std::min(k_most_frames_per_batch, parallel_width());
     }
-    size_t max_frames_per_batch() const override { return k_max_batch; }
+    size_t max_frames_per_batch() const override { return k_most_frames_per_batch; }
     size_t capacity() const override { return m_capacity; }
 
     void append(const cfloat* const* antennas, size_t count, uint64_t) override
