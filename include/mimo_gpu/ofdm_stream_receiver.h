@@ -115,12 +115,13 @@ public:
     uint64_t frames_dropped() const;
 
     /// Where the time went (wall clock, seconds): taking samples in (host copies;
-    /// on CUDA the transfers run meanwhile and their waits fall in the search),
-    /// searching them for frames, demodulating frames (with frames in flight:
-    /// queuing them, waiting for the earlier ones and handing those on).
+    /// on CUDA the transfers run meanwhile), waiting for them to land (CUDA: a
+    /// search needs them, or the caller's memory is read in place), searching
+    /// them for frames, demodulating frames (with frames in flight: queuing
+    /// them, waiting for the earlier ones and handing those on).
     struct time_spent {
-        double push = 0, search = 0, demodulate = 0;
-        uint64_t pushes = 0, searches = 0, batches = 0;
+        double push = 0, land = 0, search = 0, demodulate = 0;
+        uint64_t pushes = 0, lands = 0, searches = 0, batches = 0;
     };
     time_spent timing() const;
 

@@ -397,14 +397,15 @@ std::string ofdm_rx_impl::timing_summary() const
         t = d_timing;
     }
     const double frames = std::max<double>(1.0, double(d_frames));
-    char text[256];
+    char text[320];
     std::snprintf(text,
                   sizeof text,
-                  "per frame: samples in %.3f ms (%llu calls), search %.3f ms (%llu), "
-                  "demodulation %.3f ms "
-                  "(%llu batches)",
+                  "per frame: samples in %.3f ms (%llu calls), landing %.3f ms (%llu "
+                  "waits), search %.3f ms (%llu), demodulation %.3f ms (%llu batches)",
                   1e3 * t.push / frames,
                   (unsigned long long)t.pushes,
+                  1e3 * t.land / frames,
+                  (unsigned long long)t.lands,
                   1e3 * t.search / frames,
                   (unsigned long long)t.searches,
                   1e3 * t.demodulate / frames,

@@ -134,6 +134,7 @@ public:
             direct[r] = ::mimo_gpu::memory_kind_of(antennas[r]) !=
                         ::mimo_gpu::memory_kind::pageable;
             all_direct = all_direct && direct[r];
+            m_reads_callers = m_reads_callers || direct[r];
         }
         for (size_t done = 0; done < count;) {
             const size_t n = all_direct ? count : std::min(k_chunk, count - done);
@@ -177,10 +178,17 @@ public:
             done += n;
         }
         // Memory copied from where it is is read by the time finish_appends()
-        // returns (every ofdm_stream_receiver::receive ends with it).
+        // returns (ofdm_stream_receiver::receive ends with it where
+        // appends_read_callers_memory()); staged samples land meanwhile.
     }
 
-    void finish_appends() override { m_copy_stream.synchronize(); }
+    void finish_appends() override
+    {
+        m_copy_stream.synchronize();
+        m_reads_callers = false;
+    }
+
+    bool appends_read_callers_memory() const override { return m_reads_callers; }
 
     void release(uint64_t) override {} // the ring overwrites what was let go
 
@@ -390,6 +398,9 @@ private:
     pinned_buffer<cfloat> m_staging[2];
     cuda_event m_staged[2];
     int m_next_slot = 0;
+    /// Whether an append since the last finish_appends() copies from the
+    /// caller's memory.
+    bool m_reads_callers = false;
     pinned_buffer<float> m_n0, m_spread, m_doppler, m_antenna_n0;
     pinned_buffer<int> m_linked;
     std::vector<sync_result> m_queued; ///< the frames of the last queue(), until read

@@ -43,6 +43,9 @@ struct ofdm_stream_receiver::engine {
     /// demodulation of the frames before them (NR 100 MHz 4x4 on the H100: four
     /// 1 MB copies, 160 us a frame, on the receiver's critical path before).
     uint64_t ready = 0;
+    /// Samples pushed before this receive() (staged samples may not have
+    /// landed: see free_callers_memory).
+    uint64_t end_at_last_receive = 0;
     uint64_t searched_to = 0; ///< the samples the last search saw end here
     bool ended = false, more = false;
     uint64_t received = 0, dropped = 0, covered = 0;
@@ -235,10 +238,22 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
     if (outputs_on_device && e.window->kind() != backend::cuda)
         throw std::invalid_argument(
             "mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
-    // Every way out waits for the appends: the caller's memory is then free.
     const auto land_appends = [&e] {
+        if (e.ready == e.end)
+            return;
+        const auto t = std::chrono::steady_clock::now();
         e.window->finish_appends();
         e.ready = e.end;
+        e.spent.land += seconds_since(t);
+        ++e.spent.lands;
+    };
+    // Every way out frees the caller's memory: copies that read it in place
+    // land first. Samples staged on the host land while the caller goes on
+    // (a call that does not search then waits for no transfer: LTE 20 MHz
+    // hands the receiver about a frame a call, and searches once a batch).
+    const auto free_callers_memory = [&] {
+        if (e.window->appends_read_callers_memory())
+            land_appends();
     };
     // An exception too (the caller's samples are not read after it returns);
     // the normal ways out land explicitly, so the guard acts only while unwinding.
@@ -258,7 +273,8 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
     if (e.ended) // nothing more will come to overlap with
         land_appends();
     if (max_frames == 0) { // no room: frames may wait
-        land_appends();
+        free_callers_memory();
+        e.end_at_last_receive = e.end;
         e.more = e.end > e.begin;
         return {};
     }
@@ -272,14 +288,17 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         const uint64_t waits_for = search_waits_for(e);
         bool enough = true;
         if (!e.ended && e.ready < waits_for) { // the last search stopped for samples
-            land_appends(); // ...that are among this call's (searched now), or not
-                            // yet here
-            if (e.end < waits_for) {
+            if (e.end < waits_for) {           // ...not yet here
                 e.more = false;
                 enough = false;
-            }
+            } else // ...among those still landing: searched now
+                land_appends();
         }
         if (enough) {
+            // Samples of earlier calls not landed yet (staged ones land while
+            // the caller goes on): the search reads them.
+            if (e.ready < e.end_at_last_receive)
+                land_appends();
             const uint64_t search_begin = std::max(
                 e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
             const auto t = std::chrono::steady_clock::now();
@@ -317,7 +336,8 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         }
         wait_for_a_batch(e, max_frames);
     }
-    land_appends();
+    free_callers_memory();
+    e.end_at_last_receive = e.end;
     return frames;
 }
 
@@ -430,10 +450,11 @@ std::vector<stream_frame> ofdm_stream_receiver::hand_on_frames_in_flight(
 bool ofdm_stream_receiver::frames_waiting() const
 {
     const engine& e = *m_engine;
-    // Or the last search saw fewer samples than have landed since, and those
-    // reach what it waited for: another receive() goes on without new samples.
+    // Or the last search saw fewer samples than have come since (landed or
+    // landing), and those reach what it waited for: another receive() goes on
+    // without new samples.
     return e.more || frames_in_flight() > 0 ||
-           (!e.ended && e.searched_to < e.ready && search_waits_for(e) <= e.ready);
+           (!e.ended && e.searched_to < e.end && search_waits_for(e) <= e.end);
 }
 
 size_t ofdm_stream_receiver::samples_wanted() const

@@ -31,6 +31,11 @@ public:
     /// Whether appended samples land only at finish_appends() (asynchronous
     /// copies): searches before then must not reach them.
     virtual bool appends_lag() const { return false; }
+    /// Whether the copies of appends not yet finished still read the caller's
+    /// memory (copied from where it is, page-locked): the caller may reuse it
+    /// only after finish_appends(). Otherwise (the samples were staged on the
+    /// host) they may land later, while the caller goes on.
+    virtual bool appends_read_callers_memory() const { return appends_lag(); }
     /// Frames a batch should hold, up to k_most_frames_per_batch: the host
     /// window demodulates a batch's frames side by side (a frame a free
     /// core); the GPU's searches and demodulates a batch with one launch

@@ -718,6 +718,90 @@ TEST(ofdm_stream_receiver_cuda, a_fast_stream_is_searched_and_demodulated_in_bat
     }
 }
 
+TEST(ofdm_stream_receiver_cuda,
+     the_callers_samples_may_be_overwritten_once_receive_returns)
+{
+    // The caller's memory is free when receive() returns (a GNU Radio block
+    // then consumes its input, and the writer reuses it): samples read in
+    // place (page-locked) have landed by then; pageable ones were staged on
+    // the host and may still cross PCIe. Each push here comes from one
+    // scratch buffer poisoned with NaN after every call: a copy reading it
+    // late would drop or erase frames. The frames, H and y equal those of a
+    // receiver fed from the recording itself; staged samples wait for no
+    // transfer in calls that do not search (batches of short frames).
+    MIMO_GPU_REQUIRE_CUDA();
+    const uint64_t seed = fresh_seed();
+    const ofdm_grid g = stream_grid("lte1.4", 2);
+    const int nr = 2;
+    const recorded_stream s(g, nr, 20, seed);
+    ofdm_receiver_config c = stream_config(nr, backend::cuda);
+    c.gpu_batch_speed = 0; // batches whatever the pace
+    c.max_batch_wait_ms = 1e9;
+    ofdm_stream_receiver reference(g, c);
+    reference.set_frames_in_flight(true);
+    const size_t chunk = size_t(g.frame_samples()) / 3;
+    const received_stream expected =
+        receive_cut(reference, s, s.length(), seed, chunk, 12);
+    ASSERT_EQ(expected.frames.size(), 20u);
+    const size_t hn = reference.H_items_per_frame() * nr * size_t(g.nt),
+                 yn = reference.y_items_per_frame() * nr;
+    for (bool pinned : { false, true }) {
+        ofdm_stream_receiver rx(g, c);
+        rx.set_frames_in_flight(true);
+        std::vector<std::vector<cfloat>> pageable(nr, std::vector<cfloat>(chunk));
+        std::vector<cfloat*> scratch(nr);
+        for (int r = 0; r < nr; ++r)
+            scratch[size_t(r)] =
+                pinned ? static_cast<cfloat*>(allocate_pinned(chunk * sizeof(cfloat)))
+                       : pageable[size_t(r)].data();
+        std::mt19937_64 rng(seed);
+        received_stream got;
+        std::vector<cfloat> H(hn * 12), y(yn * 12);
+        const cfloat poison(NAN, NAN);
+        uint64_t calls = 0;
+        for (size_t pos = 0;;) {
+            // The same cuts as receive_cut's with this seed.
+            const size_t n =
+                std::min({ size_t(1 + rng() % chunk), s.length() - pos, rx.room() });
+            for (int r = 0; r < nr; ++r)
+                std::copy_n(s.antennas[size_t(r)].data() + pos, n, scratch[size_t(r)]);
+            const std::vector<const cfloat*> at(scratch.begin(), scratch.end());
+            rx.push(at.data(), n);
+            pos += n;
+            if (pos == s.length() && !rx.ended())
+                rx.end_stream();
+            const size_t room = rng() % 13;
+            const auto frames = rx.receive(room, H.data(), y.data(), false);
+            ++calls;
+            for (cfloat* p : scratch)
+                std::fill_n(p, chunk, poison);
+            got.add(frames, H, y, hn, yn);
+            if (rx.ended() && frames.empty() && !rx.frames_waiting() && room > 0)
+                break;
+        }
+        if (pinned)
+            for (cfloat* p : scratch)
+                free_pinned(p);
+        EXPECT_EQ(rx.frames_dropped(), 0u);
+        ASSERT_EQ(got.frames.size(), expected.frames.size());
+        for (size_t f = 0; f < got.frames.size(); ++f)
+            EXPECT_EQ(got.frames[f].start, expected.frames[f].start) << "frame " << f;
+        EXPECT_LT(worst_relative_difference(expected, got), 1e-5);
+        const auto t = rx.timing();
+        if (pinned)
+            EXPECT_EQ(t.lands, t.pushes) << "read in place: every call waits";
+        else
+            EXPECT_LE(t.lands, t.pushes / 2) << "staged: only searches wait";
+        std::printf("[ compared ] %s samples, %llu calls: %llu pushes, %llu waits for "
+                    "them to land, %llu searches\n",
+                    pinned ? "page-locked" : "pageable",
+                    (unsigned long long)calls,
+                    (unsigned long long)t.pushes,
+                    (unsigned long long)t.lands,
+                    (unsigned long long)t.searches);
+    }
+}
+
 TEST(ofdm_stream_receiver_cuda, frames_in_flight_wait_for_the_next_call_and_for_room)
 {
     MIMO_GPU_REQUIRE_CUDA();
