@@ -114,8 +114,9 @@ public:
     uint64_t frames_received() const;
     uint64_t frames_dropped() const;
 
-    /// Where the time went (wall clock, seconds): taking samples in (host copies;
-    /// on CUDA the transfers run meanwhile), waiting for them to land (CUDA: a
+    /// Where the time went (wall clock, seconds): taking samples in (host copies,
+    /// with any wait for a staging chunk an earlier transfer still reads; on
+    /// CUDA the transfers run meanwhile), waiting for them to land (CUDA: a
     /// search needs them, or the caller's memory is read in place), searching
     /// them for frames, demodulating frames (with frames in flight: queuing
     /// them, waiting for the earlier ones and handing those on).

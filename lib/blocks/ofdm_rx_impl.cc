@@ -161,8 +161,9 @@ void ofdm_rx_impl::forecast(int, gr_vector_int& ninput_items_required)
         std::fill(ninput_items_required.begin(), ninput_items_required.end(), 0);
         return;
     }
-    // The rest of a frame found (so a frame is taken as soon as its last sample
-    // is there), else a quarter frame of new samples.
+    // What the next search needs (the rest of a frame found, or where the next
+    // frame could complete: so a frame is taken as soon as its last sample is
+    // there), at most a frame; else a quarter frame of new samples.
     const size_t wanted = d_receiver->samples_wanted();
     const int ask =
         wanted > 0 ? int(std::min<size_t>(wanted, size_t(d_chunk) * 4)) : d_chunk;

@@ -507,6 +507,12 @@ walk_result frame_search::find(const cfloat* rx,
         const bool wants_frames =
             w.frames.size() < max_frames && !w.more && !w.needs && !w.cut.found;
         if (last == last_position || !(short_of_positions || wants_frames)) {
+            // Stopped at max_frames before the positions' end, with samples
+            // enough for another whole frame after it: the caller searches
+            // again without new ones.
+            if (last < last_position && w.frames.size() >= max_frames && !w.needs &&
+                !w.cut.found && w.next_from + g.reach <= samples)
+                w.more = true;
             remember();
             return w;
         }

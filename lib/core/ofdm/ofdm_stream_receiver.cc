@@ -38,10 +38,12 @@ struct ofdm_stream_receiver::engine {
     std::chrono::steady_clock::time_point batch_since;
     /// Samples [.., ready) have landed in the window. Where appends finish later
     /// (the CUDA window copies on its own stream), a receive() searches the
-    /// samples of earlier calls while the new ones cross PCIe, and waits for them
-    /// only at its end: the transfer of a call's samples overlaps the search and
-    /// demodulation of the frames before them (NR 100 MHz 4x4 on the H100: four
-    /// 1 MB copies, 160 us a frame, on the receiver's critical path before).
+    /// samples of earlier calls while the new ones cross PCIe: the transfer of a
+    /// call's samples overlaps the search and demodulation of the frames before
+    /// them (NR 100 MHz 4x4 on the H100: four 1 MB copies, 160 us a frame, on
+    /// the receiver's critical path before). Copies that read the caller's
+    /// memory in place land by the call's end; staged ones when a search needs
+    /// them (free_callers_memory in receive()).
     uint64_t ready = 0;
     /// Samples pushed before this receive() (staged samples may not have
     /// landed: see free_callers_memory).
@@ -216,9 +218,9 @@ void wait_for_a_batch(Engine& e, size_t max_frames)
 }
 
 /// Where the samples must reach before a search can give a frame more than the
-/// last one did: frames start at or after where the walk goes on (a frame
-/// starting before it overlaps the one before), so none completes before the
-/// samples reach that plus a frame's reach; and what the walk stopped for (a
+/// last one did: the walk takes frames that start at or after where it goes on
+/// (walk_runs skips the others), so none completes before the samples reach
+/// that plus a frame's reach; and what the walk stopped for (a
 /// cut frame's end, a run's decision) where that lies later. Searching sooner
 /// found nothing new: at NR 100 MHz, where GNU Radio's calls bring about half
 /// a frame, it searched twice a frame (0.25 ms of the receiver's 0.51-0.57 ms
@@ -253,7 +255,9 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         throw std::invalid_argument(
             "mimo_gpu: ofdm_stream_receiver: device outputs need the CUDA backend");
     const auto land_appends = [&e] {
-        if (e.ready == e.end)
+        // (An append that failed part-way may have queued copies that read
+        // the caller's memory without counting its samples.)
+        if (e.ready == e.end && !e.window->appends_read_callers_memory())
             return;
         const auto t = std::chrono::steady_clock::now();
         e.window->finish_appends();
@@ -270,7 +274,8 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
             land_appends();
     };
     // An exception too (the caller's samples are not read after it returns);
-    // the normal ways out land explicitly, so the guard acts only while unwinding.
+    // the normal ways out free the caller's memory explicitly, so the guard
+    // acts only while unwinding.
     struct landing_guard {
         engine& e;
         const int exceptions = std::uncaught_exceptions();

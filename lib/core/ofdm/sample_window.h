@@ -32,7 +32,8 @@ public:
     /// copies): searches before then must not reach them.
     virtual bool appends_lag() const { return false; }
     /// Whether the copies of appends not yet finished still read the caller's
-    /// memory (copied from where it is, page-locked): the caller may reuse it
+    /// memory (copied from where it is: page-locked or device memory): the
+    /// caller may reuse it
     /// only after finish_appends(). Otherwise (the samples were staged on the
     /// host) they may land later, while the caller goes on.
     virtual bool appends_read_callers_memory() const { return appends_lag(); }
