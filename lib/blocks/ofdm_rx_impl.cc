@@ -27,8 +27,8 @@ constexpr int k_buffered_frames = 6;
 /// Where the receiver hands back batches of several frames (the CPU's, up to
 /// eight side by side; the GPU's short frames, up to eight a launch sequence,
 /// even where a stream at the air rate never fills one): room for two batches
-/// and a few frames, or a call would
-/// rarely be given room for one (LTE 20 MHz on 16 cores, with six: three frames
+/// and a few frames, or a call would rarely be given room for one (LTE 20 MHz
+/// on 16 cores, with six: three frames
 /// at most, batches of two on average); as many as k_batch_buffer_bytes hold
 /// for both outputs, but never fewer than k_buffered_frames (NR 100 MHz 4x4:
 /// 14 MB a frame, six frames; its window holds batches to four anyway).

@@ -45,9 +45,6 @@ struct ofdm_stream_receiver::engine {
     /// memory in place land by the call's end; staged ones when a search needs
     /// them (free_callers_memory in receive()).
     uint64_t ready = 0;
-    /// Samples pushed before this receive() (staged samples may not have
-    /// landed: see free_callers_memory).
-    uint64_t end_at_last_receive = 0;
     uint64_t searched_to = 0; ///< the samples the last search saw end here
     bool ended = false, more = false;
     uint64_t received = 0, dropped = 0, covered = 0;
@@ -266,9 +263,9 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         ++e.spent.lands;
     };
     // Every way out frees the caller's memory: copies that read it in place
-    // land first. Samples staged on the host land while the caller goes on
-    // (a call that does not search then waits for no transfer: LTE 20 MHz
-    // hands the receiver about a frame a call, and searches once a batch).
+    // land first. Samples staged on the host land while the caller goes on,
+    // until a search needs them (the samples it waits for lie among them): a
+    // call that does not search waits for no transfer.
     const auto free_callers_memory = [&] {
         if (e.window->appends_read_callers_memory())
             land_appends();
@@ -293,7 +290,6 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         land_appends();
     if (max_frames == 0) { // no room: frames may wait
         free_callers_memory();
-        e.end_at_last_receive = e.end;
         e.more = e.end > e.begin;
         return {};
     }
@@ -314,10 +310,6 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
                 land_appends();
         }
         if (enough) {
-            // Samples of earlier calls not landed yet (staged ones land while
-            // the caller goes on): the search reads them.
-            if (e.ready < e.end_at_last_receive)
-                land_appends();
             const uint64_t search_begin = std::max(
                 e.begin, e.from >= e.rule.lookback() ? e.from - e.rule.lookback() : 0);
             const auto t = std::chrono::steady_clock::now();
@@ -356,7 +348,6 @@ std::vector<stream_frame> ofdm_stream_receiver::receive(size_t max_frames,
         wait_for_a_batch(e, max_frames);
     }
     free_callers_memory();
-    e.end_at_last_receive = e.end;
     return frames;
 }
 

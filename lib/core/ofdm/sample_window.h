@@ -33,9 +33,8 @@ public:
     virtual bool appends_lag() const { return false; }
     /// Whether the copies of appends not yet finished still read the caller's
     /// memory (copied from where it is: page-locked or device memory): the
-    /// caller may reuse it
-    /// only after finish_appends(). Otherwise (the samples were staged on the
-    /// host) they may land later, while the caller goes on.
+    /// caller may reuse it only after finish_appends(). Otherwise (the samples
+    /// were staged on the host) they may land later, while the caller goes on.
     virtual bool appends_read_callers_memory() const { return appends_lag(); }
     /// Frames a batch should hold, up to k_most_frames_per_batch: the host
     /// window demodulates a batch's frames side by side (a frame a free

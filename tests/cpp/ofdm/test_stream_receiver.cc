@@ -112,13 +112,17 @@ struct received_stream {
 
 /// Pushes `length` samples of the stream in chunks from `chunk` (1..max) and asks
 /// for up to `room` (0..max) frames a call, at random; ends the stream after.
+/// scratch (a buffer of max_chunk samples per antenna): each chunk is pushed
+/// from there, and the buffers are poisoned with NaN as each receive() returns
+/// (the caller's memory is then free).
 received_stream receive_cut(ofdm_stream_receiver& rx,
                             const recorded_stream& s,
                             size_t length,
                             uint64_t seed,
                             size_t max_chunk,
                             size_t max_room,
-                            bool device_outputs = false)
+                            bool device_outputs = false,
+                            const std::vector<cfloat*>& scratch = {})
 {
     std::mt19937_64 rng(seed);
     const size_t hn = rx.H_items_per_frame() * size_t(s.antennas.size()) *
@@ -136,8 +140,13 @@ received_stream receive_cut(ofdm_stream_receiver& rx,
     for (size_t pos = 0;;) {
         const size_t n =
             std::min({ size_t(1 + rng() % max_chunk), length - pos, rx.room() });
-        for (size_t r = 0; r < at.size(); ++r)
+        for (size_t r = 0; r < at.size(); ++r) {
             at[r] = s.antennas[r].data() + pos;
+            if (!scratch.empty()) {
+                std::copy_n(at[r], n, scratch[r]);
+                at[r] = scratch[r];
+            }
+        }
         rx.push(at.data(), n);
         pos += n;
         if (pos == length && !rx.ended())
@@ -147,6 +156,8 @@ received_stream receive_cut(ofdm_stream_receiver& rx,
                                        device_outputs ? d_H : H.data(),
                                        device_outputs ? d_y : y.data(),
                                        device_outputs);
+        for (cfloat* p : scratch)
+            std::fill_n(p, max_chunk, cfloat(NAN, NAN));
         if (device_outputs && !frames.empty()) {
             copy_memory(H.data(),
                         d_H,
@@ -819,8 +830,6 @@ TEST(ofdm_stream_receiver_cuda,
     const received_stream expected =
         receive_cut(reference, s, s.length(), seed, chunk, 12);
     ASSERT_EQ(expected.frames.size(), 20u);
-    const size_t hn = reference.H_items_per_frame() * nr * size_t(g.nt),
-                 yn = reference.y_items_per_frame() * nr;
     for (bool pinned : { false, true }) {
         ofdm_stream_receiver rx(g, c);
         rx.set_frames_in_flight(true);
@@ -830,31 +839,9 @@ TEST(ofdm_stream_receiver_cuda,
             scratch[size_t(r)] =
                 pinned ? static_cast<cfloat*>(allocate_pinned(chunk * sizeof(cfloat)))
                        : pageable[size_t(r)].data();
-        std::mt19937_64 rng(seed);
-        received_stream got;
-        std::vector<cfloat> H(hn * 12), y(yn * 12);
-        const cfloat poison(NAN, NAN);
-        uint64_t calls = 0;
-        for (size_t pos = 0;;) {
-            // The same cuts as receive_cut's with this seed.
-            const size_t n =
-                std::min({ size_t(1 + rng() % chunk), s.length() - pos, rx.room() });
-            for (int r = 0; r < nr; ++r)
-                std::copy_n(s.antennas[size_t(r)].data() + pos, n, scratch[size_t(r)]);
-            const std::vector<const cfloat*> at(scratch.begin(), scratch.end());
-            rx.push(at.data(), n);
-            pos += n;
-            if (pos == s.length() && !rx.ended())
-                rx.end_stream();
-            const size_t room = rng() % 13;
-            const auto frames = rx.receive(room, H.data(), y.data(), false);
-            ++calls;
-            for (cfloat* p : scratch)
-                std::fill_n(p, chunk, poison);
-            got.add(frames, H, y, hn, yn);
-            if (rx.ended() && frames.empty() && !rx.frames_waiting() && room > 0)
-                break;
-        }
+        // The same cuts as the reference's (the same seed).
+        const received_stream got =
+            receive_cut(rx, s, s.length(), seed, chunk, 12, false, scratch);
         if (pinned)
             for (cfloat* p : scratch)
                 free_pinned(p);
@@ -870,10 +857,9 @@ TEST(ofdm_stream_receiver_cuda,
             EXPECT_LT(t.lands, t.pushes) << "staged: only searches wait";
             EXPECT_LE(t.lands, t.searches + 1) << "a wait a search, and the end";
         }
-        std::printf("[ compared ] %s samples, %llu calls: %llu pushes, %llu waits for "
-                    "them to land, %llu searches\n",
+        std::printf("[ compared ] %s samples: %llu pushes, %llu waits for them to "
+                    "land, %llu searches\n",
                     pinned ? "page-locked" : "pageable",
-                    (unsigned long long)calls,
                     (unsigned long long)t.pushes,
                     (unsigned long long)t.lands,
                     (unsigned long long)t.searches);
